@@ -1,0 +1,396 @@
+"""The ``dpdesk`` command line: the same engine as the desktop app, headless.
+
+Exit codes: 0 done; 1 over or exhausted budget; 2 bad plan, data or usage; 3 ledger broken or
+unacknowledged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dpdesk import __version__
+from dpdesk.core.errors import DpdeskError, PlanError, UsageError
+from dpdesk.core.home import dpdesk_home
+from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
+from dpdesk.core.progress import Progress
+
+GUI_MISSING = (
+    "The dpdesk desktop app is not part of this build yet. Everything it will do is available "
+    "from the command line: dpdesk budget, release, simulate, ledger (see dpdesk --help)."
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's usage errors exit 2, like ours
+        self.print_usage(sys.stderr)
+        print(f"dpdesk: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dpdesk", description="Publish statistics from a sensitive table under differential privacy.")
+    p.add_argument("--version", action="version", version=f"dpdesk {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    o = sub.add_parser("open", help="open the desktop app with a table or a plan")
+    o.add_argument("file")
+
+    b = sub.add_parser("budget", help="sensitivity, noise and budget of a plan, without reading data")
+    b.add_argument("plan")
+    b.add_argument("--data", help="subtract what the ledger of this file already holds (hashes it only)")
+    b.add_argument("--json", action="store_true", help="print JSON")
+    b.add_argument("--codebook", help="CSV of column, category filling category lists")
+
+    r = sub.add_parser("release", help="charge the ledger, then write the noisy release")
+    r.add_argument("plan")
+    r.add_argument("--data", required=True)
+    r.add_argument("--out", required=True, help="a new or empty folder")
+    r.add_argument("--codebook")
+    r.add_argument("--encoding", help="the CSV's encoding if detection fails (e.g. gb18030, utf-16)")
+    r.add_argument("--delimiter", help="the CSV's delimiter if sniffing fails")
+
+    s = sub.add_parser("simulate", help="draw N uncharged releases for accuracy previews (not for publication)")
+    s.add_argument("plan")
+    s.add_argument("--data")
+    s.add_argument("--runs", type=int, required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--rows", type=int, default=1000, help="rows of the stand-in table without --data")
+    s.add_argument("--seed", type=int, help="seed of the simulation's (non-cryptographic) generator")
+    s.add_argument("--codebook")
+
+    lg = sub.add_parser("ledger", help="list what was spent and verify the hash chain")
+    lg.add_argument("--data", help="the dataset file (its SHA-256 names its ledger)")
+    lg.add_argument("--json", action="store_true")
+    lg.add_argument("--export-release", type=int, metavar="SEQ", help="re-export a past release (costs nothing)")
+    lg.add_argument("--out", help="folder for --export-release")
+    lg.add_argument("--change-settings", metavar="PLAN", help="(privacy officer) take budget, unit and method from PLAN")
+    lg.add_argument("--reason", help="why the settings change (recorded in the ledger)")
+
+    sg = sub.add_parser("suggest", help="propose column types (only types: bounds and categories are yours)")
+    sg.add_argument("file")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _build_parser().parse_args(argv)
+    try:
+        if args.command is None or args.command == "open":
+            return _gui(args)
+        handler = {
+            "budget": _cmd_budget,
+            "release": _cmd_release,
+            "simulate": _cmd_simulate,
+            "ledger": _cmd_ledger,
+            "suggest": _cmd_suggest,
+        }[args.command]
+        return int(handler(args))
+    except DpdeskError as exc:
+        print(f"dpdesk: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("dpdesk: interrupted", file=sys.stderr)
+        return 130
+
+
+def _gui(args: argparse.Namespace) -> int:
+    try:
+        from dpdesk.gui.app import main as gui_main  # type: ignore[import-not-found]
+    except ImportError:
+        print(GUI_MISSING, file=sys.stderr)
+        if getattr(args, "file", None):
+            print(f"(asked to open {args.file})", file=sys.stderr)
+        return 2
+    return int(gui_main(getattr(args, "file", None)))  # pragma: no cover - the GUI has its own tests
+
+
+def _load_plan(path: str, codebook: str | None) -> Plan:
+    if codebook is None:
+        from dpdesk.core.plan import load_plan
+
+        return load_plan(path)
+    try:
+        raw = Path(path).read_bytes().decode("utf-8-sig")
+        data = json.loads(raw)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # let the ordinary reader produce its precise message
+        del exc
+        return parse_plan_text(Path(path).read_bytes() if Path(path).exists() else b"", source=path)
+    return parse_plan(apply_codebook(data, read_codebook(codebook)))
+
+
+def _progress() -> Progress:
+    if not sys.stderr.isatty():
+        return Progress()
+
+    def show(done: int, total: int, stage: str) -> None:
+        pct = 100 * done // total if total else 100
+        print(f"\r{stage} {pct:3d}%", end="", file=sys.stderr, flush=True)
+
+    return Progress(show)
+
+
+def _ledger_entries(data: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    if data is None:
+        return [], None
+    from dpdesk.core.data import file_sha256
+    from dpdesk.core.ledger import Ledger
+
+    sha = file_sha256(data)
+    return Ledger.for_dataset(dpdesk_home(), sha).verify(), sha
+
+
+def _cmd_budget(args: argparse.Namespace) -> int:
+    from dpdesk.core.release import budget_report
+
+    plan = _load_plan(args.plan, args.codebook)
+    entries, sha = _ledger_entries(args.data)
+    if args.data:
+        from dpdesk.core.release import _check_settings
+
+        _check_settings(plan, _settings_of(entries))
+    rep = budget_report(plan, entries)
+    if sha:
+        rep["dataset"] = sha
+    if args.json:
+        print(json.dumps(rep, indent=2, ensure_ascii=False))
+    else:
+        _print_budget(rep)
+    return 0 if rep["fits"] else 1
+
+
+def _settings_of(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for e in reversed(entries):
+        if e["type"] == "settings":
+            return dict(e["settings"])
+    return None
+
+
+def _g(x: float | None) -> str:
+    return "-" if x is None else f"{x:.6g}"
+
+
+def _print_budget(rep: dict[str, Any]) -> None:
+    out = sys.stdout
+    title = rep["title"] or "(untitled plan)"
+    print(f"{title}: budget epsilon {rep['budget']['epsilon']:g}, delta {rep['budget']['delta']:g}", file=out)
+    print("Computed from the plan alone; no data was read.\n", file=out)
+    for q in rep["queries"]:
+        extra = f" by {q['group_by']}" if q["group_by"] else ""
+        col = f"({q['column']})" if q["column"] else ""
+        print(f"- {q['name']}: {q['statistic']}{col}{extra}, {q['mechanism']}, epsilon {_g(q['epsilon'])}"
+              + (f", delta {q['delta']:g}" if q["delta"] else ""), file=out)  # fmt: skip
+        for c in q["components"]:
+            if c["mechanism"] == "exponential":
+                print(f"    utility sensitivity {_g(c['sensitivity_used'])}: {c['derivation']}", file=out)
+            else:
+                kind = "L2" if c["mechanism"] == "gaussian" else "L1"
+                name = "sigma" if c["mechanism"] == "gaussian" else "b"
+                print(
+                    f"    {c['label']}: {kind} sensitivity {_g(c['sensitivity_used'])} ({c['derivation']}); "
+                    f"{name} = {_g(c['scale'])}; 95% of errors within ±{_g(c['error95'])}",
+                    file=out,
+                )
+            print(f"    {c['formula']}", file=out)
+        for n in q["notes"]:
+            print(f"    note: {n}", file=out)
+    print("\nTotals (the method in force is marked *):", file=out)
+    for m, v in rep["methods"].items():
+        mark = "*" if m == rep["method"] else " "
+        if v is None:
+            print(f" {mark} {m:<10} not available (needs a budget delta > 0)", file=out)
+            continue
+        p = v["plan"]
+        line = f" {mark} {m:<10} this plan: epsilon {_g(p['epsilon'])}, delta {p['delta']:.3g}"
+        if m == "zcdp":
+            line += f" (rho {_g(p.get('rho'))}; simple bound epsilon {_g(p.get('epsilon_simple'))})"
+        if m == "advanced" and v.get("delta_prime") is not None:
+            line += f" (delta' {v['delta_prime']:g})"
+        a = v["after"]
+        if rep["releases_so_far"]:
+            line += f"; with earlier releases: epsilon {_g(a['epsilon'])}, delta {a['delta']:.3g}"
+        line += "" if v["fits"] else "  OVER BUDGET"
+        print(line, file=out)
+    rb, ra = rep["remaining_before"], rep["remaining_after"]
+    if rep["releases_so_far"]:
+        print(f"\nEarlier releases of this dataset: {rep['releases_so_far']}; "
+              f"left before this plan: epsilon {_g(rb['epsilon'])}, delta {rb['delta']:.3g}", file=out)  # fmt: skip
+    if rep["fits"]:
+        print(f"Left after this plan: epsilon {_g(ra['epsilon'])}, delta {ra['delta']:.3g}", file=out)
+    else:
+        print(f"OVER BUDGET under {rep['method']} accounting: left before this plan epsilon "
+              f"{_g(max(0.0, rb['epsilon']))}, delta {rb['delta']:.3g}", file=out)  # fmt: skip
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from dpdesk.core.release import check_out_dir, release
+
+    plan = _load_plan(args.plan, args.codebook)
+    out = Path(args.out)
+    check_out_dir(out)
+    result = release(
+        plan, args.data, dpdesk_home(), out, progress=_progress(), encoding=args.encoding, delimiter=args.delimiter
+    )
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    for line in result.report_lines:
+        print(f"dpdesk: note (for you only, not released): {line}", file=sys.stderr)
+    e = result.entry
+    print(f"Released {len(result.rows)} value(s) of {len(plan.queries)} quer{'y' if len(plan.queries) == 1 else 'ies'} "
+          f"to {out}; charged epsilon {_g(e['charged']['epsilon'])}, delta {e['charged']['delta']:.3g} "
+          f"({e['method']}); ledger entry {e['seq']} ({e['hash'][:12]}).")  # fmt: skip
+    return 0
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from dpdesk.core.release import SIMULATION_NOTICE, simulate, stand_in_table
+
+    if args.runs < 1 or args.runs > 1_000_000:
+        raise UsageError("--runs must be from 1 to 1,000,000")
+    plan = _load_plan(args.plan, args.codebook)
+    rng = np.random.default_rng(args.seed)
+    if args.data:
+        from dpdesk.core.data import load_table
+        from dpdesk.core.ledger import Ledger
+
+        table = load_table(args.data, plan.columns, id_column=plan.privacy_unit.id_column, progress=_progress())
+        ledger = Ledger.for_dataset(dpdesk_home(), table.sha256)
+        with ledger.transaction() as tx:
+            tx.append("simulate", {"plan_hash": plan.plan_hash(), "runs": args.runs, "charged": None})
+    else:
+        if args.rows < 1 or args.rows > 10_000_000:
+            raise UsageError("--rows must be from 1 to 10,000,000")
+        table = stand_in_table(plan, args.rows, rng)
+    rows = simulate(plan, args.runs, table=table, rng=rng)
+    buf = io.StringIO()
+    buf.write(f"# {SIMULATION_NOTICE}\n")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "query", "group", "value"])
+    w.writerows(rows)
+    try:
+        Path(args.out).write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    src = f"the data in {args.data} (recorded in its ledger, uncharged)" if args.data else (
+        f"a stand-in table of {args.rows} rows generated from the declared schema")
+    print(f"Wrote {args.runs} simulated release(s) on {src} to {args.out}.")
+    print(SIMULATION_NOTICE)
+    return 0
+
+
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    from dpdesk.core.data import file_sha256
+    from dpdesk.core.ledger import Ledger, list_ledgers
+    from dpdesk.core.release import past_releases, rows_from_entry, write_release_dir
+
+    home = dpdesk_home()
+    if args.data is None:
+        if args.export_release or args.change_settings:
+            raise UsageError("--export-release and --change-settings need --data")
+        ledgers = list_ledgers(home)
+        if not ledgers:
+            print(f"No ledgers yet in {home / 'ledgers'}.")
+            return 0
+        worst = 0
+        for lg in ledgers:
+            worst = max(worst, _print_ledger(lg, args.json, brief=True))
+        return worst
+    sha = file_sha256(args.data)
+    ledger = Ledger.for_dataset(home, sha)
+    if args.change_settings:
+        if not args.reason or not args.reason.strip():
+            raise UsageError("--change-settings needs --reason \"...\" (it is recorded in the ledger)")
+        from dpdesk.core.plan import load_plan
+
+        new = load_plan(args.change_settings)
+        with ledger.transaction() as tx:
+            e = tx.append("settings", {"settings": new.settings(), "reason": args.reason.strip()})
+        print(f"Recorded new settings for dataset {sha[:12]} (ledger entry {e['seq']}).")
+        return 0
+    if args.export_release is not None:
+        if not args.out:
+            raise UsageError("--export-release needs --out DIR")
+        entries = ledger.verify()
+        match = [e for e in entries if e["seq"] == args.export_release]
+        if not match or match[0]["type"] != "spend":
+            raise UsageError(f"ledger entry {args.export_release} is not a release of this dataset")
+        from dpdesk.core.release import check_out_dir
+
+        out = Path(args.out)
+        check_out_dir(out)
+        rows = rows_from_entry(match[0])
+        write_release_dir(out, rows, parse_plan(match[0]["plan"]))
+        print(f"Re-exported release {args.export_release} to {out} (no budget spent).")
+        return 0
+    del past_releases
+    return _print_ledger(ledger, args.json, brief=False)
+
+
+def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
+    from dpdesk.core.errors import LedgerError
+    from dpdesk.core.release import budget_report, past_releases
+
+    try:
+        entries = ledger.verify()
+        status, code = "chain verified", 0
+    except LedgerError as exc:
+        entries, status, code = [], f"BROKEN: {exc}", 3
+    if as_json:
+        print(json.dumps({"dataset": ledger.dataset, "status": status, "entries": entries}, ensure_ascii=False))
+        return code
+    print(f"Dataset {ledger.dataset}: {status}")
+    settings = _settings_of(entries)
+    if settings:
+        b = settings["budget"]
+        method = settings["accounting"]["method"]
+        spent = None
+        spends = [e for e in entries if e["type"] == "spend"]
+        if spends:
+            plan = parse_plan(spends[-1]["plan"])
+            spent = budget_report(plan, entries)["remaining_before"]
+        print(f"  budget epsilon {b['epsilon']:g}, delta {b['delta']:g}; {method} accounting; "
+              f"{len(past_releases(entries))} release(s)"
+              + (f"; left: epsilon {_g(spent['epsilon'])}, delta {spent['delta']:.3g}" if spent else ""))  # fmt: skip
+    if brief:
+        return code
+    for e in entries:
+        if e["type"] == "spend":
+            c = e["charged"]
+            names = ", ".join(x["name"] for x in e["costs"])
+            print(f"  {e['seq']:>4}  {e['time']}  release  epsilon {_g(c['epsilon'])}, delta {c['delta']:.3g}  [{names}]")
+        elif e["type"] == "simulate":
+            print(f"  {e['seq']:>4}  {e['time']}  simulate  {e['runs']} run(s), uncharged")
+        elif e["type"] == "settings":
+            s = e["settings"]
+            print(f"  {e['seq']:>4}  {e['time']}  settings  budget epsilon {s['budget']['epsilon']:g}, "
+                  f"delta {s['budget']['delta']:g}, {s['accounting']['method']}: {e['reason']}")  # fmt: skip
+        else:
+            print(f"  {e['seq']:>4}  {e['time']}  {e['type']}")
+    return code
+
+
+def _cmd_suggest(args: argparse.Namespace) -> int:
+    from dpdesk.core.data import suggest_types
+
+    types = suggest_types(args.file)
+    print("Suggested column types (bounds and categories are not suggested: they must come from you, "
+          "not from the data):")  # fmt: skip
+    for name, t in types.items():
+        print(f"  {name}: {t}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+__all__ = ["main", "PlanError"]

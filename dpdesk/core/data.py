@@ -1,0 +1,707 @@
+"""Loading a table (CSV in common encodings, Excel .xlsx, Parquet) into compact numpy columns.
+
+Only the columns the plan declares are kept, already in the form the statistics need:
+
+* category columns as ``int16`` codes into the declared category list, ``-1`` for missing,
+  unparsable or undeclared values (values outside the declared categories are treated as missing);
+* int columns clamped to their declared bounds in the smallest integer type, with a missing mask;
+* float columns as ``float64`` with ``NaN`` for missing (infinities are clamped at query time).
+
+CSV is read in byte blocks split at record boundaries outside quotes; each piece is parsed by
+polars and converted to numpy before the next is read, so memory stays near the size of the
+final columns, progress is reported per block and a cancel is honoured between blocks. The file's
+SHA-256 (the ledger's dataset key) is computed in the same pass.
+
+Nothing here reads a public parameter off the data: bounds and categories come from the plan.
+The :class:`LoadReport` (counts of missing and undeclared values, with a first example location)
+is for the local curator's eyes only and never enters a release, a report or the ledger.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import io
+import math
+import os
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpdesk.core.errors import InputError
+from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    import polars as pl
+
+#: Public cap on the number of rows; it keeps fixed-point sums exact in int64 (see queries.py).
+MAX_ROWS = 2**31 - 1
+BLOCK_BYTES = 32 * 1024 * 1024
+MAX_RECORD_BYTES = 256 * 1024 * 1024
+#: An .xlsx whose parts would unpack to more than this is refused (zip bombs).
+MAX_XLSX_UNPACKED = 2 * 1024**3
+MAX_XLSX_RATIO = 200
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+DELIMITERS = (",", ";", "\t", "|")
+
+
+@dataclass
+class ColumnIssues:
+    """Per-column counts for the curator: what became missing, and where the first one was."""
+
+    missing: int = 0
+    unparsable: int = 0
+    undeclared: int = 0
+    first_problem: str | None = None
+
+
+@dataclass
+class LoadReport:
+    """What the loader noticed, for the local user only (never written to a release)."""
+
+    encoding: str = "utf-8"
+    delimiter: str = ","
+    issues: dict[str, ColumnIssues] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """Human-readable lines describing problems, empty if there were none."""
+        out = []
+        for name, iss in self.issues.items():
+            parts = []
+            if iss.missing:
+                parts.append(f"{iss.missing} empty")
+            if iss.unparsable:
+                parts.append(f"{iss.unparsable} unparsable")
+            if iss.undeclared:
+                parts.append(f"{iss.undeclared} outside the declared categories")
+            if parts:
+                where = f" (first at {iss.first_problem})" if iss.first_problem else ""
+                out.append(f"column {name!r}: {', '.join(parts)} value(s), treated as missing{where}")
+        return out
+
+
+@dataclass
+class Column:
+    """One loaded column: values in their compact form and, for int columns, a missing mask."""
+
+    spec: ColumnSpec
+    values: np.ndarray
+    missing_mask: np.ndarray | None = None
+
+    def missing(self) -> np.ndarray:
+        """Boolean mask of rows whose value is missing."""
+        if self.spec.type == "category":
+            return self.values < 0
+        if self.spec.type == "float":
+            return np.isnan(self.values)
+        if self.missing_mask is None:
+            return np.zeros(len(self.values), dtype=bool)
+        return self.missing_mask
+
+
+@dataclass
+class Table:
+    """The declared columns of a loaded data file, and its SHA-256 (the dataset's ledger key)."""
+
+    path: str
+    sha256: str
+    n_rows: int
+    columns: dict[str, Column]
+    ids: np.ndarray | None = None
+    ids_missing: np.ndarray | None = None
+    report: LoadReport = field(default_factory=LoadReport)
+
+    def specs(self) -> dict[str, ColumnSpec]:
+        """The column declarations the table was loaded with."""
+        return {n: c.spec for n, c in self.columns.items()}
+
+
+def file_sha256(path: str | Path, progress: Progress = NULL_PROGRESS) -> str:
+    """SHA-256 of a file's bytes (the dataset key), read in blocks with progress."""
+    p = Path(path)
+    h = hashlib.sha256()
+    try:
+        total = p.stat().st_size
+        done = 0
+        with p.open("rb") as f:
+            while block := f.read(BLOCK_BYTES):
+                h.update(block)
+                done += len(block)
+                progress.update(done, total, "hashing")
+    except OSError as exc:
+        raise InputError(str(p), f"cannot read the file: {exc.strerror or exc}") from None
+    return h.hexdigest()
+
+
+def load_table(
+    path: str | Path,
+    columns: dict[str, ColumnSpec],
+    *,
+    id_column: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+) -> Table:
+    """Load the declared ``columns`` (and an optional id column) of a CSV, .xlsx or Parquet file."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(str(p), "no such file")
+    if p.is_dir():
+        raise InputError(str(p), "is a folder, not a data file")
+    suffix = p.suffix.lower()
+    if suffix in (".xlsx", ".xlsm"):
+        return _load_frame_file(p, columns, id_column, progress, kind="xlsx")
+    if suffix in (".parquet", ".pq"):
+        return _load_frame_file(p, columns, id_column, progress, kind="parquet")
+    if suffix == ".xls":
+        raise InputError(str(p), "old .xls workbooks are not supported; save it as .xlsx or CSV")
+    return _load_csv(p, columns, id_column, progress, encoding, delimiter)
+
+
+# ----------------------------------------------------------------------------- encodings
+
+
+def detect_encoding(head: bytes) -> str:
+    """Guess a CSV's encoding from its first bytes: UTF-8 (with or without BOM), UTF-16, GB18030, cp1252."""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    if len(head) >= 4:
+        even_nul = head[0::2].count(0)
+        odd_nul = head[1::2].count(0)
+        half = len(head) // 2
+        if odd_nul > half * 0.3 and even_nul < half * 0.05:
+            return "utf-16-le"
+        if even_nul > half * 0.3 and odd_nul < half * 0.05:
+            return "utf-16-be"
+    for enc in ("utf-8", "gb18030"):
+        try:
+            codecs.getincrementaldecoder(enc)().decode(head, final=False)
+        except UnicodeDecodeError:
+            continue
+        return enc
+    return "cp1252"
+
+
+def sniff_delimiter(sample: str) -> str:
+    """Pick the delimiter (comma, semicolon, tab, bar) that splits the sample's lines most consistently."""
+    lines = [ln for ln in sample.splitlines()[:50] if ln.strip()]
+    if len(lines) > 1:
+        lines = lines[:-1]  # the last line of a sample may be cut short
+    best, best_score = ",", 0.0
+    for d in DELIMITERS:
+        try:
+            counts = [len(r) for r in csv.reader(lines, delimiter=d)]
+        except csv.Error:
+            continue
+        if not counts or counts[0] < 2:
+            continue
+        same = sum(1 for c in counts if c == counts[0]) / len(counts)
+        score = same * 1000 + counts[0]
+        if same >= 0.9 and score > best_score:
+            best, best_score = d, score
+    return best
+
+
+# ----------------------------------------------------------------------------- CSV
+
+
+class _Source:
+    """Reads a file in blocks, hashing the raw bytes and transcoding to UTF-8 when needed."""
+
+    def __init__(self, path: Path, encoding: str) -> None:
+        self.path = path
+        self.f = path.open("rb")
+        self.size = path.stat().st_size
+        self.read_bytes = 0
+        self.hash = hashlib.sha256()
+        self.encoding = encoding
+        self._decoder = None if encoding == "utf-8" else codecs.getincrementaldecoder(encoding)("strict")
+        self._first = True
+
+    def read(self) -> bytes:
+        raw = self.f.read(BLOCK_BYTES)
+        self.hash.update(raw)
+        self.read_bytes += len(raw)
+        final = not raw
+        if self._decoder is None:
+            out = raw
+        else:
+            try:
+                out = self._decoder.decode(raw, final=final).encode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    str(self.path),
+                    f"is not valid {self.encoding} text (bad byte near offset {self.read_bytes - len(raw) + exc.start}); "
+                    "choose the file's encoding explicitly",
+                ) from None
+        if self._first and out:
+            self._first = False
+            if out.startswith(codecs.BOM_UTF8):
+                out = out[len(codecs.BOM_UTF8) :]
+        return out
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def _split_records(buf: bytes) -> int:
+    """Index just past the last newline of ``buf`` that lies outside double quotes, or -1.
+
+    ``buf`` starts outside quotes. Quote parity from the start decides whether a newline is
+    inside a quoted field (an escaped quote ``""`` adds two, keeping the parity).
+    """
+    pos = buf.rfind(b"\n")
+    if pos < 0:
+        return -1
+    if b'"' not in buf:
+        return pos + 1
+    parity = buf.count(b'"', 0, pos) % 2
+    while parity:
+        prev = buf.rfind(b"\n", 0, pos)
+        if prev < 0:
+            return -1
+        parity ^= buf.count(b'"', prev, pos) % 2
+        pos = prev
+    return pos + 1
+
+
+def _first_record_end(buf: bytes) -> int:
+    """Index just past the first newline of ``buf`` outside double quotes, or -1."""
+    start = 0
+    parity = 0
+    while True:
+        pos = buf.find(b"\n", start)
+        if pos < 0:
+            return -1
+        parity ^= buf.count(b'"', start, pos) % 2
+        if not parity:
+            return pos + 1
+        start = pos
+
+
+def _load_csv(
+    path: Path,
+    columns: dict[str, ColumnSpec],
+    id_column: str | None,
+    progress: Progress,
+    encoding: str | None,
+    delimiter: str | None,
+) -> Table:
+    import polars as pl  # heavy; only loaded when a table is
+
+    try:
+        with path.open("rb") as f:
+            head = f.read(65536)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+    if not head.strip():
+        raise InputError(str(path), "the file is empty")
+    enc = encoding or detect_encoding(head)
+    try:
+        codecs.lookup(enc)
+    except LookupError:
+        raise InputError(str(path), f"unknown encoding {enc!r}") from None
+    if enc in ("utf-8", "utf8"):
+        enc = "utf-8"
+    elif enc == "utf-8-sig":
+        enc = "utf-8"  # the BOM is dropped by _Source
+    head_text = codecs.getincrementaldecoder(enc)("replace").decode(head, final=False).lstrip("\ufeff")
+    delim = delimiter or sniff_delimiter(head_text)
+    if len(delim) != 1:
+        raise InputError(str(path), f"the delimiter must be a single character (got {delim!r})")
+    report = LoadReport(encoding=enc, delimiter=delim)
+
+    src = _Source(path, enc)
+    try:
+        return _read_csv_pieces(pl, src, path, columns, id_column, progress, report, delim)
+    finally:
+        src.close()
+
+
+def _read_csv_pieces(
+    pl: Any,
+    src: _Source,
+    path: Path,
+    columns: dict[str, ColumnSpec],
+    id_column: str | None,
+    progress: Progress,
+    report: LoadReport,
+    delim: str,
+) -> Table:
+    buf = b""
+    header: list[str] | None = None
+    wanted: list[tuple[int, str]] = []
+    builders: dict[str, _ColumnBuilder] = {}
+    id_parts: list[np.ndarray] = []
+    id_missing_parts: list[np.ndarray] = []
+    line = 1  # physical line number of the next piece's first line
+    n_rows = 0
+    eof = False
+    while True:
+        if not eof:
+            block = src.read()
+            if not block:
+                eof = True
+            buf += block
+            progress.update(src.read_bytes, src.size, "reading")
+        if header is None:
+            cut = _first_record_end(buf)
+            if cut < 0 and not eof:
+                if len(buf) > MAX_RECORD_BYTES:
+                    raise InputError(str(path), "the header line is too long or has an unclosed quote", line=1)
+                continue
+            head_bytes = buf[:cut] if cut >= 0 else buf
+            buf = buf[cut:] if cut >= 0 else b""
+            header = _parse_header(head_bytes, path, delim)
+            wanted = _match_columns(header, columns, id_column, path)
+            builders = {name: _ColumnBuilder(columns[name], report) for _, name in wanted if name in columns}
+            line = 2
+        if eof:
+            piece, buf = buf, b""
+            if piece.count(b'"') % 2:
+                raise InputError(str(path), "a quoted field is never closed", line=line)
+        else:
+            cut = _split_records(buf)
+            if cut < 0:
+                if len(buf) > MAX_RECORD_BYTES:
+                    raise InputError(
+                        str(path), f"a record is longer than {MAX_RECORD_BYTES // 2**20} MiB, or a quote is never closed",
+                        line=line,
+                    )
+                continue
+            piece, buf = buf[:cut], buf[cut:]
+        if piece.strip():
+            frame = _parse_piece(pl, piece, path, header, wanted, delim, line)
+            rows = frame.height
+            if n_rows + rows > MAX_ROWS:
+                raise InputError(str(path), f"more than {MAX_ROWS} rows; dpdesk handles at most that many")
+            for _, name in wanted:
+                s = frame.get_column(name)
+                if name in builders:
+                    builders[name].add(s, line)
+                else:
+                    ids, miss = _id_hashes(s)
+                    id_parts.append(ids)
+                    id_missing_parts.append(miss)
+            n_rows += rows
+        line += piece.count(b"\n")
+        if eof:
+            break
+    assert header is not None
+    progress.update(src.size, src.size, "reading")
+    return _finish(path, src.hash.hexdigest(), n_rows, builders, id_parts, id_missing_parts, report, id_column)
+
+
+def _parse_header(head: bytes, path: Path, delim: str) -> list[str]:
+    text = head.decode("utf-8", errors="replace").rstrip("\r\n")
+    try:
+        rows = list(csv.reader([text], delimiter=delim))
+    except csv.Error as exc:
+        raise InputError(str(path), f"cannot read the header: {exc}", line=1) from None
+    if not rows or not rows[0]:
+        raise InputError(str(path), "the header line is empty", line=1)
+    return [h.strip() for h in rows[0]]
+
+
+def _match_columns(
+    header: list[str], columns: dict[str, ColumnSpec], id_column: str | None, path: Path
+) -> list[tuple[int, str]]:
+    names = list(columns) + ([id_column] if id_column else [])
+    out: list[tuple[int, str]] = []
+    missing = []
+    for name in names:
+        idx = [i for i, h in enumerate(header) if h == name]
+        if not idx:
+            missing.append(name)
+        elif len(idx) > 1:
+            raise InputError(str(path), f"the header names column {name!r} {len(idx)} times", line=1)
+        else:
+            out.append((idx[0], name))
+    if missing:
+        shown = ", ".join(repr(h) for h in header[:30]) + (" …" if len(header) > 30 else "")
+        raise InputError(
+            str(path),
+            f"declared column(s) {', '.join(repr(m) for m in missing)} not found in the header; "
+            f"the file has: {shown}",
+            line=1,
+        )
+    return out
+
+
+def _parse_piece(
+    pl: Any, piece: bytes, path: Path, header: list[str], wanted: list[tuple[int, str]], delim: str, line: int
+) -> pl.DataFrame:
+    try:
+        frame = pl.read_csv(
+            piece,
+            has_header=False,
+            separator=delim,
+            columns=[i for i, _ in wanted],
+            infer_schema=False,
+            truncate_ragged_lines=False,
+            raise_if_empty=False,
+            encoding="utf8",
+        )
+    except Exception as exc:  # polars raises several exception types for malformed input
+        raise InputError(str(path), _polars_message(exc, line), line=line) from None
+    if frame.width != len(wanted):
+        raise InputError(str(path), f"expected {len(header)} fields per line", line=line)
+    return frame.rename({frame.columns[k]: name for k, (_, name) in enumerate(wanted)})
+
+
+def _polars_message(exc: Exception, line: int) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "utf-8" in text.lower() or "utf8" in text.lower():
+        return "contains bytes that are not valid UTF-8 at or after this line; choose the file's encoding explicitly"
+    return f"cannot parse the records starting at this line ({text[:200]})"
+
+
+def _id_hashes(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Hash id strings to uint64 (a collision can only merge two people, which bounds rows more, never less)."""
+    import polars as pl
+
+    s = s.cast(pl.String).str.strip_chars()
+    miss = s.is_null() | (s.str.len_bytes() == 0)
+    return s.hash(seed=20261122).to_numpy(), miss.to_numpy()
+
+
+class _ColumnBuilder:
+    """Converts parsed pieces of one column into its compact numpy form."""
+
+    def __init__(self, spec: ColumnSpec, report: LoadReport) -> None:
+        self.spec = spec
+        self.parts: list[np.ndarray] = []
+        self.miss_parts: list[np.ndarray] = []
+        self.issues = report.issues.setdefault(spec.name, ColumnIssues())
+        if spec.type == "int":
+            assert spec.bounds is not None
+            self.dtype = _int_dtype(spec.bounds)
+
+    def _note(self, kind: str, mask: np.ndarray, line: int | None, count: int) -> None:
+        setattr(self.issues, kind, getattr(self.issues, kind) + count)
+        if self.issues.first_problem is None and count:
+            row = int(np.argmax(mask))
+            self.issues.first_problem = f"line {line + row}" if line is not None else f"row {row + 1}"
+
+    def add(self, s: pl.Series, line: int | None) -> None:
+        import polars as pl
+
+        null = s.is_null().to_numpy()
+        n_null = int(null.sum())
+        if n_null:
+            self._note("missing", null, line, n_null)
+        if self.spec.type == "category":
+            assert self.spec.categories is not None
+            text = s if s.dtype == pl.String else s.cast(pl.String)
+            codes_s = text.str.strip_chars().cast(pl.Enum(list(self.spec.categories)), strict=False)
+            codes = codes_s.to_physical().fill_null(-1).to_numpy().astype(np.int16)
+            bad = (codes < 0) & ~null
+            n_bad = int(bad.sum())
+            if n_bad:
+                self._note("undeclared", bad, line, n_bad)
+            self.parts.append(codes)
+            return
+        if s.dtype == pl.String:
+            x = s.str.strip_chars().cast(pl.Float64, strict=False).to_numpy()
+        elif s.dtype.is_numeric() or s.dtype == pl.Boolean:
+            x = s.cast(pl.Float64, strict=False).to_numpy()
+        else:
+            x = s.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False).to_numpy()
+        x = np.asarray(x, dtype=np.float64)
+        nan = np.isnan(x)
+        if self.spec.type == "int":
+            with np.errstate(invalid="ignore"):
+                frac = np.isfinite(x) & (x != np.floor(x))
+            bad = (nan & ~null) | frac
+        else:
+            bad = nan & ~null
+        n_bad = int(bad.sum())
+        if n_bad:
+            self._note("unparsable", bad, line, n_bad)
+        if self.spec.type == "float":
+            if n_bad:
+                x[bad] = np.nan
+            self.parts.append(x)
+            return
+        miss = nan | frac
+        lo, hi = self.spec.bounds  # type: ignore[misc]
+        clamped = np.clip(np.where(miss, lo, x), lo, hi)
+        self.parts.append(clamped.astype(self.dtype))
+        self.miss_parts.append(miss)
+
+    def finish(self) -> Column:
+        values = _concat(self.parts, self._empty_dtype())
+        self.parts = []
+        mask = None
+        if self.spec.type == "int":
+            m = _concat(self.miss_parts, np.dtype(bool))
+            self.miss_parts = []
+            mask = m if m.any() else None
+        return Column(self.spec, values, mask)
+
+    def _empty_dtype(self) -> np.dtype[Any]:
+        if self.spec.type == "category":
+            return np.dtype(np.int16)
+        if self.spec.type == "int":
+            return np.dtype(self.dtype)
+        return np.dtype(np.float64)
+
+
+def _int_dtype(bounds: tuple[float, float]) -> type[np.signedinteger[Any]]:
+    for dt in (np.int8, np.int16, np.int32, np.int64):
+        info = np.iinfo(dt)
+        if info.min <= bounds[0] and bounds[1] <= info.max:
+            return dt
+    return np.int64
+
+
+def _concat(parts: list[np.ndarray], dtype: np.dtype[Any]) -> np.ndarray:
+    if not parts:
+        return np.empty(0, dtype=dtype)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts)
+
+
+def _finish(
+    path: Path,
+    sha: str,
+    n_rows: int,
+    builders: dict[str, _ColumnBuilder],
+    id_parts: list[np.ndarray],
+    id_missing_parts: list[np.ndarray],
+    report: LoadReport,
+    id_column: str | None,
+) -> Table:
+    cols = {name: b.finish() for name, b in builders.items()}
+    ids = ids_missing = None
+    if id_column is not None:
+        ids = _concat(id_parts, np.dtype(np.uint64))
+        ids_missing = _concat(id_missing_parts, np.dtype(bool))
+    return Table(str(path), sha, n_rows, cols, ids, ids_missing, report)
+
+
+# ----------------------------------------------------------------------------- xlsx, Parquet
+
+
+def _check_xlsx(path: Path) -> None:
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+    except zipfile.BadZipFile:
+        raise InputError(str(path), "is not a valid .xlsx workbook (not a zip archive)") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+    unpacked = sum(i.file_size for i in infos)
+    packed = max(1, os.path.getsize(path))
+    if unpacked > MAX_XLSX_UNPACKED or unpacked / packed > MAX_XLSX_RATIO and unpacked > 50 * 2**20:
+        raise InputError(
+            str(path),
+            f"the workbook would unpack to {unpacked / 2**20:.0f} MiB from {packed / 2**20:.1f} MiB; "
+            "refused as a possible zip bomb (export it as CSV instead)",
+        )
+
+
+def _load_frame_file(
+    path: Path, columns: dict[str, ColumnSpec], id_column: str | None, progress: Progress, kind: str
+) -> Table:
+    import polars as pl
+
+    sha = file_sha256(path, progress)
+    progress.update(0, 1, "parsing")
+    names = list(columns) + ([id_column] if id_column else [])
+    try:
+        if kind == "xlsx":
+            _check_xlsx(path)
+            frame = pl.read_excel(path, engine="calamine", infer_schema_length=0)
+        else:
+            frame = pl.read_parquet(path)
+    except InputError:
+        raise
+    except Exception as exc:  # readers raise many exception types for malformed files
+        raise InputError(str(path), f"cannot read this {kind} file ({str(exc).splitlines()[0][:200]})") from None
+    header = [str(c).strip() for c in frame.columns]
+    frame.columns = header
+    wanted = _match_columns(header, columns, id_column, path)
+    if frame.height > MAX_ROWS:
+        raise InputError(str(path), f"more than {MAX_ROWS} rows; dpdesk handles at most that many")
+    report = LoadReport(encoding="", delimiter="")
+    builders = {name: _ColumnBuilder(columns[name], report) for name in columns}
+    id_parts: list[np.ndarray] = []
+    id_miss: list[np.ndarray] = []
+    first_line = 2 if kind == "xlsx" else None
+    for _, name in wanted:
+        s = frame.get_column(name)
+        if name in builders:
+            builders[name].add(s, first_line)
+        else:
+            ids, miss = _id_hashes(s)
+            id_parts.append(ids)
+            id_miss.append(miss)
+    del names
+    progress.update(1, 1, "parsing")
+    return _finish(path, sha, frame.height, builders, id_parts, id_miss, report, id_column)
+
+
+# ----------------------------------------------------------------------------- suggestions
+
+
+def suggest_types(path: str | Path, sample_rows: int = 1000) -> dict[str, str]:
+    """Propose a type (int, float, category) for each column from a sample of rows.
+
+    Only types are proposed: bounds and categories are public facts the user must supply
+    (reading them off the data would leak it).
+    """
+    import polars as pl
+
+    p = Path(path)
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".xlsx", ".xlsm"):
+            _check_xlsx(p)
+            frame = pl.read_excel(p, engine="calamine", infer_schema_length=0).head(sample_rows)
+        elif suffix in (".parquet", ".pq"):
+            frame = pl.read_parquet(p, n_rows=sample_rows)
+        else:
+            with p.open("rb") as f:
+                head = f.read(1_000_000)
+            enc = detect_encoding(head)
+            text = codecs.getincrementaldecoder(enc)("replace").decode(head, final=False).lstrip("\ufeff")
+            lines = text.splitlines()[: sample_rows + 1]
+            delim = sniff_delimiter("\n".join(lines[:50]))
+            frame = pl.read_csv(io.StringIO("\n".join(lines)).read().encode(), separator=delim, infer_schema=False)
+    except InputError:
+        raise
+    except Exception as exc:  # malformed input of any kind
+        raise InputError(str(p), f"cannot read a sample ({str(exc).splitlines()[0][:200]})") from None
+    out: dict[str, str] = {}
+    for name in frame.columns:
+        s = frame.get_column(name)
+        if s.dtype != pl.String:
+            s = s.cast(pl.String)
+        s = s.str.strip_chars().drop_nulls()
+        s = s.filter(s.str.len_bytes() > 0)
+        if s.len() == 0:
+            out[name] = "category"
+            continue
+        f = s.cast(pl.Float64, strict=False)
+        if f.null_count() == 0:
+            arr = f.to_numpy()
+            finite = arr[np.isfinite(arr)]
+            whole = bool(np.all(finite == np.floor(finite)))
+            out[name] = "int" if whole and not s.str.contains(r"[.eE]").any() else "float"
+        else:
+            out[name] = "category"
+    return out
+
+
+def is_integral(x: float) -> bool:
+    """Whether ``x`` is a finite whole number."""
+    return math.isfinite(x) and x == math.floor(x)

@@ -1,0 +1,224 @@
+"""The durable, hash-chained budget ledger, one per dataset.
+
+A dataset is identified by the SHA-256 of its file's bytes: a re-saved copy of a table is a new
+dataset with a ledger of its own. The ledger of a dataset is a JSON-lines file
+``<home>/ledgers/<sha256>.jsonl``; every entry carries the hash of the previous one and its own
+hash over its canonical JSON, so an edited, reordered or truncated ledger is detected.
+
+Writes are append-only, made under an exclusive lock (``<sha256>.lock``, held for the whole
+check-then-charge of a release so that two processes can never overspend together), and fsynced
+before the caller may reveal anything (spend before reveal).
+
+Entry types: ``spend`` (a release: plan, costs, totals and the released values), ``simulate``
+(uncharged simulation runs), ``settings`` (budget, unit of privacy and accounting fixed at the
+first release, or changed later by a privacy officer with a reason).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from dpdesk.core.errors import LedgerError
+from dpdesk.core.plan import canonical_json
+
+GENESIS = "0" * 64
+ENTRY_TYPES = ("settings", "spend", "simulate", "acknowledge")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def entry_hash(entry: dict[str, Any]) -> str:
+    """SHA-256 over the canonical JSON of an entry without its ``hash`` field."""
+    body = {k: v for k, v in entry.items() if k != "hash"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if sys.platform == "win32":  # pragma: no cover - exercised on Windows builds
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if sys.platform != "win32":
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+@dataclass
+class Ledger:
+    """The ledger of one dataset."""
+
+    dataset: str
+    path: Path
+
+    @staticmethod
+    def for_dataset(home: Path, sha256: str) -> Ledger:
+        """The ledger of the dataset with this SHA-256 under a dpdesk home folder."""
+        folder = home / "ledgers"
+        folder.mkdir(parents=True, exist_ok=True)
+        return Ledger(sha256, folder / f"{sha256}.jsonl")
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock file guarding this ledger's writers."""
+        return self.path.with_suffix(".lock")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[LedgerTransaction]:
+        """Hold the ledger's exclusive lock, verify it, and allow appends until the block ends."""
+        with _locked(self.lock_path):
+            entries = self.verify()
+            yield LedgerTransaction(self, entries)
+
+    def exists(self) -> bool:
+        """Whether anything was ever recorded for this dataset."""
+        return self.path.exists() and self.path.stat().st_size > 0
+
+    def entries(self) -> list[dict[str, Any]]:
+        """All entries, verified (raises :class:`LedgerError` if the chain is broken)."""
+        return self.verify()
+
+    def verify(self) -> list[dict[str, Any]]:
+        """Read and check the whole chain; raise :class:`LedgerError` naming the first bad line."""
+        if not self.path.exists():
+            return []
+        try:
+            raw = self.path.read_bytes()
+        except OSError as exc:
+            raise LedgerError(f"ledger {self.path}: cannot read it: {exc.strerror or exc}") from None
+        if raw and not raw.endswith(b"\n"):
+            raise LedgerError(f"ledger {self.path}: the last entry is incomplete (the file was truncated)")
+        entries: list[dict[str, Any]] = []
+        prev = GENESIS
+        for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
+            where = f"ledger {self.path}, line {lineno}"
+            try:
+                entry = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                raise LedgerError(f"{where}: not a valid entry (damaged or edited)") from None
+            if not isinstance(entry, dict) or "hash" not in entry:
+                raise LedgerError(f"{where}: not a valid entry (damaged or edited)")
+            if entry.get("prev") != prev:
+                raise LedgerError(f"{where}: the chain is broken (an entry was removed, reordered or edited)")
+            if entry.get("seq") != lineno:
+                raise LedgerError(f"{where}: wrong sequence number (entries were removed or reordered)")
+            if entry.get("dataset") != self.dataset:
+                raise LedgerError(f"{where}: the entry belongs to another dataset")
+            if entry.get("type") not in ENTRY_TYPES:
+                raise LedgerError(f"{where}: unknown entry type {entry.get('type')!r}")
+            if entry_hash(entry) != entry["hash"]:
+                raise LedgerError(f"{where}: the entry's content does not match its hash (it was edited)")
+            prev = entry["hash"]
+            entries.append(entry)
+        return entries
+
+
+class LedgerTransaction:
+    """Appends to a locked, verified ledger."""
+
+    def __init__(self, ledger: Ledger, entries: list[dict[str, Any]]) -> None:
+        self.ledger = ledger
+        self.entries = entries
+
+    def settings(self) -> dict[str, Any] | None:
+        """The settings in force (the last settings entry), or None before the first release."""
+        for e in reversed(self.entries):
+            if e["type"] == "settings":
+                return dict(e["settings"])
+        return None
+
+    def append(self, entry_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Append one entry durably (write, flush, fsync) and return it with its hash."""
+        prev = self.entries[-1]["hash"] if self.entries else GENESIS
+        entry: dict[str, Any] = {
+            "seq": len(self.entries) + 1,
+            "type": entry_type,
+            "time": _now(),
+            "dataset": self.ledger.dataset,
+            "prev": prev,
+            **payload,
+        }
+        entry["hash"] = entry_hash(entry)
+        line = (canonical_json(entry) + "\n").encode("utf-8")
+        new_file = not self.ledger.path.exists()
+        fd = os.open(self.ledger.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            view = memoryview(line)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except OSError as exc:
+            os.close(fd)
+            _truncate_partial(self.ledger.path, len(line))
+            raise LedgerError(
+                f"ledger {self.ledger.path}: could not record the release ({exc.strerror or exc}); nothing was revealed"
+            ) from None
+        os.close(fd)
+        if new_file:
+            _fsync_dir(self.ledger.path.parent)
+        self.entries.append(entry)
+        return entry
+
+
+def _truncate_partial(path: Path, _length: int) -> None:
+    """Best effort after a failed append: the verifier reports an incomplete last line otherwise."""
+    with contextlib.suppress(OSError):
+        raw = path.read_bytes()
+        if raw and not raw.endswith(b"\n"):
+            cut = raw.rfind(b"\n") + 1
+            with path.open("r+b") as f:
+                f.truncate(cut)
+                f.flush()
+                os.fsync(f.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    if sys.platform == "win32":  # pragma: no cover - directories cannot be fsynced on Windows
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file via a temporary file, fsync and rename, so it is never seen half-written."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    f: IO[bytes]
+    with tmp.open("wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def list_ledgers(home: Path) -> list[Ledger]:
+    """All dataset ledgers under a dpdesk home folder."""
+    folder = home / "ledgers"
+    if not folder.exists():
+        return []
+    return [Ledger(p.stem, p) for p in sorted(folder.glob("*.jsonl"))]

@@ -1,0 +1,742 @@
+"""The release plan: a versioned JSON file, parsed into immutable, validated values.
+
+Everything public about a dataset lives here (column types, bounds, categories, the unit of
+privacy, the budget), together with the queries to release. Nothing here is ever read off the
+private data. Every problem raises :class:`~dpdesk.core.errors.PlanError` naming the key, e.g.
+``queries[2].epsilon``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpdesk.core.errors import InputError, PlanError
+
+PLAN_VERSION = 1
+STATISTICS = ("count", "sum", "mean", "histogram", "quantile", "mode", "select")
+MECHANISMS = ("laplace", "gaussian", "exponential")
+ALLOWED_MECHANISMS: dict[str, tuple[str, ...]] = {
+    "count": ("laplace", "gaussian"),
+    "sum": ("laplace", "gaussian"),
+    "mean": ("laplace", "gaussian"),
+    "histogram": ("laplace", "gaussian"),
+    "quantile": ("exponential",),
+    "mode": ("exponential",),
+    "select": ("exponential",),
+}
+UTILITIES = ("revenue",)
+NEIGHBOURING = ("add_remove", "replace")
+ACCOUNTING_METHODS = ("sequential", "advanced", "zcdp")
+COLUMN_TYPES = ("int", "float", "category")
+#: Public limits that keep arithmetic exact and inputs sane; they are not read off any data.
+MAX_ROWS_PER_PERSON = 100_000
+MAX_CANDIDATES = 100_000
+MAX_CATEGORIES = 10_000
+MAX_BINS = 10_000
+MAX_ABS_BOUND = 1e15
+MAX_QUERIES = 1_000
+MAX_NAME_LENGTH = 200
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The total privacy budget of a dataset."""
+
+    epsilon: float
+    delta: float = 0.0
+
+
+@dataclass(frozen=True)
+class PrivacyUnit:
+    """Who is protected: one row, or one person with up to ``max_rows_per_person`` rows."""
+
+    neighbouring: str = "add_remove"
+    max_rows_per_person: int = 1
+    id_column: str | None = None
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """How the queries of a dataset compose."""
+
+    method: str = "sequential"
+    delta_prime: float | None = None
+
+
+@dataclass(frozen=True)
+class Missing:
+    """What to do with a missing, unparsable or undeclared value: drop the row, or impute ``value``."""
+
+    impute: float | str | None = None
+
+    @property
+    def drops(self) -> bool:
+        """True when rows with a missing value are dropped (the default)."""
+        return self.impute is None
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One declared column: its type and its public bounds or categories."""
+
+    name: str
+    type: str
+    bounds: tuple[float, float] | None = None
+    categories: tuple[str, ...] | None = None
+    missing: Missing = field(default_factory=Missing)
+
+    @property
+    def is_numeric(self) -> bool:
+        """Whether the column holds numbers (``int`` or ``float``)."""
+        return self.type in ("int", "float")
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """One statistic to release, as written in the plan."""
+
+    name: str
+    statistic: str
+    mechanism: str
+    epsilon: float
+    delta: float = 0.0
+    column: str | None = None
+    group_by: str | None = None
+    calibration: str = "classic"
+    q: float = 0.5
+    bins: tuple[float, ...] | None = None
+    candidates: tuple[float, ...] | None = None
+    grid_step: float | None = None
+    utility: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A whole release plan."""
+
+    budget: Budget
+    privacy_unit: PrivacyUnit
+    columns: dict[str, ColumnSpec]
+    queries: tuple[QuerySpec, ...]
+    title: str = ""
+    accounting: Accounting = field(default_factory=Accounting)
+    version: int = PLAN_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as a JSON-ready dict in the file format (defaults written out)."""
+        return plan_to_dict(self)
+
+    def plan_hash(self) -> str:
+        """SHA-256 of the canonical JSON of :meth:`to_dict`."""
+        return hashlib.sha256(canonical_json(self.to_dict()).encode("utf-8")).hexdigest()
+
+    def settings(self) -> dict[str, Any]:
+        """What the ledger fixes at a dataset's first release: budget, unit of privacy, accounting."""
+        d = self.to_dict()
+        return {"budget": d["budget"], "privacy_unit": d["privacy_unit"], "accounting": d["accounting"]}
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the form that is hashed."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and validate a plan file."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise PlanError("", f"cannot read {p}: {exc.strerror or exc}") from None
+    return parse_plan_text(raw, source=str(p))
+
+
+def parse_plan_text(raw: bytes | str, source: str = "plan") -> Plan:
+    """Parse plan JSON text (bytes in UTF-8, with or without BOM) and validate it."""
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise PlanError("", f"{source} is not UTF-8 text (byte {exc.start})") from None
+    else:
+        text = raw
+    if len(text) > 50_000_000:
+        raise PlanError("", f"{source} is too large for a plan ({len(text)} characters)")
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise PlanError("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise PlanError("", f"{source} is nested too deeply") from None
+    except ValueError as exc:  # from _reject_constant
+        raise PlanError("", f"{source}: {exc}") from None
+    return parse_plan(data)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a plan may hold (use a finite number)")
+
+
+_TOP_KEYS = {"version", "title", "budget", "privacy_unit", "columns", "queries", "accounting"}
+_TOP_REQUIRED = ("version", "budget", "privacy_unit", "columns", "queries")
+
+
+def parse_plan(data: Any) -> Plan:
+    """Validate a plan already parsed from JSON."""
+    obj = _object(data, "")
+    _check_keys(obj, "", _TOP_KEYS, _TOP_REQUIRED)
+    version = obj["version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version != PLAN_VERSION:
+        raise PlanError("version", f"must be {PLAN_VERSION} (this dpdesk reads plan version {PLAN_VERSION})")
+    title = obj.get("title", "")
+    if not isinstance(title, str):
+        raise PlanError("title", "must be text")
+    budget = _parse_budget(obj["budget"])
+    unit = _parse_unit(obj["privacy_unit"])
+    accounting = _parse_accounting(obj.get("accounting", {}), budget)
+    columns = _parse_columns(obj["columns"])
+    if unit.id_column is not None and unit.id_column in columns:
+        raise PlanError(
+            "privacy_unit.id_column",
+            f"{unit.id_column!r} is declared as a statistic column; an id column is only used to bound "
+            "each person's rows",
+        )
+    queries = _parse_queries(obj["queries"], columns, budget, unit, accounting)
+    return Plan(
+        budget=budget,
+        privacy_unit=unit,
+        columns=columns,
+        queries=queries,
+        title=title,
+        accounting=accounting,
+        version=version,
+    )
+
+
+def _object(value: Any, key: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise PlanError(key, f"must be an object, not {_json_type(value)}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]) -> None:
+    for k in obj:
+        if k not in allowed:
+            raise PlanError(_join(prefix, str(k)), f"unknown key (allowed here: {', '.join(sorted(allowed))})")
+    for k in required:
+        if k not in obj:
+            raise PlanError(_join(prefix, k), "is required")
+
+
+def _number(value: Any, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PlanError(key, f"must be a number, not {_json_type(value)}")
+    x = float(value)
+    if not math.isfinite(x):
+        raise PlanError(key, "must be a finite number")
+    return x
+
+
+def _positive(value: Any, key: str) -> float:
+    x = _number(value, key)
+    if x <= 0:
+        raise PlanError(key, f"must be greater than 0 (got {value})")
+    return x
+
+
+def _delta(value: Any, key: str, *, allow_zero: bool) -> float:
+    x = _number(value, key)
+    if x < 0 or x >= 1 or (x == 0 and not allow_zero):
+        lo = "[0, 1)" if allow_zero else "(0, 1)"
+        raise PlanError(key, f"must lie in {lo} (got {value})")
+    return x
+
+
+def _text(value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
+    if not isinstance(value, str):
+        raise PlanError(key, f"must be text, not {_json_type(value)}")
+    if choices is not None and value not in choices:
+        raise PlanError(key, f"must be one of {', '.join(choices)} (got {value!r})")
+    if choices is None and not value.strip():
+        raise PlanError(key, "must not be empty")
+    if len(value) > MAX_NAME_LENGTH and choices is None:
+        raise PlanError(key, f"is longer than {MAX_NAME_LENGTH} characters")
+    return value
+
+
+def _parse_budget(value: Any) -> Budget:
+    obj = _object(value, "budget")
+    _check_keys(obj, "budget", {"epsilon", "delta"}, ("epsilon",))
+    eps = _positive(obj["epsilon"], "budget.epsilon")
+    delta = _delta(obj.get("delta", 0.0), "budget.delta", allow_zero=True)
+    return Budget(eps, delta)
+
+
+def _parse_unit(value: Any) -> PrivacyUnit:
+    obj = _object(value, "privacy_unit")
+    _check_keys(obj, "privacy_unit", {"neighbouring", "max_rows_per_person", "id_column"}, ("neighbouring",))
+    rel = _text(obj["neighbouring"], "privacy_unit.neighbouring", NEIGHBOURING)
+    k = obj.get("max_rows_per_person", 1)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:
+        raise PlanError(
+            "privacy_unit.max_rows_per_person", f"must be a whole number from 1 to {MAX_ROWS_PER_PERSON} (got {k!r})"
+        )
+    id_column = obj.get("id_column")
+    if id_column is not None:
+        id_column = _text(id_column, "privacy_unit.id_column")
+    return PrivacyUnit(rel, k, id_column)
+
+
+def _parse_accounting(value: Any, budget: Budget) -> Accounting:
+    obj = _object(value, "accounting")
+    _check_keys(obj, "accounting", {"method", "delta_prime"}, ())
+    method = _text(obj.get("method", "sequential"), "accounting.method", ACCOUNTING_METHODS)
+    delta_prime = None
+    if method == "advanced":
+        if "delta_prime" not in obj:
+            raise PlanError("accounting.delta_prime", "is required with advanced composition (for example 1e-7)")
+        delta_prime = _delta(obj["delta_prime"], "accounting.delta_prime", allow_zero=False)
+        if delta_prime > budget.delta:
+            raise PlanError(
+                "accounting.delta_prime",
+                f"({delta_prime:g}) must not exceed budget.delta ({budget.delta:g}): it is spent from it",
+            )
+    elif "delta_prime" in obj:
+        raise PlanError("accounting.delta_prime", "only applies to advanced composition")
+    if method == "zcdp" and budget.delta <= 0:
+        raise PlanError("budget.delta", "zCDP accounting converts to (epsilon, delta) and needs budget.delta > 0")
+    return Accounting(method, delta_prime)
+
+
+_COLUMN_KEYS = {"type", "bounds", "categories", "missing"}
+
+
+def _parse_columns(value: Any) -> dict[str, ColumnSpec]:
+    obj = _object(value, "columns")
+    if not obj:
+        raise PlanError("columns", "declare at least one column")
+    out: dict[str, ColumnSpec] = {}
+    for name, spec in obj.items():
+        key = f"columns.{name}"
+        if not name.strip():
+            raise PlanError(key, "a column name must not be empty")
+        out[name] = _parse_column(name, spec, key)
+    return out
+
+
+def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
+    obj = _object(value, key)
+    _check_keys(obj, key, _COLUMN_KEYS, ("type",))
+    ctype = _text(obj["type"], f"{key}.type", COLUMN_TYPES)
+    bounds: tuple[float, float] | None = None
+    categories: tuple[str, ...] | None = None
+    if ctype in ("int", "float"):
+        if "categories" in obj:
+            raise PlanError(f"{key}.categories", f"only category columns have categories ({name} is {ctype})")
+        if "bounds" not in obj:
+            raise PlanError(
+                f"{key}.bounds",
+                "is required for a numeric column: type the public lower and upper bound "
+                "(they must not be read off the data)",
+            )
+        bounds = _parse_bounds(obj["bounds"], f"{key}.bounds", integer=ctype == "int")
+    else:
+        if "bounds" in obj:
+            raise PlanError(f"{key}.bounds", "a category column has categories, not bounds")
+        if "categories" not in obj:
+            raise PlanError(
+                f"{key}.categories",
+                "is required for a category column: list the possible values, or import them from a codebook "
+                "(they must not be read off the data)",
+            )
+        categories = _parse_categories(obj["categories"], f"{key}.categories")
+    missing = _parse_missing(obj.get("missing", "drop"), f"{key}.missing", ctype, bounds, categories)
+    return ColumnSpec(name, ctype, bounds, categories, missing)
+
+
+def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise PlanError(key, "must be a list of two numbers [lower, upper]")
+    lo = _number(value[0], f"{key}[0]")
+    hi = _number(value[1], f"{key}[1]")
+    if lo > hi:
+        raise PlanError(key, f"lower bound {value[0]} is above upper bound {value[1]} (reversed bounds)")
+    if lo == hi:
+        raise PlanError(key, f"lower and upper bound are equal ({value[0]}); give a range")
+    if max(abs(lo), abs(hi)) > MAX_ABS_BOUND:
+        raise PlanError(key, f"bounds beyond ±{MAX_ABS_BOUND:g} are not supported")
+    if integer and (lo != math.floor(lo) or hi != math.floor(hi)):
+        raise PlanError(key, "an int column needs whole-number bounds")
+    return (lo, hi)
+
+
+def _parse_categories(value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise PlanError(key, "must be a non-empty list of category labels")
+    if len(value) > MAX_CATEGORIES:
+        raise PlanError(key, f"at most {MAX_CATEGORIES} categories are supported")
+    out: list[str] = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise PlanError(f"{key}[{i}]", "a category label must be text (or a whole number)")
+        label = str(v)
+        if not label.strip():
+            raise PlanError(f"{key}[{i}]", "a category label must not be empty")
+        out.append(label)
+    seen: set[str] = set()
+    for i, label in enumerate(out):
+        if label in seen:
+            raise PlanError(f"{key}[{i}]", f"category {label!r} is listed twice")
+        seen.add(label)
+    return tuple(out)
+
+
+def _parse_missing(
+    value: Any,
+    key: str,
+    ctype: str,
+    bounds: tuple[float, float] | None,
+    categories: tuple[str, ...] | None,
+) -> Missing:
+    if value == "drop":
+        return Missing()
+    if isinstance(value, dict):
+        _check_keys(value, key, {"impute"}, ("impute",))
+        v = value["impute"]
+        if ctype == "category":
+            if not isinstance(v, (str, int)) or isinstance(v, bool) or str(v) not in (categories or ()):
+                raise PlanError(f"{key}.impute", "must be one of the declared categories")
+            return Missing(str(v))
+        x = _number(v, f"{key}.impute")
+        assert bounds is not None
+        if not bounds[0] <= x <= bounds[1]:
+            raise PlanError(f"{key}.impute", f"{v} lies outside the bounds [{bounds[0]:g}, {bounds[1]:g}]")
+        if ctype == "int" and x != math.floor(x):
+            raise PlanError(f"{key}.impute", "an int column needs a whole number")
+        return Missing(x)
+    raise PlanError(key, 'must be "drop" or {"impute": value}')
+
+
+_QUERY_KEYS = {
+    "name", "statistic", "mechanism", "epsilon", "delta", "column", "group_by", "calibration",
+    "q", "bins", "candidates", "grid_step", "utility",
+}  # fmt: skip
+
+
+def _parse_queries(
+    value: Any, columns: dict[str, ColumnSpec], budget: Budget, unit: PrivacyUnit, accounting: Accounting
+) -> tuple[QuerySpec, ...]:
+    if not isinstance(value, list):
+        raise PlanError("queries", f"must be a list, not {_json_type(value)}")
+    if not value:
+        raise PlanError("queries", "list at least one query")
+    if len(value) > MAX_QUERIES:
+        raise PlanError("queries", f"at most {MAX_QUERIES} queries are supported in one plan")
+    out: list[QuerySpec] = []
+    names: set[str] = set()
+    for i, q in enumerate(value):
+        spec = _parse_query(q, f"queries[{i}]", columns)
+        if spec.name in names:
+            raise PlanError(f"queries[{i}].name", f"{spec.name!r} is used by an earlier query; names must differ")
+        names.add(spec.name)
+        if spec.mechanism == "gaussian" and budget.delta <= 0:
+            raise PlanError(f"queries[{i}].delta", "a Gaussian query needs a budget with delta > 0")
+        out.append(spec)
+    return tuple(out)
+
+
+def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QuerySpec:
+    obj = _object(value, key)
+    _check_keys(obj, key, _QUERY_KEYS, ("name", "statistic", "mechanism", "epsilon"))
+    name = _text(obj["name"], f"{key}.name")
+    stat = _text(obj["statistic"], f"{key}.statistic", STATISTICS)
+    mech = _text(obj["mechanism"], f"{key}.mechanism", MECHANISMS)
+    if mech not in ALLOWED_MECHANISMS[stat]:
+        raise PlanError(
+            f"{key}.mechanism", f"{stat} is released with {' or '.join(ALLOWED_MECHANISMS[stat])}, not {mech}"
+        )
+    eps = _positive(obj["epsilon"], f"{key}.epsilon")
+    if eps > 100:
+        raise PlanError(f"{key}.epsilon", f"{obj['epsilon']} is far beyond any meaningful privacy (at most 100)")
+    delta = 0.0
+    if mech == "gaussian":
+        if "delta" not in obj:
+            raise PlanError(f"{key}.delta", "is required for the Gaussian mechanism (for example 1e-7)")
+        delta = _delta(obj["delta"], f"{key}.delta", allow_zero=False)
+    elif "delta" in obj:
+        raise PlanError(f"{key}.delta", f"only the Gaussian mechanism takes a delta ({mech} is pure epsilon-DP)")
+    calibration = "classic"
+    if "calibration" in obj:
+        if mech != "gaussian":
+            raise PlanError(f"{key}.calibration", "only applies to the Gaussian mechanism")
+        calibration = _text(obj["calibration"], f"{key}.calibration", ("classic", "analytic"))
+    if mech == "gaussian" and calibration == "classic" and eps >= 1:
+        raise PlanError(
+            f"{key}.epsilon",
+            f"the classic Gaussian formula holds only for epsilon < 1 (got {obj['epsilon']}); "
+            'use "calibration": "analytic" for larger epsilon',
+        )
+
+    column = obj.get("column")
+    if stat == "count":
+        if column is not None:
+            raise PlanError(f"{key}.column", "a count takes no column (it counts rows)")
+    else:
+        if column is None:
+            raise PlanError(f"{key}.column", f"is required for {stat}")
+        column = _text(column, f"{key}.column")
+        if column not in columns:
+            raise PlanError(f"{key}.column", f"{column!r} is not declared in columns")
+    col = columns[column] if column is not None else None
+
+    group_by = obj.get("group_by")
+    if group_by is not None:
+        group_by = _text(group_by, f"{key}.group_by")
+        if stat not in ("count", "sum", "mean", "histogram"):
+            raise PlanError(f"{key}.group_by", f"{stat} cannot be grouped (count, sum, mean and histogram can)")
+        if group_by not in columns:
+            raise PlanError(f"{key}.group_by", f"{group_by!r} is not declared in columns")
+        if columns[group_by].type != "category":
+            raise PlanError(f"{key}.group_by", f"{group_by!r} must be a category column")
+        if group_by == column:
+            raise PlanError(f"{key}.group_by", "cannot group a column by itself")
+
+    for opt, stats in (
+        ("q", ("quantile",)),
+        ("grid_step", ("quantile",)),
+        ("bins", ("histogram",)),
+        ("candidates", ("quantile", "select")),
+        ("utility", ("select",)),
+    ):
+        if opt in obj and stat not in stats:
+            raise PlanError(f"{key}.{opt}", f"does not apply to {stat}")
+
+    q = 0.5
+    bins: tuple[float, ...] | None = None
+    candidates: tuple[float, ...] | None = None
+    grid_step: float | None = None
+    utility: str | None = None
+    if stat in ("sum", "mean", "quantile", "select"):
+        assert col is not None
+        if not col.is_numeric:
+            raise PlanError(f"{key}.column", f"{stat} needs a numeric column; {column!r} is a category column")
+    if stat == "mode":
+        assert col is not None
+        if col.type != "category":
+            raise PlanError(f"{key}.column", f"mode needs a category column; {column!r} is {col.type}")
+    if stat == "histogram":
+        assert col is not None
+        if col.type == "category":
+            if "bins" in obj:
+                raise PlanError(f"{key}.bins", "a category column is counted over its declared categories")
+        else:
+            if "bins" not in obj:
+                raise PlanError(f"{key}.bins", "a histogram of a numeric column needs bin edges, e.g. [0, 10, 20]")
+            bins = _increasing(obj["bins"], f"{key}.bins", minimum=2, maximum=MAX_BINS + 1)
+    if stat == "quantile":
+        assert col is not None and col.bounds is not None
+        if "q" in obj:
+            q = _number(obj["q"], f"{key}.q")
+            if not 0 < q < 1:
+                raise PlanError(f"{key}.q", f"must lie strictly between 0 and 1 (got {obj['q']})")
+        if "candidates" in obj and "grid_step" in obj:
+            raise PlanError(f"{key}.grid_step", "give candidates or grid_step, not both")
+        if "candidates" in obj:
+            candidates = _increasing(obj["candidates"], f"{key}.candidates", minimum=2, maximum=MAX_CANDIDATES)
+            _inside(candidates, col.bounds, f"{key}.candidates")
+        elif "grid_step" in obj:
+            grid_step = _positive(obj["grid_step"], f"{key}.grid_step")
+            n = math.floor((col.bounds[1] - col.bounds[0]) / grid_step) + 1
+            if n > MAX_CANDIDATES:
+                raise PlanError(f"{key}.grid_step", f"gives {n} candidates; at most {MAX_CANDIDATES}")
+            if n < 2:
+                raise PlanError(f"{key}.grid_step", "is wider than the bounds; it gives a single candidate")
+    if stat == "select":
+        assert col is not None and col.bounds is not None
+        if "candidates" not in obj:
+            raise PlanError(f"{key}.candidates", "select needs a declared list of candidates")
+        candidates = _increasing(obj["candidates"], f"{key}.candidates", minimum=2, maximum=MAX_CANDIDATES)
+        if "utility" not in obj:
+            raise PlanError(f"{key}.utility", f"select needs a named utility ({', '.join(UTILITIES)})")
+        utility = _text(obj["utility"], f"{key}.utility", UTILITIES)
+        if candidates[0] < 0:
+            raise PlanError(f"{key}.candidates", "revenue candidates are prices and must not be negative")
+    return QuerySpec(
+        name=name,
+        statistic=stat,
+        mechanism=mech,
+        epsilon=eps,
+        delta=delta,
+        column=column,
+        group_by=group_by,
+        calibration=calibration,
+        q=q,
+        bins=bins,
+        candidates=candidates,
+        grid_step=grid_step,
+        utility=utility,
+    )
+
+
+def _increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[float, ...]:
+    if not isinstance(value, list):
+        raise PlanError(key, "must be a list of numbers")
+    if not minimum <= len(value) <= maximum:
+        raise PlanError(key, f"must hold from {minimum} to {maximum} numbers (got {len(value)})")
+    xs = tuple(_number(v, f"{key}[{i}]") for i, v in enumerate(value))
+    for i in range(1, len(xs)):
+        if xs[i] <= xs[i - 1]:
+            raise PlanError(f"{key}[{i}]", "values must be strictly increasing")
+    if max(abs(xs[0]), abs(xs[-1])) > MAX_ABS_BOUND:
+        raise PlanError(key, f"values beyond ±{MAX_ABS_BOUND:g} are not supported")
+    return xs
+
+
+def _inside(xs: tuple[float, ...], bounds: tuple[float, float], key: str) -> None:
+    for i, x in enumerate(xs):
+        if not bounds[0] <= x <= bounds[1]:
+            raise PlanError(f"{key}[{i}]", f"{x:g} lies outside the column bounds [{bounds[0]:g}, {bounds[1]:g}]")
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _num_out(x: float) -> int | float:
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else x
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """Serialise a plan in the file format, defaults written out, so that it round-trips."""
+    cols: dict[str, Any] = {}
+    for name, c in plan.columns.items():
+        d: dict[str, Any] = {"type": c.type}
+        if c.bounds is not None:
+            d["bounds"] = [_num_out(c.bounds[0]), _num_out(c.bounds[1])]
+        if c.categories is not None:
+            d["categories"] = list(c.categories)
+        d["missing"] = (
+            "drop"
+            if c.missing.drops
+            else {"impute": c.missing.impute if isinstance(c.missing.impute, str) else _num_out(c.missing.impute)}  # type: ignore[arg-type]
+        )
+        cols[name] = d
+    queries: list[dict[str, Any]] = []
+    for q in plan.queries:
+        d = {"name": q.name, "statistic": q.statistic, "mechanism": q.mechanism, "epsilon": q.epsilon}
+        if q.mechanism == "gaussian":
+            d["delta"] = q.delta
+            d["calibration"] = q.calibration
+        if q.column is not None:
+            d["column"] = q.column
+        if q.group_by is not None:
+            d["group_by"] = q.group_by
+        if q.statistic == "quantile":
+            d["q"] = q.q
+        if q.bins is not None:
+            d["bins"] = [_num_out(b) for b in q.bins]
+        if q.candidates is not None:
+            d["candidates"] = [_num_out(c) for c in q.candidates]
+        if q.grid_step is not None:
+            d["grid_step"] = _num_out(q.grid_step)
+        if q.utility is not None:
+            d["utility"] = q.utility
+        queries.append(d)
+    unit: dict[str, Any] = {
+        "neighbouring": plan.privacy_unit.neighbouring,
+        "max_rows_per_person": plan.privacy_unit.max_rows_per_person,
+    }
+    if plan.privacy_unit.id_column is not None:
+        unit["id_column"] = plan.privacy_unit.id_column
+    accounting: dict[str, Any] = {"method": plan.accounting.method}
+    if plan.accounting.delta_prime is not None:
+        accounting["delta_prime"] = plan.accounting.delta_prime
+    return {
+        "version": plan.version,
+        "title": plan.title,
+        "budget": {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta},
+        "privacy_unit": unit,
+        "accounting": accounting,
+        "columns": cols,
+        "queries": queries,
+    }
+
+
+def save_plan(plan: Plan, path: str | Path) -> None:
+    """Write a plan file (UTF-8, indented)."""
+    Path(path).write_text(
+        json.dumps(plan.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+    )
+
+
+# ----------------------------------------------------------------------------- codebook
+
+
+def read_codebook(path: str | Path) -> dict[str, list[str]]:
+    """Read a codebook: a CSV of ``column, category`` rows (a header row is optional).
+
+    Returns the category lists in file order. Raises :class:`InputError` naming the line.
+    """
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise InputError(str(p), f"cannot read the codebook: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(str(p), f"the codebook must be UTF-8 text (bad byte at offset {exc.start})") from None
+    out: dict[str, list[str]] = {}
+    for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != 2:
+            raise InputError(str(p), f"expected two fields (column, category), found {len(row)}", line=lineno)
+        col, cat = row[0].strip(), row[1].strip()
+        if lineno == 1 and col.lower() == "column" and cat.lower() == "category":
+            continue
+        if not col or not cat:
+            raise InputError(str(p), "empty column or category", line=lineno)
+        cats = out.setdefault(col, [])
+        if cat in cats:
+            raise InputError(str(p), f"category {cat!r} of column {col!r} is listed twice", line=lineno)
+        cats.append(cat)
+    if not out:
+        raise InputError(str(p), "the codebook lists no categories")
+    return out
+
+
+def apply_codebook(plan_data: dict[str, Any], codebook: dict[str, list[str]]) -> dict[str, Any]:
+    """Fill the categories of category columns that have none from a codebook (a new dict)."""
+    data = json.loads(json.dumps(plan_data))
+    cols = data.get("columns")
+    if isinstance(cols, dict):
+        for name, spec in cols.items():
+            if isinstance(spec, dict) and spec.get("type") == "category" and "categories" not in spec:
+                if name in codebook:
+                    spec["categories"] = list(codebook[name])
+    return data

@@ -1,0 +1,348 @@
+"""Query designs: sensitivity, noise scale, error bound and formula of every query, from public facts only.
+
+A :class:`QueryDesign` is computed from the plan alone (no data): it is what the budget meter and
+the noise preview show, and what the release uses to calibrate noise. Each query is made of one
+or more :class:`Component` mechanisms (a mean is a noisy sum and a noisy count, each with half the
+query's epsilon and delta).
+
+Neighbouring relations, with k = max_rows_per_person and M = max(|L|, |U|):
+
+* ``add_remove``: one person's rows (at most k) are added or removed.
+* ``replace``: one person's rows (at most k) are replaced by as many rows with other values; the
+  number of rows does not change.
+
+Sensitivities (L1 for Laplace, L2 for Gaussian, Du for the exponential mechanism):
+
+=====================  ======================  ==========================================
+statistic              add_remove              replace
+=====================  ======================  ==========================================
+count                  k                       k (conservative: n does not change)
+sum                    k M                     k (U - L)
+histogram, grouped n   L1 = L2 = k             L1 = 2k, L2 = sqrt(2) k
+grouped sum            L1 = L2 = k M           L1 = 2k M, L2 = k max(U - L, sqrt(2) M)
+mean: sum of (x-mid)   k (U - L)/2             k (U - L)
+mode utility           k                       k
+quantile score         k max(q, 1 - q)         k
+select (revenue)       k max(candidates)       k max(candidates)
+=====================  ======================  ==========================================
+
+The grouped-sum L2 under replace is ``k max(U - L, sqrt(2) M)``, not ``sqrt(2) k M``: moving a
+value from L to U inside one group changes that cell by U - L, which exceeds sqrt(2) M when L < 0 < U.
+
+Exact sums: values are clamped to [L, U] and put on a fixed-point grid of resolution 2^-s chosen
+from the public bounds and the public row cap (2^31 rows), so that every per-row value is an
+integer of magnitude at most 2^30 and every sum fits in int64 exactly. The sensitivity is then an
+exact integer in grid units, and OpenDP's discrete samplers add noise on that grid (which is what
+OpenDP's own float Laplace does internally). Rounding a value to the grid moves it by at most
+2^-(s+1); this is a change of the statistic, not of its privacy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpdesk.core import mechanisms as mech
+from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec
+
+VALUE_BITS = 30  # |per-row grid value| <= 2^30; with at most 2^31 rows a sum stays below 2^61
+
+
+@dataclass(frozen=True)
+class Component:
+    """One mechanism invocation of a query, with everything needed to trace it."""
+
+    label: str
+    kind: str  # "count", "sum", "centered_sum" or "utility"
+    mechanism: str
+    epsilon: float
+    delta: float
+    rho: float
+    l1: float  # L1 sensitivity in natural units (for EM: the utility sensitivity)
+    l2: float  # L2 sensitivity in natural units
+    scale: float  # Laplace b or Gaussian sigma in natural units; for EM the Gumbel scale 2 Du / eps
+    bound95: float | None
+    unit: float  # grid resolution: natural value = integer * unit
+    formula: str
+    derivation: str
+
+    @property
+    def sensitivity(self) -> float:
+        """The sensitivity the mechanism is calibrated to (L2 for Gaussian, L1 otherwise)."""
+        return self.l2 if self.mechanism == "gaussian" else self.l1
+
+
+@dataclass(frozen=True)
+class QueryDesign:
+    """The public design of one query: its cells, its components and their cost."""
+
+    spec: QuerySpec
+    components: tuple[Component, ...]
+    cells: tuple[str, ...]  # one label per released value ("" for a scalar)
+    candidates: tuple[Any, ...] | None = None  # for quantile, mode, select
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def epsilon(self) -> float:
+        """The query's epsilon (its components compose sequentially)."""
+        return self.spec.epsilon
+
+    @property
+    def delta(self) -> float:
+        """The query's delta."""
+        return self.spec.delta
+
+    @property
+    def rho(self) -> float:
+        """The query's zCDP cost (sum over components)."""
+        return sum(c.rho for c in self.components)
+
+
+def grid_exponent(spec: ColumnSpec) -> int:
+    """Fixed-point exponent s for a numeric column: values are held as integers times 2^-s.
+
+    Chosen from the public bounds only, so that max(|L|, |U|) * 2^s <= 2^30. Integer columns use
+    s = 0 (exact integers) unless their bounds exceed 2^30.
+    """
+    assert spec.bounds is not None
+    m = max(abs(spec.bounds[0]), abs(spec.bounds[1]))
+    s = VALUE_BITS - math.ceil(math.log2(m)) if m > 0 else VALUE_BITS
+    if spec.type == "int":
+        return min(0, s)
+    return s
+
+
+def grid_bounds(spec: ColumnSpec) -> tuple[int, int, int]:
+    """(s, L_int, U_int): the grid exponent and the bounds on the grid (round half to even)."""
+    s = grid_exponent(spec)
+    assert spec.bounds is not None
+    lo = round(math.ldexp(spec.bounds[0], s))
+    hi = round(math.ldexp(spec.bounds[1], s))
+    return s, lo, hi
+
+
+def quantile_candidates(spec: QuerySpec, col: ColumnSpec) -> tuple[float, ...]:
+    """The candidates of a quantile query: declared, or a grid inside the public bounds.
+
+    Without ``candidates`` or ``grid_step``, an int column uses every whole number in its bounds
+    (if there are at most 100,000) and a float column 1,001 evenly spaced points.
+    """
+    if spec.candidates is not None:
+        return spec.candidates
+    assert col.bounds is not None
+    lo, hi = col.bounds
+    step = spec.grid_step
+    if step is None:
+        step = 1.0 if col.type == "int" and hi - lo <= 100_000 else (hi - lo) / 1000.0
+    n = math.floor((hi - lo) / step + 1e-9) + 1
+    return tuple(lo + i * step for i in range(n))
+
+
+def _fmt(x: float) -> str:
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def _noise_component(
+    label: str,
+    kind: str,
+    mechanism: str,
+    calibration: str,
+    epsilon: float,
+    delta: float,
+    l1: float,
+    l2: float,
+    unit: float,
+    derivation: str,
+) -> Component:
+    if mechanism == "laplace":
+        b = mech.laplace_scale(l1, epsilon)
+        formula = f"b = sensitivity / epsilon = {_fmt(l1)} / {_fmt(epsilon)} = {_fmt(b)}"
+        return Component(
+            label, kind, mechanism, epsilon, 0.0, epsilon**2 / 2.0, l1, l2, b, mech.laplace_bound(b), unit,
+            formula, derivation,
+        )  # fmt: skip
+    if calibration == "classic":
+        sigma = mech.classic_sigma(l2, epsilon, delta)
+        formula = (
+            f"sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon = sqrt(2 ln(1.25/{delta:g})) * "
+            f"{_fmt(l2)} / {_fmt(epsilon)} = {_fmt(sigma)}"
+        )
+    else:
+        sigma = mech.analytic_sigma(l2, epsilon, delta)
+        formula = (
+            f"sigma = smallest s with Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D) <= delta "
+            f"(analytic Gaussian, Balle & Wang 2018), D = {_fmt(l2)}, eps = {_fmt(epsilon)}, "
+            f"delta = {delta:g}: sigma = {_fmt(sigma)}"
+        )
+    return Component(
+        label, kind, mechanism, epsilon, delta, mech.gaussian_rho(l2, sigma), l1, l2, sigma,
+        mech.gaussian_bound(sigma), unit, formula, derivation,
+    )  # fmt: skip
+
+
+def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
+    """Sensitivity, scale, bound and formula of a query, from the plan alone."""
+    unit = plan.privacy_unit
+    k = unit.max_rows_per_person
+    replace = unit.neighbouring == "replace"
+    rel = "replace" if replace else "add/remove"
+    who = "one row" if k == 1 else f"one person (up to k = {k} rows)"
+    notes: list[str] = []
+    if k > 1 and unit.id_column is None:
+        notes.append(
+            f"k = {k} is your declaration that nobody has more than {k} rows; dpdesk cannot check it "
+            "without an id column"
+        )
+    col = plan.columns[spec.column] if spec.column else None
+    group = plan.columns[spec.group_by] if spec.group_by else None
+    groups = group.categories if group is not None else None
+    assert groups is not None or group is None
+
+    if spec.statistic in ("count", "sum", "mean", "histogram"):
+        # cells of the released vector
+        if spec.statistic == "histogram":
+            assert col is not None
+            bins = _histogram_labels(spec, col)
+            cells = tuple(f"{g} / {b}" for g in groups for b in bins) if groups else bins
+        else:
+            cells = tuple(groups) if groups else ("",)
+        vector = len(cells) > 1 or groups is not None or spec.statistic == "histogram"
+        eps, delta = spec.epsilon, spec.delta
+        if spec.statistic == "mean":
+            eps, delta = eps / 2.0, delta / 2.0
+        comps: list[Component] = []
+        # count-like component
+        if spec.statistic in ("count", "histogram", "mean"):
+            if vector:
+                l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))
+                why = (
+                    f"{rel}, {who}: each cell counts rows; "
+                    + (
+                        f"replacing moves up to {k} rows from one cell to another, L1 = 2k = {_fmt(l1)}, "
+                        f"L2 = sqrt(2) k = {_fmt(l2)}"
+                        if replace
+                        else f"adding or removing changes the counts by {k} in total, L1 = L2 = k = {k}"
+                    )
+                )
+            else:
+                l1 = l2 = float(k)
+                why = (
+                    f"{rel}, {who}: the count changes by at most k = {k}"
+                    + (" (conservative: replace keeps n)" if replace else "")
+                )
+            label = "noisy count" if spec.statistic == "mean" else spec.statistic
+            comps.append(_noise_component(label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why))
+        if spec.statistic in ("sum", "mean"):
+            assert col is not None and col.bounds is not None
+            s, lo_i, hi_i = grid_bounds(col)
+            lo, hi = col.bounds
+            m = max(abs(lo), abs(hi))
+            if spec.statistic == "sum":
+                unit_v = math.ldexp(1.0, -s)
+                m_i = max(abs(lo_i), abs(hi_i))
+                if not vector:
+                    if replace:
+                        l1_i = l2_i = float(k * (hi_i - lo_i))
+                        why = f"{rel}, {who}: a row's value moves within [L, U], k (U - L) = {_fmt(k * (hi - lo))}"
+                    else:
+                        l1_i = l2_i = float(k * m_i)
+                        why = f"{rel}, {who}: a row adds at most M = max(|L|, |U|) = {_fmt(m)}, k M = {_fmt(k * m)}"
+                elif replace:
+                    l1_i = 2.0 * k * m_i
+                    l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)
+                    why = (
+                        f"{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {_fmt(2 * k * m)}, "
+                        f"L2 = k max(U - L, sqrt(2) M) = {_fmt(k * max(hi - lo, math.sqrt(2) * m))}"
+                    )
+                else:
+                    l1_i = l2_i = float(k * m_i)
+                    why = f"{rel}, {who}: the rows add at most kM = {_fmt(k * m)} over all groups, L1 = L2 = kM"
+                kind, label = "sum", "sum"
+            else:
+                # centred values c = 2 q - (L_int + U_int) in units of 2^-(s+1), |c| <= U_int - L_int
+                unit_v = math.ldexp(1.0, -(s + 1))
+                w = float(hi_i - lo_i)
+                if replace:
+                    l1_i = l2_i = 2.0 * k * w
+                    why = f"{rel}, {who}: x - mid moves within [-(U-L)/2, (U-L)/2], k (U - L) = {_fmt(k * (hi - lo))}"
+                else:
+                    l1_i = l2_i = k * w
+                    why = f"{rel}, {who}: |x - mid| <= (U - L)/2, k (U - L)/2 = {_fmt(k * (hi - lo) / 2)}"
+                if vector:
+                    why += " (per group and in total: a row belongs to one group)"
+                kind, label = "centered_sum", "noisy sum of (x - mid)"
+            c = _noise_component(
+                label, kind, spec.mechanism, spec.calibration, eps, delta, l1_i * unit_v, l2_i * unit_v, unit_v, why
+            )
+            comps.append(c)
+        return QueryDesign(spec, tuple(comps), cells, None, tuple(notes))
+
+    # exponential mechanism
+    assert col is not None
+    if spec.statistic == "mode":
+        assert col.categories is not None
+        du = float(k)
+        why = f"{rel}, {who}: a category's count changes by at most k = {k}"
+        cands: tuple[Any, ...] = col.categories
+        util = "u(c) = number of rows in category c"
+    elif spec.statistic == "quantile":
+        cands = quantile_candidates(spec, col)
+        q = spec.q
+        if replace:
+            du = float(k)
+            why = (
+                f"{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row moving from below c to above "
+                f"changes it by (1-q) + q = 1, so Du = k = {k}"
+            )
+        else:
+            du = k * max(q, 1.0 - q)
+            why = (
+                f"{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row below c changes it by 1-q, above by q, "
+                f"so Du = k max(q, 1-q) = {_fmt(du)}"
+            )
+        util = f"u(c) = -|(1-q) #(x<c) - q #(x>c)|, q = {_fmt(q)}"
+    else:  # select, revenue
+        assert spec.candidates is not None
+        cands = spec.candidates
+        du = k * max(abs(c) for c in cands)
+        why = (
+            f"{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
+            f"Du = k max(p) = {_fmt(du)}"
+        )
+        util = "u(p) = p x number of bids at or above p (revenue)"
+    eps = spec.epsilon
+    gumbel = 2.0 * du / eps
+    n = len(cands)
+    gap95 = mech.em_gap_for(0.95, eps, du)
+    formula = (
+        f"P(r) proportional to exp(epsilon u(r) / (2 Du)) = exp({_fmt(eps)} u(r) / (2 x {_fmt(du)})); {util}. "
+        f"The better of two candidates is picked with 95% probability when their utilities differ by "
+        f"{_fmt(gap95)}; with {n} candidates the chosen utility is within 2 Du (ln {n} + ln 20) / epsilon = "
+        f"{_fmt(2 * du * (math.log(n) + mech.LN20) / eps)} of the best with 95% probability"
+    )
+    comp = Component(
+        spec.statistic, "utility", "exponential", eps, 0.0, eps**2 / 8.0, du, du, gumbel, None, 1.0, formula, why
+    )
+    return QueryDesign(spec, (comp,), ("",), cands, tuple(notes))
+
+
+def _histogram_labels(spec: QuerySpec, col: ColumnSpec) -> tuple[str, ...]:
+    if col.type == "category":
+        assert col.categories is not None
+        return col.categories
+    assert spec.bins is not None
+    edges = spec.bins
+    labels = []
+    for i in range(len(edges) - 1):
+        left = "(-inf" if i == 0 else f"[{_fmt(edges[i])}"
+        right = "+inf)" if i == len(edges) - 2 else f"{_fmt(edges[i + 1])})"
+        labels.append(f"{left}, {right}")
+    return tuple(labels)
+
+
+def design_plan(plan: Plan) -> list[QueryDesign]:
+    """Designs of all queries of a plan, in plan order."""
+    return [design_query(q, plan) for q in plan.queries]

@@ -1,0 +1,531 @@
+"""Releases: validate, load, compute exactly, charge the ledger, draw noise, and only then reveal.
+
+Order of a release (spend before reveal):
+
+1. the plan's designs are computed from public facts; the output folder is checked;
+2. the data is loaded (its SHA-256 names its ledger) and the exact statistics computed in memory;
+3. under the ledger's exclusive lock: the chain is verified, the dataset's settings checked, the
+   remaining budget checked, the noise drawn (OpenDP), and the spend entry with the noisy values
+   appended and fsynced;
+4. only then are the values written (``release.csv``, ``plan.json``) or returned for display.
+
+A crash before step 3 ends charges nothing and reveals nothing; a crash after it has charged the
+release, whose values stay in the ledger and can be re-exported at no cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from dpdesk import __version__
+from dpdesk.core import accounting as acc
+from dpdesk.core import mechanisms as mech
+from dpdesk.core.aggregates import Exact, bound_rows_per_person, exact_statistic
+from dpdesk.core.data import Column, Table, load_table
+from dpdesk.core.errors import BudgetExceeded, DpdeskError, LedgerError, UsageError
+from dpdesk.core.ledger import Ledger, write_atomic
+from dpdesk.core.plan import Plan, canonical_json
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
+
+CSV_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")
+SIMULATION_NOTICE = (
+    "NOT FOR PUBLICATION: simulated draws, uncharged. Many noisy draws of a private table average back "
+    "to the truth; share none of this."
+)
+
+
+class SettingsMismatch(DpdeskError):
+    """The plan's budget, unit of privacy or accounting method differs from the dataset's ledger."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One released value (one line of release.csv); numbers already in plain notation."""
+
+    query: str
+    group: str
+    value: str
+    ci_low: str
+    ci_high: str
+    mechanism: str
+    epsilon: str
+    delta: str
+
+    def as_list(self) -> list[str]:
+        """The row's cells in CSV column order."""
+        return [self.query, self.group, self.value, self.ci_low, self.ci_high, self.mechanism, self.epsilon, self.delta]
+
+
+def fmt_number(x: float | int) -> str:
+    """A number in plain notation (no exponent), as short as round-trips.
+
+    >>> fmt_number(1e-07), fmt_number(12.0), fmt_number(-3), fmt_number(2.5e20)
+    ('0.0000001', '12', '-3', '250000000000000000000')
+    """
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if not math.isfinite(x):
+        raise ValueError("a released value must be finite")
+    d = Decimal(repr(float(x)))
+    if d == d.to_integral_value():
+        return str(d.quantize(Decimal(1)))
+    return format(d, "f")
+
+
+# ----------------------------------------------------------------------------- budget report (no data)
+
+
+def plan_costs(designs: Sequence[QueryDesign]) -> list[acc.QueryCost]:
+    """What each query costs."""
+    return [acc.QueryCost(d.spec.name, d.epsilon, d.delta, d.rho) for d in designs]
+
+
+def past_releases(entries: Sequence[dict[str, Any]]) -> list[acc.Release]:
+    """The charged releases recorded in a ledger."""
+    out = []
+    for e in entries:
+        if e["type"] == "spend":
+            costs = tuple(acc.QueryCost.from_dict(c) for c in e["costs"])
+            out.append(acc.Release(costs, e.get("delta_prime")))
+    return out
+
+
+def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Everything the budget meter shows, computed without touching any data.
+
+    ``entries`` are the dataset's ledger entries (what earlier releases spent), if known.
+    """
+    designs = design_plan(plan)
+    costs = plan_costs(designs)
+    settings = _ledger_settings(entries or [])
+    method = settings["accounting"]["method"] if settings else plan.accounting.method
+    budget = settings["budget"] if settings else {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta}
+    b_eps, b_delta = float(budget["epsilon"]), float(budget["delta"])
+    past = past_releases(entries or [])
+    this = acc.Release(tuple(costs), plan.accounting.delta_prime)
+    methods: dict[str, Any] = {}
+    for m in acc.METHOD_NAMES:
+        if m == "zcdp" and b_delta <= 0:
+            methods[m] = None
+            continue
+        if m == "advanced" and plan.accounting.delta_prime is None:
+            dp = min(b_delta / 10.0, 1e-7) if b_delta > 0 else None
+            if dp is None:
+                methods[m] = None
+                continue
+            rel = acc.Release(tuple(costs), dp)
+        else:
+            rel = this
+        plan_t = acc.dataset_total(m, [rel], b_delta)
+        spent_t = acc.dataset_total(m, [*past_as(m, past, b_delta)], b_delta)
+        after_t = acc.dataset_total(m, [*past_as(m, past, b_delta), rel], b_delta)
+        methods[m] = {
+            "name": acc.METHOD_NAMES[m],
+            "plan": plan_t.to_dict(),
+            "spent": spent_t.to_dict(),
+            "after": after_t.to_dict(),
+            "fits": acc.fits(after_t, b_eps, b_delta),
+            "delta_prime": rel.delta_prime if m == "advanced" else None,
+        }
+    in_force = methods[method]
+    remaining_eps = _remaining(b_eps, in_force["spent"])
+    return {
+        "title": plan.title,
+        "budget": {"epsilon": b_eps, "delta": b_delta},
+        "method": method,
+        "method_from_ledger": settings is not None,
+        "fits": in_force["fits"],
+        "remaining_before": {"epsilon": remaining_eps, "delta": max(0.0, b_delta - in_force["spent"]["delta"])},
+        "remaining_after": {
+            "epsilon": _remaining(b_eps, in_force["after"]),
+            "delta": max(0.0, b_delta - in_force["after"]["delta"]),
+        },
+        "methods": methods,
+        "queries": [design_to_dict(d) for d in designs],
+        "releases_so_far": len(past),
+    }
+
+
+def past_as(method: str, past: list[acc.Release], b_delta: float) -> list[acc.Release]:
+    """Past releases as seen by ``method`` (unchanged; kept as a seam for officers' comparisons)."""
+    del method, b_delta
+    return past
+
+
+def _remaining(b_eps: float, total: dict[str, Any]) -> float:
+    if "epsilon_exact" in total:
+        return float(acc.dec(b_eps) - Decimal(total["epsilon_exact"]))
+    return b_eps - float(total["epsilon"])
+
+
+def design_to_dict(d: QueryDesign) -> dict[str, Any]:
+    """A query design as JSON: its trace (statistic, sensitivity and derivation, mechanism, formula)."""
+    return {
+        "name": d.spec.name,
+        "statistic": d.spec.statistic,
+        "column": d.spec.column,
+        "group_by": d.spec.group_by,
+        "mechanism": d.spec.mechanism,
+        "calibration": d.spec.calibration if d.spec.mechanism == "gaussian" else None,
+        "epsilon": d.epsilon,
+        "delta": d.delta,
+        "rho": d.rho,
+        "cells": len(d.cells),
+        "candidates": len(d.candidates) if d.candidates is not None else None,
+        "notes": list(d.notes),
+        "components": [
+            {
+                "label": c.label,
+                "mechanism": c.mechanism,
+                "epsilon": c.epsilon,
+                "delta": c.delta,
+                "rho": c.rho,
+                "sensitivity_l1": c.l1,
+                "sensitivity_l2": c.l2,
+                "sensitivity_used": c.sensitivity,
+                "scale": c.scale,
+                "error95": c.bound95,
+                "resolution": c.unit,
+                "formula": c.formula,
+                "derivation": c.derivation,
+            }
+            for c in d.components
+        ],
+    }
+
+
+def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    for e in reversed(entries):
+        if e["type"] == "settings":
+            return dict(e["settings"])
+    return None
+
+
+# ----------------------------------------------------------------------------- noise
+
+
+def _laplace_bound(scale: float, conf: float) -> float:
+    return mech.laplace_bound(scale, conf)
+
+
+def _bound(comp: Any, conf: float) -> float:
+    if comp.mechanism == "laplace":
+        return _laplace_bound(comp.scale, conf)
+    return NormalDist().inv_cdf(0.5 + conf / 2.0) * comp.scale
+
+
+NoiseFn = Callable[[list[int], Any], list[int]]
+PickFn = Callable[[list[float], Any], int]
+
+
+def _opendp_noise(values: list[int], comp: Any) -> list[int]:
+    if comp.mechanism == "laplace":
+        l1 = round(comp.l1 / comp.unit)
+        noisy, _ = mech.draw_laplace(values, l1, comp.epsilon)
+        return noisy
+    noisy, _ = mech.draw_gaussian(values, comp.l2 / comp.unit, comp.scale / comp.unit)
+    return noisy
+
+
+def _opendp_pick(utilities: list[float], comp: Any) -> int:
+    return mech.draw_exponential(utilities, comp.l1, comp.epsilon)
+
+
+def noisy_rows(
+    design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn = _opendp_noise, pick: PickFn = _opendp_pick
+) -> list[Row]:
+    """Noise one query's exact statistic and format its rows (the only place values are made)."""
+    spec = design.spec
+    eps_s, delta_s = fmt_number(spec.epsilon), fmt_number(spec.delta)
+    if spec.mechanism == "exponential":
+        assert exact.utilities is not None and design.candidates is not None
+        idx = pick(exact.utilities, design.components[0])
+        chosen = design.candidates[idx]
+        value = chosen if isinstance(chosen, str) else fmt_number(chosen)
+        return [Row(spec.name, "", value, "", "", spec.mechanism, eps_s, delta_s)]
+    rows: list[Row] = []
+    if spec.statistic == "mean":
+        count_c, sum_c = design.components
+        counts = noise(exact.vectors[0], count_c)
+        sums = noise(exact.vectors[1], sum_c)
+        col = plan.columns[spec.column or ""]
+        assert col.bounds is not None
+        lo, hi = col.bounds
+        mid = (lo + hi) / 2.0
+        e_n, e_s = _bound(count_c, 0.975), _bound(sum_c, 0.975)
+        for cell, n, s in zip(design.cells, counts, sums, strict=True):
+            s_nat = s * sum_c.unit
+            m = min(hi, max(lo, mid + s_nat / max(1, n)))
+            if n - e_n <= 0:
+                low, high = lo, hi
+            else:
+                cands = [mid + (s_nat + a) / (n + b) for a in (-e_s, e_s) for b in (-e_n, e_n)]
+                low, high = max(lo, min(cands)), min(hi, max(cands))
+            rows.append(Row(spec.name, cell, fmt_number(m), fmt_number(low), fmt_number(high), spec.mechanism, eps_s, delta_s))
+        return rows
+    (comp,) = design.components
+    noisy = noise(exact.vectors[0], comp)
+    bound = comp.bound95 or 0.0
+    for cell, v in zip(design.cells, noisy, strict=True):
+        if comp.unit == 1.0:
+            val: float | int = int(v)
+        elif comp.unit > 1.0:
+            val = int(v) * int(comp.unit)
+        else:
+            val = v * comp.unit
+        rows.append(
+            Row(spec.name, cell, fmt_number(val), fmt_number(val - bound), fmt_number(val + bound), spec.mechanism, eps_s, delta_s)
+        )
+    return rows
+
+
+def rows_to_csv(rows: Sequence[Row], *, bom: bool = False) -> bytes:
+    """release.csv bytes: the header and one line per value, UTF-8 (optionally with a BOM)."""
+    import csv
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in rows:
+        w.writerow([_neutralise(c) for c in r.as_list()])
+    data = buf.getvalue().encode("utf-8")
+    return (b"\xef\xbb\xbf" + data) if bom else data
+
+
+def _neutralise(cell: str) -> str:
+    """Prefix text a spreadsheet would run as a formula with ' (numbers are left alone)."""
+    if cell and cell[0] in "=+-@\t\r":
+        try:
+            float(cell)
+        except ValueError:
+            return "'" + cell
+    return cell
+
+
+def rows_hash(rows: Sequence[Row]) -> str:
+    """SHA-256 of the released values (canonical JSON of the rows)."""
+    return hashlib.sha256(canonical_json([r.as_list() for r in rows]).encode("utf-8")).hexdigest()
+
+
+# ----------------------------------------------------------------------------- release
+
+
+@dataclass
+class ReleaseResult:
+    """What a release produced: its rows, its ledger entry and where its files went."""
+
+    rows: list[Row]
+    entry: dict[str, Any]
+    out_dir: Path | None
+    report_lines: list[str]
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """The output folder must not exist, or be empty."""
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise UsageError(f"{out_dir} exists and is not a folder")
+        if any(out_dir.iterdir()):
+            raise UsageError(f"{out_dir} is not empty; choose a new folder for the release")
+
+
+def _keep_mask(table: Table, plan: Plan) -> np.ndarray:
+    if plan.privacy_unit.id_column is not None:
+        return bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+    return np.ones(table.n_rows, dtype=bool)
+
+
+def _check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
+    if ledger_settings is None:
+        return
+    mine = plan.settings()
+    for key, label in (("budget", "total budget"), ("privacy_unit", "unit of privacy")):
+        if mine[key] != ledger_settings[key]:
+            raise SettingsMismatch(
+                f"this dataset's {label} was fixed at its first release as {json.dumps(ledger_settings[key])}; "
+                f"the plan says {json.dumps(mine[key])}. Only a privacy officer can change it "
+                "(dpdesk ledger --data FILE --change-settings PLAN --reason ...)"
+            )
+    if mine["accounting"]["method"] != ledger_settings["accounting"]["method"]:
+        raise SettingsMismatch(
+            f"this dataset uses {ledger_settings['accounting']['method']} accounting since its first release; "
+            f"the plan asks for {mine['accounting']['method']}. Only a privacy officer can change it"
+        )
+
+
+def release(
+    plan: Plan,
+    data_path: str | Path,
+    home: Path,
+    out_dir: Path | None = None,
+    *,
+    progress: Progress = NULL_PROGRESS,
+    table: Table | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+) -> ReleaseResult:
+    """Run a whole release: spend before reveal. Writes ``out_dir`` (if given) only after the ledger."""
+    if out_dir is not None:
+        check_out_dir(out_dir)
+    designs = design_plan(plan)
+    if table is None:
+        table = load_table(
+            data_path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress,
+            encoding=encoding, delimiter=delimiter,
+        )  # fmt: skip
+    _check_table(table, plan)
+    keep = _keep_mask(table, plan)
+    exacts = []
+    for i, d in enumerate(designs):
+        progress.update(i, len(designs), "computing")
+        exacts.append(exact_statistic(d, table, keep, plan.columns))
+    progress.check_cancelled()
+    costs = plan_costs(designs)
+    ledger = Ledger.for_dataset(home, table.sha256)
+    with ledger.transaction() as tx:
+        settings = tx.settings()
+        _check_settings(plan, settings)
+        report = budget_report(plan, tx.entries)
+        if not report["fits"]:
+            rem = report["remaining_before"]
+            name = acc.METHOD_NAMES[report["method"]]
+            after = report["methods"][report["method"]]["plan"]
+            raise BudgetExceeded(
+                f"over budget: this plan needs epsilon {after['epsilon']:.6g}, delta {after['delta']:.3g} "
+                f"under {name}; this dataset has epsilon {max(0.0, rem['epsilon']):.6g} and delta "
+                f"{rem['delta']:.3g} left of its budget (epsilon {report['budget']['epsilon']:g}, "
+                f"delta {report['budget']['delta']:g})"
+            )
+        progress.check_cancelled()  # the last point at which a cancel is honoured
+        rows: list[Row] = []
+        for d, ex in zip(designs, exacts, strict=True):
+            rows.extend(noisy_rows(d, ex, plan))
+        if settings is None:
+            tx.append("settings", {"settings": plan.settings(), "reason": "fixed at the dataset's first release"})
+        method = report["method"]
+        entry = tx.append(
+            "spend",
+            {
+                "release_id": uuid.uuid4().hex,
+                "dpdesk_version": __version__,
+                "title": plan.title,
+                "plan_hash": plan.plan_hash(),
+                "plan": plan.to_dict(),
+                "method": method,
+                "delta_prime": plan.accounting.delta_prime,
+                "costs": [c.to_dict() for c in costs],
+                "charged": report["methods"][method]["plan"],
+                "totals": {m: (v["plan"] if v else None) for m, v in report["methods"].items()},
+                "trace": [design_to_dict(d) for d in designs],
+                "columns": list(CSV_COLUMNS),
+                "values": [r.as_list() for r in rows],
+                "values_hash": rows_hash(rows),
+            },
+        )
+    # revealed only now, after the spend entry is durable
+    if out_dir is not None:
+        write_release_dir(out_dir, rows, plan)
+    return ReleaseResult(rows, entry, out_dir, table.report.lines())
+
+
+def write_release_dir(out_dir: Path, rows: Sequence[Row], plan: Plan) -> None:
+    """Write release.csv and plan.json into a new or empty folder."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / "release.csv", rows_to_csv(rows))
+    write_atomic(
+        out_dir / "plan.json",
+        (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
+    )
+
+
+def rows_from_entry(entry: dict[str, Any]) -> list[Row]:
+    """The rows of a past release, read back from its ledger entry (costs nothing)."""
+    if entry.get("type") != "spend":
+        raise LedgerError(f"ledger entry {entry.get('seq')} is not a release")
+    rows = [Row(*[str(c) for c in v]) for v in entry["values"]]
+    if rows_hash(rows) != entry["values_hash"]:
+        raise LedgerError(f"ledger entry {entry.get('seq')}: the stored values do not match their hash")
+    return rows
+
+
+def _check_table(table: Table, plan: Plan) -> None:
+    for name, spec in plan.columns.items():
+        if name not in table.columns or table.columns[name].spec != spec:
+            raise UsageError(f"the loaded table does not match the plan's declaration of {name!r}; reload it")
+
+
+# ----------------------------------------------------------------------------- simulation
+
+
+def stand_in_table(plan: Plan, rows: int, rng: np.random.Generator) -> Table:
+    """A table generated from the declared schema alone (uniform within bounds and categories)."""
+    cols: dict[str, Column] = {}
+    for name, spec in plan.columns.items():
+        if spec.type == "category":
+            assert spec.categories is not None
+            vals = rng.integers(0, len(spec.categories), rows).astype(np.int16)
+        elif spec.type == "int":
+            assert spec.bounds is not None
+            vals = rng.integers(int(spec.bounds[0]), int(spec.bounds[1]) + 1, rows).astype(np.int64)
+        else:
+            assert spec.bounds is not None
+            vals = rng.uniform(spec.bounds[0], spec.bounds[1], rows)
+        cols[name] = Column(spec, vals)
+    return Table("<stand-in>", "", rows, cols)
+
+
+def simulate(
+    plan: Plan,
+    runs: int,
+    *,
+    table: Table,
+    rng: np.random.Generator,
+    progress: Progress = NULL_PROGRESS,
+) -> list[tuple[int, str, str, str]]:
+    """Draw ``runs`` independent releases without charging anything (numpy noise: previews only).
+
+    Returns rows (run, query, group, value). Not for publication.
+    """
+    designs = design_plan(plan)
+    keep = np.ones(table.n_rows, dtype=bool)
+    if plan.privacy_unit.id_column is not None and table.ids is not None:
+        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+    exacts = [exact_statistic(d, table, keep, plan.columns) for d in designs]
+
+    def noise(values: list[int], comp: Any) -> list[int]:
+        scale = comp.scale / comp.unit
+        v = np.asarray(values, dtype=np.float64)
+        if comp.mechanism == "laplace":
+            return np.rint(v + rng.laplace(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
+        return np.rint(v + rng.normal(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+    def pick(utilities: list[float], comp: Any) -> int:
+        u = np.asarray(utilities) / comp.scale
+        return int(np.argmax(u + rng.gumbel(size=len(u))))
+
+    out: list[tuple[int, str, str, str]] = []
+    for run in range(1, runs + 1):
+        progress.update(run - 1, runs, "simulating")
+        for d, ex in zip(designs, exacts, strict=True):
+            for r in noisy_rows(d, ex, plan, noise, pick):
+                out.append((run, r.query, r.group, r.value))
+    progress.update(runs, runs, "simulating")
+    return out
+
+
+def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:
+    """The fixed-point grid of a numeric column (exposed for the trace and tests)."""
+    return grid_bounds(plan.columns[column])
