@@ -377,8 +377,9 @@ def _read_csv_pieces(
                     )
                 continue
             piece, buf = buf[:cut], buf[cut:]
-        if piece.strip():
-            frame = _parse_piece(pl, piece, path, header, wanted, delim, line)
+        records = _drop_blank_lines(piece) if len(header) > 1 else piece
+        if records:
+            frame = _parse_piece(pl, records, path, header, wanted, delim, line)
             rows = frame.height
             if n_rows + rows > MAX_ROWS:
                 raise InputError(str(path), f"more than {MAX_ROWS} rows; dpdesk handles at most that many")
@@ -397,6 +398,23 @@ def _read_csv_pieces(
     assert header is not None
     progress.update(src.size, src.size, "reading")
     return _finish(path, src.hash.hexdigest(), n_rows, builders, id_parts, id_missing_parts, report, id_column)
+
+
+def _drop_blank_lines(piece: bytes) -> bytes:
+    """``piece`` without its empty lines outside quoted fields (``piece`` starts outside quotes).
+
+    In a file of several columns an empty line is no record: polars would read it as a row of
+    missing values, or fail when it opens a piece, so results would depend on where blocks split.
+    """
+    if not (piece.startswith((b"\n", b"\r\n")) or b"\n\n" in piece or b"\n\r\n" in piece):
+        return piece
+    kept = []
+    parity = 0
+    for ln in piece.split(b"\n"):
+        if parity or ln not in (b"", b"\r"):
+            kept.append(ln)
+        parity ^= ln.count(b'"') % 2
+    return b"\n".join(kept)
 
 
 def _parse_header(head: bytes, path: Path, delim: str) -> list[str]:
@@ -493,6 +511,8 @@ class _ColumnBuilder:
     def add(self, s: pl.Series, line: int | None) -> None:
         import polars as pl
 
+        if s.dtype == pl.String:  # a blank or whitespace-only cell is empty, not unparsable
+            s = s.str.strip_chars().replace("", None)
         null = s.is_null().to_numpy()
         n_null = int(null.sum())
         if n_null:

@@ -258,7 +258,10 @@ def _check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: t
 def _number(value: Any, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise PlanError(key, f"must be a number, not {_json_type(value)}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # a whole number too large for a float, e.g. 10**400
+        raise PlanError(key, "must be a finite number") from None
     if not math.isfinite(x):
         raise PlanError(key, "must be a finite number")
     return x
@@ -573,9 +576,10 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
             _inside(candidates, col.bounds, f"{key}.candidates")
         elif "grid_step" in obj:
             grid_step = _positive(obj["grid_step"], f"{key}.grid_step")
-            n = math.floor((col.bounds[1] - col.bounds[0]) / grid_step) + 1
-            if n > MAX_CANDIDATES:
-                raise PlanError(f"{key}.grid_step", f"gives {n} candidates; at most {MAX_CANDIDATES}")
+            ratio = (col.bounds[1] - col.bounds[0]) / grid_step  # infinite for a tiny step
+            if ratio >= MAX_CANDIDATES:
+                raise PlanError(f"{key}.grid_step", f"gives more than {MAX_CANDIDATES} candidates")
+            n = math.floor(ratio) + 1
             if n < 2:
                 raise PlanError(f"{key}.grid_step", "is wider than the bounds; it gives a single candidate")
     if stat == "select":

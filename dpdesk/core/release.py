@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -217,14 +216,14 @@ def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None
 # ----------------------------------------------------------------------------- noise
 
 
-def _laplace_bound(scale: float, conf: float) -> float:
-    return mech.laplace_bound(scale, conf)
-
-
-def _bound(comp: Any, conf: float) -> float:
+def interval_halfwidth(comp: Any, conf: float = 0.95) -> float:
+    """Half-width of the released interval, exact for the discrete noise drawn on the component's grid."""
+    scale = comp.scale / comp.unit
     if comp.mechanism == "laplace":
-        return _laplace_bound(comp.scale, conf)
-    return NormalDist().inv_cdf(0.5 + conf / 2.0) * comp.scale
+        t = mech.discrete_laplace_halfwidth(scale, conf)
+    else:
+        t = mech.discrete_gaussian_halfwidth(scale, conf)
+    return float(t * comp.unit)
 
 
 NoiseFn = Callable[[list[int], Any], list[int]]
@@ -265,7 +264,7 @@ def noisy_rows(
         assert col.bounds is not None
         lo, hi = col.bounds
         mid = (lo + hi) / 2.0
-        e_n, e_s = _bound(count_c, 0.975), _bound(sum_c, 0.975)
+        e_n, e_s = interval_halfwidth(count_c, 0.975), interval_halfwidth(sum_c, 0.975)
         for cell, n, s in zip(design.cells, counts, sums, strict=True):
             s_nat = s * sum_c.unit
             m = min(hi, max(lo, mid + s_nat / max(1, n)))
@@ -278,7 +277,7 @@ def noisy_rows(
         return rows
     (comp,) = design.components
     noisy = noise(exact.vectors[0], comp)
-    bound = comp.bound95 or 0.0
+    bound = interval_halfwidth(comp)
     for cell, v in zip(design.cells, noisy, strict=True):
         if comp.unit == 1.0:
             val: float | int = int(v)

@@ -1,0 +1,22 @@
+"""Shared test set-up: headless Qt, a private dpdesk home per test, English messages."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["LANGUAGE"] = "en"
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "resources" / "samples"
+
+
+@pytest.fixture(autouse=True)
+def dpdesk_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own DPDESK_HOME, so no test ever touches a real ledger."""
+    home = tmp_path / "dpdesk-home"
+    monkeypatch.setenv("DPDESK_HOME", str(home))
+    return home

@@ -1,0 +1,342 @@
+"""Releases end to end in the engine: spend before reveal, budgets, settings, output format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import multiprocessing as mp
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpdesk.core import release as rel
+from dpdesk.core.errors import BudgetExceeded, InputError, LedgerError, UsageError
+from dpdesk.core.ledger import Ledger
+from dpdesk.core.plan import Plan, load_plan, parse_plan
+from dpdesk.core.release import SettingsMismatch, budget_report, release, rows_from_entry
+from tests.conftest import SAMPLES
+
+PLAN = SAMPLES / "cps_wages_plan.json"
+DATA = SAMPLES / "census_sample.csv"
+
+
+def small_plan(**over: Any) -> Plan:
+    data: dict[str, Any] = {
+        "version": 1,
+        "title": "t",
+        "budget": {"epsilon": 1.0, "delta": 1e-6},
+        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+        "columns": {
+            "x": {"type": "float", "bounds": [0, 100]},
+            "g": {"type": "category", "categories": ["a", "b", "z"]},
+        },
+        "queries": [
+            {"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.3},
+            {"name": "by g", "statistic": "histogram", "column": "g", "mechanism": "laplace", "epsilon": 0.3},
+        ],
+    }
+    data.update(over)
+    return parse_plan(data)
+
+
+def write_csv(path: Path, rows: list[tuple[Any, ...]], header: str = "x,g") -> Path:
+    path.write_text(header + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def read_release(folder: Path) -> list[dict[str, str]]:
+    with (folder / "release.csv").open(encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_release_writes_csv_in_plan_order_with_declared_categories(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a"), (2, "a"), (3, "b")])  # no row in category z
+    res = release(small_plan(), data, dpdesk_home, tmp_path / "out")
+    rows = read_release(tmp_path / "out")
+    assert list(rows[0]) == list(rel.CSV_COLUMNS)
+    assert [(r["query"], r["group"]) for r in rows] == [("n", ""), ("by g", "a"), ("by g", "b"), ("by g", "z")]
+    assert all(r["mechanism"] == "laplace" and r["epsilon"] == "0.3" and r["delta"] == "0" for r in rows)
+    for r in rows:  # integers for counts, interval = value -+ exact discrete 95% half-width
+        v, lo, hi = int(r["value"]), float(r["ci_low"]), float(r["ci_high"])
+        assert hi - v == v - lo == 10  # b = 1/0.3: smallest t with P(|X| > t) <= 5% is 10
+    assert json.loads((tmp_path / "out" / "plan.json").read_text(encoding="utf-8")) == small_plan().to_dict()
+    assert [r.as_list() for r in res.rows] == [list(r.values()) for r in rows]
+
+
+def test_spend_is_recorded_before_values_are_written(dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+
+    def crash(*_a: Any, **_k: Any) -> None:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(rel, "write_release_dir", crash)
+    with pytest.raises(OSError):
+        release(small_plan(), data, dpdesk_home, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    entries = Ledger.for_dataset(dpdesk_home, _sha(data)).verify()
+    assert [e["type"] for e in entries] == ["settings", "spend"]
+    # the charged values survive and can be shown again at no cost
+    assert len(rows_from_entry(entries[1])) == 4
+
+
+def test_a_failed_ledger_write_reveals_nothing(dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    real_append = rel.Ledger.transaction
+
+    class Failing:
+        def __init__(self, tx: Any) -> None:
+            self.tx = tx
+            self.entries = tx.entries
+
+        def settings(self) -> Any:
+            return self.tx.settings()
+
+        def append(self, *_a: Any, **_k: Any) -> None:
+            raise LedgerError("could not record the release (disk full); nothing was revealed")
+
+    from contextlib import contextmanager
+
+    @contextmanager
+    def failing_tx(self: Ledger) -> Any:
+        with real_append(self) as tx:
+            yield Failing(tx)
+
+    monkeypatch.setattr(rel.Ledger, "transaction", failing_tx)
+    with pytest.raises(LedgerError, match="nothing was revealed"):
+        release(small_plan(), data, dpdesk_home, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_rerunning_costs_again_and_is_refused_when_exhausted(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    release(small_plan(), data, dpdesk_home, tmp_path / "o1")  # 0.6 of 1.0
+    with pytest.raises(BudgetExceeded, match=r"has epsilon 0\.4 and delta 1e-06 left") as err:
+        release(small_plan(), data, dpdesk_home, tmp_path / "o2")
+    assert err.value.exit_code == 1
+    assert not (tmp_path / "o2").exists()
+    spends = [e for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify() if e["type"] == "spend"]
+    assert len(spends) == 1
+
+
+def test_budget_shares_that_add_up_exactly_are_accepted(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    q = [{"name": f"n{i}", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1} for i in range(10)]
+    release(small_plan(queries=q), data, dpdesk_home, tmp_path / "o1")  # 10 x 0.1 = 1.0 exactly
+    with pytest.raises(BudgetExceeded):
+        release(small_plan(queries=q[:1]), data, dpdesk_home, tmp_path / "o2")
+
+
+def test_a_resaved_copy_is_a_new_dataset(dpdesk_home: Path, tmp_path: Path) -> None:
+    a = write_csv(tmp_path / "a.csv", [(1, "a")])
+    b = tmp_path / "b.csv"
+    b.write_bytes(a.read_bytes() + b"\n")
+    release(small_plan(), a, dpdesk_home, tmp_path / "o1")
+    release(small_plan(), b, dpdesk_home, tmp_path / "o2")
+    release(small_plan(queries=small_plan().to_dict()["queries"][:1]), a, dpdesk_home, tmp_path / "o3")
+
+
+def test_changed_budget_or_unit_or_method_is_refused(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    release(small_plan(), data, dpdesk_home, tmp_path / "o1")
+    with pytest.raises(SettingsMismatch, match="total budget was fixed") as err:
+        release(small_plan(budget={"epsilon": 5.0, "delta": 1e-6}), data, dpdesk_home, tmp_path / "o2")
+    assert err.value.exit_code == 2
+    with pytest.raises(SettingsMismatch, match="unit of privacy"):
+        release(small_plan(privacy_unit={"neighbouring": "replace"}), data, dpdesk_home, tmp_path / "o2")
+    with pytest.raises(SettingsMismatch, match="sequential accounting"):
+        release(small_plan(accounting={"method": "zcdp"}), data, dpdesk_home, tmp_path / "o2")
+
+
+def test_output_folder_must_be_new_or_empty(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(UsageError, match="not empty"):
+        release(small_plan(), data, dpdesk_home, out)
+    assert not Ledger.for_dataset(dpdesk_home, _sha(data)).exists()
+
+
+def test_bad_data_charges_nothing(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")], header="y,g")
+    with pytest.raises(InputError, match=r"'x' not found"):
+        release(small_plan(), data, dpdesk_home, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert not Ledger.for_dataset(dpdesk_home, _sha(data)).exists()
+
+
+def test_a_broken_ledger_stops_releases(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    release(small_plan(queries=small_plan().to_dict()["queries"][:1]), data, dpdesk_home, tmp_path / "o1")
+    lg = Ledger.for_dataset(dpdesk_home, _sha(data))
+    lg.path.write_bytes(lg.path.read_bytes().replace(b'"epsilon":0.3', b'"epsilon":0.0', 1))
+    with pytest.raises(LedgerError) as err:
+        release(small_plan(), data, dpdesk_home, tmp_path / "o2")
+    assert err.value.exit_code == 3
+    assert not (tmp_path / "o2").exists()
+
+
+def _zero_noise(values: list[int], comp: Any) -> list[int]:
+    return list(values)
+
+
+def test_mean_uses_noisy_count_and_clamps(tmp_path: Path) -> None:
+    plan = small_plan(queries=[{"name": "m", "statistic": "mean", "column": "x", "group_by": "g",
+                                "mechanism": "laplace", "epsilon": 0.5}])  # fmt: skip
+    from dpdesk.core.aggregates import exact_statistic
+    from dpdesk.core.data import load_table
+    from dpdesk.core.queries import design_plan
+
+    data = write_csv(tmp_path / "d.csv", [(10, "a"), (30, "a"), (250, "b"), (-5, "b"), ("", "a")])
+    table = load_table(data, plan.columns)
+    (d,) = design_plan(plan)
+    ex = exact_statistic(d, table, np.ones(table.n_rows, dtype=bool), plan.columns)
+    rows = rel.noisy_rows(d, ex, plan, noise=_zero_noise)
+    # a: (10 + 30)/2 = 20; b: clamped (100 + 0)/2 = 50; z: no rows -> mid + 0/max(1, 0) = 50
+    assert [float(r.value) for r in rows] == [20.0, 50.0, 50.0]
+
+    seen: list[list[int]] = []
+
+    def fake(values: list[int], comp: Any) -> list[int]:
+        seen.append(list(values))
+        return [v + 1 for v in values] if comp.kind == "count" else list(values)
+
+    rows = rel.noisy_rows(d, ex, plan, noise=fake)
+    assert seen[0] == [2, 2, 0]  # true counts go in, never out
+    assert float(rows[0].value) == pytest.approx(50 + (20 - 50) * 2 / 3)  # S / noisy n
+
+
+def test_missing_policy_drop_and_impute(tmp_path: Path) -> None:
+    from dpdesk.core.aggregates import exact_statistic
+    from dpdesk.core.data import load_table
+    from dpdesk.core.queries import design_plan
+
+    data = write_csv(tmp_path / "d.csv", [(10, "a"), ("", "a"), ("oops", "b"), (20, "mars")])
+    for missing, total in (("drop", 30.0), ({"impute": 5}, 40.0)):
+        plan = small_plan(
+            columns={"x": {"type": "float", "bounds": [0, 100], "missing": missing},
+                     "g": {"type": "category", "categories": ["a", "b"]}},  # fmt: skip
+            queries=[{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}],
+        )
+        table = load_table(data, plan.columns)
+        (d,) = design_plan(plan)
+        ex = exact_statistic(d, table, np.ones(table.n_rows, dtype=bool), plan.columns)
+        assert ex.vectors[0][0] * d.components[0].unit == total
+    # grouped: the row whose group is undeclared ("mars") is missing for the group and dropped
+    plan = small_plan(queries=[{"name": "s", "statistic": "sum", "column": "x", "group_by": "g",
+                                "mechanism": "laplace", "epsilon": 0.5}])  # fmt: skip
+    table = load_table(data, plan.columns)
+    (d,) = design_plan(plan)
+    ex = exact_statistic(d, table, np.ones(table.n_rows, dtype=bool), plan.columns)
+    assert [v * d.components[0].unit for v in ex.vectors[0]] == [10.0, 0.0, 0.0]
+
+
+def test_id_column_keeps_at_most_k_rows_per_person(dpdesk_home: Path, tmp_path: Path) -> None:
+    rows = [(1, "a", "p1")] * 5 + [(2, "a", "p2")] * 2 + [(3, "b", "")] * 4
+    data = write_csv(tmp_path / "d.csv", rows, header="x,g,pid")
+    plan = small_plan(privacy_unit={"neighbouring": "add_remove", "max_rows_per_person": 2, "id_column": "pid"})
+    from dpdesk.core.aggregates import bound_rows_per_person
+    from dpdesk.core.data import load_table
+
+    table = load_table(data, plan.columns, id_column="pid")
+    for _ in range(20):
+        keep = bound_rows_per_person(table, 2)
+        assert keep[:5].sum() == 2 and keep[5:7].sum() == 2 and keep[7:].sum() == 0
+    chosen = {tuple(np.flatnonzero(bound_rows_per_person(table, 2)[:5])) for _ in range(60)}
+    assert len(chosen) > 3  # random choice, not always the first rows
+    res = release(plan, data, dpdesk_home, tmp_path / "out")
+    assert res.entry["plan"]["privacy_unit"]["id_column"] == "pid"
+
+
+def test_budget_report_reads_no_data_and_shows_all_methods() -> None:
+    plan = load_plan(PLAN)
+    rep = budget_report(plan)
+    assert rep["method"] == "sequential" and rep["fits"]
+    assert rep["methods"]["sequential"]["plan"]["epsilon"] == pytest.approx(0.9)
+    assert rep["methods"]["zcdp"]["plan"]["rho"] > 0
+    assert rep["methods"]["advanced"]["plan"]["epsilon"] > 0
+    assert rep["remaining_after"]["epsilon"] == pytest.approx(0.1)
+    q = rep["queries"][0]["components"][0]
+    assert q["scale"] == 10.0 and q["error95"] == pytest.approx(10 * np.log(20))
+    assert q["formula"] == "b = sensitivity / epsilon = 1 / 0.1 = 10"
+
+
+def test_full_sample_release_every_statistic_and_mechanism(dpdesk_home: Path, tmp_path: Path) -> None:
+    plan = load_plan(PLAN)
+    res = release(plan, DATA, dpdesk_home, tmp_path / "out")
+    rows = read_release(tmp_path / "out")
+    assert len(rows) == 1 + 1 + 4 + 4 + 1 + 1
+    assert rows[-1]["value"] in ("northeast", "midwest", "south", "west")
+    assert rows[-1]["ci_low"] == rows[-1]["ci_high"] == ""
+    assert 0 <= float(rows[-2]["value"]) <= 18
+    lo, v, hi = float(rows[1]["ci_low"]), float(rows[1]["value"]), float(rows[1]["ci_high"])
+    assert 0 <= lo <= v <= hi <= 5000
+    entry = res.entry
+    assert entry["values_hash"] == rel.rows_hash(res.rows)
+    assert entry["charged"]["epsilon"] == pytest.approx(0.9)
+    assert [t["name"] for t in entry["trace"]] == [q.name for q in plan.queries]
+
+
+def _release_in_process(home: str, plan_path: str, data: str, out: str, q: Any) -> None:
+    import os
+
+    os.environ["DPDESK_HOME"] = home
+    try:
+        release(load_plan(plan_path), data, Path(home), Path(out))
+        q.put("ok")
+    except BudgetExceeded:
+        q.put("refused")
+
+
+def test_two_processes_never_overspend(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")] * 50)
+    plan_path = tmp_path / "p.json"
+    from dpdesk.core.plan import save_plan
+
+    save_plan(small_plan(), plan_path)  # 0.6 each, budget 1.0: only one may run
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [
+        ctx.Process(target=_release_in_process, args=(str(dpdesk_home), str(plan_path), str(data), str(tmp_path / f"o{i}"), q))
+        for i in range(2)
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    results = sorted(q.get(timeout=10) for _ in procs)
+    assert results == ["ok", "refused"]
+    spends = [e for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify() if e["type"] == "spend"]
+    assert len(spends) == 1
+
+
+def test_simulate_on_a_stand_in_table_is_uncharged() -> None:
+    plan = load_plan(PLAN)
+    rng = np.random.default_rng(1)
+    table = rel.stand_in_table(plan, 500, rng)
+    out = rel.simulate(plan, 3, table=table, rng=rng)
+    assert {r[0] for r in out} == {1, 2, 3}
+    assert len(out) == 3 * 12
+
+
+def test_csv_neutralises_formulas_but_not_numbers() -> None:
+    rows = [rel.Row("=cmd", "+x", "-3.5", "-1", "2", "laplace", "0.1", "0")]
+    text = rel.rows_to_csv(rows).decode()
+    assert "'=cmd,'+x,-3.5,-1,2" in text
+    assert rel.rows_to_csv(rows, bom=True).startswith(b"\xef\xbb\xbf")
+    assert list(csv.reader(io.StringIO(text)))[0] == list(rel.CSV_COLUMNS)
+
+
+def test_numbers_are_written_in_plain_notation() -> None:
+    assert rel.fmt_number(1e-7) == "0.0000001"
+    assert rel.fmt_number(1.5e16) == "15000000000000000"
+    assert rel.fmt_number(-0.25) == "-0.25"

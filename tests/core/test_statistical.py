@@ -1,0 +1,110 @@
+"""Statistical tests of the release sampler (OpenDP, unseeded: the release sampler is never seeded).
+
+Each test states its false-failure rate: the probability that a correct sampler fails it.
+Thresholds are set so that the whole module fails by chance less than once in 10^5 runs.
+
+* Variances are checked with a z-test at |z| < 5.5 on N draws (two-sided normal tail 3.8e-8;
+  the sample variance of N >= 20,000 draws is close to normal).
+* Interval coverage is checked with an exact-binomial-style z bound at |z| < 5.5.
+* Exponential-mechanism frequencies use a chi-square test with 2 degrees of freedom at
+  p < 1e-7 (critical value -2 ln(1e-7) = 32.24).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpdesk.core import mechanisms as mech
+from dpdesk.core import release as rel
+from dpdesk.core.plan import parse_plan
+from dpdesk.core.queries import design_query
+
+pytestmark = pytest.mark.statistical
+Z = 5.5
+
+
+def discrete_laplace_var(b: float) -> float:
+    """Var of P(x) ~ exp(-|x|/b) on the integers: 2 r / (1 - r)^2 with r = exp(-1/b)."""
+    r = math.exp(-1.0 / b)
+    return 2 * r / (1 - r) ** 2
+
+
+def test_laplace_draws_have_the_calibrated_scale() -> None:
+    """N = 40,000 draws at b = 10 (one vector release of zeros). False failure < 4e-8."""
+    n = 40_000
+    x = np.asarray(mech.draw_laplace([0] * n, 1, 0.1)[0], dtype=np.float64)
+    var = discrete_laplace_var(10.0)  # 199.83 (continuous: 2 b^2 = 200)
+    # Var(s^2) ~ (mu4 - var^2)/n with mu4 ~ 24 b^4 for Laplace
+    se = math.sqrt((24 * 10.0**4 - var**2) / n)
+    assert abs(x.var() - var) < Z * se
+    assert abs(x.mean()) < Z * math.sqrt(var / n)
+
+
+def test_laplace_at_half_scale_would_be_caught() -> None:
+    """The same check rejects noise of half the scale (power: z of about 100, certain)."""
+    n = 40_000
+    x = np.asarray(mech.draw_laplace([0] * n, 1, 0.2)[0], dtype=np.float64)  # b = 5, as if sensitivity were halved
+    se = math.sqrt((24 * 10.0**4 - discrete_laplace_var(10.0) ** 2) / n)
+    assert abs(x.var() - discrete_laplace_var(10.0)) > Z * se
+
+
+def test_gaussian_draws_have_the_calibrated_sigma() -> None:
+    """N = 20,000 draws at sigma = 9.69 (classic, D = 1, eps 0.5, delta 1e-5). False failure < 4e-8."""
+    n = 20_000
+    sigma = mech.classic_sigma(1, 0.5, 1e-5)
+    x = np.asarray(mech.draw_gaussian([0] * n, 1.0, sigma)[0], dtype=np.float64)
+    # discrete Gaussian variance at sigma ~ 9.7 equals sigma^2 to within 1e-30
+    se = math.sqrt(2 * sigma**4 / n)
+    assert abs(x.var() - sigma**2) < Z * se
+
+
+def test_fixed_point_sum_noise_has_the_natural_scale() -> None:
+    """A float sum's noise, in natural units, has Laplace scale M / eps. N = 20,000; false failure < 4e-8."""
+    plan = parse_plan({
+        "version": 1, "budget": {"epsilon": 1.0},
+        "privacy_unit": {"neighbouring": "add_remove"},
+        "columns": {"x": {"type": "float", "bounds": [0, 250.5]}, "g": {"type": "category", "categories": ["a"]}},
+        "queries": [{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}],
+    })  # fmt: skip
+    (comp,) = design_query(plan.queries[0], plan).components
+    assert comp.scale == pytest.approx(250.5 / 0.5)
+    n = 20_000
+    noisy = rel._opendp_noise([0] * n, comp)
+    x = np.asarray(noisy, dtype=np.float64) * comp.unit
+    b = comp.scale
+    se = math.sqrt(20 * b**4 / n)  # (mu4 - var^2)/n = (24 - 4) b^4 / n
+    assert abs(x.var() - 2 * b**2) < Z * se
+
+
+def test_released_intervals_cover_95_percent() -> None:
+    """Coverage of the count interval over N = 20,000 vector draws at b = 1/0.3.
+
+    The interval is exact for the discrete noise: coverage p = 1 - 2 e^{-11/b}/(1 + e^{-1/b}) = 0.9566.
+    False failure < 4e-8 (|z| < 5.5 with the binomial standard error).
+    """
+    n = 20_000
+    b = 1 / 0.3
+    half = mech.discrete_laplace_halfwidth(b)
+    x = np.asarray(mech.draw_laplace([0] * n, 1, 0.3)[0])
+    p = 1 - 2 * math.exp(-(half + 1) / b) / (1 + math.exp(-1 / b))
+    assert p >= 0.95
+    cover = float(np.mean(np.abs(x) <= half))
+    assert abs(cover - p) < Z * math.sqrt(p * (1 - p) / n)
+
+
+def test_exponential_mechanism_matches_the_textbook_probabilities() -> None:
+    """u = (50, 20, 30), Du = 1, eps = 0.1: P = (0.629, 0.140, 0.231). N = 6,000 OpenDP draws.
+
+    Chi-square with 2 degrees of freedom, false failure 1e-7. Permute-and-flip (what OpenDP's pure
+    measure samples: 0.732, 0.098, 0.170) gives a chi-square near 300 at this N, so it is caught.
+    """
+    n = 6_000
+    p = np.asarray(mech.em_probabilities([50, 20, 30], 0.1, 1))
+    counts = np.bincount([mech.draw_exponential([50, 20, 30], 1.0, 0.1) for _ in range(n)], minlength=3)
+    chi2 = float(((counts - n * p) ** 2 / (n * p)).sum())
+    assert chi2 < -2 * math.log(1e-7)
+    pf = np.asarray([0.732, 0.098, 0.170])
+    assert float(((n * pf - n * p) ** 2 / (n * p)).sum()) > 100
