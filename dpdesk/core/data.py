@@ -621,7 +621,7 @@ def _check_xlsx(path: Path) -> None:
         raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
     unpacked = sum(i.file_size for i in infos)
     packed = max(1, os.path.getsize(path))
-    if unpacked > MAX_XLSX_UNPACKED or unpacked / packed > MAX_XLSX_RATIO and unpacked > 50 * 2**20:
+    if unpacked > MAX_XLSX_UNPACKED or (unpacked / packed > MAX_XLSX_RATIO and unpacked > 50 * 2**20):
         raise InputError(
             str(path),
             f"the workbook would unpack to {unpacked / 2**20:.0f} MiB from {packed / 2**20:.1f} MiB; "

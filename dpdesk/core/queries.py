@@ -82,6 +82,8 @@ class QueryDesign:
     cells: tuple[str, ...]  # one label per released value ("" for a scalar)
     candidates: tuple[Any, ...] | None = None  # for quantile, mode, select
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: For the exponential mechanism: (utility gap, probability that the better of two candidates wins).
+    selection_curve: tuple[tuple[float, float], ...] = ()
 
     @property
     def epsilon(self) -> float:
@@ -326,7 +328,14 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
     comp = Component(
         spec.statistic, "utility", "exponential", eps, 0.0, eps**2 / 8.0, du, du, gumbel, None, 1.0, formula, why
     )
-    return QueryDesign(spec, (comp,), ("",), cands, tuple(notes))
+    return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du))
+
+
+def em_curve(epsilon: float, du: float) -> tuple[tuple[float, float], ...]:
+    """Probability that the better of two candidates is chosen, for utility gaps around the 95% gap."""
+    g95 = mech.em_gap_for(0.95, epsilon, du)
+    gaps = [g95 * f for f in (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)]
+    return tuple((g, mech.em_probabilities([g, 0.0], epsilon, du)[0]) for g in gaps)
 
 
 def _histogram_labels(spec: QuerySpec, col: ColumnSpec) -> tuple[str, ...]:

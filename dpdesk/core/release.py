@@ -185,6 +185,7 @@ def design_to_dict(d: QueryDesign) -> dict[str, Any]:
         "cells": len(d.cells),
         "candidates": len(d.candidates) if d.candidates is not None else None,
         "notes": list(d.notes),
+        "selection_curve": [{"gap": g, "probability": p} for g, p in d.selection_curve],
         "components": [
             {
                 "label": c.label,

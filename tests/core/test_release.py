@@ -340,3 +340,106 @@ def test_numbers_are_written_in_plain_notation() -> None:
     assert rel.fmt_number(1e-7) == "0.0000001"
     assert rel.fmt_number(1.5e16) == "15000000000000000"
     assert rel.fmt_number(-0.25) == "-0.25"
+
+
+def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_path: Path) -> None:
+    """Real sampler, checked against truths computed here with the csv module and math.fsum.
+
+    Each noisy value must lie within 20 noise scales of the truth: false failure below
+    e^-20 = 2e-9 per Laplace value (Gaussian: far less), about 1e-7 for the whole test.
+    """
+    import math
+    import random
+
+    rnd = random.Random(5)  # test data only
+    regions = ["n", "s", "e", "w"]
+    rows = [(round(rnd.uniform(-50, 950), 3), rnd.choice(regions[:3]), rnd.randint(0, 20)) for _ in range(3000)]
+    data = tmp_path / "d.csv"
+    data.write_text("x,r,i\n" + "".join(f"{x},{r},{i}\n" for x, r, i in rows), encoding="utf-8")
+    queries: list[dict[str, Any]] = []
+    for mech_name in ("laplace", "gaussian"):
+        extra = {"delta": 1e-7, "calibration": "analytic"} if mech_name == "gaussian" else {}
+        for stat, col in (("count", None), ("sum", "x"), ("mean", "x"), ("histogram", "r"), ("histogram", "i")):
+            for grouped in (False, True):
+                if grouped and col == "r":
+                    continue
+                q: dict[str, Any] = {"name": f"{stat} {col} {mech_name} {grouped}", "statistic": stat,
+                                     "mechanism": mech_name, "epsilon": 2.0, **extra}  # fmt: skip
+                if col:
+                    q["column"] = col
+                if col == "i" and stat == "histogram":
+                    q["bins"] = [0, 5, 10, 15]
+                if grouped:
+                    q["group_by"] = "r"
+                queries.append(q)
+    queries += [
+        {"name": "median", "statistic": "quantile", "column": "i", "mechanism": "exponential", "epsilon": 2.0},
+        {"name": "mode", "statistic": "mode", "column": "r", "mechanism": "exponential", "epsilon": 2.0},
+        {"name": "price", "statistic": "select", "column": "x", "candidates": [100, 400, 900], "utility": "revenue",
+         "mechanism": "exponential", "epsilon": 2.0},
+    ]  # fmt: skip
+    plan = parse_plan({
+        "version": 1, "budget": {"epsilon": 200.0, "delta": 1e-4},
+        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+        "columns": {"x": {"type": "float", "bounds": [-100, 1000]}, "r": {"type": "category", "categories": regions},
+                    "i": {"type": "int", "bounds": [0, 20]}},
+        "queries": queries,
+    })  # fmt: skip
+    res = release(plan, data, dpdesk_home, tmp_path / "out")
+    got: dict[tuple[str, str], str] = {(r.query, r.group): r.value for r in res.rows}
+    report = {q["name"]: q for q in budget_report(plan)["queries"]}
+
+    def truth(stat: str, col: str | None, sub: list[tuple[float, str, int]]) -> float:
+        if stat == "count":
+            return len(sub)
+        vals = [r[0] for r in sub]
+        if stat == "sum":
+            return math.fsum(vals)
+        return min(1000.0, max(-100.0, math.fsum(vals) / max(1, len(vals)))) if sub else 450.0
+
+    for q in queries[:-3]:
+        name, stat, col = q["name"], q["statistic"], q.get("column")
+        scale = max(c["scale"] for c in report[name]["components"])
+        groups = regions if q.get("group_by") else [None]
+        for g in groups:
+            sub = [r for r in rows if g is None or r[1] == g]
+            if stat == "histogram":
+                if col == "r":
+                    cells = {c: sum(1 for r in sub if r[1] == c) for c in regions}
+                else:
+                    edges = [0, 5, 10, 15]
+                    cells = {}
+                    for lab, lo, hi in zip(("(-inf, 5)", "[5, 10)", "[10, +inf)"), edges, edges[1:], strict=False):
+                        cells[lab] = sum(1 for r in sub if (lo == 0 or r[2] >= lo) and (hi == 15 or r[2] < hi))
+                for lab, n in cells.items():
+                    key = (name, f"{g} / {lab}" if g else lab)
+                    assert abs(float(got[key]) - n) <= 20 * scale, key
+            else:
+                t = truth(stat, col, sub)
+                tol = 20 * scale if stat != "mean" else 1100.0 * 0.02 + 20 * scale / max(1, len(sub) - 20 * scale)
+                assert abs(float(got[(name, g or "")]) - t) <= tol, (name, g)
+    assert got[("mode", "")] in regions[:3]
+    assert 0 <= float(got[("median", "")]) <= 20
+    assert got[("price", "")] in ("100", "400", "900")
+    assert len(res.rows) == len({(r.query, r.group) for r in res.rows})
+
+
+def test_a_full_release_never_touches_numpy_random_or_random(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import random
+
+    def forbidden(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("non-cryptographic randomness reached a release")
+
+    for name in ("default_rng", "Generator", "RandomState", "random", "rand", "randn", "randint", "laplace",
+                 "normal", "gumbel", "choice", "uniform", "shuffle", "permutation", "integers", "seed"):  # fmt: skip
+        if hasattr(np.random, name):
+            monkeypatch.setattr(np.random, name, forbidden)
+    for name in ("random", "randint", "choice", "choices", "shuffle", "uniform", "gauss", "Random", "sample", "seed"):
+        monkeypatch.setattr(random, name, forbidden)
+    plan = load_plan(PLAN)
+    with_ids = parse_plan({**plan.to_dict(), "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 2,
+                                                                "id_column": "state"}})  # fmt: skip
+    res = release(with_ids, DATA, dpdesk_home, tmp_path / "out")
+    assert len(res.rows) == 12
