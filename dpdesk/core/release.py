@@ -199,6 +199,7 @@ def design_to_dict(d: QueryDesign) -> dict[str, Any]:
                 "scale": c.scale,
                 "error95": c.bound95,
                 "resolution": c.unit,
+                "noise_grid": c.grid,
                 "formula": c.formula,
                 "derivation": c.derivation,
             }
@@ -219,12 +220,12 @@ def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None
 
 def interval_halfwidth(comp: Any, conf: float = 0.95) -> float:
     """Half-width of the released interval, exact for the discrete noise drawn on the component's grid."""
-    scale = comp.scale / comp.unit
+    scale = comp.scale / comp.grid
     if comp.mechanism == "laplace":
         t = mech.discrete_laplace_halfwidth(scale, conf)
     else:
         t = mech.discrete_gaussian_halfwidth(scale, conf)
-    return float(t * comp.unit)
+    return float(t * comp.grid)
 
 
 NoiseFn = Callable[[list[int], Any], list[int]]
@@ -232,12 +233,23 @@ PickFn = Callable[[list[float], Any], int]
 
 
 def _opendp_noise(values: list[int], comp: Any) -> list[int]:
+    """Noisy integers on the component's noise grid (exact integers refined onto it first)."""
+    f = comp.refine
+    scaled = [v * f for v in values] if f != 1 else values
     if comp.mechanism == "laplace":
-        l1 = round(comp.l1 / comp.unit)
-        noisy, _ = mech.draw_laplace(values, l1, comp.epsilon)
+        l1 = round(comp.l1 / comp.grid)
+        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)
         return noisy
-    noisy, _ = mech.draw_gaussian(values, comp.l2 / comp.unit, comp.scale / comp.unit)
+    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid)
     return noisy
+
+
+def to_natural(v: int, comp: Any) -> float | int:
+    """A noisy integer on the noise grid, in natural units (an int when the grid is whole)."""
+    g = comp.grid
+    if g >= 1.0:
+        return int(v) * int(g)
+    return v * g
 
 
 def _opendp_pick(utilities: list[float], comp: Any) -> int:
@@ -266,8 +278,9 @@ def noisy_rows(
         lo, hi = col.bounds
         mid = (lo + hi) / 2.0
         e_n, e_s = interval_halfwidth(count_c, 0.975), interval_halfwidth(sum_c, 0.975)
-        for cell, n, s in zip(design.cells, counts, sums, strict=True):
-            s_nat = s * sum_c.unit
+        for cell, n_g, s in zip(design.cells, counts, sums, strict=True):
+            s_nat = to_natural(s, sum_c)
+            n = to_natural(n_g, count_c)
             m = min(hi, max(lo, mid + s_nat / max(1, n)))
             if n - e_n <= 0:
                 low, high = lo, hi
@@ -280,12 +293,7 @@ def noisy_rows(
     noisy = noise(exact.vectors[0], comp)
     bound = interval_halfwidth(comp)
     for cell, v in zip(design.cells, noisy, strict=True):
-        if comp.unit == 1.0:
-            val: float | int = int(v)
-        elif comp.unit > 1.0:
-            val = int(v) * int(comp.unit)
-        else:
-            val = v * comp.unit
+        val = to_natural(v, comp)
         rows.append(
             Row(spec.name, cell, fmt_number(val), fmt_number(val - bound), fmt_number(val + bound), spec.mechanism, eps_s, delta_s)
         )
@@ -506,8 +514,8 @@ def simulate(
     exacts = [exact_statistic(d, table, keep, plan.columns) for d in designs]
 
     def noise(values: list[int], comp: Any) -> list[int]:
-        scale = comp.scale / comp.unit
-        v = np.asarray(values, dtype=np.float64)
+        scale = comp.scale / comp.grid
+        v = np.asarray(values, dtype=np.float64) * comp.refine
         if comp.mechanism == "laplace":
             return np.rint(v + rng.laplace(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
         return np.rint(v + rng.normal(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
