@@ -22,7 +22,7 @@ from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, 
 from dpdesk.core.progress import Progress
 
 GUI_MISSING = (
-    "The dpdesk desktop app is not part of this build yet. Everything it will do is available "
+    "The dpdesk desktop app cannot start: Qt (PySide6) is not installed. Everything it does is available "
     "from the command line: dpdesk budget, release, simulate, ledger (see dpdesk --help)."
 )
 
@@ -102,11 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _gui(args: argparse.Namespace) -> int:
     try:
-        from dpdesk.gui.app import main as gui_main  # type: ignore[import-not-found]
-    except ImportError:
-        print(GUI_MISSING, file=sys.stderr)
-        if getattr(args, "file", None):
-            print(f"(asked to open {args.file})", file=sys.stderr)
+        from dpdesk.gui.app import main as gui_main
+    except ImportError as exc:
+        print(f"{GUI_MISSING} ({exc})", file=sys.stderr)
         return 2
     return int(gui_main(getattr(args, "file", None)))  # pragma: no cover - the GUI has its own tests
 

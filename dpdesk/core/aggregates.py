@@ -139,8 +139,8 @@ def exact_statistic(design: QueryDesign, table: Table, keep: np.ndarray, columns
         return Exact([counts, sums] if stat == "mean" else [sums])
     if stat == "mode":
         assert col is not None and col.categories is not None and x is not None
-        counts = np.bincount(x.astype(np.intp), minlength=len(col.categories))
-        return Exact([], [float(c) for c in counts])
+        per_category = np.bincount(x.astype(np.intp), minlength=len(col.categories))
+        return Exact([], [float(c) for c in per_category])
     assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
     cands = np.asarray(design.candidates, dtype=np.float64)
     xv = np.clip(x.astype(np.float64, copy=False), col.bounds[0], col.bounds[1])

@@ -545,9 +545,7 @@ class _ColumnBuilder:
         n_bad = int(bad.sum())
         if n_bad:
             self._note("unparsable", bad, line, n_bad)
-        if self.spec.type == "float":
-            if n_bad:
-                x[bad] = np.nan
+        if self.spec.type == "float":  # already NaN where bad; x may be a read-only view of polars memory
             self.parts.append(x)
             return
         miss = nan | frac
@@ -711,9 +709,9 @@ def suggest_types(path: str | Path, sample_rows: int = 1000) -> dict[str, str]:
         if s.len() == 0:
             out[name] = "category"
             continue
-        f = s.cast(pl.Float64, strict=False)
-        if f.null_count() == 0:
-            arr = f.to_numpy()
+        floats = s.cast(pl.Float64, strict=False)
+        if floats.null_count() == 0:
+            arr = floats.to_numpy()
             finite = arr[np.isfinite(arr)]
             whole = bool(np.all(finite == np.floor(finite)))
             out[name] = "int" if whole and not s.str.contains(r"[.eE]").any() else "float"

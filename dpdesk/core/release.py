@@ -482,6 +482,7 @@ def stand_in_table(plan: Plan, rows: int, rng: np.random.Generator) -> Table:
     """A table generated from the declared schema alone (uniform within bounds and categories)."""
     cols: dict[str, Column] = {}
     for name, spec in plan.columns.items():
+        vals: np.ndarray
         if spec.type == "category":
             assert spec.categories is not None
             vals = rng.integers(0, len(spec.categories), rows).astype(np.int16)

@@ -126,9 +126,12 @@ def test_simulate_marks_its_output_not_for_publication(dpdesk_home: Path, tmp_pa
     assert "simulate  2 run(s), uncharged" in lg.stdout
 
 
-def test_gui_entry_point_gives_a_clear_message(dpdesk_home: Path) -> None:
-    r = run("open", str(DATA), home=dpdesk_home)
-    assert r.returncode == 2 and "command line" in r.stderr and "Traceback" not in r.stderr
+def test_open_starts_the_desktop_app(dpdesk_home: Path) -> None:
+    env = {**os.environ, "DPDESK_HOME": str(dpdesk_home), "DPDESK_STARTUP_PROBE": "1", "QT_QPA_PLATFORM": "offscreen"}
+    r = subprocess.run([sys.executable, "-m", "dpdesk", "open", str(DATA)], capture_output=True, text=True, env=env,
+                       timeout=120, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "WINDOW_SHOWN" in r.stdout
 
 
 def test_suggest_proposes_types_only(dpdesk_home: Path) -> None:

@@ -1,0 +1,96 @@
+"""Start the desktop app: the window first, the heavy libraries afterwards in the background."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+_T0 = time.perf_counter()
+log = logging.getLogger("dpdesk")
+
+
+def _warm_imports() -> None:
+    """Import what the first preview, load and release need, off the GUI thread."""
+    try:
+        import numpy  # noqa: F401
+        import polars  # noqa: F401
+
+        from dpdesk.core import mechanisms
+
+        mechanisms._dp()
+        import matplotlib.backends.backend_qtagg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+    except Exception:  # a warm-up failure shows up again, with a message, when the feature is used
+        log.exception("background import failed")
+
+
+def _install_excepthook(home: Path, window: Any) -> None:
+    def hook(exc_type: Any, exc: BaseException, tb: Any) -> None:
+        log.error("unexpected error", exc_info=(exc_type, exc, tb))
+        from PySide6.QtWidgets import QMessageBox
+
+        from dpdesk.i18n import _
+
+        QMessageBox.warning(
+            window, "dpdesk",
+            _("Something went wrong: {err}\n\nYour plan is kept. Details were written to {log}.").format(
+                err=exc, log=home / "dpdesk.log"),
+        )  # fmt: skip
+
+    sys.excepthook = hook
+
+
+def build(home: Path | None = None) -> tuple[Any, Any]:
+    """Create the application objects (used by main and by tests): (QApplication, MainWindow)."""
+    from PySide6.QtCore import QLibraryInfo, QLocale, QSettings, QTranslator
+    from PySide6.QtWidgets import QApplication
+
+    from dpdesk.core.home import dpdesk_home
+    from dpdesk.gui.main_window import MainWindow
+    from dpdesk.gui.state import AppState
+    from dpdesk.i18n import current_language
+
+    home = home or dpdesk_home()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("dpdesk")
+    app.setOrganizationName("dpdesk")
+    if current_language() == "zh_CN":
+        tr = QTranslator(app)
+        if tr.load(QLocale("zh_CN"), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+            app.installTranslator(tr)
+    settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(AppState(home), settings)
+    return app, window
+
+
+def main(path: str | None = None) -> int:
+    """Run the app, optionally opening a table or a plan."""
+    from dpdesk.core.home import dpdesk_home
+
+    home = dpdesk_home()
+    logging.basicConfig(
+        filename=str(home / "dpdesk.log"), level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    app, window = build(home)
+    window.show()
+    from PySide6.QtCore import QTimer
+
+    def shown() -> None:
+        elapsed = time.perf_counter() - _T0
+        log.info("window shown %.3f s after import", elapsed)
+        if os.environ.get("DPDESK_STARTUP_PROBE"):
+            print(f"WINDOW_SHOWN {elapsed:.3f}", flush=True)
+            QTimer.singleShot(0, app.quit)
+            return
+        threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
+        if path:
+            window.open_path(path)
+
+    QTimer.singleShot(0, shown)
+    _install_excepthook(home, window)
+    return int(app.exec())

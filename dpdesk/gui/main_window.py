@@ -1,0 +1,445 @@
+"""The main window: menus, the four tabs, the always-visible budget meter and noise preview."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSettings, Qt, QThreadPool
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dpdesk.core.errors import DpdeskError
+from dpdesk.core.progress import Progress
+from dpdesk.gui.state import AppState
+from dpdesk.gui.views.budget_meter import BudgetMeter
+from dpdesk.gui.views.ledger_view import LedgerView
+from dpdesk.gui.views.preview_panel import PreviewPanel
+from dpdesk.gui.views.query_form import QueryForm
+from dpdesk.gui.views.results_view import ResultsView
+from dpdesk.gui.views.schema_view import SchemaView
+from dpdesk.gui.workers import Worker, start
+from dpdesk.i18n import _
+
+log = logging.getLogger(__name__)
+DATA_FILTER = "Tables (*.csv *.tsv *.txt *.xlsx *.parquet);;All files (*)"
+PLAN_FILTER = "dpdesk plans (*.json);;All files (*)"
+MAX_RECENT = 8
+
+
+class MainWindow(QMainWindow):
+    """dpdesk's main window. Dialogs go through :meth:`ask_*` hooks so that tests can answer them."""
+
+    def __init__(self, state: AppState, settings: QSettings, pool: QThreadPool | None = None) -> None:
+        super().__init__()
+        self.state = state
+        state.setParent(self)  # the state lives and dies with its window
+        self.settings = settings
+        self.pool = pool
+        self.job: Worker | None = None
+        self.setWindowTitle("dpdesk")
+        self.setAcceptDrops(True)
+
+        self.schema_view = SchemaView(state)
+        self.query_form = QueryForm(state)
+        self.results_view = ResultsView(state)
+        self.ledger_view = LedgerView(state)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.schema_view, _("1 · Data"))
+        self.tabs.addTab(self.query_form, _("2 · Queries"))
+        self.tabs.addTab(self.results_view, _("3 · Results"))
+        self.tabs.addTab(self.ledger_view, _("4 · Ledger"))
+        self.meter = BudgetMeter(state)
+        self.preview = PreviewPanel(state)
+        self.query_form.selection_changed.connect(self.preview.show_query)
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        rl.addWidget(self.meter)
+        rl.addWidget(self.preview, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.tabs)
+        split.addWidget(right)
+        split.setSizes([760, 560])
+        self.setCentralWidget(split)
+        self.schema_view.codebook_button.clicked.connect(self.import_codebook)
+        self.results_view.export_button.clicked.connect(self.export_release)
+
+        self._make_actions()
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(240)
+        self.progress.setVisible(False)
+        self.cancel_button = QPushButton(_("Cancel"))
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.cancel_job)
+        self.status_label = QLabel("")
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.cancel_button)
+
+        state.plan_changed.connect(self._update_actions)
+        state.data_changed.connect(self._update_actions)
+        state.ledger_changed.connect(self._update_actions)
+        state.undo_stack.cleanChanged.connect(lambda _c: self._update_title())
+        self._update_actions()
+        geometry = settings.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1320, 820)
+
+    # ------------------------------------------------------------------ actions
+    def _make_actions(self) -> None:
+        def act(text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
+            a = QAction(text, self)
+            if shortcut is not None:
+                a.setShortcut(QKeySequence(shortcut))
+            if tip:
+                a.setToolTip(tip)
+                a.setStatusTip(tip)
+            a.triggered.connect(slot)
+            return a
+
+        self.open_action = act(_("&Open table…"), lambda: self.open_data(), QKeySequence.StandardKey.Open,
+                               _("Open a CSV, Excel or Parquet table"))  # fmt: skip
+        self.open_plan_action = act(_("Open &plan…"), lambda: self.open_plan(), "Ctrl+Shift+O")
+        self.save_action = act(_("&Save plan"), self.save_plan, QKeySequence.StandardKey.Save)
+        self.save_as_action = act(_("Save plan &as…"), lambda: self.save_plan(ask=True), QKeySequence.StandardKey.SaveAs)
+        self.release_action = act(_("&Release…"), self.release, "Ctrl+R",
+                                  _("Charge the ledger, draw the noise and show the noisy results"))  # fmt: skip
+        self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)
+        self.undo_action = self.state.undo_stack.createUndoAction(self, _("&Undo"))
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.state.undo_stack.createRedoAction(self, _("&Redo"))
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        self.recent_menu = None
+
+        bar = self.menuBar()
+        file_menu = bar.addMenu(_("&File"))
+        file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu(_("Open &recent"))
+        file_menu.addAction(self.open_plan_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.save_action)
+        file_menu.addAction(self.save_as_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.release_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu(_("&Edit"))
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+        help_menu = bar.addMenu(_("&Help"))
+        help_menu.addAction(act(_("&About dpdesk"), self.about))
+        self._fill_recent()
+
+        tb = QToolBar(_("Main"))
+        tb.setObjectName("main_toolbar")
+        tb.setMovable(False)
+        tb.addAction(self.open_action)
+        tb.addAction(self.save_action)
+        tb.addSeparator()
+        tb.addAction(self.undo_action)
+        tb.addAction(self.redo_action)
+        tb.addSeparator()
+        tb.addAction(self.release_action)
+        self.addToolBar(tb)
+
+    def _fill_recent(self) -> None:
+        assert self.recent_menu is not None
+        self.recent_menu.clear()
+        for path in self.recent_files():
+            a = QAction(path, self)
+            a.triggered.connect(lambda _c=False, p=path: self.open_data(p))
+            self.recent_menu.addAction(a)
+        self.recent_menu.setEnabled(bool(self.recent_files()))
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent/files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _add_recent(self, path: Path) -> None:
+        files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
+        self.settings.setValue("recent/files", files[:MAX_RECENT])
+        self._fill_recent()
+
+    def _update_actions(self) -> None:
+        ok, why = self.state.can_release()
+        busy = self.job is not None
+        self.release_action.setEnabled(ok and not busy)
+        self.release_action.setToolTip(why or _("Charge the ledger, draw the noise and show the noisy results"))
+        self.open_action.setEnabled(not busy)
+        self.status_label.setText(why if not ok else _("Ready to release."))
+        self._update_title()
+
+    def _update_title(self) -> None:
+        name = self.state.data_path.name if self.state.data_path else _("no table")
+        plan = self.state.plan_path.name if self.state.plan_path else _("unsaved plan")
+        self.setWindowTitle(f"dpdesk — {name} — {plan}{' *' if self.state.dirty else ''}")
+
+    # ------------------------------------------------------------------ dialogs (overridable in tests)
+    def ask_open_path(self, title: str, filt: str) -> str:
+        return QFileDialog.getOpenFileName(self, title, "", filt)[0]
+
+    def ask_save_path(self, title: str, filt: str) -> str:
+        return QFileDialog.getSaveFileName(self, title, "", filt)[0]
+
+    def ask_folder(self, title: str) -> str:
+        return QFileDialog.getExistingDirectory(self, title)
+
+    def ask_confirm(self, title: str, text: str) -> bool:
+        return QMessageBox.question(self, title, text) == QMessageBox.StandardButton.Yes
+
+    def ask_save_changes(self) -> QMessageBox.StandardButton:
+        return QMessageBox.question(
+            self, _("Unsaved plan"), _("The plan has unsaved changes. Save them?"),
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+        )  # fmt: skip
+
+    def show_error(self, message: str, details: str = "") -> None:
+        log.warning("shown to the user: %s", message)
+        box = QMessageBox(QMessageBox.Icon.Warning, _("dpdesk"), message, parent=self)
+        if details:
+            box.setDetailedText(details)
+        box.exec()
+
+    # ------------------------------------------------------------------ jobs
+    def run_job(self, job: Any, on_done: Any, label: str) -> Worker:
+        worker = Worker(job)
+        self.job = worker
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
+        self.cancel_button.setVisible(True)
+        self.status_label.setText(label)
+
+        def progress(done: int, total: int, stage: str) -> None:
+            if total > 0:
+                self.progress.setRange(0, total)
+                self.progress.setValue(done)
+            self.progress.setFormat(f"{stage} %p%")
+
+        def finish() -> None:
+            self.job = None
+            self.progress.setVisible(False)
+            self.cancel_button.setVisible(False)
+            self._update_actions()
+
+        def done(result: Any) -> None:
+            finish()
+            on_done(result)
+
+        def failed(message: str, details: str) -> None:
+            finish()
+            self.show_error(message, details)
+
+        def cancelled() -> None:
+            finish()
+            self.status_label.setText(_("Cancelled; nothing changed."))
+
+        worker.signals.progress.connect(progress)
+        worker.signals.finished.connect(done)
+        worker.signals.failed.connect(failed)
+        worker.signals.cancelled.connect(cancelled)
+        self._update_actions()
+        start(worker, self.pool)
+        return worker
+
+    def cancel_job(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    # ------------------------------------------------------------------ file actions
+    def open_path(self, path: str) -> None:
+        """Open a table or, for .json, a plan."""
+        if path.lower().endswith(".json"):
+            self.open_plan(path)
+        else:
+            self.open_data(path)
+
+    def open_data(self, path: str | None = None) -> Worker | None:
+        path = path or self.ask_open_path(_("Open table"), DATA_FILTER)
+        if not path:
+            return None
+        p = Path(path)
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.core.data import file_sha256
+            from dpdesk.core.peek import peek, suggest_from_peek
+
+            pk = peek(p)
+            return pk, suggest_from_peek(pk), file_sha256(p, progress)
+
+        def done(result: Any) -> None:
+            pk, suggested, sha = result
+            self.state.set_data(p, pk, suggested, sha)
+            self._add_recent(p)
+            self.tabs.setCurrentWidget(self.schema_view)
+
+        return self.run_job(job, done, _("Opening {name}…").format(name=p.name))
+
+    def open_plan(self, path: str | None = None) -> bool:
+        if not self.maybe_save():
+            return False
+        path = path or self.ask_open_path(_("Open plan"), PLAN_FILTER)
+        if not path:
+            return False
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+            if not isinstance(data, dict):
+                raise ValueError(_("a plan is a JSON object"))
+        except (OSError, ValueError) as exc:
+            self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=exc))
+            return False
+        self.state.load_plan_data(data, Path(path))
+        if self.state.plan_error:
+            self.status_label.setText(self.state.plan_error)
+        self.query_form.select_row(0)
+        return True
+
+    def save_plan(self, ask: bool = False) -> bool:
+        path = self.state.plan_path
+        if ask or path is None:
+            chosen = self.ask_save_path(_("Save plan"), PLAN_FILTER)
+            if not chosen:
+                return False
+            path = Path(chosen if chosen.lower().endswith(".json") else chosen + ".json")
+        try:
+            path.write_text(self.state.plan_json(), encoding="utf-8")
+        except OSError as exc:
+            self.show_error(_("Cannot save the plan to {path}: {err}").format(path=path, err=exc.strerror or exc))
+            return False
+        self.state.mark_saved(path)
+        self._update_title()
+        return True
+
+    def maybe_save(self) -> bool:
+        if not self.state.dirty:
+            return True
+        answer = self.ask_save_changes()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save_plan()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def import_codebook(self) -> None:
+        path = self.ask_open_path(_("Import codebook"), "CSV (*.csv);;All files (*)")
+        if not path:
+            return
+        from dpdesk.core.plan import read_codebook
+
+        try:
+            book = read_codebook(path)
+        except DpdeskError as exc:
+            self.show_error(str(exc))
+            return
+        new = self.state.draft()
+        filled = []
+        for name, cats in book.items():
+            spec = new["columns"].get(name)
+            if spec is not None and spec.get("type") == "category":
+                spec["categories"] = list(cats)
+                filled.append(name)
+        self.state.edit(new, _("Import codebook"))
+        self.status_label.setText(_("Categories imported for: {cols}").format(cols=", ".join(filled) or _("no ticked category column")))
+
+    # ------------------------------------------------------------------ release
+    def release(self) -> Worker | None:
+        ok, why = self.state.can_release()
+        if not ok or self.state.plan is None or self.state.report is None or self.state.data_path is None:
+            self.show_error(why)
+            return None
+        rep = self.state.report
+        m = rep["methods"][rep["method"]]
+        text = _(
+            "This release will spend ε {e} and δ {d} ({method} accounting) from the budget of {name}.\n"
+            "Afterwards ε {le} and δ {ld} will remain.\n\nThe noisy values are recorded in the dataset's ledger "
+            "before they are shown. Running the plan again later costs budget again. Release now?"
+        ).format(
+            e=f"{m['plan']['epsilon']:.4g}", d=f"{m['plan']['delta']:.3g}", method=rep["method"],
+            name=self.state.data_path.name, le=f"{rep['remaining_after']['epsilon']:.4g}",
+            ld=f"{rep['remaining_after']['delta']:.3g}",
+        )  # fmt: skip
+        if not self.ask_confirm(_("Release"), text):
+            return None
+        plan, path, home = self.state.plan, self.state.data_path, self.state.home
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.core.release import release
+
+            return release(plan, path, home, None, progress=progress)
+
+        def done(result: Any) -> None:
+            self.state.read_ledger()
+            e = result.entry
+            self.state.show_results(
+                [r.as_list() for r in result.rows],
+                _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
+                    seq=e["seq"], e=f"{e['charged']['epsilon']:.4g}", d=f"{e['charged']['delta']:.3g}"),
+            )  # fmt: skip
+            for line in result.report_lines:
+                log.info("load note: %s", line)
+            if result.report_lines:
+                self.status_label.setText(_("Note (for you only, not released): {n}").format(n=result.report_lines[0]))
+            self.tabs.setCurrentWidget(self.results_view)
+
+        return self.run_job(job, done, _("Releasing…"))
+
+    def export_release(self) -> None:
+        rows = self.state.results
+        if not rows:
+            return
+        folder = self.ask_folder(_("Choose a new or empty folder for the release"))
+        if not folder:
+            return
+        from dpdesk.core.release import Row, check_out_dir, write_release_dir
+
+        out = Path(folder)
+        try:
+            check_out_dir(out)
+            if self.state.plan is None:
+                raise DpdeskError(_("The plan is not complete."))
+            write_release_dir(out, [Row(*r) for r in rows], self.state.plan)
+        except (DpdeskError, OSError) as exc:
+            self.show_error(str(exc))
+            return
+        self.status_label.setText(_("Exported to {folder}").format(folder=out))
+
+    def about(self) -> None:
+        from dpdesk import __version__
+
+        QMessageBox.about(self, _("About dpdesk"), _("dpdesk {v}: publish statistics under differential privacy, "
+                                                     "with a durable budget ledger.").format(v=__version__))  # fmt: skip
+
+    # ------------------------------------------------------------------ window events
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            self.open_path(urls[0].toLocalFile())
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.job is not None:
+            self.job.cancel()
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        event.accept()

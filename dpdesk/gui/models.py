@@ -1,0 +1,364 @@
+"""Qt table models over core objects: file preview, schema, queries, results and ledger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+from dpdesk.core.peek import Peek
+from dpdesk.gui.state import AppState
+from dpdesk.i18n import _
+
+Index = QModelIndex | QPersistentModelIndex
+DISPLAY = Qt.ItemDataRole.DisplayRole
+EDIT = Qt.ItemDataRole.EditRole
+
+
+class PreviewModel(QAbstractTableModel):
+    """The first rows of the opened file, as text (read-only)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peek: Peek | None = None
+
+    def set_peek(self, peek: Peek | None) -> None:
+        self.beginResetModel()
+        self.peek = peek
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() or self.peek is None else len(self.peek.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() or self.peek is None else len(self.peek.header)
+
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        if self.peek is None or not index.isValid() or role != DISPLAY:
+            return None
+        return self.peek.rows[index.row()][index.column()]
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        if role != DISPLAY or self.peek is None:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return self.peek.header[section]
+        return str(section + 1)
+
+
+SCHEMA_COLUMNS = ("use", "column", "type", "lower", "upper", "categories", "missing")
+
+
+class SchemaModel(QAbstractTableModel):
+    """One row per file column: whether it is declared, its type, bounds, categories and missing policy.
+
+    Edits go to the plan through the app state (undoable).
+    """
+
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
+        self.names: list[str] = []
+        state.data_changed.connect(self.refresh)
+        state.plan_changed.connect(self._data_refresh)
+
+    def headers(self) -> list[str]:
+        return [_("Use"), _("Column"), _("Type"), _("Lower bound"), _("Upper bound"), _("Categories"), _("If missing")]
+
+    def refresh(self) -> None:
+        self.beginResetModel()
+        self.names = list(self.state.peek.header) if self.state.peek else []
+        for name in self.state.plan_data["columns"]:
+            if name not in self.names:
+                self.names.append(name)
+        self.endResetModel()
+
+    def _data_refresh(self) -> None:
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(SCHEMA_COLUMNS) - 1))
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.names)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(SCHEMA_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        if role == DISPLAY and orientation == Qt.Orientation.Horizontal:
+            return self.headers()[section]
+        if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
+            return [
+                _("Tick the columns your statistics use; the others are ignored."),
+                _("The column's name in the file."),
+                _("int, float or category. 'Suggest types' can propose these; bounds and categories it never reads."),
+                _("The smallest value that can occur, known without looking at this file (a codebook, a legal limit)."),
+                _("The largest value that can occur, known without looking at this file. Larger values are clamped."),
+                _("All possible categories, separated by commas, from a codebook or the questionnaire. "
+                  "Values not listed count as missing."),
+                _("What to do with an empty or unreadable value: drop the row, or use a value you choose."),
+            ][section]
+        return None
+
+    def spec(self, row: int) -> dict[str, Any] | None:
+        return self.state.plan_data["columns"].get(self.names[row])
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        col = SCHEMA_COLUMNS[index.column()]
+        if col == "use":
+            return base | Qt.ItemFlag.ItemIsUserCheckable
+        spec = self.spec(index.row())
+        if spec is None or col == "column":
+            return base
+        if col in ("lower", "upper") and spec["type"] == "category":
+            return base
+        if col == "categories" and spec["type"] != "category":
+            return base
+        return base | Qt.ItemFlag.ItemIsEditable
+
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        if not index.isValid():
+            return None
+        name = self.names[index.row()]
+        spec = self.spec(index.row())
+        col = SCHEMA_COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.CheckStateRole and col == "use":
+            return Qt.CheckState.Checked if spec is not None else Qt.CheckState.Unchecked
+        if role not in (DISPLAY, EDIT):
+            return None
+        if col == "column":
+            return name
+        if spec is None:
+            if col == "type" and role == DISPLAY:
+                return _("(suggested: {t})").format(t=self.state.suggested.get(name, "?"))
+            return None
+        if col == "type":
+            return spec["type"]
+        if col in ("lower", "upper"):
+            b = spec.get("bounds")
+            return "" if not b else _num(b[0 if col == "lower" else 1])
+        if col == "categories":
+            return ", ".join(str(c) for c in spec.get("categories", []))
+        if col == "missing":
+            m = spec.get("missing", "drop")
+            return _("drop the row") if m == "drop" else _("impute {v}").format(v=m["impute"])
+        return None
+
+    def setData(self, index: Index, value: Any, role: int = EDIT) -> bool:
+        name = self.names[index.row()]
+        col = SCHEMA_COLUMNS[index.column()]
+        new = self.state.draft()
+        cols = new["columns"]
+        if col == "use" and role == Qt.ItemDataRole.CheckStateRole:
+            if Qt.CheckState(value) == Qt.CheckState.Checked:
+                t = self.state.suggested.get(name, "category")
+                cols[name] = {"type": t, "categories": []} if t == "category" else {"type": t, "bounds": []}
+            else:
+                cols.pop(name, None)
+            self.state.edit(_ordered(new, self.names), _("Use column {c}").format(c=name))
+            return True
+        if role != EDIT or name not in cols:
+            return False
+        spec = cols[name]
+        text = str(value).strip()
+        if col == "type":
+            if text not in ("int", "float", "category") or text == spec["type"]:
+                return False
+            cols[name] = {"type": text, "categories": []} if text == "category" else {"type": text, "bounds": spec.get("bounds", [])}
+        elif col in ("lower", "upper"):
+            b = list(spec.get("bounds") or [None, None])
+            while len(b) < 2:
+                b.append(None)
+            b[0 if col == "lower" else 1] = _parse_number(text)
+            spec["bounds"] = b if any(x is not None for x in b) else []
+        elif col == "categories":
+            spec["categories"] = [c.strip() for c in text.replace("\n", ",").replace("，", ",").split(",") if c.strip()]
+        elif col == "missing":
+            if text in ("", "drop", _("drop the row")):
+                spec["missing"] = "drop"
+            else:
+                v = text.removeprefix(_("impute")).strip()
+                num = _parse_number(v)
+                spec["missing"] = {"impute": num if num is not None and spec["type"] != "category" else v}
+        self.state.edit(new, _("Edit {c}").format(c=name), merge_id=hash((name, col)) & 0x7FFFFFFF)
+        return True
+
+
+def display_number(cell: str, v: float) -> str:
+    """A released number for the screen: thousands separators, a few decimals (release.csv keeps all digits)."""
+    if "." not in cell and v.is_integer():
+        return f"{int(v):,}"
+    if abs(v) >= 100:
+        return f"{v:,.1f}"
+    return f"{v:.4g}"
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return "" if x is None else str(x)
+
+
+def _parse_number(text: str) -> Any:
+    if not text:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        return text  # kept as typed: the plan validator names the problem
+    return int(v) if v.is_integer() and abs(v) < 2**53 and "." not in text and "e" not in text.lower() else v
+
+
+def _ordered(plan: dict[str, Any], order: list[str]) -> dict[str, Any]:
+    cols = plan["columns"]
+    plan["columns"] = {n: cols[n] for n in order if n in cols}
+    return plan
+
+
+QUERY_COLUMNS = ("name", "statistic", "column", "group_by", "mechanism", "epsilon", "delta")
+
+
+class QueryListModel(QAbstractTableModel):
+    """The plan's queries, one row each, with a warning icon for the invalid one."""
+
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
+        state.plan_changed.connect(self._reset)
+
+    def _reset(self) -> None:
+        self.beginResetModel()
+        self.endResetModel()
+
+    def queries(self) -> list[dict[str, Any]]:
+        return list(self.state.plan_data.get("queries", []))
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.queries())
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(QUERY_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        if role == DISPLAY and orientation == Qt.Orientation.Horizontal:
+            return [_("Name"), _("Statistic"), _("Column"), _("Grouped by"), _("Mechanism"), "ε", "δ"][section]
+        return None
+
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        if not index.isValid():
+            return None
+        q = self.queries()[index.row()]
+        key = self.state.plan_error_key or ""
+        bad = key.startswith(f"queries[{index.row()}]")
+        if role == Qt.ItemDataRole.ForegroundRole and bad:
+            from PySide6.QtGui import QColor
+
+            return QColor("#c0392b")
+        if role == Qt.ItemDataRole.ToolTipRole and bad:
+            return self.state.plan_error
+        if role != DISPLAY:
+            return None
+        v = q.get(QUERY_COLUMNS[index.column()])
+        return "" if v is None else str(v)
+
+
+RESULT_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")
+
+
+class ResultsModel(QAbstractTableModel):
+    """Released rows (exactly the cells of release.csv)."""
+
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
+        state.results_changed.connect(self._reset)
+
+    def _reset(self) -> None:
+        self.beginResetModel()
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.state.results)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(RESULT_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        if role == DISPLAY and orientation == Qt.Orientation.Horizontal:
+            return [_("Query"), _("Group"), _("Value"), _("95% low"), _("95% high"), _("Mechanism"), "ε", "δ"][section]
+        return None
+
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        if not index.isValid():
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() in (2, 3, 4, 6, 7):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role != DISPLAY:
+            return None
+        cell = self.state.results[index.row()][index.column()]
+        if index.column() in (2, 3, 4) and cell:
+            try:
+                v = float(cell)
+            except ValueError:
+                return cell
+            return display_number(cell, v)
+        return cell
+
+
+LEDGER_COLUMNS = ("seq", "time", "type", "epsilon", "delta", "what")
+
+
+class LedgerModel(QAbstractTableModel):
+    """The dataset's ledger entries (read-only)."""
+
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state = state
+        state.ledger_changed.connect(self._reset)
+
+    def _reset(self) -> None:
+        self.beginResetModel()
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.state.ledger_entries)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(LEDGER_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
+        if role == DISPLAY and orientation == Qt.Orientation.Horizontal:
+            return ["#", _("Time (UTC)"), _("Entry"), "ε", "δ", _("Details")][section]
+        return None
+
+    def entry(self, row: int) -> dict[str, Any]:
+        return self.state.ledger_entries[row]
+
+    def data(self, index: Index, role: int = DISPLAY) -> Any:
+        if not index.isValid() or role != DISPLAY:
+            return None
+        e = self.entry(index.row())
+        col = LEDGER_COLUMNS[index.column()]
+        if col == "seq":
+            return str(e["seq"])
+        if col == "time":
+            return e["time"].replace("T", " ").replace("+00:00", "")
+        if col == "type":
+            return {"spend": _("release"), "simulate": _("simulation"), "settings": _("settings"),
+                    "acknowledge": _("acknowledgement")}.get(e["type"], e["type"])  # fmt: skip
+        if e["type"] == "spend":
+            if col == "epsilon":
+                return f"{e['charged']['epsilon']:.6g}"
+            if col == "delta":
+                return f"{e['charged']['delta']:.3g}"
+            return ", ".join(c["name"] for c in e["costs"])
+        if e["type"] == "settings" and col == "what":
+            b = e["settings"]["budget"]
+            return _("budget ε {e}, δ {d}, {m}: {r}").format(
+                e=b["epsilon"], d=b["delta"], m=e["settings"]["accounting"]["method"], r=e.get("reason", "")
+            )
+        if e["type"] == "simulate" and col == "what":
+            return _("{n} simulated run(s), uncharged").format(n=e.get("runs", "?"))
+        return ""

@@ -1,0 +1,218 @@
+"""The application state: the opened table, the plan being edited, the dataset's ledger.
+
+The plan is edited as its JSON form (a dict), so that everything the GUI does is a plan file;
+each edit is an undoable command holding the old and new dicts. After every edit the plan is
+validated by the engine (:func:`dpdesk.core.plan.parse_plan`) and the budget recomputed by it
+(:func:`dpdesk.core.release.budget_report`); the GUI does no DP arithmetic itself.
+
+Signals:
+    data_changed(): a new table was opened (or hashed).
+    plan_changed(): the plan dict changed (validation and budget are up to date).
+    ledger_changed(): the dataset's ledger was (re)read.
+    results_changed(): results to show changed (a new release, or a past one reopened).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from dpdesk.core.errors import DpdeskError, LedgerError
+from dpdesk.core.ledger import Ledger
+from dpdesk.core.peek import Peek
+from dpdesk.core.plan import Plan, parse_plan
+from dpdesk.i18n import _
+
+
+def new_plan_data(title: str = "") -> dict[str, Any]:
+    """The plan a new dataset starts with: a budget to adjust, no columns, no queries."""
+    return {
+        "version": 1,
+        "title": title,
+        "budget": {"epsilon": 1.0, "delta": 1e-6},
+        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+        "accounting": {"method": "sequential"},
+        "columns": {},
+        "queries": [],
+    }
+
+
+class PlanEdit(QUndoCommand):
+    """One undoable change of the plan: the old and the new plan dicts."""
+
+    def __init__(self, state: AppState, old: dict[str, Any], new: dict[str, Any], text: str, merge_id: int = -1):
+        super().__init__(text)
+        self.state = state
+        self.old = old
+        self.new = new
+        self._merge = merge_id
+
+    def redo(self) -> None:
+        self.state._set_plan_data(self.new)
+
+    def undo(self) -> None:
+        self.state._set_plan_data(self.old)
+
+    def id(self) -> int:
+        return self._merge
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # typing a number merges into one step
+        if not isinstance(other, PlanEdit) or other.id() != self.id() or self.id() < 0:
+            return False
+        self.new = other.new
+        return True
+
+
+class AppState(QObject):
+    """Owns the current table, plan and ledger; views subscribe to its signals."""
+
+    data_changed = Signal()
+    plan_changed = Signal()
+    ledger_changed = Signal()
+    results_changed = Signal()
+
+    def __init__(self, home: Path) -> None:
+        super().__init__()
+        self.home = home
+        self.undo_stack = QUndoStack(self)
+        self.data_path: Path | None = None
+        self.peek: Peek | None = None
+        self.sha256: str | None = None
+        self.suggested: dict[str, str] = {}
+        self.plan_data: dict[str, Any] = new_plan_data()
+        self.plan: Plan | None = None
+        self.plan_error: str | None = None
+        self.plan_error_key: str | None = None
+        self.plan_path: Path | None = None
+        self.report: dict[str, Any] | None = None
+        self.ledger_entries: list[dict[str, Any]] = []
+        self.ledger_error: str | None = None
+        self.results: list[list[str]] = []
+        self.results_title = ""
+        self.clean_index = 0
+        self._validate()
+
+    # ------------------------------------------------------------------ plan
+    @property
+    def dirty(self) -> bool:
+        """Unsaved plan changes."""
+        return self.undo_stack.index() != self.clean_index
+
+    def mark_saved(self, path: Path) -> None:
+        """The plan was saved to ``path``."""
+        self.plan_path = path
+        self.clean_index = self.undo_stack.index()
+        self.undo_stack.setClean()
+        self.plan_changed.emit()
+
+    def edit(self, new: dict[str, Any], text: str, merge_id: int = -1) -> None:
+        """Apply an undoable plan edit (no-op if nothing changed)."""
+        if new == self.plan_data:
+            return
+        self.undo_stack.push(PlanEdit(self, copy.deepcopy(self.plan_data), copy.deepcopy(new), text, merge_id))
+
+    def draft(self) -> dict[str, Any]:
+        """A deep copy of the plan dict to modify and pass to :meth:`edit`."""
+        return copy.deepcopy(self.plan_data)
+
+    def load_plan_data(self, data: dict[str, Any], path: Path | None) -> None:
+        """Replace the plan (from a file); the undo history starts afresh."""
+        self.undo_stack.clear()
+        self.clean_index = 0
+        self.plan_path = path
+        self._set_plan_data(copy.deepcopy(data))
+
+    def _set_plan_data(self, data: dict[str, Any]) -> None:
+        self.plan_data = data
+        self._validate()
+        self.plan_changed.emit()
+
+    def _validate(self) -> None:
+        from dpdesk.core.errors import PlanError
+        from dpdesk.core.release import budget_report
+
+        try:
+            self.plan = parse_plan(self.plan_data)
+            self.plan_error = self.plan_error_key = None
+        except PlanError as exc:
+            self.plan = None
+            self.plan_error = str(exc)
+            self.plan_error_key = exc.key
+        self.report = None
+        if self.plan is not None:
+            try:
+                self.report = budget_report(self.plan, self.ledger_entries)
+            except DpdeskError as exc:  # pragma: no cover - budget_report raises nothing for a valid plan
+                self.plan_error = str(exc)
+
+    def plan_json(self) -> str:
+        """The plan as it would be saved."""
+        data = self.plan.to_dict() if self.plan is not None else self.plan_data
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    # ------------------------------------------------------------------ data
+    def set_data(self, path: Path, peek: Peek, suggested: dict[str, str], sha256: str) -> None:
+        """A table was opened: show it, read its ledger, and start a plan for it if none is open."""
+        self.data_path = path
+        self.peek = peek
+        self.suggested = suggested
+        self.sha256 = sha256
+        self.results = []
+        self.results_title = ""
+        self.read_ledger()
+        if not self.plan_data["columns"] and not self.plan_data["queries"]:
+            data = new_plan_data(path.stem)
+            settings = self.ledger_settings()
+            if settings:
+                data["budget"] = settings["budget"]
+                data["privacy_unit"] = settings["privacy_unit"]
+                data["accounting"] = settings["accounting"]
+            self.load_plan_data(data, None)
+        else:
+            self._validate()
+            self.plan_changed.emit()
+        self.data_changed.emit()
+        self.results_changed.emit()
+
+    # ------------------------------------------------------------------ ledger
+    def read_ledger(self) -> None:
+        """(Re)read and verify the opened dataset's ledger."""
+        self.ledger_entries, self.ledger_error = [], None
+        if self.sha256:
+            try:
+                self.ledger_entries = Ledger.for_dataset(self.home, self.sha256).verify()
+            except LedgerError as exc:
+                self.ledger_error = str(exc)
+        self._validate()
+        self.ledger_changed.emit()
+        self.plan_changed.emit()
+
+    def ledger_settings(self) -> dict[str, Any] | None:
+        """The dataset's fixed settings, if it was released before."""
+        for e in reversed(self.ledger_entries):
+            if e["type"] == "settings":
+                return dict(e["settings"])
+        return None
+
+    def can_release(self) -> tuple[bool, str]:
+        """Whether Release is allowed now, and why not."""
+        if self.data_path is None:
+            return False, _("Open a table first.")
+        if self.ledger_error:
+            return False, _("The ledger of this dataset is broken; a privacy officer must look at it.")
+        if self.plan is None:
+            return False, self.plan_error or _("The plan is not complete.")
+        if self.report is not None and not self.report["fits"]:
+            return False, _("The plan exceeds the remaining budget.")
+        return True, ""
+
+    def show_results(self, rows: list[list[str]], title: str) -> None:
+        """Show released rows (a new release, or a past one, which costs nothing)."""
+        self.results = rows
+        self.results_title = title
+        self.results_changed.emit()

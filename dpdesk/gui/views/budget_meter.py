@@ -1,0 +1,159 @@
+"""The live budget meter: spent, this plan (per query), what remains, under each accounting method."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from dpdesk.gui.state import AppState
+from dpdesk.i18n import _
+
+PALETTE = ("#2a6fbb", "#3fa34d", "#d98e04", "#8e44ad", "#16a085", "#c2185b", "#5d6d7e")
+
+
+class BudgetBar(QWidget):
+    """One bar: earlier releases (grey), each query of this plan (colours), what is left (light)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.total = 1.0
+        self.spent = 0.0
+        self.parts: list[tuple[str, float]] = []
+        self.over = False
+        self.setMinimumHeight(26)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:
+        return QSize(300, 28)
+
+    def set_values(self, total: float, spent: float, parts: list[tuple[str, float]], over: bool) -> None:
+        self.total, self.spent, self.parts, self.over = max(total, 1e-12), spent, parts, over
+        tips = [_("earlier releases: ε {e}").format(e=f"{spent:.4g}")] + [f"{n}: ε {e:.4g}" for n, e in parts]
+        self.setToolTip("\n".join(tips))
+        self.update()
+
+    def paintEvent(self, _event: Any) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        r = QRectF(self.rect()).adjusted(1, 1, -1, -1)
+        p.fillRect(r, QColor("#e8edf2"))
+        used = self.spent + sum(e for _n, e in self.parts)
+        scale = r.width() / max(self.total, used)
+        x = r.left()
+        w = self.spent * scale
+        p.fillRect(QRectF(x, r.top(), w, r.height()), QColor("#8a8f96"))
+        x += w
+        for i, (_name, e) in enumerate(self.parts):
+            w = e * scale
+            p.fillRect(QRectF(x, r.top(), w, r.height()), QColor(PALETTE[i % len(PALETTE)]))
+            p.setPen(QPen(QColor("white"), 1))
+            p.drawLine(int(x + w), int(r.top()), int(x + w), int(r.bottom()))
+            x += w
+        if used > self.total:
+            limit = r.left() + self.total * scale
+            p.setPen(QPen(QColor("#c0392b"), 3))
+            p.drawLine(int(limit), int(r.top()), int(limit), int(r.bottom()))
+        p.setPen(QPen(QColor("#c0392b") if self.over else QColor("#5d6d7e"), 2 if self.over else 1))
+        p.drawRect(r)
+        p.end()
+
+
+class BudgetMeter(QGroupBox):
+    """Always visible: the dataset's budget and what the current plan would do to it."""
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(_("Privacy budget"), parent)
+        self.state = state
+        self.setObjectName("budget_meter")
+        self.bar = BudgetBar()
+        self.headline = QLabel()
+        self.headline.setObjectName("budget_headline")
+        self.headline.setWordWrap(True)
+        self.methods = QGridLayout()
+        self.method_labels: dict[tuple[int, int], QLabel] = {}
+        heads = [_("Accounting"), _("This plan"), _("With earlier releases"), ""]
+        for c, h in enumerate(heads):
+            lab = QLabel(f"<b>{h}</b>")
+            self.methods.addWidget(lab, 0, c)
+        for r in range(1, 4):
+            for c in range(4):
+                lab = QLabel("")
+                lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                self.methods.addWidget(lab, r, c)
+                self.method_labels[(r, c)] = lab
+        self.note = QLabel("")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #5d6d7e")
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.headline)
+        lay.addWidget(self.bar)
+        lay.addLayout(self.methods)
+        lay.addWidget(self.note)
+        state.plan_changed.connect(self.refresh)
+        state.ledger_changed.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        rep = self.state.report
+        b = self.state.plan_data.get("budget", {})
+        if rep is None:
+            eps_total = b.get("epsilon") if isinstance(b.get("epsilon"), (int, float)) else 0.0
+            self.bar.set_values(float(eps_total or 1.0), 0.0, [], False)
+            self.headline.setText(_("The plan is not complete yet: {why}").format(why=self.state.plan_error or ""))
+            self.headline.setStyleSheet("color: #c0392b")
+            for lab in self.method_labels.values():
+                lab.setText("")
+            self.note.setText("")
+            return
+        method = rep["method"]
+        total = rep["budget"]["epsilon"]
+        spent = rep["methods"][method]["spent"]["epsilon"]
+        parts: list[tuple[str, float]]
+        if method == "sequential":
+            parts = [(q["name"], q["epsilon"]) for q in rep["queries"]]
+        else:  # other methods are not a sum of per-query shares: one segment for the plan
+            parts = [(_("this plan"), rep["methods"][method]["plan"]["epsilon"])]
+        over = not rep["fits"]
+        self.bar.set_values(total, spent, parts, over)
+        left = rep["remaining_after"]
+        if over:
+            rb = rep["remaining_before"]
+            text = _("Over budget: this plan needs more than the ε {e} and δ {d} that are left. Release is disabled; "
+                     "lower some epsilons or remove queries.").format(e=f"{max(0.0, rb['epsilon']):.4g}",
+                                                                      d=f"{rb['delta']:.3g}")  # fmt: skip
+            self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
+        else:
+            text = _("Budget ε {t}: earlier releases {s}, this plan {p}, left afterwards ε {l} (δ {dl}).").format(
+                t=f"{total:g}", s=f"{spent:.4g}", p=f"{rep['methods'][method]['plan']['epsilon']:.4g}",
+                l=f"{left['epsilon']:.4g}", dl=f"{left['delta']:.3g}",
+            )  # fmt: skip
+            self.headline.setStyleSheet("")
+        self.headline.setText(text)
+        names = {"sequential": _("sequential"), "advanced": _("advanced"), "zcdp": _("zCDP")}
+        for r, m in enumerate(("sequential", "advanced", "zcdp"), start=1):
+            v = rep["methods"].get(m)
+            mark = "▶ " if m == method else ""
+            self.method_labels[(r, 0)].setText(f"{mark}{names[m]}")
+            if v is None:
+                self.method_labels[(r, 1)].setText(_("needs δ > 0"))
+                self.method_labels[(r, 2)].setText("")
+                self.method_labels[(r, 3)].setText("")
+                continue
+            pl, af = v["plan"], v["after"]
+            extra = f" (ρ {pl['rho']:.3g})" if m == "zcdp" and pl.get("rho") else ""
+            self.method_labels[(r, 1)].setText(f"ε {pl['epsilon']:.4g}, δ {pl['delta']:.2g}{extra}")
+            self.method_labels[(r, 2)].setText(f"ε {af['epsilon']:.4g}, δ {af['delta']:.2g}")
+            self.method_labels[(r, 3)].setText("✓" if v["fits"] else _("over"))
+            style = "font-weight: bold" if m == method else "color: #5d6d7e"
+            for c in range(4):
+                self.method_labels[(r, c)].setStyleSheet(style)
+        fixed = rep["method_from_ledger"]
+        self.note.setText(
+            (_("The dataset's accounting method (▶) was fixed at its first release.") if fixed
+             else _("The accounting method (▶) will be fixed at this dataset's first release."))
+            + " " + _("The other methods are shown for comparison only; parallel composition applies inside each "
+                      "histogram and grouped query.")  # fmt: skip
+        )

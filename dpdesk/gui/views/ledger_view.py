@@ -1,0 +1,73 @@
+"""The 'Ledger' tab: every past release of the opened dataset and the chain's verification status."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
+
+from dpdesk.gui.models import LedgerModel
+from dpdesk.gui.state import AppState
+from dpdesk.i18n import _
+
+
+class LedgerView(QWidget):
+    """Read-only view of the dataset's ledger; reopening a past release costs nothing."""
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.status = QLabel()
+        self.status.setObjectName("ledger_status")
+        self.status.setWordWrap(True)
+        self.model = LedgerModel(state)
+        self.table = QTableView()
+        self.table.setObjectName("ledger_table")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.show_button = QPushButton(_("Show this release"))
+        self.show_button.setToolTip(_("Show a past release's values again. This costs no budget and shows the "
+                                      "same values."))  # fmt: skip
+        self.show_button.clicked.connect(self.show_selected)
+        self.table.doubleClicked.connect(lambda _i: self.show_selected())
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.show_button)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.status)
+        lay.addWidget(self.table)
+        lay.addLayout(row)
+        state.ledger_changed.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        s = self.state
+        if s.sha256 is None:
+            self.status.setText(_("Open a table to see its ledger."))
+        elif s.ledger_error:
+            self.status.setText(_("<b style='color:#c0392b'>The ledger is broken:</b> {e}. dpdesk will not release on "
+                                  "this dataset.").format(e=s.ledger_error))  # fmt: skip
+        elif not s.ledger_entries:
+            self.status.setText(_("Nothing has been released from this dataset yet (SHA-256 {sha}…).").format(
+                sha=s.sha256[:16]))  # fmt: skip
+        else:
+            n = sum(1 for e in s.ledger_entries if e["type"] == "spend")
+            self.status.setText(_("Chain verified: {n} entries, {r} release(s). Dataset SHA-256 {sha}…").format(
+                n=len(s.ledger_entries), r=n, sha=s.sha256[:16]))  # fmt: skip
+
+    def show_selected(self) -> None:
+        from dpdesk.core.release import rows_from_entry
+
+        idx = self.table.currentIndex()
+        if not idx.isValid():
+            return
+        e = self.model.entry(idx.row())
+        if e["type"] != "spend":
+            return
+        rows = [r.as_list() for r in rows_from_entry(e)]
+        self.state.show_results(rows, _("Release #{seq} of {time} (shown again: no budget spent)").format(
+            seq=e["seq"], time=e["time"].replace("T", " ")))  # fmt: skip

@@ -1,0 +1,109 @@
+"""Noise preview for the selected query, computed from the plan alone (no data is touched)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from dpdesk.core.queries import design_query
+from dpdesk.gui.state import AppState
+from dpdesk.i18n import _
+
+
+def guarantee_text(epsilon: float, delta: float) -> str:
+    """What the guarantee means, in plain words."""
+    factor = math.exp(epsilon)
+    text = _(
+        "With ε = {e}, adding or removing any one person changes the probability of any published result by at "
+        "most a factor of e^{e} = {f}"
+    ).format(e=f"{epsilon:g}", f=f"{factor:.3g}")
+    if delta > 0:
+        text += _(", except with a probability of at most δ = {d}").format(d=f"{delta:g}")
+    return text + "."
+
+
+class PreviewPanel(QWidget):
+    """Density of the selected query's noise, its error against epsilon, and the formula with numbers."""
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.row = -1
+        self.title = QLabel(_("Select a query to preview its noise."))
+        self.title.setWordWrap(True)
+        self.body = QWidget()
+        self.body_layout = QVBoxLayout(self.body)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.body)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.title)
+        lay.addWidget(scroll)
+        self.canvases: list[Any] = []
+        from PySide6.QtCore import QTimer
+
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(150)  # figures follow typing with a short delay; the meter is immediate
+        self.timer.timeout.connect(self.refresh)
+        state.plan_changed.connect(self.timer.start)
+
+    def show_query(self, row: int) -> None:
+        self.row = row
+        self.refresh()
+
+    def _clear(self) -> None:
+        while self.body_layout.count():
+            item = self.body_layout.takeAt(0)
+            w = item.widget()
+            if w is not None:
+                w.hide()
+                w.setParent(None)  # gone now, not at the next event loop pass
+                w.deleteLater()
+        self.canvases = []
+
+    def refresh(self) -> None:
+        self._clear()
+        plan = self.state.plan
+        if plan is None or not 0 <= self.row < len(plan.queries):
+            self.title.setText(_("Select a complete query to preview its noise (no data is used)."))
+            return
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: imported on first preview
+
+        from dpdesk.core.figures import noise_figure, selection_figure
+
+        spec = plan.queries[self.row]
+        design = design_query(spec, plan)
+        self.title.setText(_("<b>{name}</b>: preview computed from the plan alone, before any data is used.").format(
+            name=spec.name))  # fmt: skip
+        for comp in design.components:
+            fig = selection_figure(design) if comp.mechanism == "exponential" else noise_figure(comp)
+            canvas = FigureCanvasQTAgg(fig)
+            canvas.setMinimumHeight(240)
+            self.canvases.append(canvas)
+            self.body_layout.addWidget(canvas)
+            lines = []
+            if comp.mechanism != "exponential":
+                lines.append(_("{label}: 95% of the noise lies within ±{b}.").format(label=comp.label,
+                                                                                       b=f"{comp.bound95:.4g}"))  # fmt: skip
+            lines.append(_("Sensitivity: {why}").format(why=comp.derivation))
+            lines.append(_("Formula: {f}").format(f=comp.formula))
+            text = QLabel("<br>".join(_escape(x) for x in lines))
+            text.setWordWrap(True)
+            self.body_layout.addWidget(text)
+        for note in design.notes:
+            n = QLabel(_("Note: {n}").format(n=note))
+            n.setWordWrap(True)
+            self.body_layout.addWidget(n)
+        g = QLabel(guarantee_text(spec.epsilon, spec.delta))
+        g.setWordWrap(True)
+        g.setObjectName("guarantee")
+        self.body_layout.addWidget(g)
+        self.body_layout.addStretch(1)
+
+
+def _escape(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,382 @@
+"""The 'Queries' tab: the plan's statistics, and a form that only offers valid combinations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dpdesk.core.plan import ALLOWED_MECHANISMS
+from dpdesk.gui.models import QueryListModel
+from dpdesk.gui.state import AppState
+from dpdesk.i18n import _
+
+STAT_LABELS = {
+    "count": _("count of rows"),
+    "sum": _("sum"),
+    "mean": _("mean"),
+    "histogram": _("histogram (counts per category or bin)"),
+    "quantile": _("quantile / median"),
+    "mode": _("most frequent category"),
+    "select": _("best price (exponential mechanism)"),
+}
+MECH_LABELS = {"laplace": _("Laplace"), "gaussian": _("Gaussian"), "exponential": _("exponential mechanism")}
+OPTIONAL = ("group_by", "bins", "q", "candidates", "grid_step", "utility", "delta", "calibration")
+
+
+def default_query(plan: dict[str, Any], n: int) -> dict[str, Any]:
+    """A new query: a count, with a tenth of the total budget."""
+    eps = plan.get("budget", {}).get("epsilon", 1.0)
+    eps = round(float(eps) / 10, 6) if isinstance(eps, (int, float)) and eps > 0 else 0.1
+    return {"name": _("query {n}").format(n=n), "statistic": "count", "mechanism": "laplace", "epsilon": eps}
+
+
+class QueryForm(QWidget):
+    """Edit one query; each field has a plain-words tooltip."""
+
+    selection_changed = Signal(int)
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.model = QueryListModel(state)
+        self.table = QTableView()
+        self.table.setObjectName("query_table")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self._select(cur.row()))
+
+        self.add_button = QPushButton(_("Add"))
+        self.dup_button = QPushButton(_("Duplicate"))
+        self.remove_button = QPushButton(_("Remove"))
+        self.up_button = QPushButton(_("Up"))
+        self.down_button = QPushButton(_("Down"))
+        self.split_button = QPushButton(_("Split the budget evenly"))
+        self.split_button.setToolTip(_("Give every query an equal share of the epsilon that is left, rounded down "
+                                       "so that the shares never add up to more."))  # fmt: skip
+        for b, slot in ((self.add_button, self.add), (self.dup_button, self.duplicate), (self.remove_button, self.remove),
+                        (self.up_button, lambda: self.move(-1)), (self.down_button, lambda: self.move(1)),
+                        (self.split_button, self.split_evenly)):  # fmt: skip
+            b.clicked.connect(slot)
+        buttons = QHBoxLayout()
+        for b in (self.add_button, self.dup_button, self.remove_button, self.up_button, self.down_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.split_button)
+
+        self.name = QLineEdit()
+        self.name.setToolTip(_("A name for this statistic; it heads its rows in the release."))
+        self.statistic = QComboBox()
+        for key, label in STAT_LABELS.items():
+            self.statistic.addItem(label, key)
+        self.statistic.setToolTip(_("What to compute."))
+        self.column = QComboBox()
+        self.column.setToolTip(_("The column the statistic is computed on (declared columns of the right type)."))
+        self.group_by = QComboBox()
+        self.group_by.setToolTip(_("Compute the statistic separately for each category of this column; the whole "
+                                   "table costs this query's epsilon once (parallel composition)."))  # fmt: skip
+        self.mechanism = QComboBox()
+        self.mechanism.setToolTip(_("How noise is added. Laplace: pure epsilon-DP. Gaussian: needs a delta, better "
+                                    "for many values. The exponential mechanism picks a candidate."))  # fmt: skip
+        self.epsilon = QLineEdit()
+        self.epsilon.setObjectName("query_epsilon")
+        self.epsilon.setToolTip(_("The privacy this query spends. Smaller epsilon: more noise, more privacy."))
+        self.delta = QLineEdit()
+        self.delta.setToolTip(_("The Gaussian mechanism's small probability of a weaker guarantee; "
+                                "far below 1/number of people."))  # fmt: skip
+        self.calibration = QComboBox()
+        self.calibration.addItem(_("classic (textbook, epsilon < 1)"), "classic")
+        self.calibration.addItem(_("analytic (tighter, any epsilon)"), "analytic")
+        self.calibration.setToolTip(_("classic: sigma = sqrt(2 ln(1.25/delta)) x sensitivity / epsilon. "
+                                      "analytic: the smallest sigma that gives (epsilon, delta)."))  # fmt: skip
+        self.q = QLineEdit()
+        self.q.setToolTip(_("Which quantile: 0.5 is the median, 0.25 the lower quartile."))
+        self.bins = QLineEdit()
+        self.bins.setToolTip(_("Bin edges for a numeric histogram, e.g. 0, 10, 20, 50. Values outside go to the "
+                               "first or last bin."))  # fmt: skip
+        self.candidates = QLineEdit()
+        self.candidates.setToolTip(_("The values the mechanism may choose from, e.g. 1, 2, 5, 10."))
+        self.grid_step = QLineEdit()
+        self.grid_step.setToolTip(_("Quantile candidates every this much between the bounds (default: every whole "
+                                    "number for an int column)."))  # fmt: skip
+        self.form_box = QGroupBox(_("Selected query"))
+        form = QFormLayout(self.form_box)
+        self.rows: dict[str, tuple[QLabel, QWidget]] = {}
+        for key, label, w in (
+            ("name", _("Name"), self.name), ("statistic", _("Statistic"), self.statistic),
+            ("column", _("Column"), self.column), ("group_by", _("Grouped by"), self.group_by),
+            ("mechanism", _("Mechanism"), self.mechanism), ("epsilon", "ε", self.epsilon),
+            ("delta", "δ", self.delta), ("calibration", _("Calibration"), self.calibration),
+            ("q", _("Quantile q"), self.q), ("bins", _("Bin edges"), self.bins),
+            ("candidates", _("Candidates"), self.candidates), ("grid_step", _("Grid step"), self.grid_step),
+        ):  # fmt: skip
+            lab = QLabel(label)
+            form.addRow(lab, w)
+            self.rows[key] = (lab, w)
+        self.error = QLabel("")
+        self.error.setObjectName("plan_error")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #c0392b")
+
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.table, 2)
+        lay.addLayout(buttons)
+        lay.addWidget(self.form_box, 3)
+        lay.addWidget(self.error)
+
+        self.current = -1
+        self.shown: dict[str, bool] = {}
+        self._updating = False
+        self._session = 0  # typing in one field merges into one undo step until editing finishes
+        for w in (self.name, self.epsilon, self.delta, self.q, self.bins, self.candidates, self.grid_step):
+            w.textEdited.connect(self._edited)
+            w.editingFinished.connect(self._next_session)
+        for c in (self.statistic, self.column, self.group_by, self.mechanism, self.calibration):
+            c.activated.connect(self._edited)
+        state.plan_changed.connect(self._plan_changed)
+        self._plan_changed()
+
+    # ------------------------------------------------------------------ list actions
+    def queries(self) -> list[dict[str, Any]]:
+        return list(self.state.plan_data.get("queries", []))
+
+    def _edit_queries(self, queries: list[dict[str, Any]], text: str, select: int) -> None:
+        new = self.state.draft()
+        new["queries"] = queries
+        self.current = select
+        self.state.edit(new, text)
+        self.select_row(select)
+
+    def select_row(self, row: int) -> None:
+        if 0 <= row < self.model.rowCount():
+            self.table.selectionModel().setCurrentIndex(
+                self.model.index(row, 0),
+                QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+            )
+        self._select(row)
+
+    def add(self) -> None:
+        qs = self.queries()
+        qs.append(default_query(self.state.plan_data, len(qs) + 1))
+        self._edit_queries(qs, _("Add query"), len(qs) - 1)
+
+    def duplicate(self) -> None:
+        qs = self.queries()
+        if not 0 <= self.current < len(qs):
+            return
+        copy = dict(qs[self.current])
+        names = {q.get("name") for q in qs}
+        base = copy.get("name", "")
+        n = 2
+        while f"{base} ({n})" in names:
+            n += 1
+        copy["name"] = f"{base} ({n})"
+        qs.insert(self.current + 1, copy)
+        self._edit_queries(qs, _("Duplicate query"), self.current + 1)
+
+    def remove(self) -> None:
+        qs = self.queries()
+        if not 0 <= self.current < len(qs):
+            return
+        del qs[self.current]
+        self._edit_queries(qs, _("Remove query"), min(self.current, len(qs) - 1))
+
+    def move(self, step: int) -> None:
+        qs = self.queries()
+        i, j = self.current, self.current + step
+        if not (0 <= i < len(qs) and 0 <= j < len(qs)):
+            return
+        qs[i], qs[j] = qs[j], qs[i]
+        self._edit_queries(qs, _("Move query"), j)
+
+    def split_evenly(self) -> None:
+        from dpdesk.core.accounting import split_budget
+
+        qs = self.queries()
+        rep = self.state.report
+        if not qs:
+            return
+        total = rep["remaining_before"]["epsilon"] if rep else self.state.plan_data["budget"].get("epsilon", 0)
+        if not isinstance(total, (int, float)) or total <= 0:
+            return
+        shares = split_budget(float(total), [1.0] * len(qs))
+        for q, s in zip(qs, shares, strict=True):
+            q["epsilon"] = s
+        self._edit_queries(qs, _("Split the budget"), max(self.current, 0))
+
+    # ------------------------------------------------------------------ form
+    def _plan_changed(self) -> None:
+        self.error.setText(self.state.plan_error or "")
+        n = len(self.queries())
+        if self.current >= n:
+            self.current = n - 1
+        for b in (self.dup_button, self.remove_button, self.up_button, self.down_button):
+            b.setEnabled(self.current >= 0)
+        self._fill()
+
+    def _select(self, row: int) -> None:
+        self.current = row
+        self._fill()
+        self.selection_changed.emit(row)
+        for b in (self.dup_button, self.remove_button, self.up_button, self.down_button):
+            b.setEnabled(row >= 0)
+
+    def _columns(self, kinds: tuple[str, ...]) -> list[str]:
+        """Declared columns of these types, in the order of ``kinds`` (so the first is the best default)."""
+        cols = self.state.plan_data["columns"].items()
+        return [n for k in kinds for n, c in cols if c.get("type") == k]
+
+    def _fill(self) -> None:
+        qs = self.queries()
+        self.form_box.setEnabled(0 <= self.current < len(qs))
+        if not 0 <= self.current < len(qs):
+            return
+        q = qs[self.current]
+        self._updating = True
+        try:
+            stat = q.get("statistic", "count")
+            _set(self.name, q.get("name"))
+            self.statistic.setCurrentIndex(max(0, self.statistic.findData(stat)))
+            kinds = {"sum": ("int", "float"), "mean": ("int", "float"), "quantile": ("int", "float"),
+                     "select": ("int", "float"), "mode": ("category",),
+                     "histogram": ("int", "float", "category")}.get(stat, ())  # fmt: skip
+            _fill_combo(self.column, self._columns(kinds), q.get("column"), none=False)
+            _fill_combo(self.group_by, [c for c in self._columns(("category",)) if c != q.get("column")],
+                        q.get("group_by"), none=True)  # fmt: skip
+            self.mechanism.clear()
+            for m in ALLOWED_MECHANISMS.get(stat, ()):
+                self.mechanism.addItem(MECH_LABELS[m], m)
+            self.mechanism.setCurrentIndex(max(0, self.mechanism.findData(q.get("mechanism"))))
+            _set(self.epsilon, q.get("epsilon"))
+            _set(self.delta, q.get("delta"))
+            self.calibration.setCurrentIndex(max(0, self.calibration.findData(q.get("calibration", "classic"))))
+            _set(self.q, q.get("q", 0.5 if stat == "quantile" else None))
+            _set(self.bins, _list_text(q.get("bins")))
+            _set(self.candidates, _list_text(q.get("candidates")))
+            _set(self.grid_step, q.get("grid_step"))
+            col = self.state.plan_data["columns"].get(q.get("column") or "", {})
+            numeric_hist = stat == "histogram" and col.get("type") in ("int", "float")
+            show = {
+                "column": stat != "count",
+                "group_by": stat in ("count", "sum", "mean", "histogram"),
+                "delta": q.get("mechanism") == "gaussian",
+                "calibration": q.get("mechanism") == "gaussian",
+                "q": stat == "quantile",
+                "bins": numeric_hist,
+                "candidates": stat in ("quantile", "select"),
+                "grid_step": stat == "quantile",
+            }
+            self.shown = show
+            for key, visible in show.items():
+                for w in self.rows[key]:
+                    w.setVisible(visible)
+        finally:
+            self._updating = False
+
+    def _next_session(self) -> None:
+        self._session += 1
+
+    def _edited(self, *_args: Any) -> None:
+        if self._updating or not 0 <= self.current < len(self.queries()):
+            return
+        qs = self.queries()
+        q = dict(qs[self.current])
+        stat = self.statistic.currentData()
+        changed_stat = stat != q.get("statistic")
+        q["name"] = self.name.text()
+        q["statistic"] = stat
+        if changed_stat:
+            for k in (*OPTIONAL, "column"):
+                q.pop(k, None)
+            q["mechanism"] = ALLOWED_MECHANISMS[stat][0]
+            kinds = {"sum": ("int", "float"), "mean": ("int", "float"), "quantile": ("int", "float"),
+                     "select": ("int", "float"), "mode": ("category",),
+                     "histogram": ("category", "int", "float")}.get(stat, ())  # fmt: skip
+            cols = self._columns(kinds)
+            if stat != "count" and cols:
+                q["column"] = cols[0]
+            if stat == "select":
+                q["utility"] = "revenue"
+        else:
+            if stat != "count" and self.column.currentData():
+                q["column"] = self.column.currentData()
+            if self.shown.get("group_by") and self.group_by.currentData():
+                q["group_by"] = self.group_by.currentData()
+            else:
+                q.pop("group_by", None)
+            mech = self.mechanism.currentData() or q.get("mechanism")
+            q["mechanism"] = mech
+            q["epsilon"] = _number(self.epsilon.text())
+            if mech == "gaussian":
+                q["delta"] = _number(self.delta.text(), 1e-7)
+                q["calibration"] = self.calibration.currentData()
+            else:
+                q.pop("delta", None)
+                q.pop("calibration", None)
+            for key, widget in (("q", self.q), ("grid_step", self.grid_step)):
+                if self.shown.get(key) and widget.text().strip():
+                    q[key] = _number(widget.text())
+                else:
+                    q.pop(key, None)
+            for key, widget in (("bins", self.bins), ("candidates", self.candidates)):
+                if self.shown.get(key) and widget.text().strip():
+                    q[key] = [_number(x) for x in widget.text().replace("，", ",").split(",") if x.strip()]
+                else:
+                    q.pop(key, None)
+        qs[self.current] = q
+        new = self.state.draft()
+        new["queries"] = qs
+        self.state.edit(new, _("Edit query {name}").format(name=q.get("name", "")), merge_id=hash(("query", self.current, self._session)) & 0x7FFFFFFF)
+
+
+def _set(edit: QLineEdit, value: Any) -> None:
+    text = "" if value is None else str(value)
+    if edit.text() != text and not edit.hasFocus():
+        edit.setText(text)
+
+
+def _list_text(values: Any) -> str | None:
+    if not isinstance(values, list):
+        return None
+    return ", ".join(str(v) for v in values)
+
+
+def _fill_combo(box: QComboBox, items: list[str], current: Any, *, none: bool) -> None:
+    box.clear()
+    if none:
+        box.addItem(_("(not grouped)"), None)
+    for it in items:
+        box.addItem(it, it)
+    idx = box.findData(current)
+    box.setCurrentIndex(max(0, idx))
+
+
+def _number(text: str, default: Any = None) -> Any:
+    text = text.strip()
+    if not text:
+        return default
+    try:
+        v = float(text)
+    except ValueError:
+        return text  # kept as typed: the plan validator names the problem
+    return int(v) if v.is_integer() and "." not in text and "e" not in text.lower() else v
+
+
+__all__ = ["QueryForm", "default_query", "Qt"]

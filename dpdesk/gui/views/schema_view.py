@@ -1,0 +1,245 @@
+"""The 'Data' tab: the file's first rows, the declared schema, the unit of privacy and the budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStyledItemDelegate,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from dpdesk.gui.models import PreviewModel, SchemaModel
+from dpdesk.gui.state import AppState
+from dpdesk.i18n import _
+
+WHY_PUBLIC = _(
+    "Bounds and category lists must be public knowledge: a codebook, the questionnaire, a legal limit. "
+    "Reading them off this file (its smallest or largest value, the categories that happen to occur) would "
+    "reveal something about the people in it, so dpdesk never does. Values outside the bounds are clamped; "
+    "values outside the categories count as missing."
+)
+
+
+class TypeDelegate(QStyledItemDelegate):
+    """A combo box for the type column."""
+
+    def createEditor(self, parent: QWidget, option: Any, index: Any) -> QWidget:
+        box = QComboBox(parent)
+        box.addItems(["int", "float", "category"])
+        return box
+
+    def setEditorData(self, editor: QWidget, index: Any) -> None:
+        assert isinstance(editor, QComboBox)
+        editor.setCurrentText(str(index.data(Qt.ItemDataRole.EditRole) or "category"))
+
+    def setModelData(self, editor: QWidget, model: Any, index: Any) -> None:
+        assert isinstance(editor, QComboBox)
+        model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
+
+
+class SchemaView(QWidget):
+    """Declare what is public about the table."""
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.file_label = QLabel(_("No table open. Use File > Open, or drop a file on the window."))
+        self.file_label.setWordWrap(True)
+        self.preview_model = PreviewModel()
+        self.preview = QTableView()
+        self.preview.setModel(self.preview_model)
+        self.preview.setToolTip(_("The first rows of your file, for you only: nothing here is published."))
+        self.preview.horizontalHeader().setDefaultSectionSize(110)
+
+        self.schema_model = SchemaModel(state)
+        self.schema = QTableView()
+        self.schema.setObjectName("schema_table")
+        self.schema.setModel(self.schema_model)
+        self.schema.setItemDelegateForColumn(2, TypeDelegate(self.schema))
+        header = self.schema.horizontalHeader()
+        for c, w in ((0, 40), (1, 120), (2, 150), (3, 90), (4, 90), (6, 110)):
+            header.resizeSection(c, w)
+        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        self.schema.verticalHeader().setVisible(False)
+        self.suggest_button = QPushButton(_("Suggest types"))
+        self.suggest_button.setToolTip(_("Propose int, float or category for the ticked columns. Only types: "
+                                         "bounds and categories are never read off the data."))  # fmt: skip
+        self.suggest_button.clicked.connect(self._suggest)
+        self.codebook_button = QPushButton(_("Import codebook…"))
+        self.codebook_button.setToolTip(_("Read category lists from a CSV of column, category rows."))
+        why = QLabel(WHY_PUBLIC)
+        why.setWordWrap(True)
+        why.setObjectName("why_public")
+
+        schema_box = QGroupBox(_("What is public about the table"))
+        sl = QVBoxLayout(schema_box)
+        sl.addWidget(self.schema)
+        row = QHBoxLayout()
+        row.addWidget(self.suggest_button)
+        row.addWidget(self.codebook_button)
+        row.addStretch(1)
+        sl.addLayout(row)
+        sl.addWidget(why)
+
+        unit_box = QGroupBox(_("Unit of privacy and budget"))
+        unit_cols = QHBoxLayout(unit_box)
+        form = QFormLayout()
+        form2 = QFormLayout()
+        unit_cols.addLayout(form, 1)
+        unit_cols.addLayout(form2, 1)
+        self.relation = QComboBox()
+        self.relation.addItem(_("add or remove one person"), "add_remove")
+        self.relation.addItem(_("replace one person"), "replace")
+        self.relation.setToolTip(_("Who is protected: the difference between two tables that differ by one person "
+                                   "added or removed, or by one person's rows replaced."))  # fmt: skip
+        self.k = QSpinBox()
+        self.k.setRange(1, 100_000)
+        self.k.setToolTip(_("The most rows one person can have. Without an id column this is your declaration; "
+                            "dpdesk cannot check it."))  # fmt: skip
+        self.id_column = QComboBox()
+        self.id_column.setToolTip(_("A person or household id: dpdesk then keeps at most k rows per id itself."))
+        self.budget_eps = QLineEdit()
+        self.budget_eps.setObjectName("budget_epsilon")
+        self.budget_eps.setToolTip(_("The total privacy loss allowed for this dataset, over all its releases. "
+                                     "Smaller is more private."))  # fmt: skip
+        self.budget_delta = QLineEdit()
+        self.budget_delta.setToolTip(_("The total probability allowed for the guarantee to fail (0 for pure "
+                                       "epsilon-DP); needed by Gaussian noise. Keep it far below 1/rows."))  # fmt: skip
+        self.method = QComboBox()
+        self.method.addItem(_("sequential (epsilons add)"), "sequential")
+        self.method.addItem(_("advanced composition"), "advanced")
+        self.method.addItem(_("zCDP"), "zcdp")
+        self.method.setToolTip(_("How the queries' costs add up. Fixed at the dataset's first release; the others "
+                                 "are always shown beside it."))  # fmt: skip
+        self.delta_prime = QLineEdit()
+        self.delta_prime.setToolTip(_("Advanced composition's extra delta (delta'), spent from the budget's delta."))
+        form.addRow(_("Neighbouring tables differ by"), self.relation)
+        form.addRow(_("Rows per person (k)"), self.k)
+        form.addRow(_("Person id column"), self.id_column)
+        form2.addRow(_("Total budget ε"), self.budget_eps)
+        form2.addRow(_("Total budget δ"), self.budget_delta)
+        form2.addRow(_("Accounting"), self.method)
+        form2.addRow(_("δ′ (advanced)"), self.delta_prime)
+        self.locked = QLabel("")
+        self.locked.setWordWrap(True)
+        self.locked.setStyleSheet("color: #5d6d7e")
+        form.addRow(self.locked)
+
+        top = QWidget()
+        tl = QVBoxLayout(top)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.file_label)
+        tl.addWidget(self.preview)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(schema_box)
+        split.addWidget(unit_box)
+        split.setSizes([170, 380, 260])
+        lay = QVBoxLayout(self)
+        lay.addWidget(split)
+
+        self._updating = False
+        self.relation.currentIndexChanged.connect(self._unit_edited)
+        self.k.valueChanged.connect(self._unit_edited)
+        self.id_column.currentIndexChanged.connect(self._unit_edited)
+        self.method.currentIndexChanged.connect(self._unit_edited)
+        self.budget_eps.textEdited.connect(self._unit_edited)
+        self.budget_delta.textEdited.connect(self._unit_edited)
+        self.delta_prime.textEdited.connect(self._unit_edited)
+        state.data_changed.connect(self._data_changed)
+        state.plan_changed.connect(self._plan_changed)
+        self._plan_changed()
+
+    def _data_changed(self) -> None:
+        peek = self.state.peek
+        self.preview_model.set_peek(peek)
+        if peek is not None:
+            self.file_label.setText(
+                _("{path}  ·  SHA-256 {sha}…  ·  first {n} rows shown (for you only)").format(
+                    path=peek.path, sha=(self.state.sha256 or "")[:16], n=len(peek.rows)
+                )
+            )
+        self._updating = True
+        self.id_column.clear()
+        self.id_column.addItem(_("(none)"), None)
+        for h in peek.header if peek else ():
+            self.id_column.addItem(h, h)
+        self._updating = False
+        self._plan_changed()
+
+    def _plan_changed(self) -> None:
+        d = self.state.plan_data
+        self._updating = True
+        try:
+            unit = d.get("privacy_unit", {})
+            self.relation.setCurrentIndex(max(0, self.relation.findData(unit.get("neighbouring", "add_remove"))))
+            k = unit.get("max_rows_per_person", 1)
+            self.k.setValue(k if isinstance(k, int) else 1)
+            self.id_column.setCurrentIndex(max(0, self.id_column.findData(unit.get("id_column"))))
+            b = d.get("budget", {})
+            _set_text(self.budget_eps, b.get("epsilon"))
+            _set_text(self.budget_delta, b.get("delta", 0))
+            acc = d.get("accounting", {})
+            self.method.setCurrentIndex(max(0, self.method.findData(acc.get("method", "sequential"))))
+            _set_text(self.delta_prime, acc.get("delta_prime"))
+            self.delta_prime.setEnabled(acc.get("method") == "advanced")
+            fixed = self.state.ledger_settings()
+            self.locked.setText(
+                _("This dataset's budget, unit of privacy and accounting were fixed at its first release; "
+                  "a plan that differs will be refused.") if fixed else ""  # fmt: skip
+            )
+        finally:
+            self._updating = False
+
+    def _unit_edited(self) -> None:
+        if self._updating:
+            return
+        new = self.state.draft()
+        unit: dict[str, Any] = {"neighbouring": self.relation.currentData(), "max_rows_per_person": self.k.value()}
+        if self.id_column.currentData():
+            unit["id_column"] = self.id_column.currentData()
+        new["privacy_unit"] = unit
+        new["budget"] = {"epsilon": _number(self.budget_eps.text()), "delta": _number(self.budget_delta.text(), 0)}
+        acc: dict[str, Any] = {"method": self.method.currentData()}
+        if acc["method"] == "advanced":
+            acc["delta_prime"] = _number(self.delta_prime.text(), 1e-7)
+        new["accounting"] = acc
+        self.state.edit(new, _("Edit unit of privacy and budget"), merge_id=1)
+
+    def _suggest(self) -> None:
+        new = self.state.draft()
+        for name, spec in list(new["columns"].items()):
+            t = self.state.suggested.get(name)
+            if t and t != spec["type"]:
+                new["columns"][name] = {"type": t, "categories": []} if t == "category" else {"type": t, "bounds": []}
+        self.state.edit(new, _("Suggest types"))
+
+
+def _set_text(edit: QLineEdit, value: Any) -> None:
+    text = "" if value is None else (str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
+    if edit.text() != text and not edit.hasFocus():
+        edit.setText(text)
+
+
+def _number(text: str, default: Any = None) -> Any:
+    text = text.strip()
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        return text  # the plan validator names it

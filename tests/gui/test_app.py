@@ -1,0 +1,232 @@
+"""The desktop app driven headless (pytest-qt): open, declare, plan, watch the meter, release, review."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt, QThreadPool
+from PySide6.QtWidgets import QLineEdit, QMessageBox
+
+from dpdesk.core.ledger import Ledger
+from dpdesk.gui.app import build
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.timeout(300)
+PLAN = SAMPLES / "cps_wages_plan.json"
+
+
+@pytest.fixture
+def win(qtbot: Any, dpdesk_home: Path, tmp_path: Path) -> Any:
+    _app, window = build(dpdesk_home)
+    qtbot.addWidget(window)
+    window.errors = []
+    window.show_error = lambda message, details="": window.errors.append(message)
+    window.ask_confirm = lambda *_a: True
+    window.ask_save_changes = lambda: QMessageBox.StandardButton.Discard
+    window.show()
+    yield window
+    QThreadPool.globalInstance().waitForDone(30_000)
+    window.state.undo_stack.setClean()
+    window.state.clean_index = window.state.undo_stack.index()
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    p = tmp_path / "census.csv"
+    shutil.copy(SAMPLES / "census_sample.csv", p)
+    return p
+
+
+def open_table(qtbot: Any, win: Any, path: Path) -> None:
+    win.open_data(str(path))
+    qtbot.waitUntil(lambda: win.state.sha256 is not None and win.job is None, timeout=60_000)
+
+
+def type_into(qtbot: Any, edit: QLineEdit, text: str) -> None:
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, text)
+
+
+def edit_cell(qtbot: Any, view: Any, row: int, col: int, text: str) -> None:
+    qtbot.wait(20)  # let the previous editor close
+    idx = view.model().index(row, col)
+    view.setCurrentIndex(idx)
+    view.edit(idx)
+    qtbot.waitUntil(lambda: isinstance(view.focusWidget(), QLineEdit) and view.focusWidget().isVisible())
+    editor = view.focusWidget()
+    assert isinstance(editor, QLineEdit), editor
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.wait(20)  # Qt commits an item editor on Return through a queued call
+
+
+def row_of(model: Any, name: str) -> int:
+    return model.names.index(name)
+
+
+def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, dpdesk_home: Path) -> None:
+    open_table(qtbot, win, data)
+    state = win.state
+    assert state.peek is not None and state.peek.header[0] == "age"
+    assert state.suggested["wage"] == "float" and state.suggested["region"] == "category"
+    assert not win.release_action.isEnabled()
+
+    schema = win.schema_view.schema
+    model = win.schema_view.schema_model
+    # tick wage and region, then type their public bounds and categories
+    for name in ("wage", "region"):
+        model.setData(model.index(row_of(model, name), 0), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    assert set(state.plan_data["columns"]) == {"wage", "region"}
+    assert "bounds" in (state.plan_error or "")  # bounds are asked for, never filled from the data
+    edit_cell(qtbot, schema, row_of(model, "wage"), 3, "0")
+    edit_cell(qtbot, schema, row_of(model, "wage"), 4, "5000")
+    edit_cell(qtbot, schema, row_of(model, "region"), 5, "northeast, midwest, south, west")
+    assert state.plan_data["columns"]["wage"]["bounds"] == [0, 5000]
+    assert state.plan_data["columns"]["region"]["categories"] == ["northeast", "midwest", "south", "west"]
+
+    # add a query with the form; the meter follows every keystroke
+    form = win.query_form
+    qtbot.mouseClick(form.add_button, Qt.MouseButton.LeftButton)
+    assert state.plan is not None, state.plan_error
+    form.statistic.setCurrentIndex(form.statistic.findData("histogram"))
+    form.statistic.activated.emit(form.statistic.currentIndex())
+    assert state.plan_data["queries"][0]["statistic"] == "histogram"
+    assert form.mechanism.count() == 2  # laplace or gaussian only: invalid combinations cannot be entered
+    type_into(qtbot, form.epsilon, "0.25")
+    assert state.plan_data["queries"][0]["epsilon"] == 0.25
+    assert "this plan 0.25" in win.meter.headline.text()
+    qtbot.keyClick(form.epsilon, Qt.Key.Key_Return)  # editing finished: the next typing is a new undo step
+    type_into(qtbot, form.epsilon, "5")
+    assert "Over budget" in win.meter.headline.text()
+    assert not win.release_action.isEnabled()
+    win.undo_action.trigger()  # one undo step takes back the whole typed number
+    assert state.plan_data["queries"][0]["epsilon"] == 0.25
+    win.redo_action.trigger()
+    assert state.plan_data["queries"][0]["epsilon"] == 5
+    win.undo_action.trigger()
+    assert win.release_action.isEnabled()
+
+    win.release()
+    qtbot.waitUntil(lambda: bool(state.results) and win.job is None, timeout=60_000)
+    assert [r[1] for r in state.results] == ["northeast", "midwest", "south", "west"]
+    assert win.results_view.model.rowCount() == 4
+    entries = Ledger.for_dataset(dpdesk_home, state.sha256).verify()
+    spend = [e for e in entries if e["type"] == "spend"]
+    assert len(spend) == 1 and spend[0]["charged"]["epsilon"] == 0.25
+    assert win.ledger_view.model.rowCount() == 2 and "Chain verified" in win.ledger_view.status.text()
+
+    # reopening a past release costs nothing and shows the same values
+    released = [list(r) for r in state.results]
+    state.show_results([], "")
+    win.ledger_view.table.selectRow(1)
+    win.ledger_view.show_selected()
+    assert state.results == released
+    assert len([e for e in Ledger.for_dataset(dpdesk_home, state.sha256).verify() if e["type"] == "spend"]) == 1
+    assert win.errors == []
+
+
+def test_gui_and_cli_release_of_the_same_plan_charge_the_same(qtbot: Any, win: Any, data: Path, dpdesk_home: Path,
+                                                              tmp_path: Path) -> None:  # fmt: skip
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    win.release()
+    qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
+    gui = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e["type"] == "spend"][0]
+    cli_home = tmp_path / "cli-home"
+    r = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "release", str(PLAN), "--data", str(data), "--out", str(tmp_path / "o")],
+        env={**__import__("os").environ, "DPDESK_HOME": str(cli_home)}, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    cli = [e for e in Ledger.for_dataset(cli_home, win.state.sha256).verify() if e["type"] == "spend"][0]
+    for key in ("plan_hash", "costs", "charged", "totals", "trace"):
+        assert gui[key] == cli[key], key
+    assert len(gui["values"]) == len(cli["values"]) == 12
+
+
+def test_save_and_reopen_plan_and_unsaved_prompt(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    win.query_form.select_row(0)
+    type_into(qtbot, win.query_form.epsilon, "0.05")
+    assert win.state.dirty and win.windowTitle().endswith("*")
+    target = tmp_path / "mine.json"
+    win.ask_save_path = lambda *_a: str(target)
+    assert win.save_plan(ask=True)
+    assert not win.state.dirty
+    saved = json.loads(target.read_text(encoding="utf-8"))
+    assert saved["queries"][0]["epsilon"] == 0.05
+    type_into(qtbot, win.query_form.epsilon, "0.06")
+    win.ask_save_changes = lambda: QMessageBox.StandardButton.Cancel
+    assert not win.close()  # the unsaved change keeps the window open
+    assert win.isVisible()
+    win.ask_save_changes = lambda: QMessageBox.StandardButton.Discard
+
+
+def test_bad_file_gives_a_clear_message_and_keeps_the_state(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
+    open_table(qtbot, win, data)
+    before = win.state.sha256
+    bad = tmp_path / "bad.xlsx"
+    bad.write_bytes(b"not a zip")
+    win.open_data(str(bad))
+    qtbot.waitUntil(lambda: win.job is None and bool(win.errors), timeout=30_000)
+    assert str(bad) in win.errors[0] and "Traceback" not in win.errors[0]
+    assert win.state.sha256 == before
+    win.errors.clear()
+    assert not win.open_plan(str(tmp_path / "missing.json"))
+    assert "Cannot open the plan" in win.errors[0]
+
+
+def test_a_long_job_can_be_cancelled(qtbot: Any, win: Any) -> None:
+    import time
+
+    def job(progress: Any) -> str:
+        for i in range(10_000):
+            progress.update(i, 10_000, "working")
+            time.sleep(0.005)
+        return "finished"
+
+    results: list[Any] = []
+    win.run_job(job, results.append, "test")
+    qtbot.waitUntil(lambda: win.progress.isVisible() and win.progress.value() > 0, timeout=10_000)
+    assert not win.open_action.isEnabled()
+    qtbot.mouseClick(win.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.job is None, timeout=10_000)
+    assert results == [] and "Cancelled" in win.status_label.text()
+    assert win.open_action.isEnabled()
+
+
+def test_split_budget_never_exceeds_what_is_left(qtbot: Any, win: Any, data: Path) -> None:
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    win.query_form.select_row(0)
+    qtbot.mouseClick(win.query_form.split_button, Qt.MouseButton.LeftButton)
+    eps = [q["epsilon"] for q in win.state.plan_data["queries"]]
+    assert eps == [0.166666] * 6
+    assert win.state.report["fits"]
+
+
+def test_models_pass_the_qt_model_tester(qtmodeltester: Any, qtbot: Any, win: Any, data: Path) -> None:
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    for model in (win.schema_view.preview_model, win.schema_view.schema_model, win.query_form.model,
+                  win.ledger_view.model, win.results_view.model):  # fmt: skip
+        qtmodeltester.check(model, force_py=True)
+    assert win.schema_view.preview_model.rowCount(QModelIndex()) > 0
+
+
+def test_no_noise_preview_reads_data(qtbot: Any, win: Any) -> None:
+    """Without any table open, a plan's noise preview and budget are complete."""
+    assert win.open_plan(str(PLAN))
+    assert win.state.report is not None and win.state.report["fits"]
+    win.preview.show_query(1)
+    assert len(win.preview.canvases) == 2  # mean: noisy count and noisy sum
+    assert not win.release_action.isEnabled()  # but nothing can be released without a table
