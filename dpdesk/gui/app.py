@@ -45,7 +45,7 @@ def _install_excepthook(home: Path, window: Any) -> None:
     sys.excepthook = hook
 
 
-def build(home: Path | None = None) -> tuple[Any, Any]:
+def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, Any]:
     """Create the application objects (used by main and by tests): (QApplication, MainWindow)."""
     from PySide6.QtCore import QLibraryInfo, QLocale, QSettings, QTranslator
     from PySide6.QtWidgets import QApplication
@@ -64,7 +64,7 @@ def build(home: Path | None = None) -> tuple[Any, Any]:
         if tr.load(QLocale("zh_CN"), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
             app.installTranslator(tr)
     settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(AppState(home), settings)
+    window = MainWindow(AppState(home), settings, defer_views=defer_views)
     return app, window
 
 
@@ -76,20 +76,29 @@ def main(path: str | None = None) -> int:
     logging.basicConfig(
         filename=str(home / "dpdesk.log"), level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    app, window = build(home)
+    app, window = build(home, defer_views=True)
     window.show()
     from PySide6.QtCore import QTimer
 
     def shown() -> None:
         elapsed = time.perf_counter() - _T0
         log.info("window shown %.3f s after import", elapsed)
-        if os.environ.get("DPDESK_STARTUP_PROBE"):
+        probe = bool(os.environ.get("DPDESK_STARTUP_PROBE"))
+        if probe:
             print(f"WINDOW_SHOWN {elapsed:.3f}", flush=True)
-            QTimer.singleShot(0, app.quit)
-            return
-        threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
-        if path:
-            window.open_path(path)
+
+        def ready() -> None:
+            window.build_views()
+            if probe:
+                app.processEvents()
+                print(f"VIEWS_READY {time.perf_counter() - _T0:.3f}", flush=True)
+                app.quit()
+                return
+            threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
+            if path:
+                window.open_path(path)
+
+        QTimer.singleShot(0, ready)
 
     QTimer.singleShot(0, shown)
     _install_excepthook(home, window)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -24,16 +24,14 @@ from PySide6.QtWidgets import (
 )
 
 from dpdesk.core.errors import DpdeskError
-from dpdesk.core.progress import Progress
 from dpdesk.gui.state import AppState
-from dpdesk.gui.views.budget_meter import BudgetMeter
-from dpdesk.gui.views.ledger_view import LedgerView
-from dpdesk.gui.views.preview_panel import PreviewPanel
-from dpdesk.gui.views.query_form import QueryForm
-from dpdesk.gui.views.results_view import ResultsView
-from dpdesk.gui.views.schema_view import SchemaView
 from dpdesk.gui.workers import Worker, start
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+
+    from dpdesk.core.progress import Progress
 
 log = logging.getLogger(__name__)
 DATA_FILTER = "Tables (*.csv *.tsv *.txt *.xlsx *.parquet);;All files (*)"
@@ -44,7 +42,10 @@ MAX_RECENT = 8
 class MainWindow(QMainWindow):
     """dpdesk's main window. Dialogs go through :meth:`ask_*` hooks so that tests can answer them."""
 
-    def __init__(self, state: AppState, settings: QSettings, pool: QThreadPool | None = None) -> None:
+    def __init__(
+        self, state: AppState, settings: QSettings, pool: QThreadPool | None = None, *, defer_views: bool = False
+    ) -> None:
+        """Build the window; with ``defer_views`` the tabs are filled at the first event-loop pass after show()."""
         super().__init__()
         self.state = state
         state.setParent(self)  # the state lives and dies with its window
@@ -53,31 +54,19 @@ class MainWindow(QMainWindow):
         self.job: Worker | None = None
         self.setWindowTitle("dpdesk")
         self.setAcceptDrops(True)
+        self.views_ready = False
 
-        self.schema_view = SchemaView(state)
-        self.query_form = QueryForm(state)
-        self.results_view = ResultsView(state)
-        self.ledger_view = LedgerView(state)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.schema_view, _("1 · Data"))
-        self.tabs.addTab(self.query_form, _("2 · Queries"))
-        self.tabs.addTab(self.results_view, _("3 · Results"))
-        self.tabs.addTab(self.ledger_view, _("4 · Ledger"))
-        self.meter = BudgetMeter(state)
-        self.preview = PreviewPanel(state)
-        self.query_form.selection_changed.connect(self.preview.show_query)
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(self.meter)
-        rl.addWidget(self.preview, 1)
+        for title in (_("1 · Data"), _("2 · Queries"), _("3 · Results"), _("4 · Ledger")):
+            self.tabs.addTab(QWidget(), title)
+        self.right = QWidget()
+        self.right_layout = QVBoxLayout(self.right)
+        self.right_layout.setContentsMargins(0, 0, 0, 0)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.tabs)
-        split.addWidget(right)
+        split.addWidget(self.right)
         split.setSizes([760, 560])
         self.setCentralWidget(split)
-        self.schema_view.codebook_button.clicked.connect(self.import_codebook)
-        self.results_view.export_button.clicked.connect(self.export_release)
 
         self._make_actions()
         self.progress = QProgressBar()
@@ -95,12 +84,47 @@ class MainWindow(QMainWindow):
         state.data_changed.connect(self._update_actions)
         state.ledger_changed.connect(self._update_actions)
         state.undo_stack.cleanChanged.connect(lambda _c: self._update_title())
-        self._update_actions()
         geometry = settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
         else:
             self.resize(1320, 820)
+        if not defer_views:
+            self.build_views()
+
+    def build_views(self) -> None:
+        """Create the tabs' contents, the budget meter and the preview (idempotent)."""
+        if self.views_ready:
+            return
+        from dpdesk.gui.views.budget_meter import BudgetMeter
+        from dpdesk.gui.views.ledger_view import LedgerView
+        from dpdesk.gui.views.preview_panel import PreviewPanel
+        from dpdesk.gui.views.query_form import QueryForm
+        from dpdesk.gui.views.results_view import ResultsView
+        from dpdesk.gui.views.schema_view import SchemaView
+
+        state = self.state
+        self.schema_view = SchemaView(state)
+        self.query_form = QueryForm(state)
+        self.results_view = ResultsView(state)
+        self.ledger_view = LedgerView(state)
+        current = self.tabs.currentIndex()
+        for i, (view, title) in enumerate(((self.schema_view, _("1 · Data")), (self.query_form, _("2 · Queries")),
+                                           (self.results_view, _("3 · Results")), (self.ledger_view, _("4 · Ledger")))):  # fmt: skip
+            old = self.tabs.widget(i)
+            self.tabs.removeTab(i)
+            self.tabs.insertTab(i, view, title)
+            old.deleteLater()
+        self.tabs.setCurrentIndex(current)
+        self.meter = BudgetMeter(state)
+        self.preview = PreviewPanel(state)
+        self.right_layout.addWidget(self.meter)
+        self.right_layout.addWidget(self.preview, 1)
+        self.query_form.selection_changed.connect(self.preview.show_query)
+        self.schema_view.codebook_button.clicked.connect(self.import_codebook)
+        self.results_view.export_button.clicked.connect(self.export_release)
+        self.views_ready = True
+        self._update_actions()
 
     # ------------------------------------------------------------------ actions
     def _make_actions(self) -> None:

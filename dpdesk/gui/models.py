@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from dpdesk.core.peek import Peek
 from dpdesk.gui.state import AppState
+
+if TYPE_CHECKING:
+    from dpdesk.core.peek import Peek
 from dpdesk.i18n import _
 
 Index = QModelIndex | QPersistentModelIndex

@@ -19,14 +19,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from dpdesk.core.errors import DpdeskError, LedgerError
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.peek import Peek
-from dpdesk.core.plan import Plan, parse_plan
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:  # the engine is imported when first used, after the window is on screen
+    from dpdesk.core.peek import Peek
+    from dpdesk.core.plan import Plan
 
 
 def new_plan_data(title: str = "") -> dict[str, Any]:
@@ -95,7 +98,8 @@ class AppState(QObject):
         self.results: list[list[str]] = []
         self.results_title = ""
         self.clean_index = 0
-        self._validate()
+        # no validation yet: the engine loads after the window is shown
+        self.plan_error = _("Open a table or a plan to begin.")
 
     # ------------------------------------------------------------------ plan
     @property
@@ -134,7 +138,7 @@ class AppState(QObject):
 
     def _validate(self) -> None:
         from dpdesk.core.errors import PlanError
-        from dpdesk.core.release import budget_report
+        from dpdesk.core.plan import parse_plan
 
         try:
             self.plan = parse_plan(self.plan_data)
@@ -145,6 +149,8 @@ class AppState(QObject):
             self.plan_error_key = exc.key
         self.report = None
         if self.plan is not None:
+            from dpdesk.core.release import budget_report
+
             try:
                 self.report = budget_report(self.plan, self.ledger_entries)
             except DpdeskError as exc:  # pragma: no cover - budget_report raises nothing for a valid plan
@@ -182,6 +188,8 @@ class AppState(QObject):
     # ------------------------------------------------------------------ ledger
     def read_ledger(self) -> None:
         """(Re)read and verify the opened dataset's ledger."""
+        from dpdesk.core.ledger import Ledger
+
         self.ledger_entries, self.ledger_error = [], None
         if self.sha256:
             try:

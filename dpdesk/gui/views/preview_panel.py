@@ -7,7 +7,6 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from dpdesk.core.queries import design_query
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
@@ -74,6 +73,7 @@ class PreviewPanel(QWidget):
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: imported on first preview
 
         from dpdesk.core.figures import noise_figure, selection_figure
+        from dpdesk.core.queries import design_query
 
         spec = plan.queries[self.row]
         design = design_query(spec, plan)

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.plan import ALLOWED_MECHANISMS
 from dpdesk.gui.models import QueryListModel
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
@@ -260,6 +259,8 @@ class QueryForm(QWidget):
             _fill_combo(self.column, self._columns(kinds), q.get("column"), none=False)
             _fill_combo(self.group_by, [c for c in self._columns(("category",)) if c != q.get("column")],
                         q.get("group_by"), none=True)  # fmt: skip
+            from dpdesk.core.plan import ALLOWED_MECHANISMS
+
             self.mechanism.clear()
             for m in ALLOWED_MECHANISMS.get(stat, ()):
                 self.mechanism.addItem(MECH_LABELS[m], m)
@@ -296,6 +297,8 @@ class QueryForm(QWidget):
     def _edited(self, *_args: Any) -> None:
         if self._updating or not 0 <= self.current < len(self.queries()):
             return
+        from dpdesk.core.plan import ALLOWED_MECHANISMS
+
         qs = self.queries()
         q = dict(qs[self.current])
         stat = self.statistic.currentData()
