@@ -72,6 +72,12 @@ def _build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--out", help="folder for --export-release")
     lg.add_argument("--change-settings", metavar="PLAN", help="(privacy officer) take budget, unit and method from PLAN")
     lg.add_argument("--reason", help="why the settings change (recorded in the ledger)")
+    lg.add_argument("--export", metavar="OUT", help="write the dataset's whole ledger for a privacy officer")
+    lg.add_argument("--statement", metavar="OUT.pdf", help="write a PDF budget statement of the dataset")
+
+    rv = sub.add_parser("review", help="check a release package or an exported ledger (read-only)")
+    rv.add_argument("path", help="a release package folder, or a ledger exported with dpdesk ledger --export")
+    rv.add_argument("--json", action="store_true")
 
     sg = sub.add_parser("suggest", help="propose column types (only types: bounds and categories are yours)")
     sg.add_argument("file")
@@ -89,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "release": _cmd_release,
             "simulate": _cmd_simulate,
             "ledger": _cmd_ledger,
+            "review": _cmd_review,
             "suggest": _cmd_suggest,
         }[args.command]
         return int(handler(args))
@@ -292,8 +299,8 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
 
     home = dpdesk_home()
     if args.data is None:
-        if args.export_release or args.change_settings:
-            raise UsageError("--export-release and --change-settings need --data")
+        if args.export_release or args.change_settings or args.export or args.statement:
+            raise UsageError("--export-release, --change-settings, --export and --statement need --data")
         ledgers = list_ledgers(home)
         if not ledgers:
             print(f"No ledgers yet in {home / 'ledgers'}.")
@@ -304,6 +311,31 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         return worst
     sha = file_sha256(args.data)
     ledger = Ledger.for_dataset(home, sha)
+    if args.export:
+        entries = ledger.verify()
+        if not entries:
+            raise UsageError(f"nothing has been recorded for {args.data} yet")
+        from dpdesk.core.ledger import write_atomic
+
+        write_atomic(Path(args.export), ledger.path.read_bytes())
+        print(f"Wrote the ledger of {args.data} ({len(entries)} entries, chain verified) to {args.export}.")
+        return 0
+    if args.statement:
+        from dpdesk.core.errors import LedgerError
+        from dpdesk.core.report import write_budget_statement
+        from dpdesk.core.release import budget_report
+
+        try:
+            entries = ledger.verify()
+            status = "chain verified"
+        except LedgerError as exc:
+            entries, status = [], f"BROKEN: {exc}"
+        spends = [e for e in entries if e["type"] == "spend"]
+        rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
+        write_budget_statement(Path(args.statement), dataset_name=Path(args.data).name, entries=entries, report=rep,
+                               chain_status=status)  # fmt: skip
+        print(f"Wrote the budget statement of {args.data} to {args.statement}.")
+        return 0 if entries else 3
     if args.change_settings:
         if not args.reason or not args.reason.strip():
             raise UsageError("--change-settings needs --reason \"...\" (it is recorded in the ledger)")
@@ -326,7 +358,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         out = Path(args.out)
         check_out_dir(out)
         rows = rows_from_entry(match[0])
-        write_release_dir(out, rows, parse_plan(match[0]["plan"]))
+        write_release_dir(out, rows, parse_plan(match[0]["plan"]), match[0], ledger, Path(args.data).name)
         print(f"Re-exported release {args.export_release} to {out} (no budget spent).")
         return 0
     del past_releases
@@ -374,6 +406,35 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         else:
             print(f"  {e['seq']:>4}  {e['time']}  {e['type']}")
     return code
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    from dpdesk.core.review import review, review_summary
+
+    r = review(args.path)
+    if args.json:
+        print(json.dumps(review_summary(r), indent=2, ensure_ascii=False))
+        return 0 if r.intact else 1
+    if r.kind == "ledger":
+        print(f"Ledger {args.path}: {'chain verified' if r.intact else 'BROKEN'} ({len(r.entries)} entries)")
+    else:
+        s = r.spend or {}
+        print(f"Release package {args.path}")
+        if s:
+            c = s.get("charged", {})
+            print(f"  release {s.get('release_id', '?')} of {s.get('time', '?')}, dataset {s.get('dataset', '?')}")
+            print(f"  accounting: {s.get('method')}; spent epsilon {c.get('epsilon')}, delta {c.get('delta')}")
+            for m, t in (s.get("totals") or {}).items():
+                if t:
+                    print(f"    {m:<10} epsilon {t['epsilon']:.6g}, delta {t['delta']:.3g}")
+            if r.plan:
+                print(f"  plan: {r.plan.get('title') or '(untitled)'}, {len(r.plan.get('queries', []))} queries")
+        for name, status in r.files.items():
+            print(f"  {name}: {status}")
+    for p in r.problems:
+        print(f"  PROBLEM: {p}")
+    print("Intact." if r.intact else "NOT INTACT: see the problems above.")
+    return 0 if r.intact else 1
 
 
 def _cmd_suggest(args: argparse.Namespace) -> int:

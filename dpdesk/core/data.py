@@ -241,6 +241,8 @@ class _Source:
                     f"is not valid {self.encoding} text (bad byte near offset {self.read_bytes - len(raw) + exc.start}); "
                     "choose the file's encoding explicitly",
                 ) from None
+            except UnicodeError as exc:  # e.g. a stateful codec that gives up mid-file
+                raise InputError(str(self.path), f"cannot be read as {self.encoding} text ({exc})") from None
         if self._first and out:
             self._first = False
             if out.startswith(codecs.BOM_UTF8):
@@ -283,7 +285,7 @@ def _first_record_end(buf: bytes) -> int:
         parity ^= buf.count(b'"', start, pos) % 2
         if not parity:
             return pos + 1
-        start = pos
+        start = pos + 1
 
 
 def _load_csv(
@@ -305,14 +307,19 @@ def _load_csv(
         raise InputError(str(path), "the file is empty")
     enc = encoding or detect_encoding(head)
     try:
-        codecs.lookup(enc)
+        text_codec = getattr(codecs.lookup(enc), "_is_text_encoding", True)  # not base64, zlib, rot13...
     except LookupError:
-        raise InputError(str(path), f"unknown encoding {enc!r}") from None
+        text_codec = False
+    if not text_codec:
+        raise InputError(str(path), f"unknown encoding {enc!r}")
     if enc in ("utf-8", "utf8"):
         enc = "utf-8"
     elif enc == "utf-8-sig":
         enc = "utf-8"  # the BOM is dropped by _Source
-    head_text = codecs.getincrementaldecoder(enc)("replace").decode(head, final=False).lstrip("\ufeff")
+    try:
+        head_text = codecs.getincrementaldecoder(enc)("replace").decode(head, final=False).lstrip("\ufeff")
+    except UnicodeError as exc:  # not a decoding error: e.g. UTF-16 named but no byte-order mark
+        raise InputError(str(path), f"cannot be read as {enc} text ({exc}); choose another encoding") from None
     delim = delimiter or sniff_delimiter(head_text)
     if len(delim) != 1:
         raise InputError(str(path), f"the delimiter must be a single character (got {delim!r})")

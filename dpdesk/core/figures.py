@@ -45,7 +45,8 @@ def _use_cjk_font() -> None:
                 names.append(font_manager.FontProperties(fname=str(f)).get_name())
             except (OSError, RuntimeError):  # pragma: no cover - a damaged font file
                 continue
-    rcParams["font.sans-serif"] = ["DejaVu Sans", *names, *rcParams["font.sans-serif"]]
+    # matplotlib (>= 3.6) falls back glyph by glyph along the families listed in font.family
+    rcParams["font.family"] = ["DejaVu Sans", *names]
     rcParams["axes.unicode_minus"] = False
 
 
@@ -137,4 +138,31 @@ def results_figure(title: str, labels: Sequence[str], values: Sequence[float],
     ax.set_title(title, fontsize=9)
     ax.tick_params(labelsize=7)
     ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def budget_figure(costs: Sequence[tuple[str, float]], total: float, earlier: float, remaining: float,
+                  method: str) -> Any:  # fmt: skip
+    """Spending per query of one release, earlier spending and what remains, against the total budget.
+
+    Under sequential accounting the queries' epsilons add up to the release's cost; under the other
+    methods the release costs its composed total, shown with the remaining budget.
+    """
+    fig = _figure(6.4, 2.6)
+    ax = fig.subplots()
+    names = [_("earlier releases")] + [n for n, _e in costs] + [_("remaining")]
+    spent_now = sum(e for _n, e in costs)
+    values = [earlier] + [e for _n, e in costs] + [remaining]
+    colours = ["#8a8f96"] + ["#2a6fbb"] * len(costs) + ["#cfd8e3"]
+    y = list(range(len(names)))[::-1]
+    ax.barh(y, values, color=colours)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=7)
+    for yi, v in zip(y, values, strict=True):
+        ax.annotate(f"{v:.4g}", (v, yi), textcoords="offset points", xytext=(3, -3), fontsize=7)
+    ax.set_xlabel(_("epsilon (total budget {t})").format(t=f"{total:g}"), fontsize=8)
+    ax.set_xlim(0, max(total, earlier + spent_now) * 1.15)
+    ax.tick_params(labelsize=7)
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title(_("Budget: this release's queries ({m})").format(m=method), fontsize=9)
     return fig

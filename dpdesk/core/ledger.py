@@ -31,7 +31,7 @@ from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
 
 GENESIS = "0" * 64
-ENTRY_TYPES = ("settings", "spend", "simulate", "acknowledge")
+ENTRY_TYPES = ("settings", "spend", "simulate", "acknowledge", "package")
 
 
 def _now() -> str:

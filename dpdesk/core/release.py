@@ -287,17 +287,44 @@ def noisy_rows(
             else:
                 cands = [mid + (s_nat + a) / (n + b) for a in (-e_s, e_s) for b in (-e_n, e_n)]
                 low, high = max(lo, min(cands)), min(hi, max(cands))
-            rows.append(Row(spec.name, cell, fmt_number(m), fmt_number(low), fmt_number(high), spec.mechanism, eps_s, delta_s))
+            rows.append(_rounded_row(spec.name, cell, m, low, high, spec.mechanism, eps_s, delta_s))
         return rows
     (comp,) = design.components
     noisy = noise(exact.vectors[0], comp)
     bound = interval_halfwidth(comp)
     for cell, v in zip(design.cells, noisy, strict=True):
         val = to_natural(v, comp)
-        rows.append(
-            Row(spec.name, cell, fmt_number(val), fmt_number(val - bound), fmt_number(val + bound), spec.mechanism, eps_s, delta_s)
-        )
+        rows.append(_rounded_row(spec.name, cell, val, val - bound, val + bound, spec.mechanism, eps_s, delta_s))
     return rows
+
+
+def rounding_step(halfwidth: float) -> Decimal:
+    """The power of ten that keeps three significant digits of a 95% interval's half-width.
+
+    >>> rounding_step(29.96), rounding_step(209997.0), rounding_step(0.0123)
+    (Decimal('0.1'), Decimal('1E+3'), Decimal('0.0001'))
+    """
+    if not math.isfinite(halfwidth) or halfwidth <= 0:
+        return Decimal(1)
+    return Decimal(1).scaleb(math.floor(math.log10(halfwidth)) - 2)
+
+
+def _rounded(x: float | int, step: Decimal) -> str:
+    if isinstance(x, int):
+        return str(x) if step < 1 else fmt_number(int(Decimal(x).quantize(step, rounding="ROUND_HALF_EVEN")))
+    d = Decimal(repr(float(x))).quantize(step, rounding="ROUND_HALF_EVEN")
+    return fmt_number(float(d)) if step >= 1 else format(d, "f")
+
+
+def _rounded_row(query: str, cell: str, value: float | int, low: float | int, high: float | int, mechanism: str,
+                 eps: str, delta: str) -> Row:  # fmt: skip
+    """One row with its numbers rounded once (post-processing): to 3 significant digits of the interval's
+    half-width, never finer than needed; whole numbers (counts) stay whole."""
+    step = rounding_step(max(float(value) - float(low), float(high) - float(value)))
+    if isinstance(value, int):
+        step = max(step, Decimal(1))
+        return Row(query, cell, str(value), _rounded(low, step), _rounded(high, step), mechanism, eps, delta)
+    return Row(query, cell, _rounded(value, step), _rounded(low, step), _rounded(high, step), mechanism, eps, delta)
 
 
 def rows_to_csv(rows: Sequence[Row], *, bom: bool = False) -> bytes:
@@ -436,6 +463,8 @@ def release(
                 "delta_prime": plan.accounting.delta_prime,
                 "costs": [c.to_dict() for c in costs],
                 "charged": report["methods"][method]["plan"],
+                "budget": report["budget"],
+                "spent_after": report["methods"][method]["after"],
                 "totals": {m: (v["plan"] if v else None) for m, v in report["methods"].items()},
                 "trace": [design_to_dict(d) for d in designs],
                 "columns": list(CSV_COLUMNS),
@@ -445,18 +474,17 @@ def release(
         )
     # revealed only now, after the spend entry is durable
     if out_dir is not None:
-        write_release_dir(out_dir, rows, plan)
+        write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name)
     return ReleaseResult(rows, entry, out_dir, table.report.lines())
 
 
-def write_release_dir(out_dir: Path, rows: Sequence[Row], plan: Plan) -> None:
-    """Write release.csv and plan.json into a new or empty folder."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / "release.csv", rows_to_csv(rows))
-    write_atomic(
-        out_dir / "plan.json",
-        (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
-    )
+def write_release_dir(
+    out_dir: Path, rows: Sequence[Row], plan: Plan, spend: dict[str, Any], ledger: Ledger, dataset_name: str
+) -> None:
+    """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder."""
+    from dpdesk.core.package import write_package
+
+    write_package(out_dir, rows, plan, spend, ledger, dataset_name)
 
 
 def rows_from_entry(entry: dict[str, Any]) -> list[Row]:

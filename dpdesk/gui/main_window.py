@@ -414,6 +414,7 @@ class MainWindow(QMainWindow):
                 [r.as_list() for r in result.rows],
                 _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
                     seq=e["seq"], e=f"{e['charged']['epsilon']:.4g}", d=f"{e['charged']['delta']:.3g}"),
+                e,
             )  # fmt: skip
             for line in result.report_lines:
                 log.info("load note: %s", line)
@@ -423,25 +424,34 @@ class MainWindow(QMainWindow):
 
         return self.run_job(job, done, _("Releasing…"))
 
-    def export_release(self) -> None:
-        rows = self.state.results
-        if not rows:
-            return
+    def export_release(self) -> Worker | None:
+        """Write the shown release as a package (release.csv, report.pdf, plan.json, ledger.json); costs nothing."""
+        entry = self.state.results_entry
+        if not self.state.results or entry is None or self.state.sha256 is None:
+            return None
         folder = self.ask_folder(_("Choose a new or empty folder for the release"))
         if not folder:
-            return
-        from dpdesk.core.release import Row, check_out_dir, write_release_dir
-
+            return None
         out = Path(folder)
-        try:
+        home, sha = self.state.home, self.state.sha256
+        name = self.state.data_path.name if self.state.data_path else sha[:12]
+
+        def job(progress: Progress) -> Path:
+            from dpdesk.core.ledger import Ledger
+            from dpdesk.core.plan import parse_plan
+            from dpdesk.core.release import check_out_dir, rows_from_entry, write_release_dir
+
             check_out_dir(out)
-            if self.state.plan is None:
-                raise DpdeskError(_("The plan is not complete."))
-            write_release_dir(out, [Row(*r) for r in rows], self.state.plan)
-        except (DpdeskError, OSError) as exc:
-            self.show_error(str(exc))
-            return
-        self.status_label.setText(_("Exported to {folder}").format(folder=out))
+            progress.update(0, 1, "writing")
+            write_release_dir(out, rows_from_entry(entry), parse_plan(entry["plan"]), entry,
+                              Ledger.for_dataset(home, sha), name)  # fmt: skip
+            return out
+
+        def done(folder_out: Path) -> None:
+            self.state.read_ledger()
+            self.status_label.setText(_("Exported the release package to {folder}").format(folder=folder_out))
+
+        return self.run_job(job, done, _("Writing the release package…"))
 
     def about(self) -> None:
         from dpdesk import __version__

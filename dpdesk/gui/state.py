@@ -97,6 +97,7 @@ class AppState(QObject):
         self.ledger_error: str | None = None
         self.results: list[list[str]] = []
         self.results_title = ""
+        self.results_entry: dict[str, Any] | None = None  # the spend entry the shown results come from
         self.clean_index = 0
         # no validation yet: the engine loads after the window is shown
         self.plan_error = _("Open a table or a plan to begin.")
@@ -219,8 +220,9 @@ class AppState(QObject):
             return False, _("The plan exceeds the remaining budget.")
         return True, ""
 
-    def show_results(self, rows: list[list[str]], title: str) -> None:
-        """Show released rows (a new release, or a past one, which costs nothing)."""
+    def show_results(self, rows: list[list[str]], title: str, entry: dict[str, Any] | None = None) -> None:
+        """Show released rows (a new release, or a past one, which costs nothing) and their spend entry."""
         self.results = rows
         self.results_title = title
+        self.results_entry = entry
         self.results_changed.emit()

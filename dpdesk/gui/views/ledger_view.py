@@ -70,4 +70,4 @@ class LedgerView(QWidget):
             return
         rows = [r.as_list() for r in rows_from_entry(e)]
         self.state.show_results(rows, _("Release #{seq} of {time} (shown again: no budget spent)").format(
-            seq=e["seq"], time=e["time"].replace("T", " ")))  # fmt: skip
+            seq=e["seq"], time=e["time"].replace("T", " ")), e)  # fmt: skip

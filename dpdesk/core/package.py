@@ -1,0 +1,76 @@
+"""Release packages: a folder a privacy officer can review on another machine.
+
+A package holds ``release.csv``, ``report.pdf``, ``plan.json`` and ``ledger.json``. The spend entry
+(written to the ledger before any value was revealed) records the plan hash and the values hash;
+a ``package`` entry written after the files records their SHA-256 hashes. ``ledger.json`` carries
+copies of the settings entry in force, the spend entry and the package entry, so that a reviewer
+can check that the files are the ones recorded. This detects edits of any file; it cannot stop a
+forger who holds the ledger from recomputing every hash (see README).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dpdesk.core.ledger import Ledger, write_atomic
+from dpdesk.core.plan import Plan
+from dpdesk.core.release import Row, rows_to_csv
+
+PACKAGE_FILES = ("release.csv", "report.pdf", "plan.json")
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_package(
+    out_dir: Path,
+    rows: Sequence[Row],
+    plan: Plan,
+    spend: dict[str, Any],
+    ledger: Ledger,
+    dataset_name: str,
+    *,
+    bom: bool = False,
+) -> dict[str, Any]:
+    """Write the package files, record their hashes in a ledger entry, and copy the entries into ledger.json."""
+    from dpdesk.core.report import write_release_report
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
+    write_atomic(out_dir / "plan.json", (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    entries = ledger.verify()
+    settings = _settings_before(entries, spend["seq"])
+    tmp = out_dir / ".report.pdf.tmp"
+    write_release_report(
+        tmp, plan_dict=plan.to_dict(), rows=[r.as_list() for r in rows], spend=spend, settings_entry=settings,
+        dataset_name=dataset_name,
+    )  # fmt: skip
+    tmp.replace(out_dir / "report.pdf")
+    hashes = {name: file_hash(out_dir / name) for name in PACKAGE_FILES}
+    with ledger.transaction() as tx:
+        package = tx.append(
+            "package",
+            {"release_id": spend["release_id"], "spend_hash": spend["hash"], "spend_seq": spend["seq"], "files": hashes},
+        )
+    copies = [e for e in (settings, spend, package) if e is not None]
+    write_atomic(
+        out_dir / "ledger.json",
+        (json.dumps({"dataset": spend["dataset"], "entries": copies}, indent=2, ensure_ascii=False) + "\n").encode(),
+    )
+    return package
+
+
+def _settings_before(entries: Sequence[dict[str, Any]], seq: int) -> dict[str, Any] | None:
+    found = None
+    for e in entries:
+        if e["seq"] >= seq:
+            break
+        if e["type"] == "settings":
+            found = e
+    return found

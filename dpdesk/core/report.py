@@ -1,0 +1,349 @@
+"""PDF reports with reportlab: a release report and a dataset's budget statement.
+
+Everything printed comes from public material only: the plan, the released rows (exactly the
+strings of release.csv), each query's trace (sensitivity, mechanism, formula) and ledger entries.
+No raw statistic, true row count or other value read off the data ever reaches this module.
+
+Text runs in Chinese (titles, column names, category labels) are set in the bundled Droid Sans
+Fallback (TrueType outlines, which reportlab needs); everything else in DejaVu Sans.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+from dpdesk.i18n import _
+
+LATIN = "DejaVuSans"
+LATIN_BOLD = "DejaVuSans-Bold"
+CJK = "DroidSansFallback"
+_FONTS_READY = False
+_LATIN_CMAP: set[int] = set()
+
+
+def _register_fonts() -> None:
+    global _FONTS_READY
+    if _FONTS_READY:
+        return
+    import matplotlib
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+
+    from dpdesk.resources import resource
+
+    ttf = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    latin = TTFont(LATIN, str(ttf / "DejaVuSans.ttf"))
+    pdfmetrics.registerFont(latin)
+    pdfmetrics.registerFont(TTFont(LATIN_BOLD, str(ttf / "DejaVuSans-Bold.ttf")))
+    pdfmetrics.registerFont(TTFont(CJK, str(resource("fonts", "DroidSansFallbackFull.ttf"))))
+    from reportlab.lib.fonts import addMapping
+
+    addMapping(LATIN, 0, 0, LATIN)
+    addMapping(LATIN, 1, 0, LATIN_BOLD)
+    addMapping(LATIN, 0, 1, LATIN)
+    addMapping(LATIN, 1, 1, LATIN_BOLD)
+    _LATIN_CMAP.update(latin.face.charToGlyph.keys())
+    _FONTS_READY = True
+
+
+def markup(text: str) -> str:
+    """Escape text for a Paragraph and set the characters DejaVu lacks (CJK) in the CJK font."""
+    out: list[str] = []
+    run: list[str] = []
+    in_cjk = False
+    for ch in str(text):
+        cjk = ord(ch) not in _LATIN_CMAP and not ch.isspace()
+        if cjk != in_cjk and run:
+            chunk = escape("".join(run))
+            out.append(f'<font name="{CJK}">{chunk}</font>' if in_cjk else chunk)
+            run = []
+        in_cjk = cjk
+        run.append(ch)
+    if run:
+        chunk = escape("".join(run))
+        out.append(f'<font name="{CJK}">{chunk}</font>' if in_cjk else chunk)
+    return "".join(out)
+
+
+def _styles() -> dict[str, Any]:
+    from reportlab.lib import colors
+    from reportlab.lib.styles import ParagraphStyle
+
+    base = ParagraphStyle("body", fontName=LATIN, fontSize=9.5, leading=13)
+    return {
+        "body": base,
+        "small": ParagraphStyle("small", parent=base, fontSize=8, leading=10.5, textColor=colors.HexColor("#444444")),
+        "mono": ParagraphStyle("mono", parent=base, fontSize=7, leading=9, textColor=colors.HexColor("#333333")),
+        "title": ParagraphStyle("title", parent=base, fontName=LATIN_BOLD, fontSize=20, leading=26, spaceAfter=10),
+        "h1": ParagraphStyle("h1", parent=base, fontName=LATIN_BOLD, fontSize=14, leading=18, spaceBefore=12,
+                             spaceAfter=6),  # fmt: skip
+        "h2": ParagraphStyle("h2", parent=base, fontName=LATIN_BOLD, fontSize=11, leading=15, spaceBefore=10,
+                             spaceAfter=4),  # fmt: skip
+    }
+
+
+def _p(text: str, style: Any, *, raw: bool = False) -> Any:
+    from reportlab.platypus import Paragraph
+
+    return Paragraph(text if raw else markup(text), style)
+
+
+def _figure_image(fig: Any, width: float) -> Any:
+    from reportlab.platypus import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=160)
+    buf.seek(0)
+    w_in, h_in = fig.get_size_inches()
+    return Image(buf, width=width, height=width * h_in / w_in)
+
+
+def _table(rows: list[list[Any]], widths: Sequence[float], st: dict[str, Any], header: bool = True) -> Any:
+    from reportlab.lib import colors
+    from reportlab.platypus import Table, TableStyle
+
+    cells = [[c if not isinstance(c, str) else _p(c, st["small"]) for c in r] for r in rows]
+    t = Table(cells, colWidths=list(widths), repeatRows=1 if header else 0)
+    style = [
+        ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#b0b7bf")),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("TOPPADDING", (0, 0), (-1, -1), 2),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 2),
+    ]
+    if header:
+        style.append(("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8edf2")))
+    t.setStyle(TableStyle(style))
+    return t
+
+
+def _build(path: Path, story: list[Any], title: str) -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.units import mm
+    from reportlab.platypus import SimpleDocTemplate
+
+    def footer(canvas: Any, doc: Any) -> None:
+        canvas.saveState()
+        canvas.setFont(LATIN, 7)
+        canvas.setFillGray(0.4)
+        canvas.drawString(18 * mm, 10 * mm, "dpdesk")
+        canvas.drawRightString(A4[0] - 18 * mm, 10 * mm, _("page {n}").format(n=doc.page))
+        canvas.restoreState()
+
+    doc = SimpleDocTemplate(
+        str(path), pagesize=A4, leftMargin=18 * mm, rightMargin=18 * mm, topMargin=16 * mm, bottomMargin=18 * mm,
+        title=title, author="dpdesk", subject=_("Differentially private release"),
+    )  # fmt: skip
+    doc.build(story, onFirstPage=footer, onLaterPages=footer)
+
+
+def guarantee_paragraphs(epsilon: float, delta: float, relation: str, k: int) -> list[str]:
+    """The methods appendix in plain words."""
+    who = _("one person's rows (at most {k})").format(k=k) if k > 1 else _("one row")
+    if relation == "replace":
+        nb = _("two tables that differ only in {who}, replaced by other values").format(who=who)
+    else:
+        nb = _("two tables that differ only by {who} added or removed").format(who=who)
+    out = [
+        _("Differential privacy is a promise about the process that produced these numbers, not about the numbers "
+          "themselves. For {nb}, every possible published result is at most e^ε times as likely with one table as "
+          "with the other.").format(nb=nb),  # fmt: skip
+        _("At this release's total of ε = {e}, that factor is e^{e} = {f}: whatever an observer believed about any "
+          "one person before seeing the results, the results can shift the odds of that belief by at most this "
+          "factor.").format(e=f"{epsilon:.4g}", f=f"{math.exp(min(epsilon, 700)):.4g}"),  # fmt: skip
+    ]
+    if delta > 0:
+        out.append(_("With δ = {d}, the promise may fail with a probability of at most {d}. It should be far smaller "
+                     "than one over the number of people in the table.").format(d=f"{delta:g}"))  # fmt: skip
+    out.append(_("Noise was drawn by OpenDP's samplers, which work in exact arithmetic from a cryptographically "
+                 "secure source, so the published values carry no floating-point trace of the true values. Bounds "
+                 "and category lists were declared by the data owner and were not read off the data."))  # fmt: skip
+    out.append(_("What the promise does not cover: the data owner, who sees the raw table; releases from other "
+                 "copies of the data (a re-saved file is a new dataset with its own budget); and information "
+                 "published elsewhere."))  # fmt: skip
+    return out
+
+
+def write_release_report(
+    path: Path,
+    *,
+    plan_dict: dict[str, Any],
+    rows: Sequence[Sequence[str]],
+    spend: dict[str, Any],
+    settings_entry: dict[str, Any] | None,
+    dataset_name: str,
+) -> None:
+    """The PDF report of one release (from the plan, the released rows and the ledger entries only)."""
+    _register_fonts()
+    from reportlab.lib.units import mm
+    from reportlab.platypus import PageBreak, Spacer
+
+    from dpdesk.core.figures import budget_figure, results_figure
+
+    st = _styles()
+    width = 174 * mm
+    title = plan_dict.get("title") or _("Differentially private release")
+    budget = spend.get("budget") or plan_dict["budget"]
+    charged = spend["charged"]
+    after = spend.get("spent_after") or charged
+    unit = plan_dict["privacy_unit"]
+    story: list[Any] = [
+        _p(title, st["title"]),
+        _p(_("A differentially private release made with dpdesk."), st["body"]),
+        Spacer(1, 6 * mm),
+    ]
+    facts = [
+        [_("Dataset"), dataset_name],
+        [_("Dataset fingerprint (SHA-256)"), spend["dataset"]],
+        [_("Released on (UTC)"), spend["time"].replace("T", " ")],
+        [_("Release id"), spend["release_id"]],
+        [_("Unit of privacy"), _("{rel}, up to {k} row(s) per person").format(rel=unit["neighbouring"],
+                                                                            k=unit["max_rows_per_person"])],  # fmt: skip
+        [_("Total budget of the dataset"), f"ε {budget['epsilon']:g}, δ {budget['delta']:g}"],
+        [_("Accounting method"), spend["method"]],
+        [_("Spent by this release"), f"ε {charged['epsilon']:.6g}, δ {charged['delta']:.3g}"],
+        [_("Spent on this dataset so far"), f"ε {after['epsilon']:.6g}, δ {after['delta']:.3g}"],
+        [_("Remaining"), f"ε {max(0.0, budget['epsilon'] - after['epsilon']):.6g}, "
+                         f"δ {max(0.0, budget['delta'] - after['delta']):.3g}"],  # fmt: skip
+    ]
+    story.append(_table(facts, [58 * mm, width - 58 * mm], st, header=False))
+    story.append(Spacer(1, 5 * mm))
+    story.append(_p(_("Numbers are rounded once, before they were recorded, to three significant digits of their 95% "
+                      "interval's half-width; release.csv holds the same numbers."), st["small"]))  # fmt: skip
+    story.append(PageBreak())
+
+    story.append(_p(_("Statistics"), st["h1"]))
+    traces = {t["name"]: t for t in spend["trace"]}
+    names = list(dict.fromkeys(r[0] for r in rows))
+    for name in names:
+        qrows = [r for r in rows if r[0] == name]
+        tr = traces.get(name, {})
+        what = tr.get("statistic", "")
+        if tr.get("column"):
+            what += f" ({tr['column']})"
+        if tr.get("group_by"):
+            what += " " + _("by {g}").format(g=tr["group_by"])
+        story.append(_p(f"{name}: {what}", st["h2"]))
+        table = [[_("Group"), _("Value"), _("95% interval"), "ε", "δ"]]
+        for r in qrows:
+            interval = f"[{r[3]}, {r[4]}]" if r[3] != "" else _("(a chosen candidate)")
+            table.append([r[1] or "—", r[2], interval, r[6], r[7]])
+        story.append(_table(table, [46 * mm, 32 * mm, 52 * mm, 16 * mm, 28 * mm], st))
+        numeric = len(qrows) > 1 and all(_is_number(r[2]) for r in qrows)
+        if numeric:
+            fig = results_figure(name, [r[1] for r in qrows], [float(r[2]) for r in qrows],
+                                 [float(r[3]) for r in qrows], [float(r[4]) for r in qrows])  # fmt: skip
+            story.append(Spacer(1, 2 * mm))
+            story.append(_figure_image(fig, width * 0.8))
+        mech = tr.get("mechanism", qrows[0][5])
+        if tr.get("calibration"):
+            mech += f" ({tr['calibration']})"
+        story.append(_p(_("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]), st["body"]))
+        for c in tr.get("components", []):
+            line = _("{label}: sensitivity {s} — {why}").format(label=c["label"], s=f"{c['sensitivity_used']:.6g}",
+                                                                why=c["derivation"])  # fmt: skip
+            story.append(_p(line, st["small"]))
+            story.append(_p(_("Formula: {f}").format(f=c["formula"]), st["small"]))
+        for n in tr.get("notes", []):
+            story.append(_p(_("Note: {n}").format(n=n), st["small"]))
+        story.append(Spacer(1, 3 * mm))
+
+    story.append(PageBreak())
+    story.append(_p(_("Budget"), st["h1"]))
+    costs = [(c["name"], c["epsilon"]) for c in spend["costs"]]
+    earlier = max(0.0, after["epsilon"] - charged["epsilon"])
+    remaining = max(0.0, budget["epsilon"] - after["epsilon"])
+    story.append(_figure_image(budget_figure(costs, budget["epsilon"], earlier, remaining, spend["method"]), width * 0.9))
+    totals = [[_("Accounting"), _("This release")]]
+    for m, t in (spend.get("totals") or {}).items():
+        if t is None:
+            continue
+        mark = " ▶" if m == spend["method"] else ""
+        extra = f", ρ {t['rho']:.4g}" if t.get("rho") else ""
+        totals.append([f"{m}{mark}", f"ε {t['epsilon']:.6g}, δ {t['delta']:.3g}{extra}"])
+    story.append(_table(totals, [50 * mm, width - 50 * mm], st))
+    story.append(_p(_("▶ marks the dataset's accounting method, fixed at its first release; the others are shown "
+                      "for comparison."), st["small"]))  # fmt: skip
+
+    story.append(_p(_("Methods: what the guarantee means"), st["h1"]))
+    for para in guarantee_paragraphs(charged["epsilon"], charged["delta"], unit["neighbouring"],
+                                     unit["max_rows_per_person"]):  # fmt: skip
+        story.append(_p(para, st["body"]))
+        story.append(Spacer(1, 2 * mm))
+
+    story.append(_p(_("Ledger entries of this release"), st["h1"]))
+    story.append(_p(_("Each entry carries the hash of the one before it; the spend entry was written, and made "
+                      "durable, before any value was shown or saved."), st["small"]))  # fmt: skip
+    for e in [x for x in (settings_entry, spend) if x]:
+        story.append(_table(
+            [[_("Entry"), f"#{e['seq']} {e['type']}  ({e['time']})"],
+             [_("Hash"), e["hash"]], [_("Previous"), e["prev"]],
+             *([[_("Plan hash"), e["plan_hash"]], [_("Values hash"), e["values_hash"]]] if e["type"] == "spend" else [])],
+            [30 * mm, width - 30 * mm], st, header=False,
+        ))  # fmt: skip
+        story.append(Spacer(1, 2 * mm))
+    _build(path, story, title)
+
+
+def write_budget_statement(path: Path, *, dataset_name: str, entries: Sequence[dict[str, Any]],
+                           report: dict[str, Any] | None, chain_status: str) -> None:  # fmt: skip
+    """A privacy officer's statement of everything a dataset has spent, across all its releases."""
+    _register_fonts()
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Spacer
+
+    st = _styles()
+    width = 174 * mm
+    story: list[Any] = [_p(_("Budget statement"), st["title"]), _p(dataset_name, st["body"])]
+    sha = entries[0]["dataset"] if entries else ""
+    story.append(_p(_("Dataset fingerprint (SHA-256): {sha}").format(sha=sha), st["small"]))
+    story.append(_p(_("Ledger: {status}").format(status=chain_status), st["small"]))
+    story.append(Spacer(1, 4 * mm))
+    if report is not None:
+        b = report["budget"]
+        m = report["method"]
+        spent = report["methods"][m]["spent"]
+        story.append(_table([
+            [_("Total budget"), f"ε {b['epsilon']:g}, δ {b['delta']:g}"],
+            [_("Accounting method"), m],
+            [_("Spent so far"), f"ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g}"],
+            [_("Remaining"), f"ε {report['remaining_before']['epsilon']:.6g}, δ {report['remaining_before']['delta']:.3g}"],
+            [_("Releases"), str(report["releases_so_far"])],
+        ], [50 * mm, width - 50 * mm], st, header=False))  # fmt: skip
+        story.append(Spacer(1, 3 * mm))
+        comp = [[_("Accounting"), _("Spent so far, all releases")]]
+        for name, v in report["methods"].items():
+            if v is not None:
+                comp.append([name + (" ▶" if name == m else ""), f"ε {v['spent']['epsilon']:.6g}, δ {v['spent']['delta']:.3g}"])
+        story.append(_table(comp, [50 * mm, width - 50 * mm], st))
+    story.append(_p(_("All entries"), st["h1"]))
+    table = [["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]]
+    for e in entries:
+        if e["type"] == "spend":
+            spent_txt = f"ε {e['charged']['epsilon']:.4g}, δ {e['charged']['delta']:.2g}"
+            what = ", ".join(c["name"] for c in e["costs"])
+        elif e["type"] == "settings":
+            s = e["settings"]
+            spent_txt = ""
+            what = _("budget ε {e}, δ {d}, {m}: {r}").format(e=s["budget"]["epsilon"], d=s["budget"]["delta"],
+                                                             m=s["accounting"]["method"], r=e.get("reason", ""))  # fmt: skip
+        elif e["type"] == "simulate":
+            spent_txt, what = _("uncharged"), _("{n} simulated run(s)").format(n=e.get("runs"))
+        else:
+            spent_txt, what = "", e.get("reason", "") or e.get("release_id", "")
+        table.append([str(e["seq"]), e["time"].replace("T", " ").replace("+00:00", ""), e["type"], spent_txt, what,
+                      e["hash"][:16] + "…"])  # fmt: skip
+    story.append(_table(table, [9 * mm, 30 * mm, 18 * mm, 30 * mm, 57 * mm, 30 * mm], st))
+    _build(path, story, _("Budget statement"))
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return s != ""
