@@ -65,6 +65,18 @@ def main() -> int:
     shot("4_ledger")
     win.tabs.setCurrentWidget(win.query_form)
     shot("5_over_budget")
+    pkg = home / "package"
+    win.ask_folder = lambda *_a: str(pkg)
+    win.export_release()
+    wait()
+    (pkg / "release.csv").write_bytes((pkg / "release.csv").read_bytes().replace(b"laplace", b"Laplace", 1))
+    review = win.review(str(pkg))
+    review.resize(960, 640)
+    wait()
+    OUT.mkdir(parents=True, exist_ok=True)
+    review.grab().save(str(OUT / f"6_review_tampered{suffix}.png"))
+    print("saved", OUT / f"6_review_tampered{suffix}.png")
+    review.close()
     win.state.undo_stack.setClean()
     win.close()
     return 0

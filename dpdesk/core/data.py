@@ -349,6 +349,7 @@ def _read_csv_pieces(
     id_parts: list[np.ndarray] = []
     id_missing_parts: list[np.ndarray] = []
     line = 1  # physical line number of the next piece's first line
+    head_bytes = b""
     n_rows = 0
     eof = False
     while True:
@@ -386,7 +387,7 @@ def _read_csv_pieces(
             piece, buf = buf[:cut], buf[cut:]
         records = _drop_blank_lines(piece) if len(header) > 1 else piece
         if records:
-            frame = _parse_piece(pl, records, path, header, wanted, delim, line)
+            frame = _parse_piece(pl, records, path, head_bytes, header, wanted, delim, line)
             rows = frame.height
             if n_rows + rows > MAX_ROWS:
                 raise InputError(str(path), f"more than {MAX_ROWS} rows; dpdesk handles at most that many")
@@ -461,11 +462,21 @@ def _match_columns(
 
 
 def _parse_piece(
-    pl: Any, piece: bytes, path: Path, header: list[str], wanted: list[tuple[int, str]], delim: str, line: int
+    pl: Any,
+    piece: bytes,
+    path: Path,
+    head_bytes: bytes,
+    header: list[str],
+    wanted: list[tuple[int, str]],
+    delim: str,
+    line: int,
 ) -> pl.DataFrame:
+    # The header line goes first so that polars takes the number of fields from it, not from the
+    # piece's first line (a short line there failed the piece); its row is then dropped.
+    head = head_bytes if head_bytes.endswith(b"\n") else head_bytes + b"\n"
     try:
         frame = pl.read_csv(
-            piece,
+            head + piece,
             has_header=False,
             separator=delim,
             columns=[i for i, _ in wanted],
@@ -478,6 +489,7 @@ def _parse_piece(
         raise InputError(str(path), _polars_message(exc, line), line=line) from None
     if frame.width != len(wanted):
         raise InputError(str(path), f"expected {len(header)} fields per line", line=line)
+    frame = frame.slice(1)
     return frame.rename({frame.columns[k]: name for k, (_, name) in enumerate(wanted)})
 
 

@@ -141,6 +141,8 @@ class MainWindow(QMainWindow):
         self.open_action = act(_("&Open table…"), lambda: self.open_data(), QKeySequence.StandardKey.Open,
                                _("Open a CSV, Excel or Parquet table"))  # fmt: skip
         self.open_plan_action = act(_("Open &plan…"), lambda: self.open_plan(), "Ctrl+Shift+O")
+        self.review_action = act(_("Re&view release…"), lambda: self.review(), None,
+                                 _("Check a release package or an exported ledger (read-only)"))  # fmt: skip
         self.save_action = act(_("&Save plan"), self.save_plan, QKeySequence.StandardKey.Save)
         self.save_as_action = act(_("Save plan &as…"), lambda: self.save_plan(ask=True), QKeySequence.StandardKey.SaveAs)
         self.release_action = act(_("&Release…"), self.release, "Ctrl+R",
@@ -162,6 +164,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.save_as_action)
         file_menu.addSeparator()
         file_menu.addAction(self.release_action)
+        file_menu.addAction(self.review_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = bar.addMenu(_("&Edit"))
@@ -452,6 +455,25 @@ class MainWindow(QMainWindow):
             self.status_label.setText(_("Exported the release package to {folder}").format(folder=folder_out))
 
         return self.run_job(job, done, _("Writing the release package…"))
+
+    def review(self, path: str | None = None) -> Any:
+        """Open a release package (folder) or an exported ledger file read-only, and show whether it is intact."""
+        path = path or self.ask_folder(_("Choose a release package folder"))
+        if not path:
+            return None
+        from dpdesk.core.review import review
+        from dpdesk.gui.views.review_window import ReviewWindow
+
+        try:
+            result = review(path)
+        except DpdeskError as exc:
+            self.show_error(str(exc))
+            return None
+        window = ReviewWindow(result, path, self)
+        window.setModal(False)
+        window.show()
+        self.review_window = window
+        return window
 
     def about(self) -> None:
         from dpdesk import __version__

@@ -230,3 +230,22 @@ def test_no_noise_preview_reads_data(qtbot: Any, win: Any) -> None:
     win.preview.show_query(1)
     assert len(win.preview.canvases) == 2  # mean: noisy count and noisy sum
     assert not win.release_action.isEnabled()  # but nothing can be released without a table
+
+
+def test_review_window_names_a_tampered_file(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    win.release()
+    qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
+    out = tmp_path / "pkg"
+    win.ask_folder = lambda *_a: str(out)
+    win.export_release()
+    qtbot.waitUntil(lambda: win.job is None and (out / "ledger.json").exists(), timeout=60_000)
+    assert sorted(p.name for p in out.iterdir()) == ["ledger.json", "plan.json", "release.csv", "report.pdf"]
+    w = win.review(str(out))
+    assert "Intact" in w.status.text()
+    (out / "report.pdf").write_bytes((out / "report.pdf").read_bytes() + b"%")
+    w = win.review(str(out))
+    assert "NOT INTACT" in w.status.text() and "report.pdf" in w.status.text()
+    w.grab().save(str(tmp_path / "review.png"))
+    assert (tmp_path / "review.png").stat().st_size > 0

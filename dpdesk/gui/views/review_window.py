@@ -1,0 +1,85 @@
+"""Review mode for privacy officers: a release package or an exported ledger, read-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from dpdesk.i18n import _
+
+
+class ReviewWindow(QDialog):
+    """Shows whether a package is intact (naming any tampered file), its plan, budget and ledger entries."""
+
+    def __init__(self, result: Any, path: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(_("Review: {path}").format(path=path))
+        self.resize(900, 640)
+        self.result = result
+        lay = QVBoxLayout(self)
+        self.status = QLabel()
+        self.status.setObjectName("review_status")
+        self.status.setWordWrap(True)
+        if result.intact:
+            what = _("release package") if result.kind == "package" else _("ledger")
+            self.status.setText(f"<b style='color:#2e7d32'>✓ {_('Intact')}</b> — " +
+                                _("this {what} matches its recorded hashes.").format(what=what))  # fmt: skip
+        else:
+            items = "".join(f"<li>{_esc(p)}</li>" for p in result.problems)
+            self.status.setText(f"<b style='color:#c0392b'>✗ {_('NOT INTACT')}</b><ul>{items}</ul>")
+        lay.addWidget(self.status)
+
+        spend = result.spend
+        if spend:
+            c = spend.get("charged", {})
+            plan = result.plan or spend.get("plan", {})
+            info = QLabel(
+                _("Release {rid} of {time}<br>Dataset {sha}<br>Plan: {title} ({n} queries)<br>"
+                  "Accounting: {m}; this release spent ε {e}, δ {d}").format(
+                    rid=spend.get("release_id", "?"), time=spend.get("time", "?"), sha=spend.get("dataset", "?"),
+                    title=_esc(plan.get("title") or _("untitled")), n=len(plan.get("queries", [])),
+                    m=spend.get("method"), e=c.get("epsilon"), d=c.get("delta"),
+                )  # fmt: skip
+            )
+            info.setWordWrap(True)
+            lay.addWidget(info)
+            totals = spend.get("totals") or {}
+            t = QTableWidget(len(totals), 2)
+            t.setHorizontalHeaderLabels([_("Accounting"), _("This release")])
+            for i, (m, v) in enumerate(totals.items()):
+                mark = " ▶" if m == spend.get("method") else ""
+                t.setItem(i, 0, QTableWidgetItem(m + mark))
+                t.setItem(i, 1, QTableWidgetItem("—" if v is None else f"ε {v['epsilon']:.6g}, δ {v['delta']:.3g}"))
+            t.horizontalHeader().setStretchLastSection(True)
+            t.verticalHeader().setVisible(False)
+            t.setMaximumHeight(130)
+            lay.addWidget(t)
+        if result.files:
+            files = QTableWidget(len(result.files), 2)
+            files.setObjectName("review_files")
+            files.setHorizontalHeaderLabels([_("File"), _("Status")])
+            for i, (name, st) in enumerate(result.files.items()):
+                files.setItem(i, 0, QTableWidgetItem(name))
+                files.setItem(i, 1, QTableWidgetItem(st))
+            files.horizontalHeader().setStretchLastSection(True)
+            files.verticalHeader().setVisible(False)
+            files.setMaximumHeight(120)
+            lay.addWidget(files)
+        entries = QTableWidget(len(result.entries), 4)
+        entries.setHorizontalHeaderLabels(["#", _("Entry"), _("Time (UTC)"), _("Hash")])
+        for i, e in enumerate(result.entries):
+            for j, v in enumerate((e.get("seq"), e.get("type"), e.get("time"), e.get("hash"))):
+                entries.setItem(i, j, QTableWidgetItem(str(v)))
+        entries.resizeColumnsToContents()
+        entries.horizontalHeader().setStretchLastSection(True)
+        entries.verticalHeader().setVisible(False)
+        lay.addWidget(QLabel(_("Ledger entries")))
+        lay.addWidget(entries, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+
+
+def _esc(s: Any) -> str:
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
