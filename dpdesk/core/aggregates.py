@@ -47,15 +47,17 @@ def bound_rows_per_person(table: Table, k: int) -> np.ndarray:
     return keep & ~table.ids_missing
 
 
-def _column(table: Table, spec: ColumnSpec, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The column's values for the kept rows under its missing-value policy, and the new keep mask."""
+def _column(table: Table, spec: ColumnSpec, keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The column's values under its missing-value policy, and the keep mask (None: every row is kept)."""
     col = table.columns[spec.name]
-    miss = col.missing()
     values = col.values
-    if spec.missing.drops:
-        return values, keep & ~miss
+    if spec.type == "int" and col.missing_mask is None:
+        return values, keep  # nothing missing: no mask to build
+    miss = col.missing()
     if not miss.any():
         return values, keep
+    if spec.missing.drops:
+        return values, ~miss if keep is None else keep & ~miss
     values = values.copy()
     if spec.type == "category":
         assert spec.categories is not None
@@ -65,28 +67,87 @@ def _column(table: Table, spec: ColumnSpec, keep: np.ndarray) -> tuple[np.ndarra
     return values, keep
 
 
-def _grid(values: np.ndarray, spec: ColumnSpec) -> np.ndarray:
-    """Clamp to the bounds and put on the fixed-point grid: int64 with |v| <= 2^30."""
+def _select(values: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+    return values if keep is None else values[keep]
+
+
+def _grid(values: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, int]:
+    """Clamp to the bounds and put on the fixed-point grid.
+
+    Returns whole numbers (as int or float64 arrays, every element exact) with |v| <= 2^30,
+    and the bit length of that bound (for the exact-summation chunk size).
+    """
     s, lo_i, hi_i = grid_bounds(spec)
+    bits = max(abs(lo_i), abs(hi_i)).bit_length()
+    if spec.type == "int" and s == 0 and values.dtype.kind in "iu":
+        return np.clip(values, lo_i, hi_i), bits  # whole numbers; clamped here whatever the loader did
     assert spec.bounds is not None
-    x = np.clip(values.astype(np.float64, copy=False), spec.bounds[0], spec.bounds[1])
-    q = np.rint(np.ldexp(x, s)).astype(np.int64)
-    return np.clip(q, lo_i, hi_i, out=q)
+    q = np.clip(values, spec.bounds[0], spec.bounds[1]).astype(np.float64, copy=False)
+    q = np.ldexp(q, s, out=q) if q is not values else np.ldexp(q, s)
+    np.rint(q, out=q)
+    np.clip(q, lo_i, hi_i, out=q)
+    return q, bits
 
 
-def _group_sum(codes: np.ndarray, q: np.ndarray, n_groups: int) -> list[int]:
-    """Exact per-group sums of int64 values via float64 bincounts of two limbs (each sum < 2^53)."""
-    hi = q >> 16
-    lo = q & 0xFFFF
-    s_hi = np.bincount(codes, weights=hi.astype(np.float64), minlength=n_groups)
-    s_lo = np.bincount(codes, weights=lo.astype(np.float64), minlength=n_groups)
-    return [int(a) * 65536 + int(b) for a, b in zip(s_hi, s_lo, strict=True)]
+def _chunk_rows(bits: int) -> int:
+    """Rows per chunk such that any partial sum of |values| < 2^bits stays below 2^52 (exact in float64)."""
+    return max(1, 2 ** max(0, 52 - bits))
 
 
-def _bin_index(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
+def _exact_sum(q: np.ndarray, bits: int) -> int:
+    """Exact sum of whole numbers |q| < 2^bits: int64 for integer arrays, chunked float64 sums otherwise."""
+    if q.dtype.kind in "iu":
+        return int(q.sum(dtype=np.int64))  # |sum| <= 2^31 rows x 2^30 < 2^63: no overflow
+    step = _chunk_rows(bits)
+    return sum(int(q[i : i + step].sum()) for i in range(0, len(q), step))
+
+
+def _group_sum(codes: np.ndarray, q: np.ndarray, n_groups: int, bits: int) -> list[int]:
+    """Exact per-group sums: float64 bincounts over chunks whose sums stay below 2^52, added as integers."""
+    step = _chunk_rows(bits)
+    totals = [0] * n_groups
+    for i in range(0, len(q), step):
+        part = np.bincount(codes[i : i + step], weights=q[i : i + step], minlength=n_groups)
+        totals = [t + int(v) for t, v in zip(totals, part, strict=True)]
+    return totals
+
+
+def _bin_index(values: np.ndarray, edges: tuple[float, ...], spec: ColumnSpec) -> np.ndarray:
     """Bin of each value for edges e0 < ... < em: [e_i, e_i+1), values outside go to the end bins."""
+    if spec.type == "int" and spec.bounds is not None and spec.bounds[1] - spec.bounds[0] <= 1_000_000:
+        lo = int(spec.bounds[0])
+        table = _bin_index(np.arange(lo, int(spec.bounds[1]) + 1, dtype=np.float64), edges, _FLOAT)
+        idx = np.clip(values, lo, int(spec.bounds[1])).astype(np.intp) - lo
+        return table[idx]  # a lookup per value instead of a binary search
     idx = np.searchsorted(np.asarray(edges, dtype=np.float64), values, side="right") - 1
     return np.clip(idx, 0, len(edges) - 2)
+
+
+_FLOAT = ColumnSpec("_", "float", (0.0, 1.0))
+
+
+def _below_above(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
+    """#(x < c) and #(x > c) for every candidate c (x already clamped to the bounds)."""
+    n = len(x)
+    m = len(cands)
+    if (spec.type == "int" and spec.bounds is not None and np.all(cands == np.floor(cands))
+            and spec.bounds[1] - spec.bounds[0] <= 10_000_000):  # fmt: skip
+        lo = int(spec.bounds[0])
+        per_value = np.bincount(x.astype(np.intp) - lo, minlength=int(spec.bounds[1]) - lo + 1)
+        cum = np.concatenate([[0], np.cumsum(per_value)])  # cum[j] = #(x < lo + j)
+        pos = np.clip(cands.astype(np.int64) - lo, 0, len(cum) - 1)
+        below = cum[pos]
+        at_most = cum[np.clip(pos + 1, 0, len(cum) - 1)]
+        return below, n - at_most
+    xf = x.astype(np.float64, copy=False)
+    idx = np.searchsorted(cands, xf, side="left")  # candidates < x
+    padded = np.append(cands, np.inf)  # x is finite (clamped), so it never equals the pad
+    eq = padded[idx] == xf  # x equals the first candidate not below it
+    # x < c_j  <=>  (candidates <= x) <= j ; x > c_j  <=>  (candidates < x) > j
+    le_count = idx + eq
+    below = np.cumsum(np.bincount(le_count, minlength=m + 1))[:m]
+    above = n - np.cumsum(np.bincount(idx, minlength=m + 1))[:m]
+    return below, above
 
 
 def exact_statistic(design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]) -> Exact:
@@ -94,64 +155,61 @@ def exact_statistic(design: QueryDesign, table: Table, keep: np.ndarray, columns
     spec = design.spec
     col = columns[spec.column] if spec.column else None
     group = columns[spec.group_by] if spec.group_by else None
-    keep = keep.copy()
+    mask: np.ndarray | None = None if keep.all() else keep
     g_codes = None
     n_groups = 1
     if group is not None:
-        g_codes, keep = _column(table, group, keep)
+        g_codes, mask = _column(table, group, mask)
         assert group.categories is not None
         n_groups = len(group.categories)
     x = None
     if col is not None:
-        x, keep = _column(table, col, keep)
-        x = x[keep]
-    g = g_codes[keep].astype(np.intp) if g_codes is not None else None
+        x, mask = _column(table, col, mask)
+        x = _select(x, mask)
+    g = _select(g_codes, mask) if g_codes is not None else None
+    n_kept = table.n_rows if mask is None else int(mask.sum())
 
     stat = spec.statistic
     if stat == "count":
         if g is None:
-            return Exact([[int(keep.sum())]])
+            return Exact([[n_kept]])
         return Exact([np.bincount(g, minlength=n_groups).astype(np.int64).tolist()])
     if stat == "histogram":
         assert col is not None and x is not None
         if col.type == "category":
             assert col.categories is not None
-            b = x.astype(np.intp)
+            b = x
             n_bins = len(col.categories)
         else:
             assert spec.bins is not None
-            b = _bin_index(x.astype(np.float64, copy=False), spec.bins)
+            b = _bin_index(x, spec.bins, col)
             n_bins = len(spec.bins) - 1
-        cell = b if g is None else g * n_bins + b
+        cell = b if g is None else g.astype(np.intp) * n_bins + b
         return Exact([np.bincount(cell, minlength=n_groups * n_bins).astype(np.int64).tolist()])
     if stat in ("sum", "mean"):
         assert col is not None and x is not None
-        q = _grid(x, col)
+        q, bits = _grid(x, col)
         if stat == "mean":
             _, lo_i, hi_i = grid_bounds(col)
-            q = 2 * q - (lo_i + hi_i)
+            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)
+            bits += 2
         if g is None:
-            sums = [int(q.sum())]
-            counts = [int(len(q))]
+            sums = [_exact_sum(q, bits)]
+            counts = [n_kept]
         else:
-            sums = _group_sum(g, q, n_groups)
+            qf = q if q.dtype.kind == "f" else q.astype(np.float64)
+            sums = _group_sum(g, qf, n_groups, bits)
             counts = np.bincount(g, minlength=n_groups).astype(np.int64).tolist()
         return Exact([counts, sums] if stat == "mean" else [sums])
     if stat == "mode":
         assert col is not None and col.categories is not None and x is not None
-        per_category = np.bincount(x.astype(np.intp), minlength=len(col.categories))
+        per_category = np.bincount(x, minlength=len(col.categories))
         return Exact([], [float(c) for c in per_category])
     assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
     cands = np.asarray(design.candidates, dtype=np.float64)
-    xv = np.clip(x.astype(np.float64, copy=False), col.bounds[0], col.bounds[1])
+    xv = np.clip(x, col.bounds[0], col.bounds[1])
     n = len(xv)
-    # number of candidates <= x and < x, per row, turned into per-candidate counts
-    le = np.bincount(np.searchsorted(cands, xv, side="right"), minlength=len(cands) + 1)
-    lt = np.bincount(np.searchsorted(cands, xv, side="left"), minlength=len(cands) + 1)
-    # #(x < c_j) = #{rows with (number of candidates <= x) <= j}
-    below = np.cumsum(le)[: len(cands)]
-    # #(x > c_j) = #{rows with (number of candidates < x) > j}
-    above = n - np.cumsum(lt)[: len(cands)]
+    below, above = _below_above(xv, cands, col)
     if stat == "quantile":
         qv = spec.q
         util = -np.abs((1.0 - qv) * below - qv * above)
