@@ -45,6 +45,23 @@ def _install_excepthook(home: Path, window: Any) -> None:
     sys.excepthook = hook
 
 
+def _add_cjk_font() -> None:
+    """Register the bundled CJK font, so Chinese labels render even where the system has no CJK font."""
+    from PySide6.QtGui import QFont, QFontDatabase
+    from PySide6.QtWidgets import QApplication
+
+    from dpdesk.resources import resource
+
+    font_id = QFontDatabase.addApplicationFont(str(resource("fonts", "DroidSansFallbackFull.ttf")))
+    if font_id < 0:  # pragma: no cover - a damaged installation
+        log.warning("the bundled CJK font could not be loaded")
+        return
+    families = QFontDatabase.applicationFontFamilies(font_id)
+    base = QApplication.font()
+    # the system's font first; the bundled one fills in the characters it lacks
+    QFont.insertSubstitutions(base.family(), families)
+
+
 def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, Any]:
     """Create the application objects (used by main and by tests): (QApplication, MainWindow)."""
     from PySide6.QtCore import QLibraryInfo, QLocale, QSettings, QTranslator
@@ -63,6 +80,7 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
         tr = QTranslator(app)
         if tr.load(QLocale("zh_CN"), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
             app.installTranslator(tr)
+    _add_cjk_font()
     settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(AppState(home), settings, defer_views=defer_views)
     return app, window
