@@ -1,0 +1,76 @@
+"""Spend before reveal under faults: SIGKILL a release at many points.
+
+Afterwards the ledger must verify, at most the killed releases are charged, and any release.csv on
+disk must be complete and recorded in the ledger (values hash) — never a value without its entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dpdesk.core.ledger import Ledger
+from dpdesk.core.release import rows_hash, Row
+from dpdesk.core.sample import write_census_csv
+from tests.conftest import SAMPLES
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
+PLAN = SAMPLES / "cps_wages_plan.json"
+
+
+def start(plan: Path, data: Path, out: Path, home: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "DPDESK_HOME": str(home)}
+    return subprocess.Popen([sys.executable, "-m", "dpdesk", "release", str(plan), "--data", str(data), "--out", str(out)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+
+def test_sigkill_at_many_points_never_reveals_without_charging(tmp_path: Path, dpdesk_home: Path) -> None:
+    import json
+
+    data = tmp_path / "census.csv"
+    write_census_csv(data, 300_000, seed=11)
+    plan_data = json.loads(PLAN.read_text(encoding="utf-8"))
+    plan_data["budget"]["epsilon"] = 100.0  # room for every release: each kill may land after its charge
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_data), encoding="utf-8")
+    sha = hashlib.sha256(data.read_bytes()).hexdigest()
+    t0 = time.perf_counter()
+    p = start(plan, data, tmp_path / "full", tmp_path / "timing-home")
+    assert p.wait(300) == 0
+    full = time.perf_counter() - t0
+    kills = 14
+    outs = []
+    for i in range(kills):
+        out = tmp_path / f"o{i}"
+        outs.append(out)
+        proc = start(plan, data, out, dpdesk_home)
+        time.sleep(full * (0.15 + 0.8 * i / (kills - 1)))  # spread over import, load, charge, write
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(60)
+    entries = Ledger.for_dataset(dpdesk_home, sha).verify()  # the chain survives every kill
+    spends = [e for e in entries if e["type"] == "spend"]
+    assert len(spends) <= kills
+    recorded = {e["values_hash"] for e in spends}
+    revealed = 0
+    for out in outs:
+        csv_file = out / "release.csv"
+        if csv_file.exists():
+            revealed += 1
+            lines = csv_file.read_text(encoding="utf-8").splitlines()
+            rows = [Row(*next(iter(__import__("csv").reader([ln])))) for ln in lines[1:]]
+            assert rows_hash(rows) in recorded  # complete, and charged before it was written
+    # the kills landed in different phases: some before the charge, some after it
+    assert 0 < len(spends) < kills, len(spends)
+    assert revealed <= len(spends)
+    # the dataset's next budget check sees every charge that was made
+    budget_left = subprocess.run([sys.executable, "-m", "dpdesk", "budget", str(plan), "--data", str(data), "--json"],
+                                 env={**os.environ, "DPDESK_HOME": str(dpdesk_home)}, capture_output=True, text=True)  # fmt: skip
+    rep = json.loads(budget_left.stdout)
+    assert rep["releases_so_far"] == len(spends)
