@@ -191,15 +191,19 @@ def detect_encoding(head: bytes) -> str:
 
 def sniff_delimiter(sample: str) -> str:
     """Pick the delimiter (comma, semicolon, tab, bar) that splits the sample's lines most consistently."""
-    lines = [ln for ln in sample.splitlines()[:50] if ln.strip()]
-    if len(lines) > 1:
-        lines = lines[:-1]  # the last line of a sample may be cut short
+    # Lines end at \n only, as for polars: splitlines() would also cut at a bare \r, \x0b, \u2028... in a field.
+    text = sample.replace("\r\n", "\n").replace("\r", " ")
+    lines = [ln for ln in text.split("\n")[:50] if ln.strip()]
     best, best_score = ",", 0.0
     for d in DELIMITERS:
+        counts: list[int] = []
         try:
-            counts = [len(r) for r in csv.reader(lines, delimiter=d)]
+            for r in csv.reader(lines, delimiter=d):
+                counts.append(len(r))
         except csv.Error:
-            continue
+            pass  # judge the records read before
+        if len(counts) > 1:
+            counts = counts[:-1]  # the last record of a sample may be cut short (even inside a quoted field)
         if not counts or counts[0] < 2:
             continue
         same = sum(1 for c in counts if c == counts[0]) / len(counts)
