@@ -20,66 +20,80 @@ from dpdesk.core.errors import DpdeskError, PlanError, UsageError
 from dpdesk.core.home import dpdesk_home
 from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.core.progress import Progress
+from dpdesk.i18n import _, ngettext
 
-GUI_MISSING = (
-    "The dpdesk desktop app cannot start: Qt (PySide6) is not installed. Everything it does is available "
-    "from the command line: dpdesk budget, release, simulate, ledger (see dpdesk --help)."
-)
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter with its "usage: " heading translated (its other words come from argparse)."""
+
+    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        kwargs.setdefault("add_help", False)
+        super().__init__(*args, **kwargs)
+        # argparse's own headings and -h text are not in dpdesk's catalogue: set them translated
+        self._positionals.title = _("positional arguments")
+        self._optionals.title = _("options")
+        self.add_argument("-h", "--help", action="help", help=_("show this help message and exit"))
+
     def error(self, message: str) -> Any:  # argparse's usage errors exit 2, like ours
         self.print_usage(sys.stderr)
-        print(f"dpdesk: error: {message}", file=sys.stderr)
+        print("dpdesk: " + _("error: {message}").format(message=message), file=sys.stderr)
         raise SystemExit(2)
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="dpdesk", description="Publish statistics from a sensitive table under differential privacy.")
-    p.add_argument("--version", action="version", version=f"dpdesk {__version__}")
+    p = _Parser(prog="dpdesk", description=_("Publish statistics from a sensitive table under differential privacy."))
+    p.add_argument("--version", action="version", version=f"dpdesk {__version__}",
+                   help=_("show program's version number and exit"))  # fmt: skip
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
-    o = sub.add_parser("open", help="open the desktop app with a table or a plan")
+    o = sub.add_parser("open", help=_("open the desktop app with a table or a plan"))
     o.add_argument("file")
 
-    b = sub.add_parser("budget", help="sensitivity, noise and budget of a plan, without reading data")
+    b = sub.add_parser("budget", help=_("sensitivity, noise and budget of a plan, without reading data"))
     b.add_argument("plan")
-    b.add_argument("--data", help="subtract what the ledger of this file already holds (hashes it only)")
-    b.add_argument("--json", action="store_true", help="print JSON")
-    b.add_argument("--codebook", help="CSV of column, category filling category lists")
+    b.add_argument("--data", help=_("subtract what the ledger of this file already holds (hashes it only)"))
+    b.add_argument("--json", action="store_true", help=_("print JSON"))
+    b.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
 
-    r = sub.add_parser("release", help="charge the ledger, then write the noisy release")
+    r = sub.add_parser("release", help=_("charge the ledger, then write the noisy release"))
     r.add_argument("plan")
     r.add_argument("--data", required=True)
-    r.add_argument("--out", required=True, help="a new or empty folder")
+    r.add_argument("--out", required=True, help=_("a new or empty folder"))
     r.add_argument("--codebook")
-    r.add_argument("--encoding", help="the CSV's encoding if detection fails (e.g. gb18030, utf-16)")
-    r.add_argument("--delimiter", help="the CSV's delimiter if sniffing fails")
+    r.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
+    r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
 
-    s = sub.add_parser("simulate", help="draw N uncharged releases for accuracy previews (not for publication)")
+    s = sub.add_parser("simulate", help=_("draw N uncharged releases for accuracy previews (not for publication)"))
     s.add_argument("plan")
     s.add_argument("--data")
     s.add_argument("--runs", type=int, required=True)
     s.add_argument("--out", required=True)
-    s.add_argument("--rows", type=int, default=1000, help="rows of the stand-in table without --data")
-    s.add_argument("--seed", type=int, help="seed of the simulation's (non-cryptographic) generator")
+    s.add_argument("--rows", type=int, default=1000, help=_("rows of the stand-in table without --data"))
+    s.add_argument("--seed", type=int, help=_("seed of the simulation's (non-cryptographic) generator"))
     s.add_argument("--codebook")
 
-    lg = sub.add_parser("ledger", help="list what was spent and verify the hash chain")
-    lg.add_argument("--data", help="the dataset file (its SHA-256 names its ledger)")
+    lg = sub.add_parser("ledger", help=_("list what was spent and verify the hash chain"))
+    lg.add_argument("--data", help=_("the dataset file (its SHA-256 names its ledger)"))
     lg.add_argument("--json", action="store_true")
-    lg.add_argument("--export-release", type=int, metavar="SEQ", help="re-export a past release (costs nothing)")
-    lg.add_argument("--out", help="folder for --export-release")
-    lg.add_argument("--change-settings", metavar="PLAN", help="(privacy officer) take budget, unit and method from PLAN")
-    lg.add_argument("--reason", help="why the settings change (recorded in the ledger)")
-    lg.add_argument("--export", metavar="OUT", help="write the dataset's whole ledger for a privacy officer")
-    lg.add_argument("--statement", metavar="OUT.pdf", help="write a PDF budget statement of the dataset")
+    lg.add_argument("--export-release", type=int, metavar="SEQ", help=_("re-export a past release (costs nothing)"))
+    lg.add_argument("--out", help=_("folder for --export-release"))
+    lg.add_argument("--change-settings", metavar="PLAN",
+                    help=_("(privacy officer) take budget, unit and method from PLAN"))  # fmt: skip
+    lg.add_argument("--reason", help=_("why the settings change (recorded in the ledger)"))
+    lg.add_argument("--export", metavar="OUT", help=_("write the dataset's whole ledger for a privacy officer"))
+    lg.add_argument("--statement", metavar="OUT.pdf", help=_("write a PDF budget statement of the dataset"))
 
-    rv = sub.add_parser("review", help="check a release package or an exported ledger (read-only)")
-    rv.add_argument("path", help="a release package folder, or a ledger exported with dpdesk ledger --export")
+    rv = sub.add_parser("review", help=_("check a release package or an exported ledger (read-only)"))
+    rv.add_argument("path", help=_("a release package folder, or a ledger exported with dpdesk ledger --export"))
     rv.add_argument("--json", action="store_true")
 
-    sg = sub.add_parser("suggest", help="propose column types (only types: bounds and categories are yours)")
+    sg = sub.add_parser("suggest", help=_("propose column types (only types: bounds and categories are yours)"))
     sg.add_argument("file")
     return p
 
@@ -103,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"dpdesk: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("dpdesk: interrupted", file=sys.stderr)
+        print("dpdesk: " + _("interrupted"), file=sys.stderr)
         return 130
 
 
@@ -111,7 +125,11 @@ def _gui(args: argparse.Namespace) -> int:
     try:
         from dpdesk.gui.app import main as gui_main
     except ImportError as exc:
-        print(f"{GUI_MISSING} ({exc})", file=sys.stderr)
+        gui_missing = _(
+            "The dpdesk desktop app cannot start: Qt (PySide6) is not installed. Everything it does is available "
+            "from the command line: dpdesk budget, release, simulate, ledger (see dpdesk --help)."
+        )
+        print(f"{gui_missing} ({exc})", file=sys.stderr)
         return 2
     return int(gui_main(getattr(args, "file", None)))  # pragma: no cover - the GUI has its own tests
 
@@ -137,9 +155,21 @@ def _progress() -> Progress:
 
     def show(done: int, total: int, stage: str) -> None:
         pct = 100 * done // total if total else 100
-        print(f"\r{stage} {pct:3d}%", end="", file=sys.stderr, flush=True)
+        print(f"\r{stage_label(stage)} {pct:3d}%", end="", file=sys.stderr, flush=True)
 
     return Progress(show)
+
+
+def stage_label(stage: str) -> str:
+    """A progress stage's name for the screen (the engine reports stages by these English identifiers)."""
+    return {
+        "hashing": _("hashing"),
+        "reading": _("reading"),
+        "parsing": _("parsing"),
+        "computing": _("computing"),
+        "simulating": _("simulating"),
+        "writing": _("writing"),
+    }.get(stage, stage)
 
 
 def _ledger_entries(data: str | None) -> tuple[list[dict[str, Any]], str | None]:
@@ -184,54 +214,63 @@ def _g(x: float | None) -> str:
 
 def _print_budget(rep: dict[str, Any]) -> None:
     out = sys.stdout
-    title = rep["title"] or "(untitled plan)"
-    print(f"{title}: budget epsilon {rep['budget']['epsilon']:g}, delta {rep['budget']['delta']:g}", file=out)
-    print("Computed from the plan alone; no data was read.\n", file=out)
+    title = rep["title"] or _("(untitled plan)")
+    print(_("{title}: budget epsilon {e}, delta {d}").format(
+        title=title, e=f"{rep['budget']['epsilon']:g}", d=f"{rep['budget']['delta']:g}"), file=out)  # fmt: skip
+    print(_("Computed from the plan alone; no data was read.") + "\n", file=out)
     for q in rep["queries"]:
-        extra = f" by {q['group_by']}" if q["group_by"] else ""
+        extra = " " + _("by {g}").format(g=q["group_by"]) if q["group_by"] else ""
         col = f"({q['column']})" if q["column"] else ""
-        print(f"- {q['name']}: {q['statistic']}{col}{extra}, {q['mechanism']}, epsilon {_g(q['epsilon'])}"
-              + (f", delta {q['delta']:g}" if q["delta"] else ""), file=out)  # fmt: skip
+        print(_("- {name}: {what}, {mechanism}, epsilon {e}").format(
+                  name=q["name"], what=f"{q['statistic']}{col}{extra}", mechanism=q["mechanism"], e=_g(q["epsilon"]))
+              + (_(", delta {d}").format(d=f"{q['delta']:g}") if q["delta"] else ""), file=out)  # fmt: skip
         for c in q["components"]:
             if c["mechanism"] == "exponential":
-                print(f"    utility sensitivity {_g(c['sensitivity_used'])}: {c['derivation']}", file=out)
+                print("    " + _("utility sensitivity {s}: {why}").format(s=_g(c["sensitivity_used"]),
+                                                                        why=c["derivation"]), file=out)  # fmt: skip
             else:
                 kind = "L2" if c["mechanism"] == "gaussian" else "L1"
-                name = "sigma" if c["mechanism"] == "gaussian" else "b"
+                name = _("sigma") if c["mechanism"] == "gaussian" else "b"
                 print(
-                    f"    {c['label']}: {kind} sensitivity {_g(c['sensitivity_used'])} ({c['derivation']}); "
-                    f"{name} = {_g(c['scale'])}; 95% of errors within ±{_g(c['error95'])}",
+                    "    " + _("{label}: {kind} sensitivity {s} ({why}); {name} = {scale}; 95% of errors within "
+                              "±{err}").format(label=c["label"], kind=kind, s=_g(c["sensitivity_used"]),
+                                               why=c["derivation"], name=name, scale=_g(c["scale"]),
+                                               err=_g(c["error95"])),
                     file=out,
-                )
+                )  # fmt: skip
             print(f"    {c['formula']}", file=out)
         for n in q["notes"]:
-            print(f"    note: {n}", file=out)
-    print("\nTotals (the method in force is marked *):", file=out)
+            print("    " + _("note: {n}").format(n=n), file=out)
+    print("\n" + _("Totals (the method in force is marked *):"), file=out)
     for m, v in rep["methods"].items():
         mark = "*" if m == rep["method"] else " "
         if v is None:
-            print(f" {mark} {m:<10} not available (needs a budget delta > 0)", file=out)
+            print(f" {mark} {m:<10} " + _("not available (needs a budget delta > 0)"), file=out)
             continue
         p = v["plan"]
-        line = f" {mark} {m:<10} this plan: epsilon {_g(p['epsilon'])}, delta {p['delta']:.3g}"
+        line = f" {mark} {m:<10} " + _("this plan: epsilon {e}, delta {d}").format(e=_g(p["epsilon"]),
+                                                                                  d=f"{p['delta']:.3g}")  # fmt: skip
         if m == "zcdp":
-            line += f" (rho {_g(p.get('rho'))}; simple bound epsilon {_g(p.get('epsilon_simple'))})"
+            line += " " + _("(rho {rho}; simple bound epsilon {e})").format(rho=_g(p.get("rho")),
+                                                                          e=_g(p.get("epsilon_simple")))  # fmt: skip
         if m == "advanced" and v.get("delta_prime") is not None:
-            line += f" (delta' {v['delta_prime']:g})"
+            line += " " + _("(delta' {d})").format(d=f"{v['delta_prime']:g}")
         a = v["after"]
         if rep["releases_so_far"]:
-            line += f"; with earlier releases: epsilon {_g(a['epsilon'])}, delta {a['delta']:.3g}"
-        line += "" if v["fits"] else "  OVER BUDGET"
+            line += _("; with earlier releases: epsilon {e}, delta {d}").format(e=_g(a["epsilon"]),
+                                                                              d=f"{a['delta']:.3g}")  # fmt: skip
+        line += "" if v["fits"] else "  " + _("OVER BUDGET")
         print(line, file=out)
     rb, ra = rep["remaining_before"], rep["remaining_after"]
     if rep["releases_so_far"]:
-        print(f"\nEarlier releases of this dataset: {rep['releases_so_far']}; "
-              f"left before this plan: epsilon {_g(rb['epsilon'])}, delta {rb['delta']:.3g}", file=out)  # fmt: skip
+        print("\n" + _("Earlier releases of this dataset: {n}; left before this plan: epsilon {e}, delta {d}").format(
+            n=rep["releases_so_far"], e=_g(rb["epsilon"]), d=f"{rb['delta']:.3g}"), file=out)  # fmt: skip
     if rep["fits"]:
-        print(f"Left after this plan: epsilon {_g(ra['epsilon'])}, delta {ra['delta']:.3g}", file=out)
+        print(_("Left after this plan: epsilon {e}, delta {d}").format(e=_g(ra["epsilon"]), d=f"{ra['delta']:.3g}"),
+              file=out)  # fmt: skip
     else:
-        print(f"OVER BUDGET under {rep['method']} accounting: left before this plan epsilon "
-              f"{_g(max(0.0, rb['epsilon']))}, delta {rb['delta']:.3g}", file=out)  # fmt: skip
+        print(_("OVER BUDGET under {method} accounting: left before this plan epsilon {e}, delta {d}").format(
+            method=rep["method"], e=_g(max(0.0, rb["epsilon"])), d=f"{rb['delta']:.3g}"), file=out)  # fmt: skip
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
@@ -246,21 +285,27 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     for line in result.report_lines:
-        print(f"dpdesk: note (for you only, not released): {line}", file=sys.stderr)
+        print("dpdesk: " + _("note (for you only, not released): {line}").format(line=line), file=sys.stderr)
     e = result.entry
-    print(f"Released {len(result.rows)} value(s) of {len(plan.queries)} quer{'y' if len(plan.queries) == 1 else 'ies'} "
-          f"to {out}; charged epsilon {_g(e['charged']['epsilon'])}, delta {e['charged']['delta']:.3g} "
-          f"({e['method']}); ledger entry {e['seq']} ({e['hash'][:12]}).")  # fmt: skip
+    n = len(plan.queries)
+    print(ngettext(
+        "Released {values} value(s) of {n} query to {out}; charged epsilon {e}, delta {d} ({method}); "
+        "ledger entry {seq} ({hash}).",
+        "Released {values} value(s) of {n} queries to {out}; charged epsilon {e}, delta {d} ({method}); "
+        "ledger entry {seq} ({hash}).",
+        n,
+    ).format(values=len(result.rows), n=n, out=out, e=_g(e["charged"]["epsilon"]), d=f"{e['charged']['delta']:.3g}",
+             method=e["method"], seq=e["seq"], hash=e["hash"][:12]))  # fmt: skip
     return 0
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from dpdesk.core.release import SIMULATION_NOTICE, simulate, stand_in_table
+    from dpdesk.core.release import simulate, simulation_notice, stand_in_table
 
     if args.runs < 1 or args.runs > 1_000_000:
-        raise UsageError("--runs must be from 1 to 1,000,000")
+        raise UsageError(_("--runs must be from 1 to 1,000,000"))
     plan = _load_plan(args.plan, args.codebook)
     rng = np.random.default_rng(args.seed)
     if args.data:
@@ -273,22 +318,22 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             tx.append("simulate", {"plan_hash": plan.plan_hash(), "runs": args.runs, "charged": None})
     else:
         if args.rows < 1 or args.rows > 10_000_000:
-            raise UsageError("--rows must be from 1 to 10,000,000")
+            raise UsageError(_("--rows must be from 1 to 10,000,000"))
         table = stand_in_table(plan, args.rows, rng)
     rows = simulate(plan, args.runs, table=table, rng=rng)
     buf = io.StringIO()
-    buf.write(f"# {SIMULATION_NOTICE}\n")
+    buf.write(f"# {simulation_notice()}\n")
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["run", "query", "group", "value"])
     w.writerows(rows)
     try:
         Path(args.out).write_text(buf.getvalue(), encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
-    src = f"the data in {args.data} (recorded in its ledger, uncharged)" if args.data else (
-        f"a stand-in table of {args.rows} rows generated from the declared schema")
-    print(f"Wrote {args.runs} simulated release(s) on {src} to {args.out}.")
-    print(SIMULATION_NOTICE)
+        raise UsageError(_("cannot write {path}: {err}").format(path=args.out, err=exc.strerror or exc)) from None
+    src = _("the data in {path} (recorded in its ledger, uncharged)").format(path=args.data) if args.data else (
+        _("a stand-in table of {rows} rows generated from the declared schema").format(rows=args.rows))
+    print(_("Wrote {runs} simulated release(s) on {src} to {out}.").format(runs=args.runs, src=src, out=args.out))
+    print(simulation_notice())
     return 0
 
 
@@ -300,10 +345,10 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     home = dpdesk_home()
     if args.data is None:
         if args.export_release or args.change_settings or args.export or args.statement:
-            raise UsageError("--export-release, --change-settings, --export and --statement need --data")
+            raise UsageError(_("--export-release, --change-settings, --export and --statement need --data"))
         ledgers = list_ledgers(home)
         if not ledgers:
-            print(f"No ledgers yet in {home / 'ledgers'}.")
+            print(_("No ledgers yet in {folder}.").format(folder=home / "ledgers"))
             return 0
         worst = 0
         for lg in ledgers:
@@ -314,11 +359,12 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     if args.export:
         entries = ledger.verify()
         if not entries:
-            raise UsageError(f"nothing has been recorded for {args.data} yet")
+            raise UsageError(_("nothing has been recorded for {path} yet").format(path=args.data))
         from dpdesk.core.ledger import write_atomic
 
         write_atomic(Path(args.export), ledger.path.read_bytes())
-        print(f"Wrote the ledger of {args.data} ({len(entries)} entries, chain verified) to {args.export}.")
+        print(_("Wrote the ledger of {path} ({n} entries, chain verified) to {out}.").format(
+            path=args.data, n=len(entries), out=args.export))  # fmt: skip
         return 0
     if args.statement:
         from dpdesk.core.errors import LedgerError
@@ -327,39 +373,39 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
 
         try:
             entries = ledger.verify()
-            status = "chain verified"
+            status = _("chain verified")
         except LedgerError as exc:
-            entries, status = [], f"BROKEN: {exc}"
+            entries, status = [], _("BROKEN: {err}").format(err=exc)
         spends = [e for e in entries if e["type"] == "spend"]
         rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
         write_budget_statement(Path(args.statement), dataset_name=Path(args.data).name, entries=entries, report=rep,
                                chain_status=status)  # fmt: skip
-        print(f"Wrote the budget statement of {args.data} to {args.statement}.")
+        print(_("Wrote the budget statement of {path} to {out}.").format(path=args.data, out=args.statement))
         return 0 if entries else 3
     if args.change_settings:
         if not args.reason or not args.reason.strip():
-            raise UsageError("--change-settings needs --reason \"...\" (it is recorded in the ledger)")
+            raise UsageError(_("--change-settings needs --reason \"...\" (it is recorded in the ledger)"))
         from dpdesk.core.plan import load_plan
 
         new = load_plan(args.change_settings)
         with ledger.transaction() as tx:
             e = tx.append("settings", {"settings": new.settings(), "reason": args.reason.strip()})
-        print(f"Recorded new settings for dataset {sha[:12]} (ledger entry {e['seq']}).")
+        print(_("Recorded new settings for dataset {sha} (ledger entry {seq}).").format(sha=sha[:12], seq=e["seq"]))
         return 0
     if args.export_release is not None:
         if not args.out:
-            raise UsageError("--export-release needs --out DIR")
+            raise UsageError(_("--export-release needs --out DIR"))
         entries = ledger.verify()
         match = [e for e in entries if e["seq"] == args.export_release]
         if not match or match[0]["type"] != "spend":
-            raise UsageError(f"ledger entry {args.export_release} is not a release of this dataset")
+            raise UsageError(_("ledger entry {seq} is not a release of this dataset").format(seq=args.export_release))
         from dpdesk.core.release import check_out_dir
 
         out = Path(args.out)
         check_out_dir(out)
         rows = rows_from_entry(match[0])
         write_release_dir(out, rows, parse_plan(match[0]["plan"]), match[0], ledger, Path(args.data).name)
-        print(f"Re-exported release {args.export_release} to {out} (no budget spent).")
+        print(_("Re-exported release {seq} to {out} (no budget spent).").format(seq=args.export_release, out=out))
         return 0
     del past_releases
     return _print_ledger(ledger, args.json, brief=False)
@@ -371,13 +417,13 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
 
     try:
         entries = ledger.verify()
-        status, code = "chain verified", 0
-    except LedgerError as exc:
-        entries, status, code = [], f"BROKEN: {exc}", 3
+        status, shown, code = "chain verified", _("chain verified"), 0
+    except LedgerError as exc:  # JSON keeps the English status words for scripts; the screen is translated
+        entries, status, shown, code = [], f"BROKEN: {exc}", _("BROKEN: {err}").format(err=exc), 3
     if as_json:
         print(json.dumps({"dataset": ledger.dataset, "status": status, "entries": entries}, ensure_ascii=False))
         return code
-    print(f"Dataset {ledger.dataset}: {status}")
+    print(_("Dataset {sha}: {status}").format(sha=ledger.dataset, status=shown))
     settings = _settings_of(entries)
     if settings:
         b = settings["budget"]
@@ -387,24 +433,27 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         if spends:
             plan = parse_plan(spends[-1]["plan"])
             spent = budget_report(plan, entries)["remaining_before"]
-        print(f"  budget epsilon {b['epsilon']:g}, delta {b['delta']:g}; {method} accounting; "
-              f"{len(past_releases(entries))} release(s)"
-              + (f"; left: epsilon {_g(spent['epsilon'])}, delta {spent['delta']:.3g}" if spent else ""))  # fmt: skip
+        print("  " + _("budget epsilon {e}, delta {d}; {method} accounting; {n} release(s)").format(
+                  e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=method, n=len(past_releases(entries)))
+              + (_("; left: epsilon {e}, delta {d}").format(e=_g(spent["epsilon"]), d=f"{spent['delta']:.3g}")
+                 if spent else ""))  # fmt: skip
     if brief:
         return code
     for e in entries:
         if e["type"] == "spend":
             c = e["charged"]
             names = ", ".join(x["name"] for x in e["costs"])
-            print(f"  {e['seq']:>4}  {e['time']}  release  epsilon {_g(c['epsilon'])}, delta {c['delta']:.3g}  [{names}]")
+            print(f"  {e['seq']:>4}  {e['time']}  " + _("release  epsilon {e}, delta {d}  [{names}]").format(
+                e=_g(c["epsilon"]), d=f"{c['delta']:.3g}", names=names))  # fmt: skip
         elif e["type"] == "simulate":
-            print(f"  {e['seq']:>4}  {e['time']}  simulate  {e['runs']} run(s), uncharged")
+            print(f"  {e['seq']:>4}  {e['time']}  " + _("simulate  {n} run(s), uncharged").format(n=e["runs"]))
         elif e["type"] == "settings":
             s = e["settings"]
-            print(f"  {e['seq']:>4}  {e['time']}  settings  budget epsilon {s['budget']['epsilon']:g}, "
-                  f"delta {s['budget']['delta']:g}, {s['accounting']['method']}: {e['reason']}")  # fmt: skip
+            print(f"  {e['seq']:>4}  {e['time']}  " + _("settings  budget epsilon {e}, delta {d}, {method}: {reason}").format(
+                e=f"{s['budget']['epsilon']:g}", d=f"{s['budget']['delta']:g}", method=s["accounting"]["method"],
+                reason=e["reason"]))  # fmt: skip
         else:
-            print(f"  {e['seq']:>4}  {e['time']}  {e['type']}")
+            print(f"  {e['seq']:>4}  {e['time']}  {_('package') if e['type'] == 'package' else e['type']}")
     return code
 
 
@@ -416,24 +465,29 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print(json.dumps(review_summary(r), indent=2, ensure_ascii=False))
         return 0 if r.intact else 1
     if r.kind == "ledger":
-        print(f"Ledger {args.path}: {'chain verified' if r.intact else 'BROKEN'} ({len(r.entries)} entries)")
+        print(_("Ledger {path}: {status} ({n} entries)").format(
+            path=args.path, status=_("chain verified") if r.intact else _("BROKEN"), n=len(r.entries)))  # fmt: skip
     else:
         s = r.spend or {}
-        print(f"Release package {args.path}")
+        print(_("Release package {path}").format(path=args.path))
         if s:
             c = s.get("charged", {})
-            print(f"  release {s.get('release_id', '?')} of {s.get('time', '?')}, dataset {s.get('dataset', '?')}")
-            print(f"  accounting: {s.get('method')}; spent epsilon {c.get('epsilon')}, delta {c.get('delta')}")
+            print("  " + _("release {rid} of {time}, dataset {sha}").format(
+                rid=s.get("release_id", "?"), time=s.get("time", "?"), sha=s.get("dataset", "?")))  # fmt: skip
+            print("  " + _("accounting: {method}; spent epsilon {e}, delta {d}").format(
+                method=s.get("method"), e=c.get("epsilon"), d=c.get("delta")))  # fmt: skip
             for m, t in (s.get("totals") or {}).items():
                 if t:
-                    print(f"    {m:<10} epsilon {t['epsilon']:.6g}, delta {t['delta']:.3g}")
+                    print(f"    {m:<10} " + _("epsilon {e}, delta {d}").format(e=f"{t['epsilon']:.6g}",
+                                                                          d=f"{t['delta']:.3g}"))  # fmt: skip
             if r.plan:
-                print(f"  plan: {r.plan.get('title') or '(untitled)'}, {len(r.plan.get('queries', []))} queries")
+                print("  " + _("plan: {title}, {n} queries").format(title=r.plan.get("title") or _("(untitled)"),
+                                                                  n=len(r.plan.get("queries", []))))  # fmt: skip
         for name, status in r.files.items():
             print(f"  {name}: {status}")
     for p in r.problems:
-        print(f"  PROBLEM: {p}")
-    print("Intact." if r.intact else "NOT INTACT: see the problems above.")
+        print("  " + _("PROBLEM: {p}").format(p=p))
+    print(_("Intact.") if r.intact else _("NOT INTACT: see the problems above."))
     return 0 if r.intact else 1
 
 
@@ -441,8 +495,8 @@ def _cmd_suggest(args: argparse.Namespace) -> int:
     from dpdesk.core.data import suggest_types
 
     types = suggest_types(args.file)
-    print("Suggested column types (bounds and categories are not suggested: they must come from you, "
-          "not from the data):")  # fmt: skip
+    print(_("Suggested column types (bounds and categories are not suggested: they must come from you, "
+            "not from the data):"))  # fmt: skip
     for name, t in types.items():
         print(f"  {name}: {t}")
     return 0

@@ -25,11 +25,24 @@ from typing import Any
 
 from dpdesk.core import mechanisms as mech
 
+#: The accounting methods (plan vocabulary) and their English names, as stored in reports' JSON.
 METHOD_NAMES = {
     "sequential": "sequential composition",
     "advanced": "advanced composition",
     "zcdp": "zero-concentrated DP (zCDP)",
 }
+
+
+def method_name(method: str) -> str:
+    """An accounting method's name for messages, in the user's language."""
+    from dpdesk.i18n import _  # imported here: this module's loops use ``_`` as a throwaway name
+
+    names = {
+        "sequential": _("sequential composition"),
+        "advanced": _("advanced composition"),
+        "zcdp": _("zero-concentrated DP (zCDP)"),
+    }
+    return names.get(method, method)
 
 
 def dec(x: float | str | Decimal) -> Decimal:

@@ -88,7 +88,7 @@ def noise_figure(comp: Component, epsilon_range: Sequence[float] | None = None) 
     ax2.plot([eps0], [bound], "o", color="#c0392b")
     ax2.annotate(f"±{bound:.3g}", (eps0, bound), textcoords="offset points", xytext=(5, 5), fontsize=7)
     ax2.set_title(_("95% error bound against epsilon"), fontsize=9)
-    ax2.set_xlabel("epsilon", fontsize=8)
+    ax2.set_xlabel(_("epsilon"), fontsize=8)
     ax2.tick_params(labelsize=7)
     ax2.grid(True, which="both", alpha=0.3)
     return fig

@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
+from dpdesk.i18n import _
 
 GENESIS = "0" * 64
 ENTRY_TYPES = ("settings", "spend", "simulate", "acknowledge", "package")
@@ -106,29 +107,35 @@ class Ledger:
         try:
             raw = self.path.read_bytes()
         except OSError as exc:
-            raise LedgerError(f"ledger {self.path}: cannot read it: {exc.strerror or exc}") from None
+            raise LedgerError(_("ledger {path}: cannot read it: {err}").format(path=self.path,
+                                                                                err=exc.strerror or exc)) from None
         if raw and not raw.endswith(b"\n"):
-            raise LedgerError(f"ledger {self.path}: the last entry is incomplete (the file was truncated)")
+            raise LedgerError(_("ledger {path}: the last entry is incomplete (the file was truncated)").format(
+                path=self.path))  # fmt: skip
         entries: list[dict[str, Any]] = []
         prev = GENESIS
         for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
-            where = f"ledger {self.path}, line {lineno}"
+            where = _("ledger {path}, line {line}").format(path=self.path, line=lineno)
             try:
                 entry = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
-                raise LedgerError(f"{where}: not a valid entry (damaged or edited)") from None
+                raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
             if not isinstance(entry, dict) or "hash" not in entry:
-                raise LedgerError(f"{where}: not a valid entry (damaged or edited)")
+                raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where))
             if entry.get("prev") != prev:
-                raise LedgerError(f"{where}: the chain is broken (an entry was removed, reordered or edited)")
+                raise LedgerError(_("{where}: the chain is broken (an entry was removed, reordered or edited)").format(
+                    where=where))  # fmt: skip
             if entry.get("seq") != lineno:
-                raise LedgerError(f"{where}: wrong sequence number (entries were removed or reordered)")
+                raise LedgerError(_("{where}: wrong sequence number (entries were removed or reordered)").format(
+                    where=where))  # fmt: skip
             if entry.get("dataset") != self.dataset:
-                raise LedgerError(f"{where}: the entry belongs to another dataset")
+                raise LedgerError(_("{where}: the entry belongs to another dataset").format(where=where))
             if entry.get("type") not in ENTRY_TYPES:
-                raise LedgerError(f"{where}: unknown entry type {entry.get('type')!r}")
+                raise LedgerError(_("{where}: unknown entry type {type}").format(where=where,
+                                                                               type=repr(entry.get("type"))))  # fmt: skip
             if entry_hash(entry) != entry["hash"]:
-                raise LedgerError(f"{where}: the entry's content does not match its hash (it was edited)")
+                raise LedgerError(_("{where}: the entry's content does not match its hash (it was edited)").format(
+                    where=where))  # fmt: skip
             prev = entry["hash"]
             entries.append(entry)
         return entries
@@ -173,8 +180,9 @@ class LedgerTransaction:
             os.close(fd)
             _truncate_partial(self.ledger.path, len(line))
             raise LedgerError(
-                f"ledger {self.ledger.path}: could not record the release ({exc.strerror or exc}); nothing was revealed"
-            ) from None
+                _("ledger {path}: could not record the release ({err}); nothing was revealed").format(
+                    path=self.ledger.path, err=exc.strerror or exc)
+            ) from None  # fmt: skip
         os.close(fd)
         if new_file:
             _fsync_dir(self.ledger.path.parent)

@@ -45,6 +45,7 @@ from typing import Any
 
 from dpdesk.core import mechanisms as mech
 from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec
+from dpdesk.i18n import _
 
 VALUE_BITS = 30  # |per-row grid value| <= 2^30; with at most 2^31 rows a sum stays below 2^61
 
@@ -172,25 +173,23 @@ def _noise_component(
 ) -> Component:
     if mechanism == "laplace":
         b = mech.laplace_scale(l1, epsilon)
-        formula = f"b = sensitivity / epsilon = {_fmt(l1)} / {_fmt(epsilon)} = {_fmt(b)}"
+        formula = _("b = sensitivity / epsilon = {s} / {e} = {b}").format(s=_fmt(l1), e=_fmt(epsilon), b=_fmt(b))
         return Component(
             label, kind, mechanism, epsilon, 0.0, epsilon**2 / 2.0, l1, l2, b, mech.laplace_bound(b), unit,
             formula, derivation,
         )  # fmt: skip
     if calibration == "classic":
         sigma = mech.classic_sigma(l2, epsilon, delta)
-        formula = (
-            f"sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon = sqrt(2 ln(1.25/{delta:g})) * "
-            f"{_fmt(l2)} / {_fmt(epsilon)} = {_fmt(sigma)}"
-        )
+        formula = _(
+            "sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon = sqrt(2 ln(1.25/{d})) * {s} / {e} = {sigma}"
+        ).format(d=f"{delta:g}", s=_fmt(l2), e=_fmt(epsilon), sigma=_fmt(sigma))
     else:
         # 1e-9 relative margin for drawing a discrete Gaussian on the noise grid (see gaussian_grid)
         sigma = mech.analytic_sigma(l2, epsilon, delta * (1.0 - DISCRETE_MARGIN))
-        formula = (
-            f"sigma = smallest s with Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D) <= delta "
-            f"(analytic Gaussian, Balle & Wang 2018), D = {_fmt(l2)}, eps = {_fmt(epsilon)}, "
-            f"delta = {delta:g}: sigma = {_fmt(sigma)}"
-        )
+        formula = _(
+            "sigma = smallest s with Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D) <= delta "
+            "(analytic Gaussian, Balle & Wang 2018), D = {s}, eps = {e}, delta = {d}: sigma = {sigma}"
+        ).format(s=_fmt(l2), e=_fmt(epsilon), d=f"{delta:g}", sigma=_fmt(sigma))
     return Component(
         label, kind, mechanism, epsilon, delta, mech.gaussian_rho(l2, sigma), l1, l2, sigma,
         mech.gaussian_bound(sigma), unit, formula, derivation, gaussian_grid(sigma, unit),
@@ -225,13 +224,13 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
     unit = plan.privacy_unit
     k = unit.max_rows_per_person
     replace = unit.neighbouring == "replace"
-    rel = "replace" if replace else "add/remove"
-    who = "one row" if k == 1 else f"one person (up to k = {k} rows)"
+    rel = _("replace") if replace else _("add/remove")
+    who = _("one row") if k == 1 else _("one person (up to k = {k} rows)").format(k=k)
     notes: list[str] = []
     if k > 1 and unit.id_column is None:
         notes.append(
-            f"k = {k} is your declaration that nobody has more than {k} rows; dpdesk cannot check it "
-            "without an id column"
+            _("k = {k} is your declaration that nobody has more than {k} rows; dpdesk cannot check it "
+              "without an id column").format(k=k)
         )
     col = plan.columns[spec.column] if spec.column else None
     group = plan.columns[spec.group_by] if spec.group_by else None
@@ -255,22 +254,19 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         if spec.statistic in ("count", "histogram", "mean"):
             if vector:
                 l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))
-                why = (
-                    f"{rel}, {who}: each cell counts rows; "
-                    + (
-                        f"replacing moves up to {k} rows from one cell to another, L1 = 2k = {_fmt(l1)}, "
-                        f"L2 = sqrt(2) k = {_fmt(l2)}"
-                        if replace
-                        else f"adding or removing changes the counts by {k} in total, L1 = L2 = k = {k}"
-                    )
-                )
+                if replace:
+                    why = _("{rel}, {who}: each cell counts rows; replacing moves up to {k} rows from one cell to "
+                            "another, L1 = 2k = {l1}, L2 = sqrt(2) k = {l2}").format(
+                        rel=rel, who=who, k=k, l1=_fmt(l1), l2=_fmt(l2))
+                else:
+                    why = _("{rel}, {who}: each cell counts rows; adding or removing changes the counts by {k} in "
+                            "total, L1 = L2 = k = {k}").format(rel=rel, who=who, k=k)
             else:
                 l1 = l2 = float(k)
-                why = (
-                    f"{rel}, {who}: the count changes by at most k = {k}"
-                    + (" (conservative: replace keeps n)" if replace else "")
+                why = _("{rel}, {who}: the count changes by at most k = {k}").format(rel=rel, who=who, k=k) + (
+                    " " + _("(conservative: replace keeps n)") if replace else ""
                 )
-            label = "noisy count" if spec.statistic == "mean" else spec.statistic
+            label = _("noisy count") if spec.statistic == "mean" else spec.statistic
             comps.append(_noise_component(label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why))
         if spec.statistic in ("sum", "mean"):
             assert col is not None and col.bounds is not None
@@ -283,20 +279,22 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                 if not vector:
                     if replace:
                         l1_i = l2_i = float(k * (hi_i - lo_i))
-                        why = f"{rel}, {who}: a row's value moves within [L, U], k (U - L) = {_fmt(k * (hi - lo))}"
+                        why = _("{rel}, {who}: a row's value moves within [L, U], k (U - L) = {x}").format(
+                            rel=rel, who=who, x=_fmt(k * (hi - lo)))  # fmt: skip
                     else:
                         l1_i = l2_i = float(k * m_i)
-                        why = f"{rel}, {who}: a row adds at most M = max(|L|, |U|) = {_fmt(m)}, k M = {_fmt(k * m)}"
+                        why = _("{rel}, {who}: a row adds at most M = max(|L|, |U|) = {m}, k M = {km}").format(
+                            rel=rel, who=who, m=_fmt(m), km=_fmt(k * m))  # fmt: skip
                 elif replace:
                     l1_i = 2.0 * k * m_i
                     l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)
-                    why = (
-                        f"{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {_fmt(2 * k * m)}, "
-                        f"L2 = k max(U - L, sqrt(2) M) = {_fmt(k * max(hi - lo, math.sqrt(2) * m))}"
-                    )
+                    why = _("{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {l1}, "
+                            "L2 = k max(U - L, sqrt(2) M) = {l2}").format(
+                        rel=rel, who=who, l1=_fmt(2 * k * m), l2=_fmt(k * max(hi - lo, math.sqrt(2) * m)))  # fmt: skip
                 else:
                     l1_i = l2_i = float(k * m_i)
-                    why = f"{rel}, {who}: the rows add at most kM = {_fmt(k * m)} over all groups, L1 = L2 = kM"
+                    why = _("{rel}, {who}: the rows add at most kM = {km} over all groups, L1 = L2 = kM").format(
+                        rel=rel, who=who, km=_fmt(k * m))  # fmt: skip
                 kind, label = "sum", "sum"
             else:
                 # centred values c = 2 q - (L_int + U_int) in units of 2^-(s+1), |c| <= U_int - L_int
@@ -304,13 +302,15 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                 w = float(hi_i - lo_i)
                 if replace:
                     l1_i = l2_i = 2.0 * k * w
-                    why = f"{rel}, {who}: x - mid moves within [-(U-L)/2, (U-L)/2], k (U - L) = {_fmt(k * (hi - lo))}"
+                    why = _("{rel}, {who}: x - mid moves within [-(U-L)/2, (U-L)/2], k (U - L) = {x}").format(
+                        rel=rel, who=who, x=_fmt(k * (hi - lo)))  # fmt: skip
                 else:
                     l1_i = l2_i = k * w
-                    why = f"{rel}, {who}: |x - mid| <= (U - L)/2, k (U - L)/2 = {_fmt(k * (hi - lo) / 2)}"
+                    why = _("{rel}, {who}: |x - mid| <= (U - L)/2, k (U - L)/2 = {x}").format(
+                        rel=rel, who=who, x=_fmt(k * (hi - lo) / 2))  # fmt: skip
                 if vector:
-                    why += " (per group and in total: a row belongs to one group)"
-                kind, label = "centered_sum", "noisy sum of (x - mid)"
+                    why += " " + _("(per group and in total: a row belongs to one group)")
+                kind, label = "centered_sum", _("noisy sum of (x - mid)")
             c = _noise_component(
                 label, kind, spec.mechanism, spec.calibration, eps, delta, l1_i * unit_v, l2_i * unit_v, unit_v, why
             )
@@ -322,44 +322,39 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
     if spec.statistic == "mode":
         assert col.categories is not None
         du = float(k)
-        why = f"{rel}, {who}: a category's count changes by at most k = {k}"
+        why = _("{rel}, {who}: a category's count changes by at most k = {k}").format(rel=rel, who=who, k=k)
         cands: tuple[Any, ...] = col.categories
-        util = "u(c) = number of rows in category c"
+        util = _("u(c) = number of rows in category c")
     elif spec.statistic == "quantile":
         cands = quantile_candidates(spec, col)
         q = spec.q
         if replace:
             du = float(k)
-            why = (
-                f"{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row moving from below c to above "
-                f"changes it by (1-q) + q = 1, so Du = k = {k}"
-            )
+            why = _("{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row moving from below c to above "
+                    "changes it by (1-q) + q = 1, so Du = k = {k}").format(rel=rel, who=who, k=k)
         else:
             du = k * max(q, 1.0 - q)
-            why = (
-                f"{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row below c changes it by 1-q, above by q, "
-                f"so Du = k max(q, 1-q) = {_fmt(du)}"
-            )
+            why = _("{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row below c changes it by 1-q, above by q, "
+                    "so Du = k max(q, 1-q) = {du}").format(rel=rel, who=who, du=_fmt(du))
         util = f"u(c) = -|(1-q) #(x<c) - q #(x>c)|, q = {_fmt(q)}"
     else:  # select, revenue
         assert spec.candidates is not None
         cands = spec.candidates
         du = k * max(abs(c) for c in cands)
-        why = (
-            f"{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
-            f"Du = k max(p) = {_fmt(du)}"
-        )
-        util = "u(p) = p x number of bids at or above p (revenue)"
+        why = _("{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
+                "Du = k max(p) = {du}").format(rel=rel, who=who, du=_fmt(du))
+        util = _("u(p) = p x number of bids at or above p (revenue)")
     eps = spec.epsilon
     gumbel = 2.0 * du / eps
     n = len(cands)
     gap95 = mech.em_gap_for(0.95, eps, du)
-    formula = (
-        f"P(r) proportional to exp(epsilon u(r) / (2 Du)) = exp({_fmt(eps)} u(r) / (2 x {_fmt(du)})); {util}. "
-        f"The better of two candidates is picked with 95% probability when their utilities differ by "
-        f"{_fmt(gap95)}; with {n} candidates the chosen utility is within 2 Du (ln {n} + ln 20) / epsilon = "
-        f"{_fmt(2 * du * (math.log(n) + mech.LN20) / eps)} of the best with 95% probability"
-    )
+    formula = _(
+        "P(r) proportional to exp(epsilon u(r) / (2 Du)) = exp({e} u(r) / (2 x {du})); {utility}. "
+        "The better of two candidates is picked with 95% probability when their utilities differ by "
+        "{gap}; with {n} candidates the chosen utility is within 2 Du (ln {n} + ln 20) / epsilon = "
+        "{bound} of the best with 95% probability"
+    ).format(e=_fmt(eps), du=_fmt(du), utility=util, gap=_fmt(gap95), n=n,
+             bound=_fmt(2 * du * (math.log(n) + mech.LN20) / eps))  # fmt: skip
     comp = Component(
         spec.statistic, "utility", "exponential", eps, 0.0, eps**2 / 8.0, du, du, gumbel, None, 1.0, formula, why
     )

@@ -38,12 +38,17 @@ from dpdesk.core.ledger import Ledger, write_atomic
 from dpdesk.core.plan import Plan, canonical_json
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
+from dpdesk.i18n import _
 
 CSV_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")
-SIMULATION_NOTICE = (
-    "NOT FOR PUBLICATION: simulated draws, uncharged. Many noisy draws of a private table average back "
-    "to the truth; share none of this."
-)
+
+
+def simulation_notice() -> str:
+    """The warning printed with, and written at the top of, every simulation output (in the user's language)."""
+    return _(
+        "NOT FOR PUBLICATION: simulated draws, uncharged. Many noisy draws of a private table average back "
+        "to the truth; share none of this."
+    )
 
 
 class SettingsMismatch(DpdeskError):
@@ -372,9 +377,9 @@ def check_out_dir(out_dir: Path) -> None:
     """The output folder must not exist, or be empty."""
     if out_dir.exists():
         if not out_dir.is_dir():
-            raise UsageError(f"{out_dir} exists and is not a folder")
+            raise UsageError(_("{path} exists and is not a folder").format(path=out_dir))
         if any(out_dir.iterdir()):
-            raise UsageError(f"{out_dir} is not empty; choose a new folder for the release")
+            raise UsageError(_("{path} is not empty; choose a new folder for the release").format(path=out_dir))
 
 
 def _keep_mask(table: Table, plan: Plan) -> np.ndarray:
@@ -387,18 +392,22 @@ def _check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
     if ledger_settings is None:
         return
     mine = plan.settings()
-    for key, label in (("budget", "total budget"), ("privacy_unit", "unit of privacy")):
+    for key, message in (
+        ("budget", _("this dataset's total budget was fixed at its first release as {fixed}; the plan says {plan}. "
+                     "Only a privacy officer can change it (dpdesk ledger --data FILE --change-settings PLAN "
+                     "--reason ...)")),
+        ("privacy_unit", _("this dataset's unit of privacy was fixed at its first release as {fixed}; the plan says "
+                           "{plan}. Only a privacy officer can change it (dpdesk ledger --data FILE "
+                           "--change-settings PLAN --reason ...)")),
+    ):  # fmt: skip
         if mine[key] != ledger_settings[key]:
-            raise SettingsMismatch(
-                f"this dataset's {label} was fixed at its first release as {json.dumps(ledger_settings[key])}; "
-                f"the plan says {json.dumps(mine[key])}. Only a privacy officer can change it "
-                "(dpdesk ledger --data FILE --change-settings PLAN --reason ...)"
-            )
+            raise SettingsMismatch(message.format(fixed=json.dumps(ledger_settings[key]), plan=json.dumps(mine[key])))
     if mine["accounting"]["method"] != ledger_settings["accounting"]["method"]:
         raise SettingsMismatch(
-            f"this dataset uses {ledger_settings['accounting']['method']} accounting since its first release; "
-            f"the plan asks for {mine['accounting']['method']}. Only a privacy officer can change it"
-        )
+            _("this dataset uses {fixed} accounting since its first release; the plan asks for {plan}. Only a "
+              "privacy officer can change it").format(fixed=ledger_settings["accounting"]["method"],
+                                                      plan=mine["accounting"]["method"])
+        )  # fmt: skip
 
 
 def release(
@@ -436,20 +445,22 @@ def release(
         report = budget_report(plan, tx.entries)
         if not report["fits"]:
             rem = report["remaining_before"]
-            name = acc.METHOD_NAMES[report["method"]]
+            name = acc.method_name(report["method"])
             after = report["methods"][report["method"]]["plan"]
             raise BudgetExceeded(
-                f"over budget: this plan needs epsilon {after['epsilon']:.6g}, delta {after['delta']:.3g} "
-                f"under {name}; this dataset has epsilon {max(0.0, rem['epsilon']):.6g} and delta "
-                f"{rem['delta']:.3g} left of its budget (epsilon {report['budget']['epsilon']:g}, "
-                f"delta {report['budget']['delta']:g})"
-            )
+                _("over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
+                  "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})").format(
+                    e=f"{after['epsilon']:.6g}", d=f"{after['delta']:.3g}", method=name,
+                    left_e=f"{max(0.0, rem['epsilon']):.6g}", left_d=f"{rem['delta']:.3g}",
+                    budget_e=f"{report['budget']['epsilon']:g}", budget_d=f"{report['budget']['delta']:g}",
+                )
+            )  # fmt: skip
         progress.check_cancelled()  # the last point at which a cancel is honoured
         rows: list[Row] = []
         for d, ex in zip(designs, exacts, strict=True):
             rows.extend(noisy_rows(d, ex, plan))
         if settings is None:
-            tx.append("settings", {"settings": plan.settings(), "reason": "fixed at the dataset's first release"})
+            tx.append("settings", {"settings": plan.settings(), "reason": _("fixed at the dataset's first release")})
         method = report["method"]
         entry = tx.append(
             "spend",
@@ -490,17 +501,18 @@ def write_release_dir(
 def rows_from_entry(entry: dict[str, Any]) -> list[Row]:
     """The rows of a past release, read back from its ledger entry (costs nothing)."""
     if entry.get("type") != "spend":
-        raise LedgerError(f"ledger entry {entry.get('seq')} is not a release")
+        raise LedgerError(_("ledger entry {seq} is not a release").format(seq=entry.get("seq")))
     rows = [Row(*[str(c) for c in v]) for v in entry["values"]]
     if rows_hash(rows) != entry["values_hash"]:
-        raise LedgerError(f"ledger entry {entry.get('seq')}: the stored values do not match their hash")
+        raise LedgerError(_("ledger entry {seq}: the stored values do not match their hash").format(seq=entry.get("seq")))
     return rows
 
 
 def _check_table(table: Table, plan: Plan) -> None:
     for name, spec in plan.columns.items():
         if name not in table.columns or table.columns[name].spec != spec:
-            raise UsageError(f"the loaded table does not match the plan's declaration of {name!r}; reload it")
+            raise UsageError(_("the loaded table does not match the plan's declaration of {name}; reload it").format(
+                name=repr(name)))  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- simulation

@@ -34,9 +34,29 @@ if TYPE_CHECKING:
     from dpdesk.core.progress import Progress
 
 log = logging.getLogger(__name__)
-DATA_FILTER = "Tables (*.csv *.tsv *.txt *.xlsx *.parquet);;All files (*)"
-PLAN_FILTER = "dpdesk plans (*.json);;All files (*)"
 MAX_RECENT = 8
+
+
+def data_filter() -> str:
+    """The file dialog's filter for tables."""
+    return _("Tables") + " (*.csv *.tsv *.txt *.xlsx *.parquet);;" + _("All files") + " (*)"
+
+
+def plan_filter() -> str:
+    """The file dialog's filter for plans."""
+    return _("dpdesk plans") + " (*.json);;" + _("All files") + " (*)"
+
+
+def stage_label(stage: str) -> str:
+    """A progress stage's name for the progress bar (the engine reports stages by these English identifiers)."""
+    return {
+        "hashing": _("hashing"),
+        "reading": _("reading"),
+        "parsing": _("parsing"),
+        "computing": _("computing"),
+        "simulating": _("simulating"),
+        "writing": _("writing"),
+    }.get(stage, stage)
 
 
 class MainWindow(QMainWindow):
@@ -259,7 +279,7 @@ class MainWindow(QMainWindow):
             if total > 0:
                 self.progress.setRange(0, total)
                 self.progress.setValue(done)
-            self.progress.setFormat(f"{stage} %p%")
+            self.progress.setFormat(f"{stage_label(stage)} %p%")
 
         def finish() -> None:
             self.job = None
@@ -300,7 +320,7 @@ class MainWindow(QMainWindow):
             self.open_data(path)
 
     def open_data(self, path: str | None = None) -> Worker | None:
-        path = path or self.ask_open_path(_("Open table"), DATA_FILTER)
+        path = path or self.ask_open_path(_("Open table"), data_filter())
         if not path:
             return None
         p = Path(path)
@@ -323,7 +343,7 @@ class MainWindow(QMainWindow):
     def open_plan(self, path: str | None = None) -> bool:
         if not self.maybe_save():
             return False
-        path = path or self.ask_open_path(_("Open plan"), PLAN_FILTER)
+        path = path or self.ask_open_path(_("Open plan"), plan_filter())
         if not path:
             return False
         try:
@@ -342,7 +362,7 @@ class MainWindow(QMainWindow):
     def save_plan(self, ask: bool = False) -> bool:
         path = self.state.plan_path
         if ask or path is None:
-            chosen = self.ask_save_path(_("Save plan"), PLAN_FILTER)
+            chosen = self.ask_save_path(_("Save plan"), plan_filter())
             if not chosen:
                 return False
             path = Path(chosen if chosen.lower().endswith(".json") else chosen + ".json")
@@ -364,7 +384,7 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     def import_codebook(self) -> None:
-        path = self.ask_open_path(_("Import codebook"), "CSV (*.csv);;All files (*)")
+        path = self.ask_open_path(_("Import codebook"), "CSV (*.csv);;" + _("All files") + " (*)")
         if not path:
             return
         from dpdesk.core.plan import read_codebook

@@ -351,7 +351,7 @@ class LedgerModel(QAbstractTableModel):
             return e["time"].replace("T", " ").replace("+00:00", "")
         if col == "type":
             return {"spend": _("release"), "simulate": _("simulation"), "settings": _("settings"),
-                    "acknowledge": _("acknowledgement")}.get(e["type"], e["type"])  # fmt: skip
+                    "acknowledge": _("acknowledgement"), "package": _("package")}.get(e["type"], e["type"])  # fmt: skip
         if e["type"] == "spend":
             if col == "epsilon":
                 return f"{e['charged']['epsilon']:.6g}"

@@ -152,8 +152,8 @@ class BudgetMeter(QGroupBox):
                 self.method_labels[(r, c)].setStyleSheet(style)
         fixed = rep["method_from_ledger"]
         self.note.setText(
-            (_("The dataset's accounting method (▶) was fixed at its first release.") if fixed
-             else _("The accounting method (▶) will be fixed at this dataset's first release."))
-            + " " + _("The other methods are shown for comparison only; parallel composition applies inside each "
-                      "histogram and grouped query.")  # fmt: skip
-        )
+            _("The dataset's accounting method (▶) was fixed at its first release. The other methods are shown for "
+              "comparison only; parallel composition applies inside each histogram and grouped query.") if fixed
+            else _("The accounting method (▶) will be fixed at this dataset's first release. The other methods are "
+                   "shown for comparison only; parallel composition applies inside each histogram and grouped query.")
+        )  # fmt: skip

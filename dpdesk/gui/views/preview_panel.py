@@ -14,13 +14,15 @@ from dpdesk.i18n import _
 def guarantee_text(epsilon: float, delta: float) -> str:
     """What the guarantee means, in plain words."""
     factor = math.exp(epsilon)
-    text = _(
-        "With ε = {e}, adding or removing any one person changes the probability of any published result by at "
-        "most a factor of e^{e} = {f}"
-    ).format(e=f"{epsilon:g}", f=f"{factor:.3g}")
     if delta > 0:
-        text += _(", except with a probability of at most δ = {d}").format(d=f"{delta:g}")
-    return text + "."
+        return _(
+            "With ε = {e}, adding or removing any one person changes the probability of any published result by at "
+            "most a factor of e^{e} = {f}, except with a probability of at most δ = {d}."
+        ).format(e=f"{epsilon:g}", f=f"{factor:.3g}", d=f"{delta:g}")
+    return _(
+        "With ε = {e}, adding or removing any one person changes the probability of any published result by at "
+        "most a factor of e^{e} = {f}."
+    ).format(e=f"{epsilon:g}", f=f"{factor:.3g}")
 
 
 class PreviewPanel(QWidget):
