@@ -68,6 +68,7 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--codebook")
     r.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
     r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
+    r.add_argument("--bom", action="store_true", help=_("write release.csv with a UTF-8 BOM (for Excel)"))
 
     s = sub.add_parser("simulate", help=_("draw N uncharged releases for accuracy previews (not for publication)"))
     s.add_argument("plan")
@@ -280,7 +281,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_out_dir(out)
     result = release(
-        plan, args.data, dpdesk_home(), out, progress=_progress(), encoding=args.encoding, delimiter=args.delimiter
+        plan, args.data, dpdesk_home(), out, progress=_progress(), encoding=args.encoding, delimiter=args.delimiter,
+        bom=args.bom,
     )
     if sys.stderr.isatty():
         print(file=sys.stderr)

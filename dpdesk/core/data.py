@@ -451,7 +451,10 @@ def _read_csv_pieces(
                     id_parts.append(ids)
                     id_missing_parts.append(miss)
             n_rows += rows
-        line += piece.count(b"\n")
+        if typed and records is piece and b'"' not in piece and frame is not None:
+            line += frame.height  # one line per record: no quoted newlines, no blank lines here
+        else:
+            line += piece.count(b"\n")
         if eof:
             break
     assert header is not None

@@ -420,8 +420,12 @@ def release(
     table: Table | None = None,
     encoding: str | None = None,
     delimiter: str | None = None,
+    bom: bool = False,
 ) -> ReleaseResult:
-    """Run a whole release: spend before reveal. Writes ``out_dir`` (if given) only after the ledger."""
+    """Run a whole release: spend before reveal. Writes ``out_dir`` (if given) only after the ledger.
+
+    ``bom`` writes release.csv with a UTF-8 byte-order mark, so that Excel shows Chinese labels.
+    """
     if out_dir is not None:
         check_out_dir(out_dir)
     designs = design_plan(plan)
@@ -485,17 +489,18 @@ def release(
         )
     # revealed only now, after the spend entry is durable
     if out_dir is not None:
-        write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name)
+        write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
     return ReleaseResult(rows, entry, out_dir, table.report.lines())
 
 
 def write_release_dir(
-    out_dir: Path, rows: Sequence[Row], plan: Plan, spend: dict[str, Any], ledger: Ledger, dataset_name: str
+    out_dir: Path, rows: Sequence[Row], plan: Plan, spend: dict[str, Any], ledger: Ledger, dataset_name: str,
+    *, bom: bool = False,
 ) -> None:
     """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder."""
     from dpdesk.core.package import write_package
 
-    write_package(out_dir, rows, plan, spend, ledger, dataset_name)
+    write_package(out_dir, rows, plan, spend, ledger, dataset_name, bom=bom)
 
 
 def rows_from_entry(entry: dict[str, Any]) -> list[Row]:

@@ -143,6 +143,7 @@ class MainWindow(QMainWindow):
         self.query_form.selection_changed.connect(self.preview.show_query)
         self.schema_view.codebook_button.clicked.connect(self.import_codebook)
         self.results_view.export_button.clicked.connect(self.export_release)
+        self.ledger_view.statement_button.clicked.connect(lambda: self.export_statement())
         self.views_ready = True
         self._update_actions()
 
@@ -494,6 +495,34 @@ class MainWindow(QMainWindow):
         window.show()
         self.review_window = window
         return window
+
+    def export_statement(self, path: str | None = None) -> Worker | None:
+        """Write the opened dataset's budget statement (all releases, all methods) as a PDF."""
+        if self.state.sha256 is None:
+            return None
+        path = path or self.ask_save_path(_("Save the budget statement"), "PDF (*.pdf)")
+        if not path:
+            return None
+        target = Path(path if path.lower().endswith(".pdf") else path + ".pdf")
+        entries = list(self.state.ledger_entries)
+        status = self.state.ledger_error or _("chain verified")
+        name = self.state.data_path.name if self.state.data_path else self.state.sha256[:12]
+
+        def job(progress: Progress) -> Path:
+            from dpdesk.core.plan import parse_plan
+            from dpdesk.core.release import budget_report
+            from dpdesk.core.report import write_budget_statement
+
+            progress.update(0, 1, "writing")
+            spends = [e for e in entries if e["type"] == "spend"]
+            rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
+            write_budget_statement(target, dataset_name=name, entries=entries, report=rep, chain_status=status)
+            return target
+
+        def done(out: Path) -> None:
+            self.status_label.setText(_("Wrote the budget statement to {path}").format(path=out))
+
+        return self.run_job(job, done, _("Writing the budget statement…"))
 
     def about(self) -> None:
         from dpdesk import __version__

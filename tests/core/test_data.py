@@ -181,9 +181,9 @@ def test_explicit_delimiter_overrides_sniffing(tmp_path: Path) -> None:
 
 
 def test_sniffing_survives_a_sample_cut_inside_a_quoted_field(tmp_path: Path) -> None:
-    # 5-line comments: the 50-line sample ends inside one, which used to make every delimiter fail
-    # (and fall back to the comma) for this semicolon file.
-    comment = "first, line\nsecond, line\nthird\nfourth, line\nfifth"
+    # 10-line comments: the 50-line sample ends inside the fifth, and that cut record used to make
+    # the semicolon look inconsistent (the loader fell back to the comma and failed).
+    comment = "\n".join(f"line, {k}" for k in range(10))
     text = "id;comment;age\n" + "".join(f'{i};"{comment}";{i}\n' for i in range(30))
     p = write(tmp_path, "t.csv", text)
     cols = {"comment": ColumnSpec("comment", "category", categories=(comment,)), "age": AGE}

@@ -46,7 +46,7 @@ from dpdesk.core.data import Table, load_table
 from dpdesk.core.errors import InputError, PlanError
 from dpdesk.core.plan import ColumnSpec, Plan, parse_plan_text
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(300, method="thread")
 
 SAMPLE_PLAN = Path(__file__).resolve().parents[2] / "resources" / "samples" / "cps_wages_plan.json"
 #: Health checks that only flag slow generation or the module-scoped folder; not findings.
@@ -135,7 +135,7 @@ def snapshot(r: Table | InputError) -> Any:
 # ----------------------------------------------------------------------------- loader: random input
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, method="thread")
 @settings(max_examples=200, deadline=None, database=None, suppress_health_check=QUIET)
 @given(
     prefix=st.sampled_from([b"", b"a,b,c\n", b"c;b;a\r\n", b"\xef\xbb\xbfa\tb\tc\n"]),
@@ -152,7 +152,7 @@ ENCODINGS = ["utf-8", "utf-8-sig", "gb18030", "gbk", "utf-16", "utf-16-le", "utf
 CSV_CHARS = st.sampled_from(list(',;\t|"\n\r \'\\ab xyc0123456789.eE-+') + ["北京", "NaN", "inf", "\ufeff", "é", "\x00"])
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, method="thread")
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=QUIET)
 @given(
     header=st.sampled_from(["a,b,c\n", "a;b;c\r\n", "c|b|a\n", '"a"\t"b"\t"c"\n', "a,b\n", ""]),
@@ -224,7 +224,7 @@ def csvish(draw: st.DrawFn) -> tuple[bytes, dict[str, ColumnSpec], str | None, s
     return text.encode(encoding), cols, id_column, given_delim, encoding
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(180, method="thread")
 @settings(max_examples=200, deadline=None, database=None, suppress_health_check=QUIET)
 @given(case=csvish(), small=st.sampled_from([4, 9, 64]))  # 4: the least that always decodes a character
 def test_random_csv_structures(fuzz_dir: Path, case: Any, small: int) -> None:
@@ -277,7 +277,7 @@ def table_values(draw: st.DrawFn) -> tuple[list[str], list[list[str]], dict[str,
     return list(order), rows, expected, cols
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(180, method="thread")
 @settings(max_examples=200, deadline=None, database=None, suppress_health_check=QUIET)
 @given(
     table=table_values(),
@@ -344,7 +344,7 @@ JSONISH = st.lists(
 ).map("".join)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, method="thread")
 @settings(max_examples=300, deadline=None, database=None, suppress_health_check=QUIET)
 @given(text=JSONISH | st.text(max_size=300) | st.binary(max_size=300))
 def test_random_json_text_plan(text: str | bytes) -> None:
@@ -360,7 +360,7 @@ JSON = st.recursive(
 )
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, method="thread")
 @settings(max_examples=200, deadline=None, database=None, suppress_health_check=QUIET)
 @given(doc=JSON)
 def test_random_json_values_plan(doc: Any) -> None:
@@ -400,7 +400,7 @@ def put(doc: Any, path: tuple[Any, ...], value: Any) -> None:
 ALL_PATHS = [p for p in paths(base_plan()) if p]
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, method="thread")
 @settings(max_examples=300, deadline=None, database=None, suppress_health_check=QUIET)
 @given(path=st.sampled_from(ALL_PATHS), value=JSON)
 def test_mutated_plan_any_value(path: tuple[Any, ...], value: Any) -> None:
@@ -494,7 +494,7 @@ def mutation(draw: st.DrawFn, kind: str) -> tuple[str, str]:
     return dumps_with_raw(doc, raw), key_of(path)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, method="thread")
 @pytest.mark.parametrize(
     "kind",
     ["budget_epsilon", "query_epsilon", "delta", "reversed_bounds", "max_rows", "drop_required", "unknown_key",
@@ -510,7 +510,7 @@ def test_plan_mutation_names_its_key(kind: str, data: st.DataObject) -> None:
     assert str(ei.value).startswith(f"plan: {key}: ")
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120, method="thread")
 @pytest.mark.parametrize("depth", [2_000, 10_000, 50_000, 100_000, 1_000_000])
 @pytest.mark.parametrize("brackets", [("[", "]"), ('{"a":', "}")])
 def test_deep_nesting_plan(depth: int, brackets: tuple[str, str]) -> None:

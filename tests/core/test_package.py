@@ -144,3 +144,12 @@ def test_ledger_export_review_and_budget_statement(dpdesk_home: Path, tmp_path: 
     assert run("ledger", "--data", str(data), "--statement", str(st)).returncode == 0
     text = pdf_text(st)
     assert "Budget statement" in text and "x by region" in text and "package" in text
+
+
+def test_bom_option_for_excel_and_review_accepts_it(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = planted(tmp_path, ("华北", "华南"))
+    out = tmp_path / "pkg"
+    release(plan(("华北", "华南")), data, dpdesk_home, out, bom=True)
+    raw = (out / "release.csv").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf") and "华北".encode() in raw
+    assert review(out).intact

@@ -211,7 +211,10 @@ def test_split_budget_never_exceeds_what_is_left(qtbot: Any, win: Any, data: Pat
     qtbot.mouseClick(win.query_form.split_button, Qt.MouseButton.LeftButton)
     eps = [q["epsilon"] for q in win.state.plan_data["queries"]]
     assert eps == [0.166666] * 6
+    assert [q.epsilon for q in win.state.plan.queries] == eps  # validated, not changed in place
     assert win.state.report["fits"]
+    win.undo_action.trigger()
+    assert win.state.plan_data["queries"][0]["epsilon"] == 0.1
 
 
 def test_models_pass_the_qt_model_tester(qtmodeltester: Any, qtbot: Any, win: Any, data: Path) -> None:
@@ -249,3 +252,23 @@ def test_review_window_names_a_tampered_file(qtbot: Any, win: Any, data: Path, t
     assert "NOT INTACT" in w.status.text() and "report.pdf" in w.status.text()
     w.grab().save(str(tmp_path / "review.png"))
     assert (tmp_path / "review.png").stat().st_size > 0
+
+
+def test_scale_to_budget_and_statement(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    before = [q["epsilon"] for q in win.state.plan_data["queries"]]  # 0.1 0.2 0.2 0.2 0.1 0.1, sum 0.9
+    qtbot.mouseClick(win.query_form.scale_button, Qt.MouseButton.LeftButton)
+    after = [q["epsilon"] for q in win.state.plan_data["queries"]]
+    assert after == [pytest.approx(b / 0.9, abs=2e-6) for b in before]
+    assert sum(after) <= 1.0 and win.state.report["fits"]
+    win.release()
+    qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
+    target = tmp_path / "statement.pdf"
+    win.export_statement(str(target))
+    qtbot.waitUntil(lambda: win.job is None and target.exists(), timeout=60_000)
+    from pypdf import PdfReader
+
+    text = " ".join((p.extract_text() or "").replace("\n", " ") for p in PdfReader(str(target)).pages)
+    assert "Budget statement" in text and "median education" in text
+    assert "ε 1, δ 1e-07" in text or "ε 0.999996" in text  # the scaled plan spent (almost) the whole budget

@@ -34,7 +34,11 @@ class LedgerView(QWidget):
                                       "same values."))  # fmt: skip
         self.show_button.clicked.connect(self.show_selected)
         self.table.doubleClicked.connect(lambda _i: self.show_selected())
+        self.statement_button = QPushButton(_("Budget statement (PDF)…"))
+        self.statement_button.setToolTip(_("Everything this dataset has spent, across all its releases, as a PDF "
+                                           "for a privacy officer."))  # fmt: skip
         row = QHBoxLayout()
+        row.addWidget(self.statement_button)
         row.addStretch(1)
         row.addWidget(self.show_button)
         lay = QVBoxLayout(self)

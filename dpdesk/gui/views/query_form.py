@@ -70,15 +70,19 @@ class QueryForm(QWidget):
         self.split_button = QPushButton(_("Split the budget evenly"))
         self.split_button.setToolTip(_("Give every query an equal share of the epsilon that is left, rounded down "
                                        "so that the shares never add up to more."))  # fmt: skip
+        self.scale_button = QPushButton(_("Scale to the budget"))
+        self.scale_button.setToolTip(_("Keep the queries' epsilons in proportion (they are the weights) and scale "
+                                       "them to the epsilon that is left, rounded down."))  # fmt: skip
         for b, slot in ((self.add_button, self.add), (self.dup_button, self.duplicate), (self.remove_button, self.remove),
                         (self.up_button, lambda: self.move(-1)), (self.down_button, lambda: self.move(1)),
-                        (self.split_button, self.split_evenly)):  # fmt: skip
+                        (self.split_button, self.split_evenly), (self.scale_button, self.split_by_weights)):  # fmt: skip
             b.clicked.connect(slot)
         buttons = QHBoxLayout()
         for b in (self.add_button, self.dup_button, self.remove_button, self.up_button, self.down_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         buttons.addWidget(self.split_button)
+        buttons.addWidget(self.scale_button)
 
         self.name = QLineEdit()
         self.name.setToolTip(_("A name for this statistic; it heads its rows in the release."))
@@ -154,7 +158,10 @@ class QueryForm(QWidget):
 
     # ------------------------------------------------------------------ list actions
     def queries(self) -> list[dict[str, Any]]:
-        return list(self.state.plan_data.get("queries", []))
+        """Copies of the plan's queries: edits go through the state (validated, undoable), never in place."""
+        import copy
+
+        return copy.deepcopy(list(self.state.plan_data.get("queries", [])))
 
     def _edit_queries(self, queries: list[dict[str, Any]], text: str, select: int) -> None:
         new = self.state.draft()
@@ -206,19 +213,34 @@ class QueryForm(QWidget):
         self._edit_queries(qs, _("Move query"), j)
 
     def split_evenly(self) -> None:
+        """Give every query an equal share of the epsilon that is left."""
+        self._split(lambda qs: [1.0] * len(qs), _("Split the budget"))
+
+    def split_by_weights(self) -> None:
+        """Scale the queries' epsilons, kept in proportion, to the epsilon that is left."""
+
+        def weights(qs: list[dict[str, Any]]) -> list[float] | None:
+            ws = [q.get("epsilon") for q in qs]
+            if not all(isinstance(w, (int, float)) and w > 0 for w in ws):
+                return None
+            return [float(w) for w in ws]  # type: ignore[arg-type]
+
+        self._split(weights, _("Scale to the budget"))
+
+    def _split(self, weights_of: Any, text: str) -> None:
         from dpdesk.core.accounting import split_budget
 
         qs = self.queries()
-        rep = self.state.report
         if not qs:
             return
+        rep = self.state.report
         total = rep["remaining_before"]["epsilon"] if rep else self.state.plan_data["budget"].get("epsilon", 0)
-        if not isinstance(total, (int, float)) or total <= 0:
+        weights = weights_of(qs)
+        if not isinstance(total, (int, float)) or total <= 0 or not weights:
             return
-        shares = split_budget(float(total), [1.0] * len(qs))
-        for q, s in zip(qs, shares, strict=True):
+        for q, s in zip(qs, split_budget(float(total), weights), strict=True):
             q["epsilon"] = s
-        self._edit_queries(qs, _("Split the budget"), max(self.current, 0))
+        self._edit_queries(qs, text, max(self.current, 0))
 
     # ------------------------------------------------------------------ form
     def _plan_changed(self) -> None:
