@@ -101,6 +101,11 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--selftest"]:  # a small release on the bundled sample, in a temporary home (installers' check)
+        from dpdesk.selftest import run
+
+        return run()
     args = _build_parser().parse_args(argv)
     try:
         if args.command is None or args.command == "open":

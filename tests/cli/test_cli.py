@@ -158,3 +158,10 @@ def test_codebook_option(dpdesk_home: Path, tmp_path: Path) -> None:
     r = run("budget", str(p), "--codebook", str(book), "--json", home=dpdesk_home)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["queries"][2]["cells"] == 4
+
+
+def test_selftest_runs_from_source_without_touching_the_users_ledger(dpdesk_home: Path) -> None:
+    r = run("--selftest", home=dpdesk_home)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK" in r.stdout
+    assert not (dpdesk_home / "ledgers").exists()  # the self-test used a temporary home of its own
