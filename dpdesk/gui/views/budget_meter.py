@@ -86,7 +86,7 @@ class BudgetMeter(QGroupBox):
                 self.method_labels[(r, c)] = lab
         self.note = QLabel("")
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: #5d6d7e")
+        self.note.setStyleSheet("color: #7f8a94")
         lay = QVBoxLayout(self)
         lay.addWidget(self.headline)
         lay.addWidget(self.bar)
@@ -147,7 +147,7 @@ class BudgetMeter(QGroupBox):
             self.method_labels[(r, 1)].setText(f"ε {pl['epsilon']:.4g}, δ {pl['delta']:.2g}{extra}")
             self.method_labels[(r, 2)].setText(f"ε {af['epsilon']:.4g}, δ {af['delta']:.2g}")
             self.method_labels[(r, 3)].setText("✓" if v["fits"] else _("over"))
-            style = "font-weight: bold" if m == method else "color: #5d6d7e"
+            style = "font-weight: bold" if m == method else "color: #7f8a94"
             for c in range(4):
                 self.method_labels[(r, c)].setStyleSheet(style)
         fixed = rep["method_from_ledger"]

@@ -136,7 +136,7 @@ class SchemaView(QWidget):
         form2.addRow(_("δ′ (advanced)"), self.delta_prime)
         self.locked = QLabel("")
         self.locked.setWordWrap(True)
-        self.locked.setStyleSheet("color: #5d6d7e")
+        self.locked.setStyleSheet("color: #7f8a94")
         form.addRow(self.locked)
 
         top = QWidget()
