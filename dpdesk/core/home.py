@@ -18,5 +18,14 @@ def dpdesk_home() -> Path:
         import platformdirs  # light, but only needed here
 
         home = Path(platformdirs.user_data_dir("dpdesk", appauthor=False))
-    home.mkdir(parents=True, exist_ok=True)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from dpdesk.core.errors import UsageError
+        from dpdesk.i18n import _
+
+        raise UsageError(
+            _("cannot use the dpdesk folder {home}: {err} (set DPDESK_HOME to a writable folder)").format(
+                home=home, err=exc.strerror or exc)
+        ) from None  # fmt: skip
     return home

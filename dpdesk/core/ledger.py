@@ -77,7 +77,13 @@ class Ledger:
     def for_dataset(home: Path, sha256: str) -> Ledger:
         """The ledger of the dataset with this SHA-256 under a dpdesk home folder."""
         folder = home / "ledgers"
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(
+                _("cannot use the ledger folder {folder}: {err}; nothing was charged or revealed").format(
+                    folder=folder, err=exc.strerror or exc)
+            ) from None  # fmt: skip
         return Ledger(sha256, folder / f"{sha256}.jsonl")
 
     @property
@@ -88,9 +94,19 @@ class Ledger:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[LedgerTransaction]:
         """Hold the ledger's exclusive lock, verify it, and allow appends until the block ends."""
-        with _locked(self.lock_path):
+        try:
+            lock = _locked(self.lock_path)
+            lock.__enter__()
+        except OSError as exc:
+            raise LedgerError(
+                _("cannot lock the ledger {path}: {err}; nothing was charged or revealed").format(
+                    path=self.lock_path, err=exc.strerror or exc)
+            ) from None  # fmt: skip
+        try:
             entries = self.verify()
             yield LedgerTransaction(self, entries)
+        finally:
+            lock.__exit__(None, None, None)
 
     def exists(self) -> bool:
         """Whether anything was ever recorded for this dataset."""

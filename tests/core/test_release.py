@@ -443,3 +443,47 @@ def test_a_full_release_never_touches_numpy_random_or_random(
                                                                 "id_column": "state"}})  # fmt: skip
     res = release(with_ids, DATA, dpdesk_home, tmp_path / "out")
     assert len(res.rows) == 12
+
+
+def test_a_read_only_ledger_folder_fails_cleanly(dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    real_mkdir = Path.mkdir
+
+    def readonly(self: Path, *a: Any, **k: Any) -> None:
+        if self.name == "ledgers":
+            raise PermissionError(13, "Permission denied")
+        real_mkdir(self, *a, **k)
+
+    monkeypatch.setattr(Path, "mkdir", readonly)
+    with pytest.raises(LedgerError, match="nothing was charged or revealed") as err:
+        release(small_plan(), data, dpdesk_home, tmp_path / "out")
+    assert err.value.exit_code == 3
+    assert not (tmp_path / "out").exists()
+
+
+def test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    data = write_csv(tmp_path / "d.csv", [(1, "a")] * 5)
+    first = small_plan(queries=small_plan().to_dict()["queries"][:1])
+    release(first, data, dpdesk_home, tmp_path / "o1")
+    ledger = Ledger.for_dataset(dpdesk_home, _sha(data))
+    before = ledger.path.read_bytes()
+    real_write = os.write
+
+    def full(fd: int, b: Any) -> int:
+        if os.fstat(fd).st_ino == ledger.path.stat().st_ino:
+            real_write(fd, bytes(b)[:10])  # a torn, partial line
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, b)
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(LedgerError, match="nothing was revealed"):
+        release(small_plan(queries=small_plan().to_dict()["queries"][1:]), data, dpdesk_home, tmp_path / "o2")
+    monkeypatch.undo()
+    assert not (tmp_path / "o2").exists()
+    assert ledger.path.read_bytes() == before  # the partial line was removed; nothing recorded was lost
+    assert len([e for e in ledger.verify() if e["type"] == "spend"]) == 1
