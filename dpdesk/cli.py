@@ -89,6 +89,8 @@ def _build_parser() -> argparse.ArgumentParser:
     lg.add_argument("--reason", help=_("why the settings change (recorded in the ledger)"))
     lg.add_argument("--export", metavar="OUT", help=_("write the dataset's whole ledger for a privacy officer"))
     lg.add_argument("--statement", metavar="OUT.pdf", help=_("write a PDF budget statement of the dataset"))
+    lg.add_argument("--acknowledge", metavar="REASON",
+                    help=_("(privacy officer) accept a broken ledger: keep it as evidence, carry its spends over"))  # fmt: skip
 
     rv = sub.add_parser("review", help=_("check a release package or an exported ledger (read-only)"))
     rv.add_argument("path", help=_("a release package folder, or a ledger exported with dpdesk ledger --export"))
@@ -208,10 +210,9 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
 
 def _settings_of(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
-    for e in reversed(entries):
-        if e["type"] == "settings":
-            return dict(e["settings"])
-    return None
+    from dpdesk.core.ledger import settings_in_force
+
+    return settings_in_force(entries)
 
 
 def _g(x: float | None) -> str:
@@ -351,7 +352,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
 
     home = dpdesk_home()
     if args.data is None:
-        if args.export_release or args.change_settings or args.export or args.statement:
+        if args.export_release or args.change_settings or args.export or args.statement or args.acknowledge:
             raise UsageError(_("--export-release, --change-settings, --export and --statement need --data"))
         ledgers = list_ledgers(home)
         if not ledgers:
@@ -363,6 +364,12 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         return worst
     sha = file_sha256(args.data)
     ledger = Ledger.for_dataset(home, sha)
+    if args.acknowledge is not None:
+        e = ledger.acknowledge(args.acknowledge)
+        print(_("Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
+                "count against the budget (ledger entry {seq}).").format(
+            file=e["broken_file"], n=len(e["carried"]), seq=e["seq"]))  # fmt: skip
+        return 0
     if args.export:
         entries = ledger.verify()
         if not entries:

@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -108,6 +108,49 @@ class Ledger:
         finally:
             lock.__exit__(None, None, None)
 
+    def acknowledge(self, reason: str) -> dict[str, Any]:
+        """A privacy officer's answer to a broken ledger: keep it as evidence and start a new chain.
+
+        The broken file is renamed (never deleted); the new chain opens with an ``acknowledge`` entry
+        holding the reason, what was wrong, the broken file's SHA-256 and, carried over, every spend
+        and the settings that could still be read from it, so the spent budget is never reset.
+        """
+        if not reason.strip():
+            raise LedgerError(_("an acknowledgement needs a reason"))
+        with _locked(self.lock_path):
+            try:
+                self.verify()
+            except LedgerError as exc:
+                problem = str(exc)
+            else:
+                raise LedgerError(_("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path))
+            raw = self.path.read_bytes()
+            carried: list[dict[str, Any]] = []
+            settings: dict[str, Any] | None = None
+            for line in raw.split(b"\n"):
+                try:
+                    e = json.loads(line.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    continue
+                if not isinstance(e, dict):
+                    continue
+                if e.get("type") == "spend" and isinstance(e.get("costs"), list):
+                    carried.append({"costs": e["costs"], "delta_prime": e.get("delta_prime"),
+                                    "release_id": e.get("release_id"), "seq": e.get("seq")})  # fmt: skip
+                carried.extend(e.get("carried", []) if e.get("type") == "acknowledge" else [])
+                if e.get("type") in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
+                    settings = e["settings"]
+            stamp = _now().replace(":", "").replace("+", "_")
+            evidence = self.path.with_name(f"{self.dataset}.broken-{stamp}.jsonl")
+            os.replace(self.path, evidence)
+            _fsync_dir(self.path.parent)
+            tx = LedgerTransaction(self, [])
+            return tx.append(
+                "acknowledge",
+                {"reason": reason.strip(), "problem": problem, "broken_file": evidence.name,
+                 "broken_sha256": hashlib.sha256(raw).hexdigest(), "carried": carried, "settings": settings},
+            )  # fmt: skip
+
     def exists(self) -> bool:
         """Whether anything was ever recorded for this dataset."""
         return self.path.exists() and self.path.stat().st_size > 0
@@ -165,11 +208,8 @@ class LedgerTransaction:
         self.entries = entries
 
     def settings(self) -> dict[str, Any] | None:
-        """The settings in force (the last settings entry), or None before the first release."""
-        for e in reversed(self.entries):
-            if e["type"] == "settings":
-                return dict(e["settings"])
-        return None
+        """The settings in force, or None before the first release."""
+        return settings_in_force(self.entries)
 
     def append(self, entry_type: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Append one entry durably (write, flush, fsync) and return it with its hash."""
@@ -238,6 +278,14 @@ def write_atomic(path: Path, data: bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The budget, unit of privacy and accounting fixed for a dataset (last settings or acknowledgement)."""
+    for e in reversed(entries):
+        if e["type"] in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
+            return dict(e["settings"])
+    return None
 
 
 def list_ledgers(home: Path) -> list[Ledger]:

@@ -104,6 +104,9 @@ def past_releases(entries: Sequence[dict[str, Any]]) -> list[acc.Release]:
         if e["type"] == "spend":
             costs = tuple(acc.QueryCost.from_dict(c) for c in e["costs"])
             out.append(acc.Release(costs, e.get("delta_prime")))
+        elif e["type"] == "acknowledge":  # spends carried over from a broken ledger still count
+            for r in e.get("carried", []):
+                out.append(acc.Release(tuple(acc.QueryCost.from_dict(c) for c in r["costs"]), r.get("delta_prime")))
     return out
 
 
@@ -214,10 +217,9 @@ def design_to_dict(d: QueryDesign) -> dict[str, Any]:
 
 
 def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    for e in reversed(entries):
-        if e["type"] == "settings":
-            return dict(e["settings"])
-    return None
+    from dpdesk.core.ledger import settings_in_force
+
+    return settings_in_force(entries)
 
 
 # ----------------------------------------------------------------------------- noise

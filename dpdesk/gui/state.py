@@ -203,10 +203,9 @@ class AppState(QObject):
 
     def ledger_settings(self) -> dict[str, Any] | None:
         """The dataset's fixed settings, if it was released before."""
-        for e in reversed(self.ledger_entries):
-            if e["type"] == "settings":
-                return dict(e["settings"])
-        return None
+        from dpdesk.core.ledger import settings_in_force
+
+        return settings_in_force(self.ledger_entries)
 
     def can_release(self) -> tuple[bool, str]:
         """Whether Release is allowed now, and why not."""

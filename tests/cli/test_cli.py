@@ -165,3 +165,27 @@ def test_selftest_runs_from_source_without_touching_the_users_ledger(dpdesk_home
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OK" in r.stdout
     assert not (dpdesk_home / "ledgers").exists()  # the self-test used a temporary home of its own
+
+
+def test_acknowledging_a_tampered_ledger_keeps_what_was_spent(dpdesk_home: Path, tmp_path: Path) -> None:
+    data = json.loads(PLAN.read_text(encoding="utf-8"))
+    data["budget"]["epsilon"] = 2.0
+    plan = tmp_path / "p.json"
+    plan.write_text(json.dumps(data), encoding="utf-8")
+    assert run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o1"), home=dpdesk_home).returncode == 0
+    (ledger,) = (dpdesk_home / "ledgers").glob("*.jsonl")
+    ledger.write_bytes(ledger.read_bytes().replace(b'"title":"CPS wages"', b'"title":"CPS wagez"', 1))
+    r = run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o2"), home=dpdesk_home)
+    assert r.returncode == 3 and not (tmp_path / "o2").exists()
+    assert run("ledger", "--data", str(DATA), "--acknowledge", "  ", home=dpdesk_home).returncode == 3
+    a = run("ledger", "--data", str(DATA), "--acknowledge", "edited by mistake; checked with the curator", home=dpdesk_home)
+    assert a.returncode == 0, a.stderr
+    assert "1 release(s) were carried over" in a.stdout
+    assert len(list((dpdesk_home / "ledgers").glob("*.broken-*.jsonl"))) == 1  # the evidence is kept
+    b = run("budget", str(plan), "--data", str(DATA), "--json", home=dpdesk_home)
+    rep = json.loads(b.stdout)
+    assert rep["releases_so_far"] == 1 and rep["remaining_before"]["epsilon"] == pytest.approx(1.1)  # not reset
+    assert run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o3"), home=dpdesk_home).returncode == 0
+    again = run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o4"), home=dpdesk_home)
+    assert again.returncode == 1  # 0.9 + 0.9 spent of 2.0: the carried spend still counts
+    assert run("ledger", "--data", str(DATA), "--acknowledge", "again", home=dpdesk_home).returncode == 3
