@@ -19,7 +19,7 @@ from dpdesk import __version__
 from dpdesk.core.errors import DpdeskError, PlanError, UsageError
 from dpdesk.core.home import dpdesk_home
 from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
-from dpdesk.core.progress import Progress
+from dpdesk.core.progress import Progress, stage_label
 from dpdesk.i18n import _, ngettext
 
 
@@ -168,16 +168,6 @@ def _progress() -> Progress:
     return Progress(show)
 
 
-def stage_label(stage: str) -> str:
-    """A progress stage's name for the screen (the engine reports stages by these English identifiers)."""
-    return {
-        "hashing": _("hashing"),
-        "reading": _("reading"),
-        "parsing": _("parsing"),
-        "computing": _("computing"),
-        "simulating": _("simulating"),
-        "writing": _("writing"),
-    }.get(stage, stage)
 
 
 def _ledger_entries(data: str | None) -> tuple[list[dict[str, Any]], str | None]:

@@ -42,3 +42,17 @@ class Progress:
 
 
 NULL_PROGRESS = Progress()
+
+
+def stage_label(stage: str) -> str:
+    """A progress stage's name for the screen (work reports its stages by these English identifiers)."""
+    from dpdesk.i18n import _
+
+    return {
+        "hashing": _("hashing"),
+        "reading": _("reading"),
+        "parsing": _("parsing"),
+        "computing": _("computing"),
+        "simulating": _("simulating"),
+        "writing": _("writing"),
+    }.get(stage, stage)

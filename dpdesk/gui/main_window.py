@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from dpdesk.core.errors import DpdeskError
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
+from dpdesk.core.progress import stage_label
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -47,16 +48,6 @@ def plan_filter() -> str:
     return _("dpdesk plans") + " (*.json);;" + _("All files") + " (*)"
 
 
-def stage_label(stage: str) -> str:
-    """A progress stage's name for the progress bar (the engine reports stages by these English identifiers)."""
-    return {
-        "hashing": _("hashing"),
-        "reading": _("reading"),
-        "parsing": _("parsing"),
-        "computing": _("computing"),
-        "simulating": _("simulating"),
-        "writing": _("writing"),
-    }.get(stage, stage)
 
 
 class MainWindow(QMainWindow):

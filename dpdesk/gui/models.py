@@ -175,7 +175,7 @@ class SchemaModel(QAbstractTableModel):
             b = list(spec.get("bounds") or [None, None])
             while len(b) < 2:
                 b.append(None)
-            b[0 if col == "lower" else 1] = _parse_number(text)
+            b[0 if col == "lower" else 1] = parse_number(text)
             spec["bounds"] = b if any(x is not None for x in b) else []
         elif col == "categories":
             spec["categories"] = [c.strip() for c in text.replace("\n", ",").replace("，", ",").split(",") if c.strip()]
@@ -184,7 +184,7 @@ class SchemaModel(QAbstractTableModel):
                 spec["missing"] = "drop"
             else:
                 v = text.removeprefix(_("impute")).strip()
-                num = _parse_number(v)
+                num = parse_number(v)
                 spec["missing"] = {"impute": num if num is not None and spec["type"] != "category" else v}
         self.state.edit(new, _("Edit {c}").format(c=name), merge_id=hash((name, col)) & 0x7FFFFFFF)
         return True
@@ -205,7 +205,8 @@ def _num(x: Any) -> str:
     return "" if x is None else str(x)
 
 
-def _parse_number(text: str) -> Any:
+def parse_number(text: str) -> Any:
+    """A typed number as int or float; text that is no number is kept as typed (the plan validator names it)."""
     if not text:
         return None
     try:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.gui.models import QueryListModel
+from dpdesk.gui.models import QueryListModel, parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
@@ -394,14 +394,8 @@ def _fill_combo(box: QComboBox, items: list[str], current: Any, *, none: bool) -
 
 
 def _number(text: str, default: Any = None) -> Any:
-    text = text.strip()
-    if not text:
-        return default
-    try:
-        v = float(text)
-    except ValueError:
-        return text  # kept as typed: the plan validator names the problem
-    return int(v) if v.is_integer() and "." not in text and "e" not in text.lower() else v
+    value = parse_number(text.strip())
+    return default if value is None else value
 
 
 __all__ = ["QueryForm", "default_query", "Qt"]
