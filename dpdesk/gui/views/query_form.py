@@ -74,7 +74,7 @@ class QueryForm(QWidget):
         self.scale_button.setToolTip(_("Keep the queries' epsilons in proportion (they are the weights) and scale "
                                        "them to the epsilon that is left, rounded down."))  # fmt: skip
         for b, slot in ((self.add_button, self.add), (self.dup_button, self.duplicate), (self.remove_button, self.remove),
-                        (self.up_button, lambda: self.move(-1)), (self.down_button, lambda: self.move(1)),
+                        (self.up_button, lambda: self.move_query(-1)), (self.down_button, lambda: self.move_query(1)),
                         (self.split_button, self.split_evenly), (self.scale_button, self.split_by_weights)):  # fmt: skip
             b.clicked.connect(slot)
         buttons = QHBoxLayout()
@@ -204,7 +204,7 @@ class QueryForm(QWidget):
         del qs[self.current]
         self._edit_queries(qs, _("Remove query"), min(self.current, len(qs) - 1))
 
-    def move(self, step: int) -> None:
+    def move_query(self, step: int) -> None:
         qs = self.queries()
         i, j = self.current, self.current + step
         if not (0 <= i < len(qs) and 0 <= j < len(qs)):

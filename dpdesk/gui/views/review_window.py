@@ -16,7 +16,7 @@ class ReviewWindow(QDialog):
         super().__init__(parent)
         self.setWindowTitle(_("Review: {path}").format(path=path))
         self.resize(900, 640)
-        self.result = result
+        self.review_result = result
         lay = QVBoxLayout(self)
         self.status = QLabel()
         self.status.setObjectName("review_status")
