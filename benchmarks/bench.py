@@ -1280,8 +1280,10 @@ def main() -> int:
         "Plan: budget epsilon 100, delta 1e-5; 20 queries of epsilon 1 (Laplace, analytic Gaussian with delta 1e-7, "
         "exponential): counts, sums, means, histograms (categories and bins), grouped counts/sums/means, a 15x4 "
         "cross-tab, quantiles of age (101 candidates) and wage (1,001 candidates), a mode. numpy baseline: `bincount` "
-        "on the int16 codes (with `weights=` for grouped sums), `clip().sum()`, `searchsorted` for bins and the wage "
-        "quantile's candidate counts, `bincount` for the age quantile — exact values, no noise, no ledger. "
+        "on the int16 codes (with `weights=` for grouped sums), `clip().sum()`, value counts of the int column age "
+        "for its bands and its quantile, `searchsorted` for the irregular wage bands, and for the wage quantile the "
+        "candidate index by arithmetic with an exact fix-up (as `np.histogram` does for equal bins); each query "
+        "computed independently (`numpy_queries()` in bench.py) — exact values, no noise, no ledger. "
         '"extra peak MiB" = peak RSS above the RSS before the call (Linux clear_refs).\n'
     )
     md.append(RELEASE_HEAD + "".join(release_md(rel[s], s) for s in reversed(sizes)))
