@@ -1,0 +1,367 @@
+"""Empirical privacy audit (issue 6): a statistical LOWER bound on the privacy loss the real sampler shows.
+
+For a query and two neighbouring tables D, D' (one row added, or one row replaced), the audit runs the
+release code just below the ledger many times on each table: :func:`exact_statistic` (clamping and
+fixed-point grid), the query's calibrated :class:`Component`, and the real OpenDP sampler through
+``release._opendp_noise`` (one call with the exact vector repeated n times gives n independent
+releases, since the noise is i.i.d. per coordinate) or ``release._opendp_pick`` (one call per draw).
+Rounding in ``noisy_rows`` is post-processing, so auditing the unrounded noisy integers is stronger.
+The sampler is never seeded (OpenDP cannot be); the numpy RNG is not used for noise at all.
+
+Tester (StatDP / DP-Sniper style): each output is mapped to a score, the log-likelihood ratio of D'
+against D under the *claimed* noise model (for Gaussian noise this is the projection on the shift;
+for the exponential mechanism the score is the chosen candidate). A third of the draws choose an
+event S (``score >= t`` or ``score <= t`` at 101 quantiles, or for at most 8 distinct outputs any
+proper subset) and a direction, by a normal-approximation (Wilson) score. The other two thirds,
+independent of that choice, estimate p = P[M(A) in S] and q = P[M(B) in S] with one-sided **exact
+Clopper-Pearson** bounds (Beta quantiles computed by bisection on the regularized incomplete beta
+function, Lentz continued fraction; no scipy), and
+
+    eps_lower = ln((p_lower - delta) / q_upper).
+
+If the mechanism is (eps, delta)-DP then p - delta <= e^eps q for every S, so eps_lower > eps needs
+p_lower > p or q_upper < q: probability at most 2 alpha for a correct mechanism.
+
+False-failure rate. alpha = 1e-8 per one-sided bound. The file has 4 audits of correct mechanisms
+(2 bounds each): a chance false alarm has probability <= 8 alpha = 8e-8. The 5 audits of broken
+mechanisms fail the file only if eps_lower <= eps. Their margin z = (eps_lower - eps) / sd, with sd the
+normal-approximation sd of ln p_hat - ln q_hat (``AuditResult.z``, printed by ``benchmarks/audit.py``),
+measured over 3 repetitions each: Laplace count, sum and unclamped sum z > 30; Gaussian histogram
+z = 6.8-9.0; exponential mode z = 7.0-7.3. A miss then has probability about Phi(-6.5) < 1e-10 each.
+The whole file fails by chance with probability < 1e-6 (about 1e-7).
+
+Broken mechanisms (each must be caught, eps_lower > claimed eps):
+
+* half the noise: a copy of the component with twice the epsilon (Laplace b/2, EM Gumbel scale/2)
+  or with sigma/2 (Gaussian), on the unchanged grid, through the same sampler call;
+* an unclamped sum: the added row's value (-14) lies outside the declared bounds [-7, 3] and is
+  summed as is, with the noise still calibrated to the bounds.
+
+The exponential mechanism for ``mode`` under add/remove is in fact eps/2-DP (utilities only grow),
+so halving its scale is not a violation there; the audit uses replace, where the factor 2 is tight.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpdesk.core.aggregates import Exact, exact_statistic
+from dpdesk.core.data import Column, Table
+from dpdesk.core.plan import Plan, parse_plan
+from dpdesk.core.queries import Component, QueryDesign, design_query
+from dpdesk.core.release import _opendp_noise, _opendp_pick
+
+ALPHA = 1e-8  # per one-sided Clopper-Pearson bound
+CATS = ["a", "b", "c"]
+BOUNDS = (-7.0, 3.0)
+
+# --------------------------------------------------------------------------- Clopper-Pearson
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 100_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        de = d * c
+        h *= de
+        if abs(de - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b) = P[Beta(a, b) <= x]."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(lbt) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
+
+
+def _beta_quantile(a: float, b: float, target: float) -> float:
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if betainc(a, b, mid) < target:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-15 * max(mid, 1e-300):
+            break
+    return (lo + hi) / 2.0
+
+
+def cp_lower(k: int, n: int, alpha: float = ALPHA) -> float:
+    """Exact one-sided lower confidence bound on a binomial p: P[bound > p] <= alpha."""
+    if k <= 0:
+        return 0.0
+    return _beta_quantile(k, n - k + 1, alpha) * (1.0 - 1e-12)
+
+
+def cp_upper(k: int, n: int, alpha: float = ALPHA) -> float:
+    """Exact one-sided upper confidence bound on a binomial p: P[bound < p] <= alpha."""
+    if k >= n:
+        return 1.0
+    return min(1.0, _beta_quantile(k + 1, n - k, 1.0 - alpha) * (1.0 + 1e-12))
+
+
+def _wilson(k: np.ndarray, n: int, z: float, upper: bool) -> np.ndarray:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre + half if upper else np.maximum(centre - half, 0.0)
+
+
+# --------------------------------------------------------------------------- the tester
+
+
+@dataclass
+class AuditResult:
+    eps_lower: float
+    event: str
+    p_hat: float
+    q_hat: float
+    n: int  # draws per table used for the estimate
+    z: float  # (eps_lower - claimed) / sd of ln p_hat - ln q_hat (margin in standard deviations)
+
+
+def _events(sel_a: np.ndarray, sel_b: np.ndarray) -> list[tuple[str, Any]]:
+    vals = np.unique(np.concatenate([sel_a, sel_b]))
+    if len(vals) <= 8:
+        out = []
+        for mask in range(1, 2 ** len(vals) - 1):
+            subset = vals[[bool(mask >> i & 1) for i in range(len(vals))]]
+            out.append((f"in {sorted(subset.tolist())}", ("in", subset)))
+        return out
+    qs = np.unique(np.quantile(np.concatenate([sel_a, sel_b]), np.linspace(0.0, 1.0, 101)))
+    return [(f">= {t:.6g}", (">=", t)) for t in qs] + [(f"<= {t:.6g}", ("<=", t)) for t in qs]
+
+
+def _count(x: np.ndarray, ev: Any) -> int:
+    kind, t = ev
+    if kind == "in":
+        return int(np.isin(x, t).sum())
+    return int((x >= t).sum() if kind == ">=" else (x <= t).sum())
+
+
+def audit(
+    scores_d: np.ndarray, scores_dp: np.ndarray, claimed_eps: float, delta: float, alpha: float = ALPHA
+) -> AuditResult:
+    """Lower bound on eps from draws of M(D) and M(D'): the first thirds choose S, the rest estimate it."""
+    n = min(len(scores_d), len(scores_dp))
+    h = n // 3
+    sel = {"D": scores_d[:h], "D'": scores_dp[:h]}
+    est = {"D": scores_d[h:n], "D'": scores_dp[h:n]}
+    m = n - h
+    z = math.sqrt(2.0) * _inv_erfc(2.0 * alpha)
+    best: tuple[float, str, Any, str, str] | None = None
+    for label, ev in _events(sel["D"], sel["D'"]):
+        ka, kb = _count(sel["D"], ev), _count(sel["D'"], ev)
+        for a, b, k1, k2 in (("D'", "D", kb, ka), ("D", "D'", ka, kb)):
+            lo = float(_wilson(np.array(k1, dtype=float), h, z, False)) - delta
+            hi = float(_wilson(np.array(k2, dtype=float), h, z, True))
+            if lo > 0 and hi > 0:
+                score = math.log(lo / hi)
+                if best is None or score > best[0]:
+                    best = (score, label, ev, a, b)
+    if best is None:
+        return AuditResult(-math.inf, "none", 0.0, 0.0, m, -math.inf)
+    _, label, ev, a, b = best
+    kp, kq = _count(est[a], ev), _count(est[b], ev)
+    p_lo, q_hi = cp_lower(kp, m, alpha) - delta, cp_upper(kq, m, alpha)
+    eps_lower = math.log(p_lo / q_hi) if p_lo > 0 else -math.inf
+    p_hat, q_hat = kp / m, kq / m
+    sd = math.sqrt((1 - p_hat) / max(kp, 1) + (1 - q_hat) / max(kq, 1))
+    return AuditResult(
+        eps_lower, f"P[{a}] / P[{b}], S = score {label}", p_hat, q_hat, m, (eps_lower - claimed_eps) / sd
+    )
+
+
+def _inv_erfc(y: float) -> float:
+    lo, hi = 0.0, 20.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if math.erfc(mid) > y:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# --------------------------------------------------------------------------- drawing
+
+
+def make_plan(query: dict[str, Any], relation: str) -> Plan:
+    return parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 100.0, "delta": 1e-3},
+            "privacy_unit": {"neighbouring": relation, "max_rows_per_person": 1},
+            "columns": {
+                "x": {"type": "float", "bounds": list(BOUNDS)},
+                "g": {"type": "category", "categories": CATS},
+            },
+            "queries": [{"name": "q", **query}],
+        }
+    )
+
+
+def make_table(plan: Plan, rows: list[tuple[float, int]]) -> Table:
+    x = np.asarray([r[0] for r in rows], dtype=np.float64)
+    g = np.asarray([r[1] for r in rows], dtype=np.int16)
+    cols = {"x": Column(plan.columns["x"], x), "g": Column(plan.columns["g"], g)}
+    return Table("t", "", len(rows), cols)
+
+
+def exact_of(design: QueryDesign, plan: Plan, rows: list[tuple[float, int]]) -> Exact:
+    return exact_statistic(design, make_table(plan, rows), np.ones(len(rows), dtype=bool), plan.columns)
+
+
+def draw_noise(exact: Exact, comps: tuple[Component, ...], n: int) -> list[np.ndarray]:
+    """n releases of every noise component: arrays of shape (n, cells) of noisy integers on the noise grid."""
+    out = []
+    for vec, comp in zip(exact.vectors, comps, strict=True):
+        noisy = _opendp_noise(list(vec) * n, comp)
+        out.append(np.asarray(noisy, dtype=np.float64).reshape(n, len(vec)))
+    return out
+
+
+def llr_scores(
+    draws: list[np.ndarray], ex_d: Exact, ex_dp: Exact, comps: tuple[Component, ...]
+) -> np.ndarray:
+    """Log-likelihood ratio of D' against D under the claimed noise (continuous approximation)."""
+    total = np.zeros(draws[0].shape[0])
+    for x, vd, vdp, comp in zip(draws, ex_d.vectors, ex_dp.vectors, comps, strict=True):
+        a = np.asarray(vd, dtype=np.float64) * comp.refine
+        b = np.asarray(vdp, dtype=np.float64) * comp.refine
+        s = comp.scale / comp.grid
+        if comp.mechanism == "laplace":
+            total += ((np.abs(x - a) - np.abs(x - b)) / s).sum(axis=1)
+        else:
+            total += (((x - a) ** 2 - (x - b) ** 2) / (2 * s * s)).sum(axis=1)
+    return total
+
+
+def broken_components(design: QueryDesign) -> tuple[Component, ...]:
+    """The same components with half the noise (grid unchanged)."""
+    out = []
+    for c in design.components:
+        if c.mechanism == "gaussian":
+            out.append(dataclasses.replace(c, scale=c.scale / 2.0))
+        else:  # Laplace b = l1/eps and EM Gumbel scale 2 Du / eps both halve with twice eps
+            out.append(dataclasses.replace(c, epsilon=2.0 * c.epsilon, scale=c.scale / 2.0))
+    return tuple(out)
+
+
+@dataclass
+class Case:
+    """A query, a relation and two neighbouring tables."""
+
+    name: str
+    query: dict[str, Any]
+    relation: str
+    d: list[tuple[float, int]]
+    dp: list[tuple[float, int]]
+    n: int  # draws per table (half select, half estimate)
+    unclamped: tuple[float, int] | None = None  # broken variant: this row added to D without clamping
+    notes: list[str] = field(default_factory=list)
+
+
+def run_case(case: Case, broken: str | None = None) -> tuple[AuditResult, float, float]:
+    """Audit one case; ``broken`` is None, "half" or "unclamped". Returns (result, eps, delta)."""
+    plan = make_plan(case.query, case.relation)
+    design = design_query(plan.queries[0], plan)
+    comps = broken_components(design) if broken == "half" else design.components
+    ex_d, ex_dp = exact_of(design, plan, case.d), exact_of(design, plan, case.dp)
+    if broken == "unclamped":
+        assert case.unclamped is not None and design.spec.statistic == "sum"
+        (comp,) = design.components
+        raw = round(case.unclamped[0] / comp.unit)  # the value on the grid, never clamped
+        ex_dp = Exact([[ex_d.vectors[0][0] + raw]])
+    if design.spec.mechanism == "exponential":
+        (comp,) = comps
+        assert ex_d.utilities is not None and ex_dp.utilities is not None
+        sd = np.array([_opendp_pick(ex_d.utilities, comp) for _ in range(case.n)], dtype=np.float64)
+        sdp = np.array([_opendp_pick(ex_dp.utilities, comp) for _ in range(case.n)], dtype=np.float64)
+    else:
+        sd = llr_scores(draw_noise(ex_d, comps, case.n), ex_d, ex_dp, design.components)
+        sdp = llr_scores(draw_noise(ex_dp, comps, case.n), ex_d, ex_dp, design.components)
+    return audit(sd, sdp, design.epsilon, design.delta), design.epsilon, design.delta
+
+
+# --------------------------------------------------------------------------- CI subset
+
+_ROWS = [(-1.0 + (i % 4), i % 3) for i in range(40)]
+
+CI_CASES = [
+    Case("count/laplace", {"statistic": "count", "mechanism": "laplace", "epsilon": 1.0}, "add_remove",
+         _ROWS, _ROWS + [(0.0, 0)], 40_000),
+    Case("sum/laplace", {"statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 1.0}, "add_remove",
+         _ROWS, _ROWS + [(-7.0, 0)], 30_000, unclamped=(-14.0, 0)),
+    Case("histogram/gaussian", {"statistic": "histogram", "column": "x", "bins": [-7, 0, 3], "mechanism": "gaussian",
+                                "epsilon": 2.0, "delta": 1e-3, "calibration": "analytic"}, "add_remove",
+         _ROWS, _ROWS + [(-1.0, 0)], 60_000),
+    Case("mode/exponential", {"statistic": "mode", "column": "g", "mechanism": "exponential", "epsilon": 2.0},
+         "replace", [(0.0, 0)] * 2 + [(0.0, 1)] * 4, [(0.0, 0)] * 3 + [(0.0, 1)] * 3, 8_000),
+]  # fmt: skip
+
+
+def _id(c: Case) -> str:
+    return f"{c.name}/{c.relation}"
+
+
+@pytest.mark.parametrize("case", CI_CASES, ids=_id)
+def test_correct_mechanism_passes(case: Case) -> None:
+    res, eps, _delta = run_case(case)
+    assert res.eps_lower <= eps, f"{case.name}: eps_lower {res.eps_lower:.3f} > claimed {eps} ({res})"
+
+
+@pytest.mark.parametrize("case", CI_CASES, ids=_id)
+def test_half_noise_is_caught(case: Case) -> None:
+    res, eps, _delta = run_case(case, "half")
+    assert res.eps_lower > eps, (
+        f"{case.name}: broken mechanism not caught, eps_lower {res.eps_lower:.3f} ({res})"
+    )
+
+
+def test_unclamped_sum_is_caught() -> None:
+    res, eps, _delta = run_case(CI_CASES[1], "unclamped")
+    assert res.eps_lower > eps, f"unclamped sum not caught, eps_lower {res.eps_lower:.3f} ({res})"
+
+
+def test_clopper_pearson_against_exact_binomial() -> None:
+    """The Beta-quantile bounds agree with the binomial tail they invert."""
+    for k, n in ((0, 10), (3, 10), (10, 10), (37, 200), (500, 1000)):
+        for alpha in (1e-2, 1e-8):
+            lo, hi = cp_lower(k, n, alpha), cp_upper(k, n, alpha)
+            if k > 0:  # P[Bin(n, lo) >= k] = alpha
+                tail = sum(math.comb(n, j) * lo**j * (1 - lo) ** (n - j) for j in range(k, n + 1))
+                assert tail == pytest.approx(alpha, rel=1e-6)
+            if k < n:  # P[Bin(n, hi) <= k] = alpha
+                tail = sum(math.comb(n, j) * hi**j * (1 - hi) ** (n - j) for j in range(k + 1))
+                assert tail == pytest.approx(alpha, rel=1e-6)
