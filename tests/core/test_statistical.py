@@ -129,3 +129,25 @@ def test_gaussian_count_noise_is_drawn_on_a_fine_grid_with_the_calibrated_sigma(
     x = np.asarray(rel._opendp_noise([3] * n, comp), dtype=np.float64) * comp.grid - 3
     assert abs(x.var() - comp.scale**2) < Z * math.sqrt(2 * comp.scale**4 / n)
     assert np.mean(x != np.round(x)) > 0.99  # not integer noise
+
+
+def test_float_outputs_lie_on_one_lattice_whatever_the_input() -> None:
+    """Mironov's attack reads the input off which floats a naive Laplace can output.
+
+    Here every noisy sum is an integer multiple of the public grid 2^-s for any true value, so the set
+    of possible outputs does not depend on the data. A naive float sampler (value + numpy Laplace) is
+    shown to fail the same check. Deterministic apart from the noise: no false failures.
+    """
+    plan = parse_plan({
+        "version": 1, "budget": {"epsilon": 1.0}, "privacy_unit": {"neighbouring": "add_remove"},
+        "columns": {"x": {"type": "float", "bounds": [0, 1000.0]}, "g": {"type": "category", "categories": ["a"]}},
+        "queries": [{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}],
+    })  # fmt: skip
+    (comp,) = design_query(plan.queries[0], plan).components
+    inv = round(1 / comp.grid)  # the grid is a power of two: multiplying by its inverse is exact
+    for true in (0, 123_456_789, 2**40 + 3):  # exact sums in grid units
+        noisy = rel._opendp_noise([true] * 5_000, comp)
+        out = np.asarray(noisy, dtype=np.float64) * comp.grid
+        assert np.all(out * inv == np.round(out * inv))  # every output on the lattice
+    naive = 0.1 + np.random.default_rng(0).laplace(0, comp.scale, 5_000)  # what dpdesk does not do
+    assert not np.all(naive * inv == np.round(naive * inv))
