@@ -44,14 +44,8 @@ NOTES_END = "<!-- END NOTES -->"
 
 # ----------------------------------------------------------------------------- the declared schema
 
-SEXES = ("female", "male")
-REGIONS = ("northeast", "midwest", "south", "west")
-OCCUPATIONS = (
-    "manager", "professional", "technician", "sales", "clerical", "service", "farming",
-    "construction", "production", "transport", "military", "health", "education", "arts", "other",
-)  # fmt: skip
-STATES = tuple(f"state_{i:02d}" for i in range(50))
-COLUMNS = ("age", "sex", "education", "occupation", "hours", "wage", "region", "state", "weight")
+# the generator's own category lists, so the declared schema can never drift from the data
+from dpdesk.core.sample import COLUMNS, OCCUPATIONS, REGIONS, SEXES, STATES  # noqa: E402
 
 #: Chinese labels for the GBK variant (declared as the categories of that variant).
 ZH_LABELS: dict[str, dict[str, str]] = {

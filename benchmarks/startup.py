@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-BARE = r"""
+SINCE_START = r"""
 import os, time
 def since_start():
     with open('/proc/self/stat') as f:
@@ -22,6 +22,9 @@ def since_start():
     with open('/proc/uptime') as f:
         up = float(f.read().split()[0])
     return up - start / os.sysconf('SC_CLK_TCK')
+"""
+
+BARE = SINCE_START + r"""
 from PySide6.QtWidgets import QApplication, QMainWindow
 from PySide6.QtCore import QTimer
 app = QApplication([])
@@ -30,14 +33,7 @@ QTimer.singleShot(0, lambda: (print(f"WINDOW_SHOWN {since_start():.3f}"), app.qu
 app.exec()
 """
 
-DPDESK = r"""
-import os, time
-def since_start():
-    with open('/proc/self/stat') as f:
-        start = int(f.read().rsplit(')', 1)[1].split()[19])
-    with open('/proc/uptime') as f:
-        up = float(f.read().split()[0])
-    return up - start / os.sysconf('SC_CLK_TCK')
+DPDESK = SINCE_START + r"""
 from dpdesk.gui import app as a
 from PySide6.QtCore import QTimer
 application, w = a.build(defer_views=True)  # as dpdesk.gui.app.main does

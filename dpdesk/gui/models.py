@@ -225,31 +225,55 @@ def _ordered(plan: dict[str, Any], order: list[str]) -> dict[str, Any]:
 QUERY_COLUMNS = ("name", "statistic", "column", "group_by", "mechanism", "epsilon", "delta")
 
 
-class QueryListModel(QAbstractTableModel):
-    """The plan's queries, one row each, with a warning icon for the invalid one."""
+class _StateListModel(QAbstractTableModel):
+    """A read-only table over one list held by the app state, reset whenever the state says it changed."""
 
-    def __init__(self, state: AppState) -> None:
+    columns: tuple[str, ...] = ()
+
+    def __init__(self, state: AppState, changed: Any) -> None:
         super().__init__()
         self.state = state
-        state.plan_changed.connect(self._reset)
+        changed.connect(self._reset)
 
     def _reset(self) -> None:
         self.beginResetModel()
         self.endResetModel()
 
-    def queries(self) -> list[dict[str, Any]]:
-        return list(self.state.plan_data.get("queries", []))
+    def items(self) -> list[Any]:
+        """The rows shown."""
+        raise NotImplementedError
+
+    def headers(self) -> list[str]:
+        """The column titles (translated when asked for, so the language in force is used)."""
+        raise NotImplementedError
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.queries())
+        return 0 if parent.isValid() else len(self.items())
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(QUERY_COLUMNS)
+        return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
         if role == DISPLAY and orientation == Qt.Orientation.Horizontal:
-            return [_("Name"), _("Statistic"), _("Column"), _("Grouped by"), _("Mechanism"), "ε", "δ"][section]
+            return self.headers()[section]
         return None
+
+
+class QueryListModel(_StateListModel):
+    """The plan's queries, one row each; the invalid one in red with the plan error as tooltip."""
+
+    columns = QUERY_COLUMNS
+
+    def __init__(self, state: AppState) -> None:
+        super().__init__(state, state.plan_changed)
+
+    def queries(self) -> list[dict[str, Any]]:
+        return list(self.state.plan_data.get("queries", []))
+
+    items = queries
+
+    def headers(self) -> list[str]:
+        return [_("Name"), _("Statistic"), _("Column"), _("Grouped by"), _("Mechanism"), "ε", "δ"]
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid():
@@ -272,28 +296,19 @@ class QueryListModel(QAbstractTableModel):
 RESULT_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")
 
 
-class ResultsModel(QAbstractTableModel):
+class ResultsModel(_StateListModel):
     """Released rows (exactly the cells of release.csv)."""
 
+    columns = RESULT_COLUMNS
+
     def __init__(self, state: AppState) -> None:
-        super().__init__()
-        self.state = state
-        state.results_changed.connect(self._reset)
+        super().__init__(state, state.results_changed)
 
-    def _reset(self) -> None:
-        self.beginResetModel()
-        self.endResetModel()
+    def items(self) -> list[Any]:
+        return self.state.results
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.state.results)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(RESULT_COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
-        if role == DISPLAY and orientation == Qt.Orientation.Horizontal:
-            return [_("Query"), _("Group"), _("Value"), _("95% low"), _("95% high"), _("Mechanism"), "ε", "δ"][section]
-        return None
+    def headers(self) -> list[str]:
+        return [_("Query"), _("Group"), _("Value"), _("95% low"), _("95% high"), _("Mechanism"), "ε", "δ"]
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid():
@@ -315,28 +330,19 @@ class ResultsModel(QAbstractTableModel):
 LEDGER_COLUMNS = ("seq", "time", "type", "epsilon", "delta", "what")
 
 
-class LedgerModel(QAbstractTableModel):
+class LedgerModel(_StateListModel):
     """The dataset's ledger entries (read-only)."""
 
+    columns = LEDGER_COLUMNS
+
     def __init__(self, state: AppState) -> None:
-        super().__init__()
-        self.state = state
-        state.ledger_changed.connect(self._reset)
+        super().__init__(state, state.ledger_changed)
 
-    def _reset(self) -> None:
-        self.beginResetModel()
-        self.endResetModel()
+    def items(self) -> list[Any]:
+        return self.state.ledger_entries
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.state.ledger_entries)
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(LEDGER_COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = DISPLAY) -> Any:
-        if role == DISPLAY and orientation == Qt.Orientation.Horizontal:
-            return ["#", _("Time (UTC)"), _("Entry"), "ε", "δ", _("Details")][section]
-        return None
+    def headers(self) -> list[str]:
+        return ["#", _("Time (UTC)"), _("Entry"), "ε", "δ", _("Details")]
 
     def entry(self, row: int) -> dict[str, Any]:
         return self.state.ledger_entries[row]
