@@ -172,18 +172,34 @@ def parse_plan_text(raw: bytes | str, source: str = "plan") -> Plan:
     if len(text) > 50_000_000:
         raise PlanError("", f"{source} is too large for a plan ({len(text)} characters)")
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
         raise PlanError("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise PlanError("", f"{source} is nested too deeply") from None
-    except ValueError as exc:  # from _reject_constant
-        raise PlanError("", f"{source}: {exc}") from None
+    found = _find_non_finite(data, "")
+    if found is not None:
+        key, name = found
+        raise PlanError(key, f"{name} is not a number a plan may hold (use a finite number)")
     return parse_plan(data)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number a plan may hold (use a finite number)")
+class _NonFinite(str):
+    """A NaN, Infinity or -Infinity token of the plan's JSON, kept to be reported with its key."""
+
+
+def _find_non_finite(value: Any, key: str) -> tuple[str, str] | None:
+    """The key (as validation errors name keys, e.g. ``queries[2].epsilon``) of the first such token."""
+    stack = [(value, key)]
+    while stack:  # iterative: the JSON decoder already bounds the depth, but keep recursion out of it
+        v, k = stack.pop()
+        if isinstance(v, _NonFinite):
+            return (k or "(the whole plan)"), str(v)
+        if isinstance(v, dict):
+            stack.extend((item, _join(k, str(name))) for name, item in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((item, f"{k}[{i}]") for i, item in reversed(list(enumerate(v))))
+    return None
 
 
 _TOP_KEYS = {"version", "title", "budget", "privacy_unit", "columns", "queries", "accounting"}

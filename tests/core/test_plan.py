@@ -125,8 +125,17 @@ def test_missing_bounds_explain_why_they_must_not_come_from_the_data() -> None:
 
 def test_non_finite_numbers_in_json_are_refused() -> None:
     text = json.dumps(EXAMPLE).replace('"epsilon": 0.1', '"epsilon": NaN', 1)
-    with pytest.raises(PlanError, match="NaN is not a number"):
+    with pytest.raises(PlanError, match="NaN is not a number") as err:
         parse_plan_text(text)
+    assert err.value.key == "queries[0].epsilon"  # the bare token is named by its key, like any other value
+    text = json.dumps(EXAMPLE).replace('"bounds": [0, 5000]', '"bounds": [0, -Infinity]', 1)
+    assert text != json.dumps(EXAMPLE)
+    with pytest.raises(PlanError, match="-Infinity is not a number") as err:
+        parse_plan_text(text)
+    assert err.value.key == "columns.wage.bounds[1]"
+    with pytest.raises(PlanError) as err:
+        parse_plan_text("Infinity")
+    assert err.value.key == "(the whole plan)"
     text = json.dumps(EXAMPLE).replace('"epsilon": 0.1', '"epsilon": 1e400', 1)
     with pytest.raises(PlanError) as err:
         parse_plan_text(text)
