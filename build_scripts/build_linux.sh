@@ -9,8 +9,9 @@
 #
 # Steps: system libraries Qt needs (so PyInstaller bundles them) -> venv with dpdesk + PyInstaller ->
 # PyInstaller (build_scripts/dpdesk.spec) -> .desktop entry, icon, build info -> .tar.gz -> unpack into an
-# empty folder and run `dpdesk --selftest` and the main window (offscreen; also on Xvfb/xcb when
-# xvfb-run exists) from there -> bundle checks, sizes and the glibc floor. Any failure stops with non-zero.
+# empty folder and run `dpdesk --selftest` and the main window offscreen from there -> where every library
+# comes from (check_bundle_libs.py: ldd, then on Xvfb with the xcb plugin, again with the host's X11 libraries
+# hidden, and a GL probe) -> bundle checks, sizes and the glibc floor. Any failure stops with non-zero.
 #
 # The bundle runs on Linux with the build host's glibc or newer (printed at the end): build on the oldest
 # distribution to support (PySide6 6.12 wheels need glibc 2.34 anyway).
@@ -32,13 +33,14 @@ step() { printf '\n== %s  [%ss]\n' "$*" "$(( $(date +%s) - T_START ))"; }
 die() { echo "build_linux.sh: $*" >&2; exit 1; }
 
 # --------------------------------------------------------------------------- 1. system libraries
-# Qt's xcb platform plugin needs these at build time so PyInstaller copies them into the bundle;
-# without them the bundle would silently rely on the user's machine having them (bundle_report.py
-# below fails the build if an X11/xcb library is not bundled). xvfb/xauth: to test on a real X server.
+# Qt's xcb platform plugin needs these at build time so the spec copies them into the bundle (all of them,
+# core libxcb1 included; the spec stops if one is missing, check_bundle_libs.py below fails the build if one
+# is still taken from the system at run time). xvfb, x11-utils (xwininfo): to test on a real X server;
+# mesa-utils (glxgears): the GL probe, the host's Mesa driver on top of the bundled X11 libraries.
 DEBS="binutils file libxcb1 libx11-6 libx11-xcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
  libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 libxcb-util1
  libxcb-xfixes0 libxcb-xkb1 libxcb-xinput0 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libfreetype6
- libdbus-1-3 libglib2.0-0 libegl1 libgl1 libwayland-client0 libwayland-cursor0 xvfb xauth"
+ libdbus-1-3 libglib2.0-0 libegl1 libgl1 libwayland-client0 libwayland-cursor0 xvfb xauth x11-utils mesa-utils"
 step "system libraries"
 if [ -z "${DPDESK_SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
   SUDO=""
@@ -154,17 +156,18 @@ mkdir "$TRY/home"
   out=$(run QT_QPA_PLATFORM=offscreen DPDESK_STARTUP_PROBE=1 timeout 300 ./dpdesk/dpdesk 2>&1) \
     || { echo "$out"; die "the main window did not open offscreen"; }
   echo "$out" | grep -E "^(WINDOW_SHOWN|VIEWS_READY) " || { echo "$out"; die "no WINDOW_SHOWN line"; }
-  if command -v xvfb-run >/dev/null 2>&1; then
-    echo "-- main window on Xvfb (xcb platform plugin, bundled xcb libraries)"
-    out=$(run QT_QPA_PLATFORM=xcb DPDESK_STARTUP_PROBE=1 timeout 300 xvfb-run -a ./dpdesk/dpdesk 2>&1) \
-      || { echo "$out"; die "the main window did not open on Xvfb"; }
-    echo "$out" | grep -E "^(WINDOW_SHOWN|VIEWS_READY) " || { echo "$out"; die "no WINDOW_SHOWN line on Xvfb"; }
-  else
-    echo "(xvfb-run not found: xcb not tried)"
-  fi
 )
 
-# --------------------------------------------------------------------------- 7. checks, sizes, glibc floor
+# --------------------------------------------------------------------------- 7. where each library comes from
+# ldd over every bundled file; with Xvfb: the main window on the xcb plugin (every mapped library classified
+# from /proc/PID/maps), again with the host's X11/xcb/xkbcommon libraries hidden (private mount namespace;
+# skipped where there is none), and glxgears with the bundle's search path (software Mesa). Without Xvfb,
+# ldd only. Fails if an X11/xcb library comes from the system. Prints the glibc floor.
+step "bundle libraries: bundled or from the system"
+"$PY" "$ROOT/build_scripts/check_bundle_libs.py" "$TRY/dpdesk" --masked --gl \
+  || die "library check failed: a library comes from the system, or the app did not open on X (see above)"
+
+# --------------------------------------------------------------------------- 8. checks, sizes, glibc floor
 step "bundle checks and sizes"
 "$PY" "$ROOT/build_scripts/bundle_report.py" "$TRY/dpdesk" --tar "$TARBALL" ${DPDESK_ITEMISE:+--itemise} \
   || die "bundle checks failed"

@@ -5,9 +5,10 @@
 Checks (exit 1 if one fails):
 * every ELF file's loadable segments pass the dynamic loader's alignment checks (a bad ``strip`` breaks them);
 * no X11/xcb/xkbcommon library that Qt's xcb plugin needs is left to the user's machine: each such
-  ``NEEDED`` name is a file in the bundle. From the system come only the C library, the dynamic loader,
-  the OpenGL/EGL driver stack, and what PyInstaller leaves out on purpose because that stack uses it
-  (core ``libxcb.so.1``, ``libwayland-client/cursor``): they are listed, not failed.
+  ``NEEDED`` name is a file in the bundle, core ``libxcb.so.1`` included (the spec collects it although
+  PyInstaller leaves it out). From the system come only the C library, the dynamic loader, the OpenGL/EGL
+  driver stack and ``libwayland-client/cursor`` (Wayland sessions only): they are listed, not failed.
+  ``check_bundle_libs.py`` checks the same at run time, from what the running app has mapped.
 
 Prints: unpacked size, the .tar.gz size, the glibc floor (highest ``GLIBC_x.y`` version any ELF file
 in the bundle needs, and which file), libraries taken from the system, and with ``--itemise`` a table of
@@ -31,10 +32,10 @@ SYSTEM_OK = re.compile(
     r"^(ld-linux.*|libc|libm|libdl|libpthread|librt|libutil|libresolv|libGL|libEGL|libGLX|libOpenGL|libGLdispatch"
     r"|libgbm|libdrm|libvulkan|libwayland-egl)\.so(\.\d+)*$"
 )
-# Left out by PyInstaller on purpose (PyInstaller/depend/dylib.py): the core libxcb and libwayland are
-# dependencies of the system's OpenGL/EGL stack (which must come from the system), and a bundled copy
-# would be loaded in place of the one the GL drivers were built against.
-SYSTEM_BY_DESIGN = re.compile(r"^(libxcb|libxcb-dri\d?|libwayland-(client|cursor|egl|server))\.so(\.\d+)*$")
+# Left out by PyInstaller on purpose (PyInstaller/depend/dylib.py) and by AppImage's excludelist: Mesa's
+# libxcb-dri2/dri3 and libwayland belong to the system's graphics stack (Qt uses libwayland only on a
+# Wayland session). The core libxcb is *not* here any more: dpdesk.spec bundles it (check_bundle_libs.py).
+SYSTEM_BY_DESIGN = re.compile(r"^(libxcb-dri\d?|libwayland-(client|cursor|egl|server))\.so(\.\d+)*$")
 MUST_BUNDLE = re.compile(r"^lib(xcb|X11|Xau|Xdmcp|xkbcommon|Xext|Xrender|Xi|Xfixes|SM|ICE)[-\w]*\.so")
 
 # component -> patterns of paths relative to _internal/ (first match wins; top-level libs by name)
