@@ -289,8 +289,28 @@ class QueryListModel(_StateListModel):
             return self.state.plan_error
         if role != DISPLAY:
             return None
-        v = q.get(QUERY_COLUMNS[index.column()])
+        field = QUERY_COLUMNS[index.column()]
+        v = q.get(field)
+        if field in ("statistic", "mechanism") and isinstance(v, str):
+            return word_label(v)
         return "" if v is None else str(v)
+
+
+def word_label(word: str) -> str:
+    """A plan word (statistic or mechanism) as the user reads it; the plan file keeps the word itself."""
+    labels = {
+        "count": _("count"),
+        "sum": _("sum"),
+        "mean": _("mean"),
+        "histogram": _("histogram"),
+        "quantile": _("quantile"),
+        "mode": _("most frequent category"),
+        "select": _("best price"),
+        "laplace": _("Laplace"),
+        "gaussian": _("Gaussian"),
+        "exponential": _("exponential mechanism"),
+    }
+    return labels.get(word, word)
 
 
 RESULT_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLineEdit, QMessageBox
 
 from dpdesk.core.ledger import Ledger
 from dpdesk.gui.app import build
+from dpdesk.gui.models import QUERY_COLUMNS
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.timeout(300)
@@ -224,6 +225,21 @@ def test_models_pass_the_qt_model_tester(qtmodeltester: Any, qtbot: Any, win: An
                   win.ledger_view.model, win.results_view.model):  # fmt: skip
         qtmodeltester.check(model, force_py=True)
     assert win.schema_view.preview_model.rowCount(QModelIndex()) > 0
+
+
+def test_query_list_shows_words_in_the_users_language(
+    qtbot: Any, win: Any, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert win.open_plan(str(PLAN))
+    model = win.query_form.model
+    stat, mech = QUERY_COLUMNS.index("statistic"), QUERY_COLUMNS.index("mechanism")
+    plan_words = [(q["statistic"], q["mechanism"]) for q in win.state.plan_data["queries"]]
+    assert ("count", "laplace") in plan_words
+    row = plan_words.index(("count", "laplace"))
+    assert model.data(model.index(row, stat)) == "count" and model.data(model.index(row, mech)) == "Laplace"
+    monkeypatch.setenv("DPDESK_LANG", "zh_CN")
+    assert model.data(model.index(row, stat)) == "计数" and model.data(model.index(row, mech)) == "拉普拉斯"
+    assert win.state.plan_data["queries"][row]["statistic"] == "count"  # the plan keeps its own words
 
 
 def test_no_noise_preview_reads_data(qtbot: Any, win: Any) -> None:
