@@ -172,4 +172,24 @@ step "bundle checks and sizes"
 "$PY" "$ROOT/build_scripts/bundle_report.py" "$TRY/dpdesk" --tar "$TARBALL" ${DPDESK_ITEMISE:+--itemise} \
   || die "bundle checks failed"
 echo "tar.gz: $(du -k "$TARBALL" | cut -f1) KiB  unpacked: $(du -sk "$TRY/dpdesk" | cut -f1) KiB"
-step "done: $TARBALL"
+
+# --------------------------------------------------------------------------- 9. the record of this build
+# The build is too slow for every CI run; each change to the build is run with this script and its record
+# committed (build_scripts/LAST_BUILD.md), so the repository says which commit was last proven.
+RECORD=$ROOT/build_scripts/LAST_BUILD.md
+{
+  echo "# Last Linux build"
+  echo
+  echo "Written by \`build_scripts/build_linux.sh\` when every step above passed (self-test from an unpacked copy,"
+  echo "main window offscreen, library check, bundle checks)."
+  echo
+  echo "| | |"
+  echo "|---|---|"
+  echo "| date (UTC) | $(date -u '+%Y-%m-%d %H:%M') |"
+  echo "| commit | $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- dpdesk build_scripts resources pyproject.toml 2>/dev/null || echo ' (with uncommitted changes)') |"
+  echo "| build host | $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(ldd --version | head -1 | awk '{print $NF}'), $(nproc) CPUs |"
+  echo "| build time | $(( $(date +%s) - T_START )) s |"
+  echo "| unpacked | $(( $(du -sk "$TRY/dpdesk" | cut -f1) / 1024 )) MiB (limit 520) |"
+  echo "| .tar.gz | $(( $(du -k "$TARBALL" | cut -f1) / 1024 )) MiB (limit 175) |"
+} > "$RECORD"
+step "done: $TARBALL (record: $RECORD)"

@@ -50,6 +50,8 @@ MAX_RECORD_BYTES = 256 * 1024 * 1024
 #: An .xlsx whose parts would unpack to more than this is refused (zip bombs).
 MAX_XLSX_UNPACKED = 2 * 1024**3
 MAX_XLSX_RATIO = 200
+#: Read and inflate size when checking an .xlsx part's real size (bounds the check's memory).
+XLSX_CHECK_CHUNK = 1024 * 1024
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 STREAM_CHUNK_BYTES = 2 * 1024 * 1024
 #: UTF-8 files go through polars' streaming reader first (tests switch it off to test the block reader).
@@ -460,7 +462,7 @@ def _stream_csv(
                     raise InputError(
                         str(path), f"more than {MAX_ROWS} rows; dpdesk handles at most that many"
                     )
-                empties = []  # each column's empty fields
+                empties: list[np.ndarray | None] = []  # each column's empty fields (None: none)
                 for i, name in wanted:
                     s = frame.get_column(f"c{i}")
                     if name not in builders:
@@ -470,14 +472,12 @@ def _stream_csv(
                     elif f"c{i}" in as_text:
                         builders[name].add(s)
                         empties.append(s.is_null().to_numpy())
+                    elif s.null_count() == 0:  # the usual case: a zero-copy view, no mask
+                        builders[name].add_clean(s.to_numpy())
+                        empties.append(None)
                     else:
-                        values = s.to_numpy()
-                        null = (
-                            values < 0
-                            if f"m{i}" not in frame.columns
-                            else frame.get_column(f"m{i}").to_numpy()
-                        )
-                        builders[name].add_converted(values, null)
+                        null = s.is_null().to_numpy()
+                        builders[name].add_converted(s.fill_null(builders[name].fill).to_numpy(), null)
                         empties.append(null)
                 if len(header) > 1 and not all_null_row and _some_row_all_true(empties):
                     all_null_row = True  # a blank line, or a line of empty fields: told apart below
@@ -511,8 +511,8 @@ def _stream_csv(
 
 def _stream_exprs(pl: Any, wanted: list[tuple[int, str]], columns: dict[str, ColumnSpec],
                   as_text: set[str]) -> list[Any]:  # fmt: skip
-    """The streaming query's columns: each declared column already in its compact form (the work runs in
-    polars' threads, batch by batch) and ``m<i>``, its empty fields (for categories: the -1 codes)."""
+    """The streaming query's columns: each declared column already in its compact type (the work runs in
+    polars' threads, batch by batch), empty fields still null; for the id column also ``m<i>``, its empties."""
     exprs = []
     for i, name in wanted:
         c = pl.col(f"c{i}")
@@ -526,26 +526,26 @@ def _stream_exprs(pl: Any, wanted: list[tuple[int, str]], columns: dict[str, Col
         elif f"c{i}" in as_text:
             exprs.append(c)
         elif spec.type == "category":  # parsed as an Enum: null only for an empty field
-            exprs.append(c.to_physical().cast(pl.Int16).fill_null(-1).alias(f"c{i}"))
+            exprs.append(c.to_physical().cast(pl.Int16).alias(f"c{i}"))
         elif spec.type == "float":
-            exprs += [c.fill_null(float("nan")).alias(f"c{i}"), c.is_null().alias(f"m{i}")]
+            exprs.append(c)
         else:
             assert spec.bounds is not None
             lo, hi = spec.bounds
-            dtype = {np.int8: pl.Int8, np.int16: pl.Int16, np.int32: pl.Int32}.get(_int_dtype(spec.bounds), pl.Int64)
-            exprs += [
-                c.fill_null(int(lo)).clip(int(lo), int(hi)).cast(dtype).alias(f"c{i}"),
-                c.is_null().alias(f"m{i}"),
-            ]
+            dtype = {np.int8: pl.Int8, np.int16: pl.Int16, np.int32: pl.Int32}.get(
+                _int_dtype(spec.bounds), pl.Int64
+            )
+            exprs.append(c.clip(int(lo), int(hi)).cast(dtype).alias(f"c{i}"))
     return exprs
 
 
-def _some_row_all_true(masks: list[np.ndarray]) -> bool:
-    """Whether some row is True in every mask (cheap when the first mask is all False, the usual case)."""
-    if not masks:
+def _some_row_all_true(masks: list[np.ndarray | None]) -> bool:
+    """Whether some row is True in every mask (None: a mask with no True; the usual case, and cheap)."""
+    full = [m for m in masks if m is not None]
+    if not masks or len(full) < len(masks):
         return False
-    acc = masks[0]
-    for m in masks[1:]:
+    acc = full[0]
+    for m in full[1:]:
         if not acc.any():
             return False
         acc = acc & m
@@ -822,7 +822,9 @@ def _parse_piece(
         at, fields = _long_record(piece, len(header), delim)
         if at is not None:
             raise InputError(
-                str(path), f"this line has {fields} fields, but the header names {len(header)}", line=line + at
+                str(path),
+                f"this line has {fields} fields, but the header names {len(header)}",
+                line=line + at,
             ) from None
         raise InputError(str(path), _polars_message(exc, line), line=line) from None
     if frame.width != len(header):
@@ -889,8 +891,8 @@ class _ColumnBuilder:
     def _put(self, values: np.ndarray, miss: np.ndarray | None) -> None:
         if self.buf is None:
             self.parts.append(values)
-            if miss is not None:
-                self.miss_parts.append(miss)
+            if self.spec.type == "int":
+                self.miss_parts.append(miss if miss is not None else np.zeros(len(values), dtype=bool))
             return
         m = len(values)
         if self.n + m > len(self.buf):
@@ -931,6 +933,25 @@ class _ColumnBuilder:
             x = s.fill_null(int(lo)).to_numpy() if nulls else s.to_numpy()
             miss = null if null is not None else np.zeros(len(x), dtype=bool)
             self._put(np.clip(x, int(lo), int(hi)).astype(self.dtype), miss)
+
+    @property
+    def fill(self) -> float | int:
+        """What an empty field becomes before it is masked: -1 (no category), the lower bound, or NaN."""
+        if self.spec.type == "category":
+            return -1
+        if self.spec.type == "int":
+            assert self.spec.bounds is not None
+            return int(self.spec.bounds[0])
+        return float("nan")
+
+    def add_clean(self, values: np.ndarray) -> None:
+        """Values in the column's compact form, none of them empty (see _stream_exprs)."""
+        if self.spec.type == "float" and not np.isfinite(np.add.reduce(values)):
+            nan = np.isnan(values)  # a literal NaN is no number: counted like the text path counts it
+            n_nan = int(np.count_nonzero(nan))
+            if n_nan:
+                self._note("unparsable", nan, n_nan)
+        self._put(values, None)
 
     def add_converted(self, values: np.ndarray, null: np.ndarray | None) -> None:
         """Values already in the column's compact form (see _stream_exprs), with the mask of empty fields
@@ -1084,6 +1105,69 @@ def _check_xlsx(path: Path) -> None:
             str(path),
             f"the workbook would unpack to {unpacked / 2**20:.0f} MiB from {packed / 2**20:.1f} MiB; "
             "refused as a possible zip bomb (export it as CSV instead)",
+        )
+    # The sizes above are only what the archive declares: calamine's zip reader inflates a part until
+    # its deflate stream ends, whatever size was declared (a 3 GiB stream declared as 629 bytes made it
+    # abort the process on a failed allocation). So inflate every part here, counting the real bytes,
+    # and refuse any part that comes out at another size than declared: then the real total is the
+    # declared total checked above, and no part is inflated much beyond its declared size.
+    try:
+        with open(path, "rb") as f:
+            for info in infos:
+                _check_xlsx_part(path, f, info)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def _check_xlsx_part(path: Path, f: io.BufferedReader, info: zipfile.ZipInfo) -> None:
+    """Refuse a workbook part that is encrypted, oddly compressed, damaged, or not its declared size."""
+    import zlib
+
+    name, declared = info.filename, info.file_size
+    if info.flag_bits & 0x1:
+        raise InputError(str(path), f"the workbook part {name!r} is encrypted; save the workbook unprotected")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise InputError(
+            str(path),
+            f"the workbook part {name!r} uses zip compression method {info.compress_type}, "
+            "which .xlsx workbooks do not use; refused",
+        )
+    damaged = f"is not a valid .xlsx workbook (the part {name!r} is damaged)"
+    if info.compress_type == zipfile.ZIP_STORED or info.compress_size == 0:
+        real = info.compress_size  # the reader copies (or inflates) exactly the declared compressed bytes
+    else:
+        # Read the raw stream from where the local header says the data starts (as calamine's zip
+        # reader does), never more than the directory's compressed size, and inflate it in chunks.
+        f.seek(info.header_offset)
+        head = f.read(30)
+        if len(head) < 30 or head[:4] != b"PK\x03\x04":
+            raise InputError(str(path), damaged)
+        f.seek(int.from_bytes(head[26:28], "little") + int.from_bytes(head[28:30], "little"), io.SEEK_CUR)
+        inflater = zlib.decompressobj(-15)
+        left, data, real = info.compress_size, b"", 0
+        try:
+            while not inflater.eof:
+                if not data and left:
+                    data = f.read(min(left, XLSX_CHECK_CHUNK))
+                    left = left - len(data) if data else 0
+                out = inflater.decompress(data, XLSX_CHECK_CHUNK)
+                data = inflater.unconsumed_tail
+                real += len(out)
+                if real > declared:
+                    raise InputError(
+                        str(path),
+                        f"the workbook part {name!r} unpacks to more than the {declared} bytes its header "
+                        "declares; refused as a possible zip bomb (export it as CSV instead)",
+                    )
+                if not out and not data and not left:
+                    raise InputError(str(path), damaged)  # the stream stops before its end
+        except zlib.error:
+            raise InputError(str(path), damaged) from None
+    if real != declared:
+        raise InputError(
+            str(path),
+            f"the workbook part {name!r} unpacks to {real} bytes, not the {declared} bytes its header "
+            "declares; the workbook is damaged or forged",
         )
 
 
