@@ -526,16 +526,9 @@ def _stream_exprs(pl: Any, wanted: list[tuple[int, str]], columns: dict[str, Col
         elif f"c{i}" in as_text:
             exprs.append(c)
         elif spec.type == "category":  # parsed as an Enum: null only for an empty field
-            exprs.append(c.to_physical().cast(pl.Int16).alias(f"c{i}"))
-        elif spec.type == "float":
+            exprs.append(c.to_physical().alias(f"c{i}"))  # stored as int16 codes
+        else:  # ints are clamped to their bounds as they are stored (one pass, see _ColumnBuilder._put)
             exprs.append(c)
-        else:
-            assert spec.bounds is not None
-            lo, hi = spec.bounds
-            dtype = {np.int8: pl.Int8, np.int16: pl.Int16, np.int32: pl.Int32}.get(
-                _int_dtype(spec.bounds), pl.Int64
-            )
-            exprs.append(c.clip(int(lo), int(hi)).cast(dtype).alias(f"c{i}"))
     return exprs
 
 
@@ -888,8 +881,11 @@ class _ColumnBuilder:
         if self.spec.type == "int":
             self.miss_buf = np.zeros(rows, dtype=bool)
 
-    def _put(self, values: np.ndarray, miss: np.ndarray | None) -> None:
+    def _put(self, values: np.ndarray, miss: np.ndarray | None, clip: tuple[int, int] | None = None) -> None:
+        """Append ``values`` (clamped to ``clip`` first, in the same pass as the copy, when given)."""
         if self.buf is None:
+            if clip is not None:
+                values = np.clip(values, *clip).astype(self._empty_dtype())
             self.parts.append(values)
             if self.spec.type == "int":
                 self.miss_parts.append(miss if miss is not None else np.zeros(len(values), dtype=bool))
@@ -904,7 +900,10 @@ class _ColumnBuilder:
                 more = np.zeros(size, dtype=bool)
                 more[: self.n] = self.miss_buf[: self.n]
                 self.miss_buf = more
-        self.buf[self.n : self.n + m] = values
+        if clip is not None:
+            np.clip(values, *clip, out=self.buf[self.n : self.n + m], casting="unsafe")
+        else:
+            self.buf[self.n : self.n + m] = values
         if self.miss_buf is not None and miss is not None:
             self.miss_buf[self.n : self.n + m] = miss
         self.n += m
@@ -951,7 +950,7 @@ class _ColumnBuilder:
             n_nan = int(np.count_nonzero(nan))
             if n_nan:
                 self._note("unparsable", nan, n_nan)
-        self._put(values, None)
+        self._put(values, None, self._clip())
 
     def add_converted(self, values: np.ndarray, null: np.ndarray | None) -> None:
         """Values already in the column's compact form (see _stream_exprs), with the mask of empty fields
@@ -969,9 +968,16 @@ class _ColumnBuilder:
                 self._note("unparsable", nan, n_nan)
             self._put(values, None)
         elif self.spec.type == "int":
-            self._put(values, null)
+            self._put(values, null, self._clip())
         else:
             self._put(values, None)
+
+    def _clip(self) -> tuple[int, int] | None:
+        """The bounds an int column's values are clamped to as they are stored."""
+        if self.spec.type != "int":
+            return None
+        assert self.spec.bounds is not None
+        return int(self.spec.bounds[0]), int(self.spec.bounds[1])
 
     def _note(self, kind: str, mask: np.ndarray, count: int) -> None:
         setattr(self.issues, kind, getattr(self.issues, kind) + count)
