@@ -26,7 +26,6 @@ import io
 import math
 import os
 import re
-import sys
 import threading
 import zipfile
 from collections.abc import Callable
@@ -433,6 +432,23 @@ def _stream_csv(
     # speed (benchmarks/RESULTS.md); read when a scan starts, so setting it here is enough
     os.environ.setdefault("POLARS_CSV_CHUNK_SIZE", str(STREAM_CHUNK_BYTES))
     as_text: set[str] = set()
+    hasher = _Hasher(path)  # one pass over the file, whatever the attempts below
+    hasher.start()
+    try:
+        return _stream_attempts(pl, path, columns, delim, header, wanted, typed, as_text, hasher, size,
+                                bytes_per_row, progress)  # fmt: skip
+    finally:
+        hasher.stop.set()  # a no-op once it is done; stops it when the block reader takes over or on error
+        hasher.join()
+
+
+def _stream_attempts(
+    pl: Any, path: Path, columns: dict[str, ColumnSpec], delim: str, header: list[str],
+    wanted: list[tuple[int, str]], typed: dict[str, Any], as_text: set[str], hasher: _Hasher, size: int,
+    bytes_per_row: float, progress: Progress,
+) -> Table | None:  # fmt: skip
+    """Stream the file; a column that does not fit its type is read as text in a new attempt."""
+    id_column = next((name for _, name in wanted if name not in columns), None)
     for _attempt in range(len(wanted) + 1):
         schema = {k: (pl.String if k in as_text else t) for k, t in typed.items()}
         report = LoadReport(encoding="utf-8", delimiter=delim)
@@ -441,9 +457,6 @@ def _stream_csv(
         id_missing_parts: list[np.ndarray] = []
         all_null_row = False
         n_rows = 0
-        hasher = _Hasher(path)
-        hasher.start()
-        batches = None
         try:
             lf = pl.scan_csv(
                 path, has_header=False, skip_rows=1, schema=schema, separator=delim, encoding="utf8",
@@ -491,11 +504,7 @@ def _stream_csv(
                 as_text.add(bad.group(1))
                 continue
             return None
-        finally:
-            if batches is not None and hasattr(batches, "stop"):
-                batches.stop()
-            hasher.stop.set() if sys.exc_info()[0] is not None else None
-            hasher.join()
+        hasher.join()
         if hasher.error is not None:
             raise InputError(str(path), f"cannot read the file: {hasher.error.strerror or hasher.error}")
         if all_null_row and _has_blank_line(path):
