@@ -338,12 +338,14 @@ def rows_to_csv(rows: Sequence[Row], *, bom: bool = False) -> bytes:
     """release.csv bytes: the header and one line per value, UTF-8 (optionally with a BOM)."""
     import csv
 
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for r in rows:
-        w.writerow([_neutralise(c) for c in r.as_list()])
-    data = buf.getvalue().encode("utf-8")
+    # csv quotes a field holding any character of its line terminator: "\r\n" makes it quote fields with
+    # either (a lone "\r" in a category label would otherwise break the row); lines still end in "\n"
+    lines = []
+    for cells in [list(CSV_COLUMNS)] + [[_neutralise(c) for c in r.as_list()] for r in rows]:
+        one = io.StringIO()
+        csv.writer(one, lineterminator="\r\n").writerow(cells)
+        lines.append(one.getvalue()[:-2] + "\n")
+    data = "".join(lines).encode("utf-8")
     return (b"\xef\xbb\xbf" + data) if bom else data
 
 

@@ -336,6 +336,16 @@ def test_csv_neutralises_formulas_but_not_numbers() -> None:
     assert list(csv.reader(io.StringIO(text)))[0] == list(rel.CSV_COLUMNS)
 
 
+def test_csv_round_trips_labels_with_line_breaks_and_quotes() -> None:
+    labels = ["a\rb", "c\nd", "e\r\nf", 'g"h', "i,j", "北京"]
+    rows = [rel.Row("q", lab, "1", "0", "2", "laplace", "0.1", "0") for lab in labels]
+    data = rel.rows_to_csv(rows)
+    assert data.startswith((",".join(rel.CSV_COLUMNS) + "\n").encode())
+    back = list(csv.reader(io.StringIO(data.decode(), newline="")))
+    assert [r[1] for r in back[1:]] == labels
+    assert all(len(r) == len(rel.CSV_COLUMNS) for r in back)
+
+
 def test_numbers_are_written_in_plain_notation() -> None:
     assert rel.fmt_number(1e-7) == "0.0000001"
     assert rel.fmt_number(1.5e16) == "15000000000000000"

@@ -1,0 +1,736 @@
+"""Mutation check of the trust tests: each mutant breaks one promise of SECURITY.md; its tests must fail.
+
+Run from the repository root (not collected by pytest; ``tests/trust/test_mutants_table.py`` checks
+that every snippet below still occurs exactly once in the current source, so mutants cannot rot)::
+
+    python tests/trust/mutants.py --list
+    python tests/trust/mutants.py --jobs 2            # all mutants; writes tests/trust/MUTANTS.md
+    python tests/trust/mutants.py --only W02 --only K01
+
+For every mutant the script copies the repository (``git archive HEAD``, plus the untracked files in
+``OVERLAY``; ``--worktree`` copies the working tree instead) into a temporary folder, replaces the
+snippet there, byte-compiles and imports the mutated module, and runs the mutant's tests with
+``python -m pytest -x -q -p no:cacheprovider`` in that folder. A mutant is *killed* when pytest exits
+with 1 (a test failed); exit codes other than 0 and 1 (collection, usage or import errors) are
+reported as errors, never as kills.
+
+Which ``dpdesk`` is imported: the dev venv holds an editable install whose ``.pth`` file appends
+``/work/main`` to ``sys.path`` *after* site-packages. ``PYTHONPATH=<copy>`` puts the copy before
+both, so ``import dpdesk`` finds the copy's regular package first; it is inherited by the
+subprocesses and ``multiprocessing`` children the tests start. This is checked, not assumed: before
+the tests run, ``python -c "import dpdesk, <mutated module>"`` must print paths inside the copy, and
+a guard plugin (``-p _mutant_guard``, written into the copy) repeats the check inside pytest and
+confirms that the imported module holds the replacement text.
+
+Before the mutants, the union of all their tests runs once on the unmutated copy and must pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+#: Untracked files of this check that a ``git archive HEAD`` copy lacks.
+OVERLAY = ("tests/trust/test_mutation_gaps.py",)
+PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "_mutant_guard")
+RUN_TIMEOUT = 1800
+
+# test groups -------------------------------------------------------------------------------------
+SENS = "tests/core/test_sensitivity.py"
+REL = "tests/core/test_release.py"
+LEDGER = "tests/core/test_ledger.py"
+PKG = "tests/core/test_package.py"
+CLI = "tests/cli/test_cli.py"
+CRASH = "tests/trust/test_crash.py"
+GAPS = "tests/trust/test_mutation_gaps.py"
+STAT = "tests/core/test_statistical.py"
+AUDIT = "tests/trust/test_audit.py"
+AGG = "tests/core/test_aggregates.py"
+DATA = "tests/core/test_data.py"
+FORMULAS = "tests/core/test_formulas.py"
+# the tests added for the gaps this check found (tests/trust/test_mutation_gaps.py)
+G_COMPOSE = f"{GAPS}::test_the_components_of_a_query_spend_exactly_its_budget"
+G_FSYNC = f"{GAPS}::test_the_spend_entry_is_fsynced_before_any_value_is_written"
+G_LOCK = f"{GAPS}::test_a_transaction_waits_for_the_lock_and_reads_the_ledger_under_it"
+G_QUEUE = f"{GAPS}::test_two_releases_queued_on_the_lock_never_overspend"
+G_LEAK = f"{GAPS}::test_no_count_or_sum_read_off_the_data_reaches_the_ledger_or_the_package"
+G_CSV = f"{GAPS}::test_every_formula_prefix_is_neutralised_and_numbers_are_not"
+G_RNG = f"{GAPS}::test_no_generator_of_numpy_or_random_exists_when_a_release_runs"
+G_RNG_STATIC = f"{GAPS}::test_the_release_path_never_names_numpy_random_or_random"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One deliberately broken variant: ``old`` (exactly once in ``file``) becomes ``new``."""
+
+    id: str
+    promise: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]  # pytest arguments (node ids, files or "-k", expr), the existing tests first
+    #: tests of test_mutation_gaps.py, added because the existing ones let the mutant survive (K01-K03: as a
+    #: deterministic backstop for the two race-based concurrency tests, which killed them)
+    gaps: tuple[str, ...] = ()
+
+    @property
+    def module(self) -> str:
+        return self.file.removesuffix(".py").replace("/", ".")
+
+    def args(self) -> tuple[str, ...]:
+        return (*self.tests, *self.gaps)
+
+
+Q = "dpdesk/core/queries.py"
+A = "dpdesk/core/aggregates.py"
+R = "dpdesk/core/release.py"
+L = "dpdesk/core/ledger.py"
+
+MUTANTS: tuple[Mutant, ...] = (
+    # --- sensitivities (queries.py, aggregates.py) ------------------------------------------------
+    Mutant("S01", "sensitivities: count, add/remove and replace, k -> k/2", Q,
+           r"""                l1 = l2 = float(k)
+                why = _("{rel}, {who}: the count changes by at most k""",
+           r"""                l1 = l2 = k / 2.0
+                why = _("{rel}, {who}: the count changes by at most k""",
+           (SENS,)),
+    Mutant("S02", "sensitivities: count under replace, k -> k/2 ('n does not change')", Q,
+           r"""                l1 = l2 = float(k)
+                why = _("{rel}, {who}: the count changes by at most k""",
+           r"""                l1 = l2 = k / 2.0 if replace else float(k)
+                why = _("{rel}, {who}: the count changes by at most k""",
+           (f"{SENS}::TestWorstCases::test_count", SENS)),
+    Mutant("S03", "sensitivities: histogram / grouped count under replace, L1 2k -> k", Q,
+           r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
+           r"""l1, l2 = (float(k), math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
+           (SENS,)),
+    Mutant("S04", "sensitivities: histogram / grouped count under replace, L2 sqrt(2) k -> k", Q,
+           r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
+           r"""l1, l2 = (2.0 * k, float(k)) if replace else (float(k), float(k))""",
+           (SENS,)),
+    Mutant("S05", "sensitivities: sum, add/remove, k max(|L|,|U|) -> k U", Q,
+           r"""                        l1_i = l2_i = float(k * m_i)
+                        why = _("{rel}, {who}: a row adds at most M""",
+           r"""                        l1_i = l2_i = float(k * hi_i)
+                        why = _("{rel}, {who}: a row adds at most M""",
+           (SENS,)),
+    Mutant("S06", "sensitivities: sum, replace, k (U - L) -> k M", Q,
+           r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
+           r"""l1_i = l2_i = float(k * max(abs(lo_i), abs(hi_i)))""",
+           (SENS,)),
+    Mutant("S07", "sensitivities: grouped sum, replace, L1 2kM -> kM", Q,
+           r"""                    l1_i = 2.0 * k * m_i""",
+           r"""                    l1_i = float(k * m_i)""",
+           (SENS,)),
+    Mutant("S08", "sensitivities: grouped sum, replace, L2 k max(U-L, sqrt(2) M) -> sqrt(2) k M", Q,
+           r"""                    l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)""",
+           r"""                    l2_i = math.sqrt(2.0) * k * m_i""",
+           (SENS,)),
+    Mutant("S09", "sensitivities: mean, add/remove, centred sum k (U-L)/2 -> k (U-L)/4", Q,
+           r"""                    l1_i = l2_i = k * w
+""",
+           r"""                    l1_i = l2_i = k * w / 2.0
+""",
+           (SENS,)),
+    Mutant("S10", "sensitivities: mean, replace, centred sum k (U-L) -> k (U-L)/2", Q,
+           r"""                    l1_i = l2_i = 2.0 * k * w""",
+           r"""                    l1_i = l2_i = k * w""",
+           (SENS,)),
+    Mutant("S11", "sensitivities: mean sums x, not x - mid (the claim assumes centred values)", A,
+           r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)""",
+           r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64)""",
+           (SENS,)),
+    Mutant("S12", "calibration: a mean's count and sum each get the full epsilon (2 eps spent, eps charged)", Q,
+           r"""            eps, delta = eps / 2.0, delta / 2.0""",
+           r"""            pass""",
+           (SENS, FORMULAS, STAT, REL), (G_COMPOSE,)),
+    Mutant("S13", "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)", Q,
+           r"""            du = k * max(q, 1.0 - q)""",
+           r"""            du = k * min(q, 1.0 - q)""",
+           (SENS,)),
+    Mutant("S14", "sensitivities: mode utility k -> k/2", Q,
+           r"""        du = float(k)
+        why = _("{rel}, {who}: a category's count changes by at most k""",
+           r"""        du = k / 2.0
+        why = _("{rel}, {who}: a category's count changes by at most k""",
+           (SENS,)),
+    Mutant("S15", "sensitivities: select (revenue), k max(p) -> k (max p - min p)", Q,
+           r"""        du = k * max(abs(c) for c in cands)""",
+           r"""        du = k * (max(cands) - min(cands))""",
+           (SENS,)),
+    Mutant("S16", "clamping: float sums not clamped to the declared bounds", A,
+           r"""    q = np.clip(values, spec.bounds[0], spec.bounds[1]).astype(np.float64, copy=False)
+    q = np.ldexp(q, s, out=q) if q is not values else np.ldexp(q, s)
+    np.rint(q, out=q)
+    np.clip(q, lo_i, hi_i, out=q)
+""",
+           r"""    q = np.ldexp(values.astype(np.float64), s)
+    np.rint(q, out=q)
+""",
+           (SENS,)),
+    Mutant("S17", "clamping: int sums not clamped to the declared bounds", A,
+           r"""        return np.clip(values, lo_i, hi_i), bits  # whole numbers; clamped here whatever the loader did""",
+           r"""        return values, bits""",
+           (SENS,)),
+    Mutant("S18", "unit of privacy: the id column keeps k + 1 rows per person", A,
+           r"""    keep[order] = rank < k""",
+           r"""    keep[order] = rank <= k""",
+           (f"{REL}::test_id_column_keeps_at_most_k_rows_per_person",)),
+    # --- calibration wired into the release path (audit / statistical tests) -----------------------
+    Mutant("C01", "calibration: Laplace noise drawn at half the scale", R,
+           r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)""",
+           r"""        noisy, _ = mech.draw_laplace(scaled, l1, 2.0 * comp.epsilon)""",
+           (f"{STAT}::test_fixed_point_sum_noise_has_the_natural_scale", f"{AUDIT}::test_correct_mechanism_passes")),
+    Mutant("C02", "calibration: Gaussian noise drawn at half the sigma", R,
+           r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid)""",
+           r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid / 2.0)""",
+           (STAT, f"{AUDIT}::test_correct_mechanism_passes")),
+    # --- spend before reveal ----------------------------------------------------------------------
+    Mutant("W01", "spend before reveal: release.csv written just before the spend entry", R,
+           r"""            rows.extend(noisy_rows(d, ex, plan))
+""",
+           r"""            rows.extend(noisy_rows(d, ex, plan))
+        if out_dir is not None:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
+""",
+           (f"{REL}::test_spend_is_recorded_before_values_are_written",
+            f"{REL}::test_a_failed_ledger_write_reveals_nothing",
+            f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries")),
+    Mutant("W02", "spend before reveal: release.csv and report.pdf written, then the spend entry (SIGKILL test)", R,
+           r"""        method = report["method"]
+        entry = tx.append(
+""",
+           r"""        method = report["method"]
+        if out_dir is not None:
+            from dpdesk.core.report import write_release_report
+
+            draft = {"seq": len(tx.entries) + 1, "type": "spend", "time": "draft", "dataset": ledger.dataset,
+                     "prev": "", "hash": "", "release_id": "draft", "plan_hash": "", "values_hash": "",
+                     "method": method, "costs": [c.to_dict() for c in costs],
+                     "charged": report["methods"][method]["plan"], "budget": report["budget"],
+                     "spent_after": report["methods"][method]["after"], "totals": {},
+                     "trace": [design_to_dict(d) for d in designs]}
+            out_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
+            write_release_report(out_dir / "report.pdf", plan_dict=plan.to_dict(), rows=[r.as_list() for r in rows],
+                                 spend=draft, settings_entry=None, dataset_name=Path(table.path).name)
+        entry = tx.append(
+""",
+           (CRASH,)),
+    Mutant("W03", "spend before reveal: the spend entry is not fsynced before the values are written", L,
+           r"""                view = view[written:]
+            os.fsync(fd)
+""",
+           r"""                view = view[written:]
+""",
+           (f"{REL}::test_spend_is_recorded_before_values_are_written",
+            f"{REL}::test_a_failed_ledger_write_reveals_nothing", CRASH), (G_FSYNC,)),
+    # --- concurrency ------------------------------------------------------------------------------
+    Mutant("K01", "concurrency: the ledger's exclusive lock (flock) is not taken", L,
+           r"""            fcntl.flock(fd, fcntl.LOCK_EX)
+""",
+           r"""            pass
+""",
+           (f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain", f"{REL}::test_two_processes_never_overspend"),
+           (G_LOCK, G_QUEUE)),
+    Mutant("K02", "concurrency: the ledger is read before its lock is taken", L,
+           r"""        try:
+            lock = _locked(self.lock_path)
+            lock.__enter__()
+        except OSError as exc:
+            raise LedgerError(
+                _("cannot lock the ledger {path}: {err}; nothing was charged or revealed").format(
+                    path=self.lock_path, err=exc.strerror or exc)
+            ) from None  # fmt: skip
+        try:
+            entries = self.verify()
+""",
+           r"""        early = self.verify()
+        try:
+            lock = _locked(self.lock_path)
+            lock.__enter__()
+        except OSError as exc:
+            raise LedgerError(
+                _("cannot lock the ledger {path}: {err}; nothing was charged or revealed").format(
+                    path=self.lock_path, err=exc.strerror or exc)
+            ) from None  # fmt: skip
+        try:
+            entries = early
+""",
+           (f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain", f"{REL}::test_two_processes_never_overspend"),
+           (G_LOCK, G_QUEUE)),
+    Mutant("K03", "concurrency: the budget is checked on entries read before the lock", R,
+           r"""    with ledger.transaction() as tx:
+        settings = tx.settings()
+        _check_settings(plan, settings)
+        report = budget_report(plan, tx.entries)
+""",
+           r"""    seen = ledger.verify()
+    with ledger.transaction() as tx:
+        settings = tx.settings()
+        _check_settings(plan, settings)
+        report = budget_report(plan, seen)
+""",
+           (f"{REL}::test_two_processes_never_overspend",), (G_QUEUE,)),
+    # --- tampering --------------------------------------------------------------------------------
+    Mutant("T01", "tampering: an entry's hash is not checked", L,
+           r"""            if entry_hash(entry) != entry["hash"]:""",
+           r"""            if False:""",
+           (LEDGER, f"{REL}::test_a_broken_ledger_stops_releases", f"{CLI}::test_tampered_ledger_exit_3")),
+    Mutant("T02", "tampering: the link to the previous entry is not checked", L,
+           r"""            if entry.get("prev") != prev:""",
+           r"""            if False:""",
+           (LEDGER,)),
+    Mutant("T03", "tampering: a truncated last line is not reported as truncation", L,
+           r"""        if raw and not raw.endswith(b"\n"):
+            raise LedgerError(""",
+           r"""        if False:
+            raise LedgerError(""",
+           (LEDGER,)),
+    Mutant("T04", "tampering: entries of another dataset are accepted", L,
+           r"""            if entry.get("dataset") != self.dataset:""",
+           r"""            if False:""",
+           (LEDGER,)),
+    Mutant("T05", "tampering: a release transaction does not verify the chain", L,
+           r"""            entries = self.verify()
+            yield LedgerTransaction(self, entries)""",
+           r"""            entries = [json.loads(x) for x in self.path.read_bytes().splitlines()] if self.path.exists() else []
+            yield LedgerTransaction(self, entries)""",
+           (f"{LEDGER}::test_append_on_a_broken_ledger_is_refused", f"{REL}::test_a_broken_ledger_stops_releases",
+            f"{CLI}::test_tampered_ledger_exit_3")),
+    Mutant("T06", "tampering: review does not compare the package files' SHA-256", "dpdesk/core/review.py",
+           r"""        elif file_hash(f) != recorded.get(name):""",
+           r"""        elif False:""",
+           (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",)),
+    Mutant("A01", "honest accounting: acknowledging a broken ledger drops its spends", L,
+           r"""                if e.get("type") == "spend" and isinstance(e.get("costs"), list):""",
+           r"""                if False:""",
+           (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",)),
+    Mutant("A02", "honest accounting: spends carried over by an acknowledgement are not counted", R,
+           r"""        elif e["type"] == "acknowledge":  # spends carried over from a broken ledger still count""",
+           r"""        elif False:""",
+           (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",)),
+    # --- faults: read-only folder, full disk ------------------------------------------------------
+    Mutant("D01", "spend before reveal: a read-only ledger folder escapes as a raw OSError", L,
+           r"""            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:""",
+           r"""            folder.mkdir(parents=True, exist_ok=True)
+        except ValueError as exc:""",
+           (f"{REL}::test_a_read_only_ledger_folder_fails_cleanly",)),
+    Mutant("D02", "spend before reveal: a torn line from a full disk is left in the ledger", L,
+           r"""            _truncate_partial(self.ledger.path, len(line))""",
+           r"""            pass""",
+           (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",)),
+    Mutant("D03", "spend before reveal: a full disk escapes as a raw OSError", L,
+           r"""        except OSError as exc:
+            os.close(fd)""",
+           r"""        except ValueError as exc:
+            os.close(fd)""",
+           (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",)),
+    # --- CSV formula neutralisation ---------------------------------------------------------------
+    Mutant("F01", "hostile output: no CSV formula neutralisation", R,
+           r"""    if cell and cell[0] in "=+-@\t\r":""",
+           r"""    if False:""",
+           (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",)),
+    Mutant("F02", "hostile output: '@', tab and CR no longer neutralised", R,
+           r"""    if cell and cell[0] in "=+-@\t\r":""",
+           r"""    if cell and cell[0] in "=+-":""",
+           (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",), (G_CSV,)),
+    Mutant("F03", "hostile output: negative numbers are quoted as text", R,
+           r"""        try:
+            float(cell)
+        except ValueError:
+            return "'" + cell""",
+           r"""        return "'" + cell""",
+           (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",)),
+    # --- no data-dependent leaks ------------------------------------------------------------------
+    Mutant("L01", "no leaks: the true row count in the trace (printed in report.pdf)", R,
+           r"""                "trace": [design_to_dict(d) for d in designs],""",
+           r"""                "trace": [{**design_to_dict(d), "notes": [f"{table.n_rows} rows read"]} for d in designs],""",
+           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",)),
+    Mutant("L02", "no leaks: the true row count in the ledger's spend entry", R,
+           r"""                "title": plan.title,
+                "plan_hash": plan.plan_hash(),""",
+           r"""                "title": plan.title,
+                "rows_read": table.n_rows,
+                "plan_hash": plan.plan_hash(),""",
+           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",), (G_LEAK,)),
+    Mutant("L03", "no leaks: the load notes (dropped-row counts) in the ledger's spend entry", R,
+           r"""                "values_hash": rows_hash(rows),""",
+           r"""                "values_hash": rows_hash(rows),
+                "load_notes": table.report.lines(),""",
+           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",), (G_LEAK,)),
+    # --- randomness -------------------------------------------------------------------------------
+    Mutant("R01", "CSPRNG: the rows kept per person are chosen with numpy.random", A,
+           r"""    tiebreak = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)""",
+           r"""    tiebreak = np.random.default_rng().integers(0, 2**63, size=n).astype(np.uint64)""",
+           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",)),
+    Mutant("R02", "CSPRNG: Laplace noise from numpy.random.laplace", R,
+           r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)
+        return noisy""",
+           r"""        return [int(v + round(z)) for v, z in zip(scaled, np.random.laplace(0.0, l1 / comp.epsilon, len(scaled)))]""",
+           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",)),
+    Mutant("R03", "CSPRNG: the exponential mechanism picks with Python's random", R,
+           r"""    return mech.draw_exponential(utilities, comp.l1, comp.epsilon)""",
+           r"""    import random
+
+    g = [u / comp.scale - math.log(-math.log(random.random())) for u in utilities]
+    return max(range(len(g)), key=g.__getitem__)""",
+           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",)),
+    Mutant("R04", "CSPRNG: Laplace noise from a numpy generator made at import time", R,
+           r"""def _opendp_noise(values: list[int], comp: Any) -> list[int]:
+    \"\"\"Noisy integers on the component's noise grid (exact integers refined onto it first).\"\"\"
+    f = comp.refine
+    scaled = [v * f for v in values] if f != 1 else values
+    if comp.mechanism == "laplace":
+        l1 = round(comp.l1 / comp.grid)
+        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)
+        return noisy""".replace('\\"', '"'),
+           r"""_RNG = np.random.default_rng()
+
+
+def _opendp_noise(values: list[int], comp: Any) -> list[int]:
+    f = comp.refine
+    scaled = [v * f for v in values] if f != 1 else values
+    if comp.mechanism == "laplace":
+        l1 = round(comp.l1 / comp.grid)
+        return [int(v + round(z)) for v, z in zip(scaled, _RNG.laplace(0.0, l1 / comp.epsilon, len(scaled)))]""",
+           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",), (G_RNG, G_RNG_STATIC)),
+    # --- missing values, NaN ----------------------------------------------------------------------
+    Mutant("N01", "missing values: NaN in a float column is not treated as missing", "dpdesk/core/data.py",
+           r"""            return np.isnan(self.values)""",
+           r"""            return np.zeros(len(self.values), dtype=bool)""",
+           (f"{REL}::test_missing_policy_drop_and_impute", AGG, DATA)),
+    Mutant("N02", "missing values: the missing-value policy is never applied", A,
+           r"""    if not miss.any():
+        return values, keep""",
+           r"""    if True:
+        return values, keep""",
+           (f"{REL}::test_missing_policy_drop_and_impute", AGG)),
+    Mutant("Z01", "missing values: imputation fills 0 instead of the declared value", A,
+           r"""        values[miss] = spec.missing.impute""",
+           r"""        values[miss] = 0""",
+           (f"{REL}::test_missing_policy_drop_and_impute", AGG)),
+    Mutant("Z02", "missing values: 'drop' zero-fills instead of dropping", A,
+           r"""    if spec.missing.drops:
+        return values, ~miss if keep is None else keep & ~miss""",
+           r"""    if spec.missing.drops:
+        values = values.copy()
+        values[miss] = 0
+        return values, keep""",
+           (f"{REL}::test_missing_policy_drop_and_impute", AGG)),
+)
+
+GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+
+
+def pytest_configure(config):
+    root = Path(os.environ["MUTANT_ROOT"]).resolve()
+    names = ["dpdesk"] + ([os.environ["MUTANT_MODULE"]] if os.environ.get("MUTANT_MODULE") else [])
+    for name in names:
+        mod = importlib.import_module(name)
+        where = Path(mod.__file__).resolve()
+        if root not in where.parents:
+            raise pytest.UsageError(f"mutant guard: {name} imported from {where}, not from {root}")
+    marker = os.environ.get("MUTANT_MARKER")
+    if marker and marker not in Path(mod.__file__).read_text(encoding="utf-8"):
+        raise pytest.UsageError("mutant guard: the imported module does not hold the mutation")
+'''
+
+
+# ------------------------------------------------------------------------------------------------ copies
+
+
+def check_snippets(root: Path = ROOT) -> list[str]:
+    """Problems with the table against the source under ``root`` (empty: every snippet occurs exactly once)."""
+    problems = []
+    ids = [m.id for m in MUTANTS]
+    if len(ids) != len(set(ids)):
+        problems.append("duplicate mutant ids")
+    for m in MUTANTS:
+        path = root / m.file
+        if not path.exists():
+            problems.append(f"{m.id}: {m.file} does not exist")
+            continue
+        text = path.read_text(encoding="utf-8")
+        n = text.count(m.old)
+        if n != 1:
+            problems.append(f"{m.id}: the snippet occurs {n} times in {m.file} (must be exactly once)")
+        if m.old == m.new:
+            problems.append(f"{m.id}: the replacement equals the snippet")
+        try:
+            compile(text.replace(m.old, m.new, 1), m.file, "exec")
+        except SyntaxError as exc:
+            problems.append(f"{m.id}: the mutated {m.file} does not compile: {exc}")
+    return problems
+
+
+def make_base(dest: Path, worktree: bool) -> tuple[str, str]:
+    """Copy the repository into ``dest``; returns (the commit copied, a description of what was copied)."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    if worktree:
+        skip = {".git", ".venv", "venv", "build", "dist", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
+
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            out = {n for n in names if n in skip or n == "__pycache__"}
+            if Path(folder).resolve() == (ROOT / "benchmarks").resolve():
+                out.add("out")
+            return out
+
+        shutil.copytree(ROOT, dest, ignore=ignore)
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True,
+                               check=True).stdout.strip()  # fmt: skip
+        return head, f"working tree at {head[:12]}" + (" (with uncommitted changes)" if dirty else "")
+    dest.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    added = [rel for rel in OVERLAY if (ROOT / rel).exists()]
+    for rel in added:
+        shutil.copy2(ROOT / rel, dest / rel)
+    return head, "git archive HEAD" + "".join(f" + {rel}" for rel in added)
+
+
+def env_for(repo: Path, m: Mutant | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "DPDESK_HOME")}
+    env.update(PYTHONPATH=str(repo), QT_QPA_PLATFORM="offscreen", MUTANT_ROOT=str(repo), PYTHONDONTWRITEBYTECODE="1")
+    if m is not None:
+        env["MUTANT_MODULE"] = m.module
+        marker = next((ln.strip() for ln in m.new.splitlines() if ln.strip() and ln not in m.old), "")
+        env["MUTANT_MARKER"] = marker
+    return env
+
+
+@dataclass
+class Result:
+    mutant: Mutant | None
+    status: str  # "killed", "survived", "error", "passed", "failed"
+    first_failure: str
+    seconds: float
+    detail: str = ""
+    failures: tuple[str, ...] = ()
+
+
+_FAIL = re.compile(r"^(FAILED|ERROR) (\S+)", re.MULTILINE)
+
+
+def run_tests(base: Path, m: Mutant | None, args: tuple[str, ...], *, keep: bool = False, stop_first: bool = True) -> Result:
+    t0 = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix=f"dpdesk-mutant-{m.id if m else 'baseline'}-"))
+    repo = work / "repo"
+    try:
+        shutil.copytree(base, repo)
+        (repo / "_mutant_guard.py").write_text(GUARD, encoding="utf-8")
+        if m is not None:
+            target = repo / m.file
+            text = target.read_text(encoding="utf-8")
+            if text.count(m.old) != 1:
+                return Result(m, "error", "", time.perf_counter() - t0, f"snippet occurs {text.count(m.old)} times")
+            mutated = text.replace(m.old, m.new, 1)
+            compile(mutated, str(target), "exec")
+            target.write_text(mutated, encoding="utf-8")
+        env = env_for(repo, m)
+        probe = "import dpdesk, importlib, sys; print(dpdesk.__file__); " + (
+            f"print(importlib.import_module({m.module!r}).__file__)" if m else "")  # fmt: skip
+        p = subprocess.run([PYTHON, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+                           check=False)
+        if p.returncode != 0:
+            return Result(m, "error", "", time.perf_counter() - t0, "import failed: " + p.stderr.strip()[-400:])
+        for line in p.stdout.split():
+            if repo.resolve() not in Path(line).resolve().parents:
+                return Result(m, "error", "", time.perf_counter() - t0, f"imported from {line}, not the copy")
+        cmd = [PYTHON, *PYTEST, "--basetemp", str(work / "basetemp"), *args]
+        if not stop_first:
+            cmd.remove("-x")
+        try:
+            r = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return Result(m, "error", "", time.perf_counter() - t0, f"timed out after {RUN_TIMEOUT} s")
+        out = r.stdout + r.stderr
+        fails = tuple(dict.fromkeys(name for _, name in _FAIL.findall(out)))
+        first = fails[0] if fails else ""
+        tail = out.strip().splitlines()[-1] if out.strip() else ""
+        secs = time.perf_counter() - t0
+        if m is None:
+            return Result(None, "passed" if r.returncode == 0 else "failed", first, secs, tail if r.returncode else "")
+        if r.returncode == 1:
+            return Result(m, "killed", first or "?", secs, tail, fails)
+        if r.returncode == 0:
+            return Result(m, "survived", "", secs, tail)
+        return Result(m, "error", first, secs, f"pytest exit {r.returncode}: " + "\n".join(out.strip().splitlines()[-5:]))
+    finally:
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+
+def _func(node_id: str) -> str:
+    """A node id without its parameters."""
+    return node_id.split("[")[0]
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|")
+
+
+def write_report(path: Path, results: list[Result], alone: list[Result], baseline: Result | None, head: str,
+                 source: str, command: str, total: float) -> None:  # fmt: skip
+    killed = sum(r.status == "killed" for r in results)
+    by_existing = sum(r.status == "killed" and not r.first_failure.startswith(GAPS) for r in results)
+    survived = [r for r in results if r.status == "survived"]
+    errors = [r for r in results if r.status == "error"]
+    lines = [
+        "# Mutation check of the trust tests",
+        "",
+        "Generated by `tests/trust/mutants.py`; do not edit by hand. Each mutant breaks one promise of",
+        "SECURITY.md in a copy of the repository; its tests (existing tests first, then any test added in",
+        "`tests/trust/test_mutation_gaps.py` for a gap the existing ones left) must fail on it.",
+        "",
+        f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- commit: {head}",
+        f"- source copied: {source}",
+        f"- command: `{command}`",
+        f"- python: {sys.version.split()[0]} ({PYTHON})",
+        "- baseline (all tests below on the unmutated copy): "
+        + (f"{baseline.status} in {baseline.seconds:.0f} s" if baseline else "not run"),
+        (f"- result: {killed} of {len(results)} mutants killed, {len(survived)} survived, {len(errors)} errors; "
+         f"total run time {total / 60:.1f} min"),
+        f"- killed by the existing tests (first failing test not in `{GAPS}`): {by_existing}",
+        "",
+        "| mutant | promise broken | file | tests run | result | first failing test | time |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        m = r.mutant
+        assert m is not None
+        tests = "<br>".join(f"`{t}`" for t in m.tests)
+        if m.gaps:
+            tests += "<br>gap: " + "<br>".join(f"`{t.split('::')[-1]}`" for t in m.gaps)
+        result = r.status if r.status != "error" else f"error: {r.detail}"
+        first = f"`{r.first_failure}`" if r.first_failure else ""
+        lines.append(f"| {m.id} | {_md(m.promise)} | `{m.file}` | {tests} | {_md(result)} | {first} | {r.seconds:.0f} s |")
+    if alone:
+        lines += [
+            "",
+            "## The new tests alone",
+            "",
+            "Each mutant with gap tests, run against those tests only (without `-x`): every one must fail.",
+            "",
+            "| mutant | new tests | result | failing |",
+            "|---|---|---|---|",
+        ]
+        for r in alone:
+            m = r.mutant
+            assert m is not None
+            names = "<br>".join(f"`{t.split('::')[-1]}`" for t in m.gaps)
+            failing = "<br>".join(f"`{t.split('::')[-1]}`" for t in dict.fromkeys(_func(f) for f in r.failures))
+            every = r.status == "killed" and {_func(f) for f in r.failures} >= set(m.gaps)
+            result = ("killed by each" if every else r.status) if r.status != "error" else f"error: {r.detail}"
+            lines.append(f"| {m.id} | {names} | {_md(result)} | {failing} |")
+    rerun = ("Rerun: `python tests/trust/mutants.py --jobs 2` from the repository root (dev venv); "
+             "`--list` shows the mutants, `--only ID` runs one.")
+    lines += ["", rerun, ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------------------ main
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--only", action="append", default=[], metavar="ID", help="run only this mutant (repeatable)")
+    ap.add_argument("--jobs", type=int, default=1, help="mutants run in parallel (default 1)")
+    ap.add_argument("--no-gaps", action="store_true", help="run only the existing tests, not the gap tests")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the run on the unmutated copy")
+    ap.add_argument("--worktree", action="store_true", help="copy the working tree instead of git archive HEAD")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
+    ap.add_argument("--report", type=Path, default=None,
+                    help="where to write the table (default: tests/trust/MUTANTS.md when every mutant runs)")
+    a = ap.parse_args(argv)
+
+    if a.list:
+        for m in MUTANTS:
+            print(f"{m.id}  {m.file:28s} {m.promise}")
+            for t in m.args():
+                print(f"       {t}")
+        return 0
+    problems = check_snippets()
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 2
+    chosen = [m for m in MUTANTS if not a.only or m.id in a.only]
+    unknown = set(a.only) - {m.id for m in MUTANTS}
+    if unknown:
+        print(f"unknown mutant(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    if a.no_gaps:
+        chosen = [Mutant(m.id, m.promise, m.file, m.old, m.new, m.tests) for m in chosen]
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dpdesk-mutants-base-") as tmp:
+        base = Path(tmp) / "repo"
+        head, source = make_base(base, a.worktree)
+        print(f"source: {source} at {head}", flush=True)
+        baseline = None
+        if not a.no_baseline:
+            union = tuple(dict.fromkeys(t for m in chosen for t in m.args()))
+            baseline = run_tests(base, None, union, keep=a.keep, stop_first=False)
+            print(f"baseline: {baseline.status} in {baseline.seconds:.0f} s {baseline.detail}", flush=True)
+            if baseline.status != "passed":
+                print(f"the unmutated copy fails ({baseline.first_failure}): the check would be meaningless",
+                      file=sys.stderr)  # fmt: skip
+                return 2
+        results: dict[str, Result] = {}
+        with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            futures = {pool.submit(run_tests, base, m, m.args(), keep=a.keep): m for m in chosen}
+            for f in as_completed(futures):
+                r = f.result()
+                assert r.mutant is not None
+                results[r.mutant.id] = r
+                print(f"{r.mutant.id}: {r.status:8s} {r.seconds:6.0f} s  {r.first_failure or r.detail}", flush=True)
+        alone: list[Result] = []
+        if not a.no_gaps:  # each gap test must kill its mutant on its own
+            with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+                futs = [pool.submit(run_tests, base, m, m.gaps, keep=a.keep, stop_first=False) for m in chosen if m.gaps]
+                for f in futs:
+                    r = f.result()
+                    assert r.mutant is not None
+                    alone.append(r)
+                    print(f"{r.mutant.id} (new tests alone): {r.status:8s} {', '.join(r.failures)}", flush=True)
+    total = time.perf_counter() - t0
+    ordered = [results[m.id] for m in chosen]
+    killed = sum(r.status == "killed" for r in ordered)
+    alone_ok = all(r.status == "killed" and r.mutant is not None and {_func(f) for f in r.failures} >= set(r.mutant.gaps)
+                   for r in alone)  # fmt: skip
+    print(f"{killed}/{len(ordered)} killed in {total / 60:.1f} min")
+    report = a.report or (ROOT / "tests" / "trust" / "MUTANTS.md" if not a.only and not a.no_gaps else None)
+    if report is not None:
+        command = "python tests/trust/mutants.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        write_report(report, ordered, alone, baseline, head, source, command.strip(), total)
+        print(f"wrote {report}")
+    return 0 if killed == len(ordered) and alone_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
