@@ -20,6 +20,7 @@ is for the local curator's eyes only and never enters a release, a report or the
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import hashlib
 import io
@@ -28,7 +29,7 @@ import os
 import re
 import threading
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +53,8 @@ MAX_XLSX_RATIO = 200
 #: Read and inflate size when checking an .xlsx part's real size (bounds the check's memory).
 XLSX_CHECK_CHUNK = 1024 * 1024
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
-STREAM_CHUNK_BYTES = 2 * 1024 * 1024
+STREAM_CHUNK_BYTES = 8 * 1024 * 1024
+HASH_READ_BYTES = 256 * 1024  # read and hashed while still in the CPU cache
 #: UTF-8 files go through polars' streaming reader first (tests switch it off to test the block reader).
 STREAM_UTF8 = True
 DELIMITERS = (",", ";", "\t", "|")
@@ -383,7 +385,7 @@ class _Hasher(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        buf = bytearray(BLOCK_BYTES)
+        buf = bytearray(HASH_READ_BYTES)
         view = memoryview(buf)
         try:
             with self.path.open("rb", buffering=0) as f:
@@ -428,8 +430,9 @@ def _stream_csv(
     lines_in_head = data_head.count(b"\n")
     bytes_per_row = len(data_head) / lines_in_head if lines_in_head else float(size)
     typed = _typed_schema(pl, header, wanted, columns)
-    # polars reads 2 MiB chunks instead of its default (larger): peak memory measured 0.4x at the same
-    # speed (benchmarks/RESULTS.md); read when a scan starts, so setting it here is enough
+    # polars' chunk size decides how much of the file is in flight: 8 MiB measured the fastest of 2-16 MiB
+    # on 10M rows with peak memory 0.8x a plain polars.read_csv (benchmarks/RESULTS.md); read when a scan
+    # starts, so setting it here is enough (a value the user set wins)
     os.environ.setdefault("POLARS_CSV_CHUNK_SIZE", str(STREAM_CHUNK_BYTES))
     as_text: set[str] = set()
     hasher = _Hasher(path)  # one pass over the file, whatever the attempts below
@@ -769,7 +772,12 @@ def _typed_schema(pl: Any, header: list[str], wanted: list[tuple[int, str]],
         elif spec.type == "category":
             schema[f"c{i}"] = pl.Enum(list(spec.categories or ()))
         elif spec.type == "int":
-            schema[f"c{i}"] = pl.Int64
+            # one size above what the bounds need, so out-of-bounds codes such as 999 still parse (and are
+            # clamped); narrower than Int64 is less for polars to write (a field that does not fit is read
+            # again as text, which clamps it)
+            assert spec.bounds is not None
+            stored = _int_dtype(spec.bounds)
+            schema[f"c{i}"] = {np.int8: pl.Int16, np.int16: pl.Int32}.get(stored, pl.Int64)
         else:
             schema[f"c{i}"] = pl.Float64
     return schema
@@ -886,9 +894,10 @@ class _ColumnBuilder:
 
     def reserve(self, rows: int) -> None:
         """Preallocate room for about ``rows`` values (grown by half again when exceeded)."""
-        self.buf = np.empty(rows, dtype=self._empty_dtype())
-        if self.spec.type == "int":
-            self.miss_buf = np.zeros(rows, dtype=bool)
+        with _small_pages():
+            self.buf = np.empty(rows, dtype=self._empty_dtype())
+            if self.spec.type == "int":
+                self.miss_buf = np.zeros(rows, dtype=bool)
 
     def _put(self, values: np.ndarray, miss: np.ndarray | None, clip: tuple[int, int] | None = None) -> None:
         """Append ``values`` (clamped to ``clip`` first, in the same pass as the copy, when given)."""
@@ -1062,6 +1071,27 @@ class _ColumnBuilder:
         if self.spec.type == "int":
             return np.dtype(self.dtype)
         return np.dtype(np.float64)
+
+
+@contextlib.contextmanager
+def _small_pages() -> Iterator[None]:
+    """Allocate without numpy's transparent-huge-page advice.
+
+    The columns are filled batch by batch, so every page is faulted in once; with the advice the kernel
+    compacts memory to find huge pages at each fault, which measured about 0.5 CPU-s more for a
+    10M-row table on the benchmark machine (benchmarks/RESULTS.md). A private numpy switch: without it
+    nothing changes.
+    """
+    mod = getattr(getattr(np, "_core", None), "multiarray", None)
+    get, set_ = getattr(mod, "_get_madvise_hugepage", None), getattr(mod, "_set_madvise_hugepage", None)
+    if get is None or set_ is None:
+        yield
+        return
+    before = set_(False)
+    try:
+        yield
+    finally:
+        set_(before)
 
 
 def _int_dtype(bounds: tuple[float, float]) -> type[np.signedinteger[Any]]:

@@ -81,3 +81,19 @@ def test_a_line_of_empty_fields_is_a_record(tmp_path: Path, block_calls: list[Pa
     t = load_table(p, COLS)
     assert t.n_rows == 3 and t.columns["age"].missing().tolist() == [False, True, False]
     assert block_calls == []  # the file has no blank line: the streaming result stands
+
+
+def test_values_beyond_the_parse_type_are_clamped_like_the_others(
+    tmp_path: Path, block_calls: list[Path]
+) -> None:
+    # age (bounds 0..120) is parsed as Int16: 999 fits and is clamped; 40000 does not fit, so the
+    # column is read again as text, where it is clamped the same way; neither is a problem to report
+    rows = list(ROWS[:100])
+    rows[10] = "北京,999,1"
+    rows[20] = "上海,40000,2"
+    rows[30] = "广州,-5,3"
+    p = write(tmp_path, "wide.csv", "city,age,wage\n" + "\n".join(rows) + "\n")
+    t = load_table(p, COLS)
+    age = t.columns["age"].values
+    assert age[10] == 120 and age[20] == 120 and age[30] == 0 and age[11] == 11
+    assert t.report.lines() == [] and block_calls == []
