@@ -25,6 +25,7 @@ import csv
 import hashlib
 import io
 import math
+import mmap
 import os
 import re
 import threading
@@ -894,10 +895,9 @@ class _ColumnBuilder:
 
     def reserve(self, rows: int) -> None:
         """Preallocate room for about ``rows`` values (grown by half again when exceeded)."""
-        with _small_pages():
-            self.buf = np.empty(rows, dtype=self._empty_dtype())
-            if self.spec.type == "int":
-                self.miss_buf = np.zeros(rows, dtype=bool)
+        self.buf = _prefaulted(rows, self._empty_dtype())
+        if self.spec.type == "int":
+            self.miss_buf = np.zeros(rows, dtype=bool)  # untouched (zero) pages until a value is missing
 
     def _put(self, values: np.ndarray, miss: np.ndarray | None, clip: tuple[int, int] | None = None) -> None:
         """Append ``values`` (clamped to ``clip`` first, in the same pass as the copy, when given)."""
@@ -1052,8 +1052,9 @@ class _ColumnBuilder:
             if len(self.buf) > self.n:  # give the slack back, in place when nothing else holds the array
                 try:
                     self.buf.resize(self.n, refcheck=False)
-                except ValueError:
-                    self.buf = self.buf[: self.n].copy()
+                except ValueError:  # a view (of a prefaulted map): keep it unless the slack is large
+                    if len(self.buf) > self.n * 1.25 + 4096:
+                        self.buf = self.buf[: self.n].copy()
             values = self.buf[: self.n]
             m = None if self.miss_buf is None else self.miss_buf[: self.n]
         else:
@@ -1071,6 +1072,25 @@ class _ColumnBuilder:
         if self.spec.type == "int":
             return np.dtype(self.dtype)
         return np.dtype(np.float64)
+
+
+def _prefaulted(n: int, dtype: np.dtype[Any]) -> np.ndarray:
+    """An uninitialised array whose pages the kernel maps in one call (``MAP_POPULATE``), not one fault each.
+
+    The columns are filled batch by batch while polars keeps both cores busy; faulting 257 MiB in page by
+    page measured 0.2-0.5 CPU-s for 10M rows (with numpy's huge-page advice, the kernel also compacts memory
+    at each fault). Where the flag is missing (not Linux), a plain ``np.empty`` with small pages.
+    """
+    flag = getattr(mmap, "MAP_POPULATE", 0)
+    private, anonymous = getattr(mmap, "MAP_PRIVATE", 0), getattr(mmap, "MAP_ANONYMOUS", 0)
+    if flag and private and anonymous and n > 0:
+        try:
+            m = mmap.mmap(-1, n * dtype.itemsize, flags=private | anonymous | flag)
+            return np.frombuffer(m, dtype=dtype, count=n)
+        except (OSError, ValueError):
+            pass
+    with _small_pages():
+        return np.empty(n, dtype=dtype)
 
 
 @contextlib.contextmanager
