@@ -62,6 +62,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bundle_report import is_elf  # one definition for both bundle checks
+
 X11_FAMILY = re.compile(r"^lib(xcb|X11|Xau|Xdmcp|xkbcommon|Xext|Xfixes|Xrender|Xi|Xrandr|Xcursor|Xxf86vm|xshmfence"
                         r"|SM|ICE)([-_][\w-]*)?\.so")  # fmt: skip
 SYSTEM_ALLOWED: list[tuple[str, re.Pattern[str]]] = [
@@ -90,14 +93,6 @@ TROUBLE = re.compile(
     r"|qt\.qpa\.plugin|xcb_connection_has_error|Segmentation fault|Aborted|core dumped",
     re.IGNORECASE,
 )
-
-
-def is_elf(p: Path) -> bool:
-    try:
-        with p.open("rb") as f:
-            return f.read(4) == b"\x7fELF"
-    except OSError:
-        return False
 
 
 def so_name(path: str) -> str:
