@@ -304,7 +304,7 @@ def word_label(word: str) -> str:
         "mean": _("mean"),
         "histogram": _("histogram"),
         "quantile": _("quantile"),
-        "mode": _("most frequent category"),
+        "mode": _("most frequent"),
         "select": _("best price"),
         "laplace": _("Laplace"),
         "gaussian": _("Gaussian"),

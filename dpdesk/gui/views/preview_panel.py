@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from dpdesk.gui.models import word_label
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
@@ -89,7 +90,7 @@ class PreviewPanel(QWidget):
             self.body_layout.addWidget(canvas)
             lines = []
             if comp.mechanism != "exponential":
-                lines.append(_("{label}: 95% of the noise lies within ±{b}.").format(label=comp.label,
+                lines.append(_("{label}: 95% of the noise lies within ±{b}.").format(label=word_label(comp.label),
                                                                                        b=f"{comp.bound95:.4g}"))  # fmt: skip
             lines.append(_("Sensitivity: {why}").format(why=comp.derivation))
             lines.append(_("Formula: {f}").format(f=comp.formula))
