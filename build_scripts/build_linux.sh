@@ -177,6 +177,9 @@ echo "tar.gz: $(du -k "$TARBALL" | cut -f1) KiB  unpacked: $(du -sk "$TRY/dpdesk
 # The build is too slow for every CI run; each change to the build is run with this script and its record
 # committed (build_scripts/LAST_BUILD.md), so the repository says which commit was last proven.
 RECORD=$ROOT/build_scripts/LAST_BUILD.md
+COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git -C "$ROOT" diff --quiet HEAD -- dpdesk build_scripts resources pyproject.toml ':!build_scripts/LAST_BUILD.md' 2>/dev/null \
+  || COMMIT="$COMMIT (with uncommitted changes)"
 {
   echo "# Last Linux build"
   echo
@@ -186,7 +189,7 @@ RECORD=$ROOT/build_scripts/LAST_BUILD.md
   echo "| | |"
   echo "|---|---|"
   echo "| date (UTC) | $(date -u '+%Y-%m-%d %H:%M') |"
-  echo "| commit | $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- dpdesk build_scripts resources pyproject.toml 2>/dev/null || echo ' (with uncommitted changes)') |"
+  echo "| commit | $COMMIT |"
   echo "| build host | $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(ldd --version | head -1 | awk '{print $NF}'), $(nproc) CPUs |"
   echo "| build time | $(( $(date +%s) - T_START )) s |"
   echo "| unpacked | $(( $(du -sk "$TRY/dpdesk" | cut -f1) / 1024 )) MiB (limit 520) |"
