@@ -29,7 +29,7 @@ from dpdesk.core.plan import ColumnSpec
 SHEET = "xl/worksheets/sheet1.xml"
 AGE = ColumnSpec("age", "int", bounds=(0, 120))
 WAGE = ColumnSpec("wage", "float", bounds=(0, 1000))
-ROWS = [["age", "wage"], [34, 12.5], [61, 7.0], [5, 999.25]]
+ROWS: list[list[object]] = [["age", "wage"], [34, 12.5], [61, 7.0], [5, 999.25]]
 #: The child's address space: ample for loading a small workbook, far below what the bombs need.
 CAP = 3 * 2**30
 BOMB = 3 * 2**30
@@ -67,13 +67,7 @@ pytestmark = [
 
 def workbook_parts(path: Path) -> list[tuple[str, bytes]]:
     """The parts of a real small workbook written by xlsxwriter, in archive order."""
-    wb = xlsxwriter.Workbook(str(path))
-    ws = wb.add_worksheet()
-    for r, row in enumerate(ROWS):
-        ws.write_row(r, 0, row)
-    wb.close()
-    with zipfile.ZipFile(path) as z:
-        return [(i.filename, z.read(i)) for i in z.infolist()]
+    return book_parts(path, ROWS)
 
 
 def raw_deflate(data: bytes) -> bytes:
@@ -270,6 +264,7 @@ HIDDEN_ROWS: list[list[object]] = [["age", "wage"], [111, 1.0], [112, 2.0], [113
 
 
 def book_parts(path: Path, rows: list[list[object]]) -> list[tuple[str, bytes]]:
+    """The parts of a workbook of ``rows`` written by xlsxwriter, in archive order."""
     wb = xlsxwriter.Workbook(str(path))
     ws = wb.add_worksheet()
     for r, row in enumerate(rows):
