@@ -530,12 +530,8 @@ def _stream_exprs(pl: Any, wanted: list[tuple[int, str]], columns: dict[str, Col
     for i, name in wanted:
         c = pl.col(f"c{i}")
         spec = columns.get(name)
-        if spec is None:  # the id column: hashed like _id_hashes
-            text = c.str.strip_chars()
-            exprs += [
-                text.hash(seed=_ID_SEED).alias(f"c{i}"),
-                (text.is_null() | (text.str.len_bytes() == 0)).alias(f"m{i}"),
-            ]
+        if spec is None:  # the id column
+            exprs += [e.alias(n) for e, n in zip(_id_exprs(pl, c), (f"c{i}", f"m{i}"), strict=True)]
         elif f"c{i}" in as_text:
             exprs.append(c)
         elif spec.type == "category":  # parsed as an Enum: null only for an empty field
@@ -869,9 +865,14 @@ def _id_hashes(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """Hash id strings to uint64 (a collision can only merge two people, which bounds rows more, never less)."""
     import polars as pl
 
-    s = s.cast(pl.String).str.strip_chars()
-    miss = s.is_null() | (s.str.len_bytes() == 0)
-    return s.hash(seed=_ID_SEED).to_numpy(), miss.to_numpy()
+    frame = s.to_frame("id").select(_id_exprs(pl, pl.col("id")))
+    return frame.to_series(0).to_numpy(), frame.to_series(1).to_numpy()
+
+
+def _id_exprs(pl: Any, col: Any) -> tuple[Any, Any]:
+    """The hash of an id (stripped text) and whether it is empty; one definition for both CSV readers."""
+    text = col.cast(pl.String).str.strip_chars()
+    return text.hash(seed=_ID_SEED).alias("hash"), (text.is_null() | (text.str.len_bytes() == 0)).alias("empty")
 
 
 _ID_SEED = 20261122
