@@ -170,28 +170,44 @@ def _progress() -> Progress:
 
 
 
-def _ledger_entries(data: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    if data is None:
-        return [], None
+def _open_ledger(home: Path, data: str) -> Any:
+    """The ledger of a data file; tells the user once when it was migrated from the old format."""
     from dpdesk.core.data import file_sha256
     from dpdesk.core.ledger import Ledger
 
-    sha = file_sha256(data)
-    return Ledger.for_dataset(dpdesk_home(), sha).verify(), sha
+    ledger = Ledger.for_dataset(home, file_sha256(data))
+    _tell_migration(ledger)
+    return ledger
+
+
+def _tell_migration(ledger: Any) -> None:
+    from dpdesk.core.ledger import migration_notice
+
+    if ledger is not None and ledger.migrated is not None:
+        for line in migration_notice(ledger.migrated).split("\n"):
+            print("dpdesk: " + _("note: {line}").format(line=line), file=sys.stderr)
+
+
+def _ledger_entries(data: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """A data file's verified ledger entries and its public dataset id (None before its first release)."""
+    if data is None:
+        return [], None
+    ledger = _open_ledger(dpdesk_home(), data)
+    return ledger.verify(), ledger.dataset
 
 
 def _cmd_budget(args: argparse.Namespace) -> int:
     from dpdesk.core.release import budget_report
 
     plan = _load_plan(args.plan, args.codebook)
-    entries, sha = _ledger_entries(args.data)
+    entries, dataset = _ledger_entries(args.data)
     if args.data:
         from dpdesk.core.release import _check_settings
 
         _check_settings(plan, _settings_of(entries))
     rep = budget_report(plan, entries)
-    if sha:
-        rep["dataset"] = sha
+    if dataset:
+        rep["dataset"] = dataset
     if args.json:
         print(json.dumps(rep, indent=2, ensure_ascii=False))
     else:
@@ -282,6 +298,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     )
     if sys.stderr.isatty():
         print(file=sys.stderr)
+    _tell_migration(result.ledger)
     for line in result.report_lines:
         print("dpdesk: " + _("note (for you only, not released): {line}").format(line=line), file=sys.stderr)
     e = result.entry
@@ -336,8 +353,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
-    from dpdesk.core.data import file_sha256
-    from dpdesk.core.ledger import Ledger, list_ledgers
+    from dpdesk.core.ledger import list_ledgers
     from dpdesk.core.release import past_releases, rows_from_entry, write_release_dir
 
     home = dpdesk_home()
@@ -352,8 +368,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         for lg in ledgers:
             worst = max(worst, _print_ledger(lg, args.json, brief=True))
         return worst
-    sha = file_sha256(args.data)
-    ledger = Ledger.for_dataset(home, sha)
+    ledger = _open_ledger(home, args.data)
     if args.acknowledge is not None:
         e = ledger.acknowledge(args.acknowledge)
         print(_("Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
@@ -394,7 +409,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
         new = load_plan(args.change_settings)
         with ledger.transaction() as tx:
             e = tx.append("settings", {"settings": new.settings(), "reason": args.reason.strip()})
-        print(_("Recorded new settings for dataset {sha} (ledger entry {seq}).").format(sha=sha[:12], seq=e["seq"]))
+        print(_("Recorded new settings for dataset {id} (ledger entry {seq}).").format(id=ledger.dataset, seq=e["seq"]))
         return 0
     if args.export_release is not None:
         if not args.out:
@@ -427,7 +442,8 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
     if as_json:
         print(json.dumps({"dataset": ledger.dataset, "status": status, "entries": entries}, ensure_ascii=False))
         return code
-    print(_("Dataset {sha}: {status}").format(sha=ledger.dataset, status=shown))
+    print(_("Dataset {id}: {status}").format(id=ledger.dataset or _("(older format, not yet migrated)"),
+                                            status=shown))
     settings = _settings_of(entries)
     if settings:
         b = settings["budget"]
@@ -476,8 +492,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print(_("Release package {path}").format(path=args.path))
         if s:
             c = s.get("charged", {})
-            print("  " + _("release {rid} of {time}, dataset {sha}").format(
-                rid=s.get("release_id", "?"), time=s.get("time", "?"), sha=s.get("dataset", "?")))  # fmt: skip
+            print("  " + _("release {rid} of {time}, dataset {id}").format(
+                rid=s.get("release_id", "?"), time=s.get("time", "?"), id=s.get("dataset", "?")))  # fmt: skip
             print("  " + _("accounting: {method}; spent epsilon {e}, delta {d}").format(
                 method=s.get("method"), e=c.get("epsilon"), d=c.get("delta")))  # fmt: skip
             for m, t in (s.get("totals") or {}).items():

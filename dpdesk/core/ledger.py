@@ -1,17 +1,29 @@
 """The durable, hash-chained budget ledger, one per dataset.
 
-A dataset is identified by the SHA-256 of its file's bytes: a re-saved copy of a table is a new
-dataset with a ledger of its own. The ledger of a dataset is a JSON-lines file
-``<home>/ledgers/<sha256>.jsonl``; every entry carries the hash of the previous one and its own
-hash over its canonical JSON, so an edited, reordered or truncated ledger is detected.
+A data file is recognised by the SHA-256 of its bytes (its *key*; a re-saved copy of a table is a
+new dataset with a ledger of its own). The key never leaves the curator's machine: a deterministic
+hash of the table is a confirmation oracle (whoever knows every other row can test candidates for
+the missing one). Everything that is published names a dataset by its **public id**, ``ds-`` and
+128 random bits made when its ledger is first written, and no entry holds the key, so no entry or
+chain hash commits to it.
 
-Writes are append-only, made under an exclusive lock (``<sha256>.lock``, held for the whole
+Files under ``<home>/ledgers/``: ``keys/<sha256>`` holds the public id of that file's dataset
+(local only); ``<id>.jsonl`` is its ledger, JSON lines, every entry carrying the hash of the
+previous one and its own hash over its canonical JSON, so an edited, reordered or truncated ledger
+is detected. A ledger from before public ids (``<sha256>.jsonl``, entries naming the key) is
+migrated when it is next opened: its chain is rebuilt under a new id, the old file kept as
+evidence, and a ``migrate`` entry lists the releases whose packages exposed the hash.
+
+Writes are append-only, made under an exclusive lock (``<id>.lock``, held for the whole
 check-then-charge of a release so that two processes can never overspend together), and fsynced
 before the caller may reveal anything (spend before reveal).
 
 Entry types: ``spend`` (a release: plan, costs, totals and the released values), ``simulate``
 (uncharged simulation runs), ``settings`` (budget, unit of privacy and accounting fixed at the
-first release, or changed later by a privacy officer with a reason).
+first release, or changed later by a privacy officer with a reason), ``acknowledge`` (a broken
+ledger accepted by an officer), ``package`` (the files of a release package), ``migrate`` (the
+rebuild of a ledger from before public ids), ``correction`` (a charge added for spends booked too
+low by an earlier version; see :mod:`dpdesk.core.recost`).
 """
 
 from __future__ import annotations
@@ -21,6 +33,8 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
+import secrets
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -32,7 +46,20 @@ from dpdesk.core.plan import canonical_json
 from dpdesk.i18n import _
 
 GENESIS = "0" * 64
-ENTRY_TYPES = ("settings", "spend", "simulate", "acknowledge", "package")
+ENTRY_TYPES = ("settings", "spend", "simulate", "acknowledge", "package", "migrate", "correction")
+#: A dataset's public id: ``ds-`` and 128 random bits in hex.
+_ID_RE = re.compile(r"ds-[0-9a-f]{32}")
+_KEY_RE = re.compile(r"[0-9a-f]{64}")
+
+
+def new_dataset_id() -> str:
+    """A fresh public dataset id: 128 bits from the operating system's cryptographic generator."""
+    return "ds-" + secrets.token_hex(16)
+
+
+def is_dataset_id(text: str) -> bool:
+    """Whether ``text`` has the form of a public dataset id."""
+    return _ID_RE.fullmatch(text) is not None
 
 
 def _now() -> str:
@@ -68,32 +95,80 @@ def _locked(path: Path) -> Iterator[None]:
 
 @dataclass
 class Ledger:
-    """The ledger of one dataset."""
+    """The ledger of one dataset.
 
-    dataset: str
-    path: Path
+    ``dataset`` is the public id (None for a data file that has no ledger yet: the id is made when
+    the first entry is written); ``key`` is the local SHA-256 of the data file (never written into
+    an entry); ``legacy`` marks a ledger from before public ids that could not be migrated because
+    its chain is broken (only :meth:`verify`, which names the problem, and :meth:`acknowledge`,
+    which migrates it, work on it).
+    """
+
+    dataset: str | None
+    path: Path | None
+    key: str | None = None
+    home: Path | None = None
+    legacy: bool = False
+    #: The ``migrate`` entry, when opening this ledger rebuilt it from the old format just now.
+    migrated: dict[str, Any] | None = None
 
     @staticmethod
     def for_dataset(home: Path, sha256: str) -> Ledger:
-        """The ledger of the dataset with this SHA-256 under a dpdesk home folder."""
+        """The ledger of the data file with this SHA-256 under a dpdesk home folder (nothing is created)."""
         folder = home / "ledgers"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "keys").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LedgerError(
                 _("cannot use the ledger folder {folder}: {err}; nothing was charged or revealed").format(
                     folder=folder, err=exc.strerror or exc)
             ) from None  # fmt: skip
-        return Ledger(sha256, folder / f"{sha256}.jsonl")
+        known = _read_key(folder, sha256)
+        if known is not None:
+            return Ledger(known, folder / f"{known}.jsonl", sha256, home)
+        if (folder / f"{sha256}.jsonl").exists():
+            with _locked(folder / "keys.lock"):
+                known = _read_key(folder, sha256)
+                if known is not None:
+                    return Ledger(known, folder / f"{known}.jsonl", sha256, home)
+                return _migrate(home, sha256)
+        return Ledger(None, None, sha256, home)
+
+    def _name(self) -> str:
+        """How messages name this ledger: its file name, which holds only the public id."""
+        if self.legacy or self.path is None:
+            return _("this dataset's ledger (older format)")
+        return self.path.name
+
+    def ensure_id(self) -> None:
+        """Give a dataset with no ledger yet its public id (once, under the key folder's lock)."""
+        if self.dataset is not None:
+            return
+        if self.legacy:
+            raise LedgerError(_("{name} is broken: a privacy officer must acknowledge it first (dpdesk ledger "
+                                "--data FILE --acknowledge \"reason\")").format(name=self._name()))  # fmt: skip
+        assert self.home is not None and self.key is not None
+        folder = self.home / "ledgers"
+        with _locked(folder / "keys.lock"):
+            known = _read_key(folder, self.key)
+            if known is None:
+                known = new_dataset_id()
+                _write_key(folder, self.key, known)
+        self.dataset, self.path = known, folder / f"{known}.jsonl"
 
     @property
     def lock_path(self) -> Path:
         """The lock file guarding this ledger's writers."""
+        assert self.path is not None
         return self.path.with_suffix(".lock")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[LedgerTransaction]:
         """Hold the ledger's exclusive lock, verify it, and allow appends until the block ends."""
+        if self.legacy:
+            self.verify()  # an old-format ledger is only left unmigrated when broken: this names the problem
+        if self.dataset is None:
+            self.ensure_id()
         try:
             lock = _locked(self.lock_path)
             lock.__enter__()
@@ -111,70 +186,122 @@ class Ledger:
     def acknowledge(self, reason: str) -> dict[str, Any]:
         """A privacy officer's answer to a broken ledger: keep it as evidence and start a new chain.
 
-        The broken file is renamed (never deleted); the new chain opens with an ``acknowledge`` entry
-        holding the reason, what was wrong, the broken file's SHA-256 and, carried over, every spend
-        and the settings that could still be read from it, so the spent budget is never reset.
+        The broken file is copied as evidence (never deleted); the new chain opens with an
+        ``acknowledge`` entry holding the reason, what was wrong, the evidence file's name and SHA-256
+        and, carried over, every spend and the settings that could still be read from it, so the spent
+        budget is never reset. The new chain replaces the broken one in one rename, after the evidence
+        is durable: an interruption leaves either the broken ledger or the new chain, never neither.
+        A broken ledger from before public ids gets its public id here, and nothing carried over names
+        the data file's SHA-256.
         """
         if not reason.strip():
             raise LedgerError(_("an acknowledgement needs a reason"))
+        if self.legacy:
+            assert self.home is not None and self.key is not None
+            with _locked(self.home / "ledgers" / "keys.lock"):
+                if _read_key(self.home / "ledgers", self.key) is not None:
+                    raise LedgerError(_("this dataset's ledger was already acknowledged; open it again"))
+                return self._acknowledge_locked(reason)
+        if self.path is None:
+            raise LedgerError(_("nothing has been recorded for this dataset: there is nothing to acknowledge"))
         with _locked(self.lock_path):
+            return self._acknowledge_locked(reason)
+
+    def _acknowledge_locked(self, reason: str) -> dict[str, Any]:
+        assert self.path is not None
+        try:
+            self.verify()
+        except LedgerError as exc:
+            problem = str(exc)
+        else:
+            raise LedgerError(_("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path))
+        raw = self.path.read_bytes()
+        carried: list[dict[str, Any]] = []
+        settings: dict[str, Any] | None = None
+        for line in raw.split(b"\n"):
             try:
-                self.verify()
-            except LedgerError as exc:
-                problem = str(exc)
-            else:
-                raise LedgerError(_("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path))
-            raw = self.path.read_bytes()
-            carried: list[dict[str, Any]] = []
-            settings: dict[str, Any] | None = None
-            for line in raw.split(b"\n"):
-                try:
-                    e = json.loads(line.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError):
-                    continue
-                if not isinstance(e, dict):
-                    continue
-                if e.get("type") == "spend" and isinstance(e.get("costs"), list):
-                    carried.append({"costs": e["costs"], "delta_prime": e.get("delta_prime"),
-                                    "release_id": e.get("release_id"), "seq": e.get("seq")})  # fmt: skip
-                carried.extend(e.get("carried", []) if e.get("type") == "acknowledge" else [])
-                if e.get("type") in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
-                    settings = e["settings"]
-            stamp = _now().replace(":", "").replace("+", "_")
-            evidence = self.path.with_name(f"{self.dataset}.broken-{stamp}.jsonl")
-            os.replace(self.path, evidence)
-            _fsync_dir(self.path.parent)
-            tx = LedgerTransaction(self, [])
-            return tx.append(
-                "acknowledge",
-                {"reason": reason.strip(), "problem": problem, "broken_file": evidence.name,
-                 "broken_sha256": hashlib.sha256(raw).hexdigest(), "carried": carried, "settings": settings},
-            )  # fmt: skip
+                e = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if not isinstance(e, dict):
+                continue
+            if e.get("type") == "spend" and isinstance(e.get("costs"), list):
+                carried.append({"costs": e["costs"], "delta_prime": e.get("delta_prime"),
+                                "release_id": e.get("release_id"), "seq": e.get("seq")})  # fmt: skip
+            carried.extend(e.get("carried", []) if e.get("type") == "acknowledge" else [])
+            if e.get("type") in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
+                settings = e["settings"]
+        if self.legacy:
+            assert self.home is not None and self.key is not None
+            dataset = new_dataset_id()
+            carried, settings = _scrub(carried, self.key, dataset), _scrub(settings, self.key, dataset)
+            path = self.home / "ledgers" / f"{dataset}.jsonl"
+        else:
+            assert self.dataset is not None
+            dataset, path = self.dataset, self.path
+        stamp = _now().replace(":", "").replace("+", "_")
+        evidence = path.with_name(f"{dataset}.broken-{stamp}.jsonl")
+        try:
+            return self._replace_chain(raw, evidence, path, dataset, {
+                "reason": reason.strip(), "problem": problem, "broken_file": evidence.name,
+                "broken_sha256": hashlib.sha256(raw).hexdigest() if not self.legacy else None,
+                "carried": carried, "settings": settings,
+            })  # fmt: skip
+        except OSError as exc:
+            raise LedgerError(
+                _("could not write the acknowledgement ({err}); the broken ledger is unchanged and still refuses "
+                  "releases").format(err=exc.strerror or exc)
+            ) from None  # fmt: skip
+
+    def _replace_chain(self, raw: bytes, evidence: Path, path: Path, dataset: str,
+                       payload: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+        old_path = self.path
+        assert old_path is not None
+        write_atomic(evidence, raw)
+        entry: dict[str, Any] = {
+            "seq": 1, "type": "acknowledge", "time": _now(), "dataset": dataset, "prev": GENESIS, **payload,
+        }  # fmt: skip
+        entry["hash"] = entry_hash(entry)
+        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))
+        if self.legacy:
+            assert self.home is not None and self.key is not None
+            _write_key(self.home / "ledgers", self.key, dataset)
+            with contextlib.suppress(OSError):
+                old_path.unlink()  # its copy is the evidence
+            _fsync_dir(path.parent)
+            self.dataset, self.path, self.legacy = dataset, path, False
+        return entry
 
     def exists(self) -> bool:
         """Whether anything was ever recorded for this dataset."""
-        return self.path.exists() and self.path.stat().st_size > 0
+        return self.path is not None and self.path.exists() and self.path.stat().st_size > 0
 
     def entries(self) -> list[dict[str, Any]]:
         """All entries, verified (raises :class:`LedgerError` if the chain is broken)."""
         return self.verify()
 
     def verify(self) -> list[dict[str, Any]]:
-        """Read and check the whole chain; raise :class:`LedgerError` naming the first bad line."""
-        if not self.path.exists():
+        """Read and check the whole chain; raise :class:`LedgerError` naming the first bad line.
+
+        Messages name the ledger by its path, which holds only the public id (an old-format ledger,
+        whose file name is the data's SHA-256, is named in words), so they can be shown and recorded.
+        """
+        if self.path is None or not self.path.exists():
             return []
+        label = self._name() if self.legacy else str(self.path)
+        expected = self.key if self.legacy else self.dataset
         try:
             raw = self.path.read_bytes()
         except OSError as exc:
-            raise LedgerError(_("ledger {path}: cannot read it: {err}").format(path=self.path,
+            raise LedgerError(_("ledger {path}: cannot read it: {err}").format(path=label,
                                                                                 err=exc.strerror or exc)) from None
         if raw and not raw.endswith(b"\n"):
             raise LedgerError(_("ledger {path}: the last entry is incomplete (the file was truncated)").format(
-                path=self.path))  # fmt: skip
+                path=label))  # fmt: skip
         entries: list[dict[str, Any]] = []
         prev = GENESIS
         for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
-            where = _("ledger {path}, line {line}").format(path=self.path, line=lineno)
+            where = _("ledger {path}, line {line}").format(path=label, line=lineno)
             try:
                 entry = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
@@ -187,7 +314,7 @@ class Ledger:
             if entry.get("seq") != lineno:
                 raise LedgerError(_("{where}: wrong sequence number (entries were removed or reordered)").format(
                     where=where))  # fmt: skip
-            if entry.get("dataset") != self.dataset:
+            if entry.get("dataset") != expected:
                 raise LedgerError(_("{where}: the entry belongs to another dataset").format(where=where))
             if entry.get("type") not in ENTRY_TYPES:
                 raise LedgerError(_("{where}: unknown entry type {type}").format(where=where,
@@ -213,6 +340,7 @@ class LedgerTransaction:
 
     def append(self, entry_type: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Append one entry durably (write, flush, fsync) and return it with its hash."""
+        assert self.ledger.path is not None and self.ledger.dataset is not None
         prev = self.entries[-1]["hash"] if self.entries else GENESIS
         entry: dict[str, Any] = {
             "seq": len(self.entries) + 1,
@@ -288,9 +416,123 @@ def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
     return None
 
 
+def migration_notice(entry: dict[str, Any]) -> str:
+    """What the curator is told once, when a ledger from before public ids was migrated."""
+    lines = [_("This dataset's ledger was upgraded: it is now named {id}, a random id. Older versions of dpdesk "
+               "wrote the SHA-256 of the data file into release packages, exported ledgers and statements; "
+               "with it, someone who knows every other row can test guesses of a missing row. The old ledger "
+               "was kept as {file}.").format(id=entry["dataset"], file=entry.get("evidence_file", "?"))]  # fmt: skip
+    exposed = entry.get("exposed_packages") or []
+    if exposed:
+        lines.append(_("Release packages that carried the hash (replace them by re-exporting, dpdesk ledger "
+                       "--export-release SEQ, at no cost, and withdraw the old ones where you can): {list}").format(
+            list=", ".join(_("release {seq} ({rid})").format(seq=x.get("spend_seq"), rid=x.get("release_id"))
+                           for x in exposed)))  # fmt: skip
+    return "\n".join(lines)
+
+
 def list_ledgers(home: Path) -> list[Ledger]:
-    """All dataset ledgers under a dpdesk home folder."""
+    """All dataset ledgers under a dpdesk home folder (old-format ledgers are migrated first)."""
     folder = home / "ledgers"
     if not folder.exists():
         return []
-    return [Ledger(p.stem, p) for p in sorted(folder.glob("*.jsonl"))]
+    for p in sorted(folder.glob("*.jsonl")):
+        if _KEY_RE.fullmatch(p.stem):
+            Ledger.for_dataset(home, p.stem)
+    out = []
+    for p in sorted(folder.glob("ds-*.jsonl")):
+        if is_dataset_id(p.stem):
+            out.append(Ledger(p.stem, p, home=home))
+    for p in sorted(folder.glob("*.jsonl")):  # old-format ledgers left broken (not migrated)
+        if _KEY_RE.fullmatch(p.stem) and _read_key(folder, p.stem) is None:
+            out.append(Ledger(None, p, p.stem, home, legacy=True))
+    return out
+
+
+def _read_key(folder: Path, sha256: str) -> str | None:
+    """The public id recorded for a data file's SHA-256, or None."""
+    try:
+        text = (folder / "keys" / sha256).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if is_dataset_id(text) else None
+
+
+def _write_key(folder: Path, sha256: str, dataset: str) -> None:
+    (folder / "keys").mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))
+    _fsync_dir(folder / "keys")
+
+
+def _scrub(value: Any, key: str, dataset: str) -> Any:
+    """A copy of ``value`` in which the data file's SHA-256 (and its 12- and 16-digit prefixes, as
+    older versions printed them) is replaced by the public id; old evidence hashes are dropped."""
+    if isinstance(value, str):
+        for old in (key, key[:16], key[:12]):
+            value = value.replace(old, dataset)
+        return value
+    if isinstance(value, list):
+        return [_scrub(v, key, dataset) for v in value]
+    if isinstance(value, dict):
+        return {k: (None if k == "broken_sha256" else _scrub(v, key, dataset)) for k, v in value.items()}
+    return value
+
+
+def _migrate(home: Path, sha256: str) -> Ledger:
+    """Rebuild a ledger from before public ids (entries naming the data's SHA-256) under a new id.
+
+    Called with the key folder's lock held. A verified chain is rebuilt entry by entry (content kept,
+    the SHA-256 replaced by the id everywhere, hashes and links recomputed), closed by a ``migrate``
+    entry that lists the releases whose packages published the hash; the old file is kept as
+    evidence. A broken chain is left as it is, for a privacy officer to acknowledge.
+    """
+    folder = home / "ledgers"
+    legacy_path = folder / f"{sha256}.jsonl"
+    old = Ledger(None, legacy_path, sha256, home, legacy=True)
+    with _locked(legacy_path.with_suffix(".lock")):
+        try:
+            entries = old.verify()
+        except LedgerError:
+            return old
+        raw = legacy_path.read_bytes()
+        dataset = new_dataset_id()
+        path = folder / f"{dataset}.jsonl"
+        stamp = _now().replace(":", "").replace("+", "_")
+        evidence = path.with_name(f"{dataset}.pre-migration-{stamp}.jsonl")
+        renamed: list[tuple[Path, Path]] = []
+        for p in sorted(folder.glob(f"{sha256}.broken-*.jsonl")):  # older evidence, named by the hash
+            renamed.append((p, p.with_name(p.name.replace(sha256, dataset))))
+        new_hash: dict[str, str] = {}
+        rebuilt: list[dict[str, Any]] = []
+        prev = GENESIS
+        for e in entries:
+            n = _scrub({k: v for k, v in e.items() if k != "hash"}, sha256, dataset)
+            n["dataset"], n["prev"] = dataset, prev
+            if n["type"] == "package" and e.get("spend_hash") in new_hash:
+                n["spend_hash"] = new_hash[e["spend_hash"]]
+            n["hash"] = entry_hash(n)
+            new_hash[e["hash"]] = prev = n["hash"]
+            rebuilt.append(n)
+        exposed = [
+            {"release_id": e.get("release_id"), "spend_seq": e.get("spend_seq"), "package_seq": e["seq"],
+             "time": e.get("time")}
+            for e in entries if e["type"] == "package"
+        ]  # fmt: skip
+        mig: dict[str, Any] = {
+            "seq": len(rebuilt) + 1, "type": "migrate", "time": _now(), "dataset": dataset, "prev": prev,
+            "reason": "older versions named a dataset by the SHA-256 of its file, a confirmation oracle for its "
+                      "rows; the chain was rebuilt under a random public id",
+            "evidence_file": evidence.name, "entries_migrated": len(rebuilt), "exposed_packages": exposed,
+        }  # fmt: skip
+        mig["hash"] = entry_hash(mig)
+        rebuilt.append(mig)
+        write_atomic(evidence, raw)
+        write_atomic(path, "".join(canonical_json(e) + "\n" for e in rebuilt).encode("utf-8"))
+        _write_key(folder, sha256, dataset)
+        for src, dst in renamed:
+            with contextlib.suppress(OSError):
+                os.replace(src, dst)
+        with contextlib.suppress(OSError):
+            legacy_path.unlink()
+        _fsync_dir(folder)
+    return Ledger(dataset, path, sha256, home, migrated=mig)

@@ -375,6 +375,7 @@ class ReleaseResult:
     entry: dict[str, Any]
     out_dir: Path | None
     report_lines: list[str]
+    ledger: Ledger | None = None
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -494,7 +495,7 @@ def release(
     # revealed only now, after the spend entry is durable
     if out_dir is not None:
         write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
-    return ReleaseResult(rows, entry, out_dir, table.report.lines())
+    return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger)
 
 
 def write_release_dir(

@@ -198,7 +198,7 @@ def write_release_report(
     ]
     facts = [
         [_("Dataset"), dataset_name],
-        [_("Dataset fingerprint (SHA-256)"), spend["dataset"]],
+        [_("Dataset id (random, reveals nothing about the data)"), spend["dataset"]],
         [_("Released on (UTC)"), spend["time"].replace("T", " ")],
         [_("Release id"), spend["release_id"]],
         [_("Unit of privacy"), _("{rel}, up to {k} row(s) per person").format(rel=unit["neighbouring"],
@@ -299,8 +299,8 @@ def write_budget_statement(path: Path, *, dataset_name: str, entries: Sequence[d
     st = _styles()
     width = 174 * mm
     story: list[Any] = [_p(_("Budget statement"), st["title"]), _p(dataset_name, st["body"])]
-    sha = entries[0]["dataset"] if entries else ""
-    story.append(_p(_("Dataset fingerprint (SHA-256): {sha}").format(sha=sha), st["small"]))
+    dataset = entries[0]["dataset"] if entries else ""
+    story.append(_p(_("Dataset id (random, reveals nothing about the data): {id}").format(id=dataset), st["small"]))
     story.append(_p(_("Ledger: {status}").format(status=chain_status), st["small"]))
     story.append(Spacer(1, 4 * mm))
     if report is not None:

@@ -449,7 +449,7 @@ class MainWindow(QMainWindow):
             return None
         out = Path(folder)
         home, sha = self.state.home, self.state.sha256
-        name = self.state.data_path.name if self.state.data_path else sha[:12]
+        name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
 
         def job(progress: Progress) -> Path:
             from dpdesk.core.ledger import Ledger
@@ -497,7 +497,7 @@ class MainWindow(QMainWindow):
         target = Path(path if path.lower().endswith(".pdf") else path + ".pdf")
         entries = list(self.state.ledger_entries)
         status = self.state.ledger_error or _("chain verified")
-        name = self.state.data_path.name if self.state.data_path else self.state.sha256[:12]
+        name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
 
         def job(progress: Progress) -> Path:
             from dpdesk.core.plan import parse_plan

@@ -85,7 +85,9 @@ class AppState(QObject):
         self.undo_stack = QUndoStack(self)
         self.data_path: Path | None = None
         self.peek: Peek | None = None
-        self.sha256: str | None = None
+        self.sha256: str | None = None  # the data file's SHA-256: its local ledger key, never shown or saved
+        self.dataset_id: str | None = None  # the dataset's public id, once it has a ledger
+        self.ledger_notice: str | None = None  # told once: the ledger was migrated from the old format
         self.suggested: dict[str, str] = {}
         self.plan_data: dict[str, Any] = new_plan_data()
         self.plan: Plan | None = None
@@ -169,6 +171,7 @@ class AppState(QObject):
         self.peek = peek
         self.suggested = suggested
         self.sha256 = sha256
+        self.ledger_notice = None
         self.results = []
         self.results_title = ""
         self.read_ledger()
@@ -189,12 +192,16 @@ class AppState(QObject):
     # ------------------------------------------------------------------ ledger
     def read_ledger(self) -> None:
         """(Re)read and verify the opened dataset's ledger."""
-        from dpdesk.core.ledger import Ledger
+        from dpdesk.core.ledger import Ledger, migration_notice
 
-        self.ledger_entries, self.ledger_error = [], None
+        self.ledger_entries, self.ledger_error, self.dataset_id = [], None, None
         if self.sha256:
             try:
-                self.ledger_entries = Ledger.for_dataset(self.home, self.sha256).verify()
+                ledger = Ledger.for_dataset(self.home, self.sha256)
+                self.dataset_id = ledger.dataset
+                if ledger.migrated is not None:
+                    self.ledger_notice = migration_notice(ledger.migrated)
+                self.ledger_entries = ledger.verify()
             except LedgerError as exc:
                 self.ledger_error = str(exc)
         self._validate()

@@ -30,7 +30,8 @@ def test_entries_persist_and_chain(dpdesk_home: Path) -> None:
     assert entries[0]["prev"] == "0" * 64
     assert all(entries[i]["prev"] == entries[i - 1]["hash"] for i in (1, 2))
     assert all(entry_hash(e) == e["hash"] for e in entries)
-    assert [lg.dataset for lg in list_ledgers(dpdesk_home)] == [SHA]
+    assert [lg.dataset for lg in list_ledgers(dpdesk_home)] == [again.dataset]
+    assert again.dataset is not None and again.dataset.startswith("ds-") and SHA not in again.dataset
 
 
 def test_ledgers_are_per_dataset(dpdesk_home: Path) -> None:
@@ -98,6 +99,8 @@ def test_a_rehashed_forgery_of_a_middle_entry_breaks_the_next_link(dpdesk_home: 
 def test_an_entry_from_another_dataset_is_refused(dpdesk_home: Path) -> None:
     lg = fill(dpdesk_home, 1)
     other = Ledger.for_dataset(dpdesk_home, "cd" * 32)
+    other.ensure_id()
+    assert other.path is not None and other.dataset != lg.dataset
     other.path.write_bytes(lg.path.read_bytes())
     with pytest.raises(LedgerError, match="another dataset"):
         other.verify()

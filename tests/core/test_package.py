@@ -72,7 +72,7 @@ def test_report_holds_every_released_value_and_no_raw_statistic(dpdesk_home: Pat
         assert str(N_ROWS) not in flat
     if "4312" not in values:  # the true count of 'south', unless a noisy value happens to equal it
         assert "4312" not in flat
-    assert "Methods" in text and "Ledger entries" in text and "SHA-256" in text
+    assert "Methods" in text and "Ledger entries" in text and "Dataset id" in text
 
 
 def test_tampered_files_are_named_and_review_exits_1(dpdesk_home: Path, tmp_path: Path) -> None:

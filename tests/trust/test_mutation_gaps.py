@@ -99,7 +99,6 @@ def test_the_spend_entry_is_fsynced_before_any_value_is_written(
 ) -> None:
     data = tmp_path / "d.csv"
     data.write_text("x,g\n1,a\n2,b\n", encoding="utf-8")
-    ledger_path = Ledger.for_dataset(dpdesk_home, _sha(data)).path
     synced: dict[int, int] = {}  # inode -> size at its last fsync
     real_fsync = os.fsync
 
@@ -113,6 +112,8 @@ def test_the_spend_entry_is_fsynced_before_any_value_is_written(
     checked: list[bool] = []
 
     def write(*a: Any, **k: Any) -> None:
+        ledger_path = Ledger.for_dataset(dpdesk_home, _sha(data)).path
+        assert ledger_path is not None
         st = ledger_path.stat()
         assert synced.get(st.st_ino) == st.st_size, "the ledger holds bytes that were not fsynced"
         spends = [e for e in Ledger(ledger_path.stem, ledger_path).verify() if e["type"] == "spend"]
@@ -149,6 +150,7 @@ def _held(lock_path: Path) -> Iterator[None]:
 @POSIX
 def test_a_transaction_waits_for_the_lock_and_reads_the_ledger_under_it(dpdesk_home: Path) -> None:
     lg = Ledger.for_dataset(dpdesk_home, "ab" * 32)
+    lg.ensure_id()
     entered = threading.Event()
 
     def writer() -> int:
@@ -177,6 +179,7 @@ def test_two_releases_queued_on_the_lock_never_overspend(
     data = tmp_path / "d.csv"
     data.write_text("x,g\n" + "1,a\n" * 50, encoding="utf-8")
     lg = Ledger.for_dataset(dpdesk_home, _sha(data))
+    lg.ensure_id()  # the dataset's public id exists, so each release only takes the ledger's lock
     arrived = threading.Semaphore(0)
     real_locked = ledger_mod._locked
 

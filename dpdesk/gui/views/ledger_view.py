@@ -56,12 +56,13 @@ class LedgerView(QWidget):
             self.status.setText(_("<b style='color:#c0392b'>The ledger is broken:</b> {e}. dpdesk will not release on "
                                   "this dataset.").format(e=s.ledger_error))  # fmt: skip
         elif not s.ledger_entries:
-            self.status.setText(_("Nothing has been released from this dataset yet (SHA-256 {sha}…).").format(
-                sha=s.sha256[:16]))  # fmt: skip
+            self.status.setText(_("Nothing has been released from this dataset yet."))
         else:
             n = sum(1 for e in s.ledger_entries if e["type"] == "spend")
-            self.status.setText(_("Chain verified: {n} entries, {r} release(s). Dataset SHA-256 {sha}…").format(
-                n=len(s.ledger_entries), r=n, sha=s.sha256[:16]))  # fmt: skip
+            self.status.setText(_("Chain verified: {n} entries, {r} release(s). Dataset {id}").format(
+                n=len(s.ledger_entries), r=n, id=s.dataset_id))  # fmt: skip
+        if s.ledger_notice:
+            self.status.setText(self.status.text() + "<br>" + s.ledger_notice.replace("\n", "<br>"))
 
     def show_selected(self) -> None:
         from dpdesk.core.release import rows_from_entry

@@ -35,9 +35,9 @@ class ReviewWindow(QDialog):
             c = spend.get("charged", {})
             plan = result.plan or spend.get("plan", {})
             info = QLabel(
-                _("Release {rid} of {time}<br>Dataset {sha}<br>Plan: {title} ({n} queries)<br>"
+                _("Release {rid} of {time}<br>Dataset {id}<br>Plan: {title} ({n} queries)<br>"
                   "Accounting: {m}; this release spent ε {e}, δ {d}").format(
-                    rid=spend.get("release_id", "?"), time=spend.get("time", "?"), sha=spend.get("dataset", "?"),
+                    rid=spend.get("release_id", "?"), time=spend.get("time", "?"), id=_esc(str(spend.get("dataset", "?"))),
                     title=_esc(plan.get("title") or _("untitled")), n=len(plan.get("queries", [])),
                     m=spend.get("method"), e=c.get("epsilon"), d=c.get("delta"),
                 )  # fmt: skip

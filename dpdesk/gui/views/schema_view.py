@@ -169,8 +169,10 @@ class SchemaView(QWidget):
         self.preview_model.set_peek(peek)
         if peek is not None:
             self.file_label.setText(
-                _("{path}  ·  SHA-256 {sha}…  ·  first {n} rows shown (for you only)").format(
-                    path=peek.path, sha=(self.state.sha256 or "")[:16], n=len(peek.rows)
+                _("{path}  ·  {dataset}  ·  first {n} rows shown (for you only)").format(
+                    path=peek.path, n=len(peek.rows),
+                    dataset=_("dataset {id}").format(id=self.state.dataset_id) if self.state.dataset_id
+                    else _("no releases yet"),
                 )
             )
         self._updating = True
