@@ -36,10 +36,11 @@ def bound_rows_per_person(table: Table, k: int) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=bool)
     tiebreak = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)
-    order = np.lexsort((tiebreak, table.ids))
-    sorted_ids = table.ids[order]
+    ids = table.ids.reshape(n, -1)  # the 128-bit id hashes as two uint64 halves (see data._id_exprs)
+    order = np.lexsort((tiebreak, *(ids[:, j] for j in reversed(range(ids.shape[1])))))
+    sorted_ids = ids[order]
     starts = np.ones(n, dtype=bool)
-    starts[1:] = sorted_ids[1:] != sorted_ids[:-1]
+    starts[1:] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)
     start_idx = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
     rank = np.arange(n) - start_idx
     keep = np.empty(n, dtype=bool)

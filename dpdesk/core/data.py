@@ -28,6 +28,7 @@ import math
 import mmap
 import os
 import re
+import secrets
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
@@ -483,7 +484,7 @@ def _stream_attempts(
                 for i, name in wanted:
                     s = frame.get_column(f"c{i}")
                     if name not in builders:
-                        id_parts.append(s.to_numpy())
+                        id_parts.append(np.column_stack([s.to_numpy(), frame.get_column(f"h{i}").to_numpy()]))
                         id_missing_parts.append(frame.get_column(f"m{i}").to_numpy())
                         empties.append(id_missing_parts[-1])
                     elif f"c{i}" in as_text:
@@ -531,7 +532,7 @@ def _stream_exprs(pl: Any, wanted: list[tuple[int, str]], columns: dict[str, Col
         c = pl.col(f"c{i}")
         spec = columns.get(name)
         if spec is None:  # the id column
-            exprs += [e.alias(n) for e, n in zip(_id_exprs(pl, c), (f"c{i}", f"m{i}"), strict=True)]
+            exprs += [e.alias(n) for e, n in zip(_id_exprs(pl, c), (f"c{i}", f"h{i}", f"m{i}"), strict=True)]
         elif f"c{i}" in as_text:
             exprs.append(c)
         elif spec.type == "category":  # parsed as an Enum: null only for an empty field
@@ -862,20 +863,32 @@ def _polars_message(exc: Exception, line: int) -> str:
 
 
 def _id_hashes(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Hash id strings to uint64 (a collision can only merge two people, which bounds rows more, never less)."""
+    """Hash id strings to 128 bits (an (n, 2) uint64 array) and mark the empty ones."""
     import polars as pl
 
     frame = s.to_frame("id").select(_id_exprs(pl, pl.col("id")))
-    return frame.to_series(0).to_numpy(), frame.to_series(1).to_numpy()
+    return np.column_stack([frame.to_series(0).to_numpy(), frame.to_series(1).to_numpy()]), frame.to_series(2).to_numpy()
 
 
-def _id_exprs(pl: Any, col: Any) -> tuple[Any, Any]:
-    """The hash of an id (stripped text) and whether it is empty; one definition for both CSV readers."""
+def _id_exprs(pl: Any, col: Any) -> tuple[Any, Any, Any]:
+    """An id's 128-bit keyed hash (two 64-bit halves) and whether it is empty; one definition for every reader.
+
+    Two people whose ids collide would be merged into one, whose rows are bounded together: a
+    neighbour that adds one of them could then change up to 2k kept rows, twice the sensitivity.
+    Each half is polars' hash under its own secret 64-bit seed from the operating system's
+    cryptographic generator (made once per process, never stored or shown), so colliding ids cannot
+    be crafted without the seeds, and for distinct ids a collision anywhere among the 2^31 rows dpdesk
+    accepts has probability about 2^61 / 2^128 = 2^-67.
+    """
     text = col.cast(pl.String).str.strip_chars()
-    return text.hash(seed=_ID_SEED).alias("hash"), (text.is_null() | (text.str.len_bytes() == 0)).alias("empty")
+    return (
+        text.hash(seed=_ID_SEEDS[0]).alias("hash"),
+        text.hash(seed=_ID_SEEDS[1]).alias("hash2"),
+        (text.is_null() | (text.str.len_bytes() == 0)).alias("empty"),
+    )
 
 
-_ID_SEED = 20261122
+_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))
 
 
 class _ColumnBuilder:
@@ -1148,7 +1161,7 @@ def _finish(
     cols = {name: b.finish() for name, b in builders.items()}
     ids = ids_missing = None
     if id_column is not None:
-        ids = _concat(id_parts, np.dtype(np.uint64))
+        ids = _concat(id_parts, np.dtype(np.uint64)).reshape(-1, 2)
         ids_missing = _concat(id_missing_parts, np.dtype(bool))
     return Table(str(path), sha, n_rows, cols, ids, ids_missing, report)
 

@@ -106,3 +106,16 @@ def test_select_revenue_matches_brute_force() -> None:
     ex = agg.exact_statistic(design, table, np.ones(table.n_rows, dtype=bool), plan.columns)
     xs = [min(10.0, max(0.0, v)) for v in table.columns["x"].values.tolist()]
     assert ex.utilities == pytest.approx([p * sum(v >= p for v in xs) for p in (1, 2.5, 7)])
+
+
+def test_people_whose_ids_share_one_half_of_the_hash_stay_apart() -> None:
+    """Issue 11, item 8: rows are bounded per 128-bit id; ids agreeing on 64 bits are still two people."""
+    from dpdesk.core.aggregates import bound_rows_per_person
+    from dpdesk.core.data import Column, Table
+    from dpdesk.core.plan import ColumnSpec
+
+    spec = ColumnSpec("x", "int", (0, 10))
+    ids = np.array([[7, 1], [7, 2], [7, 1], [7, 2]], dtype=np.uint64)
+    t = Table("t", "", 4, {"x": Column(spec, np.arange(4))}, ids, np.zeros(4, dtype=bool))
+    keep = bound_rows_per_person(t, 1)
+    assert keep.sum() == 2 and keep[[0, 2]].sum() == 1 and keep[[1, 3]].sum() == 1

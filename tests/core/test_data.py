@@ -786,11 +786,12 @@ def test_id_column_hashes(tmp_path: Path) -> None:
     p = write(tmp_path, "t.csv", 'pid,age\np1,1\n p1 ,2\n,3\n"",4\n  ,5\np2,6\n"p,3",7\n')
     t = load_table(p, {"age": AGE}, id_column="pid")
     assert t.ids is not None and t.ids_missing is not None
-    assert t.ids.dtype == np.uint64
+    assert t.ids.dtype == np.uint64 and t.ids.shape == (7, 2)  # 128 bits per id
     assert t.ids_missing.tolist() == [False, False, True, True, True, False, False]
-    ids = t.ids.tolist()
+    ids = [tuple(x) for x in t.ids.tolist()]
     assert ids[0] == ids[1]  # surrounding spaces do not make another person
     assert len({ids[0], ids[5], ids[6]}) == 3
+    assert len({x for pair in (ids[0], ids[5], ids[6]) for x in pair}) == 6  # the two halves differ
     assert list(t.columns) == ["age"]  # the id is not a statistic column
     assert load_table(p, {"age": AGE}).ids is None
 
@@ -822,3 +823,17 @@ def test_suggest_types_of_a_bad_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as ei:
         suggest_types(p)
     assert ei.value.path == str(p)
+
+
+def test_id_hash_is_keyed_by_a_secret_seed_per_process(tmp_path: Path) -> None:
+    """Issue 11, item 8: the person-id hash is 128 bits under secret seeds, so collisions cannot be crafted."""
+    import subprocess
+    import sys
+
+    p = write(tmp_path, "t.csv", "pid,age\nalice,1\nbob,2\n")
+    code = ("import sys; from dpdesk.core.data import load_table; from dpdesk.core.plan import ColumnSpec; "
+            "t = load_table(sys.argv[1], {'age': ColumnSpec('age', 'int', (0, 10))}, id_column='pid'); "
+            "print(t.ids.tolist())")  # fmt: skip
+    runs = [subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)]  # fmt: skip
+    assert runs[0] != runs[1], "the id hash is the same in two processes: its seed is not secret"

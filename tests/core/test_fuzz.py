@@ -110,7 +110,7 @@ def check_table(t: Table, path: Path, cols: dict[str, ColumnSpec], id_column: st
         assert t.ids is None and t.ids_missing is None
     else:
         assert t.ids is not None and t.ids_missing is not None
-        assert t.ids.shape == (t.n_rows,) and t.ids.dtype == np.uint64
+        assert t.ids.shape == (t.n_rows, 2) and t.ids.dtype == np.uint64
         assert t.ids_missing.shape == (t.n_rows,) and t.ids_missing.dtype == bool
 
 

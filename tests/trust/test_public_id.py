@@ -141,6 +141,10 @@ def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_p
     data, plan, sha = planted(tmp_path)
     assert run("release", str(plan), "--data", str(data), "--out", str(tmp_path / "pkg"),
                home=dpdesk_home).returncode == 0  # fmt: skip
+    # older versions printed the hash's first 12 digits as the dataset's name, and officers quoted it
+    r = run("ledger", "--data", str(data), "--change-settings", str(plan), "--reason", f"agreed for {sha[:12]}",
+            home=dpdesk_home)  # fmt: skip
+    assert r.returncode == 0, r.stderr
     before = json.loads(run("budget", str(plan), "--data", str(data), "--json", home=dpdesk_home).stdout)
     old = _to_legacy(dpdesk_home, sha)
     r = run("budget", str(plan), "--data", str(data), "--json", home=dpdesk_home)
