@@ -406,10 +406,26 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
             raise UsageError(_("--change-settings needs --reason \"...\" (it is recorded in the ledger)"))
         from dpdesk.core.plan import load_plan
 
+        from dpdesk.core.recost import UnboundedChange, check_unit_change
+        from dpdesk.core.release import record_corrections
+
         new = load_plan(args.change_settings)
         with ledger.transaction() as tx:
+            try:
+                rescaled = check_unit_change(tx.entries, new.settings()["privacy_unit"])
+            except UnboundedChange:
+                raise UsageError(_(
+                    "this change of the unit of privacy cannot be accepted: a past release carried over from a broken "
+                    "ledger has no trace, and its cost under the new unit has no bound. Keep the current unit, or "
+                    "start a new dataset")) from None  # fmt: skip
+            record_corrections(tx)
             e = tx.append("settings", {"settings": new.settings(), "reason": args.reason.strip()})
+            corr = record_corrections(tx)
         print(_("Recorded new settings for dataset {id} (ledger entry {seq}).").format(id=ledger.dataset, seq=e["seq"]))
+        if rescaled and corr is not None:
+            print(_("The new unit of privacy protects each person less per past release: {n} past release(s) now "
+                    "cost epsilon {e} more in total (ledger entry {seq}, a correction).").format(
+                n=len(rescaled), e=_g(corr["added_epsilon"]), seq=corr["seq"]))  # fmt: skip
         return 0
     if args.export_release is not None:
         if not args.out:
@@ -457,6 +473,13 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
                   e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=method, n=len(past_releases(entries)))
               + (_("; left: epsilon {e}, delta {d}").format(e=_g(spent["epsilon"]), d=f"{spent['delta']:.3g}")
                  if spent else ""))  # fmt: skip
+    from dpdesk.core.recost import pending_corrections
+
+    pending = pending_corrections(entries) if entries else []
+    if pending:
+        print("  " + _("{n} past release(s) cost more than the ledger records (booked too low by an older version, or "
+                       "re-costed under the current unit of privacy): the budget left counts it, and the next release "
+                       "records a correction entry").format(n=len(pending)))  # fmt: skip
     if brief:
         return code
     for e in entries:
@@ -466,7 +489,11 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
             print(f"  {e['seq']:>4}  {e['time']}  " + _("release  epsilon {e}, delta {d}  [{names}]").format(
                 e=_g(c["epsilon"]), d=f"{c['delta']:.3g}", names=names))  # fmt: skip
         elif e["type"] == "simulate":
-            print(f"  {e['seq']:>4}  {e['time']}  " + _("simulate  {n} run(s), uncharged").format(n=e["runs"]))
+            print(f"  {e['seq']:>4}  {e['time']}  " + _("simulate  {n} run(s) of the data by an older version; "
+                                                         "charged by a correction").format(n=e["runs"]))  # fmt: skip
+        elif e["type"] == "correction":
+            print(f"  {e['seq']:>4}  {e['time']}  " + _("correction  epsilon +{e} for {n} past release(s) booked too "
+                                                         "low").format(e=_g(e["added_epsilon"]), n=len(e["releases"])))
         elif e["type"] == "settings":
             s = e["settings"]
             print(f"  {e['seq']:>4}  {e['time']}  " + _("settings  budget epsilon {e}, delta {d}, {method}: {reason}").format(

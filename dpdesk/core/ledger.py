@@ -218,6 +218,7 @@ class Ledger:
         raw = self.path.read_bytes()
         carried: list[dict[str, Any]] = []
         settings: dict[str, Any] | None = None
+        readable: list[dict[str, Any]] = []
         for line in raw.split(b"\n"):
             try:
                 e = json.loads(line.decode("utf-8"))
@@ -225,12 +226,14 @@ class Ledger:
                 continue
             if not isinstance(e, dict):
                 continue
+            readable.append(e)
             if e.get("type") == "spend" and isinstance(e.get("costs"), list):
                 carried.append({"costs": e["costs"], "delta_prime": e.get("delta_prime"),
                                 "release_id": e.get("release_id"), "seq": e.get("seq")})  # fmt: skip
             carried.extend(e.get("carried", []) if e.get("type") == "acknowledge" else [])
             if e.get("type") in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
                 settings = e["settings"]
+        carried = _carried_at_effective_cost(readable, carried)
         if self.legacy:
             assert self.home is not None and self.key is not None
             dataset = new_dataset_id()
@@ -414,6 +417,21 @@ def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
         if e["type"] in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
             return dict(e["settings"])
     return None
+
+
+def _carried_at_effective_cost(readable: list[dict[str, Any]], plain: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The releases of a broken ledger at what they cost now (re-costed, corrected, simulations included),
+    with their plan and trace so that later changes can re-cost them; ``plain`` if the entries cannot be read so."""
+    from dpdesk.core.recost import effective
+
+    try:
+        return [
+            {"costs": [c.to_dict() for c in eff.costs], "delta_prime": eff.delta_prime, "release_id": eff.release_id,
+             "seq": eff.seq, "plan": eff.plan, "trace": eff.trace, "unit": eff.unit}
+            for eff in effective(readable)
+        ]  # fmt: skip
+    except Exception:  # noqa: BLE001 - a damaged ledger may hold anything; fall back to the costs as written
+        return plain
 
 
 def migration_notice(entry: dict[str, Any]) -> str:

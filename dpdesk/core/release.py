@@ -98,16 +98,11 @@ def plan_costs(designs: Sequence[QueryDesign]) -> list[acc.QueryCost]:
 
 
 def past_releases(entries: Sequence[dict[str, Any]]) -> list[acc.Release]:
-    """The charged releases recorded in a ledger."""
-    out = []
-    for e in entries:
-        if e["type"] == "spend":
-            costs = tuple(acc.QueryCost.from_dict(c) for c in e["costs"])
-            out.append(acc.Release(costs, e.get("delta_prime")))
-        elif e["type"] == "acknowledge":  # spends carried over from a broken ledger still count
-            for r in e.get("carried", []):
-                out.append(acc.Release(tuple(acc.QueryCost.from_dict(c) for c in r["costs"]), r.get("delta_prime")))
-    return out
+    """The charged releases recorded in a ledger, at what they cost now (see :mod:`dpdesk.core.recost`):
+    spends, spends carried over from a broken ledger, and uncharged simulations of the data by older versions."""
+    from dpdesk.core.recost import effective
+
+    return [eff.release() for eff in effective(entries)]
 
 
 def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -451,6 +446,7 @@ def release(
     with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)
+        record_corrections(tx)
         report = budget_report(plan, tx.entries)
         if not report["fits"]:
             rem = report["remaining_before"]
@@ -496,6 +492,20 @@ def release(
     if out_dir is not None:
         write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
     return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger)
+
+
+def record_corrections(tx: Any) -> dict[str, Any] | None:
+    """Record what past releases cost above their booking (a ``correction`` entry), before anything else is charged."""
+    from dpdesk.core.recost import pending_corrections
+
+    pending = pending_corrections(tx.entries)
+    if not pending:
+        return None
+    return tx.append(  # type: ignore[no-any-return]
+        "correction",
+        {"reason": "past releases cost more than was booked (re-costed under today's unit of privacy and code)",
+         "releases": pending, "added_epsilon": math.fsum(r["added_epsilon"] for r in pending)},
+    )  # fmt: skip
 
 
 def write_release_dir(

@@ -332,7 +332,12 @@ def write_budget_statement(path: Path, *, dataset_name: str, entries: Sequence[d
             what = _("budget ε {e}, δ {d}, {m}: {r}").format(e=s["budget"]["epsilon"], d=s["budget"]["delta"],
                                                              m=s["accounting"]["method"], r=e.get("reason", ""))  # fmt: skip
         elif e["type"] == "simulate":
-            spent_txt, what = _("uncharged"), _("{n} simulated run(s)").format(n=e.get("runs"))
+            spent_txt, what = _("see correction"), _("{n} simulated run(s) of the data (older version)").format(
+                n=e.get("runs"))  # fmt: skip
+        elif e["type"] == "correction":
+            spent_txt = f"ε +{e.get('added_epsilon', 0):.4g}"
+            what = _("past releases booked too low: {list}").format(
+                list=", ".join(str(r.get("seq")) for r in e.get("releases", [])))  # fmt: skip
         else:
             spent_txt, what = "", e.get("reason", "") or e.get("release_id", "")
         table.append([str(e["seq"]), e["time"].replace("T", " ").replace("+00:00", ""), e["type"], spent_txt, what,

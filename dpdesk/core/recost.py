@@ -1,0 +1,297 @@
+"""What past releases really cost: re-costing under a new unit of privacy, and corrections.
+
+A ledger records what each release was booked at. Two things can make that booking too low, and
+neither may give budget back:
+
+* **The unit of privacy changed** (``ledger --change-settings``): a release calibrated for one
+  person = k rows protects a person of k' > k rows less, and one calibrated under ``add_remove``
+  protects a ``replace`` change less. Each past query's cost is recomputed from its recorded trace
+  with c = Delta_new / Delta_old per mechanism, Delta_new being the sensitivity of the same query
+  (its recorded plan) under the new unit, computed by today's code:
+
+  - Laplace and exponential mechanism: epsilon * c (group privacy, Dwork & Roth 2014, Thm 2.2 and
+    the scaling of b = Delta / epsilon; for the exponential mechanism the same argument on its
+    utility sensitivity);
+  - Gaussian: sigma is what was drawn, so epsilon is re-solved at the booked delta for sensitivity
+    c * Delta_old with the exact (analytic) relation of Balle & Wang 2018; rho * c^2 for zCDP
+    (Bun & Steinke 2016, Prop. 1.6 and the group-privacy Prop. 1.9);
+  - where an id column enforced k at the release, the release kept at most k rows per person, so
+    the old k is used (only a change of relation re-costs it);
+  - releases carried over from a broken ledger without a trace use the bound c <= (k'/k) * 2 for
+    add_remove -> replace (every statistic's replace sensitivity is at most twice its add_remove
+    one) and group privacy (k*epsilon, k*e^((k-1)epsilon)*delta) for their deltas; a change to
+    ``add_remove`` from ``replace`` cannot be bounded for them and is refused.
+
+  Recorded costs are never lowered: a release costs the most it cost under any unit in force since.
+* **An earlier version booked it too low** (issue 11: the sum under ``replace`` with rows that can
+  drop; the analytic Gaussian at small delta; ``simulate --data``, which drew uncharged releases of
+  the private table). The same recomputation with today's code under the unit in force finds the
+  first two; a ``simulate`` entry costs its runs times its plan (found by its hash among the
+  ledger's releases), or the whole budget when its plan was not recorded.
+
+The effective costs are computed from the entries every time the ledger is read, so the budget
+shown is never larger than the truth; :func:`pending_corrections` says what differs from what was
+recorded, and the next write (a release or a settings change) records it as a ``correction`` entry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from dpdesk.core import accounting as acc
+from dpdesk.core import mechanisms as mech
+from dpdesk.core.errors import DpdeskError
+
+#: Relative tolerance below which two sensitivities count as equal (float rounding in the trace).
+_SAME = 1e-9
+
+
+class UnboundedChange(DpdeskError):
+    """A change of the unit of privacy under which a past release's cost cannot be bounded."""
+
+
+@dataclass
+class Effective:
+    """One past release (a spend, a carried-over spend or a simulation) and what it costs now."""
+
+    release_id: str
+    seq: int
+    costs: tuple[acc.QueryCost, ...]
+    delta_prime: float | None
+    recorded: tuple[acc.QueryCost, ...]  # what the ledger records for it (booked, or last correction)
+    plan: dict[str, Any] | None = None
+    trace: list[dict[str, Any]] | None = None
+    unit: dict[str, Any] | None = None  # the unit of privacy it was booked under
+    why: list[str] = field(default_factory=list)
+
+    def release(self) -> acc.Release:
+        """As the accountant sees it."""
+        return acc.Release(self.costs, self.delta_prime)
+
+
+def _costs(raw: Sequence[dict[str, Any]]) -> tuple[acc.QueryCost, ...]:
+    return tuple(acc.QueryCost.from_dict(c) for c in raw)
+
+
+def _total_eps(costs: Sequence[acc.QueryCost]) -> Decimal:
+    return sum((acc.dec(c.epsilon) for c in costs), Decimal(0))
+
+
+def _raise(costs: tuple[acc.QueryCost, ...], other: tuple[acc.QueryCost, ...]) -> tuple[acc.QueryCost, ...]:
+    """Per query, the larger of two costings (never lower a recorded cost)."""
+    if len(costs) != len(other):
+        return costs if _total_eps(costs) >= _total_eps(other) else other
+    out = []
+    for a, b in zip(costs, other, strict=True):
+        out.append(acc.QueryCost(a.name, max(a.epsilon, b.epsilon), max(a.delta, b.delta), max(a.rho, b.rho)))
+    return tuple(out)
+
+
+def _higher(new: tuple[acc.QueryCost, ...], old: tuple[acc.QueryCost, ...]) -> bool:
+    return any(n.epsilon > o.epsilon or n.delta > o.delta or n.rho > o.rho
+               for n, o in zip(new, old, strict=False))  # fmt: skip
+
+
+def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
+    """The smallest epsilon at which a Gaussian of this sigma is (epsilon, delta)-DP (bisection, rounded up)."""
+    if delta <= 0:
+        return math.inf
+    lo, hi = 0.0, 1.0
+    while mech.gaussian_delta(sigma, sensitivity, hi) > delta:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e6:
+            return math.inf
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if mid <= lo or mid >= hi:
+            break
+        if mech.gaussian_delta(sigma, sensitivity, mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _component_cost(comp: dict[str, Any], new_sens: float) -> tuple[float, float, str]:
+    """(epsilon, rho, why) of one recorded mechanism when its sensitivity becomes ``new_sens``."""
+    from dpdesk.core.queries import DISCRETE_MARGIN
+
+    eps, rho, old = float(comp["epsilon"]), float(comp["rho"]), float(comp["sensitivity_used"])
+    if not math.isfinite(new_sens) or old <= 0:
+        raise UnboundedChange(comp.get("label", "?"))
+    c = new_sens / old
+    kind = comp["mechanism"]
+    if kind == "gaussian":
+        sigma = float(comp["scale"])
+        exact = gaussian_epsilon(sigma, new_sens, float(comp["delta"]) * (1.0 - DISCRETE_MARGIN))
+        new_rho = new_sens**2 / (2.0 * sigma**2)
+        if exact > eps * (1 + _SAME) or new_rho > rho * (1 + _SAME):
+            return max(eps, exact), max(rho, new_rho), f"gaussian: sensitivity {old:g} -> {new_sens:g}, " \
+                f"sigma {sigma:g}, epsilon re-solved at delta {comp['delta']:g}: {exact:.6g}"  # fmt: skip
+        return eps, rho, ""
+    if c <= 1 + _SAME:
+        return eps, rho, ""
+    factor = 2.0 if kind == "laplace" else 8.0
+    return eps * c, (eps * c) ** 2 / factor, f"{kind}: sensitivity {old:g} -> {new_sens:g}, epsilon x {c:.6g}"
+
+
+def _plan_under(plan_dict: dict[str, Any], unit: dict[str, Any]) -> Any:
+    """The recorded plan with another unit of privacy (the release's own k kept where an id column enforced it)."""
+    from dpdesk.core.plan import parse_plan
+
+    d = dict(plan_dict)
+    new_unit = dict(unit)
+    old_unit = plan_dict.get("privacy_unit") or {}
+    if old_unit.get("id_column"):
+        new_unit["max_rows_per_person"] = old_unit.get("max_rows_per_person", 1)
+        new_unit["id_column"] = old_unit["id_column"]
+    elif "id_column" in new_unit and new_unit.get("id_column") is None:
+        new_unit.pop("id_column")
+    d["privacy_unit"] = new_unit
+    return parse_plan(d)
+
+
+def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCost, ...], list[str]]:
+    """What a past release costs under ``unit``, by today's design code (never below what it recorded)."""
+    from dpdesk.core.queries import design_plan
+
+    if eff.plan is None or eff.trace is None:
+        return _fallback(eff, unit)
+    try:
+        designs = design_plan(_plan_under(eff.plan, unit))
+    except (DpdeskError, KeyError, TypeError, ValueError):
+        return _fallback(eff, unit)
+    out: list[acc.QueryCost] = []
+    why: list[str] = []
+    for cost, traced, design in zip(eff.costs, eff.trace, designs, strict=False):
+        comps = traced.get("components", [])
+        if len(comps) != len(design.components):
+            return _fallback(eff, unit)
+        eps_add, rho_new = 0.0, 0.0
+        for comp, new in zip(comps, design.components, strict=True):
+            e, r, w = _component_cost(comp, new.sensitivity)
+            eps_add += e - float(comp["epsilon"])
+            rho_new += r
+            if w:
+                why.append(f"{cost.name}: {w}")
+        out.append(acc.QueryCost(cost.name, cost.epsilon + max(0.0, eps_add), cost.delta, max(cost.rho, rho_new)))
+    if len(out) != len(eff.costs):
+        return _fallback(eff, unit)
+    return _raise(eff.costs, tuple(out)), why
+
+
+def _fallback(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCost, ...], list[str]]:
+    """Group-privacy bound for a release without a usable trace (carried over from a broken ledger)."""
+    old = eff.unit or {}
+    if not old or old == unit:
+        return eff.costs, []
+    k_old = int(old.get("max_rows_per_person", 1))
+    k_new = k_old if old.get("id_column") else int(unit.get("max_rows_per_person", 1))
+    rel_old, rel_new = old.get("neighbouring"), unit.get("neighbouring")
+    if rel_old == "replace" and rel_new == "add_remove":
+        raise UnboundedChange(eff.release_id)
+    c = (k_new / k_old) * (2.0 if (rel_old, rel_new) == ("add_remove", "replace") else 1.0)
+    if c <= 1 + _SAME:
+        return eff.costs, []
+    g = math.ceil(c - _SAME)
+    out = tuple(
+        acc.QueryCost(x.name, x.epsilon * c, min(1.0, g * math.exp((g - 1) * x.epsilon) * x.delta) if x.delta else 0.0,
+                      x.rho * c * c)
+        for x in eff.costs
+    )  # fmt: skip
+    return _raise(eff.costs, out), [f"release {eff.seq}: no trace; group privacy with factor {c:g}"]
+
+
+def _simulate_costs(entry: dict[str, Any], plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]],
+                    settings: dict[str, Any] | None) -> tuple[tuple[acc.QueryCost, ...], str]:  # fmt: skip
+    runs = int(entry.get("runs") or 0)
+    known = plans.get(str(entry.get("plan_hash")))
+    if known is not None:
+        costs = tuple(acc.QueryCost(f"{c.name} (x{runs} simulated)", c.epsilon * runs, min(1.0, c.delta * runs),
+                                    c.rho * runs) for c in known[1])  # fmt: skip
+        return costs, f"simulate --data: {runs} uncharged release(s) of a recorded plan"
+    b = (settings or {}).get("budget") or {"epsilon": 0.0, "delta": 0.0}
+    b_eps, b_delta = float(b["epsilon"]), float(b["delta"])
+    rho = max(b_eps**2 / 2.0, acc.rho_budget(b_eps, b_delta) * 2.0 if b_delta > 0 else 0.0)
+    return (acc.QueryCost("simulate (plan not recorded)", b_eps, b_delta, rho),), \
+        "simulate --data of a plan the ledger does not hold: its cost cannot be bounded, so it takes the budget"
+
+
+def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
+    """Every past release with what it costs now (see the module docstring), in ledger order."""
+    out: list[Effective] = []
+    by_id: dict[str, Effective] = {}
+    plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]] = {}
+    settings: dict[str, Any] | None = None
+    for e in entries:
+        t = e["type"]
+        previous_unit = (settings or {}).get("privacy_unit")
+        if t in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
+            settings = e["settings"]
+        unit = (settings or {}).get("privacy_unit")
+        if t == "spend":
+            costs = _costs(e["costs"])
+            eff = Effective(str(e.get("release_id")), int(e["seq"]), costs, e.get("delta_prime"), costs,
+                            e.get("plan"), e.get("trace"), unit or (e.get("plan") or {}).get("privacy_unit"))  # fmt: skip
+            if isinstance(e.get("plan_hash"), str):
+                plans[e["plan_hash"]] = (e.get("plan") or {}, list(costs))
+        elif t == "acknowledge":
+            for r in e.get("carried", []):
+                costs = _costs(r["costs"])
+                eff = Effective(str(r.get("release_id")), int(r.get("seq") or 0), costs, r.get("delta_prime"), costs,
+                                r.get("plan"), r.get("trace"), r.get("unit") or unit)  # fmt: skip
+                out.append(eff)
+                by_id[eff.release_id] = eff
+            continue
+        elif t == "simulate":
+            costs, why = _simulate_costs(e, plans, settings)
+            eff = Effective(f"simulate-{e['seq']}", int(e["seq"]), costs, None, (), None, None, unit, [why])
+        elif t == "correction":
+            for r in e.get("releases", []):
+                target = by_id.get(str(r.get("release_id")))
+                if target is not None:
+                    rec = _costs(r["costs"])
+                    target.costs, target.recorded = _raise(target.costs, rec), _raise(target.recorded, rec)
+            continue
+        elif t == "settings" and unit is not None and unit != previous_unit:
+            for eff in out:  # a new unit: every earlier release costs the most it cost under any unit since
+                new, why = cost_under(eff, unit)
+                if _higher(new, eff.costs):
+                    eff.costs, eff.why = new, [*eff.why, *why]
+            continue
+        else:
+            continue
+        if unit is not None and t == "spend":
+            new, why = cost_under(eff, unit)  # today's code, the unit it was booked under
+            if _higher(new, eff.costs):
+                eff.costs, eff.why = new, [*eff.why, *why]
+        out.append(eff)
+        by_id[eff.release_id] = eff
+    return out
+
+
+def pending_corrections(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Releases whose cost now is above what the ledger records for them: the body of a ``correction`` entry."""
+    out = []
+    for eff in effective(entries):
+        if _higher(eff.costs, eff.recorded) or (not eff.recorded and eff.costs):
+            out.append({
+                "release_id": eff.release_id, "seq": eff.seq,
+                "recorded": [c.to_dict() for c in eff.recorded], "costs": [c.to_dict() for c in eff.costs],
+                "added_epsilon": float(_total_eps(eff.costs) - _total_eps(eff.recorded)), "why": eff.why,
+            })  # fmt: skip
+    return out
+
+
+def check_unit_change(entries: Sequence[dict[str, Any]], unit: dict[str, Any]) -> list[dict[str, Any]]:
+    """What every past release would cost under a new unit of privacy; raises :class:`UnboundedChange`."""
+    out = []
+    for eff in effective(entries):
+        new, why = cost_under(eff, unit)
+        if _higher(new, eff.costs):
+            out.append({"release_id": eff.release_id, "seq": eff.seq, "costs": [c.to_dict() for c in new], "why": why})
+    return out

@@ -1,0 +1,227 @@
+"""Issue 11, items 6 and 2/3/5 (corrections): past releases cost what they cost now, never less.
+
+A change of the unit of privacy re-costs every earlier release from its recorded trace
+(c = Delta_new / Delta_old: Laplace and exponential epsilon * c, Gaussian epsilon re-solved at its
+delta, rho * c^2), except the k that an id column enforced; costs are never lowered; a change that
+cannot be bounded is refused. Releases booked too low by older versions, and their uncharged
+``simulate --data`` runs, are charged by a ``correction`` entry.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpdesk.core import accounting as acc
+from dpdesk.core.ledger import GENESIS, Ledger, entry_hash
+from dpdesk.core.plan import parse_plan
+from dpdesk.core.recost import effective, gaussian_epsilon
+from dpdesk.core.release import budget_report, release
+
+BASE: dict[str, Any] = {
+    "version": 1, "title": "t", "budget": {"epsilon": 3.0, "delta": 1e-6},
+    "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+    "columns": {"x": {"type": "float", "bounds": [0, 10], "missing": {"impute": 5}},
+                "g": {"type": "category", "categories": ["a", "b"], "missing": {"impute": "a"}}},
+    "queries": [
+        {"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1},
+        {"name": "hist", "statistic": "histogram", "column": "g", "mechanism": "laplace", "epsilon": 0.2},
+    ],
+}  # fmt: skip
+
+
+def plan(**unit: Any) -> dict[str, Any]:
+    d = copy.deepcopy(BASE)
+    d["privacy_unit"].update(unit)
+    return d
+
+
+def data(tmp_path: Path, with_id: bool = False) -> Path:
+    p = tmp_path / "d.csv"
+    rows = [f"{i % 10},{'ab'[i % 2]}" + (f",p{i}" if with_id else "") for i in range(40)]
+    p.write_text("x,g" + (",pid" if with_id else "") + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DPDESK_HOME": str(home), "LANGUAGE": "en"}
+    return subprocess.run([sys.executable, "-m", "dpdesk", *args], capture_output=True, text=True, env=env,
+                          timeout=300, check=False)  # fmt: skip
+
+
+def change(tmp_path: Path, home: Path, d: Path, new: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    p = tmp_path / "new.json"
+    p.write_text(json.dumps(new), encoding="utf-8")
+    return cli("ledger", "--data", str(d), "--change-settings", str(p), "--reason", "officer", home=home)
+
+
+def spent(home: Path, d: Path, p: dict[str, Any]) -> Decimal:
+    entries = Ledger.for_dataset(home, _sha(d)).verify()
+    rep = budget_report(parse_plan(p), entries)
+    return Decimal(str(rep["methods"]["sequential"]["spent"]["epsilon"]))
+
+
+def _sha(p: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_k_up_multiplies_past_costs_and_never_comes_back(dpdesk_home: Path, tmp_path: Path) -> None:
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, dpdesk_home)
+    assert spent(dpdesk_home, d, plan()) == Decimal("0.3")
+    r = change(tmp_path, dpdesk_home, d, plan(max_rows_per_person=5))
+    assert r.returncode == 0, r.stderr
+    assert "epsilon 1.2 more" in r.stdout  # 0.3 x 5 - 0.3
+    assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) == Decimal("1.5")
+    entries = Ledger.for_dataset(dpdesk_home, _sha(d)).verify()
+    corr = [e for e in entries if e["type"] == "correction"]
+    assert len(corr) == 1 and corr[0]["seq"] > next(e["seq"] for e in entries if e["type"] == "settings"
+                                                      and e["reason"] == "officer")  # fmt: skip
+    # k back down to 1: recorded costs are never lowered
+    assert change(tmp_path, dpdesk_home, d, plan()).returncode == 0
+    assert spent(dpdesk_home, d, plan()) == Decimal("1.5")
+    # the budget left is the truth: 3 - 1.5; a plan for 1.6 is refused
+    big = plan()
+    big["queries"][0]["epsilon"] = 1.6
+    q = tmp_path / "big.json"
+    q.write_text(json.dumps(big), encoding="utf-8")
+    assert cli("release", str(q), "--data", str(d), "--out", str(tmp_path / "o"), home=dpdesk_home).returncode == 1
+
+
+def test_add_remove_to_replace_and_back(dpdesk_home: Path, tmp_path: Path) -> None:
+    d = data(tmp_path)
+    p = plan()
+    p["queries"].append({"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.1})
+    p["columns"]["x"]["bounds"] = [99, 100]
+    p["columns"]["x"]["missing"] = {"impute": 99.5}
+    release(parse_plan(p), d, dpdesk_home)
+    assert spent(dpdesk_home, d, p) == Decimal("0.4")
+    rep = copy.deepcopy(p)
+    rep["privacy_unit"]["neighbouring"] = "replace"
+    assert change(tmp_path, dpdesk_home, d, rep).returncode == 0
+    # count: k -> k (x1); histogram L1 k -> 2k (x2); sum kM = 100 -> k max(U-L, M) or k(U-L): not lower
+    eff = effective(Ledger.for_dataset(dpdesk_home, _sha(d)).verify())
+    (costs,) = [e.costs for e in eff]
+    assert [round(c.epsilon, 9) for c in costs] == [0.1, 0.4, 0.1]
+    # and back to add_remove: the histogram stays at 0.4 (never lowered)
+    assert change(tmp_path, dpdesk_home, d, p).returncode == 0
+    (costs,) = [e.costs for e in effective(Ledger.for_dataset(dpdesk_home, _sha(d)).verify())]
+    assert [round(c.epsilon, 9) for c in costs] == [0.1, 0.4, 0.1]
+
+
+def test_replace_to_add_remove_raises_what_replace_understated(dpdesk_home: Path, tmp_path: Path) -> None:
+    """Under replace with nothing that can drop, a sum over [99, 100] has sensitivity U - L = 1; under add_remove M = 100."""
+    d = data(tmp_path)
+    p = plan(neighbouring="replace")
+    p["columns"]["x"].update({"bounds": [99, 100], "missing": {"impute": 99.5}})
+    p["queries"] = [{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.01}]
+    release(parse_plan(p), d, dpdesk_home)
+    ar = copy.deepcopy(p)
+    ar["privacy_unit"]["neighbouring"] = "add_remove"
+    assert change(tmp_path, dpdesk_home, d, ar).returncode == 0
+    assert spent(dpdesk_home, d, ar) == Decimal("1")  # 0.01 x 100
+
+
+def test_an_id_column_that_enforced_k_is_not_rescaled(dpdesk_home: Path, tmp_path: Path) -> None:
+    d = data(tmp_path, with_id=True)
+    release(parse_plan(plan(id_column="pid")), d, dpdesk_home)
+    assert change(tmp_path, dpdesk_home, d, plan(id_column="pid", max_rows_per_person=4)).returncode == 0
+    assert spent(dpdesk_home, d, plan(id_column="pid", max_rows_per_person=4)) == Decimal("0.3")
+    assert change(tmp_path, dpdesk_home, d, plan(max_rows_per_person=4)).returncode == 0
+    assert spent(dpdesk_home, d, plan(max_rows_per_person=4)) == Decimal("0.3")
+
+
+def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path) -> None:
+    d = data(tmp_path)
+    p = plan()
+    p["queries"] = [{"name": "h", "statistic": "histogram", "column": "g", "mechanism": "gaussian",
+                     "calibration": "analytic", "epsilon": 0.5, "delta": 1e-7}]  # fmt: skip
+    release(parse_plan(p), d, dpdesk_home)
+    entries = Ledger.for_dataset(dpdesk_home, _sha(d)).verify()
+    comp = next(e for e in entries if e["type"] == "spend")["trace"][0]["components"][0]
+    assert change(tmp_path, dpdesk_home, d, plan(max_rows_per_person=3)).returncode == 0
+    (eff,) = effective(Ledger.for_dataset(dpdesk_home, _sha(d)).verify())
+    expected = gaussian_epsilon(comp["scale"], 3 * comp["sensitivity_used"], 1e-7 * (1 - 1e-9))
+    assert eff.costs[0].epsilon == pytest.approx(expected, rel=1e-9)
+    from dpdesk.core.mechanisms import gaussian_delta
+
+    assert expected > 2 * 0.5  # three times the sensitivity at the same sigma and delta
+    assert gaussian_delta(comp["scale"], 3 * comp["sensitivity_used"], expected) <= 1e-7
+    assert eff.costs[0].rho == pytest.approx(9 * comp["rho"], rel=1e-9)
+    assert eff.costs[0].delta == 1e-7
+
+
+def test_a_carried_release_without_trace_cannot_go_back_to_add_remove(dpdesk_home: Path, tmp_path: Path) -> None:
+    d = data(tmp_path)
+    rp = plan(neighbouring="replace")
+    release(parse_plan(rp), d, dpdesk_home)
+    lg = Ledger.for_dataset(dpdesk_home, _sha(d))
+    assert lg.path is not None
+    lines = lg.path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["reason"] = "edited"
+    lg.path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    carried_entry = lg.acknowledge("restored")  # carried: with plan and trace
+    for c in carried_entry["carried"]:
+        c["plan"] = c["trace"] = None  # as an older version carried them
+    carried_entry.pop("hash")
+    carried_entry["hash"] = entry_hash(carried_entry)
+    lg.path.write_text(json.dumps(carried_entry) + "\n", encoding="utf-8")
+    r = change(tmp_path, dpdesk_home, d, plan())
+    assert r.returncode == 2 and "cannot be accepted" in r.stderr
+    assert [e["type"] for e in lg.verify()] == ["acknowledge"]
+
+
+def test_an_old_simulate_run_on_the_data_is_charged(dpdesk_home: Path, tmp_path: Path) -> None:
+    d = data(tmp_path)
+    p = parse_plan(plan())
+    release(p, d, dpdesk_home)
+    lg = Ledger.for_dataset(dpdesk_home, _sha(d))
+    assert lg.path is not None
+    with lg.transaction() as tx:  # what `simulate --data` wrote before this issue
+        tx.append("simulate", {"plan_hash": p.plan_hash(), "runs": 4, "charged": None})
+        tx.append("simulate", {"plan_hash": "0" * 64, "runs": 1, "charged": None})
+    rep = budget_report(p, lg.verify())
+    # the recorded plan: 4 runs x 0.3; the unknown plan takes the whole budget
+    assert rep["methods"]["sequential"]["spent"]["epsilon"] == pytest.approx(0.3 + 1.2 + 3.0)
+    assert not rep["fits"]
+    r = cli("release", str(_write(tmp_path, plan())), "--data", str(d), "--out", str(tmp_path / "o"), home=dpdesk_home)
+    assert r.returncode == 1
+    corr = [e for e in lg.verify() if e["type"] == "correction"]
+    assert len(corr) == 1 and len(corr[0]["releases"]) == 2  # recorded before the refusal
+    r = cli("ledger", "--data", str(d), home=dpdesk_home)
+    assert "correction  epsilon +4.2" in r.stdout
+
+
+def _write(tmp_path: Path, p: dict[str, Any]) -> Path:
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(p), encoding="utf-8")
+    return f
+
+
+def test_effective_costs_are_read_from_entries_alone() -> None:
+    """A hand-made ledger: a release at k=1 and a settings entry at k=2 cost twice the release (Laplace)."""
+    p = parse_plan(plan())
+    from dpdesk.core.release import design_to_dict
+    from dpdesk.core.queries import design_plan
+
+    designs = design_plan(p)
+    spend = {"seq": 2, "type": "spend", "release_id": "r1", "plan": p.to_dict(), "plan_hash": p.plan_hash(),
+             "costs": [acc.QueryCost(x.spec.name, x.epsilon, x.delta, x.rho).to_dict() for x in designs],
+             "trace": [design_to_dict(x) for x in designs], "delta_prime": None, "prev": GENESIS}  # fmt: skip
+    s1 = {"seq": 1, "type": "settings", "settings": p.settings()}
+    s3 = {"seq": 3, "type": "settings", "settings": parse_plan(plan(max_rows_per_person=2)).settings()}
+    (eff,) = effective([s1, spend, s3])
+    assert [c.epsilon for c in eff.costs] == [0.2, 0.4]
+    (eff,) = effective([s1, spend])
+    assert [c.epsilon for c in eff.costs] == [0.1, 0.2]
