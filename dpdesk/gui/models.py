@@ -378,7 +378,8 @@ class LedgerModel(_StateListModel):
             return e["time"].replace("T", " ").replace("+00:00", "")
         if col == "type":
             return {"spend": _("release"), "simulate": _("simulation"), "settings": _("settings"),
-                    "acknowledge": _("acknowledgement"), "package": _("package")}.get(e["type"], e["type"])  # fmt: skip
+                    "acknowledge": _("acknowledgement"), "package": _("package"), "correction": _("correction"),
+                    "migrate": _("upgrade")}.get(e["type"], e["type"])  # fmt: skip
         if e["type"] == "spend":
             if col == "epsilon":
                 return f"{e['charged']['epsilon']:.6g}"
@@ -391,5 +392,14 @@ class LedgerModel(_StateListModel):
                 e=b["epsilon"], d=b["delta"], m=e["settings"]["accounting"]["method"], r=e.get("reason", "")
             )
         if e["type"] == "simulate" and col == "what":
-            return _("{n} simulated run(s), uncharged").format(n=e.get("runs", "?"))
+            return _("{n} simulated run(s) of the data by an older version; charged by a correction").format(
+                n=e.get("runs", "?"))  # fmt: skip
+        if e["type"] == "correction":
+            if col == "epsilon":
+                return f"+{e.get('added_epsilon', 0):.6g}"
+            if col == "what":
+                return _("past releases booked too low: {list}").format(
+                    list=", ".join(str(r.get("seq")) for r in e.get("releases", [])))  # fmt: skip
+        if e["type"] == "migrate" and col == "what":
+            return _("renamed {id}: the data's hash is no longer published").format(id=e.get("dataset", ""))
         return ""

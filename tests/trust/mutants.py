@@ -60,6 +60,8 @@ AUDIT = "tests/trust/test_audit.py"
 AGG = "tests/core/test_aggregates.py"
 DATA = "tests/core/test_data.py"
 FORMULAS = "tests/core/test_formulas.py"
+PUBLIC_ID = "tests/trust/test_public_id.py"
+RECOST = "tests/core/test_recost.py"
 # the tests added for the gaps this check found (tests/trust/test_mutation_gaps.py)
 G_COMPOSE = f"{GAPS}::test_the_components_of_a_query_spend_exactly_its_budget"
 G_FSYNC = f"{GAPS}::test_the_spend_entry_is_fsynced_before_any_value_is_written"
@@ -276,12 +278,14 @@ MUTANTS: tuple[Mutant, ...] = (
            r"""    with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)
+        record_corrections(tx)
         report = budget_report(plan, tx.entries)
 """,
            r"""    seen = ledger.verify()
     with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)
+        record_corrections(tx)
         report = budget_report(plan, seen)
 """,
            (f"{REL}::test_two_processes_never_overspend",), (G_QUEUE,)),
@@ -301,7 +305,7 @@ MUTANTS: tuple[Mutant, ...] = (
             raise LedgerError(""",
            (LEDGER,)),
     Mutant("T04", "tampering: entries of another dataset are accepted", L,
-           r"""            if entry.get("dataset") != self.dataset:""",
+           r"""            if entry.get("dataset") != expected:""",
            r"""            if False:""",
            (LEDGER,)),
     Mutant("T05", "tampering: a release transaction does not verify the chain", L,
@@ -316,18 +320,21 @@ MUTANTS: tuple[Mutant, ...] = (
            r"""        elif False:""",
            (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",)),
     Mutant("A01", "honest accounting: acknowledging a broken ledger drops its spends", L,
-           r"""                if e.get("type") == "spend" and isinstance(e.get("costs"), list):""",
-           r"""                if False:""",
+           r"""            for eff in effective(readable)
+        ]  # fmt: skip""",
+           r"""            for eff in effective(readable) if eff.seq < 0
+        ]  # fmt: skip""",
            (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",)),
-    Mutant("A02", "honest accounting: spends carried over by an acknowledgement are not counted", R,
-           r"""        elif e["type"] == "acknowledge":  # spends carried over from a broken ledger still count""",
+    Mutant("A02", "honest accounting: spends carried over by an acknowledgement are not counted",
+           "dpdesk/core/recost.py",
+           r"""        elif t == "acknowledge":""",
            r"""        elif False:""",
            (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",)),
     # --- faults: read-only folder, full disk ------------------------------------------------------
     Mutant("D01", "spend before reveal: a read-only ledger folder escapes as a raw OSError", L,
-           r"""            folder.mkdir(parents=True, exist_ok=True)
+           r"""            (folder / "keys").mkdir(parents=True, exist_ok=True)
         except OSError as exc:""",
-           r"""            folder.mkdir(parents=True, exist_ok=True)
+           r"""            (folder / "keys").mkdir(parents=True, exist_ok=True)
         except ValueError as exc:""",
            (f"{REL}::test_a_read_only_ledger_folder_fails_cleanly",)),
     Mutant("D02", "spend before reveal: a torn line from a full disk is left in the ledger", L,
@@ -432,6 +439,55 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         values[miss] = 0
         return values, keep""",
            (f"{REL}::test_missing_policy_drop_and_impute", AGG)),
+    # --- issue 11, the guarantee kept: the dataset's public name, re-costing, person ids --------------
+    Mutant("I01", "public id: ledger entries name the data file's SHA-256", L,
+           r"""            "dataset": self.ledger.dataset,""",
+           r"""            "dataset": self.ledger.key or self.ledger.dataset,""",
+           (PUBLIC_ID,)),
+    Mutant("I02", "public id: migration keeps the hash (and its prefixes) inside old entries", L,
+           r"""            value = value.replace(old, dataset)""",
+           r"""            value = value""",
+           (PUBLIC_ID,)),
+    Mutant("I03", "acknowledgement: the broken ledger is moved away before the new chain is written", L,
+           r"""        write_atomic(evidence, raw)
+        entry: dict[str, Any] = {""",
+           r"""        os.replace(old_path, evidence)
+        entry: dict[str, Any] = {""",
+           (PUBLIC_ID,)),
+    Mutant("U01", "re-costing: a recorded cost can be lowered (k back down gives budget back)", "dpdesk/core/recost.py",
+           r"""        out.append(acc.QueryCost(a.name, max(a.epsilon, b.epsilon), max(a.delta, b.delta), max(a.rho, b.rho)))""",
+           r"""        out.append(acc.QueryCost(a.name, b.epsilon, b.delta, b.rho))""",
+           (RECOST,)),
+    Mutant("U02", "re-costing: the k an id column enforced is rescaled like a declared k", "dpdesk/core/recost.py",
+           r"""        new_unit["max_rows_per_person"] = old_unit.get("max_rows_per_person", 1)""",
+           r"""        new_unit["max_rows_per_person"] = unit.get("max_rows_per_person", 1)""",
+           (RECOST,)),
+    Mutant("U03", "re-costing: a Gaussian's epsilon scaled by c instead of re-solved at its delta",
+           "dpdesk/core/recost.py",
+           r"""        exact = gaussian_epsilon(sigma, new_sens, float(comp["delta"]) * (1.0 - DISCRETE_MARGIN))""",
+           r"""        exact = eps * c""",
+           (RECOST,)),
+    Mutant("U04", "corrections: a simulate --data run of an unrecorded plan costs nothing", "dpdesk/core/recost.py",
+           r"""    return (acc.QueryCost("simulate (plan not recorded)", b_eps, b_delta, rho),),""",
+           r"""    return (acc.QueryCost("simulate (plan not recorded)", 0.0, 0.0, 0.0),),""",
+           (RECOST,)),
+    Mutant("U05", "corrections: a release does not record the correction before it charges", R,
+           r"""        _check_settings(plan, settings)
+        record_corrections(tx)""",
+           r"""        _check_settings(plan, settings)""",
+           (RECOST,)),
+    Mutant("U06", "re-costing: a change of the unit of privacy leaves past costs as booked", "dpdesk/core/recost.py",
+           r"""        elif t == "settings" and unit is not None and unit != previous_unit:""",
+           r"""        elif False:""",
+           (RECOST,)),
+    Mutant("H01", "person ids: the id hash's seeds are fixed (collisions can be crafted)", "dpdesk/core/data.py",
+           r"""_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))""",
+           r"""_ID_SEEDS = (20261122, 20261123)""",
+           (f"{DATA}::test_id_hash_is_keyed_by_a_secret_seed_per_process",)),
+    Mutant("H02", "person ids: people are told apart by 64 of the hash's 128 bits", A,
+           r"""    starts[1:] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)""",
+           r"""    starts[1:] = sorted_ids[1:, 0] != sorted_ids[:-1, 0]""",
+           (f"{AGG}::test_people_whose_ids_share_one_half_of_the_hash_stay_apart",)),
 )
 
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
