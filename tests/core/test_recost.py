@@ -223,5 +223,8 @@ def test_effective_costs_are_read_from_entries_alone() -> None:
     s3 = {"seq": 3, "type": "settings", "settings": parse_plan(plan(max_rows_per_person=2)).settings()}
     (eff,) = effective([s1, spend, s3])
     assert [c.epsilon for c in eff.costs] == [0.2, 0.4]
+    s4 = {"seq": 4, "type": "settings", "settings": p.settings()}  # k back to 1, no correction recorded yet
+    (eff,) = effective([s1, spend, s3, s4])
+    assert [c.epsilon for c in eff.costs] == [0.2, 0.4]
     (eff,) = effective([s1, spend])
     assert [c.epsilon for c in eff.costs] == [0.1, 0.2]

@@ -454,9 +454,14 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
            r"""        os.replace(old_path, evidence)
         entry: dict[str, Any] = {""",
            (PUBLIC_ID,)),
-    Mutant("U01", "re-costing: a recorded cost can be lowered (k back down gives budget back)", "dpdesk/core/recost.py",
-           r"""        out.append(acc.QueryCost(a.name, max(a.epsilon, b.epsilon), max(a.delta, b.delta), max(a.rho, b.rho)))""",
-           r"""        out.append(acc.QueryCost(a.name, b.epsilon, b.delta, b.rho))""",
+    Mutant("U01", "re-costing: a change of unit re-costs the booking alone (k back down gives budget back)",
+           "dpdesk/core/recost.py",
+           r"""                new, why = cost_under(eff, unit)
+                if _higher(new, eff.costs):
+                    eff.costs, eff.why = new, [*eff.why, *why]""",
+           r"""                base = Effective(eff.release_id, eff.seq, eff.recorded, eff.delta_prime, eff.recorded,
+                                 eff.plan, eff.trace, eff.unit)
+                eff.costs, why = cost_under(base, unit)""",
            (RECOST,)),
     Mutant("U02", "re-costing: the k an id column enforced is rescaled like a declared k", "dpdesk/core/recost.py",
            r"""        new_unit["max_rows_per_person"] = old_unit.get("max_rows_per_person", 1)""",
