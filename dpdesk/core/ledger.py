@@ -10,7 +10,8 @@ check-then-charge of a release so that two processes can never overspend togethe
 before the caller may reveal anything (spend before reveal).
 
 Entry types: ``spend`` (a release: plan, costs, totals and the released values), ``simulate``
-(uncharged simulation runs), ``settings`` (budget, unit of privacy and accounting fixed at the
+(uncharged simulation runs on the data, written by versions before simulations were limited to
+stand-in and public tables; still read), ``settings`` (budget, unit of privacy and accounting fixed at the
 first release, or changed later by a privacy officer with a reason).
 """
 
@@ -21,6 +22,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -286,6 +288,22 @@ def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
         if e["type"] in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
             return dict(e["settings"])
     return None
+
+
+def is_known_dataset(home: Path, path_or_sha: str | Path) -> bool:
+    """Whether a file (a :class:`~pathlib.Path`, hashed here) or the dataset with this SHA-256 (a str of 64 hex
+    digits) has a ledger under a dpdesk home: a dataset dpdesk releases from, hence private.
+
+    The one place that answers it (simulations refuse such a file as "public"), so that the ledger's naming
+    can change behind it.
+    """
+    if isinstance(path_or_sha, str) and re.fullmatch(r"[0-9a-f]{64}", path_or_sha):
+        sha = path_or_sha
+    else:
+        from dpdesk.core.data import file_sha256
+
+        sha = file_sha256(path_or_sha)
+    return (home / "ledgers" / f"{sha}.jsonl").exists()
 
 
 def list_ledgers(home: Path) -> list[Ledger]:
