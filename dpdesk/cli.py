@@ -68,8 +68,9 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
     r.add_argument("--bom", action="store_true", help=_("write release.csv with a UTF-8 BOM (for Excel)"))
     r.add_argument("--accept-data-problems", action="store_true",
-                   help=_("release even if a declared column has values outside its categories or unparsable "
-                          "values (they count as missing); without it the release stops before charging"))  # fmt: skip
+                   help=_("release even if a declared column has values outside its categories or "
+                          "unparsable values (they count as missing); without it the release stops before "
+                          "charging"))  # fmt: skip
 
     s = sub.add_parser("simulate", help=_("draw N uncharged releases for accuracy previews (not for publication)"))
     s.add_argument("plan")
@@ -311,15 +312,16 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     if args.data is not None:
         raise UsageError(_(
-            "simulate does not read the private table: each simulated release is an uncharged noisy draw, and many "
-            "of them average back to the true values, so they would reveal the data without charging its budget. "
-            "Leave out --data to simulate on a stand-in table generated from the plan's schema (--rows sets its "
-            "size), or use --public FILE for a file that is truly public (a published sample, last year's "
-            "published table). dpdesk budget PLAN shows each query's noise without any data."
+            "simulate does not read the private table: each simulated release is an uncharged noisy draw, "
+            "and many of them average back to the true values, so they would reveal the data without "
+            "charging its budget. Leave out --data to simulate on a stand-in table generated from the plan's "
+            "schema (--rows sets its size), or use --public FILE for a file that is truly public (a "
+            "published sample, last year's published table). dpdesk budget PLAN shows each query's noise "
+            "without any data."
         ))  # fmt: skip
     plan = _load_plan(args.plan, args.codebook)
-    result = run_simulation(plan, dpdesk_home(), Path(args.out), runs=args.runs, rows=args.rows, public=args.public,
-                            seed=args.seed, progress=_progress())  # fmt: skip
+    result = run_simulation(plan, dpdesk_home(), Path(args.out), runs=args.runs, rows=args.rows,
+                            public=args.public, seed=args.seed, progress=_progress())  # fmt: skip
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(_("Wrote {runs} simulated release(s) to {out} ({src}).").format(runs=result.runs, out=result.out,

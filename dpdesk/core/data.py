@@ -1005,8 +1005,9 @@ class _ColumnBuilder:
         return int(self.spec.bounds[0]), int(self.spec.bounds[1])
 
     def _count_clamped(self, values: np.ndarray) -> None:
-        """Count the int column's values outside its bounds, about to be clamped (no NaN here: missing values
-        are filled with the lower bound first). Two fast reductions per batch; the count only when one is out."""
+        """Count the int column's values outside its bounds, about to be clamped (no NaN here: missing
+        values are filled with the lower bound first). Two fast reductions per batch; the count only when
+        one is out."""
         lo, hi = self._clip()  # type: ignore[misc]
         if len(values) and (values.min() < lo or values.max() > hi):
             self.issues.clamped += int(np.count_nonzero(values < lo) + np.count_nonzero(values > hi))

@@ -291,8 +291,8 @@ def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
 
 
 def is_known_dataset(home: Path, path_or_sha: str | Path) -> bool:
-    """Whether a file (a :class:`~pathlib.Path`, hashed here) or the dataset with this SHA-256 (a str of 64 hex
-    digits) has a ledger under a dpdesk home: a dataset dpdesk releases from, hence private.
+    """Whether a file (a :class:`~pathlib.Path`, hashed here) or the dataset with this SHA-256 (a str of 64
+    hex digits) has a ledger under a dpdesk home: a dataset dpdesk releases from, hence private.
 
     The one place that answers it (simulations refuse such a file as "public"), so that the ledger's naming
     can change behind it.

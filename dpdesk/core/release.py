@@ -572,13 +572,14 @@ class DataCheck:
         out = []
         for c in self.columns:
             if c.type == "category":
-                line = _("column {name}: {missing} missing, {undeclared} outside the declared categories").format(
-                    name=repr(c.name), missing=c.missing, undeclared=c.undeclared)  # fmt: skip
+                line = _("column {name}: {missing} missing, {undeclared} outside the declared categories")
+                line = line.format(name=repr(c.name), missing=c.missing, undeclared=c.undeclared)
             else:
                 lo, hi = self.bounds[c.name]
-                line = _("column {name}: {missing} missing, {unparsable} unparsable, {clamped} clamped to the bounds "
-                         "[{lo}, {hi}]").format(name=repr(c.name), missing=c.missing, unparsable=c.unparsable,
-                                                clamped=c.clamped, lo=f"{lo:g}", hi=f"{hi:g}")  # fmt: skip
+                line = _("column {name}: {missing} missing, {unparsable} unparsable, {clamped} clamped to "
+                         "the bounds [{lo}, {hi}]")
+                line = line.format(name=repr(c.name), missing=c.missing, unparsable=c.unparsable,
+                                   clamped=c.clamped, lo=f"{lo:g}", hi=f"{hi:g}")
             if c.first_problem and (c.missing or c.undeclared or c.unparsable):
                 line += " " + _("(first at {where})").format(where=c.first_problem)
             out.append(line)
@@ -586,8 +587,8 @@ class DataCheck:
 
     def heading(self) -> str:
         """What the lines are, and for whom."""
-        return _("Data check of {rows} rows (for you only, never published; values outside the categories and "
-                 "unparsable values count as missing):").format(rows=self.rows)  # fmt: skip
+        return _("Data check of {rows} rows (for you only, never published; values outside the categories "
+                 "and unparsable values count as missing):").format(rows=self.rows)  # fmt: skip
 
 
 class DataProblems(UsageError):
@@ -597,11 +598,11 @@ class DataProblems(UsageError):
         self.check = check
         bad = "; ".join(line for c, line in zip(check.columns, check.lines(), strict=True) if c.stops)
         super().__init__(_(
-            "stopped before charging anything: {bad}. These values would count as missing and the release would "
-            "spend budget on statistics without them (a misspelled category gets a count of almost nothing). "
-            "Check the plan's category lists and the data's values (a typo, a missing category, a code for "
-            "\"unknown\"), fix them and run again; to release anyway with these values counted as missing, add "
-            "--accept-data-problems. Nothing was charged or written."
+            "stopped before charging anything: {bad}. These values would count as missing and the release "
+            "would spend budget on statistics without them (a misspelled category gets a count of almost "
+            "nothing). Check the plan's category lists and the data's values (a typo, a missing category, a "
+            "code for \"unknown\"), fix them and run again; to release anyway with these values counted as "
+            "missing, add --accept-data-problems. Nothing was charged or written."
         ).format(bad=bad))  # fmt: skip
 
 
@@ -719,7 +720,12 @@ class NotPublic(UsageError):
 
 
 def public_table(
-    plan: Plan, path: str | Path, home: Path, *, progress: Progress = NULL_PROGRESS, private_sha: str | None = None
+    plan: Plan,
+    path: str | Path,
+    home: Path,
+    *,
+    progress: Progress = NULL_PROGRESS,
+    private_sha: str | None = None,
 ) -> Table:
     """Load a file its user declares public (a published sample, last year's public table) for simulations.
 
@@ -733,10 +739,10 @@ def public_table(
     sha = file_sha256(path, progress)
     if sha == private_sha or is_known_dataset(home, sha):
         raise NotPublic(_(
-            "{path} is not a public file: it is a dataset dpdesk releases from (it has a ledger in {home}, or it is "
-            "the table opened for release). Simulations on it would be uncharged draws of private data, which "
-            "average back to the truth. Simulate on the stand-in table generated from the plan's schema, or on "
-            "a file that is really public (a published sample, last year's published table)."
+            "{path} is not a public file: it is a dataset dpdesk releases from (it has a ledger in {home}, "
+            "or it is the table opened for release). Simulations on it would be uncharged draws of private "
+            "data, which average back to the truth. Simulate on the stand-in table generated from the plan's "
+            "schema, or on a file that is really public (a published sample, last year's published table)."
         ).format(path=path, home=home))  # fmt: skip
     table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
     if table.sha256 != sha:

@@ -119,7 +119,8 @@ def test_simulate_marks_its_output_not_for_publication(dpdesk_home: Path, tmp_pa
     assert "NOT FOR PUBLICATION" in r.stdout
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# NOT FOR PUBLICATION")
-    assert lines[1] == "# source: a stand-in table of 1000 rows generated from the plan's schema (no data was read)"
+    assert lines[1] == ("# source: a stand-in table of 1000 rows generated from the plan's schema "
+                        "(no data was read)")
     assert lines[2] == "run,query,group,value"
     assert len(lines) == 3 + 5 * 12
     assert not (dpdesk_home / "ledgers").exists()  # a simulation touches no ledger
@@ -129,8 +130,8 @@ def _peeking_plan(tmp_path: Path) -> Path:
     """The audit's probe: a budget of 0.1 and one query asking for epsilon 50 (the exact region counts)."""
     data = json.loads(PLAN.read_text(encoding="utf-8"))
     data["budget"] = {"epsilon": 0.1, "delta": 0}
-    data["queries"] = [{"name": "regions", "statistic": "histogram", "column": "region", "mechanism": "laplace",
-                        "epsilon": 50}]  # fmt: skip
+    data["queries"] = [{"name": "regions", "statistic": "histogram", "column": "region",
+                        "mechanism": "laplace", "epsilon": 50}]  # fmt: skip
     p = tmp_path / "peek.json"
     p.write_text(json.dumps(data), encoding="utf-8")
     return p
@@ -146,11 +147,14 @@ def test_simulate_refuses_the_private_table_and_says_what_to_use(dpdesk_home: Pa
     assert not out.exists() and not (dpdesk_home / "ledgers").exists()
 
 
-def test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger(dpdesk_home: Path, tmp_path: Path) -> None:
+def test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
     public = tmp_path / "published_sample.csv"
     public.write_bytes(DATA.read_bytes())
     out = tmp_path / "sim.csv"
-    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out), home=dpdesk_home)
+    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out),
+            home=dpdesk_home)  # fmt: skip
     assert r.returncode == 0, r.stderr
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# NOT FOR PUBLICATION")
@@ -163,7 +167,8 @@ def test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger(dpdesk_h
     (ledger,) = (dpdesk_home / "ledgers").glob("*.jsonl")
     before = ledger.read_bytes()
     out.unlink()
-    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out), home=dpdesk_home)
+    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out),
+            home=dpdesk_home)  # fmt: skip
     assert r.returncode == 2, r.stdout
     assert f"{public} is not a public file" in r.stderr and "has a ledger" in r.stderr
     assert "stand-in table" in r.stderr
@@ -188,8 +193,8 @@ def test_a_misspelled_category_stops_the_release_before_charging(dpdesk_home: Pa
     out = tmp_path / "o"
     r = run("release", str(plan), "--data", str(DATA), "--out", str(out), home=dpdesk_home)
     assert r.returncode == 2, r.stdout
-    assert f"stopped before charging anything: column 'region': 0 missing, {west} outside the declared categories" \
-        in r.stderr  # the column, the count
+    stop = f"stopped before charging anything: column 'region': 0 missing, {west} outside the declared"
+    assert stop in r.stderr  # the column, the count
     assert "category lists" in r.stderr and "--accept-data-problems" in r.stderr  # the fix, and the way past
     assert "Nothing was charged or written" in r.stderr
     assert not out.exists() and not (dpdesk_home / "ledgers").exists()
@@ -213,7 +218,8 @@ def test_release_shows_the_clamped_counts_of_every_numeric_column(dpdesk_home: P
     p.write_text(json.dumps(plan), encoding="utf-8")
     # wage [0, 5000]: 7500, inf, -4, -inf clamped (5000 is at the bound); education [0, 18]: 25, -2, 19
     expected = ["column 'wage': 1 missing, 0 unparsable, 4 clamped to the bounds [0, 5000] (first at line 6)",
-                "column 'education': 0 missing, 1 unparsable, 3 clamped to the bounds [0, 18] (first at line 7)",
+                "column 'education': 0 missing, 1 unparsable, 3 clamped to the bounds [0, 18] "
+                "(first at line 7)",
                 "column 'region': 0 missing, 0 outside the declared categories"]  # fmt: skip
     r = run("release", str(p), "--data", str(data), "--out", str(tmp_path / "o"), home=dpdesk_home)
     assert r.returncode == 2 and "column 'education'" in r.stderr.split("stopped before charging")[1]

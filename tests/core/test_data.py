@@ -425,7 +425,9 @@ def test_bad_values_are_counted_and_missing(tmp_path: Path) -> None:
     ("age\n-5\nabc\n130\ninf\n1e9\n7\n", [0, 0, 120, 120, 120, 7], 4),  # unparsable: the text path
     ("age,x\n120,1\n0,2\n-0,3\n", [120, 0, 0], 0),  # at the bounds: not clamped
 ], ids=["typed", "nulls", "text", "at-bounds"])  # fmt: skip
-def test_clamped_ints_are_counted_on_every_path(tmp_path: Path, text: str, values: list[int], clamped: int) -> None:
+def test_clamped_ints_are_counted_on_every_path(
+    tmp_path: Path, text: str, values: list[int], clamped: int
+) -> None:
     """Int values are clamped to the bounds as they are stored; how many were is counted for the curator."""
     p = write(tmp_path, "t.csv", text)
     t = load_table(p, {"age": AGE})

@@ -328,7 +328,9 @@ def test_simulate_on_a_stand_in_table_is_uncharged() -> None:
     assert len(out) == 3 * 12
 
 
-def test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger(dpdesk_home: Path, tmp_path: Path) -> None:
+def test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
     plan = load_plan(PLAN)
     out = tmp_path / "sim.csv"
     res = rel.run_simulation(plan, dpdesk_home, out, runs=2, rows=300, seed=4)
@@ -365,7 +367,9 @@ def test_is_known_dataset_by_path_or_sha(dpdesk_home: Path, tmp_path: Path) -> N
     assert not is_known_dataset(dpdesk_home, other) and not is_known_dataset(dpdesk_home, _sha(other))
 
 
-def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(dpdesk_home: Path, tmp_path: Path) -> None:
+def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
     plan = small_plan(columns={"x": {"type": "float", "bounds": [0, 100]},
                                "g": {"type": "category", "categories": ["a", "b", "z"]},
                                "k": {"type": "int", "bounds": [1, 5]}})  # fmt: skip
@@ -400,7 +404,8 @@ def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(dpdesk_
     res = release(plan, clean, dpdesk_home, tmp_path / "out2")
     assert res.data_check is not None and not res.data_check.problems
     assert [c.clamped for c in res.data_check.columns] == [1, 0, 1]
-    assert res.data_check.lines()[0] == "column 'x': 0 missing, 0 unparsable, 1 clamped to the bounds [0, 100]"
+    first = res.data_check.lines()[0]
+    assert first == "column 'x': 0 missing, 0 unparsable, 1 clamped to the bounds [0, 100]"
 
 
 def test_csv_neutralises_formulas_but_not_numbers() -> None:

@@ -5,7 +5,8 @@
 * K01, K02, K03: the ledger lock not taken, the ledger read before it, the budget checked on entries read
   before it (the two-process test races two spawned processes and can miss these);
 * L02, L03: the true row count or the load notes (dropped-row counts) in the ledger;
-* P03, P04: the release not stopping on undeclared or unparsable values, or the data check's counts in the ledger;
+* P03, P04: the release not stopping on undeclared or unparsable values; the data check's counts in the
+  ledger;
 * F02: '@', tab and carriage return left unneutralised in release.csv;
 * R04: a numpy generator made at import time (the numpy.random test patches numpy after the import).
 """
@@ -304,9 +305,10 @@ def test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_pac
     data = _planted_problems(tmp_path)
     plan = _plan(
         [{"name": "total", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
-         {"name": "k by region", "statistic": "sum", "column": "k", "group_by": "region", "mechanism": "laplace",
-          "epsilon": 0.5},
-         {"name": "regions", "statistic": "histogram", "column": "region", "mechanism": "laplace", "epsilon": 0.5}],
+         {"name": "k by region", "statistic": "sum", "column": "k", "group_by": "region",
+          "mechanism": "laplace", "epsilon": 0.5},
+         {"name": "regions", "statistic": "histogram", "column": "region", "mechanism": "laplace",
+          "epsilon": 0.5}],
         budget=5.0,
         x={"type": "float", "bounds": [0, 1000]},
         k={"type": "int", "bounds": [0, 50]},
@@ -324,9 +326,10 @@ def test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_pac
            "k clamped": c["k"].clamped, "region undeclared": c["region"].undeclared}  # fmt: skip
     assert got == PLANTED_CHECK
     released = {v for r in res.rows for v in (r.value, r.ci_low, r.ci_high)}
+    package = ("release.csv", "plan.json", "ledger.json")
     texts = {
         "ledger": Ledger.for_dataset(dpdesk_home, _sha(data)).path.read_text(encoding="utf-8"),
-        **{name: (out / name).read_text(encoding="utf-8") for name in ("release.csv", "plan.json", "ledger.json")},
+        **{name: (out / name).read_text(encoding="utf-8") for name in package},
         "report.pdf": "\n".join(p.extract_text() or "" for p in PdfReader(str(out / "report.pdf")).pages),
     }
     for what, n in {**PLANTED_CHECK, "rows": N_CHECK_ROWS}.items():
