@@ -37,9 +37,12 @@ def main() -> int:
     suffix = "" if args.lang == "en" else f"_{args.lang}"
 
     def wait() -> None:
-        QThreadPool.globalInstance().waitForDone(60_000)
-        for _ in range(20):
-            app.processEvents()
+        for _ in range(10):  # a release is two jobs: loading and checking the table, then the charge
+            QThreadPool.globalInstance().waitForDone(60_000)
+            for _ in range(20):
+                app.processEvents()
+            if win.job is None:
+                break
 
     def shot(name: str) -> None:
         wait()

@@ -7,8 +7,6 @@ unacknowledged.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 from collections.abc import Sequence
@@ -69,13 +67,20 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
     r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
     r.add_argument("--bom", action="store_true", help=_("write release.csv with a UTF-8 BOM (for Excel)"))
+    r.add_argument("--accept-data-problems", action="store_true",
+                   help=_("release even if a declared column has values outside its categories or "
+                          "unparsable values (they count as missing); without it the release stops before "
+                          "charging"))  # fmt: skip
 
     s = sub.add_parser("simulate", help=_("draw N uncharged releases for accuracy previews (not for publication)"))
     s.add_argument("plan")
-    s.add_argument("--data")
+    s.add_argument("--data", help=argparse.SUPPRESS)  # refused with an explanation (see _cmd_simulate)
+    s.add_argument("--public", metavar="FILE",
+                   help=_("simulate on this file, which you declare public (a published sample, last year's "
+                          "published table); a file with a ledger is refused"))  # fmt: skip
     s.add_argument("--runs", type=int, required=True)
     s.add_argument("--out", required=True)
-    s.add_argument("--rows", type=int, default=1000, help=_("rows of the stand-in table without --data"))
+    s.add_argument("--rows", type=int, default=1000, help=_("rows of the stand-in table (without --public)"))
     s.add_argument("--seed", type=int, help=_("seed of the simulation's (non-cryptographic) generator"))
     s.add_argument("--codebook")
 
@@ -292,15 +297,20 @@ def _cmd_release(args: argparse.Namespace) -> int:
     plan = _load_plan(args.plan, args.codebook)
     out = Path(args.out)
     check_out_dir(out)
+    def show_check(check: Any) -> None:  # before anything is charged; on stderr, never in a file
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        print("dpdesk: " + check.heading(), file=sys.stderr)
+        for line in check.lines():
+            print("  " + line, file=sys.stderr)
+
     result = release(
         plan, args.data, dpdesk_home(), out, progress=_progress(), encoding=args.encoding, delimiter=args.delimiter,
-        bom=args.bom,
+        bom=args.bom, accept_data_problems=args.accept_data_problems, on_data_check=show_check,
     )
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _tell_migration(result.ledger)
-    for line in result.report_lines:
-        print("dpdesk: " + _("note (for you only, not released): {line}").format(line=line), file=sys.stderr)
     e = result.entry
     n = len(plan.queries)
     print(ngettext(
@@ -315,39 +325,24 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    import numpy as np
+    from dpdesk.core.release import run_simulation, simulation_notice
 
-    from dpdesk.core.release import simulate, simulation_notice, stand_in_table
-
-    if args.runs < 1 or args.runs > 1_000_000:
-        raise UsageError(_("--runs must be from 1 to 1,000,000"))
+    if args.data is not None:
+        raise UsageError(_(
+            "simulate does not read the private table: each simulated release is an uncharged noisy draw, "
+            "and many of them average back to the true values, so they would reveal the data without "
+            "charging its budget. Leave out --data to simulate on a stand-in table generated from the plan's "
+            "schema (--rows sets its size), or use --public FILE for a file that is truly public (a "
+            "published sample, last year's published table). dpdesk budget PLAN shows each query's noise "
+            "without any data."
+        ))  # fmt: skip
     plan = _load_plan(args.plan, args.codebook)
-    rng = np.random.default_rng(args.seed)
-    if args.data:
-        from dpdesk.core.data import load_table
-        from dpdesk.core.ledger import Ledger
-
-        table = load_table(args.data, plan.columns, id_column=plan.privacy_unit.id_column, progress=_progress())
-        ledger = Ledger.for_dataset(dpdesk_home(), table.sha256)
-        with ledger.transaction() as tx:
-            tx.append("simulate", {"plan_hash": plan.plan_hash(), "runs": args.runs, "charged": None})
-    else:
-        if args.rows < 1 or args.rows > 10_000_000:
-            raise UsageError(_("--rows must be from 1 to 10,000,000"))
-        table = stand_in_table(plan, args.rows, rng)
-    rows = simulate(plan, args.runs, table=table, rng=rng)
-    buf = io.StringIO()
-    buf.write(f"# {simulation_notice()}\n")
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["run", "query", "group", "value"])
-    w.writerows(rows)
-    try:
-        Path(args.out).write_text(buf.getvalue(), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(_("cannot write {path}: {err}").format(path=args.out, err=exc.strerror or exc)) from None
-    src = _("the data in {path} (recorded in its ledger, uncharged)").format(path=args.data) if args.data else (
-        _("a stand-in table of {rows} rows generated from the declared schema").format(rows=args.rows))
-    print(_("Wrote {runs} simulated release(s) on {src} to {out}.").format(runs=args.runs, src=src, out=args.out))
+    result = run_simulation(plan, dpdesk_home(), Path(args.out), runs=args.runs, rows=args.rows,
+                            public=args.public, seed=args.seed, progress=_progress())  # fmt: skip
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(_("Wrote {runs} simulated release(s) to {out} ({src}).").format(runs=result.runs, out=result.out,
+                                                                         src=result.source))  # fmt: skip
     print(simulation_notice())
     return 0
 

@@ -64,12 +64,15 @@ DELIMITERS = (",", ";", "\t", "|")
 
 @dataclass
 class ColumnIssues:
-    """Per-column counts for the curator: what became missing, and where the first one was."""
+    """Per-column counts for the curator: what became missing, and where the first one was; for int columns,
+    also how many values were clamped to the bounds as they were stored (float values are clamped later, at
+    query time: see :func:`dpdesk.core.release.check_data`)."""
 
     missing: int = 0
     unparsable: int = 0
     undeclared: int = 0
     first_problem: str | None = None
+    clamped: int = 0
 
 
 @dataclass
@@ -917,6 +920,7 @@ class _ColumnBuilder:
         """Append ``values`` (clamped to ``clip`` first, in the same pass as the copy, when given)."""
         if self.buf is None:
             if clip is not None:
+                self._count_clamped(values)
                 values = np.clip(values, *clip).astype(self._empty_dtype())
             self.parts.append(values)
             if self.spec.type == "int":
@@ -933,6 +937,7 @@ class _ColumnBuilder:
                 more[: self.n] = self.miss_buf[: self.n]
                 self.miss_buf = more
         if clip is not None:
+            self._count_clamped(values)
             np.clip(values, *clip, out=self.buf[self.n : self.n + m], casting="unsafe")
         else:
             self.buf[self.n : self.n + m] = values
@@ -963,6 +968,7 @@ class _ColumnBuilder:
             lo, hi = self.spec.bounds  # type: ignore[misc]
             x = s.fill_null(int(lo)).to_numpy() if nulls else s.to_numpy()
             miss = null if null is not None else np.zeros(len(x), dtype=bool)
+            self._count_clamped(x)
             self._put(np.clip(x, int(lo), int(hi)).astype(self.dtype), miss)
 
     @property
@@ -1011,6 +1017,14 @@ class _ColumnBuilder:
         assert self.spec.bounds is not None
         return int(self.spec.bounds[0]), int(self.spec.bounds[1])
 
+    def _count_clamped(self, values: np.ndarray) -> None:
+        """Count the int column's values outside its bounds, about to be clamped (no NaN here: missing
+        values are filled with the lower bound first). Two fast reductions per batch; the count only when
+        one is out."""
+        lo, hi = self._clip()  # type: ignore[misc]
+        if len(values) and (values.min() < lo or values.max() > hi):
+            self.issues.clamped += int(np.count_nonzero(values < lo) + np.count_nonzero(values > hi))
+
     def _note(self, kind: str, mask: np.ndarray, count: int) -> None:
         setattr(self.issues, kind, getattr(self.issues, kind) + count)
         if self.first_record is None and count:
@@ -1058,8 +1072,9 @@ class _ColumnBuilder:
             return
         miss = nan | frac
         lo, hi = self.spec.bounds  # type: ignore[misc]
-        clamped = np.clip(np.where(miss, lo, x), lo, hi)
-        self._put(clamped.astype(self.dtype), miss)
+        filled = np.where(miss, lo, x)
+        self._count_clamped(filled)
+        self._put(np.clip(filled, lo, hi).astype(self.dtype), miss)
 
     def finish(self) -> Column:
         if self.buf is not None:

@@ -19,11 +19,12 @@ check-then-charge of a release so that two processes can never overspend togethe
 before the caller may reveal anything (spend before reveal).
 
 Entry types: ``spend`` (a release: plan, costs, totals and the released values), ``simulate``
-(uncharged simulation runs), ``settings`` (budget, unit of privacy and accounting fixed at the
-first release, or changed later by a privacy officer with a reason), ``acknowledge`` (a broken
-ledger accepted by an officer), ``package`` (the files of a release package), ``migrate`` (the
-rebuild of a ledger from before public ids), ``correction`` (a charge added for spends booked too
-low by an earlier version; see :mod:`dpdesk.core.recost`).
+(uncharged simulation runs on the data, written by versions before simulations were limited to
+stand-in and public tables; still read, and charged by a correction), ``settings`` (budget, unit of
+privacy and accounting fixed at the first release, or changed later by a privacy officer with a
+reason), ``acknowledge`` (a broken ledger accepted by an officer), ``package`` (the files of a release
+package), ``migrate`` (the rebuild of a ledger from before public ids), ``correction`` (a charge added
+for spends booked too low by an earlier version; see :mod:`dpdesk.core.recost`).
 """
 
 from __future__ import annotations
@@ -139,6 +140,13 @@ class Ledger:
         if self.legacy or self.path is None:
             return _("this dataset's ledger (older format)")
         return self.path.name
+
+    def _refresh(self) -> None:
+        """Pick up the public id another writer gave this dataset since this object was made."""
+        if self.dataset is None and not self.legacy and self.home is not None and self.key is not None:
+            known = _read_key(self.home / "ledgers", self.key)
+            if known is not None:
+                self.dataset, self.path = known, self.home / "ledgers" / f"{known}.jsonl"
 
     def ensure_id(self) -> None:
         """Give a dataset with no ledger yet its public id (once, under the key folder's lock)."""
@@ -277,6 +285,7 @@ class Ledger:
 
     def exists(self) -> bool:
         """Whether anything was ever recorded for this dataset."""
+        self._refresh()
         return self.path is not None and self.path.exists() and self.path.stat().st_size > 0
 
     def entries(self) -> list[dict[str, Any]]:
@@ -289,6 +298,7 @@ class Ledger:
         Messages name the ledger by its path, which holds only the public id (an old-format ledger,
         whose file name is the data's SHA-256, is named in words), so they can be shown and recorded.
         """
+        self._refresh()
         if self.path is None or not self.path.exists():
             return []
         label = self._name() if self.legacy else str(self.path)
@@ -447,6 +457,23 @@ def migration_notice(entry: dict[str, Any]) -> str:
             list=", ".join(_("release {seq} ({rid})").format(seq=x.get("spend_seq"), rid=x.get("release_id"))
                            for x in exposed)))  # fmt: skip
     return "\n".join(lines)
+
+
+def is_known_dataset(home: Path, path_or_sha: str | Path) -> bool:
+    """Whether a file (a :class:`~pathlib.Path`, hashed here) or the dataset with this SHA-256 (a str of 64
+    hex digits) has a ledger under a dpdesk home: a dataset dpdesk releases from, hence private.
+
+    The one place that answers it (simulations refuse such a file as "public"), so that the ledger's naming
+    can change behind it.
+    """
+    if isinstance(path_or_sha, str) and re.fullmatch(r"[0-9a-f]{64}", path_or_sha):
+        sha = path_or_sha
+    else:
+        from dpdesk.core.data import file_sha256
+
+        sha = file_sha256(path_or_sha)
+    folder = home / "ledgers"
+    return _read_key(folder, sha) is not None or (folder / f"{sha}.jsonl").exists()
 
 
 def list_ledgers(home: Path) -> list[Ledger]:

@@ -371,6 +371,7 @@ class ReleaseResult:
     out_dir: Path | None
     report_lines: list[str]
     ledger: Ledger | None = None
+    data_check: DataCheck | None = None  # for the curator's screen only; never written anywhere
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -421,10 +422,16 @@ def release(
     encoding: str | None = None,
     delimiter: str | None = None,
     bom: bool = False,
+    accept_data_problems: bool = False,
+    on_data_check: Callable[[DataCheck], None] | None = None,
 ) -> ReleaseResult:
     """Run a whole release: spend before reveal. Writes ``out_dir`` (if given) only after the ledger.
 
     ``bom`` writes release.csv with a UTF-8 byte-order mark, so that Excel shows Chinese labels.
+    After loading and before the ledger is touched, the table is checked (:func:`check_data`) and
+    ``on_data_check`` shown the counts; a declared column with values outside its categories or
+    unparsable values stops the release (:class:`DataProblems`, nothing charged) unless
+    ``accept_data_problems`` (the curator saw the counts and goes ahead: those values count as missing).
     """
     if out_dir is not None:
         check_out_dir(out_dir)
@@ -435,6 +442,11 @@ def release(
             encoding=encoding, delimiter=delimiter,
         )  # fmt: skip
     _check_table(table, plan)
+    check = check_data(table, plan)
+    if on_data_check is not None:
+        on_data_check(check)
+    if check.problems and not accept_data_problems:
+        raise DataProblems(check)
     keep = _keep_mask(table, plan)
     exacts = []
     for i, d in enumerate(designs):
@@ -491,7 +503,7 @@ def release(
     # revealed only now, after the spend entry is durable
     if out_dir is not None:
         write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
-    return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger)
+    return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger, check)
 
 
 def record_corrections(tx: Any) -> dict[str, Any] | None:
@@ -526,6 +538,120 @@ def rows_from_entry(entry: dict[str, Any]) -> list[Row]:
     if rows_hash(rows) != entry["values_hash"]:
         raise LedgerError(_("ledger entry {seq}: the stored values do not match their hash").format(seq=entry.get("seq")))
     return rows
+
+
+# ----------------------------------------------------------------------------- the data check (curator only)
+
+
+@dataclass(frozen=True)
+class ColumnCheck:
+    """What one declared column of the loaded table holds that the plan does not expect."""
+
+    name: str
+    type: str
+    missing: int  # empty fields
+    undeclared: int  # values outside the declared categories, treated as missing
+    unparsable: int  # values that are not numbers of the declared type, treated as missing
+    clamped: int  # values outside the bounds (±infinity included), clamped to them
+    first_problem: str | None = None  # where the first missing, undeclared or unparsable value is
+
+    @property
+    def stops(self) -> bool:
+        """Values outside the categories or unparsable: a release stops on them unless accepted."""
+        return self.undeclared > 0 or self.unparsable > 0
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """Per declared column, how many values were missing, outside the categories, unparsable or clamped.
+
+    For the curator's eyes only, before anything is charged: these are exact counts read off the private
+    table, so they are never written to the ledger, the package, the report or any exported file.
+    """
+
+    rows: int
+    columns: tuple[ColumnCheck, ...]
+    bounds: dict[str, tuple[float, float]]
+
+    @property
+    def problems(self) -> tuple[ColumnCheck, ...]:
+        """The columns with values outside their categories or unparsable."""
+        return tuple(c for c in self.columns if c.stops)
+
+    def lines(self) -> list[str]:
+        """One line per declared column, in the user's language (clamping counts always included)."""
+        out = []
+        for c in self.columns:
+            if c.type == "category":
+                line = _("column {name}: {missing} missing, {undeclared} outside the declared categories")
+                line = line.format(name=repr(c.name), missing=c.missing, undeclared=c.undeclared)
+            else:
+                lo, hi = self.bounds[c.name]
+                line = _("column {name}: {missing} missing, {unparsable} unparsable, {clamped} clamped to "
+                         "the bounds [{lo}, {hi}]")
+                line = line.format(name=repr(c.name), missing=c.missing, unparsable=c.unparsable,
+                                   clamped=c.clamped, lo=f"{lo:g}", hi=f"{hi:g}")
+            if c.first_problem and (c.missing or c.undeclared or c.unparsable):
+                line += " " + _("(first at {where})").format(where=c.first_problem)
+            out.append(line)
+        return out
+
+    def heading(self) -> str:
+        """What the lines are, and for whom."""
+        return _("Data check of {rows} rows (for you only, never published; values outside the categories "
+                 "and unparsable values count as missing):").format(rows=self.rows)  # fmt: skip
+
+
+class DataProblems(UsageError):
+    """A declared column has values outside its categories or unparsable values: stopped before charging."""
+
+    def __init__(self, check: DataCheck) -> None:
+        self.check = check
+        bad = "; ".join(line for c, line in zip(check.columns, check.lines(), strict=True) if c.stops)
+        super().__init__(_(
+            "stopped before charging anything: {bad}. These values would count as missing and the release "
+            "would spend budget on statistics without them (a misspelled category gets a count of almost "
+            "nothing). Check the plan's category lists and the data's values (a typo, a missing category, a "
+            "code for \"unknown\"), fix them and run again; to release anyway with these values counted as "
+            "missing, add --accept-data-problems. Nothing was charged or written."
+        ).format(bad=bad))  # fmt: skip
+
+
+def check_data(table: Table, plan: Plan) -> DataCheck:
+    """Count, per declared column, what the release will not use as it stands (curator only, never written).
+
+    Missing, undeclared and unparsable values come from the loader's counts; int values are clamped (and
+    counted) as they are loaded; float values outside the bounds are clamped at query time and counted here
+    in one vectorised pass (two reductions, and a count only when one is out of bounds).
+    """
+    cols = []
+    bounds: dict[str, tuple[float, float]] = {}
+    for name, spec in plan.columns.items():
+        col = table.columns[name]
+        iss = table.report.issues.get(name)
+        clamped = iss.clamped if iss is not None else 0
+        if spec.bounds is not None and spec.type != "category":
+            bounds[name] = spec.bounds
+            clamped += _outside(col.values, *spec.bounds)  # floats; ints only if not loaded by the loader
+        if iss is None:  # a table made in memory: what is missing is all that is known
+            missing = int(np.count_nonzero(col.missing()))
+            cols.append(ColumnCheck(name, spec.type, missing, 0, 0, clamped))
+        else:
+            cols.append(ColumnCheck(name, spec.type, iss.missing, iss.undeclared, iss.unparsable, clamped,
+                                    iss.first_problem))  # fmt: skip
+    return DataCheck(table.n_rows, tuple(cols), bounds)
+
+
+def _outside(values: np.ndarray, lo: float, hi: float) -> int:
+    """How many values lie outside [lo, hi] (NaN is missing, not outside; ±infinity is outside)."""
+    if len(values) == 0:
+        return 0
+    if values.dtype.kind == "f":
+        if not (np.fmin.reduce(values) < lo or np.fmax.reduce(values) > hi):  # NaN-ignoring min and max
+            return 0
+    elif not (values.min() < lo or values.max() > hi):
+        return 0
+    return int(np.count_nonzero(values < lo) + np.count_nonzero(values > hi))
 
 
 def _check_table(table: Table, plan: Plan) -> None:
@@ -566,6 +692,8 @@ def simulate(
 ) -> list[tuple[int, str, str, str]]:
     """Draw ``runs`` independent releases without charging anything (numpy noise: previews only).
 
+    Only for a stand-in table (:func:`stand_in_table`) or a table its user declares public
+    (:func:`public_table`): many uncharged draws of a private table average back to the truth.
     Returns rows (run, query, group, value). Not for publication.
     """
     designs = design_plan(plan)
@@ -586,13 +714,105 @@ def simulate(
         return int(np.argmax(u + rng.gumbel(size=len(u))))
 
     out: list[tuple[int, str, str, str]] = []
+    every = max(1, runs // 200)  # a few hundred progress reports at most; a cancel is honoured at every run
     for run in range(1, runs + 1):
-        progress.update(run - 1, runs, "simulating")
+        if (run - 1) % every == 0:
+            progress.update(run - 1, runs, "simulating")
+        progress.check_cancelled()
         for d, ex in zip(designs, exacts, strict=True):
             for r in noisy_rows(d, ex, plan, noise, pick):
                 out.append((run, r.query, r.group, r.value))
     progress.update(runs, runs, "simulating")
     return out
+
+
+class NotPublic(UsageError):
+    """A file offered as public for a simulation is a dataset dpdesk keeps a ledger for."""
+
+
+def public_table(
+    plan: Plan,
+    path: str | Path,
+    home: Path,
+    *,
+    progress: Progress = NULL_PROGRESS,
+    private_sha: str | None = None,
+) -> Table:
+    """Load a file its user declares public (a published sample, last year's public table) for simulations.
+
+    A file with a ledger in this dpdesk home (``is_known_dataset``), or the table being released
+    (``private_sha``), is private whatever it is called: it is refused after being hashed, before any of
+    it is read into a table.
+    """
+    from dpdesk.core.data import file_sha256
+    from dpdesk.core.ledger import is_known_dataset
+
+    sha = file_sha256(path, progress)
+    if sha == private_sha or is_known_dataset(home, sha):
+        raise NotPublic(_(
+            "{path} is not a public file: it is a dataset dpdesk releases from (it has a ledger in {home}, "
+            "or it is the table opened for release). Simulations on it would be uncharged draws of private "
+            "data, which average back to the truth. Simulate on the stand-in table generated from the plan's "
+            "schema, or on a file that is really public (a published sample, last year's published table)."
+        ).format(path=path, home=home))  # fmt: skip
+    table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
+    if table.sha256 != sha:
+        raise UsageError(_("{path} changed while it was read; run the simulation again").format(path=path))
+    return table
+
+
+MAX_SIMULATION_RUNS = 1_000_000
+MAX_STAND_IN_ROWS = 10_000_000
+
+
+@dataclass
+class SimulationResult:
+    """Where a simulation went, how many runs it holds and what it was drawn on."""
+
+    out: Path
+    runs: int
+    source: str
+
+
+def run_simulation(
+    plan: Plan,
+    home: Path,
+    out: Path,
+    *,
+    runs: int,
+    rows: int = 1000,
+    public: str | Path | None = None,
+    seed: int | None = None,
+    private_sha: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> SimulationResult:
+    """Simulate ``runs`` uncharged releases on a stand-in table of ``rows`` rows (the default) or on a file
+    declared ``public``, and write them to ``out`` (CSV) under the NOT FOR PUBLICATION notice and a line
+    naming the source. Never reads a private table and never touches a ledger."""
+    if not 1 <= runs <= MAX_SIMULATION_RUNS:
+        raise UsageError(_("--runs must be from 1 to 1,000,000"))
+    rng = np.random.default_rng(seed)
+    if public is not None:
+        table = public_table(plan, public, home, progress=progress, private_sha=private_sha)
+        source = _("source: {path}, a file declared public by the user").format(path=public)
+    else:
+        if not 1 <= rows <= MAX_STAND_IN_ROWS:
+            raise UsageError(_("--rows must be from 1 to 10,000,000"))
+        table = stand_in_table(plan, rows, rng)
+        source = _("source: a stand-in table of {rows} rows generated from the plan's schema (no data was "
+                   "read)").format(rows=rows)  # fmt: skip
+    drawn = simulate(plan, runs, table=table, rng=rng, progress=progress)
+    progress.update(0, 1, "writing")
+    import csv
+
+    buf = io.StringIO()
+    buf.write(f"# {simulation_notice()}\n# {source}\n")
+    csv.writer(buf, lineterminator="\n").writerows([["run", "query", "group", "value"], *drawn])
+    try:
+        Path(out).write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(_("cannot write {path}: {err}").format(path=out, err=exc.strerror or exc)) from None
+    return SimulationResult(Path(out), runs, source)
 
 
 def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:

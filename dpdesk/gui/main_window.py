@@ -159,6 +159,10 @@ class MainWindow(QMainWindow):
         self.save_as_action = act(_("Save plan &as…"), lambda: self.save_plan(ask=True), QKeySequence.StandardKey.SaveAs)
         self.release_action = act(_("&Release…"), self.release, "Ctrl+R",
                                   _("Charge the ledger, draw the noise and show the noisy results"))  # fmt: skip
+        self.simulate_action = act(_("&Simulate releases…"), lambda: self.simulate_releases(), None,
+                                   _("Uncharged noisy releases on a stand-in table or a public file, for "
+                                     "accuracy previews (not for publication; never on the table you release "
+                                     "from)"))  # fmt: skip
         self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)
         self.undo_action = self.state.undo_stack.createUndoAction(self, _("&Undo"))
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -182,6 +186,8 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu(_("&Edit"))
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
+        tools_menu = bar.addMenu(_("&Tools"))
+        tools_menu.addAction(self.simulate_action)
         help_menu = bar.addMenu(_("&Help"))
         help_menu.addAction(act(_("&About dpdesk"), self.about))
         self._fill_recent()
@@ -195,6 +201,7 @@ class MainWindow(QMainWindow):
         tb.addAction(self.undo_action)
         tb.addAction(self.redo_action)
         tb.addSeparator()
+        tb.addAction(self.simulate_action)
         tb.addAction(self.release_action)
         self.addToolBar(tb)
 
@@ -224,6 +231,7 @@ class MainWindow(QMainWindow):
         self.release_action.setEnabled(ok and not busy)
         self.release_action.setToolTip(why or _("Charge the ledger, draw the noise and show the noisy results"))
         self.open_action.setEnabled(not busy)
+        self.simulate_action.setEnabled(self.state.plan is not None and not busy)
         self.status_label.setText(why if not ok else _("Ready to release."))
         self._update_title()
 
@@ -250,6 +258,19 @@ class MainWindow(QMainWindow):
             self, _("Unsaved plan"), _("The plan has unsaved changes. Save them?"),
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
         )  # fmt: skip
+
+    def show_info(self, title: str, text: str) -> None:
+        QMessageBox.information(self, title, text)
+
+    def ask_simulation(self) -> Any:
+        """The simulation dialog's choice (a SimulationChoice), or None if cancelled."""
+        from dpdesk.core.release import simulation_notice
+        from dpdesk.gui.views.simulate_dialog import SimulateDialog
+
+        dialog = SimulateDialog(self, self.ask_open_path, self.ask_save_path, simulation_notice())
+        if dialog.exec() != SimulateDialog.DialogCode.Accepted:
+            return None
+        return dialog.choice()
 
     def show_error(self, message: str, details: str = "") -> None:
         log.warning("shown to the user: %s", message)
@@ -398,29 +419,62 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ release
     def release(self) -> Worker | None:
+        """Load and check the table (nothing charged), ask with the budget and the data check's counts, then
+        charge and release in a worker."""
         ok, why = self.state.can_release()
         if not ok or self.state.plan is None or self.state.report is None or self.state.data_path is None:
             self.show_error(why)
             return None
         rep = self.state.report
+        plan, path = self.state.plan, self.state.data_path
+
+        def load(progress: Progress) -> Any:
+            from dpdesk.core.data import load_table
+            from dpdesk.core.release import check_data
+
+            table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
+            return table, check_data(table, plan)
+
+        def loaded(result: Any) -> None:
+            table, check = result
+            if self.ask_confirm(*self.release_question(rep, path.name, check)):
+                self._charge_and_release(plan, path, table)
+
+        return self.run_job(load, loaded, _("Checking {name}…").format(name=path.name))
+
+    @staticmethod
+    def release_question(rep: dict[str, Any], name: str, check: Any) -> tuple[str, str]:
+        """The confirmation's title and text: what will be spent and remain, and the data check's counts."""
         m = rep["methods"][rep["method"]]
         text = _(
             "This release will spend ε {e} and δ {d} ({method} accounting) from the budget of {name}.\n"
             "Afterwards ε {le} and δ {ld} will remain.\n\nThe noisy values are recorded in the dataset's ledger "
-            "before they are shown. Running the plan again later costs budget again. Release now?"
+            "before they are shown. Running the plan again later costs budget again."
         ).format(
             e=f"{m['plan']['epsilon']:.4g}", d=f"{m['plan']['delta']:.3g}", method=rep["method"],
-            name=self.state.data_path.name, le=f"{rep['remaining_after']['epsilon']:.4g}",
+            name=name, le=f"{rep['remaining_after']['epsilon']:.4g}",
             ld=f"{rep['remaining_after']['delta']:.3g}",
         )  # fmt: skip
-        if not self.ask_confirm(_("Release"), text):
-            return None
-        plan, path, home = self.state.plan, self.state.data_path, self.state.home
+        text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
+        title = _("Release")
+        if check.problems:
+            title = _("Release despite data problems?")
+            text += "\n\n" + _(
+                "Warning: values outside the declared categories, or unparsable values, in {cols}. They "
+                "count as missing, so the statistics would leave them out (a misspelled category gets a "
+                "count of almost nothing). Check the plan's category lists and the data before you spend "
+                "budget on them."
+            ).format(cols=", ".join(repr(c.name) for c in check.problems))  # fmt: skip
+        return title, text + "\n\n" + _("Release now?")
+
+    def _charge_and_release(self, plan: Any, path: Path, table: Any) -> Worker:
+        home = self.state.home
 
         def job(progress: Progress) -> Any:
             from dpdesk.core.release import release
 
-            return release(plan, path, home, None, progress=progress)
+            # the curator saw the data check's counts in the confirmation and chose to go ahead
+            return release(plan, path, home, None, progress=progress, table=table, accept_data_problems=True)
 
         def done(result: Any) -> None:
             self.state.read_ledger()
@@ -438,6 +492,34 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(self.results_view)
 
         return self.run_job(job, done, _("Releasing…"))
+
+    def simulate_releases(self) -> Worker | None:
+        """Uncharged noisy releases of the plan on a stand-in table or a file declared public, written to a
+        CSV marked not for publication (never on the table opened for release)."""
+        if self.state.plan is None:
+            self.show_error(self.state.plan_error or _("The plan is not complete."))
+            return None
+        choice = self.ask_simulation()
+        if choice is None:
+            return None
+        plan, home, private = self.state.plan, self.state.home, self.state.sha256
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.core.release import run_simulation
+
+            return run_simulation(plan, home, choice.out, runs=choice.runs, rows=choice.rows,
+                                  public=choice.public, private_sha=private, progress=progress)  # fmt: skip
+
+        def done(result: Any) -> None:
+            from dpdesk.core.release import simulation_notice
+
+            text = _("Wrote {runs} simulated release(s) to {path}\n({source}).").format(
+                runs=result.runs, path=result.out, source=result.source)  # fmt: skip
+            status = _("Wrote {runs} simulated release(s) to {path} (not for publication).")
+            self.status_label.setText(status.format(runs=result.runs, path=result.out))
+            self.show_info(_("Simulated releases"), text + "\n\n" + simulation_notice())
+
+        return self.run_job(job, done, _("Simulating releases…"))
 
     def export_release(self) -> Worker | None:
         """Write the shown release as a package (release.csv, report.pdf, plan.json, ledger.json); costs nothing."""

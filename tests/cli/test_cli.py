@@ -118,12 +118,124 @@ def test_simulate_marks_its_output_not_for_publication(dpdesk_home: Path, tmp_pa
     assert r.returncode == 0, r.stderr
     assert "NOT FOR PUBLICATION" in r.stdout
     lines = out.read_text(encoding="utf-8").splitlines()
-    assert lines[0].startswith("# NOT FOR PUBLICATION") and lines[1] == "run,query,group,value"
-    assert len(lines) == 2 + 5 * 12
-    r = run("simulate", str(PLAN), "--data", str(DATA), "--runs", "2", "--out", str(out), home=dpdesk_home)
+    assert lines[0].startswith("# NOT FOR PUBLICATION")
+    assert lines[1] == ("# source: a stand-in table of 1000 rows generated from the plan's schema "
+                        "(no data was read)")
+    assert lines[2] == "run,query,group,value"
+    assert len(lines) == 3 + 5 * 12
+    assert not (dpdesk_home / "ledgers").exists()  # a simulation touches no ledger
+
+
+def _peeking_plan(tmp_path: Path) -> Path:
+    """The audit's probe: a budget of 0.1 and one query asking for epsilon 50 (the exact region counts)."""
+    data = json.loads(PLAN.read_text(encoding="utf-8"))
+    data["budget"] = {"epsilon": 0.1, "delta": 0}
+    data["queries"] = [{"name": "regions", "statistic": "histogram", "column": "region",
+                        "mechanism": "laplace", "epsilon": 50}]  # fmt: skip
+    p = tmp_path / "peek.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    return p
+
+
+def test_simulate_refuses_the_private_table_and_says_what_to_use(dpdesk_home: Path, tmp_path: Path) -> None:
+    plan, out = _peeking_plan(tmp_path), tmp_path / "sim.csv"
+    r = run("simulate", str(plan), "--data", str(DATA), "--runs", "1", "--out", str(out), home=dpdesk_home)
+    assert r.returncode == 2, r.stdout
+    assert "average back to the true values" in r.stderr  # why
+    assert "stand-in table" in r.stderr and "--public FILE" in r.stderr  # what to use instead
+    assert "Traceback" not in r.stderr
+    assert not out.exists() and not (dpdesk_home / "ledgers").exists()
+
+
+def test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
+    public = tmp_path / "published_sample.csv"
+    public.write_bytes(DATA.read_bytes())
+    out = tmp_path / "sim.csv"
+    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out),
+            home=dpdesk_home)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    lg = run("ledger", "--data", str(DATA), home=dpdesk_home)
-    assert "simulate  2 run(s), uncharged" in lg.stdout
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# NOT FOR PUBLICATION")
+    assert lines[1] == f"# source: {public}, a file declared public by the user"
+    assert len(lines) == 3 + 3 * 12
+    assert not (dpdesk_home / "ledgers").exists()
+    # once dpdesk has released from it, the file is a private dataset, whatever the user calls it
+    assert run("release", str(PLAN), "--data", str(public), "--out", str(tmp_path / "o"),
+               home=dpdesk_home).returncode == 0  # fmt: skip
+    (ledger,) = (dpdesk_home / "ledgers").glob("*.jsonl")
+    before = ledger.read_bytes()
+    out.unlink()
+    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out),
+            home=dpdesk_home)  # fmt: skip
+    assert r.returncode == 2, r.stdout
+    assert f"{public} is not a public file" in r.stderr and "has a ledger" in r.stderr
+    assert "stand-in table" in r.stderr
+    assert not out.exists() and ledger.read_bytes() == before
+
+
+def _with_misspelled_west(tmp_path: Path) -> tuple[Path, int]:
+    """The sample plan with "west" typed "wets", and how many rows of the sample are in the west."""
+    data = json.loads(PLAN.read_text(encoding="utf-8"))
+    cats = data["columns"]["region"]["categories"]
+    cats[cats.index("west")] = "wets"
+    p = tmp_path / "wets.json"
+    p.write_text(json.dumps(data), encoding="utf-8")
+    with DATA.open(encoding="utf-8") as f:
+        west = sum(r["region"] == "west" for r in csv.DictReader(f))
+    assert west > 0
+    return p, west
+
+
+def test_a_misspelled_category_stops_the_release_before_charging(dpdesk_home: Path, tmp_path: Path) -> None:
+    plan, west = _with_misspelled_west(tmp_path)
+    out = tmp_path / "o"
+    r = run("release", str(plan), "--data", str(DATA), "--out", str(out), home=dpdesk_home)
+    assert r.returncode == 2, r.stdout
+    stop = f"stopped before charging anything: column 'region': 0 missing, {west} outside the declared"
+    assert stop in r.stderr  # the column, the count
+    assert "category lists" in r.stderr and "--accept-data-problems" in r.stderr  # the fix, and the way past
+    assert "Nothing was charged or written" in r.stderr
+    assert not out.exists() and not (dpdesk_home / "ledgers").exists()
+    assert r.stdout == ""
+    # with the flag, the curator goes ahead knowingly: the same counts shown, then the charge
+    r = run("release", str(plan), "--data", str(DATA), "--out", str(out), "--accept-data-problems",
+            home=dpdesk_home)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert f"column 'region': 0 missing, {west} outside the declared categories" in r.stderr
+    assert "charged epsilon 0.9" in r.stdout
+
+
+def test_release_shows_the_clamped_counts_of_every_numeric_column(dpdesk_home: Path, tmp_path: Path) -> None:
+    rows = [("1200.5", "3", "south"), ("7500", "25", "west"), ("inf", "-2", "south"), ("-4", "12", "west"),
+            ("", "19", "south"), ("-inf", "x", "west"), ("5000", "18", "west")]  # fmt: skip
+    data = tmp_path / "d.csv"
+    data.write_text("wage,education,region\n" + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+    plan = json.loads(PLAN.read_text(encoding="utf-8"))
+    plan["queries"] = plan["queries"][:2]
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps(plan), encoding="utf-8")
+    # wage [0, 5000]: 7500, inf, -4, -inf clamped (5000 is at the bound); education [0, 18]: 25, -2, 19
+    expected = ["column 'wage': 1 missing, 0 unparsable, 4 clamped to the bounds [0, 5000] (first at line 6)",
+                "column 'education': 0 missing, 1 unparsable, 3 clamped to the bounds [0, 18] "
+                "(first at line 7)",
+                "column 'region': 0 missing, 0 outside the declared categories"]  # fmt: skip
+    r = run("release", str(p), "--data", str(data), "--out", str(tmp_path / "o"), home=dpdesk_home)
+    assert r.returncode == 2 and "column 'education'" in r.stderr.split("stopped before charging")[1]
+    shown = [ln.strip() for ln in r.stderr.splitlines() if ln.startswith("  column")]
+    assert shown == expected
+    r = run("release", str(p), "--data", str(data), "--out", str(tmp_path / "o"), "--accept-data-problems",
+            home=dpdesk_home)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert [ln.strip() for ln in r.stderr.splitlines() if ln.startswith("  column")] == expected
+    # a clean file still shows its clamping (the sample has wages above 5000)
+    with DATA.open(encoding="utf-8") as f:
+        high = sum(float(r["wage"]) > 5000 for r in csv.DictReader(f))
+    r = run("release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "o2"), home=dpdesk_home)
+    assert r.returncode == 0, r.stderr
+    assert f"column 'wage': 0 missing, 0 unparsable, {high} clamped to the bounds [0, 5000]" in r.stderr
+    assert "column 'education': 0 missing, 0 unparsable, 0 clamped to the bounds [0, 18]" in r.stderr
 
 
 def test_open_starts_the_desktop_app(dpdesk_home: Path) -> None:

@@ -419,6 +419,25 @@ def test_bad_values_are_counted_and_missing(tmp_path: Path) -> None:
     assert t.columns["age"].values.dtype == np.int8  # bounds [0, 120] fit int8
 
 
+@pytest.mark.parametrize(("text", "values", "clamped"), [
+    ("age\n-5\n130\n50\n200\n", [0, 120, 50, 120], 3),  # clean: the typed path
+    ("age\n-5\n\n130\n50\n", [0, 0, 120, 50], 2),  # an empty field: the typed path with nulls
+    ("age\n-5\nabc\n130\ninf\n1e9\n7\n", [0, 0, 120, 120, 120, 7], 4),  # unparsable: the text path
+    ("age,x\n120,1\n0,2\n-0,3\n", [120, 0, 0], 0),  # at the bounds: not clamped
+], ids=["typed", "nulls", "text", "at-bounds"])  # fmt: skip
+def test_clamped_ints_are_counted_on_every_path(
+    tmp_path: Path, text: str, values: list[int], clamped: int
+) -> None:
+    """Int values are clamped to the bounds as they are stored; how many were is counted for the curator."""
+    p = write(tmp_path, "t.csv", text)
+    t = load_table(p, {"age": AGE})
+    assert t.columns["age"].values.tolist() == values
+    assert t.report.issues["age"].clamped == clamped
+    pq = tmp_path / "t.parquet"
+    pl.DataFrame({"age": [-5, None, 130, 50, 121]}).write_parquet(pq)
+    assert load_table(pq, {"age": AGE}).report.issues["age"].clamped == 3
+
+
 def test_first_problem_names_its_line(tmp_path: Path) -> None:
     p = write(tmp_path, "t.csv", "city,age,wage\n北京,1,2\n北京,x,3\n北京,4,5\n北京,y,6\n")
     t = load_table(p, COLS)

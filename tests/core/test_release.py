@@ -328,6 +328,86 @@ def test_simulate_on_a_stand_in_table_is_uncharged() -> None:
     assert len(out) == 3 * 12
 
 
+def test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
+    plan = load_plan(PLAN)
+    out = tmp_path / "sim.csv"
+    res = rel.run_simulation(plan, dpdesk_home, out, runs=2, rows=300, seed=4)
+    text = out.read_text(encoding="utf-8").splitlines()
+    assert text[0] == "# " + rel.simulation_notice() and text[1] == "# " + res.source
+    assert "stand-in table of 300 rows" in res.source and len(text) == 3 + 2 * 12
+    public = tmp_path / "last_year_published.csv"
+    public.write_bytes(DATA.read_bytes())
+    res = rel.run_simulation(plan, dpdesk_home, out, runs=2, public=public)
+    assert str(public) in res.source and "declared public" in res.source
+    assert not (dpdesk_home / "ledgers").exists() or not list((dpdesk_home / "ledgers").iterdir())
+    # the table being released is private even before its first ledger entry
+    with pytest.raises(rel.NotPublic, match="not a public file"):
+        rel.run_simulation(plan, dpdesk_home, out, runs=2, public=public, private_sha=_sha(public))
+    release(plan, public, dpdesk_home, tmp_path / "o")  # now the file has a ledger
+    ledger = Ledger.for_dataset(dpdesk_home, _sha(public)).path
+    before = ledger.read_bytes()
+    out.unlink()
+    with pytest.raises(rel.NotPublic, match="has a ledger") as err:
+        rel.run_simulation(plan, dpdesk_home, out, runs=2, public=public)
+    assert err.value.exit_code == 2
+    assert not out.exists() and ledger.read_bytes() == before
+
+
+def test_is_known_dataset_by_path_or_sha(dpdesk_home: Path, tmp_path: Path) -> None:
+    from dpdesk.core.ledger import is_known_dataset
+
+    data = write_csv(tmp_path / "d.csv", [(1, "a")])
+    other = write_csv(tmp_path / "e.csv", [(2, "a")])
+    assert not is_known_dataset(dpdesk_home, data) and not is_known_dataset(dpdesk_home, _sha(data))
+    release(small_plan(), data, dpdesk_home, tmp_path / "o")
+    assert is_known_dataset(dpdesk_home, data) and is_known_dataset(dpdesk_home, _sha(data))
+    assert is_known_dataset(dpdesk_home, str(data))  # a path given as text
+    assert not is_known_dataset(dpdesk_home, other) and not is_known_dataset(dpdesk_home, _sha(other))
+
+
+def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
+    plan = small_plan(columns={"x": {"type": "float", "bounds": [0, 100]},
+                               "g": {"type": "category", "categories": ["a", "b", "z"]},
+                               "k": {"type": "int", "bounds": [1, 5]}})  # fmt: skip
+    rows = [(10, "a", 3), ("", "a", 9), ("oops", "b", 0), (250, "wets", 2), ("inf", "wets", ""), (-1, "", 5),
+            ("-inf", "b", 4), (100, "a", "n/a")]  # fmt: skip
+    data = write_csv(tmp_path / "d.csv", rows, header="x,g,k")
+    ledger = Ledger.for_dataset(dpdesk_home, _sha(data))
+    seen: list[tuple[rel.DataCheck, bool]] = []
+
+    def shown(check: rel.DataCheck) -> None:
+        seen.append((check, ledger.exists()))
+
+    with pytest.raises(rel.DataProblems) as err:
+        release(plan, data, dpdesk_home, tmp_path / "out", on_data_check=shown)
+    assert err.value.exit_code == 2
+    assert not ledger.exists() and not (tmp_path / "out").exists()
+    ((check, charged_before),) = seen
+    assert not charged_before
+    counts = {c.name: (c.missing, c.undeclared, c.unparsable, c.clamped) for c in check.columns}
+    # x: "" missing, "oops" unparsable, 250, inf, -1, -inf clamped (100 is at the bound)
+    # g: "" missing, two "wets"; k: "" missing, "n/a" unparsable, 9 and 0 clamped
+    assert counts == {"x": (1, 0, 1, 4), "g": (1, 2, 0, 0), "k": (1, 0, 1, 2)}
+    assert [c.name for c in check.problems] == ["x", "g", "k"]
+    assert "column 'g': 1 missing, 2 outside the declared categories" in str(err.value)
+    assert check.rows == 8
+    res = release(plan, data, dpdesk_home, tmp_path / "out", on_data_check=shown, accept_data_problems=True)
+    assert res.data_check is not None and res.data_check.columns == check.columns
+    assert [e["type"] for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify()] == ["settings", "spend", "package"]
+    assert seen[1][1] is False  # shown before the first ledger entry was written
+    # clamping alone never stops a release; it is shown
+    clean = write_csv(tmp_path / "c.csv", [(10, "a", 3), (500, "b", 7)], header="x,g,k")
+    res = release(plan, clean, dpdesk_home, tmp_path / "out2")
+    assert res.data_check is not None and not res.data_check.problems
+    assert [c.clamped for c in res.data_check.columns] == [1, 0, 1]
+    first = res.data_check.lines()[0]
+    assert first == "column 'x': 0 missing, 0 unparsable, 1 clamped to the bounds [0, 100]"
+
+
 def test_csv_neutralises_formulas_but_not_numbers() -> None:
     rows = [rel.Row("=cmd", "+x", "-3.5", "-1", "2", "laplace", "0.1", "0")]
     text = rel.rows_to_csv(rows).decode()

@@ -288,3 +288,164 @@ def test_scale_to_budget_and_statement(qtbot: Any, win: Any, data: Path, tmp_pat
     text = " ".join((p.extract_text() or "").replace("\n", " ") for p in PdfReader(str(target)).pages)
     assert "Budget statement" in text and "median education" in text
     assert "ε 1, δ 1e-07" in text or "ε 0.999996" in text  # the scaled plan spent (almost) the whole budget
+
+
+def _misspelled_plan(tmp_path: Path) -> tuple[Path, int, int]:
+    """The sample plan with "west" typed "wets"; the sample's rows in the west and its wages above 5000."""
+    import csv
+
+    plan = json.loads(PLAN.read_text(encoding="utf-8"))
+    cats = plan["columns"]["region"]["categories"]
+    cats[cats.index("west")] = "wets"
+    p = tmp_path / "wets.json"
+    p.write_text(json.dumps(plan), encoding="utf-8")
+    with (SAMPLES / "census_sample.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return p, sum(r["region"] == "west" for r in rows), sum(float(r["wage"]) > 5000 for r in rows)
+
+
+def test_release_confirmation_shows_the_data_check_before_anything_is_charged(
+    qtbot: Any, win: Any, data: Path, tmp_path: Path, dpdesk_home: Path
+) -> None:
+    plan, west, high = _misspelled_plan(tmp_path)
+    open_table(qtbot, win, data)
+    asked: list[tuple[str, str]] = []
+    ledger = Ledger.for_dataset(dpdesk_home, win.state.sha256)
+    # a clean plan: the counts (clamping included) are shown under the plain title
+    win.ask_confirm = lambda title, text: asked.append((title, text)) and False
+    assert win.open_plan(str(PLAN))
+    win.release()
+    qtbot.waitUntil(lambda: len(asked) == 1 and win.job is None, timeout=60_000)
+    assert asked[0][0] == "Release" and f"{high} clamped" in asked[0][1] and "Warning" not in asked[0][1]
+    assert not ledger.exists()
+    asked.clear()
+    # the misspelled category
+    assert win.open_plan(str(plan))
+
+    def answer(title: str, text: str) -> bool:
+        asked.append((title, text))
+        assert not ledger.exists()  # asked before anything is charged
+        return len(asked) > 1  # no the first time, yes the second
+
+    win.ask_confirm = answer
+    win.release()
+    qtbot.waitUntil(lambda: len(asked) == 1 and win.job is None, timeout=60_000)
+    title, text = asked[0]
+    assert title == "Release despite data problems?"
+    assert "spend ε 0.9" in text
+    assert f"• column 'region': 0 missing, {west} outside the declared categories" in text
+    assert f"• column 'wage': 0 missing, 0 unparsable, {high} clamped to the bounds [0, 5000]" in text
+    assert "• column 'education': 0 missing, 0 unparsable, 0 clamped to the bounds [0, 18]" in text
+    assert "unparsable values, in 'region'" in text and text.endswith("Release now?")
+    assert not ledger.exists() and not win.state.results  # "no": nothing charged, nothing shown
+    win.release()
+    qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
+    assert len(asked) == 2 and asked[1] == asked[0]
+    assert [e["type"] for e in ledger.verify()] == ["settings", "spend"]
+    assert win.errors == []
+
+
+def _fill_simulation(dialog: Any, qtbot: Any, *, runs: int, out: Path, public: Path | None = None,
+                     declare: bool = True) -> None:  # fmt: skip
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    if public is not None:
+        dialog.ask_open_path = lambda *_a: str(public)
+        qtbot.mouseClick(dialog.browse_public, Qt.MouseButton.LeftButton)
+        assert dialog.public.isChecked() and not dialog.ok_button.isEnabled()
+        if declare:
+            dialog.declare.setChecked(True)
+    dialog.runs.setValue(runs)
+    dialog.ask_save_path = lambda *_a: str(out.with_suffix(""))
+    qtbot.mouseClick(dialog.browse_out, Qt.MouseButton.LeftButton)
+    assert dialog.out_path.text() == str(out)
+
+
+def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_table(
+    qtbot: Any, win: Any, data: Path, tmp_path: Path, dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dpdesk.gui.views.simulate_dialog import SimulateDialog
+
+    fill: dict[str, Any] = {}
+    dialogs: list[Any] = []
+
+    def run_dialog(self: Any) -> int:
+        dialogs.append(self)
+        _fill_simulation(self, qtbot, **fill)
+        why = self.why_not()
+        cancel = self.buttons.button(self.buttons.StandardButton.Cancel)
+        qtbot.mouseClick(self.ok_button if not why else cancel, Qt.MouseButton.LeftButton)
+        return self.result()
+
+    monkeypatch.setattr(SimulateDialog, "exec", run_dialog)
+    infos: list[str] = []
+    win.show_info = lambda _title, text: infos.append(text)
+    assert not win.simulate_action.isEnabled()  # no plan yet
+    assert win.open_plan(str(PLAN))
+    assert win.simulate_action.isEnabled()
+
+    # the stand-in table (the default), no table open at all
+    out = tmp_path / "stand_in.csv"
+    fill.update(runs=4, out=out)
+    win.simulate_action.trigger()
+    qtbot.waitUntil(lambda: win.job is None and bool(infos), timeout=60_000)
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("# NOT FOR PUBLICATION")
+    assert lines[1] == ("# source: a stand-in table of 1000 rows generated from the plan's schema "
+                        "(no data was read)")
+    assert len(lines) == 3 + 4 * 12
+    assert str(out) in infos[-1] and "NOT FOR PUBLICATION" in infos[-1]
+    assert str(out) in win.status_label.text()
+
+    # the table opened for release is refused as "public", even before it has a ledger
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    fill.update(runs=2, out=tmp_path / "refused.csv", public=data)
+    win.simulate_action.trigger()
+    qtbot.waitUntil(lambda: win.job is None and bool(win.errors), timeout=60_000)
+    assert "is not a public file" in win.errors[-1] and not (tmp_path / "refused.csv").exists()
+    # so is a file with a ledger
+    released = tmp_path / "released_before.csv"
+    released.write_bytes(data.read_bytes() + b"30,male,12,arts,40,1000,south,state_01,1\n")
+    from dpdesk.core.plan import load_plan
+    from dpdesk.core.release import release
+
+    release(load_plan(PLAN), released, dpdesk_home, None)
+    fill.update(public=released)
+    win.errors.clear()
+    win.simulate_action.trigger()
+    qtbot.waitUntil(lambda: win.job is None and bool(win.errors), timeout=60_000)
+    assert "has a ledger" in win.errors[-1] and not (tmp_path / "refused.csv").exists()
+    # without the declaration the dialog does not run at all
+    fill.update(public=tmp_path / "x.csv", declare=False)
+    infos.clear()
+    win.simulate_action.trigger()
+    assert "declare that the file is public" in dialogs[-1].hint.text() and win.job is None and not infos
+    # a file that is public indeed
+    public = tmp_path / "published_sample.csv"
+    public.write_bytes((SAMPLES / "census_sample.csv").read_bytes().replace(b"south", b"west"))
+    fill.update(public=public, declare=True, out=tmp_path / "public.csv")
+    win.simulate_action.trigger()
+    qtbot.waitUntil(lambda: win.job is None and bool(infos), timeout=60_000)
+    lines = (tmp_path / "public.csv").read_text(encoding="utf-8").splitlines()
+    assert lines[1] == f"# source: {public}, a file declared public by the user" and len(lines) == 3 + 2 * 12
+    assert len(win.errors) == 1
+    for p in (dpdesk_home / "ledgers").glob("*.jsonl"):  # only the release made above wrote a ledger
+        assert all(e["type"] != "simulate" for e in Ledger(p.stem, p).verify())
+
+
+def test_a_simulation_can_be_cancelled(
+    qtbot: Any, win: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dpdesk.gui.views.simulate_dialog import SimulationChoice
+
+    assert win.open_plan(str(PLAN))
+    out = tmp_path / "sim.csv"
+    win.ask_simulation = lambda: SimulationChoice(runs=1_000_000, out=out, rows=100_000)
+    win.simulate_action.trigger()
+    qtbot.waitUntil(lambda: win.progress.isVisible() and win.progress.value() > 0, timeout=60_000)
+    assert not win.simulate_action.isEnabled()
+    qtbot.mouseClick(win.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: win.job is None, timeout=60_000)
+    assert "Cancelled" in win.status_label.text() and not out.exists()
+    assert win.simulate_action.isEnabled()

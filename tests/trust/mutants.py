@@ -71,6 +71,8 @@ G_LEAK = f"{GAPS}::test_no_count_or_sum_read_off_the_data_reaches_the_ledger_or_
 G_CSV = f"{GAPS}::test_every_formula_prefix_is_neutralised_and_numbers_are_not"
 G_RNG = f"{GAPS}::test_no_generator_of_numpy_or_random_exists_when_a_release_runs"
 G_RNG_STATIC = f"{GAPS}::test_the_release_path_never_names_numpy_random_or_random"
+G_CHECK = f"{GAPS}::test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_package"
+GUI = "tests/gui/test_app.py"
 
 
 @dataclass(frozen=True)
@@ -493,6 +495,32 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
            r"""    starts[1:] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)""",
            r"""    starts[1:] = sorted_ids[1:, 0] != sorted_ids[:-1, 0]""",
            (f"{AGG}::test_people_whose_ids_share_one_half_of_the_hash_stay_apart",)),
+    # --- previews never read the private table; the data check before the charge ------------------
+    Mutant("P01", "previews: simulate --data accepted again (the private table read as if public)",
+           "dpdesk/cli.py",
+           r"""    if args.data is not None:
+        raise UsageError(_(""",
+           r"""    if args.data is not None:
+        args.public = args.data
+    if False:
+        raise UsageError(_(""",
+           (f"{CLI}::test_simulate_refuses_the_private_table_and_says_what_to_use",)),
+    Mutant("P02", "previews: a 'public' file with a ledger is simulated on", R,
+           r"""    if sha == private_sha or is_known_dataset(home, sha):""",
+           r"""    if sha == private_sha:""",
+           (f"{REL}::test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger",
+            f"{CLI}::test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger",
+            f"{GUI}::test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_table")),
+    Mutant("P03", "data check: undeclared or unparsable values no longer stop the release before charging", R,
+           r"""    if check.problems and not accept_data_problems:""",
+           r"""    if False:""",
+           (f"{CLI}::test_a_misspelled_category_stops_the_release_before_charging",
+            f"{REL}::test_the_data_check_is_shown_before_the_charge_and_stops_on_problems"), (G_CHECK,)),
+    Mutant("P04", "data check: the per-column counts written into the spend entry", R,
+           r"""                "trace": [design_to_dict(d) for d in designs],""",
+           r"""                "trace": [design_to_dict(d) for d in designs],
+                "data_check": [vars(c) for c in check.columns],""",
+           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",), (G_CHECK,)),
 )
 
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
