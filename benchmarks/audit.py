@@ -2,7 +2,8 @@
 
 Uses the tester of tests/trust/test_audit.py (real OpenDP sampler, exact Clopper-Pearson bounds at
 alpha = 1e-8 per side) on a correct mechanism and on a broken one (half the noise; for sums also an
-unclamped value), and writes a Markdown table to benchmarks/AUDIT.md.
+unclamped value, and under replace the calibration before issue 11 for a neighbour whose row drops
+out), and writes a Markdown table to benchmarks/AUDIT.md.
 
     /work/venv/bin/python benchmarks/audit.py [--noise-draws N] [--em-draws N] [--out benchmarks/AUDIT.md]
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import platform
 import sys
 import time
@@ -19,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpdesk.core.plan import ALLOWED_MECHANISMS
-from tests.trust.test_audit import _ROWS, ALPHA, Case, run_case
+from tests.trust.test_audit import _ROWS, ALPHA, DROP_BOUNDS, DROP_ROWS, Case, run_case
 
 HERE = Path(__file__).resolve().parent
 
@@ -55,6 +57,18 @@ def neighbours(stat: str, relation: str) -> tuple[list, list]:
         return base, base + [add]
     old = {"count": (1.0, 0), "sum": (3.0, 0), "mean": (-7.0, 0), "histogram": (1.0, 0)}[stat]
     return base + [old], base + [add]
+
+
+def drop_cases(args: argparse.Namespace) -> list[tuple[str, Case]]:
+    """The sum under replace where the neighbour's row is missing and drops out (bounds excluding zero)."""
+    out = []
+    for mechanism in ALLOWED_MECHANISMS["sum"]:
+        query: dict = {"statistic": "sum", "column": "x", "mechanism": mechanism, "epsilon": 1.0}
+        if mechanism == "gaussian":
+            query.update(epsilon=2.0, delta=1e-3, calibration="analytic")
+        d, dp = DROP_ROWS + [(100.0, 0)], DROP_ROWS + [(math.nan, 0)]
+        out.append((mechanism, Case("sum", query, "replace", d, dp, args.noise_draws, bounds=DROP_BOUNDS)))
+    return out
 
 
 def main() -> None:
@@ -99,6 +113,22 @@ def main() -> None:
                 )
                 print(row, flush=True)
                 lines.append(row)
+    for mechanism, case in drop_cases(args):
+        t0 = time.time()
+        res, eps, delta = run_case(case)
+        bro, _, _ = run_case(case, "half")
+        old, _, _ = run_case(case, "old_replace")
+        dt = time.time() - t0
+        ok = "PASS" if res.eps_lower <= eps else "**FAIL**"
+        claim = f"{eps:g}" + (f" ({delta:g})" if delta else "")
+        caught = ", ".join("yes" if r.eps_lower > eps else "no" for r in (bro, old))
+        row = (
+            f"| {mechanism} | sum, a row drops out, bounds [99, 100] | replace | {claim} | "
+            f"{res.eps_lower:.3f} {ok} | {res.z:.1f} | {bro.eps_lower:.3f} ({bro.z:.1f}); old replace "
+            f"calibration U - L: {old.eps_lower:.3f} ({old.z:.1f}) | {caught} | {dt:.0f} |"
+        )
+        print(row, flush=True)
+        lines.append(row)
     total = time.time() - t_all
     cmd = "/work/venv/bin/python benchmarks/audit.py " + " ".join(sys.argv[1:])
     text = "\n".join(
@@ -125,7 +155,10 @@ def main() -> None:
             ),
             (
                 "Broken: half the noise (Laplace and EM: twice the epsilon; Gaussian: sigma / 2; grid unchanged); "
-                "for sum under add/remove also an unclamped row of -14 with bounds [-7, 3]."
+                "for sum under add/remove also an unclamped row of -14 with bounds [-7, 3]; for the sum "
+                "whose neighbour's row is missing and drops out (replace, bounds [99, 100], a change of "
+                "M = 100) also the calibration before issue 11, noise for U - L = 1 (its eps_lower is "
+                "capped by the number of draws)."
             ),
             "",
             *lines,

@@ -9,15 +9,17 @@ Neighbouring relations, with k = max_rows_per_person and M = max(|L|, |U|):
 
 * ``add_remove``: one person's rows (at most k) are added or removed.
 * ``replace``: one person's rows (at most k) are replaced by as many rows with other values; the
-  number of rows does not change.
+  number of rows does not change. "Other values" include missing, unparsable and undeclared ones
+  and an empty id, so a row of the statistic may **drop out** while its neighbour, with a value,
+  does not (see :func:`rows_can_drop`).
 
 Sensitivities (L1 for Laplace, L2 for Gaussian, Du for the exponential mechanism):
 
 =====================  ======================  ==========================================
 statistic              add_remove              replace
 =====================  ======================  ==========================================
-count                  k                       k (conservative: n does not change)
-sum                    k M                     k (U - L)
+count                  k                       k (n does not change unless rows can drop)
+sum                    k M                     k (U - L); k max(U - L, M) if rows can drop
 histogram, grouped n   L1 = L2 = k             L1 = 2k, L2 = sqrt(2) k
 grouped sum            L1 = L2 = k M           L1 = 2k M, L2 = k max(U - L, sqrt(2) M)
 mean: sum of (x-mid)   k (U - L)/2             k (U - L)
@@ -28,6 +30,32 @@ select (revenue)       k max(candidates)       k max(candidates)
 
 The grouped-sum L2 under replace is ``k max(U - L, sqrt(2) M)``, not ``sqrt(2) k M``: moving a
 value from L to U inside one group changes that cell by U - L, which exceeds sqrt(2) M when L < 0 < U.
+
+Rows that drop out under replace. Where rows can drop, a replace neighbour removes a set A of the
+statistic's rows and adds a set B, with |A| <= k and |B| <= k (not necessarily |A| = |B|); values
+are clamped to [L, U] and imputed values lie inside the bounds. Per statistic:
+
+* ungrouped sum: the change is sum(B) - sum(A) <= |B| U - |A| L, at most k max(U - L, M) (A empty
+  and B at the bound farther from zero, or A at L and B at U). This exceeds k (U - L) only when the
+  bounds exclude zero: the one statistic whose sensitivity changes (tests/core/test_bruteforce.py
+  reaches it);
+* count: |B| - |A| lies in [-k, k]: k, as booked (no longer conservative);
+* histogram and grouped count: at most k cells lose and k cells gain one per row: L1 <= 2k; the
+  positive and negative parts of the change each have L1, hence L2, at most k: L2 <= sqrt(2) k;
+* grouped sum: L1 <= sum |x| over A and B <= 2k M. For L2, cell g changes by at most
+  c_g = max(b_g U - a_g L, a_g U - b_g L) (a_g, b_g the rows of A and B in g); sum c_g^2 is convex in
+  (a, b), so over {a >= 0, sum a <= k} x {b >= 0, sum b <= k} its maximum is at a vertex: nothing,
+  all k in one cell (k M), A and B in one cell (k (U - L)) or in two cells (sqrt(2) k M); hence
+  L2 <= k max(U - L, sqrt(2) M), as booked;
+* mean: its count is a count (k) and its sum of x - mid, with |x - mid| <= (U - L)/2 per row, moves
+  by at most k (U - L)/2 + k (U - L)/2 = k (U - L), as booked, grouped or not;
+* mode: each category's count changes by b_c - a_c in [-k, k]: Du = k;
+* quantile: each removed or added row moves #(x<c) - q n, #(x<=c) - q n and (1-q) #(x<c) - q #(x>c)
+  by an amount in [-q, 1 - q] or its negative, so k removed and k added rows move them by at most
+  k q + k (1 - q) = k, and the score (their absolute value or maximum with 0) by no more: Du = k;
+* select: #(x >= p) changes by at most k, so p #(x >= p) by k p: Du = k max(candidates).
+
+Under add_remove a row that drops out is only a row that is not added, so nothing changes there.
 
 Exact sums: values are clamped to [L, U] and put on a fixed-point grid of resolution 2^-s chosen
 from the public bounds and the public row cap (2^31 rows), so that every per-row value is an
@@ -111,6 +139,34 @@ class QueryDesign:
     def rho(self) -> float:
         """The query's zCDP cost (sum over components)."""
         return sum(c.rho for c in self.components)
+
+
+def rows_can_drop(spec: QuerySpec, plan: Plan) -> bool:
+    """Whether a row of the table can be left out of this query's statistic (from the plan alone).
+
+    A row drops out when the plan has an id column and the row's id is empty (every query), or when
+    the query's column or its group_by column has the "drop" missing policy and the row's value
+    there is missing: empty, unparsable, NaN, or (category column) outside the declared categories.
+    Numeric values outside the bounds are clamped, never dropped; imputed values never drop. Under
+    ``replace`` such a row's neighbour may have a value, which widens the sum's sensitivity.
+    """
+    if plan.privacy_unit.id_column is not None:
+        return True
+    return any(name is not None and plan.columns[name].missing.drops for name in (spec.column, spec.group_by))
+
+
+def _drop_causes(spec: QuerySpec, plan: Plan) -> str:
+    """The ways a row can drop out of this query, for the derivation text."""
+    causes = []
+    if plan.privacy_unit.id_column is not None:
+        causes.append(_("an empty id in {col}").format(col=plan.privacy_unit.id_column))
+    for name in (spec.column, spec.group_by):
+        if name is not None and plan.columns[name].missing.drops:
+            if plan.columns[name].type == "category":
+                causes.append(_("an empty or undeclared value in {col}").format(col=name))
+            else:
+                causes.append(_("an empty, unparsable or NaN value in {col}").format(col=name))
+    return "; ".join(causes)
 
 
 def grid_exponent(spec: ColumnSpec) -> int:
@@ -227,6 +283,8 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
     rel = _("replace") if replace else _("add/remove")
     who = _("one row") if k == 1 else _("one person (up to k = {k} rows)").format(k=k)
     notes: list[str] = []
+    drops = replace and rows_can_drop(spec, plan)
+    causes = _drop_causes(spec, plan) if drops else ""
     if k > 1 and unit.id_column is None:
         notes.append(
             _("k = {k} is your declaration that nobody has more than {k} rows; dpdesk cannot check it "
@@ -258,14 +316,22 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                     why = _("{rel}, {who}: each cell counts rows; replacing moves up to {k} rows from one cell to "
                             "another, L1 = 2k = {l1}, L2 = sqrt(2) k = {l2}").format(
                         rel=rel, who=who, k=k, l1=_fmt(l1), l2=_fmt(l2))
+                    if drops:
+                        why += "; " + _(
+                            "a row that drops out ({causes}) leaves its cell without joining another: at "
+                            "most k rows leave cells and k join, so L1 <= 2k and L2 <= sqrt(2) k still hold"
+                        ).format(causes=causes)
                 else:
                     why = _("{rel}, {who}: each cell counts rows; adding or removing changes the counts by {k} in "
                             "total, L1 = L2 = k = {k}").format(rel=rel, who=who, k=k)
             else:
                 l1 = l2 = float(k)
-                why = _("{rel}, {who}: the count changes by at most k = {k}").format(rel=rel, who=who, k=k) + (
-                    " " + _("(conservative: replace keeps n)") if replace else ""
-                )
+                why = _("{rel}, {who}: the count changes by at most k = {k}").format(rel=rel, who=who, k=k)
+                if drops:
+                    why += "; " + _("a row can drop out ({causes}), so replacing can change the count by up "
+                                    "to k").format(causes=causes)
+                elif replace:
+                    why += " " + _("(conservative: replace keeps n)")
             label = _("noisy count") if spec.statistic == "mean" else spec.statistic
             comps.append(_noise_component(label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why))
         if spec.statistic in ("sum", "mean"):
@@ -277,7 +343,14 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                 unit_v = math.ldexp(1.0, -s)
                 m_i = max(abs(lo_i), abs(hi_i))
                 if not vector:
-                    if replace:
+                    if drops:
+                        l1_i = l2_i = float(k * max(hi_i - lo_i, m_i))
+                        why = _(
+                            "{rel}, {who}: a row's value moves within [L, U], or the row drops out "
+                            "({causes}) while its neighbour, with a value, does not, which moves the sum by "
+                            "up to M = max(|L|, |U|) = {m}: k max(U - L, M) = {x}"
+                        ).format(rel=rel, who=who, causes=causes, m=_fmt(m), x=_fmt(k * max(hi - lo, m)))
+                    elif replace:
                         l1_i = l2_i = float(k * (hi_i - lo_i))
                         why = _("{rel}, {who}: a row's value moves within [L, U], k (U - L) = {x}").format(
                             rel=rel, who=who, x=_fmt(k * (hi - lo)))  # fmt: skip
@@ -291,6 +364,12 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                     why = _("{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {l1}, "
                             "L2 = k max(U - L, sqrt(2) M) = {l2}").format(
                         rel=rel, who=who, l1=_fmt(2 * k * m), l2=_fmt(k * max(hi - lo, math.sqrt(2) * m)))  # fmt: skip
+                    if drops:
+                        why += "; " + _(
+                            "a row that drops out ({causes}) only leaves its group: k rows leaving and k "
+                            "joining stay within these bounds (the largest changes put them in one or two "
+                            "groups)"
+                        ).format(causes=causes)
                 else:
                     l1_i = l2_i = float(k * m_i)
                     why = _("{rel}, {who}: the rows add at most kM = {km} over all groups, L1 = L2 = kM").format(
@@ -304,6 +383,11 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                     l1_i = l2_i = 2.0 * k * w
                     why = _("{rel}, {who}: x - mid moves within [-(U-L)/2, (U-L)/2], k (U - L) = {x}").format(
                         rel=rel, who=who, x=_fmt(k * (hi - lo)))  # fmt: skip
+                    if drops:
+                        why += "; " + _(
+                            "a row that drops out ({causes}) removes at most (U - L)/2 and its neighbour "
+                            "adds at most (U - L)/2: still k (U - L)"
+                        ).format(causes=causes)
                 else:
                     l1_i = l2_i = k * w
                     why = _("{rel}, {who}: |x - mid| <= (U - L)/2, k (U - L)/2 = {x}").format(
@@ -323,6 +407,11 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         assert col.categories is not None
         du = float(k)
         why = _("{rel}, {who}: a category's count changes by at most k = {k}").format(rel=rel, who=who, k=k)
+        if drops:
+            why += "; " + _(
+                "a row that drops out ({causes}) lowers one count by 1 and its neighbour raises one by at "
+                "most 1: each count still moves by at most k"
+            ).format(causes=causes)
         cands: tuple[Any, ...] = col.categories
         util = _("u(c) = number of rows in category c")
     elif spec.statistic == "quantile":
@@ -336,6 +425,12 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
             du = k * max(q, 1.0 - q)
             why = _("{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row below c changes it by 1-q, above by q, "
                     "so Du = k max(q, 1-q) = {du}").format(rel=rel, who=who, du=_fmt(du))
+        if drops:
+            why += "; " + _(
+                "a row that drops out ({causes}) is removed without being replaced: each removed or added "
+                "row moves the score by at most q or 1 - q, in opposite directions, so k rows removed and k "
+                "added move it by at most k q + k (1 - q) = k"
+            ).format(causes=causes)
         util = f"u(c) = -|(1-q) #(x<c) - q #(x>c)|, q = {_fmt(q)}"
     else:  # select, revenue
         assert spec.candidates is not None
@@ -343,6 +438,9 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         du = k * max(abs(c) for c in cands)
         why = _("{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
                 "Du = k max(p) = {du}").format(rel=rel, who=who, du=_fmt(du))
+        if drops:
+            why += "; " + _("a row that drops out ({causes}) also changes each count by at most 1").format(
+                causes=causes)
         util = _("u(p) = p x number of bids at or above p (revenue)")
     eps = spec.epsilon
     gumbel = 2.0 * du / eps

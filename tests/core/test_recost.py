@@ -228,3 +228,22 @@ def test_effective_costs_are_read_from_entries_alone() -> None:
     assert [c.epsilon for c in eff.costs] == [0.2, 0.4]
     (eff,) = effective([s1, spend])
     assert [c.epsilon for c in eff.costs] == [0.1, 0.2]
+
+
+def test_a_replace_sum_booked_by_the_old_code_is_corrected(dpdesk_home: Path, tmp_path: Path) -> None:
+    """Issue 11, item 2: a sum over [99, 100] under replace with rows that can drop was booked with U - L = 1;
+    today's code says max(U - L, M) = 100, so that release costs 100 times its booking."""
+    d = data(tmp_path)
+    p = plan(neighbouring="replace")
+    p["columns"]["x"].update({"bounds": [99, 100], "missing": "drop"})
+    p["queries"] = [{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.01}]
+    release(parse_plan(p), d, dpdesk_home)
+    entries = Ledger.for_dataset(dpdesk_home, _sha(d)).verify()
+    spend = next(e for e in entries if e["type"] == "spend")
+    comp = spend["trace"][0]["components"][0]
+    assert comp["sensitivity_used"] == 100.0
+    (eff,) = effective(entries)
+    assert eff.costs[0].epsilon == pytest.approx(0.01)
+    comp["sensitivity_used"] = comp["sensitivity_l1"] = 1.0  # what the code before this issue booked
+    (eff,) = effective(entries)
+    assert eff.costs[0].epsilon == pytest.approx(1.0)

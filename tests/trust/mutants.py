@@ -62,6 +62,10 @@ DATA = "tests/core/test_data.py"
 FORMULAS = "tests/core/test_formulas.py"
 PUBLIC_ID = "tests/trust/test_public_id.py"
 RECOST = "tests/core/test_recost.py"
+BF = "tests/core/test_bruteforce.py"
+BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
+BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
+BF_DROP = f"{BF}::test_rows_can_drop_says_exactly_when_the_code_drops_a_row"
 # the tests added for the gaps this check found (tests/trust/test_mutation_gaps.py)
 G_COMPOSE = f"{GAPS}::test_the_components_of_a_query_spend_exactly_its_budget"
 G_FSYNC = f"{GAPS}::test_the_spend_entry_is_fsynced_before_any_value_is_written"
@@ -133,7 +137,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("S06", "sensitivities: sum, replace, k (U - L) -> k M", Q,
            r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
            r"""l1_i = l2_i = float(k * max(abs(lo_i), abs(hi_i)))""",
-           (SENS,)),
+           (SENS, BF_SUM)),
     Mutant("S07", "sensitivities: grouped sum, replace, L1 2kM -> kM", Q,
            r"""                    l1_i = 2.0 * k * m_i""",
            r"""                    l1_i = float(k * m_i)""",
@@ -192,6 +196,24 @@ MUTANTS: tuple[Mutant, ...] = (
            r"""    keep[order] = rank < k""",
            r"""    keep[order] = rank <= k""",
            (f"{REL}::test_id_column_keeps_at_most_k_rows_per_person",)),
+    # --- rows that drop out under replace (issue 11): a missing value, an undeclared category, an empty id
+    Mutant("RD01", "sensitivities: sum, replace, a row can drop out: k max(U - L, M) -> k (U - L)", Q,
+           r"""l1_i = l2_i = float(k * max(hi_i - lo_i, m_i))""",
+           r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
+           (BF_SUM, BF_ALL, f"{AUDIT}::test_correct_mechanism_passes")),
+    Mutant("RD02", "sensitivities: 'can a row drop out?' always answers no", Q,
+           r"""    if plan.privacy_unit.id_column is not None:
+        return True
+    return any(""",
+           r"""    return False
+    return any(""",
+           (BF_SUM, BF_DROP, BF_ALL)),
+    Mutant("RD03", "sensitivities: 'can a row drop out?' ignores the empty ids of the id column", Q,
+           r"""    if plan.privacy_unit.id_column is not None:
+        return True
+    return any(""",
+           r"""    return any(""",
+           (BF_SUM, BF_DROP, BF_ALL)),
     # --- calibration wired into the release path (audit / statistical tests) -----------------------
     Mutant("C01", "calibration: Laplace noise drawn at half the scale", R,
            r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)""",

@@ -22,20 +22,28 @@ function, Lentz continued fraction; no scipy), and
 If the mechanism is (eps, delta)-DP then p - delta <= e^eps q for every S, so eps_lower > eps needs
 p_lower > p or q_upper < q: probability at most 2 alpha for a correct mechanism.
 
-False-failure rate. alpha = 1e-8 per one-sided bound. The file has 4 audits of correct mechanisms
-(2 bounds each): a chance false alarm has probability <= 8 alpha = 8e-8. The 5 audits of broken
+False-failure rate. alpha = 1e-8 per one-sided bound. The file has 5 audits of correct mechanisms
+(2 bounds each): a chance false alarm has probability <= 10 alpha = 1e-7. The 7 audits of broken
 mechanisms fail the file only if eps_lower <= eps. Their margin z = (eps_lower - eps) / sd, with sd the
 normal-approximation sd of ln p_hat - ln q_hat (``AuditResult.z``, printed by ``benchmarks/audit.py``),
-measured over 3 repetitions each: Laplace count, sum and unclamped sum z > 30; Gaussian histogram
-z = 6.8-9.0; exponential mode z = 7.0-7.3. A miss then has probability about Phi(-6.5) < 1e-10 each.
-The whole file fails by chance with probability < 1e-6 (about 1e-7).
+measured over 3 repetitions each: Laplace count, sum, unclamped sum and the sum whose neighbour's row
+drops out z > 29; Gaussian histogram z = 6.8-9.0; exponential mode z = 7.0-7.3. A miss then has
+probability about Phi(-6.5) < 1e-10 each. The old replace calibration of that last sum (noise for a
+change of 1 against a change of 100) gave eps_lower = 6.99 in 3 of 3 runs, the cap of 20,000 draws (no
+draw of D in the chosen event; z = 6.0 only because sd is taken with one event): that event lies about 50
+noise scales from D's sum (probability about e^-50 per draw), so eps_lower <= 1 would need thousands of such
+draws among 20,000: probability far below 1e-30. The whole
+file fails by chance with probability < 1e-6 (about 1e-7).
 
 Broken mechanisms (each must be caught, eps_lower > claimed eps):
 
 * half the noise: a copy of the component with twice the epsilon (Laplace b/2, EM Gumbel scale/2)
   or with sigma/2 (Gaussian), on the unchanged grid, through the same sampler call;
 * an unclamped sum: the added row's value (-14) lies outside the declared bounds [-7, 3] and is
-  summed as is, with the noise still calibrated to the bounds.
+  summed as is, with the noise still calibrated to the bounds;
+* the old replace calibration (issue 11): a sum over [99, 100] under replace, whose neighbour's row is
+  missing and drops out (a change of M = 100), with noise for U - L = 1 as booked before the fix; the
+  corrected mechanism (sensitivity max(U - L, M) = 100) passes on the same pair.
 
 The exponential mechanism for ``mode`` under add/remove is in fact eps/2-DP (utilities only grow),
 so halving its scale is not a violation there; the audit uses replace, where the factor 2 is tight.
@@ -216,14 +224,14 @@ def _inv_erfc(y: float) -> float:
 # --------------------------------------------------------------------------- drawing
 
 
-def make_plan(query: dict[str, Any], relation: str) -> Plan:
+def make_plan(query: dict[str, Any], relation: str, bounds: tuple[float, float] = BOUNDS) -> Plan:
     return parse_plan(
         {
             "version": 1,
             "budget": {"epsilon": 100.0, "delta": 1e-3},
             "privacy_unit": {"neighbouring": relation, "max_rows_per_person": 1},
             "columns": {
-                "x": {"type": "float", "bounds": list(BOUNDS)},
+                "x": {"type": "float", "bounds": list(bounds)},
                 "g": {"type": "category", "categories": CATS},
             },
             "queries": [{"name": "q", **query}],
@@ -278,6 +286,16 @@ def broken_components(design: QueryDesign) -> tuple[Component, ...]:
     return tuple(out)
 
 
+def old_replace_components(design: QueryDesign, bounds: tuple[float, float]) -> tuple[Component, ...]:
+    """The calibration before issue 11: an ungrouped sum under replace booked U - L (k = 1) even where
+    a row can drop out, whose sensitivity is max(U - L, M); the noise (Laplace b, Gaussian sigma) scales
+    with it."""
+    (c,) = design.components
+    assert design.spec.statistic == "sum" and design.spec.group_by is None
+    r = (bounds[1] - bounds[0]) / c.l1
+    return (dataclasses.replace(c, l1=c.l1 * r, l2=c.l2 * r, scale=c.scale * r),)
+
+
 @dataclass
 class Case:
     """A query, a relation and two neighbouring tables."""
@@ -290,13 +308,18 @@ class Case:
     n: int  # draws per table (half select, half estimate)
     unclamped: tuple[float, int] | None = None  # broken variant: this row added to D without clamping
     notes: list[str] = field(default_factory=list)
+    bounds: tuple[float, float] = BOUNDS  # of the column x
 
 
 def run_case(case: Case, broken: str | None = None) -> tuple[AuditResult, float, float]:
-    """Audit one case; ``broken`` is None, "half" or "unclamped". Returns (result, eps, delta)."""
-    plan = make_plan(case.query, case.relation)
+    """Audit one case; ``broken``: None, "half", "unclamped" or "old_replace". Returns (res, eps, delta)."""
+    plan = make_plan(case.query, case.relation, case.bounds)
     design = design_query(plan.queries[0], plan)
-    comps = broken_components(design) if broken == "half" else design.components
+    comps = design.components
+    if broken == "half":
+        comps = broken_components(design)
+    elif broken == "old_replace":
+        comps = old_replace_components(design, case.bounds)
     ex_d, ex_dp = exact_of(design, plan, case.d), exact_of(design, plan, case.dp)
     if broken == "unclamped":
         assert case.unclamped is not None and design.spec.statistic == "sum"
@@ -317,6 +340,8 @@ def run_case(case: Case, broken: str | None = None) -> tuple[AuditResult, float,
 # --------------------------------------------------------------------------- CI subset
 
 _ROWS = [(-1.0 + (i % 4), i % 3) for i in range(40)]
+DROP_BOUNDS = (99.0, 100.0)
+DROP_ROWS = [(99.0 + (i % 5) / 4, i % 3) for i in range(40)]
 
 CI_CASES = [
     Case("count/laplace", {"statistic": "count", "mechanism": "laplace", "epsilon": 1.0}, "add_remove",
@@ -328,7 +353,12 @@ CI_CASES = [
          _ROWS, _ROWS + [(-1.0, 0)], 60_000),
     Case("mode/exponential", {"statistic": "mode", "column": "g", "mechanism": "exponential", "epsilon": 2.0},
          "replace", [(0.0, 0)] * 2 + [(0.0, 1)] * 4, [(0.0, 0)] * 3 + [(0.0, 1)] * 3, 8_000),
+    # bounds excluding zero; the neighbour's row is missing (NaN) and drops out: the sum moves by M = 100
+    Case("sum/laplace, a row drops out", {"statistic": "sum", "column": "x", "mechanism": "laplace",
+                                          "epsilon": 1.0}, "replace",
+         DROP_ROWS + [(100.0, 0)], DROP_ROWS + [(math.nan, 0)], 30_000, bounds=DROP_BOUNDS),
 ]  # fmt: skip
+DROP_CASE = CI_CASES[-1]
 
 
 def _id(c: Case) -> str:
@@ -352,6 +382,13 @@ def test_half_noise_is_caught(case: Case) -> None:
 def test_unclamped_sum_is_caught() -> None:
     res, eps, _delta = run_case(CI_CASES[1], "unclamped")
     assert res.eps_lower > eps, f"unclamped sum not caught, eps_lower {res.eps_lower:.3f} ({res})"
+
+
+def test_old_replace_sum_calibration_is_caught_when_a_row_drops_out() -> None:
+    """Issue 11: U - L = 1 booked for a sum over [99, 100] under replace, while the neighbour's dropped row
+    moves it by 100: the audit sees a privacy loss far above the claimed epsilon."""
+    res, eps, _delta = run_case(DROP_CASE, "old_replace")
+    assert res.eps_lower > eps, f"old replace calibration not caught, eps_lower {res.eps_lower:.3f} ({res})"
 
 
 def test_clopper_pearson_against_exact_binomial() -> None:

@@ -1,0 +1,401 @@
+"""Brute force: the exact statistic on every small pair of neighbouring tables against the booked sensitivity.
+
+Tables are built the way the loader represents them (checked against the real loader on a tiny CSV in
+:func:`test_the_tokens_are_what_the_loader_makes`): float columns hold the raw value (NaN when missing,
+out-of-bounds and infinite values kept as they are, clamped at query time), int columns the value
+clamped to the bounds and a missing mask, category columns a code (-1 when empty or undeclared), and
+an id column a hash with an "empty" mask. Each row is made of tokens: x in {L, U, 0 or the midpoint,
+below L, above U (+inf for floats), missing (NaN, empty or unparsable)}, the group g in {a, b,
+missing (empty or undeclared)}, and, with an id column, the person's own id or an empty id.
+
+The neighbouring relations are the ones dpdesk declares (queries.py), with k = 1 or 2:
+
+* add_remove: D = base, D' = base + one person's rows (1..k of them, any tokens);
+* replace: base + P against base + P', P and P' the same number (1..k) of rows with any tokens
+  (so a row may turn missing, undeclared or id-less, and drop out, while its neighbour does not).
+
+The base holds up to two other people with up to k rows each. The quantile score is not a sum of
+per-row contributions, so it is enumerated over every base of up to 2 x k rows from {L, U, mid,
+missing}; the other statistics (count, sum, mean, histogram, mode, select) add up per-row
+contributions, so their change does not depend on the base, and three bases (empty, one person,
+two people with a dropped row) exercise the code paths. Every statistic x relation x missing policy
+(x and g each "drop" or imputed) x grouped or not x id column or not x bounds (straddling zero,
+positive, negative; float and int columns) x k is enumerated, and the largest observed change of each
+component (L1 and L2 in natural units; for exponential-mechanism statistics the max-norm change of
+the utilities) is compared with the booked sensitivity: it may never exceed it, and for the ungrouped
+sum it must reach it (so a bound that covers rows that drop out where none can drop is caught too).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dpdesk.core import data
+from dpdesk.core.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.data import Column, Table, load_table
+from dpdesk.core.plan import ColumnSpec, Plan, parse_plan
+from dpdesk.core.queries import QueryDesign, design_query
+
+CATS = ("a", "b", "c")
+G_CODE = {"a": 0, "b": 1, "miss": -1}
+REL_TOL = 1e-9
+X_TOKENS = ("L", "U", "Z", "LO", "HI", "miss")
+G_TOKENS = ("a", "b", "miss")
+FLOAT_BOUNDS = ((-7.0, 3.0), (99.0, 100.0), (-100.0, -99.0))  # straddling zero, positive, negative
+INT_BOUNDS = ((-7.0, 3.0), (98.0, 100.0))
+
+Row = tuple[str, str, str]  # (x token, g token, id token: "own", "empty" or "base<i>")
+
+
+def zero_or_mid(bounds: tuple[float, float]) -> float:
+    lo, hi = bounds
+    return 0.0 if lo <= 0.0 <= hi else (lo + hi) / 2.0
+
+
+def x_repr(tok: str, spec: ColumnSpec) -> tuple[float, bool]:
+    """A token's value in the loader's form for this column, and whether it is missing."""
+    assert spec.bounds is not None
+    lo, hi = spec.bounds
+    if tok == "miss":
+        return (lo, True) if spec.type == "int" else (math.nan, True)
+    value = {"L": lo, "U": hi, "Z": zero_or_mid(spec.bounds), "LO": lo - 1000.0, "HI": math.inf}[tok]
+    if spec.type == "int":  # the loader clamps ints as it stores them
+        value = min(max(value, lo), hi)
+    return value, False
+
+
+def build(plan: Plan, rows: list[Row], with_id: bool) -> tuple[Table, np.ndarray]:
+    """The table the loader would make of these rows, and the rows kept (at most k per id, none without)."""
+    xspec, gspec = plan.columns["x"], plan.columns["g"]
+    xs = [x_repr(r[0], xspec) for r in rows]
+    if xspec.type == "int":
+        assert xspec.bounds is not None
+        xv = np.asarray([v for v, _ in xs], dtype=data._int_dtype(xspec.bounds))
+        m = np.asarray([miss for _, miss in xs], dtype=bool)
+        xcol = Column(xspec, xv, m if m.any() else None)
+    else:
+        xcol = Column(xspec, np.asarray([v for v, _ in xs], dtype=np.float64))
+    gcol = Column(gspec, np.asarray([G_CODE[r[1]] for r in rows], dtype=np.int16))
+    ids = ids_missing = None
+    if with_id:
+        # one number per person (base0, base1: the other people); empty ids share one hash, as in the loader
+        person = {"own": 1, "empty": 2, "base0": 3, "base1": 4}
+        ids = np.asarray([person[r[2]] for r in rows], dtype=np.uint64)
+        ids_missing = np.asarray([r[2] == "empty" for r in rows], dtype=bool)
+    table = Table("t", "", len(rows), {"x": xcol, "g": gcol}, ids, ids_missing)
+    if with_id:
+        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+    else:
+        keep = np.ones(len(rows), dtype=bool)
+    return table, keep
+
+
+def outputs(design: QueryDesign, plan: Plan, rows: list[Row], with_id: bool) -> list[np.ndarray]:
+    """Each component's exact vector in natural units (for the exponential mechanism: the utilities)."""
+    table, keep = build(plan, rows, with_id)
+    ex = exact_statistic(design, table, keep, plan.columns)
+    if ex.utilities is not None:
+        return [np.asarray(ex.utilities, dtype=np.float64)]
+    comps = design.components
+    return [np.asarray(v, dtype=np.float64) * c.unit for v, c in zip(ex.vectors, comps, strict=True)]
+
+
+# --------------------------------------------------------------------------- the configurations
+
+
+@dataclass(frozen=True)
+class Config:
+    query: dict[str, Any]
+    xtype: str
+    bounds: tuple[float, float]
+    x_missing: Any  # "drop" or {"impute": v}
+    g_missing: Any
+    with_id: bool
+    k: int
+
+    def plan(self, relation: str) -> Plan:
+        unit: dict[str, Any] = {"neighbouring": relation, "max_rows_per_person": self.k}
+        if self.with_id:
+            unit["id_column"] = "pid"
+        return parse_plan({
+            "version": 1,
+            "budget": {"epsilon": 10.0},
+            "privacy_unit": unit,
+            "columns": {
+                "x": {"type": self.xtype, "bounds": list(self.bounds), "missing": self.x_missing},
+                "g": {"type": "category", "categories": list(CATS), "missing": self.g_missing},
+            },
+            "queries": [{"name": "q", "epsilon": 1.0, **self.query}],
+        })  # fmt: skip
+
+    @property
+    def uses_x(self) -> bool:
+        return self.query.get("column") == "x"
+
+    @property
+    def uses_g(self) -> bool:
+        return "g" in (self.query.get("column"), self.query.get("group_by"))
+
+
+def queries(bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:
+    """Every statistic, grouped or not, with bins and candidates inside these bounds."""
+    lo, hi = bounds
+    w = hi - lo
+    bins = [lo + w / 4, lo + w / 2, lo + 3 * w / 4]
+    cands = sorted({lo, lo + w / 4, zero_or_mid(bounds), hi})
+    prices = [0.0, 1.0, 3.0] if hi < 50 else [lo, lo + w / 2, hi]
+    lap, em = {"mechanism": "laplace"}, {"mechanism": "exponential"}
+    return {
+        "count": {"statistic": "count", **lap},
+        "count_by": {"statistic": "count", "group_by": "g", **lap},
+        "sum": {"statistic": "sum", "column": "x", **lap},
+        "sum_by": {"statistic": "sum", "column": "x", "group_by": "g", **lap},
+        "mean": {"statistic": "mean", "column": "x", **lap},
+        "mean_by": {"statistic": "mean", "column": "x", "group_by": "g", **lap},
+        "histogram_category": {"statistic": "histogram", "column": "g", **lap},
+        "histogram_bins": {"statistic": "histogram", "column": "x", "bins": bins, **lap},
+        "histogram_bins_by": {"statistic": "histogram", "column": "x", "bins": bins, "group_by": "g", **lap},
+        "mode": {"statistic": "mode", "column": "g", **em},
+        "quantile_0.25": {"statistic": "quantile", "column": "x", "q": 0.25, "candidates": cands, **em},
+        "quantile_0.5": {"statistic": "quantile", "column": "x", "q": 0.5, "candidates": cands, **em},
+        "select": {"statistic": "select", "column": "x", "candidates": prices, "utility": "revenue", **em},
+    }
+
+
+def configs(name: str, with_id: bool, k: int) -> Iterator[Config]:
+    """Every column type, bounds and missing policy that can matter for this statistic."""
+    q0 = queries(FLOAT_BOUNDS[0])[name]
+    x_used = q0.get("column") == "x"
+    g_used = "g" in (q0.get("column"), q0.get("group_by"))
+    shapes = [("float", FLOAT_BOUNDS[0])]
+    if x_used:
+        shapes = [("float", b) for b in FLOAT_BOUNDS] + [("int", b) for b in INT_BOUNDS]
+    for xtype, bounds in shapes:
+        x_policies = ["drop", {"impute": bounds[0]}] if x_used else ["drop"]
+        g_policies = ["drop", {"impute": "c"}] if g_used else ["drop"]
+        for xm, gm in itertools.product(x_policies, g_policies):
+            yield Config(queries(bounds)[name], xtype, bounds, xm, gm, with_id, k)
+
+
+def person_tokens(cfg: Config) -> list[Row]:
+    xs = X_TOKENS if cfg.uses_x else ("Z",)
+    gs = G_TOKENS if cfg.uses_g else ("a",)
+    ids = ("own", "empty") if cfg.with_id else ("own",)
+    return list(itertools.product(xs, gs, ids))
+
+
+def bases(cfg: Config) -> list[list[Row]]:
+    """The other people's rows: every base for the quantile, three for the additive statistics."""
+    k = cfg.k
+    if cfg.query["statistic"] == "quantile":
+        toks = [(x, "a") for x in ("L", "U", "Z", "miss")]
+        out = []
+        for size in range(2 * k + 1):
+            for combo in itertools.combinations_with_replacement(toks, size):
+                out.append([(x, g, f"base{i // k}") for i, (x, g) in enumerate(combo)])
+        return out
+    one = [("Z", "a", "base0"), ("U", "b", "base0")][:k]
+    two = [("L", "a", "base0"), ("miss", "b", "base0")][:k]
+    two += [("U", "miss", "base1"), ("Z", "a", "base1")][:k]
+    return [[], one, two]
+
+
+@dataclass
+class Observed:
+    """The largest change seen, per component: L1, L2 and max norm."""
+
+    l1: list[float]
+    l2: list[float]
+    linf: list[float]
+
+    def update(self, diffs: list[np.ndarray]) -> None:
+        """``diffs``: per component, an array (pairs, cells) of differences."""
+        for i, d in enumerate(diffs):
+            if d.size == 0:
+                continue
+            a = np.abs(d)
+            self.l1[i] = max(self.l1[i], float(a.sum(axis=1).max()))
+            self.l2[i] = max(self.l2[i], float(np.sqrt((d * d).sum(axis=1)).max()))
+            self.linf[i] = max(self.linf[i], float(a.max()))
+
+
+def enumerate_changes(cfg: Config) -> tuple[Observed, Observed]:
+    """The largest change over every neighbouring pair, under add_remove and under replace."""
+    plan = cfg.plan("add_remove")
+    design = design_query(plan.queries[0], plan)
+    n_comp = len(design.components)
+    add, rep = (Observed([0.0] * n_comp, [0.0] * n_comp, [0.0] * n_comp) for _ in range(2))
+    toks = person_tokens(cfg)
+    for base in bases(cfg):
+        f0 = outputs(design, plan, base, cfg.with_id)
+        for size in range(1, cfg.k + 1):
+            sets = list(itertools.combinations_with_replacement(toks, size))
+            rows = [outputs(design, plan, base + list(p), cfg.with_id) for p in sets]
+            per_comp = [np.stack([r[i] for r in rows]) for i in range(n_comp)]
+            add.update([f - f0[i] for i, f in enumerate(per_comp)])
+            iu, ju = np.triu_indices(len(sets), k=1)
+            rep.update([f[iu] - f[ju] for f in per_comp])
+    return add, rep
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def check(cfg: Config, relation: str, seen: Observed) -> list[str]:
+    """The problems: an observed change above the booked sensitivity, or an ungrouped sum's not reached."""
+    plan = cfg.plan(relation)
+    design = design_query(plan.queries[0], plan)
+    where = (f"{relation}, k={cfg.k}, {cfg.xtype} {cfg.bounds}, x {cfg.x_missing}, g {cfg.g_missing}, "
+             f"id={cfg.with_id}, {cfg.query}")  # fmt: skip
+    problems = []
+    for i, c in enumerate(design.components):
+        if c.mechanism == "exponential":
+            if seen.linf[i] > c.l1 * (1 + REL_TOL):
+                problems.append(f"{c.label}: utility change {seen.linf[i]:g} > Du {c.l1:g} ({where})")
+            continue
+        if seen.l1[i] > c.l1 * (1 + REL_TOL):
+            problems.append(f"{c.label}: L1 change {seen.l1[i]:g} > booked {c.l1:g} ({where})")
+        if seen.l2[i] > c.l2 * (1 + REL_TOL):
+            problems.append(f"{c.label}: L2 change {seen.l2[i]:g} > booked {c.l2:g} ({where})")
+    if cfg.query["statistic"] == "sum" and "group_by" not in cfg.query:
+        (c,) = design.components
+        if not math.isclose(seen.l1[0], c.l1, rel_tol=REL_TOL):
+            problems.append(f"sum: largest change {seen.l1[0]:g} does not reach booked {c.l1:g} ({where})")
+    return problems
+
+
+STATISTICS = list(queries(FLOAT_BOUNDS[0]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("with_id", [False, True], ids=["no_id", "id"])
+@pytest.mark.parametrize("name", STATISTICS)
+def test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity(
+    name: str, with_id: bool, k: int
+) -> None:
+    problems: list[str] = []
+    n = 0
+    for cfg in configs(name, with_id, k):
+        add, rep = enumerate_changes(cfg)
+        problems += check(cfg, "add_remove", add) + check(cfg, "replace", rep)
+        n += 1
+    assert n > 0
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop() -> None:
+    """The issue's example: bounds [99, 100], a row of 100 against a missing one moves the sum by 100."""
+    for k in (1, 2):
+        for policy, with_id, expected in (("drop", False, 100.0), ({"impute": 99}, True, 100.0),
+                                          ({"impute": 99}, False, 1.0)):  # fmt: skip
+            cfg = Config(queries((99.0, 100.0))["sum"], "float", (99.0, 100.0), policy, "drop", with_id, k)
+            _, rep = enumerate_changes(cfg)
+            plan = cfg.plan("replace")
+            (c,) = design_query(plan.queries[0], plan).components
+            assert rep.l1[0] == pytest.approx(k * expected)
+            assert c.l1 == pytest.approx(k * expected), (policy, with_id, k)
+
+
+# --------------------------------------------------------------------------- the predicate
+
+
+def kept_rows(cfg: Config, row: Row) -> int:
+    """How many of one row's copies the query's statistic uses, read through a counting query on the same
+    column and group (the same code path that drops rows: aggregates._column and the id bound)."""
+    q = cfg.query
+    if q["statistic"] == "count":
+        proxy: dict[str, Any] = dict(q)
+    else:
+        proxy = {"statistic": "histogram", "column": q["column"], "mechanism": "laplace"}
+        if q["column"] == "x":
+            proxy["bins"] = queries(cfg.bounds)["histogram_bins"]["bins"]
+        if "group_by" in q:
+            proxy["group_by"] = q["group_by"]
+    pcfg = Config(proxy, cfg.xtype, cfg.bounds, cfg.x_missing, cfg.g_missing, cfg.with_id, cfg.k)
+    plan = pcfg.plan("replace")
+    design = design_query(plan.queries[0], plan)
+    table, keep = build(plan, [row], cfg.with_id)
+    return int(sum(exact_statistic(design, table, keep, plan.columns).vectors[0]))
+
+
+@pytest.mark.parametrize("with_id", [False, True], ids=["no_id", "id"])
+def test_rows_can_drop_says_exactly_when_the_code_drops_a_row(with_id: bool) -> None:
+    from dpdesk.core.queries import rows_can_drop
+
+    seen = {True: 0, False: 0}
+    for name in STATISTICS:
+        for cfg in configs(name, with_id, 1):
+            plan = cfg.plan("replace")
+            drops = any(kept_rows(cfg, row) == 0 for row in person_tokens(cfg))
+            assert rows_can_drop(plan.queries[0], plan) == drops, cfg
+            seen[drops] += 1
+    assert seen[True] and (with_id or seen[False])
+
+
+def test_the_derivation_says_why_rows_that_drop_out_are_covered() -> None:
+    cfg = Config(queries((99.0, 100.0))["sum"], "float", (99.0, 100.0), "drop", "drop", False, 2)
+    (c,) = design_query(cfg.plan("replace").queries[0], cfg.plan("replace")).components
+    assert "drop" in c.derivation and "max(U - L, M)" in c.derivation and "200" in c.derivation
+    for name in ("count", "sum_by", "mean", "histogram_bins", "mode", "quantile_0.5", "select"):
+        cfg = Config(queries((99.0, 100.0))[name], "float", (99.0, 100.0), "drop", "drop", True, 2)
+        plan = cfg.plan("replace")
+        for comp in design_query(plan.queries[0], plan).components:
+            assert "drop" in comp.derivation, (name, comp.derivation)
+
+
+# --------------------------------------------------------------------------- the loader's representation
+
+
+@pytest.mark.parametrize("reader", ["stream", "blocks"])
+def test_the_tokens_are_what_the_loader_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    """Each token, written as CSV text and read by the real loader, gives the representation built above."""
+    monkeypatch.setattr(data, "STREAM_UTF8", reader == "stream")
+    fb, ib = FLOAT_BOUNDS[1], INT_BOUNDS[1]
+    cfg = Config(queries(fb)["sum"], "float", fb, "drop", "drop", True, 1)
+    fspec = cfg.plan("replace").columns["x"]
+    ispec = Config(queries(ib)["sum"], "int", ib, "drop", "drop", True, 1).plan("replace").columns["x"]
+
+    def text(tok: str, spec: ColumnSpec) -> list[str]:
+        """The CSV fields that stand for a token: missing is NaN, empty or unparsable."""
+        assert spec.bounds is not None
+        lo, hi = spec.bounds
+        if tok == "miss":
+            return ["NaN", "", "oops"]
+        if tok == "HI":
+            return ["inf" if spec.type == "float" else f"{hi + 1000:g}"]
+        return [f"{lo - 1000:g}" if tok == "LO" else f"{x_repr(tok, spec)[0]:g}"]
+
+    lines, want = ["x,xi,g,pid"], []
+    for xt, gt, it in itertools.product(X_TOKENS, G_TOKENS, ("own", "empty")):
+        for ftxt, itxt in zip(text(xt, fspec), text(xt, ispec), strict=True):
+            for gtxt in {"a": ["a"], "b": ["b"], "miss": ["", "undeclared"]}[gt]:
+                lines.append(f"{ftxt},{itxt},{gtxt},{'p1' if it == 'own' else ''}")
+                want.append((xt, gt, it))
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    gspec = cfg.plan("replace").columns["g"]
+    loaded = load_table(path, {"x": fspec, "xi": ispec, "g": gspec}, id_column="pid")
+    assert loaded.n_rows == len(want)
+    for spec, name in ((fspec, "x"), (ispec, "xi")):
+        col = loaded.columns[name]
+        got_miss = col.missing()
+        for i, (xt, _, _) in enumerate(want):
+            value, miss = x_repr(xt, spec)
+            assert bool(got_miss[i]) == miss, (name, xt, lines[i + 1])
+            if not miss:
+                assert float(col.values[i]) == value, (name, xt, lines[i + 1])
+        assert spec.bounds is not None
+        assert col.values.dtype == (data._int_dtype(spec.bounds) if spec.type == "int" else np.float64)
+    assert loaded.columns["g"].values.tolist() == [G_CODE[w[1]] for w in want]
+    assert loaded.ids_missing is not None and loaded.ids_missing.tolist() == [w[2] == "empty" for w in want]
