@@ -271,7 +271,7 @@ def test_budget_report_reads_no_data_and_shows_all_methods() -> None:
 
 
 def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_path: Path) -> None:
-    """A plan on sequential composition shows advanced composition beside it: one delta', one total per release.
+    """A sequential plan shows advanced composition beside it: one delta', one total per release.
 
     The meter and the release entry's totals (report.pdf) once used min(delta_B / 10, 1e-7), the statement
     and ledger 1e-9: an officer saw two advanced totals for one release.
@@ -290,7 +290,8 @@ def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_p
         assert adv["plan"]["epsilon"] == pytest.approx(by_hand.epsilon, rel=1e-15)
         assert adv["plan"]["delta"] == pytest.approx(by_hand.delta, rel=1e-15)
         assert adv["plan"] == acc.dataset_total("advanced", [acc.Release(costs)], b_delta).to_dict()
-        assert acc.plan_total("advanced", costs, None, b_delta).epsilon == pytest.approx(by_hand.epsilon, rel=1e-15)
+        one = acc.plan_total("advanced", costs, None, b_delta)
+        assert one.epsilon == pytest.approx(by_hand.epsilon, rel=1e-15)
 
     # after a release, the statement and the ledger listing (budget_report over the ledger's entries) show the
     # total the release entry recorded (report.pdf's "This release")

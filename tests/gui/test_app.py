@@ -219,7 +219,7 @@ def test_split_budget_never_exceeds_what_is_left(qtbot: Any, win: Any, data: Pat
 
 
 def test_switching_to_advanced_fills_in_the_meters_delta_prime(qtbot: Any, win: Any, data: Path) -> None:
-    """The delta' the meter showed advanced composition with is the one the plan gets: same total before and after."""
+    """The delta' the meter showed advanced composition with is the one the plan gets: the same total."""
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
     view = win.schema_view
@@ -228,7 +228,7 @@ def test_switching_to_advanced_fills_in_the_meters_delta_prime(qtbot: Any, win: 
     shown = win.state.report["methods"]["advanced"]
     view.method.setCurrentIndex(view.method.findData("advanced"))
     assert win.state.plan is not None, win.state.plan_error
-    assert win.state.plan.accounting.delta_prime == shown["delta_prime"] == 2e-8  # min(budget delta / 10, 1e-7)
+    assert win.state.plan.accounting.delta_prime == shown["delta_prime"] == 2e-8  # min(delta_B / 10, 1e-7)
     now = win.state.report["methods"]["advanced"]
     assert win.state.report["method"] == "advanced" and now["plan"] == shown["plan"]
 
