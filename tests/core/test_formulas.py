@@ -183,7 +183,7 @@ def test_gaussian_grid_rule() -> None:
 # ----------------------------------------------------------------------------- analytic Gaussian
 # mpmath is a test-only dependency (the `test` extra); dpdesk never imports it.
 
-_EPSILONS = (0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0)
+_EPSILONS = (1e-6, 1e-4, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0)
 #: 1e-3 down to the plan's floor 1e-30, and half of it (a mean gives each of its two parts half the delta)
 _DELTAS = ("1e-3", "1e-5", "1e-7", "1e-9", "1e-12", "1e-16", "1e-20", "1e-25", "1e-30", "5e-31")
 
