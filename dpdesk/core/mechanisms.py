@@ -6,7 +6,8 @@ Formulas (each shown to the user with its numbers put in):
 * Gaussian, classic (Dwork & Roth 2014, Thm A.1, valid for epsilon < 1):
   sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon (L2 sensitivity); 95% bound 1.96 sigma.
 * Gaussian, analytic (Balle & Wang 2018): the smallest sigma with
-  Phi(D/(2s) - e s/D) - exp(e) Phi(-D/(2s) - e s/D) <= delta.
+  Phi(D/(2s) - e s/D) - exp(e) Phi(-D/(2s) - e s/D) <= delta; the left side is evaluated as an upper
+  bound, tail-accurate and free of cancellation (:func:`gaussian_delta`), so sigma is never too small.
 * Exponential mechanism (McSherry & Talwar 2007): P(r) proportional to exp(epsilon u(r) / (2 Du)).
 
 Release noise is drawn only by :func:`draw_laplace`, :func:`draw_gaussian` and
