@@ -7,7 +7,8 @@
 * advanced (Dwork, Rothblum & Vadhan 2010, heterogeneous form), within one plan:
   eps' = sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1), delta = sum delta_i + delta'.
   Across releases chosen one after another it is not valid, so a dataset on ``advanced`` adds each
-  release's advanced total sequentially;
+  release's advanced total sequentially. A release whose plan sets no delta' (its dataset is on
+  another method) is shown with :func:`default_delta_prime`, one rule everywhere;
 * zcdp: rho adds (Laplace eps^2/2, exponential eps^2/8, Gaussian D^2 / (2 sigma^2)); the total is
   converted once to (epsilon, delta) at the budget's delta with the tight conversion of Canonne,
   Kamath & Steinke (2020) through OpenDP; the simple bound rho + 2 sqrt(rho ln(1/delta)) is shown beside.
@@ -153,12 +154,39 @@ class Release:
     delta_prime: float | None = None
 
 
+def default_delta_prime(budget_delta: float) -> float | None:
+    """The delta' of advanced composition for a release whose plan sets none: min(budget delta / 10, 1e-7).
+
+    A plan sets delta' only when advanced composition is its dataset's method; otherwise the
+    advanced total is shown beside the method in force, with this delta'. It is the one default
+    everywhere (budget meter, release entry totals, report, statement, ledger listing), computed
+    from the budget's delta in force, so one release has one advanced total. None when the budget
+    has no delta to spend delta' from (advanced composition is then not available).
+
+    >>> default_delta_prime(1e-6), default_delta_prime(1e-9), default_delta_prime(0.0)
+    (1e-07, 1e-10, None)
+    """
+    if budget_delta <= 0:
+        return None
+    return min(budget_delta / 10.0, 1e-7)
+
+
+def release_delta_prime(delta_prime: float | None, budget_delta: float) -> float:
+    """A release's delta' for advanced composition: its plan's, else :func:`default_delta_prime`."""
+    if delta_prime is not None:
+        return delta_prime
+    d = default_delta_prime(budget_delta)
+    if d is None:
+        raise ValueError("advanced composition needs delta' > 0, and a budget with delta 0 has none to spend")
+    return d
+
+
 def plan_total(method: str, costs: Sequence[QueryCost], delta_prime: float | None, budget_delta: float) -> Total:
     """What one release's queries spend under ``method``."""
     if method == "sequential":
         return sequential(costs)
     if method == "advanced":
-        return advanced(costs, delta_prime if delta_prime is not None else 1e-9)
+        return advanced(costs, release_delta_prime(delta_prime, budget_delta))
     return zcdp(math.fsum(c.rho for c in costs), budget_delta)
 
 
@@ -175,7 +203,7 @@ def dataset_total(method: str, releases: Iterable[Release], budget_delta: float)
         e = Decimal(0)
         d = 0.0
         for r in rels:
-            t = advanced(r.costs, r.delta_prime if r.delta_prime is not None else 1e-9)
+            t = advanced(r.costs, release_delta_prime(r.delta_prime, budget_delta))
             e += dec(t.epsilon)
             d += t.delta
         return Total("advanced", float(e), d, epsilon_decimal=e)

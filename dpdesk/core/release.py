@@ -117,20 +117,12 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
     budget = settings["budget"] if settings else {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta}
     b_eps, b_delta = float(budget["epsilon"]), float(budget["delta"])
     past = past_releases(entries or [])
-    this = acc.Release(tuple(costs), plan.accounting.delta_prime)
+    rel = acc.Release(tuple(costs), plan.accounting.delta_prime)
     methods: dict[str, Any] = {}
     for m in acc.METHOD_NAMES:
-        if m == "zcdp" and b_delta <= 0:
+        if m in ("zcdp", "advanced") and b_delta <= 0:  # both spend from the budget's delta
             methods[m] = None
             continue
-        if m == "advanced" and plan.accounting.delta_prime is None:
-            dp = min(b_delta / 10.0, 1e-7) if b_delta > 0 else None
-            if dp is None:
-                methods[m] = None
-                continue
-            rel = acc.Release(tuple(costs), dp)
-        else:
-            rel = this
         plan_t = acc.dataset_total(m, [rel], b_delta)
         spent_t = acc.dataset_total(m, [*past_as(m, past, b_delta)], b_delta)
         after_t = acc.dataset_total(m, [*past_as(m, past, b_delta), rel], b_delta)
@@ -140,7 +132,7 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
             "spent": spent_t.to_dict(),
             "after": after_t.to_dict(),
             "fits": acc.fits(after_t, b_eps, b_delta),
-            "delta_prime": rel.delta_prime if m == "advanced" else None,
+            "delta_prime": acc.release_delta_prime(rel.delta_prime, b_delta) if m == "advanced" else None,
         }
     in_force = methods[method]
     remaining_eps = _remaining(b_eps, in_force["spent"])

@@ -165,6 +165,41 @@ def test_advanced_needs_delta_prime_within_the_budget_delta() -> None:
     assert plan.accounting.delta_prime == 1e-7
 
 
+def test_deltas_below_1e_30_are_refused_naming_the_key() -> None:
+    """The analytic Gaussian is proven and tested (tests/core/test_formulas.py) down to delta 1e-30."""
+    for path, key, extra in (
+        (("queries", 3, "delta"), "queries[3].delta", "use a delta of at least 1e-30"),
+        (("budget", "delta"), "budget.delta", "or 0 for a budget of pure epsilon"),
+    ):
+        for value in (9.99e-31, 1e-31, 1e-300, 5e-324):
+            data = mutated(path, value)
+            data["queries"][3]["delta"] = min(data["queries"][3]["delta"], 1e-30)  # keep the other one valid
+            with pytest.raises(PlanError) as err:
+                parse_plan(data)
+            assert err.value.key == key
+            assert "the smallest delta dpdesk accepts" in err.value.message and extra in err.value.message
+    # the floor itself, and pure epsilon, are accepted
+    data = mutated(("budget", "delta"), 1e-30)
+    data["queries"][3]["delta"] = 1e-30
+    plan = parse_plan(data)
+    assert plan.budget.delta == 1e-30 and plan.queries[3].delta == 1e-30
+    pure = mutated(("budget", "delta"), 0)
+    pure["queries"] = [q for q in pure["queries"] if q["mechanism"] != "gaussian"]
+    assert parse_plan(pure).budget.delta == 0.0
+    # delta' only enters the closed-form advanced bound (exact for any delta' > 0): no floor there
+    plan = parse_plan(mutated(("accounting",), {"method": "advanced", "delta_prime": 1e-40}))
+    assert plan.accounting.delta_prime == 1e-40
+
+
+def test_the_delta_floor_message_is_translated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DPDESK_LANG", "zh_CN")
+    with pytest.raises(PlanError) as err:
+        parse_plan(mutated(("queries", 3, "delta"), 1e-31))
+    assert err.value.key == "queries[3].delta"
+    assert "1e-30" in err.value.message and "1e-31" in err.value.message
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in err.value.message)
+
+
 def test_impute_must_lie_inside_the_bounds_or_categories() -> None:
     with pytest.raises(PlanError, match="outside the bounds") as err:
         parse_plan(mutated(("columns", "wage", "missing"), {"impute": 9999}))

@@ -270,6 +270,47 @@ def test_budget_report_reads_no_data_and_shows_all_methods() -> None:
     assert q["formula"] == "b = sensitivity / epsilon = 1 / 0.1 = 10"
 
 
+def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_path: Path) -> None:
+    """A sequential plan shows advanced composition beside it: one delta', one total per release.
+
+    The meter and the release entry's totals (report.pdf) once used min(delta_B / 10, 1e-7), the statement
+    and ledger 1e-9: an officer saw two advanced totals for one release.
+    """
+    from dpdesk.core import accounting as acc
+    from dpdesk.core.queries import design_plan
+
+    for b_delta, expected in ((1e-6, 1e-7), (1e-9, 1e-10)):
+        plan = small_plan(budget={"epsilon": 1.0, "delta": b_delta})
+        assert plan.accounting.delta_prime is None
+        costs = tuple(rel.plan_costs(design_plan(plan)))
+        rep = budget_report(plan)
+        adv = rep["methods"]["advanced"]
+        assert adv["delta_prime"] == acc.default_delta_prime(b_delta) == expected
+        by_hand = acc.advanced(costs, expected)
+        assert adv["plan"]["epsilon"] == pytest.approx(by_hand.epsilon, rel=1e-15)
+        assert adv["plan"]["delta"] == pytest.approx(by_hand.delta, rel=1e-15)
+        assert adv["plan"] == acc.dataset_total("advanced", [acc.Release(costs)], b_delta).to_dict()
+        one = acc.plan_total("advanced", costs, None, b_delta)
+        assert one.epsilon == pytest.approx(by_hand.epsilon, rel=1e-15)
+
+    # after a release, the statement and the ledger listing (budget_report over the ledger's entries) show the
+    # total the release entry recorded (report.pdf's "This release")
+    data = write_csv(tmp_path / "d.csv", [(1, "a"), (2, "b")])
+    plan = small_plan(queries=[{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.2}])
+    first = release(plan, data, dpdesk_home, tmp_path / "out1").entry
+    second = release(plan, data, dpdesk_home, tmp_path / "out2").entry
+    assert first["totals"]["advanced"] == budget_report(plan)["methods"]["advanced"]["plan"]
+    later = budget_report(plan, [first, second])["methods"]["advanced"]
+    assert later["spent"]["epsilon"] == pytest.approx(2 * first["totals"]["advanced"]["epsilon"], rel=1e-15)
+    assert later["spent"]["delta"] == pytest.approx(first["totals"]["advanced"]["delta"] * 2, rel=1e-15)
+    assert second["spent_after"] == budget_report(plan, [first, second])["methods"]["sequential"]["spent"]
+    # a budget without delta has no delta' to spend: advanced is not offered (nor is zCDP)
+    assert acc.default_delta_prime(0.0) is None
+    assert budget_report(small_plan(budget={"epsilon": 1.0}))["methods"]["advanced"] is None
+    with pytest.raises(ValueError):
+        acc.dataset_total("advanced", [acc.Release(costs)], 0.0)
+
+
 def test_full_sample_release_every_statistic_and_mechanism(dpdesk_home: Path, tmp_path: Path) -> None:
     plan = load_plan(PLAN)
     res = release(plan, DATA, dpdesk_home, tmp_path / "out")

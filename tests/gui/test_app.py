@@ -218,6 +218,21 @@ def test_split_budget_never_exceeds_what_is_left(qtbot: Any, win: Any, data: Pat
     assert win.state.plan_data["queries"][0]["epsilon"] == 0.1
 
 
+def test_switching_to_advanced_fills_in_the_meters_delta_prime(qtbot: Any, win: Any, data: Path) -> None:
+    """The delta' the meter showed advanced composition with is the one the plan gets: the same total."""
+    open_table(qtbot, win, data)
+    assert win.open_plan(str(PLAN))
+    view = win.schema_view
+    type_into(qtbot, view.budget_delta, "2e-7")
+    assert win.state.plan is not None and win.state.plan.budget.delta == 2e-7, win.state.plan_error
+    shown = win.state.report["methods"]["advanced"]
+    view.method.setCurrentIndex(view.method.findData("advanced"))
+    assert win.state.plan is not None, win.state.plan_error
+    assert win.state.plan.accounting.delta_prime == shown["delta_prime"] == 2e-8  # min(delta_B / 10, 1e-7)
+    now = win.state.report["methods"]["advanced"]
+    assert win.state.report["method"] == "advanced" and now["plan"] == shown["plan"]
+
+
 def test_models_pass_the_qt_model_tester(qtmodeltester: Any, qtbot: Any, win: Any, data: Path) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))

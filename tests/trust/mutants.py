@@ -105,6 +105,8 @@ Q = "dpdesk/core/queries.py"
 A = "dpdesk/core/aggregates.py"
 R = "dpdesk/core/release.py"
 L = "dpdesk/core/ledger.py"
+M = "dpdesk/core/mechanisms.py"
+ACC = "dpdesk/core/accounting.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- sensitivities (queries.py, aggregates.py) ------------------------------------------------
@@ -223,6 +225,37 @@ MUTANTS: tuple[Mutant, ...] = (
            r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid)""",
            r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid / 2.0)""",
            (STAT, f"{AUDIT}::test_correct_mechanism_passes")),
+    # --- the Gaussian calibration, the exponential mechanism's certificate, one delta' (issue 11) ------
+    Mutant("G01", "calibration: Phi as 0.5 (1 + erf) in the analytic Gaussian's delta (loses the tail)", M,
+           r"""    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    x1, x2 = b - a, b + a
+""",
+           r"""    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    phi = NormalDist().cdf
+    return phi(a - b) - math.exp(epsilon) * phi(-a - b)
+    x1, x2 = b - a, b + a
+""",
+           (f"{FORMULAS}::test_analytic_sigma_at_small_delta_where_erf_lost_the_tail", FORMULAS)),
+    Mutant("G02", "calibration: the analytic delta as a plain difference of the two tails (cancellation)", M,
+           r"""    return min(1.0, phi1 * min(direct, trapezoid) * _ROUND_UP)""",
+           r"""    return min(1.0, phi1 * (r1 - r2))""",
+           (FORMULAS,)),
+    Mutant("G03", "calibration: plans accept deltas below 1e-30", "dpdesk/core/plan.py",
+           r"""    if floor and 0 < x < MIN_DELTA:""",
+           r"""    if False:""",
+           ("tests/core/test_plan.py",)),
+    Mutant("G04", "calibration: the exponential mechanism's scale not certified by OpenDP's zCDP map", M,
+           r"""        epsilon**2 / 8.0,
+""",
+           r"""        math.inf,
+""",
+           (f"{FORMULAS}::test_exponential_scale_is_certified_by_opendps_zcdp_map",)),
+    Mutant("G05", "accounting: the statement and ledger use another default delta' than the meter", ACC,
+           r"""            t = advanced(r.costs, release_delta_prime(r.delta_prime, budget_delta))""",
+           r"""            t = advanced(r.costs, r.delta_prime if r.delta_prime is not None else 1e-9)""",
+           (f"{REL}::test_one_default_delta_prime_for_the_advanced_total",)),
     # --- spend before reveal ----------------------------------------------------------------------
     Mutant("W01", "spend before reveal: release.csv written just before the spend entry", R,
            r"""            rows.extend(noisy_rows(d, ex, plan))

@@ -218,7 +218,12 @@ class SchemaView(QWidget):
         new["budget"] = {"epsilon": _number(self.budget_eps.text()), "delta": _number(self.budget_delta.text(), 0)}
         acc: dict[str, Any] = {"method": self.method.currentData()}
         if acc["method"] == "advanced":
-            acc["delta_prime"] = _number(self.delta_prime.text(), 1e-7)
+            from dpdesk.core.accounting import default_delta_prime  # the meter's delta', so the totals agree
+
+            b = new["budget"]["delta"]
+            dp = _number(self.delta_prime.text(), default_delta_prime(b) if isinstance(b, float) else None)
+            if dp is not None:  # else the plan check says delta' is required
+                acc["delta_prime"] = dp
         new["accounting"] = acc
         self.state.edit(new, _("Edit unit of privacy and budget"), merge_id=1)
 
