@@ -1,0 +1,229 @@
+"""Attacks on the issue-11 changes (public ids, re-costing, corrections, migration), each a failing test.
+
+Every test here reproduces a defect found by a security review of the fix of issue 11: re-costing
+that stacks on repeated unit changes, an acknowledgement that gives corrections back, re-costed
+costs that crash the accountant, a budget reset by deleting ``keys/``, non-finite numbers that
+crash the chain check, and a migrated chain that keeps hashes of files that held the data's hash.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpdesk.core import ledger as ledger_mod
+from dpdesk.core.errors import DpdeskError, LedgerError
+from dpdesk.core.ledger import Ledger, entry_hash, list_ledgers
+from dpdesk.core.plan import parse_plan
+from dpdesk.core.release import budget_report, release
+from dpdesk.core.review import review
+
+BASE: dict[str, Any] = {
+    "version": 1, "title": "t", "budget": {"epsilon": 3.0, "delta": 1e-6},
+    "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+    "columns": {"x": {"type": "float", "bounds": [0, 10], "missing": {"impute": 5}},
+                "g": {"type": "category", "categories": ["a", "b"], "missing": {"impute": "a"}}},
+    "queries": [
+        {"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1},
+        {"name": "hist", "statistic": "histogram", "column": "g", "mechanism": "laplace", "epsilon": 0.2},
+    ],
+}  # fmt: skip
+
+
+def plan(**unit: Any) -> dict[str, Any]:
+    d = copy.deepcopy(BASE)
+    d["privacy_unit"].update(unit)
+    return d
+
+
+def data(tmp_path: Path) -> Path:
+    p = tmp_path / "d.csv"
+    rows = [f"{i % 10},{'ab'[i % 2]}" for i in range(40)]
+    p.write_text("x,g\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+def sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DPDESK_HOME": str(home), "LANGUAGE": "en"}
+    return subprocess.run([sys.executable, "-m", "dpdesk", *args], capture_output=True, text=True, env=env,
+                          timeout=300, check=False)  # fmt: skip
+
+
+def change(tmp_path: Path, home: Path, d: Path, new: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    p = tmp_path / "new.json"
+    p.write_text(json.dumps(new), encoding="utf-8")
+    return cli("ledger", "--data", str(d), "--change-settings", str(p), "--reason", "officer", home=home)
+
+
+def spent(home: Path, d: Path, p: dict[str, Any]) -> Decimal:
+    entries = Ledger.for_dataset(home, sha(d)).verify()
+    return Decimal(str(budget_report(parse_plan(p), entries)["methods"]["sequential"]["spent"]["epsilon"]))
+
+
+def test_changing_the_unit_back_and_forth_does_not_stack_the_rescaling(dpdesk_home: Path, tmp_path: Path) -> None:
+    """k 1 -> 5 -> 1 -> 5: a release of epsilon 0.3 costs the most it cost under any unit, 1.5, not 2.7.
+
+    cost_under adds the increase over the *original* booking to the *already raised* cost, so every
+    round trip adds another (c - 1) * epsilon: the ledger reports budget spent that never was.
+    """
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, dpdesk_home)
+    for k in (5, 1, 5):
+        assert change(tmp_path, dpdesk_home, d, plan(max_rows_per_person=k)).returncode == 0
+    assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) == Decimal("1.5")
+
+
+def test_an_acknowledgement_keeps_corrections_when_one_entry_lost_its_type(dpdesk_home: Path,
+                                                                          tmp_path: Path) -> None:  # fmt: skip
+    """One damaged byte ("type" -> "typf") makes recost.effective raise on the readable entries; the
+    acknowledgement then falls back to the spends as booked and drops the k-change correction."""
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, dpdesk_home)
+    assert change(tmp_path, dpdesk_home, d, plan(max_rows_per_person=5)).returncode == 0
+    assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) == Decimal("1.5")
+    lg = Ledger.for_dataset(dpdesk_home, sha(d))
+    assert lg.path is not None
+    lines = lg.path.read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"type"', '"typf"', 1)
+    lg.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = cli("ledger", "--data", str(d), "--acknowledge", "disk error, checked", home=dpdesk_home)
+    assert r.returncode == 0, r.stderr
+    assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) >= Decimal("1.5")
+
+
+def test_a_large_k_change_does_not_crash_every_command(dpdesk_home: Path, tmp_path: Path) -> None:
+    """k 1 -> 10000 re-costs an epsilon-0.3 release to 3000; the advanced total's e^epsilon overflows and
+    ledger, budget and release all die with an OverflowError traceback, for good (costs are never lowered)."""
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, dpdesk_home)
+    big = plan(max_rows_per_person=10_000)
+    assert change(tmp_path, dpdesk_home, d, big).returncode == 0
+    for args in (("ledger",), ("ledger", "--data", str(d)), ("budget", str(tmp_path / "new.json"), "--data", str(d))):
+        r = cli(*args, home=dpdesk_home)
+        assert "Traceback" not in r.stderr, (args, r.stderr[-400:])
+
+
+def test_a_gaussian_whose_recost_has_no_finite_epsilon_is_refused_not_recorded(dpdesk_home: Path,
+                                                                               tmp_path: Path) -> None:  # fmt: skip
+    """gaussian_epsilon gives up above 1e6 and returns inf: the settings entry is written, the correction
+    (inf is not JSON) crashes, and every later command crashes. The README promises such a change is refused."""
+    d = data(tmp_path)
+    p = plan()
+    p["budget"]["delta"] = 1e-5
+    p["queries"] = [{"name": "n", "statistic": "count", "mechanism": "gaussian", "epsilon": 0.5, "delta": 1e-6}]
+    release(parse_plan(p), d, dpdesk_home)
+    big = copy.deepcopy(p)
+    big["privacy_unit"]["max_rows_per_person"] = 100_000
+    r = change(tmp_path, dpdesk_home, d, big)
+    assert "Traceback" not in r.stderr, r.stderr[-400:]
+    r = cli("ledger", "--data", str(d), home=dpdesk_home)
+    assert "Traceback" not in r.stderr, r.stderr[-400:]
+
+
+def test_deleting_the_key_folder_does_not_give_a_fresh_budget(dpdesk_home: Path, tmp_path: Path) -> None:
+    """keys/<sha256> is the only link from a data file to its ledger: a careless clean-up (or a backup that
+    copied *.jsonl only) silently starts a new dataset with its whole budget, the old ledger orphaned."""
+    d = data(tmp_path)
+    p = plan()
+    p["budget"]["epsilon"] = 0.3
+    release(parse_plan(p), d, dpdesk_home)
+    with pytest.raises(DpdeskError):
+        release(parse_plan(p), d, dpdesk_home)
+    shutil.rmtree(dpdesk_home / "ledgers" / "keys")
+    with pytest.raises(DpdeskError):
+        release(parse_plan(p), d, dpdesk_home)
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "1e999"])
+def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(dpdesk_home: Path, tmp_path: Path,
+                                                                     constant: str) -> None:  # fmt: skip
+    """json.loads accepts NaN/Infinity (and 1e999 -> inf); entry_hash's canonical JSON refuses them with a
+    ValueError, so verify and review crash instead of naming the edited entry (exit 3 / NOT INTACT)."""
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, dpdesk_home, tmp_path / "pkg")
+    lg = Ledger.for_dataset(dpdesk_home, sha(d))
+    assert lg.path is not None
+    raw = lg.path.read_text(encoding="utf-8")
+    lg.path.write_text(raw.replace('"epsilon":0.1', f'"epsilon":{constant}', 1), encoding="utf-8")
+    with pytest.raises(LedgerError, match="line 2"):
+        lg.verify()
+    pkg_ledger = tmp_path / "pkg" / "ledger.json"
+    pkg_ledger.write_text(pkg_ledger.read_text(encoding="utf-8").replace('"epsilon": 0.1', f'"epsilon": {constant}',
+                                                                        1), encoding="utf-8")  # fmt: skip
+    r = review(tmp_path / "pkg")
+    assert not r.intact and any("edited" in p for p in r.problems)
+
+
+def _to_legacy(home: Path, key: str) -> list[dict[str, Any]]:
+    """The dataset's ledger rewritten in the format before public ids (as tests/trust/test_public_id.py does)."""
+    lg = Ledger.for_dataset(home, key)
+    assert lg.path is not None
+    old: list[dict[str, Any]] = []
+    new_hash: dict[str, str] = {}
+    prev = ledger_mod.GENESIS
+    for e in lg.verify():
+        n = {k: v for k, v in e.items() if k != "hash"}
+        n["dataset"], n["prev"] = key, prev
+        if n["type"] == "package":
+            n["spend_hash"] = new_hash[e["spend_hash"]]
+        n["hash"] = entry_hash(n)
+        new_hash[e["hash"]] = prev = n["hash"]
+        old.append(n)
+    (home / "ledgers" / f"{key}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in old), encoding="utf-8")
+    lg.path.unlink()
+    (home / "ledgers" / "keys" / key).unlink()
+    return old
+
+
+def test_a_migrated_chain_drops_the_file_hashes_of_packages_that_held_the_data_hash(dpdesk_home: Path,
+                                                                                    tmp_path: Path) -> None:  # fmt: skip
+    """Old packages' report.pdf printed the full SHA-256 ("Dataset fingerprint"); the package entry's
+    files["report.pdf"] is the SHA-256 of that PDF, a deterministic function of the data's hash and of
+    public content (plan, values, entries, the file name, the time to the second). The migration keeps it
+    verbatim, so the migrated chain (exported, given to officers) still commits to the data's hash."""
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, dpdesk_home, tmp_path / "pkg")
+    key = sha(d)
+    old = _to_legacy(dpdesk_home, key)
+    old_reports = {e["files"]["report.pdf"] for e in old if e["type"] == "package"}
+    lg = Ledger.for_dataset(dpdesk_home, key)
+    assert lg.migrated is not None
+    exposed = {x["package_seq"] for x in lg.migrated["exposed_packages"]}
+    assert exposed
+    for e in lg.verify():
+        if e["type"] == "package" and e["seq"] in exposed:
+            assert (e.get("files") or {}).get("report.pdf") not in old_reports, "the old report.pdf's hash was kept"
+
+
+def test_an_interrupted_migration_leaves_one_dataset(dpdesk_home: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Killed after the new chain is written but before keys/<sha>: the next open migrates again under
+    another id and the first chain stays, listed as a second dataset with the same spends."""
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, dpdesk_home)
+    key = sha(d)
+    _to_legacy(dpdesk_home, key)
+
+    def killed(*_a: Any) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(ledger_mod, "_write_key", killed)
+        with pytest.raises(KeyboardInterrupt):
+            Ledger.for_dataset(dpdesk_home, key)
+    Ledger.for_dataset(dpdesk_home, key)
+    assert len(list_ledgers(dpdesk_home)) == 1
