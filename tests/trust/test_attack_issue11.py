@@ -74,7 +74,7 @@ def spent(home: Path, d: Path, p: dict[str, Any]) -> Decimal:
     return Decimal(str(budget_report(parse_plan(p), entries)["methods"]["sequential"]["spent"]["epsilon"]))
 
 
-def test_changing_the_unit_back_and_forth_does_not_stack_the_rescaling(dpdesk_home: Path, tmp_path: Path) -> None:
+def test_unit_changes_back_and_forth_do_not_stack(dpdesk_home: Path, tmp_path: Path) -> None:
     """k 1 -> 5 -> 1 -> 5: a release of epsilon 0.3 costs the most it cost under any unit, 1.5, not 2.7.
 
     cost_under adds the increase over the *original* booking to the *already raised* cost, so every
@@ -87,8 +87,7 @@ def test_changing_the_unit_back_and_forth_does_not_stack_the_rescaling(dpdesk_ho
     assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) == Decimal("1.5")
 
 
-def test_an_acknowledgement_keeps_corrections_when_one_entry_lost_its_type(dpdesk_home: Path,
-                                                                          tmp_path: Path) -> None:  # fmt: skip
+def test_acknowledgement_keeps_corrections_of_a_damaged_ledger(dpdesk_home: Path, tmp_path: Path) -> None:
     """One damaged byte ("type" -> "typf") makes recost.effective raise on the readable entries; the
     acknowledgement then falls back to the spends as booked and drops the k-change correction."""
     d = data(tmp_path)
@@ -112,19 +111,21 @@ def test_a_large_k_change_does_not_crash_every_command(dpdesk_home: Path, tmp_pa
     release(parse_plan(plan()), d, dpdesk_home)
     big = plan(max_rows_per_person=10_000)
     assert change(tmp_path, dpdesk_home, d, big).returncode == 0
-    for args in (("ledger",), ("ledger", "--data", str(d)), ("budget", str(tmp_path / "new.json"), "--data", str(d))):
+    budget = ("budget", str(tmp_path / "new.json"), "--data", str(d))
+    for args in (("ledger",), ("ledger", "--data", str(d)), budget):
         r = cli(*args, home=dpdesk_home)
         assert "Traceback" not in r.stderr, (args, r.stderr[-400:])
 
 
-def test_a_gaussian_whose_recost_has_no_finite_epsilon_is_refused_not_recorded(dpdesk_home: Path,
-                                                                               tmp_path: Path) -> None:  # fmt: skip
+def test_a_gaussian_recost_without_finite_epsilon_is_refused(dpdesk_home: Path, tmp_path: Path) -> None:
     """gaussian_epsilon gives up above 1e6 and returns inf: the settings entry is written, the correction
-    (inf is not JSON) crashes, and every later command crashes. The README promises such a change is refused."""
+    (inf is not JSON) crashes, and every later command crashes. The README promises such a change is
+    refused."""
     d = data(tmp_path)
     p = plan()
     p["budget"]["delta"] = 1e-5
-    p["queries"] = [{"name": "n", "statistic": "count", "mechanism": "gaussian", "epsilon": 0.5, "delta": 1e-6}]
+    p["queries"] = [{"name": "n", "statistic": "count", "mechanism": "gaussian", "epsilon": 0.5,
+                     "delta": 1e-6}]
     release(parse_plan(p), d, dpdesk_home)
     big = copy.deepcopy(p)
     big["privacy_unit"]["max_rows_per_person"] = 100_000
@@ -162,14 +163,14 @@ def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(dpdesk_home
     with pytest.raises(LedgerError, match="line 2"):
         lg.verify()
     pkg_ledger = tmp_path / "pkg" / "ledger.json"
-    pkg_ledger.write_text(pkg_ledger.read_text(encoding="utf-8").replace('"epsilon": 0.1', f'"epsilon": {constant}',
-                                                                        1), encoding="utf-8")  # fmt: skip
+    edited = pkg_ledger.read_text(encoding="utf-8").replace('"epsilon": 0.1', f'"epsilon": {constant}', 1)
+    pkg_ledger.write_text(edited, encoding="utf-8")
     r = review(tmp_path / "pkg")
     assert not r.intact and any("edited" in p for p in r.problems)
 
 
 def _to_legacy(home: Path, key: str) -> list[dict[str, Any]]:
-    """The dataset's ledger rewritten in the format before public ids (as tests/trust/test_public_id.py does)."""
+    """The dataset's ledger in the format before public ids (as in tests/trust/test_public_id.py)."""
     lg = Ledger.for_dataset(home, key)
     assert lg.path is not None
     old: list[dict[str, Any]] = []
@@ -183,14 +184,14 @@ def _to_legacy(home: Path, key: str) -> list[dict[str, Any]]:
         n["hash"] = entry_hash(n)
         new_hash[e["hash"]] = prev = n["hash"]
         old.append(n)
-    (home / "ledgers" / f"{key}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in old), encoding="utf-8")
+    legacy = home / "ledgers" / f"{key}.jsonl"
+    legacy.write_text("".join(json.dumps(e) + "\n" for e in old), encoding="utf-8")
     lg.path.unlink()
     (home / "ledgers" / "keys" / key).unlink()
     return old
 
 
-def test_a_migrated_chain_drops_the_file_hashes_of_packages_that_held_the_data_hash(dpdesk_home: Path,
-                                                                                    tmp_path: Path) -> None:  # fmt: skip
+def test_migration_drops_the_hash_of_old_reports(dpdesk_home: Path, tmp_path: Path) -> None:
     """Old packages' report.pdf printed the full SHA-256 ("Dataset fingerprint"); the package entry's
     files["report.pdf"] is the SHA-256 of that PDF, a deterministic function of the data's hash and of
     public content (plan, values, entries, the file name, the time to the second). The migration keeps it
@@ -206,7 +207,8 @@ def test_a_migrated_chain_drops_the_file_hashes_of_packages_that_held_the_data_h
     assert exposed
     for e in lg.verify():
         if e["type"] == "package" and e["seq"] in exposed:
-            assert (e.get("files") or {}).get("report.pdf") not in old_reports, "the old report.pdf's hash was kept"
+            kept = (e.get("files") or {}).get("report.pdf")
+            assert kept not in old_reports, "the old report.pdf's hash was kept"
 
 
 def test_an_interrupted_migration_leaves_one_dataset(dpdesk_home: Path, tmp_path: Path,
