@@ -178,7 +178,11 @@ def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCos
             rho_new += r
             if w:
                 why.append(f"{cost.name}: {w}")
-        out.append(acc.QueryCost(cost.name, cost.epsilon + max(0.0, eps_add), cost.delta, max(cost.rho, rho_new)))
+        # the increase is over the booking in the trace, not over a cost already raised by an earlier unit:
+        # a release costs the most it cost under any unit, never the sum of the increases (k 1 -> 5 -> 1 -> 5)
+        booked = math.fsum(float(comp["epsilon"]) for comp in comps)
+        eps = booked + eps_add if eps_add > 0 else cost.epsilon
+        out.append(acc.QueryCost(cost.name, eps, cost.delta, max(cost.rho, rho_new)))
     if len(out) != len(eff.costs):
         return _fallback(eff, unit)
     return _raise(eff.costs, tuple(out)), why
