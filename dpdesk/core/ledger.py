@@ -33,6 +33,7 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import re
 import secrets
@@ -65,6 +66,24 @@ def is_dataset_id(text: str) -> bool:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def _finite(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(text)
+    return x
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def loads_entries(text: str | bytes) -> Any:
+    """JSON as dpdesk writes it. NaN, Infinity and numbers that overflow to infinity, which dpdesk never
+    writes (its canonical JSON refuses them), are refused like any other damage (a ValueError), instead of
+    reaching the hash check, whose canonical JSON would fail on them."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
 def entry_hash(entry: dict[str, Any]) -> str:
@@ -316,8 +335,8 @@ class Ledger:
         for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
             where = _("ledger {path}, line {line}").format(path=label, line=lineno)
             try:
-                entry = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+                entry = loads_entries(line.decode("utf-8"))
+            except ValueError:  # undecodable bytes, invalid JSON, non-finite numbers
                 raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
             if not isinstance(entry, dict) or "hash" not in entry:
                 raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from dpdesk.core.errors import DpdeskError, LedgerError
-from dpdesk.core.ledger import Ledger, entry_hash
+from dpdesk.core.ledger import Ledger, entry_hash, loads_entries
 from dpdesk.core.package import PACKAGE_FILES, file_hash
 from dpdesk.i18n import _
 
@@ -60,9 +60,9 @@ def review_package(folder: Path) -> Review:
     """Check that a package's files are those its ledger entries recorded."""
     out = Review("package")
     try:
-        data = json.loads((folder / "ledger.json").read_text(encoding="utf-8"))
+        data = loads_entries((folder / "ledger.json").read_text(encoding="utf-8"))
         entries = list(data["entries"])
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):  # ValueError: undecodable, invalid JSON, NaN/Infinity
         out.problems.append(_("ledger.json is missing or unreadable: the package cannot be checked"))
         return out
     out.entries = entries

@@ -376,6 +376,11 @@ MUTANTS: tuple[Mutant, ...] = (
            r"""        elif file_hash(f) != recorded.get(name):""",
            r"""        elif False:""",
            (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",)),
+    Mutant("T07", "tampering: an entry edited to hold NaN or Infinity crashes the chain check (a traceback)",
+           "dpdesk/core/ledger.py",
+           r"""                entry = loads_entries(line.decode("utf-8"))""",
+           r"""                entry = json.loads(line.decode("utf-8"))""",
+           ("tests/trust/test_attack_issue11.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",)),
     Mutant("A01", "honest accounting: acknowledging a broken ledger drops its spends", L,
            r"""            for eff in effective(readable)
         ]  # fmt: skip""",

@@ -166,7 +166,7 @@ def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(dpdesk_home
     edited = pkg_ledger.read_text(encoding="utf-8").replace('"epsilon": 0.1', f'"epsilon": {constant}', 1)
     pkg_ledger.write_text(edited, encoding="utf-8")
     r = review(tmp_path / "pkg")
-    assert not r.intact and any("edited" in p for p in r.problems)
+    assert not r.intact and any("ledger.json" in p for p in r.problems)
 
 
 def _to_legacy(home: Path, key: str) -> list[dict[str, Any]]:
