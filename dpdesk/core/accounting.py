@@ -34,6 +34,12 @@ METHOD_NAMES = {
 }
 
 
+#: Above this per-query epsilon, e^epsilon overflows a float; the advanced total is then reported as HUGE_EPSILON.
+ADVANCED_OVERFLOW = 600.0
+#: A finite stand-in for "beyond any budget" (kept finite so that ledgers and reports stay valid JSON).
+HUGE_EPSILON = 1e300
+
+
 def method_name(method: str) -> str:
     """An accounting method's name for messages, in the user's language."""
     from dpdesk.i18n import _  # imported here: this module's loops use ``_`` as a throwaway name
@@ -111,6 +117,8 @@ def advanced(costs: Sequence[QueryCost], delta_prime: float) -> Total:
     """
     if not costs:
         return Total("advanced", 0.0, 0.0)
+    if any(c.epsilon > ADVANCED_OVERFLOW for c in costs):  # e^eps would overflow: a bound beyond any budget
+        return Total("advanced", HUGE_EPSILON, math.fsum(c.delta for c in costs) + delta_prime)
     s2 = math.fsum(c.epsilon**2 for c in costs)
     eps = math.sqrt(2.0 * math.log(1.0 / delta_prime) * s2) + math.fsum(
         c.epsilon * math.expm1(c.epsilon) for c in costs

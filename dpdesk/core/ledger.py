@@ -448,19 +448,48 @@ def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | Non
     return None
 
 
+def _usable(e: dict[str, Any]) -> bool:
+    """Whether a line of a damaged ledger can be read as the entry it claims to be (costs finite numbers)."""
+    from dpdesk.core.accounting import QueryCost
+
+    def costs_ok(raw: Any) -> bool:
+        cs = [QueryCost.from_dict(c) for c in raw]
+        return all(math.isfinite(x) and x >= 0 for c in cs for x in (c.epsilon, c.delta, c.rho))
+
+    try:
+        if not isinstance(e.get("seq"), int) or e.get("type") not in ENTRY_TYPES:
+            return False
+        if e["type"] == "spend":
+            return costs_ok(e["costs"])
+        if e["type"] == "correction":
+            return all(costs_ok(r["costs"]) for r in e["releases"])
+        if e["type"] == "acknowledge":
+            return all(costs_ok(r["costs"]) for r in e.get("carried", []))
+        if e["type"] == "settings":
+            return isinstance(e["settings"], dict) and isinstance(e["settings"].get("privacy_unit"), dict)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
 def _carried_at_effective_cost(readable: list[dict[str, Any]], plain: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The releases of a broken ledger at what they cost now (re-costed, corrected, simulations included),
-    with their plan and trace so that later changes can re-cost them; ``plain`` if the entries cannot be read so."""
+    with their plan and trace so that later changes can re-cost them. Lines that cannot be read as what they
+    claim are left out first; if the rest still cannot be costed, ``plain`` (the costs as written), raised by
+    every readable correction, so an acknowledgement never carries less than was recorded."""
     from dpdesk.core.recost import effective
 
+    usable = [e for e in readable if _usable(e)]
     try:
         return [
             {"costs": [c.to_dict() for c in eff.costs], "delta_prime": eff.delta_prime, "release_id": eff.release_id,
              "seq": eff.seq, "plan": eff.plan, "trace": eff.trace, "unit": eff.unit}
-            for eff in effective(readable)
+            for eff in effective(usable)
         ]  # fmt: skip
     except Exception:  # noqa: BLE001 - a damaged ledger may hold anything; fall back to the costs as written
-        return plain
+        raised = {str(r.get("release_id")): r["costs"] for e in usable if e["type"] == "correction"
+                  for r in e["releases"]}  # fmt: skip
+        return [{**c, "costs": raised.get(str(c.get("release_id")), c["costs"])} for c in plain]
 
 
 def migration_notice(entry: dict[str, Any]) -> str:
@@ -514,18 +543,34 @@ def list_ledgers(home: Path) -> list[Ledger]:
 
 
 def _read_key(folder: Path, sha256: str) -> str | None:
-    """The public id recorded for a data file's SHA-256, or None."""
+    """The public id recorded for a data file's SHA-256, or None.
+
+    The link is kept twice: ``keys/<sha256>`` (the index) and ``<id>.key`` beside each ledger (holding the
+    SHA-256). A lost index is rebuilt from the sidecars, so deleting ``keys/`` does not start a fresh budget.
+    """
     try:
         text = (folder / "keys" / sha256).read_text(encoding="ascii").strip()
+        if is_dataset_id(text):
+            return text
     except (OSError, UnicodeDecodeError):
-        return None
-    return text if is_dataset_id(text) else None
+        pass
+    for side in sorted(folder.glob("ds-*.key")):
+        try:
+            if side.read_text(encoding="ascii").strip() == sha256 and is_dataset_id(side.stem):
+                with contextlib.suppress(OSError):
+                    _write_key(folder, sha256, side.stem)
+                return side.stem
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
 
 
 def _write_key(folder: Path, sha256: str, dataset: str) -> None:
+    write_atomic(folder / f"{dataset}.key", sha256.encode("ascii"))
     (folder / "keys").mkdir(parents=True, exist_ok=True)
     write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))
     _fsync_dir(folder / "keys")
+    _fsync_dir(folder)
 
 
 def _scrub(value: Any, key: str, dataset: str) -> Any:
@@ -540,6 +585,18 @@ def _scrub(value: Any, key: str, dataset: str) -> Any:
     if isinstance(value, dict):
         return {k: (None if k == "broken_sha256" else _scrub(v, key, dataset)) for k, v in value.items()}
     return value
+
+
+def _interrupted_migration(folder: Path, raw: bytes) -> str | None:
+    """The id of an earlier migration of these very bytes that stopped before linking its key, if any."""
+    for ev in sorted(folder.glob("ds-*.pre-migration-*.jsonl")):
+        dataset = ev.name.split(".", 1)[0]
+        try:
+            if is_dataset_id(dataset) and (folder / f"{dataset}.jsonl").exists() and ev.read_bytes() == raw:
+                return dataset
+        except OSError:
+            continue
+    return None
 
 
 def _migrate(home: Path, sha256: str) -> Ledger:
@@ -559,7 +616,7 @@ def _migrate(home: Path, sha256: str) -> Ledger:
         except LedgerError:
             return old
         raw = legacy_path.read_bytes()
-        dataset = new_dataset_id()
+        dataset = _interrupted_migration(folder, raw) or new_dataset_id()
         path = folder / f"{dataset}.jsonl"
         stamp = _now().replace(":", "").replace("+", "_")
         evidence = path.with_name(f"{dataset}.pre-migration-{stamp}.jsonl")
@@ -574,6 +631,9 @@ def _migrate(home: Path, sha256: str) -> Ledger:
             n["dataset"], n["prev"] = dataset, prev
             if n["type"] == "package" and e.get("spend_hash") in new_hash:
                 n["spend_hash"] = new_hash[e["spend_hash"]]
+            if n["type"] == "package" and isinstance(n.get("files"), dict) and "report.pdf" in n["files"]:
+                # the old report printed the data's hash: its own hash is a function of it, so it is not kept
+                n["files"] = {**n["files"], "report.pdf": None}
             n["hash"] = entry_hash(n)
             new_hash[e["hash"]] = prev = n["hash"]
             rebuilt.append(n)

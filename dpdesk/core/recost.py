@@ -128,6 +128,8 @@ def _component_cost(comp: dict[str, Any], new_sens: float) -> tuple[float, float
     if kind == "gaussian":
         sigma = float(comp["scale"])
         exact = gaussian_epsilon(sigma, new_sens, float(comp["delta"]) * (1.0 - DISCRETE_MARGIN))
+        if not math.isfinite(exact):
+            raise UnboundedChange(comp.get("label", "?"))
         new_rho = new_sens**2 / (2.0 * sigma**2)
         if exact > eps * (1 + _SAME) or new_rho > rho * (1 + _SAME):
             return max(eps, exact), max(rho, new_rho), f"gaussian: sensitivity {old:g} -> {new_sens:g}, " \
@@ -210,6 +212,27 @@ def _fallback(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCost
     return _raise(eff.costs, out), [f"release {eff.seq}: no trace; group privacy with factor {c:g}"]
 
 
+def _whole_budget(settings: dict[str, Any] | None, name: str) -> tuple[acc.QueryCost, ...]:
+    """A cost that takes a dataset's whole budget under every accounting method."""
+    b = (settings or {}).get("budget") or {"epsilon": 0.0, "delta": 0.0}
+    b_eps, b_delta = float(b["epsilon"]), float(b["delta"])
+    rho = max(b_eps**2 / 2.0, acc.rho_budget(b_eps, b_delta) * 2.0 if b_delta > 0 else 0.0)
+    return (acc.QueryCost(name, b_eps, b_delta, rho),)
+
+
+def _cost_or_budget(eff: Effective, unit: dict[str, Any],
+                    settings: dict[str, Any] | None) -> tuple[tuple[acc.QueryCost, ...], list[str]]:  # fmt: skip
+    """:func:`cost_under`, or the whole budget added when the cost has no bound (never a crash, never less)."""
+    try:
+        return cost_under(eff, unit)
+    except UnboundedChange:
+        (whole,) = _whole_budget(settings, "no bound")
+        first, *rest = eff.costs or (acc.QueryCost("release", 0.0, 0.0, 0.0),)
+        raised = acc.QueryCost(first.name, first.epsilon + whole.epsilon, min(1.0, first.delta + whole.delta),
+                               first.rho + whole.rho)  # fmt: skip
+        return (raised, *rest), [f"release {eff.seq}: no finite bound; charged the whole budget"]
+
+
 def _simulate_costs(entry: dict[str, Any], plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]],
                     settings: dict[str, Any] | None) -> tuple[tuple[acc.QueryCost, ...], str]:  # fmt: skip
     runs = int(entry.get("runs") or 0)
@@ -218,10 +241,7 @@ def _simulate_costs(entry: dict[str, Any], plans: dict[str, tuple[dict[str, Any]
         costs = tuple(acc.QueryCost(f"{c.name} (x{runs} simulated)", c.epsilon * runs, min(1.0, c.delta * runs),
                                     c.rho * runs) for c in known[1])  # fmt: skip
         return costs, f"simulate --data: {runs} uncharged release(s) of a recorded plan"
-    b = (settings or {}).get("budget") or {"epsilon": 0.0, "delta": 0.0}
-    b_eps, b_delta = float(b["epsilon"]), float(b["delta"])
-    rho = max(b_eps**2 / 2.0, acc.rho_budget(b_eps, b_delta) * 2.0 if b_delta > 0 else 0.0)
-    return (acc.QueryCost("simulate (plan not recorded)", b_eps, b_delta, rho),), \
+    return _whole_budget(settings, "simulate (plan not recorded)"), \
         "simulate --data of a plan the ledger does not hold: its cost cannot be bounded, so it takes the budget"
 
 
@@ -263,14 +283,14 @@ def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
             continue
         elif t == "settings" and unit is not None and unit != previous_unit:
             for eff in out:  # a new unit: every earlier release costs the most it cost under any unit since
-                new, why = cost_under(eff, unit)
+                new, why = _cost_or_budget(eff, unit, settings)
                 if _higher(new, eff.costs):
                     eff.costs, eff.why = new, [*eff.why, *why]
             continue
         else:
             continue
         if unit is not None and t == "spend":
-            new, why = cost_under(eff, unit)  # today's code, the unit it was booked under
+            new, why = _cost_or_budget(eff, unit, settings)  # today's code, the unit it was booked under
             if _higher(new, eff.costs):
                 eff.costs, eff.why = new, [*eff.why, *why]
         out.append(eff)
@@ -291,11 +311,19 @@ def pending_corrections(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any
     return out
 
 
+#: A query may cost at most this much epsilon (the plan's own limit); a re-costing beyond it is refused.
+MAX_QUERY_EPSILON = 100.0
+
+
 def check_unit_change(entries: Sequence[dict[str, Any]], unit: dict[str, Any]) -> list[dict[str, Any]]:
-    """What every past release would cost under a new unit of privacy; raises :class:`UnboundedChange`."""
+    """What every past release would cost under a new unit of privacy; raises :class:`UnboundedChange` when a
+    cost has no finite bound or exceeds what one query may cost (the dataset could not account for it)."""
     out = []
     for eff in effective(entries):
         new, why = cost_under(eff, unit)
+        if any(not math.isfinite(c.epsilon) or c.epsilon > MAX_QUERY_EPSILON or not math.isfinite(c.rho)
+               for c in new):  # fmt: skip
+            raise UnboundedChange(eff.release_id)
         if _higher(new, eff.costs):
             out.append({"release_id": eff.release_id, "seq": eff.seq, "costs": [c.to_dict() for c in new], "why": why})
     return out

@@ -486,7 +486,7 @@ class MainWindow(QMainWindow):
                 e,
             )  # fmt: skip
             for line in result.report_lines:
-                log.info("load note: %s", line)
+                log.info("load note shown (its counts are for the screen only, not for the log)")
             if result.report_lines:
                 self.status_label.setText(_("Note (for you only, not released): {n}").format(n=result.report_lines[0]))
             self.tabs.setCurrentWidget(self.results_view)

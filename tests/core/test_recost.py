@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import subprocess
 import sys
@@ -247,3 +248,13 @@ def test_a_replace_sum_booked_by_the_old_code_is_corrected(dpdesk_home: Path, tm
     comp["sensitivity_used"] = comp["sensitivity_l1"] = 1.0  # what the code before this issue booked
     (eff,) = effective(entries)
     assert eff.costs[0].epsilon == pytest.approx(1.0)
+
+
+def test_huge_costs_keep_every_total_finite() -> None:
+    """A correction can make one query cost more than e^epsilon can hold (1e6 simulated runs of a plan):
+    every accounting total stays a finite number (ledgers and reports are JSON), and beyond any budget."""
+    costs = [acc.QueryCost("q", 1e5, 0.0, 5e9)]
+    for method in ("sequential", "advanced", "zcdp"):
+        t = acc.dataset_total(method, [acc.Release(tuple(costs), 1e-7)], 1e-6)
+        assert math.isfinite(t.epsilon) and t.epsilon >= 1e5, method
+        json.dumps(t.to_dict(), allow_nan=False)

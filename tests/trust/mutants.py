@@ -62,6 +62,7 @@ DATA = "tests/core/test_data.py"
 FORMULAS = "tests/core/test_formulas.py"
 PUBLIC_ID = "tests/trust/test_public_id.py"
 RECOST = "tests/core/test_recost.py"
+ATTACK = "tests/trust/test_attack_issue11.py"
 BF = "tests/core/test_bruteforce.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
@@ -382,9 +383,9 @@ MUTANTS: tuple[Mutant, ...] = (
            r"""                entry = json.loads(line.decode("utf-8"))""",
            ("tests/trust/test_attack_issue11.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",)),
     Mutant("A01", "honest accounting: acknowledging a broken ledger drops its spends", L,
-           r"""            for eff in effective(readable)
+           r"""            for eff in effective(usable)
         ]  # fmt: skip""",
-           r"""            for eff in effective(readable) if eff.seq < 0
+           r"""            for eff in effective(usable) if eff.seq < 0
         ]  # fmt: skip""",
            (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",)),
     Mutant("A02", "honest accounting: spends carried over by an acknowledgement are not counted",
@@ -518,7 +519,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
            (PUBLIC_ID,)),
     Mutant("U01", "re-costing: a change of unit re-costs the booking alone (k back down gives budget back)",
            "dpdesk/core/recost.py",
-           r"""                new, why = cost_under(eff, unit)
+           r"""                new, why = _cost_or_budget(eff, unit, settings)
                 if _higher(new, eff.costs):
                     eff.costs, eff.why = new, [*eff.why, *why]""",
            r"""                base = Effective(eff.release_id, eff.seq, eff.recorded, eff.delta_prime, eff.recorded,
@@ -535,8 +536,8 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
            r"""        exact = eps * c""",
            (RECOST,)),
     Mutant("U04", "corrections: a simulate --data run of an unrecorded plan costs nothing", "dpdesk/core/recost.py",
-           r"""    return (acc.QueryCost("simulate (plan not recorded)", b_eps, b_delta, rho),),""",
-           r"""    return (acc.QueryCost("simulate (plan not recorded)", 0.0, 0.0, 0.0),),""",
+           r"""    return (acc.QueryCost(name, b_eps, b_delta, rho),)""",
+           r"""    return (acc.QueryCost(name, 0.0, 0.0, 0.0),)""",
            (RECOST,)),
     Mutant("U05", "corrections: a release does not record the correction before it charges", R,
            r"""        _check_settings(plan, settings)
@@ -586,6 +587,32 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
            r"""                "trace": [design_to_dict(d) for d in designs],
                 "data_check": [vars(c) for c in check.columns],""",
            (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",), (G_CHECK,)),
+    # --- issue 11, found by the attacker's pass --------------------------------------------------------
+    Mutant("X01", "acknowledgement: a damaged line makes the carried releases fall back to their bookings", L,
+           r"""    usable = [e for e in readable if _usable(e)]""",
+           r"""    usable = readable""",
+           (ATTACK,)),
+    Mutant("X02", "public id: a deleted keys/ folder starts a fresh budget (the sidecars are not read)", L,
+           r"""    for side in sorted(folder.glob("ds-*.key")):""",
+           r"""    for side in ():""",
+           (ATTACK,)),
+    Mutant("X03", "public id: a migrated chain keeps the hash of an old report that printed the data's hash", L,
+           r"""                n["files"] = {**n["files"], "report.pdf": None}""",
+           r"""                pass""",
+           (ATTACK,)),
+    Mutant("X04", "accounting: the advanced total overflows on a huge per-query epsilon", "dpdesk/core/accounting.py",
+           r"""    if any(c.epsilon > ADVANCED_OVERFLOW for c in costs):""",
+           r"""    if False:""",
+           (RECOST,)),
+    Mutant("X05", "re-costing: a unit change that makes a past query cost more than any query may is accepted",
+           "dpdesk/core/recost.py",
+           r"""        if any(not math.isfinite(c.epsilon) or c.epsilon > MAX_QUERY_EPSILON or not math.isfinite(c.rho)""",
+           r"""        if any(not math.isfinite(c.epsilon) or not math.isfinite(c.rho)""",
+           (ATTACK,)),
+    Mutant("X06", "migration: an interrupted migration of the same bytes makes a second dataset", L,
+           r"""        dataset = _interrupted_migration(folder, raw) or new_dataset_id()""",
+           r"""        dataset = new_dataset_id()""",
+           (ATTACK,)),
 )
 
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -134,6 +134,7 @@ def _to_legacy(home: Path, sha: str) -> list[dict[str, Any]]:
     legacy.write_text("".join(json.dumps(e) + "\n" for e in old), encoding="utf-8")
     lg.path.unlink()
     (home / "ledgers" / "keys" / sha).unlink()
+    (home / "ledgers" / f"{lg.dataset}.key").unlink()  # the sidecar link did not exist before public ids
     return old
 
 
