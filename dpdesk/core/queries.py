@@ -500,7 +500,8 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         if replace:
             du = float(k)
             why = _("{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); replacing a row (n fixed) "
-                    "moves #(x<c) and #(x<=c) by at most 1 each, so Du = k = {k}").format(rel=rel, who=who, k=k)
+                    "moves #(x<c) and #(x<=c) by at most 1 each, so Du = k = {k}").format(
+                rel=rel, who=who, k=k)  # fmt: skip
         else:
             du = _float_up(k * max(qf, 1 - qf))
             why = _("{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); adding a row moves "
