@@ -156,10 +156,10 @@ def quantile_utilities(below: np.ndarray, at_most: np.ndarray, n: int, q: float)
     ``below`` and ``at_most`` are #(x < c) and #(x <= c) over the n rows that have a value. A candidate
     is a q-quantile iff #(x<c) <= q n <= #(x<=c), iff u(c) = 0; elsewhere -u(c) is the distance in
     ranks from q n to the ranks [#(x<c), #(x<=c)] that c occupies. Sensitivity (proved in
-    queries.py's docstring): each of the two terms moves by at most max(q, 1-q) per added or removed
-    row (1-q for a row below c, q for a row at or above c) and by at most 1 per replaced row (n
-    fixed), and u = -max(0, a, b) is 1-Lipschitz in the max-norm of (a, b): Du = k max(q, 1-q)
-    under add_remove, k under replace; rows dropped as missing act as removals.
+    queries.py's docstring): an added row moves a = #(x<c) - q n by -q or 1-q and b = q n - #(x<=c)
+    by q or q-1 (a removed row the opposite), a replaced row (n fixed) moves each by at most 1, and
+    u = -max(0, a, b) is 1-Lipschitz in the max-norm of (a, b): Du = k max(q, 1-q) under
+    add_remove, k under replace; rows dropped as missing act as removals.
 
     Exact: with q = num/den (:func:`quantile_fraction`, the decimal as written), den * a and den * b
     are int64 integers (den <= 10^9, counts <= 2^31: below 2^61), so u = 0 exactly at the

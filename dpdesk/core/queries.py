@@ -83,7 +83,9 @@ max(0, a', b')| <= max(|a - a'|, |b - b'|). So it suffices to bound how far each
 Exact arithmetic: q is read as the decimal written in the plan (0.1 is 1/10, not the binary
 double; at most 10^9 in the denominator, see :func:`quantile_fraction`), and den * a, den * b
 are exact integers, so a candidate with u = 0 is never lost to rounding; Du is computed from the
-same fraction and rounded up to a float.
+same fraction and rounded up to a float. The utilities handed to OpenDP are floats, -N/den correctly
+rounded: exact when den is a power of two (q = 0.5, 0.25, 0.75, ...), otherwise within half an ulp
+of |u| <= n (below 2^-22 at the 2^31-row cap), as were the previous score's.
 
 Rank accuracy. The exponential mechanism's chosen utility is within R = 2 Du (ln m + ln 20) / eps
 of the best of m candidates with probability at least 95% (McSherry & Talwar 2007). When some
