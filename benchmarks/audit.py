@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpdesk.core.plan import ALLOWED_MECHANISMS
-from tests.trust.test_audit import _ROWS, ALPHA, DROP_BOUNDS, DROP_ROWS, Case, run_case
+from tests.trust.test_audit import _ROWS, ALPHA, DROP_BOUNDS, DROP_ROWS, QUANTILE_D, Case, run_case
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,7 +32,7 @@ def queries() -> dict[str, dict]:
         "sum": {"statistic": "sum", "column": "x"},
         "mean": {"statistic": "mean", "column": "x"},
         "histogram": {"statistic": "histogram", "column": "x", "bins": [-7, 0, 3]},
-        "quantile": {"statistic": "quantile", "column": "x", "q": 0.5, "candidates": [-2, -1, 0, 1]},
+        "quantile": {"statistic": "quantile", "column": "x", "q": 0.25, "candidates": [-2, -1, 0, 1]},
         "mode": {"statistic": "mode", "column": "g"},
         "select": {"statistic": "select", "column": "x", "candidates": [1, 2, 3], "utility": "revenue"},
     }
@@ -46,9 +46,11 @@ def neighbours(stat: str, relation: str) -> tuple[list, list]:
         if relation == "replace":
             return d, [(0.0, 0)] * 3 + [(0.0, 1)] * 3
         return d, d + [(0.0, 0)]
-    if stat == "quantile":
-        d = [(-2.0, 0)] * 3 + [(1.0, 0)] * 3
-        return (d, d + [(-7.0, 0)]) if relation == "add_remove" else (d + [(3.0, 0)], d + [(-7.0, 0)])
+    if stat == "quantile":  # the tie-aware score on tied data; both reach Du in opposite directions
+        if relation == "add_remove":
+            return QUANTILE_D, QUANTILE_D + [(-7.0, 0)]
+        d = [(-1.5, 0)] * 2 + [(0.0, 0)] * 2 + [(1.0, 0)] * 2
+        return d + [(-7.0, 0)], d + [(3.0, 0)]
     if stat == "select":
         d = [(1.0, 0)] * 2 + [(2.0, 0)]
         return (d, d + [(3.0, 0)]) if relation == "add_remove" else (d + [(-7.0, 0)], d + [(3.0, 0)])
@@ -168,9 +170,9 @@ def main() -> None:
                 "not change), mean under replace (the count half of the budget sees no change), Gaussian mean (two "
                 "(eps/2, delta/2) halves: sequential composition of Gaussians is loose), the exponential mechanism "
                 "under add/remove for mode (utilities only grow, so it is eps/2-DP and half the noise is still eps-DP), "
-                "and quantile/select where the chosen neighbours do not reach the sensitivity bound. eps_lower is a lower "
-                "bound for these particular neighbours and events only. A caught/not caught verdict with |z| < 5 is "
-                "not reliable from run to run."
+                "and select where the chosen neighbours do not reach the sensitivity bound. eps_lower is a "
+                "lower bound for these particular neighbours and events only. A caught/not caught verdict "
+                "with |z| < 5 is not reliable from run to run."
             ),
             "",
         ]

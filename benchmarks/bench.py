@@ -551,8 +551,8 @@ def numpy_queries(cols: dict[str, Any]) -> dict[str, Any]:
     def median_age() -> Any:
         a = np.bincount(np.clip(age, 0, 100), minlength=101)  # candidates 0..100
         c = np.cumsum(a)
-        below, above = c - a, n - c
-        return -np.abs(0.5 * below - 0.5 * above)
+        below, at_most = c - a, c
+        return -np.maximum(0.0, np.maximum(below - 0.5 * n, 0.5 * n - at_most))  # tie-aware score
 
     def wage_p90() -> Any:
         cands = np.linspace(0.0, 5000.0, 1001)
@@ -564,8 +564,8 @@ def numpy_queries(cols: dict[str, Any]) -> dict[str, Any]:
         eq = np.bincount(i[cands[i] == x], minlength=1001)  # rows equal to candidate i
         c = np.cumsum(le)
         below = c - le  # #(x < c_j) = rows of index < j
-        above = (n - c) + (le - eq)  # #(x > c_j) = rows of index > j, plus rows of index j strictly above c_j
-        return -np.abs((1.0 - 0.9) * below - 0.9 * above)
+        at_most = below + eq  # #(x <= c_j): plus the rows equal to c_j
+        return -np.maximum(0.0, np.maximum(below - 0.9 * n, 0.9 * n - at_most))  # tie-aware score
 
     return {
         "people": lambda: n,

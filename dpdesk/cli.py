@@ -257,6 +257,10 @@ def _print_budget(rep: dict[str, Any]) -> None:
                     file=out,
                 )  # fmt: skip
             print(f"    {c['formula']}", file=out)
+        if q.get("rank_error95") is not None:
+            print("    " + _("95% rank error ±{r}: the released value's rank is within ±{r} of q·n with "
+                          "95% probability (n: the rows with a value; from public quantities only, no "
+                          "value interval)").format(r=_g(q["rank_error95"])), file=out)  # fmt: skip
         for n in q["notes"]:
             print("    " + _("note: {n}").format(n=n), file=out)
     print("\n" + _("Totals (the method in force is marked *):"), file=out)

@@ -15,7 +15,7 @@ import numpy as np
 
 from dpdesk.core.data import Table
 from dpdesk.core.plan import ColumnSpec
-from dpdesk.core.queries import QueryDesign, grid_bounds
+from dpdesk.core.queries import QueryDesign, grid_bounds, quantile_fraction
 
 
 @dataclass
@@ -127,9 +127,8 @@ def _bin_index(values: np.ndarray, edges: tuple[float, ...], spec: ColumnSpec) -
 _FLOAT = ColumnSpec("_", "float", (0.0, 1.0))
 
 
-def _below_above(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
-    """#(x < c) and #(x > c) for every candidate c (x already clamped to the bounds)."""
-    n = len(x)
+def _below_at_most(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
+    """#(x < c) and #(x <= c) for every candidate c (x already clamped to the bounds), as int64."""
     m = len(cands)
     if (spec.type == "int" and spec.bounds is not None and np.all(cands == np.floor(cands))
             and spec.bounds[1] - spec.bounds[0] <= 10_000_000):  # fmt: skip
@@ -139,16 +138,40 @@ def _below_above(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np
         pos = np.clip(cands.astype(np.int64) - lo, 0, len(cum) - 1)
         below = cum[pos]
         at_most = cum[np.clip(pos + 1, 0, len(cum) - 1)]
-        return below, n - at_most
+        return below.astype(np.int64), at_most.astype(np.int64)
     xf = x.astype(np.float64, copy=False)
     idx = np.searchsorted(cands, xf, side="left")  # candidates < x
     padded = np.append(cands, np.inf)  # x is finite (clamped), so it never equals the pad
     eq = padded[idx] == xf  # x equals the first candidate not below it
-    # x < c_j  <=>  (candidates <= x) <= j ; x > c_j  <=>  (candidates < x) > j
+    # x < c_j  <=>  (candidates <= x) <= j ; x <= c_j  <=>  (candidates < x) <= j
     le_count = idx + eq
     below = np.cumsum(np.bincount(le_count, minlength=m + 1))[:m]
-    above = n - np.cumsum(np.bincount(idx, minlength=m + 1))[:m]
-    return below, above
+    at_most = np.cumsum(np.bincount(idx, minlength=m + 1))[:m]
+    return below.astype(np.int64), at_most.astype(np.int64)
+
+
+def quantile_utilities(below: np.ndarray, at_most: np.ndarray, n: int, q: float) -> list[float]:
+    """The tie-aware quantile score u(c) = -max(0, #(x<c) - q n, q n - #(x<=c)) of every candidate.
+
+    ``below`` and ``at_most`` are #(x < c) and #(x <= c) over the n rows that have a value. A candidate
+    is a q-quantile iff #(x<c) <= q n <= #(x<=c), iff u(c) = 0; elsewhere -u(c) is the distance in
+    ranks from q n to the ranks [#(x<c), #(x<=c)] that c occupies. Sensitivity (proved in
+    queries.py's docstring): an added row moves a = #(x<c) - q n by -q or 1-q and b = q n - #(x<=c)
+    by q or q-1 (a removed row the opposite), a replaced row (n fixed) moves each by at most 1, and
+    u = -max(0, a, b) is 1-Lipschitz in the max-norm of (a, b): Du = k max(q, 1-q) under
+    add_remove, k under replace; rows dropped as missing act as removals.
+
+    Exact: with q = num/den (:func:`quantile_fraction`, the decimal as written), den * a and den * b
+    are int64 integers (den <= 10^9, counts <= 2^31: below 2^61), so u = 0 exactly at the
+    q-quantiles and -u is the correctly rounded quotient elsewhere (never 0, and in the same order).
+    """
+    qf = quantile_fraction(q)
+    num, den = qf.numerator, qf.denominator
+    qn = num * n  # q n, times den
+    lo_gap = den * below - qn  # den (#(x<c) - q n)
+    hi_gap = qn - den * at_most  # den (q n - #(x<=c))
+    scaled = np.maximum(np.maximum(lo_gap, hi_gap), 0)
+    return [-(int(v) / den) if v else 0.0 for v in scaled]
 
 
 def exact_statistic(design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]) -> Exact:
@@ -210,11 +233,9 @@ def exact_statistic(design: QueryDesign, table: Table, keep: np.ndarray, columns
     cands = np.asarray(design.candidates, dtype=np.float64)
     xv = np.clip(x, col.bounds[0], col.bounds[1])
     n = len(xv)
-    below, above = _below_above(xv, cands, col)
+    below, at_most = _below_at_most(xv, cands, col)
     if stat == "quantile":
-        qv = spec.q
-        util = -np.abs((1.0 - qv) * below - qv * above)
-        return Exact([], [float(u) for u in util])
+        return Exact([], quantile_utilities(below, at_most, n, spec.q))
     # select, revenue: u(p) = p * #(x >= p) = p * (n - #(x < p))
     at_or_above = n - below
     return Exact([], [float(c) * float(a) for c, a in zip(design.candidates, at_or_above, strict=True)])

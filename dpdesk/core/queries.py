@@ -24,7 +24,7 @@ histogram, grouped n   L1 = L2 = k             L1 = 2k, L2 = sqrt(2) k
 grouped sum            L1 = L2 = k M           L1 = 2k M, L2 = k max(U - L, sqrt(2) M)
 mean: sum of (x-mid)   k (U - L)/2             k (U - L)
 mode utility           k                       k
-quantile score         k max(q, 1 - q)         k
+quantile score (*)     k max(q, 1 - q)         k
 select (revenue)       k max(candidates)       k max(candidates)
 =====================  ======================  ==========================================
 
@@ -50,12 +50,50 @@ are clamped to [L, U] and imputed values lie inside the bounds. Per statistic:
 * mean: its count is a count (k) and its sum of x - mid, with |x - mid| <= (U - L)/2 per row, moves
   by at most k (U - L)/2 + k (U - L)/2 = k (U - L), as booked, grouped or not;
 * mode: each category's count changes by b_c - a_c in [-k, k]: Du = k;
-* quantile: each removed or added row moves #(x<c) - q n, #(x<=c) - q n and (1-q) #(x<c) - q #(x>c)
-  by an amount in [-q, 1 - q] or its negative, so k removed and k added rows move them by at most
-  k q + k (1 - q) = k, and the score (their absolute value or maximum with 0) by no more: Du = k;
+* quantile: each removed or added row moves a = #(x<c) - q n and b = q n - #(x<=c) by an amount
+  in [-q, 1 - q] or its negative, so k removed and k added rows move them by at most
+  k q + k (1 - q) = k, and the score -max(0, a, b) by no more: Du = k (see (*) below);
 * select: #(x >= p) changes by at most k, so p #(x >= p) by k p: Du = k max(candidates).
 
 Under add_remove a row that drops out is only a row that is not added, so nothing changes there.
+
+(*) The quantile score. With n the number of rows that have a value, B(c) = #(x < c) and
+E(c) = #(x <= c), a candidate c is a q-quantile iff B(c) <= q n <= E(c). The score is
+
+    u(c) = -max(0, a, b),   a = B(c) - q n,   b = q n - E(c),
+
+so u(c) <= 0, and u(c) = 0 iff c is a q-quantile: the best candidates are exactly the true
+q-quantiles, ties included (rows equal to c count in E but not in B). Where u(c) < 0 its value is
+the distance in ranks from q n to the ranks [B(c), E(c)] that c occupies. The old score
+-|(1-q) #(x<c) - q #(x>c)| ignored rows equal to c and missed the median of tied data.
+
+Sensitivity. u = -max(0, a, b) is 1-Lipschitz in the max-norm of (a, b): |max(0, a, b) -
+max(0, a', b')| <= max(|a - a'|, |b - b'|). So it suffices to bound how far each term moves.
+
+* Adding one row of value x (n -> n + 1, q n -> q n + q): if x < c, B and E grow by 1, so a moves
+  by 1 - q and b by q - 1; if x = c, B stays, E grows by 1: a moves by -q, b by q - 1; if x > c,
+  B and E stay: a moves by -q, b by +q. Each term moves by at most max(q, 1 - q); removing a row
+  is the same step backwards. k rows: Du = k max(q, 1 - q) under add_remove.
+* Replacing one row (n fixed): B and E each change by at most 1 and q n not at all, so each term
+  moves by at most 1; k rows: Du = k under replace.
+* Rows that drop out (a missing value under ``missing: "drop"``, an empty id) are removals: under
+  add_remove a dropped row adds or removes nothing; under replace a row that drops out (or comes
+  back) changes n by 1 and moves each term by at most max(q, 1 - q) <= 1, so Du = k still holds.
+
+Exact arithmetic: q is read as the decimal written in the plan (0.1 is 1/10, not the binary
+double; at most 10^9 in the denominator, see :func:`quantile_fraction`), and den * a, den * b
+are exact integers, so a candidate with u = 0 is never lost to rounding; Du is computed from the
+same fraction and rounded up to a float. The utilities handed to OpenDP are floats, -N/den correctly
+rounded: exact when den is a power of two (q = 0.5, 0.25, 0.75, ...), otherwise within half an ulp
+of |u| <= n (below 2^-22 at the 2^31-row cap), as were the previous score's.
+
+Rank accuracy. The exponential mechanism's chosen utility is within R = 2 Du (ln m + ln 20) / eps
+of the best of m candidates with probability at least 95% (McSherry & Talwar 2007). When some
+candidate is an exact q-quantile (the best utility is 0), the released c has u(c) >= -R, that is
+B(c) <= q n + R and E(c) >= q n - R: its rank is within +-R of q n. This needs only public
+quantities. An int column whose candidates are every whole number in its (whole) bounds always
+has an exact q-quantile among them (the smallest data value v with #(x <= v) >= q n, or any
+candidate when n = 0); other candidates do not guarantee it, and the design says so.
 
 Exact sums: values are clamped to [L, U] and put on a fixed-point grid of resolution 2^-s chosen
 from the public bounds and the public row cap (2^31 rows), so that every per-row value is an
@@ -69,6 +107,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from dpdesk.core import mechanisms as mech
@@ -124,6 +163,11 @@ class QueryDesign:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: For the exponential mechanism: (utility gap, probability that the better of two candidates wins).
     selection_curve: tuple[tuple[float, float], ...] = ()
+    #: For a quantile: R such that the released value's rank is within +-R of q n with 95% probability
+    #: (from public quantities only; see the module docstring).
+    rank_error95: float | None = None
+    #: For a quantile: whether some candidate is always an exact q-quantile (then R holds as stated).
+    rank_exact: bool = False
 
     @property
     def epsilon(self) -> float:
@@ -207,6 +251,43 @@ def quantile_candidates(spec: QuerySpec, col: ColumnSpec) -> tuple[float, ...]:
         step = 1.0 if col.type == "int" and hi - lo <= 100_000 else (hi - lo) / 1000.0
     n = math.floor((hi - lo) / step + 1e-9) + 1
     return tuple(lo + i * step for i in range(n))
+
+
+QUANTILE_MAX_DENOMINATOR = 10**9
+
+
+def quantile_fraction(q: float) -> Fraction:
+    """q as the exact fraction written in the plan: the shortest decimal that reads back as the float.
+
+    0.1 is 1/10 (not the binary double nearest to it), so q n is exact and a tie at u = 0 is never lost
+    to rounding. The denominator is kept at most 10^9 (a q with more decimals is rounded to the
+    nearest such fraction), so that den * #rows stays far inside int64. The score and its
+    sensitivity both use this fraction.
+
+    >>> quantile_fraction(0.1), quantile_fraction(0.25), quantile_fraction(1 / 3)
+    (Fraction(1, 10), Fraction(1, 4), Fraction(1, 3))
+    """
+    return Fraction(repr(float(q))).limit_denominator(QUANTILE_MAX_DENOMINATOR)
+
+
+def _float_up(x: Fraction) -> float:
+    """The smallest float >= x (a sensitivity is rounded up, never down)."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def covers_every_whole_number(cands: tuple[Any, ...], col: ColumnSpec) -> bool:
+    """Whether an int column's candidates include every whole number in its whole-number bounds.
+
+    Then some candidate is always an exact q-quantile of the clamped values (see the module docstring).
+    """
+    if col.type != "int" or col.bounds is None:
+        return False
+    lo, hi = col.bounds
+    if lo != math.floor(lo) or hi != math.floor(hi) or hi - lo + 1 > len(cands):
+        return False
+    have = {float(c) for c in cands}
+    return all(float(v) in have for v in range(int(lo), int(hi) + 1))
 
 
 def _fmt(x: float) -> str:
@@ -403,6 +484,7 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
 
     # exponential mechanism
     assert col is not None
+    rank_exact = False
     if spec.statistic == "mode":
         assert col.categories is not None
         du = float(k)
@@ -416,22 +498,30 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         util = _("u(c) = number of rows in category c")
     elif spec.statistic == "quantile":
         cands = quantile_candidates(spec, col)
-        q = spec.q
+        qf = quantile_fraction(spec.q)
         if replace:
             du = float(k)
-            why = _("{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row moving from below c to above "
-                    "changes it by (1-q) + q = 1, so Du = k = {k}").format(rel=rel, who=who, k=k)
+            why = _("{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); replacing a row (n fixed) "
+                    "moves #(x<c) and #(x<=c) by at most 1 each, so Du = k = {k}").format(
+                rel=rel, who=who, k=k)  # fmt: skip
         else:
-            du = k * max(q, 1.0 - q)
-            why = _("{rel}, {who}: u(c) = -|(1-q) #(x<c) - q #(x>c)|; a row below c changes it by 1-q, above by q, "
-                    "so Du = k max(q, 1-q) = {du}").format(rel=rel, who=who, du=_fmt(du))
+            du = _float_up(k * max(qf, 1 - qf))
+            why = _("{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); adding a row moves "
+                    "#(x<c) - qn by -q or 1-q and qn - #(x<=c) by q or q-1, so Du = k max(q, 1-q) = "
+                    "{du}").format(rel=rel, who=who, du=_fmt(du))
         if drops:
             why += "; " + _(
                 "a row that drops out ({causes}) is removed without being replaced: each removed or added "
                 "row moves the score by at most q or 1 - q, in opposite directions, so k rows removed and k "
                 "added move it by at most k q + k (1 - q) = k"
             ).format(causes=causes)
-        util = f"u(c) = -|(1-q) #(x<c) - q #(x>c)|, q = {_fmt(q)}"
+        util = f"u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)), q = {_fmt(spec.q)}"
+        rank_exact = covers_every_whole_number(cands, col)
+        if not rank_exact:
+            notes.append(_("The rank accuracy holds when some candidate is an exact q-quantile, which "
+                           "these candidates do not guarantee (only every whole number in the bounds of "
+                           "an int column does); otherwise the released value's rank may also be off by "
+                           "the distance from q·n to the nearest candidate's ranks."))
     else:  # select, revenue
         assert spec.candidates is not None
         cands = spec.candidates
@@ -446,17 +536,24 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
     gumbel = 2.0 * du / eps
     n = len(cands)
     gap95 = mech.em_gap_for(0.95, eps, du)
+    loss95 = 2 * du * (math.log(n) + mech.LN20) / eps
     formula = _(
         "P(r) proportional to exp(epsilon u(r) / (2 Du)) = exp({e} u(r) / (2 x {du})); {utility}. "
         "The better of two candidates is picked with 95% probability when their utilities differ by "
         "{gap}; with {n} candidates the chosen utility is within 2 Du (ln {n} + ln 20) / epsilon = "
         "{bound} of the best with 95% probability"
-    ).format(e=_fmt(eps), du=_fmt(du), utility=util, gap=_fmt(gap95), n=n,
-             bound=_fmt(2 * du * (math.log(n) + mech.LN20) / eps))  # fmt: skip
+    ).format(e=_fmt(eps), du=_fmt(du), utility=util, gap=_fmt(gap95), n=n, bound=_fmt(loss95))  # fmt: skip
+    rank95: float | None = None
+    if spec.statistic == "quantile":
+        rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps
+        formula += ". " + _(
+            "This score's utility is minus a distance in ranks, so R = {r}: the released value's rank "
+            "is within ±R of q·n with 95% probability (n: the rows with a value)"
+        ).format(r=_fmt(rank95))
     comp = Component(
         spec.statistic, "utility", "exponential", eps, 0.0, eps**2 / 8.0, du, du, gumbel, None, 1.0, formula, why
     )
-    return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du))
+    return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du), rank95, rank_exact)
 
 
 def em_curve(epsilon: float, du: float) -> tuple[tuple[float, float], ...]:

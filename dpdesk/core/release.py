@@ -181,6 +181,9 @@ def design_to_dict(d: QueryDesign) -> dict[str, Any]:
         "candidates": len(d.candidates) if d.candidates is not None else None,
         "notes": list(d.notes),
         "selection_curve": [{"gap": g, "probability": p} for g, p in d.selection_curve],
+        # quantiles: the released value's rank is within +-rank_error95 of q n with 95% probability (public)
+        "rank_error95": d.rank_error95,
+        "rank_error95_exact_candidate": d.rank_exact if d.rank_error95 is not None else None,
         "components": [
             {
                 "label": c.label,

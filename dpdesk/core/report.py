@@ -248,6 +248,12 @@ def write_release_report(
                                                                 why=c["derivation"])  # fmt: skip
             story.append(_p(line, st["small"]))
             story.append(_p(_("Formula: {f}").format(f=c["formula"]), st["small"]))
+        if tr.get("rank_error95") is not None:
+            acc = _("Accuracy: with 95% probability the released value's rank is within ±{r} of q·n, "
+                    "where n is the number of rows with a value: at most q·n + {r} rows lie below it and "
+                    "at least q·n − {r} at or below it. This follows from the plan alone; no interval of "
+                    "values is given, because turning ranks into values would need the data.")
+            story.append(_p(acc.format(r=f"{tr['rank_error95']:.4g}"), st["body"]))
         for n in tr.get("notes", []):
             story.append(_p(_("Note: {n}").format(n=n), st["small"]))
         story.append(Spacer(1, 3 * mm))

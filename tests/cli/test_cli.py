@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -30,9 +31,13 @@ def test_budget_without_data(dpdesk_home: Path) -> None:
     assert "no data was read" in r.stdout
     assert "b = sensitivity / epsilon = 1 / 0.1 = 10" in r.stdout
     assert "* sequential" in r.stdout and "zcdp" in r.stdout and "advanced" in r.stdout
+    # the median's 95% rank interval, from the plan alone: R = 2 Du (ln 19 + ln 20) / eps, Du = 1/2
+    rank = 2 * 0.5 * (math.log(19) + math.log(20)) / 0.1
+    assert f"95% rank error ±{rank:.6g}: the released value's rank is within ±{rank:.6g} of q·n" in r.stdout
     j = run("budget", str(PLAN), "--json", home=dpdesk_home)
     rep = json.loads(j.stdout)
     assert rep["fits"] is True and len(rep["queries"]) == 6
+    assert rep["queries"][4]["rank_error95"] == pytest.approx(rank)
 
 
 def test_release_then_budget_ledger_and_refusal(dpdesk_home: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -83,8 +84,52 @@ def test_quantile_scores_match_brute_force(xtype: str, bounds: list[float], extr
     if xtype == "int":
         xs = [round(v) for v in xs]
     cands = quantile_candidates(plan.queries[0], plan.columns["x"])
-    want = [-abs(0.7 * sum(v < c for v in xs) - 0.3 * sum(v > c for v in xs)) for c in cands]
-    assert ex.utilities == pytest.approx(want)
+    q, n = Fraction(3, 10), len(xs)
+    want = [-max(0, sum(v < c for v in xs) - q * n, q * n - sum(v <= c for v in xs)) for c in cands]
+    assert ex.utilities == [float(w) for w in want]
+
+
+def true_quantiles(xs: list[float], cands: list[float], q: Fraction) -> set[float]:
+    """The brute-force definition: c is a q-quantile iff #(x<c) <= q n <= #(x<=c)."""
+    n = len(xs)
+    return {c for c in cands if sum(v < c for v in xs) <= q * n <= sum(v <= c for v in xs)}
+
+
+TIED = {1: 3, 2: 1, 3: 6, 4: 37, 5: 2, 6: 11, 7: 30, 8: 10}  # value: rows (100 rows, Likert-like)
+
+
+@pytest.mark.parametrize("qv", [0.1, 0.25, 0.5, 0.75, 0.9, 0.03, 0.04, 0.29, 0.57])
+@pytest.mark.parametrize("xtype", ["int", "float"])
+@pytest.mark.parametrize("rows", [TIED, {1: 29, 2: 28, 3: 43}, {4: 5}, {2: 10, 6: 10}, {0: 1, 9: 9}])
+def test_best_quantile_candidates_are_exactly_the_true_quantiles_on_tied_data(
+    qv: float, xtype: str, rows: dict[int, int]
+) -> None:
+    """Heavily tied columns: the candidates of maximal utility are exactly the true q-quantiles.
+
+    q n is a whole number for most (q, n) here and often a boundary of a tie (TIED: 3, 4, 10, 90 rows
+    at or below 1, 2, 3, 7), so a candidate whose ranks end exactly at q n must count. In floats
+    0.29 x 100 = 28.999999999999996 and 0.57 x 100 = 56.99999999999999, which would lose the
+    candidate 2 of {1: 29, 2: 28, 3: 43}; q is read as written. {2: 10, 6: 10} has a whole interval
+    of medians (every candidate from 2 to 6).
+    """
+    plan = parse_plan({
+        "version": 1, "budget": {"epsilon": 10.0}, "privacy_unit": {"neighbouring": "add_remove"},
+        "columns": {"x": {"type": xtype, "bounds": [0, 9]}},
+        "queries": [{"name": "q", "statistic": "quantile", "column": "x", "q": qv, "mechanism": "exponential",
+                     "epsilon": 1.0, **({} if xtype == "int" else {"grid_step": 0.5})}],
+    })  # fmt: skip
+    xs = [float(v) for v, c in rows.items() for _ in range(c)]
+    arr = np.asarray(xs, dtype=np.int64 if xtype == "int" else np.float64)
+    table = Table("t", "", len(xs), {"x": Column(plan.columns["x"], arr)})
+    design = design_query(plan.queries[0], plan)
+    ex = agg.exact_statistic(design, table, np.ones(len(xs), dtype=bool), plan.columns)
+    assert ex.utilities is not None
+    cands = [float(c) for c in design.candidates]
+    best = max(ex.utilities)
+    chosen = {c for c, u in zip(cands, ex.utilities, strict=True) if u == best}
+    want = true_quantiles(xs, cands, Fraction(repr(qv)))
+    assert want, "every whole number is a candidate, so some candidate is a q-quantile"
+    assert best == 0.0 and chosen == want
 
 
 @pytest.mark.parametrize("xtype,bounds", [("int", [-20, 40]), ("float", [-20.0, 40.0])])

@@ -618,3 +618,38 @@ def test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries(
     assert not (tmp_path / "o2").exists()
     assert ledger.path.read_bytes() == before  # the partial line was removed; nothing recorded was lost
     assert len([e for e in ledger.verify() if e["type"] == "spend"]) == 1
+
+
+def test_quantile_states_its_rank_interval_in_the_design_budget_and_report(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """R = 2 Du (ln m + ln 20) / eps from the plan alone: in the trace, the formula and the PDF report.
+
+    The sample plan's median of education (int, bounds [0, 18]: 19 candidates, every whole number, so
+    some candidate is always an exact median) at eps 0.1 with Du = 1/2: R = (ln 19 + ln 20) / 0.1.
+    """
+    import math
+
+    from pypdf import PdfReader
+
+    plan = load_plan(PLAN)
+    r = 2 * 0.5 * (math.log(19) + math.log(20)) / 0.1
+    queries = {q["name"]: q for q in budget_report(plan)["queries"]}
+    med = queries.pop("median education")
+    assert med["rank_error95"] == pytest.approx(r) and med["rank_error95_exact_candidate"] is True
+    assert f"R = {r:.6g}: the released value's rank is within ±R of q·n" in med["components"][0]["formula"]
+    assert not med["notes"]
+    for q in queries.values():
+        assert q["rank_error95"] is None and q["rank_error95_exact_candidate"] is None
+    release(plan, DATA, dpdesk_home, tmp_path / "out")
+    text = " ".join(p.extract_text() or "" for p in PdfReader(str(tmp_path / "out" / "report.pdf")).pages)
+    flat = " ".join(text.split())
+    assert f"Accuracy: with 95% probability the released value's rank is within ±{r:.4g} of q·n" in flat
+    assert "no interval of values is given" in flat
+    # a float column's grid does not guarantee an exact quantile among the candidates: the design says so
+    floaty = small_plan(queries=[{"name": "m", "statistic": "quantile", "column": "x", "q": 0.9,
+                                  "mechanism": "exponential", "epsilon": 0.5}])  # fmt: skip
+    f = budget_report(floaty)["queries"][0]
+    assert f["rank_error95"] == pytest.approx(2 * 0.9 * (math.log(1001) + math.log(20)) / 0.5)
+    assert f["rank_error95_exact_candidate"] is False
+    assert any("do not guarantee" in n for n in f["notes"])

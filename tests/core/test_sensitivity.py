@@ -251,3 +251,96 @@ def test_random_neighbours_never_exceed_the_claim(query: dict[str, Any], relatio
             else:
                 assert l1 <= comp.l1 + 1e-9
                 assert l2 <= comp.l2 + 1e-9
+
+
+# --------------------------------------------------------------------------- the tie-aware quantile score
+
+QUANTILE_QS = [0.1, 0.25, 0.5, 0.7, 0.9]
+#: Values of a tied column with bounds [0, 3]: whole numbers, one outside the bounds (clamped to 3) and,
+#: in the float column, NaN (missing, dropped: a row that drops out acts as a removal).
+TIED_VALUES = {"int": (0, 1, 2, 3, 5), "float": (0.0, 1.0, 2.0, 3.0, 5.0, math.nan)}
+
+
+def tied_plan(qv: float, relation: str, k: int, xtype: str) -> Plan:
+    """A quantile over a [0, 3] column whose candidates are every whole number (the int default)."""
+    q = {"statistic": "quantile", "column": "x", "q": qv, "mechanism": "exponential",
+         **({"grid_step": 1.0} if xtype == "float" else {})}  # fmt: skip
+    return make_plan(q, relation=relation, k=k, bounds=(0.0, 3.0), xtype=xtype)
+
+
+def tied_utilities(plan: Plan, xs: tuple[float, ...]) -> np.ndarray:
+    xtype = plan.columns["x"].type
+    arr = np.asarray(xs, dtype=np.int64 if xtype == "int" else np.float64)
+    table = Table("t", "", len(xs), {"x": Column(plan.columns["x"], arr)})
+    design = design_query(plan.queries[0], plan)
+    ex = exact_statistic(design, table, np.ones(len(xs), dtype=bool), plan.columns)
+    assert ex.utilities is not None and len(ex.utilities) == 4
+    return np.asarray(ex.utilities)
+
+
+def neighbour_pairs(values: tuple[float, ...], relation: str, k: int, size: int) -> Any:
+    """Every table of up to ``size`` rows over ``values`` (as a sorted multiset) with every neighbour.
+
+    add_remove: the table and the table with j <= k more rows; replace: j <= k rows of the table
+    replaced by j rows of any values (equal tables included, harmless).
+    """
+    import itertools
+
+    for m in range(size + 1):
+        for base in itertools.combinations_with_replacement(values, m):
+            for j in range(1, k + 1):
+                for extra in itertools.combinations_with_replacement(values, j):
+                    if relation == "add_remove":
+                        yield base, base + extra
+                    elif j <= m:
+                        for out in set(itertools.combinations(range(m), j)):
+                            kept = tuple(v for i, v in enumerate(base) if i not in out)
+                            yield base, kept + extra
+
+
+@pytest.mark.parametrize("xtype", ["int", "float"])
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("qv", QUANTILE_QS)
+def test_quantile_score_on_tied_data_every_neighbour(qv: float, k: int, relation: str, xtype: str) -> None:
+    """Every table of up to 4 rows over a tied column against every neighbour: Du is reached, never exceeded.
+
+    Du = k max(q, 1 - q) under add_remove and k under replace; rows dropping out as missing (NaN) or
+    clamped (5 > U = 3) included. Equal values of x and c are the point: #(x <= c) counts them.
+    """
+    p = tied_plan(qv, relation, k, xtype)
+    du = design_query(p.queries[0], p).components[0].l1
+    assert du == pytest.approx(k * max(qv, 1 - qv) if relation == "add_remove" else k)
+    cache: dict[tuple[float, ...], np.ndarray] = {}
+
+    def util(xs: tuple[float, ...]) -> np.ndarray:
+        key = tuple(sorted(xs, key=lambda v: (math.isnan(v), v)))
+        if key not in cache:
+            cache[key] = tied_utilities(p, key)
+        return cache[key]
+
+    worst = 0.0
+    for a, b in neighbour_pairs(TIED_VALUES[xtype], relation, k, 4):
+        worst = max(worst, float(np.abs(util(a) - util(b)).max()))
+    assert worst <= du + 1e-12
+    assert worst == pytest.approx(du)  # reached: the claim is tight on tied data
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+@pytest.mark.parametrize("qv", [0.1, 0.25, 0.5, 0.75, 0.9, 0.33])
+def test_quantile_score_random_neighbours_on_heavily_tied_data(qv: float, relation: str) -> None:
+    """400 random neighbours of larger tied tables (up to 60 rows over 5 values plus NaN), k = 2."""
+    rng = np.random.default_rng(2024)  # test data only
+    k = 2
+    p = tied_plan(qv, relation, k, "float")
+    du = design_query(p.queries[0], p).components[0].l1
+    values = np.asarray(TIED_VALUES["float"])
+    for _ in range(400):
+        base = tuple(rng.choice(values, size=int(rng.integers(0, 61)), p=[0.1, 0.45, 0.3, 0.1, 0.03, 0.02]))
+        j = int(rng.integers(1, k + 1))
+        new = tuple(rng.choice(values, size=j))
+        if relation == "add_remove":
+            a, b = base, base + new
+        else:
+            a, b = base + tuple(rng.choice(values, size=j)), base + new
+        assert float(np.abs(tied_utilities(p, a) - tied_utilities(p, b)).max()) <= du + 1e-12

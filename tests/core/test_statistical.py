@@ -13,6 +13,7 @@ Thresholds are set so that the whole module fails by chance less than once in 10
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -151,3 +152,81 @@ def test_float_outputs_lie_on_one_lattice_whatever_the_input() -> None:
         assert np.all(out * inv == np.round(out * inv))  # every output on the lattice
     naive = 0.1 + np.random.default_rng(0).laplace(0, comp.scale, 5_000)  # what dpdesk does not do
     assert not np.all(naive * inv == np.round(naive * inv))
+
+
+# --------------------------------------------------------------------------- quantiles on tied data
+
+#: Years of schooling in a wage survey, 1,000 rows: 37% twelve years. The true median is 12
+#: (200 rows below 12, 570 at or below it); the old score -|(1-q) #(x<c) - q #(x>c)| preferred 13.
+EDUCATION = {8: 40, 9: 30, 10: 50, 11: 80, 12: 370, 13: 50, 14: 120, 15: 40, 16: 140, 17: 20, 18: 60}
+
+
+def _quantile_setup(
+    counts: dict[int, int], q: float, epsilon: float, bounds: tuple[int, int] = (0, 20)
+) -> tuple[Any, Any, Any, np.ndarray]:
+    from dpdesk.core.aggregates import exact_statistic
+    from dpdesk.core.data import Column, Table
+
+    plan = parse_plan({
+        "version": 1, "budget": {"epsilon": 100.0}, "privacy_unit": {"neighbouring": "add_remove"},
+        "columns": {"educ": {"type": "int", "bounds": list(bounds)}},
+        "queries": [{"name": "m", "statistic": "quantile", "column": "educ", "q": q,
+                     "mechanism": "exponential", "epsilon": epsilon}],
+    })  # fmt: skip
+    xs = np.repeat(np.asarray(list(counts), dtype=np.int64), list(counts.values()))
+    table = Table("t", "", len(xs), {"educ": Column(plan.columns["educ"], xs)})
+    design = design_query(plan.queries[0], plan)
+    exact = exact_statistic(design, table, np.ones(len(xs), dtype=bool), plan.columns)
+    return plan, design, exact, xs
+
+
+def test_the_released_median_of_a_tied_column_is_the_true_median() -> None:
+    """The 37%-ties example at epsilon 1 (a large epsilon for 1,000 rows): 300 releases, every one 12.
+
+    Through ``noisy_rows`` with OpenDP's sampler, as a release makes its value. Candidates 0..20,
+    Du = 1/2; the next best candidate, 13, is 70 ranks from the median, so a correct release misses 12
+    with probability sum exp(eps (u(c) - 0) / (2 Du)) < 21 e^-70 per draw: false failure below 10^-26
+    over the 300 draws (computed below). The old score gave 13 a better utility than 12 (by 20):
+    it released 13 every time.
+    """
+    plan, design, exact, xs = _quantile_setup(EDUCATION, 0.5, 1.0)
+    p = mech.em_probabilities(exact.utilities, 1.0, design.components[0].l1)
+    miss = 1.0 - p[design.candidates.index(12.0)]
+    assert 300 * miss < 1e-26
+    old = [-abs(0.5 * np.sum(xs < c) - 0.5 * np.sum(xs > c)) for c in design.candidates]
+    assert design.candidates[int(np.argmax(old))] == 13.0  # the data reproduce the defect
+    released = [rel.noisy_rows(design, exact, plan)[0].value for _ in range(300)]
+    assert set(released) == {"12"}
+
+
+def _ranks(xs: np.ndarray, c: float) -> tuple[int, int]:
+    return int(np.sum(xs < c)), int(np.sum(xs <= c))
+
+
+@pytest.mark.parametrize("counts,q,epsilon", [
+    (EDUCATION, 0.5, 0.1), (EDUCATION, 0.1, 0.05), (EDUCATION, 0.9, 0.2), (EDUCATION, 0.25, 0.02),
+    ({7: 12}, 0.5, 1.0), ({3: 5, 4: 5}, 0.75, 0.5), ({12: 370, 13: 630}, 0.37, 0.01),
+])  # fmt: skip
+def test_the_rank_interval_covers_95_percent(counts: dict[int, int], q: float, epsilon: float) -> None:
+    """The stated R: P(the released value's rank is within +-R of q n) >= 95%, computed exactly.
+
+    "Within +-R": at most q n + R rows below the released value and at least q n - R at or below it.
+    The probabilities are the exponential mechanism's own (em_probabilities, checked against OpenDP's
+    sampler in test_exponential_mechanism_matches_the_textbook_probabilities); ranks by brute force.
+    Deterministic: no false failures. {7: 12} over candidates 0..100 is built so that R/2 is too small:
+    every other candidate is 6 ranks away and R = 7.6 at epsilon 1, so half of R covers only 80%.
+    """
+    bounds = (0, 100) if counts == {7: 12} else (0, 20)
+    _plan, design, exact, xs = _quantile_setup(counts, q, epsilon, bounds)
+    r, m, du = design.rank_error95, len(design.candidates), design.components[0].l1
+    assert design.rank_exact and r == pytest.approx(2 * du * (math.log(m) + math.log(20)) / epsilon)
+    p = mech.em_probabilities(exact.utilities, epsilon, design.components[0].l1)
+    qn = q * len(xs)
+
+    def cover(radius: float) -> float:
+        ranks = [_ranks(xs, c) for c in design.candidates]
+        return sum(pi for pi, (b, e) in zip(p, ranks, strict=True) if b <= qn + radius and e >= qn - radius)
+
+    assert cover(r) >= 0.95
+    if counts == {7: 12}:
+        assert cover(r / 2) < 0.85

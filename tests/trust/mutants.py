@@ -67,6 +67,8 @@ BF = "tests/core/test_bruteforce.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
 BF_DROP = f"{BF}::test_rows_can_drop_says_exactly_when_the_code_drops_a_row"
+G_TIES = f"{AGG}::test_best_quantile_candidates_are_exactly_the_true_quantiles_on_tied_data"
+S_TIES = f"{STAT}::test_the_released_median_of_a_tied_column_is_the_true_median"
 # the tests added for the gaps this check found (tests/trust/test_mutation_gaps.py)
 G_COMPOSE = f"{GAPS}::test_the_components_of_a_query_spend_exactly_its_budget"
 G_FSYNC = f"{GAPS}::test_the_spend_entry_is_fsynced_before_any_value_is_written"
@@ -168,8 +170,8 @@ MUTANTS: tuple[Mutant, ...] = (
            r"""            pass""",
            (SENS, FORMULAS, STAT, REL), (G_COMPOSE,)),
     Mutant("S13", "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)", Q,
-           r"""            du = k * max(q, 1.0 - q)""",
-           r"""            du = k * min(q, 1.0 - q)""",
+           r"""            du = _float_up(k * max(qf, 1 - qf))""",
+           r"""            du = _float_up(k * min(qf, 1 - qf))""",
            (SENS,)),
     Mutant("S14", "sensitivities: mode utility k -> k/2", Q,
            r"""        du = float(k)
@@ -217,6 +219,25 @@ MUTANTS: tuple[Mutant, ...] = (
     return any(""",
            r"""    return any(""",
            (BF_SUM, BF_DROP, BF_ALL)),
+    # --- quantiles on tied data (issue 11, item 4) --------------------------------------------------
+    Mutant("Q01", "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c", A,
+           r"""        return Exact([], quantile_utilities(below, at_most, n, spec.q))""",
+           r"""        old = -np.abs((1.0 - spec.q) * below - spec.q * (n - at_most))  # x > c: n - #(x<=c)
+        return Exact([], [float(u) for u in old])""",
+           (G_TIES, S_TIES)),
+    Mutant("Q02", "quantiles: the tie-aware score with #(x<=c) replaced by #(x<c) (ties ignored again)", A,
+           r"""    hi_gap = qn - den * at_most  # den (q n - #(x<=c))""",
+           r"""    hi_gap = qn - den * below  # den (q n - #(x<=c))""",
+           (G_TIES, S_TIES)),
+    Mutant("Q03", "quantiles: Du under add/remove k max(q, 1-q) -> k min(q, 1-q), against the audit first", Q,
+           r"""            du = _float_up(k * max(qf, 1 - qf))""",
+           r"""            du = _float_up(k * min(qf, 1 - qf))""",
+           (f"{AUDIT}::test_correct_mechanism_passes",
+            f"{SENS}::test_quantile_score_on_tied_data_every_neighbour")),
+    Mutant("Q04", "quantiles: the stated 95% rank interval R halved", Q,
+           r"""        rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
+           r"""        rank95 = du * (math.log(n) + mech.LN20) / eps""",
+           (f"{STAT}::test_the_rank_interval_covers_95_percent",)),
     # --- calibration wired into the release path (audit / statistical tests) -----------------------
     Mutant("C01", "calibration: Laplace noise drawn at half the scale", R,
            r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)""",

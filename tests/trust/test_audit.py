@@ -22,18 +22,20 @@ function, Lentz continued fraction; no scipy), and
 If the mechanism is (eps, delta)-DP then p - delta <= e^eps q for every S, so eps_lower > eps needs
 p_lower > p or q_upper < q: probability at most 2 alpha for a correct mechanism.
 
-False-failure rate. alpha = 1e-8 per one-sided bound. The file has 5 audits of correct mechanisms
-(2 bounds each): a chance false alarm has probability <= 10 alpha = 1e-7. The 7 audits of broken
+False-failure rate. alpha = 1e-8 per one-sided bound. The file has 6 audits of correct mechanisms
+(2 bounds each): a chance false alarm has probability <= 12 alpha = 1.2e-7. The 8 audits of broken
 mechanisms fail the file only if eps_lower <= eps. Their margin z = (eps_lower - eps) / sd, with sd the
 normal-approximation sd of ln p_hat - ln q_hat (``AuditResult.z``, printed by ``benchmarks/audit.py``),
 measured over 3 repetitions each: Laplace count, sum, unclamped sum and the sum whose neighbour's row
-drops out z > 29; Gaussian histogram z = 6.8-9.0; exponential mode z = 7.0-7.3. A miss then has
-probability about Phi(-6.5) < 1e-10 each. The old replace calibration of that last sum (noise for a
+drops out z > 29; Gaussian histogram z = 6.8-9.0; exponential mode z = 7.0-7.3; exponential quantile
+(the tie-aware score on tied data, 12,000 draws; 6.4-8.0 at 8,000) z = 9.7-10.8 over 9 repetitions
+(and 13.7-14.3 with Du = min(q, 1-q) instead of max, mutant Q03). A miss then has probability about
+Phi(-6.5) < 1e-10 each. The old replace calibration of the sum whose row drops out (noise for a
 change of 1 against a change of 100) gave eps_lower = 6.99 in 3 of 3 runs, the cap of 20,000 draws (no
-draw of D in the chosen event; z = 6.0 only because sd is taken with one event): that event lies about 50
-noise scales from D's sum (probability about e^-50 per draw), so eps_lower <= 1 would need thousands of such
-draws among 20,000: probability far below 1e-30. The whole
-file fails by chance with probability < 1e-6 (about 1e-7).
+draw of D in the chosen event; z = 6.0 only because sd is taken with one event): that event lies about
+50 noise scales from D's sum (probability about e^-50 per draw), so eps_lower <= 1 would need thousands
+of such draws among 20,000: probability far below 1e-30. The whole file fails by chance with
+probability < 1e-6 (about 1.2e-7).
 
 Broken mechanisms (each must be caught, eps_lower > claimed eps):
 
@@ -47,6 +49,8 @@ Broken mechanisms (each must be caught, eps_lower > claimed eps):
 
 The exponential mechanism for ``mode`` under add/remove is in fact eps/2-DP (utilities only grow),
 so halving its scale is not a violation there; the audit uses replace, where the factor 2 is tight.
+The quantile audit uses add/remove with q = 0.25 on tied data, where two candidates' utilities move
+by Du = max(q, 1-q) in opposite directions (see ``QUANTILE_D``), so an understated Du is caught too.
 """
 
 from __future__ import annotations
@@ -343,6 +347,14 @@ _ROWS = [(-1.0 + (i % 4), i % 3) for i in range(40)]
 DROP_BOUNDS = (99.0, 100.0)
 DROP_ROWS = [(99.0 + (i % 5) / 4, i % 3) for i in range(40)]
 
+#: The tie-aware quantile score (q = 0.25, so Du = max(q, 1-q) = 0.75 under add/remove) on tied data:
+#: three rows equal to the candidate 1. Adding a row below every candidate moves u(-2) up by 0.75 and
+#: u(-1), u(0), u(1) down by 0.75 (utilities (-1, 0, 0, 0) -> (-0.25, -0.75, -0.75, -0.75)): the claim
+#: is reached in opposite directions, so eps is tight and half the Gumbel scale is a violation.
+QUANTILE_QUERY = {"statistic": "quantile", "column": "x", "q": 0.25, "candidates": [-2, -1, 0, 1],
+                  "mechanism": "exponential", "epsilon": 2.0}  # fmt: skip
+QUANTILE_D = [(-1.5, 0), (1.0, 0), (1.0, 1), (1.0, 2)]
+
 CI_CASES = [
     Case("count/laplace", {"statistic": "count", "mechanism": "laplace", "epsilon": 1.0}, "add_remove",
          _ROWS, _ROWS + [(0.0, 0)], 40_000),
@@ -353,6 +365,7 @@ CI_CASES = [
          _ROWS, _ROWS + [(-1.0, 0)], 60_000),
     Case("mode/exponential", {"statistic": "mode", "column": "g", "mechanism": "exponential", "epsilon": 2.0},
          "replace", [(0.0, 0)] * 2 + [(0.0, 1)] * 4, [(0.0, 0)] * 3 + [(0.0, 1)] * 3, 8_000),
+    Case("quantile/exponential", QUANTILE_QUERY, "add_remove", QUANTILE_D, QUANTILE_D + [(-7.0, 0)], 12_000),
     # bounds excluding zero; the neighbour's row is missing (NaN) and drops out: the sum moves by M = 100
     Case("sum/laplace, a row drops out", {"statistic": "sum", "column": "x", "mechanism": "laplace",
                                           "epsilon": 1.0}, "replace",
