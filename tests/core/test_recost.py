@@ -258,3 +258,23 @@ def test_huge_costs_keep_every_total_finite() -> None:
         t = acc.dataset_total(method, [acc.Release(tuple(costs), 1e-7)], 1e-6)
         assert math.isfinite(t.epsilon) and t.epsilon >= 1e5, method
         json.dumps(t.to_dict(), allow_nan=False)
+
+
+def test_an_analytic_gaussian_booked_by_the_old_code_is_corrected(dpdesk_home: Path, tmp_path: Path) -> None:
+    """Issue 11, item 3: at (epsilon 1, delta 1e-20) the old Phi = (1 + erf)/2 gave sigma 7.9516 for sensitivity 1,
+    about 10% below the exact 8.83823; a release drawn with it costs more than epsilon 1 at its delta."""
+    d = data(tmp_path)
+    p = plan()
+    p["budget"] = {"epsilon": 10.0, "delta": 1e-6}
+    p["queries"] = [{"name": "n", "statistic": "count", "mechanism": "gaussian", "calibration": "analytic",
+                     "epsilon": 1.0, "delta": 1e-20}]  # fmt: skip
+    release(parse_plan(p), d, dpdesk_home)
+    entries = Ledger.for_dataset(dpdesk_home, _sha(d)).verify()
+    (eff,) = effective(entries)
+    assert eff.costs[0].epsilon == 1.0  # drawn by today's calibration: nothing to correct
+    comp = next(e for e in entries if e["type"] == "spend")["trace"][0]["components"][0]
+    assert comp["scale"] > 8.838
+    comp["scale"] = 7.9516  # the old code's sigma
+    (eff,) = effective(entries)
+    assert eff.costs[0].epsilon > 1.05 and eff.costs[0].delta == 1e-20
+    assert eff.costs[0].epsilon == pytest.approx(gaussian_epsilon(7.9516, 1.0, 1e-20 * (1 - 1e-9)), rel=1e-9)
