@@ -202,7 +202,7 @@ def _ledger_entries(data: str | None) -> tuple[list[dict[str, Any]], str | None]
 
 
 def _cmd_budget(args: argparse.Namespace) -> int:
-    from dpdesk.core.release import budget_report
+    from dpdesk.core.budget import budget_report
 
     plan = _load_plan(args.plan, args.codebook)
     entries, dataset = _ledger_entries(args.data)
@@ -329,7 +329,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from dpdesk.core.release import run_simulation, simulation_notice
+    from dpdesk.core.simulate import run_simulation, simulation_notice
 
     if args.data is not None:
         raise UsageError(_(
@@ -353,7 +353,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
     from dpdesk.core.ledger import list_ledgers
-    from dpdesk.core.release import past_releases, rows_from_entry, write_release_dir
+    from dpdesk.core.budget import past_releases
+    from dpdesk.core.release import write_release_dir
+    from dpdesk.core.values import rows_from_entry
 
     home = dpdesk_home()
     if args.data is None:
@@ -387,7 +389,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     if args.statement:
         from dpdesk.core.errors import LedgerError
         from dpdesk.core.report import write_budget_statement
-        from dpdesk.core.release import budget_report
+        from dpdesk.core.budget import budget_report
 
         try:
             entries = ledger.verify()
@@ -447,7 +449,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
 
 def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
     from dpdesk.core.errors import LedgerError
-    from dpdesk.core.release import budget_report, past_releases
+    from dpdesk.core.budget import budget_report, past_releases
 
     try:
         entries = ledger.verify()

@@ -66,7 +66,7 @@ DELIMITERS = (",", ";", "\t", "|")
 class ColumnIssues:
     """Per-column counts for the curator: what became missing, and where the first one was; for int columns,
     also how many values were clamped to the bounds as they were stored (float values are clamped later, at
-    query time: see :func:`dpdesk.core.release.check_data`)."""
+    query time: see :func:`dpdesk.core.datacheck.check_data`)."""
 
     missing: int = 0
     unparsable: int = 0

@@ -18,7 +18,7 @@ from typing import Any
 
 from dpdesk.core.ledger import Ledger, write_atomic
 from dpdesk.core.plan import Plan
-from dpdesk.core.release import Row, rows_to_csv
+from dpdesk.core.values import Row, rows_to_csv
 
 PACKAGE_FILES = ("release.csv", "report.pdf", "plan.json")
 

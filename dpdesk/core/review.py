@@ -99,7 +99,7 @@ def review_package(folder: Path) -> Review:
     except (OSError, ValueError, DpdeskError):
         out.problems.append(_("plan.json cannot be read as a plan"))
     try:
-        from dpdesk.core.release import rows_from_entry, rows_to_csv
+        from dpdesk.core.values import rows_from_entry, rows_to_csv
 
         raw = (folder / "release.csv").read_bytes()
         expected = rows_to_csv(rows_from_entry(spend))

@@ -264,7 +264,7 @@ class MainWindow(QMainWindow):
 
     def ask_simulation(self) -> Any:
         """The simulation dialog's choice (a SimulationChoice), or None if cancelled."""
-        from dpdesk.core.release import simulation_notice
+        from dpdesk.core.simulate import simulation_notice
         from dpdesk.gui.views.simulate_dialog import SimulateDialog
 
         dialog = SimulateDialog(self, self.ask_open_path, self.ask_save_path, simulation_notice())
@@ -430,7 +430,7 @@ class MainWindow(QMainWindow):
 
         def load(progress: Progress) -> Any:
             from dpdesk.core.data import load_table
-            from dpdesk.core.release import check_data
+            from dpdesk.core.datacheck import check_data
 
             table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
             return table, check_data(table, plan)
@@ -505,13 +505,13 @@ class MainWindow(QMainWindow):
         plan, home, private = self.state.plan, self.state.home, self.state.sha256
 
         def job(progress: Progress) -> Any:
-            from dpdesk.core.release import run_simulation
+            from dpdesk.core.simulate import run_simulation
 
             return run_simulation(plan, home, choice.out, runs=choice.runs, rows=choice.rows,
                                   public=choice.public, private_sha=private, progress=progress)  # fmt: skip
 
         def done(result: Any) -> None:
-            from dpdesk.core.release import simulation_notice
+            from dpdesk.core.simulate import simulation_notice
 
             text = _("Wrote {runs} simulated release(s) to {path}\n({source}).").format(
                 runs=result.runs, path=result.out, source=result.source)  # fmt: skip
@@ -536,7 +536,8 @@ class MainWindow(QMainWindow):
         def job(progress: Progress) -> Path:
             from dpdesk.core.ledger import Ledger
             from dpdesk.core.plan import parse_plan
-            from dpdesk.core.release import check_out_dir, rows_from_entry, write_release_dir
+            from dpdesk.core.release import check_out_dir, write_release_dir
+            from dpdesk.core.values import rows_from_entry
 
             check_out_dir(out)
             progress.update(0, 1, "writing")
@@ -583,7 +584,7 @@ class MainWindow(QMainWindow):
 
         def job(progress: Progress) -> Path:
             from dpdesk.core.plan import parse_plan
-            from dpdesk.core.release import budget_report
+            from dpdesk.core.budget import budget_report
             from dpdesk.core.report import write_budget_statement
 
             progress.update(0, 1, "writing")

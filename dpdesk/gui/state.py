@@ -3,7 +3,7 @@
 The plan is edited as its JSON form (a dict), so that everything the GUI does is a plan file;
 each edit is an undoable command holding the old and new dicts. After every edit the plan is
 validated by the engine (:func:`dpdesk.core.plan.parse_plan`) and the budget recomputed by it
-(:func:`dpdesk.core.release.budget_report`); the GUI does no DP arithmetic itself.
+(:func:`dpdesk.core.budget.budget_report`); the GUI does no DP arithmetic itself.
 
 Signals:
     data_changed(): a new table was opened (or hashed).
@@ -152,7 +152,7 @@ class AppState(QObject):
             self.plan_error_key = exc.key
         self.report = None
         if self.plan is not None:
-            from dpdesk.core.release import budget_report
+            from dpdesk.core.budget import budget_report
 
             try:
                 self.report = budget_report(self.plan, self.ledger_entries)

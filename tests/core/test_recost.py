@@ -25,7 +25,8 @@ from dpdesk.core import accounting as acc
 from dpdesk.core.ledger import GENESIS, Ledger, entry_hash
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.recost import effective, gaussian_epsilon
-from dpdesk.core.release import budget_report, release
+from dpdesk.core.budget import budget_report
+from dpdesk.core.release import release
 
 BASE: dict[str, Any] = {
     "version": 1, "title": "t", "budget": {"epsilon": 3.0, "delta": 1e-6},
@@ -213,7 +214,7 @@ def _write(tmp_path: Path, p: dict[str, Any]) -> Path:
 def test_effective_costs_are_read_from_entries_alone() -> None:
     """A hand-made ledger: a release at k=1 and a settings entry at k=2 cost twice the release (Laplace)."""
     p = parse_plan(plan())
-    from dpdesk.core.release import design_to_dict
+    from dpdesk.core.budget import design_to_dict
     from dpdesk.core.queries import design_plan
 
     designs = design_plan(p)

@@ -13,10 +13,16 @@ import numpy as np
 import pytest
 
 from dpdesk.core import release as rel
+from dpdesk.core import budget as bud
+from dpdesk.core import datacheck as dchk
+from dpdesk.core import simulate as sim
+from dpdesk.core import values as vals
 from dpdesk.core.errors import BudgetExceeded, InputError, LedgerError, UsageError
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import Plan, load_plan, parse_plan
-from dpdesk.core.release import SettingsMismatch, budget_report, release, rows_from_entry
+from dpdesk.core.budget import budget_report
+from dpdesk.core.release import SettingsMismatch, release
+from dpdesk.core.values import rows_from_entry
 from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"
@@ -56,7 +62,7 @@ def test_release_writes_csv_in_plan_order_with_declared_categories(dpdesk_home: 
     data = write_csv(tmp_path / "d.csv", [(1, "a"), (2, "a"), (3, "b")])  # no row in category z
     res = release(small_plan(), data, dpdesk_home, tmp_path / "out")
     rows = read_release(tmp_path / "out")
-    assert list(rows[0]) == list(rel.CSV_COLUMNS)
+    assert list(rows[0]) == list(vals.CSV_COLUMNS)
     assert [(r["query"], r["group"]) for r in rows] == [("n", ""), ("by g", "a"), ("by g", "b"), ("by g", "z")]
     assert all(r["mechanism"] == "laplace" and r["epsilon"] == "0.3" and r["delta"] == "0" for r in rows)
     for r in rows:  # integers for counts, interval = value -+ exact discrete 95% half-width
@@ -282,7 +288,7 @@ def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_p
     for b_delta, expected in ((1e-6, 1e-7), (1e-9, 1e-10)):
         plan = small_plan(budget={"epsilon": 1.0, "delta": b_delta})
         assert plan.accounting.delta_prime is None
-        costs = tuple(rel.plan_costs(design_plan(plan)))
+        costs = tuple(bud.plan_costs(design_plan(plan)))
         rep = budget_report(plan)
         adv = rep["methods"]["advanced"]
         assert adv["delta_prime"] == acc.default_delta_prime(b_delta) == expected
@@ -322,7 +328,7 @@ def test_full_sample_release_every_statistic_and_mechanism(dpdesk_home: Path, tm
     lo, v, hi = float(rows[1]["ci_low"]), float(rows[1]["value"]), float(rows[1]["ci_high"])
     assert 0 <= lo <= v <= hi <= 5000
     entry = res.entry
-    assert entry["values_hash"] == rel.rows_hash(res.rows)
+    assert entry["values_hash"] == vals.rows_hash(res.rows)
     assert entry["charged"]["epsilon"] == pytest.approx(0.9)
     assert [t["name"] for t in entry["trace"]] == [q.name for q in plan.queries]
 
@@ -363,8 +369,8 @@ def test_two_processes_never_overspend(dpdesk_home: Path, tmp_path: Path) -> Non
 def test_simulate_on_a_stand_in_table_is_uncharged() -> None:
     plan = load_plan(PLAN)
     rng = np.random.default_rng(1)
-    table = rel.stand_in_table(plan, 500, rng)
-    out = rel.simulate(plan, 3, table=table, rng=rng)
+    table = sim.stand_in_table(plan, 500, rng)
+    out = sim.simulate(plan, 3, table=table, rng=rng)
     assert {r[0] for r in out} == {1, 2, 3}
     assert len(out) == 3 * 12
 
@@ -374,24 +380,24 @@ def test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger(
 ) -> None:
     plan = load_plan(PLAN)
     out = tmp_path / "sim.csv"
-    res = rel.run_simulation(plan, dpdesk_home, out, runs=2, rows=300, seed=4)
+    res = sim.run_simulation(plan, dpdesk_home, out, runs=2, rows=300, seed=4)
     text = out.read_text(encoding="utf-8").splitlines()
-    assert text[0] == "# " + rel.simulation_notice() and text[1] == "# " + res.source
+    assert text[0] == "# " + sim.simulation_notice() and text[1] == "# " + res.source
     assert "stand-in table of 300 rows" in res.source and len(text) == 3 + 2 * 12
     public = tmp_path / "last_year_published.csv"
     public.write_bytes(DATA.read_bytes())
-    res = rel.run_simulation(plan, dpdesk_home, out, runs=2, public=public)
+    res = sim.run_simulation(plan, dpdesk_home, out, runs=2, public=public)
     assert str(public) in res.source and "declared public" in res.source
     assert not (dpdesk_home / "ledgers").exists() or not list((dpdesk_home / "ledgers").iterdir())
     # the table being released is private even before its first ledger entry
-    with pytest.raises(rel.NotPublic, match="not a public file"):
-        rel.run_simulation(plan, dpdesk_home, out, runs=2, public=public, private_sha=_sha(public))
+    with pytest.raises(sim.NotPublic, match="not a public file"):
+        sim.run_simulation(plan, dpdesk_home, out, runs=2, public=public, private_sha=_sha(public))
     release(plan, public, dpdesk_home, tmp_path / "o")  # now the file has a ledger
     ledger = Ledger.for_dataset(dpdesk_home, _sha(public)).path
     before = ledger.read_bytes()
     out.unlink()
-    with pytest.raises(rel.NotPublic, match="has a ledger") as err:
-        rel.run_simulation(plan, dpdesk_home, out, runs=2, public=public)
+    with pytest.raises(sim.NotPublic, match="has a ledger") as err:
+        sim.run_simulation(plan, dpdesk_home, out, runs=2, public=public)
     assert err.value.exit_code == 2
     assert not out.exists() and ledger.read_bytes() == before
 
@@ -418,12 +424,12 @@ def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
             ("-inf", "b", 4), (100, "a", "n/a")]  # fmt: skip
     data = write_csv(tmp_path / "d.csv", rows, header="x,g,k")
     ledger = Ledger.for_dataset(dpdesk_home, _sha(data))
-    seen: list[tuple[rel.DataCheck, bool]] = []
+    seen: list[tuple[dchk.DataCheck, bool]] = []
 
-    def shown(check: rel.DataCheck) -> None:
+    def shown(check: dchk.DataCheck) -> None:
         seen.append((check, ledger.exists()))
 
-    with pytest.raises(rel.DataProblems) as err:
+    with pytest.raises(dchk.DataProblems) as err:
         release(plan, data, dpdesk_home, tmp_path / "out", on_data_check=shown)
     assert err.value.exit_code == 2
     assert not ledger.exists() and not (tmp_path / "out").exists()
@@ -450,27 +456,27 @@ def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
 
 
 def test_csv_neutralises_formulas_but_not_numbers() -> None:
-    rows = [rel.Row("=cmd", "+x", "-3.5", "-1", "2", "laplace", "0.1", "0")]
-    text = rel.rows_to_csv(rows).decode()
+    rows = [vals.Row("=cmd", "+x", "-3.5", "-1", "2", "laplace", "0.1", "0")]
+    text = vals.rows_to_csv(rows).decode()
     assert "'=cmd,'+x,-3.5,-1,2" in text
-    assert rel.rows_to_csv(rows, bom=True).startswith(b"\xef\xbb\xbf")
-    assert list(csv.reader(io.StringIO(text)))[0] == list(rel.CSV_COLUMNS)
+    assert vals.rows_to_csv(rows, bom=True).startswith(b"\xef\xbb\xbf")
+    assert list(csv.reader(io.StringIO(text)))[0] == list(vals.CSV_COLUMNS)
 
 
 def test_csv_round_trips_labels_with_line_breaks_and_quotes() -> None:
     labels = ["a\rb", "c\nd", "e\r\nf", 'g"h', "i,j", "北京"]
-    rows = [rel.Row("q", lab, "1", "0", "2", "laplace", "0.1", "0") for lab in labels]
-    data = rel.rows_to_csv(rows)
-    assert data.startswith((",".join(rel.CSV_COLUMNS) + "\n").encode())
+    rows = [vals.Row("q", lab, "1", "0", "2", "laplace", "0.1", "0") for lab in labels]
+    data = vals.rows_to_csv(rows)
+    assert data.startswith((",".join(vals.CSV_COLUMNS) + "\n").encode())
     back = list(csv.reader(io.StringIO(data.decode(), newline="")))
     assert [r[1] for r in back[1:]] == labels
-    assert all(len(r) == len(rel.CSV_COLUMNS) for r in back)
+    assert all(len(r) == len(vals.CSV_COLUMNS) for r in back)
 
 
 def test_numbers_are_written_in_plain_notation() -> None:
-    assert rel.fmt_number(1e-7) == "0.0000001"
-    assert rel.fmt_number(1.5e16) == "15000000000000000"
-    assert rel.fmt_number(-0.25) == "-0.25"
+    assert vals.fmt_number(1e-7) == "0.0000001"
+    assert vals.fmt_number(1.5e16) == "15000000000000000"
+    assert vals.fmt_number(-0.25) == "-0.25"
 
 
 def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_path: Path) -> None:

@@ -432,15 +432,15 @@ MUTANTS: tuple[Mutant, ...] = (
             os.close(fd)""",
            (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",)),
     # --- CSV formula neutralisation ---------------------------------------------------------------
-    Mutant("F01", "hostile output: no CSV formula neutralisation", R,
+    Mutant("F01", "hostile output: no CSV formula neutralisation", "dpdesk/core/values.py",
            r"""    if cell and cell[0] in "=+-@\t\r":""",
            r"""    if False:""",
            (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",)),
-    Mutant("F02", "hostile output: '@', tab and CR no longer neutralised", R,
+    Mutant("F02", "hostile output: '@', tab and CR no longer neutralised", "dpdesk/core/values.py",
            r"""    if cell and cell[0] in "=+-@\t\r":""",
            r"""    if cell and cell[0] in "=+-":""",
            (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",), (G_CSV,)),
-    Mutant("F03", "hostile output: negative numbers are quoted as text", R,
+    Mutant("F03", "hostile output: negative numbers are quoted as text", "dpdesk/core/values.py",
            r"""        try:
             float(cell)
         except ValueError:
@@ -592,7 +592,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     if False:
         raise UsageError(_(""",
            (f"{CLI}::test_simulate_refuses_the_private_table_and_says_what_to_use",)),
-    Mutant("P02", "previews: a 'public' file with a ledger is simulated on", R,
+    Mutant("P02", "previews: a 'public' file with a ledger is simulated on", "dpdesk/core/simulate.py",
            r"""    if sha == private_sha or is_known_dataset(home, sha):""",
            r"""    if sha == private_sha:""",
            (f"{REL}::test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger",

@@ -25,7 +25,8 @@ from dpdesk.core import ledger as ledger_mod
 from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.core.ledger import Ledger, entry_hash, list_ledgers
 from dpdesk.core.plan import parse_plan
-from dpdesk.core.release import budget_report, release
+from dpdesk.core.budget import budget_report
+from dpdesk.core.release import release
 from dpdesk.core.review import review
 
 BASE: dict[str, Any] = {

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dpdesk.core.ledger import Ledger
-from dpdesk.core.release import rows_hash, Row
+from dpdesk.core.values import rows_hash, Row
 from dpdesk.core.sample import write_census_csv
 from tests.conftest import SAMPLES
 

@@ -65,7 +65,7 @@ class LedgerView(QWidget):
             self.status.setText(self.status.text() + "<br>" + s.ledger_notice.replace("\n", "<br>"))
 
     def show_selected(self) -> None:
-        from dpdesk.core.release import rows_from_entry
+        from dpdesk.core.values import rows_from_entry
 
         idx = self.table.currentIndex()
         if not idx.isValid():

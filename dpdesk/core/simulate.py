@@ -1,0 +1,186 @@
+"""Simulations: uncharged noisy releases for accuracy previews, never of the private table.
+
+They run on a stand-in table generated from the declared schema, or on a file the user declares public
+(refused when it is a dataset with a ledger, or the table being released). numpy's generator draws
+their noise: this module is not on the release path, and nothing on the release path imports it.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpdesk.core.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.data import Column, Table, load_table
+from dpdesk.core.errors import UsageError
+from dpdesk.core.plan import Plan
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.queries import design_plan
+from dpdesk.core.release import noisy_rows
+from dpdesk.i18n import _
+
+
+def simulation_notice() -> str:
+    """The warning printed with, and written at the top of, every simulation output (in the user's language)."""
+    return _(
+        "NOT FOR PUBLICATION: simulated draws, uncharged. Many noisy draws of a private table average back "
+        "to the truth; share none of this."
+    )
+
+
+def stand_in_table(plan: Plan, rows: int, rng: np.random.Generator) -> Table:
+    """A table generated from the declared schema alone (uniform within bounds and categories)."""
+    cols: dict[str, Column] = {}
+    for name, spec in plan.columns.items():
+        vals: np.ndarray
+        if spec.type == "category":
+            assert spec.categories is not None
+            vals = rng.integers(0, len(spec.categories), rows).astype(np.int16)
+        elif spec.type == "int":
+            assert spec.bounds is not None
+            vals = rng.integers(int(spec.bounds[0]), int(spec.bounds[1]) + 1, rows).astype(np.int64)
+        else:
+            assert spec.bounds is not None
+            vals = rng.uniform(spec.bounds[0], spec.bounds[1], rows)
+        cols[name] = Column(spec, vals)
+    return Table("<stand-in>", "", rows, cols)
+
+
+def simulate(
+    plan: Plan,
+    runs: int,
+    *,
+    table: Table,
+    rng: np.random.Generator,
+    progress: Progress = NULL_PROGRESS,
+) -> list[tuple[int, str, str, str]]:
+    """Draw ``runs`` independent releases without charging anything (numpy noise: previews only).
+
+    Only for a stand-in table (:func:`stand_in_table`) or a table its user declares public
+    (:func:`public_table`): many uncharged draws of a private table average back to the truth.
+    Returns rows (run, query, group, value). Not for publication.
+    """
+    designs = design_plan(plan)
+    keep = np.ones(table.n_rows, dtype=bool)
+    if plan.privacy_unit.id_column is not None and table.ids is not None:
+        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+    exacts = [exact_statistic(d, table, keep, plan.columns) for d in designs]
+
+    def noise(values: list[int], comp: Any) -> list[int]:
+        scale = comp.scale / comp.grid
+        v = np.asarray(values, dtype=np.float64) * comp.refine
+        if comp.mechanism == "laplace":
+            return np.rint(v + rng.laplace(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
+        return np.rint(v + rng.normal(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+    def pick(utilities: list[float], comp: Any) -> int:
+        u = np.asarray(utilities) / comp.scale
+        return int(np.argmax(u + rng.gumbel(size=len(u))))
+
+    out: list[tuple[int, str, str, str]] = []
+    every = max(1, runs // 200)  # a few hundred progress reports at most; a cancel is honoured at every run
+    for run in range(1, runs + 1):
+        if (run - 1) % every == 0:
+            progress.update(run - 1, runs, "simulating")
+        progress.check_cancelled()
+        for d, ex in zip(designs, exacts, strict=True):
+            for r in noisy_rows(d, ex, plan, noise, pick):
+                out.append((run, r.query, r.group, r.value))
+    progress.update(runs, runs, "simulating")
+    return out
+
+
+class NotPublic(UsageError):
+    """A file offered as public for a simulation is a dataset dpdesk keeps a ledger for."""
+
+
+def public_table(
+    plan: Plan,
+    path: str | Path,
+    home: Path,
+    *,
+    progress: Progress = NULL_PROGRESS,
+    private_sha: str | None = None,
+) -> Table:
+    """Load a file its user declares public (a published sample, last year's public table) for simulations.
+
+    A file with a ledger in this dpdesk home (``is_known_dataset``), or the table being released
+    (``private_sha``), is private whatever it is called: it is refused after being hashed, before any of
+    it is read into a table.
+    """
+    from dpdesk.core.data import file_sha256
+    from dpdesk.core.ledger import is_known_dataset
+
+    sha = file_sha256(path, progress)
+    if sha == private_sha or is_known_dataset(home, sha):
+        raise NotPublic(_(
+            "{path} is not a public file: it is a dataset dpdesk releases from (it has a ledger in {home}, "
+            "or it is the table opened for release). Simulations on it would be uncharged draws of private "
+            "data, which average back to the truth. Simulate on the stand-in table generated from the plan's "
+            "schema, or on a file that is really public (a published sample, last year's published table)."
+        ).format(path=path, home=home))  # fmt: skip
+    table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
+    if table.sha256 != sha:
+        raise UsageError(_("{path} changed while it was read; run the simulation again").format(path=path))
+    return table
+
+
+MAX_SIMULATION_RUNS = 1_000_000
+
+
+MAX_STAND_IN_ROWS = 10_000_000
+
+
+@dataclass
+class SimulationResult:
+    """Where a simulation went, how many runs it holds and what it was drawn on."""
+
+    out: Path
+    runs: int
+    source: str
+
+
+def run_simulation(
+    plan: Plan,
+    home: Path,
+    out: Path,
+    *,
+    runs: int,
+    rows: int = 1000,
+    public: str | Path | None = None,
+    seed: int | None = None,
+    private_sha: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> SimulationResult:
+    """Simulate ``runs`` uncharged releases on a stand-in table of ``rows`` rows (the default) or on a file
+    declared ``public``, and write them to ``out`` (CSV) under the NOT FOR PUBLICATION notice and a line
+    naming the source. Never reads a private table and never touches a ledger."""
+    if not 1 <= runs <= MAX_SIMULATION_RUNS:
+        raise UsageError(_("--runs must be from 1 to 1,000,000"))
+    rng = np.random.default_rng(seed)
+    if public is not None:
+        table = public_table(plan, public, home, progress=progress, private_sha=private_sha)
+        source = _("source: {path}, a file declared public by the user").format(path=public)
+    else:
+        if not 1 <= rows <= MAX_STAND_IN_ROWS:
+            raise UsageError(_("--rows must be from 1 to 10,000,000"))
+        table = stand_in_table(plan, rows, rng)
+        source = _("source: a stand-in table of {rows} rows generated from the plan's schema (no data was "
+                   "read)").format(rows=rows)  # fmt: skip
+    drawn = simulate(plan, runs, table=table, rng=rng, progress=progress)
+    progress.update(0, 1, "writing")
+    import csv
+
+    buf = io.StringIO()
+    buf.write(f"# {simulation_notice()}\n# {source}\n")
+    csv.writer(buf, lineterminator="\n").writerows([["run", "query", "group", "value"], *drawn])
+    try:
+        Path(out).write_text(buf.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(_("cannot write {path}: {err}").format(path=out, err=exc.strerror or exc)) from None
+    return SimulationResult(Path(out), runs, source)
+
