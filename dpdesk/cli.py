@@ -357,6 +357,12 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     from dpdesk.core.release import write_release_dir
     from dpdesk.core.values import rows_from_entry
 
+    modes = [flag for flag, value in (("--export-release", args.export_release), ("--change-settings",
+             args.change_settings), ("--export", args.export), ("--statement", args.statement),
+             ("--acknowledge", args.acknowledge)) if value is not None]  # fmt: skip
+    if len(modes) > 1:  # each is its own action; doing only the first would silently skip the others
+        raise UsageError(_("{modes} cannot be combined: run dpdesk ledger once for each").format(
+            modes=", ".join(modes)))  # fmt: skip
     home = dpdesk_home()
     if args.data is None:
         if args.export_release or args.change_settings or args.export or args.statement or args.acknowledge:

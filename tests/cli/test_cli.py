@@ -306,3 +306,11 @@ def test_acknowledging_a_tampered_ledger_keeps_what_was_spent(dpdesk_home: Path,
     again = run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o4"), home=dpdesk_home)
     assert again.returncode == 1  # 0.9 + 0.9 spent of 2.0: the carried spend still counts
     assert run("ledger", "--data", str(DATA), "--acknowledge", "again", home=dpdesk_home).returncode == 3
+
+
+def test_ledger_actions_cannot_be_combined(dpdesk_home: Path, tmp_path: Path) -> None:
+    """Issue 12: `ledger --export A --statement B` did the export alone and said nothing of the statement."""
+    r = run("ledger", "--data", str(DATA), "--export", str(tmp_path / "a.jsonl"), "--statement", str(tmp_path / "b.pdf"),
+            home=dpdesk_home)  # fmt: skip
+    assert r.returncode == 2 and "--export, --statement cannot be combined" in r.stderr
+    assert not (tmp_path / "a.jsonl").exists() and not (tmp_path / "b.pdf").exists()

@@ -63,6 +63,7 @@ FORMULAS = "tests/core/test_formulas.py"
 PUBLIC_ID = "tests/trust/test_public_id.py"
 RECOST = "tests/core/test_recost.py"
 ATTACK = "tests/trust/test_attack_issue11.py"
+LAYERS = "tests/test_layers.py"
 BF = "tests/core/test_bruteforce.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
@@ -634,6 +635,19 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
            r"""        dataset = _interrupted_migration(folder, raw) or new_dataset_id()""",
            r"""        dataset = new_dataset_id()""",
            (ATTACK,)),
+    # --- issue 12: the layers are enforced -------------------------------------------------------------
+    Mutant("Y01", "layers: the release imports OpenDP itself, around the adapter", R,
+           r"""from dpdesk.core import mechanisms as mech
+""",
+           r"""from dpdesk.core import mechanisms as mech
+import opendp  # noqa: F401
+""",
+           (LAYERS,)),
+    Mutant("Y02", "layers: the budget report imports the simulations (numpy's generator)", "dpdesk/core/budget.py",
+           r"""    designs = design_plan(plan)""",
+           r"""    from dpdesk.core import simulate  # noqa: F401
+    designs = design_plan(plan)""",
+           (LAYERS,)),
 )
 
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -1,0 +1,39 @@
+"""The layers are enforced, not only described: import-linter's contracts in pyproject.toml must all be kept.
+
+The command line (which also starts the app) over the app over the engine; no Qt in the engine; noise only
+through the OpenDP adapter (``dpdesk.core.mechanisms``); nothing on the release path imports the simulations.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT = Path(sys.executable).with_name("lint-imports")
+
+
+def lint(config: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this tree's dpdesk, whatever is installed
+    return subprocess.run([str(LINT), "--config", str(config), "--no-cache"], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300, check=False)  # fmt: skip
+
+
+def test_every_layer_contract_is_kept() -> None:
+    r = lint(ROOT / "pyproject.toml")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "4 kept, 0 broken" in r.stdout
+
+
+def test_a_broken_contract_is_reported(tmp_path: Path) -> None:
+    """The check can fail: a contract that today's code breaks (the release path does use the adapter)."""
+    config = tmp_path / "broken.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "dpdesk"\n\n[[tool.importlinter.contracts]]\nname = "x"\n'
+        'type = "forbidden"\nsource_modules = ["dpdesk.core.release"]\nforbidden_modules = ["dpdesk.core.mechanisms"]\n',
+        encoding="utf-8",
+    )
+    r = lint(config)
+    assert r.returncode != 0 and "dpdesk.core.release -> dpdesk.core.mechanisms" in r.stdout
