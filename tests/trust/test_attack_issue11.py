@@ -9,12 +9,7 @@ crash the chain check, and a migrated chain that keeps hashes of files that held
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
-import os
 import shutil
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -23,56 +18,14 @@ import pytest
 
 from dpdesk.core import ledger as ledger_mod
 from dpdesk.core.errors import DpdeskError, LedgerError
-from dpdesk.core.ledger import Ledger, entry_hash, list_ledgers
+from dpdesk.core.ledger import Ledger, list_ledgers
 from dpdesk.core.plan import parse_plan
-from dpdesk.core.budget import budget_report
 from dpdesk.core.release import release
 from dpdesk.core.review import review
 
-BASE: dict[str, Any] = {
-    "version": 1, "title": "t", "budget": {"epsilon": 3.0, "delta": 1e-6},
-    "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
-    "columns": {"x": {"type": "float", "bounds": [0, 10], "missing": {"impute": 5}},
-                "g": {"type": "category", "categories": ["a", "b"], "missing": {"impute": "a"}}},
-    "queries": [
-        {"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1},
-        {"name": "hist", "statistic": "histogram", "column": "g", "mechanism": "laplace", "epsilon": 0.2},
-    ],
-}  # fmt: skip
-
-
-def plan(**unit: Any) -> dict[str, Any]:
-    d = copy.deepcopy(BASE)
-    d["privacy_unit"].update(unit)
-    return d
-
-
-def data(tmp_path: Path) -> Path:
-    p = tmp_path / "d.csv"
-    rows = [f"{i % 10},{'ab'[i % 2]}" for i in range(40)]
-    p.write_text("x,g\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    return p
-
-
-def sha(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
-
-
-def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DPDESK_HOME": str(home), "LANGUAGE": "en"}
-    return subprocess.run([sys.executable, "-m", "dpdesk", *args], capture_output=True, text=True, env=env,
-                          timeout=300, check=False)  # fmt: skip
-
-
-def change(tmp_path: Path, home: Path, d: Path, new: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    p = tmp_path / "new.json"
-    p.write_text(json.dumps(new), encoding="utf-8")
-    return cli("ledger", "--data", str(d), "--change-settings", str(p), "--reason", "officer", home=home)
-
-
-def spent(home: Path, d: Path, p: dict[str, Any]) -> Decimal:
-    entries = Ledger.for_dataset(home, sha(d)).verify()
-    return Decimal(str(budget_report(parse_plan(p), entries)["methods"]["sequential"]["spent"]["epsilon"]))
+from tests.core.test_recost import change, cli, data, plan, spent
+from tests.core.test_recost import _sha as sha
+from tests.trust.test_public_id import to_legacy as _to_legacy
 
 
 def test_unit_changes_back_and_forth_do_not_stack(dpdesk_home: Path, tmp_path: Path) -> None:
@@ -169,29 +122,6 @@ def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(dpdesk_home
     pkg_ledger.write_text(edited, encoding="utf-8")
     r = review(tmp_path / "pkg")
     assert not r.intact and any("ledger.json" in p for p in r.problems)
-
-
-def _to_legacy(home: Path, key: str) -> list[dict[str, Any]]:
-    """The dataset's ledger in the format before public ids (as in tests/trust/test_public_id.py)."""
-    lg = Ledger.for_dataset(home, key)
-    assert lg.path is not None
-    old: list[dict[str, Any]] = []
-    new_hash: dict[str, str] = {}
-    prev = ledger_mod.GENESIS
-    for e in lg.verify():
-        n = {k: v for k, v in e.items() if k != "hash"}
-        n["dataset"], n["prev"] = key, prev
-        if n["type"] == "package":
-            n["spend_hash"] = new_hash[e["spend_hash"]]
-        n["hash"] = entry_hash(n)
-        new_hash[e["hash"]] = prev = n["hash"]
-        old.append(n)
-    legacy = home / "ledgers" / f"{key}.jsonl"
-    legacy.write_text("".join(json.dumps(e) + "\n" for e in old), encoding="utf-8")
-    lg.path.unlink()
-    (home / "ledgers" / "keys" / key).unlink()
-    (home / "ledgers" / f"{lg.dataset}.key").unlink()  # the sidecar link did not exist before public ids
-    return old
 
 
 def test_migration_drops_the_hash_of_old_reports(dpdesk_home: Path, tmp_path: Path) -> None:

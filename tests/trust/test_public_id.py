@@ -115,7 +115,7 @@ def test_no_published_byte_carries_the_data_hash(dpdesk_home: Path, tmp_path: Pa
                 assert entry_hash({**e, key: candidate}) != e["hash"]
 
 
-def _to_legacy(home: Path, sha: str) -> list[dict[str, Any]]:
+def to_legacy(home: Path, sha: str) -> list[dict[str, Any]]:
     """Rewrite a dataset's ledger in the format of dpdesk before public ids (entries name the SHA-256)."""
     lg = Ledger.for_dataset(home, sha)
     assert lg.path is not None and lg.dataset is not None
@@ -147,7 +147,7 @@ def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_p
             home=dpdesk_home)  # fmt: skip
     assert r.returncode == 0, r.stderr
     before = json.loads(run("budget", str(plan), "--data", str(data), "--json", home=dpdesk_home).stdout)
-    old = _to_legacy(dpdesk_home, sha)
+    old = to_legacy(dpdesk_home, sha)
     r = run("budget", str(plan), "--data", str(data), "--json", home=dpdesk_home)
     assert r.returncode == 0, r.stderr
     assert b"upgraded" in r.stderr and b"release 2" in r.stderr  # the exposed package is named (spend seq 2)
@@ -177,7 +177,7 @@ def test_a_broken_old_ledger_stays_broken_until_acknowledged(dpdesk_home: Path, 
     data, plan, sha = planted(tmp_path)
     assert run("release", str(plan), "--data", str(data), "--out", str(tmp_path / "pkg"),
                home=dpdesk_home).returncode == 0  # fmt: skip
-    old = _to_legacy(dpdesk_home, sha)
+    old = to_legacy(dpdesk_home, sha)
     legacy = dpdesk_home / "ledgers" / f"{sha}.jsonl"
     lines = legacy.read_text(encoding="utf-8").splitlines()
     edited = json.loads(lines[1])
