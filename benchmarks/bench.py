@@ -51,11 +51,30 @@ from dpdesk.core.sample import COLUMNS, OCCUPATIONS, REGIONS, SEXES, STATES  # n
 ZH_LABELS: dict[str, dict[str, str]] = {
     "sex": {"female": "女", "male": "男"},
     "region": {"northeast": "东北", "midwest": "中西部", "south": "南部", "west": "西部"},
-    "occupation": dict(zip(OCCUPATIONS, (
-        "经理", "专业人员", "技术员", "销售", "文员", "服务", "农业", "建筑", "生产", "运输", "军人",
-        "卫生", "教育", "艺术", "其他",
-    ), strict=True)),
-}  # fmt: skip
+    "occupation": dict(
+        zip(
+            OCCUPATIONS,
+            (
+                "经理",
+                "专业人员",
+                "技术员",
+                "销售",
+                "文员",
+                "服务",
+                "农业",
+                "建筑",
+                "生产",
+                "运输",
+                "军人",
+                "卫生",
+                "教育",
+                "艺术",
+                "其他",
+            ),
+            strict=True,
+        )
+    ),
+}
 
 
 def schema(zh: bool = False) -> dict[str, dict[str, Any]]:
@@ -323,10 +342,28 @@ def sketch_load(path: str, zh: bool) -> tuple[dict[str, Any], int, str]:
 
     decl = schema(zh)
     names = list(decl)
-    pl_types = {n: (pl.Enum(d["categories"]) if d["type"] == "category" else pl.Int64 if d["type"] == "int"
-                    else pl.Float64) for n, d in decl.items()}  # fmt: skip
-    np_types = {n: (np.int16 if d["type"] == "category" else np.float64 if d["type"] == "float"
-                    else np.int8 if max(map(abs, d["bounds"])) < 128 else np.int32) for n, d in decl.items()}  # fmt: skip
+    pl_types = {
+        n: (
+            pl.Enum(d["categories"])
+            if d["type"] == "category"
+            else pl.Int64
+            if d["type"] == "int"
+            else pl.Float64
+        )
+        for n, d in decl.items()
+    }
+    np_types = {
+        n: (
+            np.int16
+            if d["type"] == "category"
+            else np.float64
+            if d["type"] == "float"
+            else np.int8
+            if max(map(abs, d["bounds"])) < 128
+            else np.int32
+        )
+        for n, d in decl.items()
+    }
     size = os.path.getsize(path)
     h = hashlib.sha256()
     out: dict[str, Any] = {}
@@ -433,8 +470,10 @@ def _load(loader: str, path: str, zh: bool, encoding: str) -> tuple[Any, float, 
         t1, _CPU[0] = time.perf_counter(), time.process_time()
         table = load_table(path, cols)
         t2, _CPU[1] = time.perf_counter(), time.process_time()
-        size = sum(c.values.nbytes + (c.missing_mask.nbytes if c.missing_mask is not None else 0)
-                   for c in table.columns.values())  # fmt: skip
+        size = sum(
+            c.values.nbytes + (c.missing_mask.nbytes if c.missing_mask is not None else 0)
+            for c in table.columns.values()
+        )
         return table, t1 - t0, t2 - t1, table.n_rows, size / 2**20
     if loader == "sketch-whole":
         import numpy as np
@@ -496,8 +535,15 @@ def _load(loader: str, path: str, zh: bool, encoding: str) -> tuple[Any, float, 
 
 def worker_load(loader: str, path: str, zh: bool, encoding: str) -> dict[str, Any]:
     obj, t_imp, t_load, rows, size = _load(loader, path, zh, encoding)
-    res = {"t_import": t_imp, "t_load": t_load, "rows": rows, "table_mib": size, "cpu_load": _CPU[1] - _CPU[0],
-           "rss_after_mib": _status_kib("VmRSS") / 1024.0, "vmhwm_mib": _status_kib("VmHWM") / 1024.0}  # fmt: skip
+    res = {
+        "t_import": t_imp,
+        "t_load": t_load,
+        "rows": rows,
+        "table_mib": size,
+        "cpu_load": _CPU[1] - _CPU[0],
+        "rss_after_mib": _status_kib("VmRSS") / 1024.0,
+        "vmhwm_mib": _status_kib("VmHWM") / 1024.0,
+    }
     del obj
     return res
 
@@ -847,25 +893,27 @@ def summarise_loads(block: dict[str, Any], ref: str) -> list[dict[str, Any]]:
         t = [x["t_load"] for x in runs]
         paired = [x["t_load"] / ref_by_round[x["round"]] for x in runs if x["round"] in ref_by_round]
         rss = med([x["peak_rss_mib"] for x in runs])
-        out.append({
-            "label": e["label"],
-            "median_s": med(t),
-            "min_s": min(t),
-            "ratio_median": med(t) / ref_med,
-            "ratio_min": min(t) / ref_min,
-            "ratio_paired": med(paired),
-            "peak_rss_mib": rss,
-            "rss_ratio": rss / ref_rss,
-            "rss_after_mib": med([x["rss_after_mib"] for x in runs]),
-            "hwm_gap_mib": max(abs(x["peak_rss_mib"] - x["vmhwm_mib"]) for x in runs),
-            "table_mib": med([x["table_mib"] for x in runs]),
-            "import_s": med([x["t_import"] for x in runs]),
-            "cpu_s": med([x["cpu_load"] for x in runs]),
-            "cpu_ratio": med([x["cpu_load"] for x in runs]) / ref_cpu,
-            "other_cores": med([x["other_cores"] for x in runs]),
-            "mb_s": Path(e["file"]).stat().st_size / 1e6 / med(t),
-            "n": len(t),
-        })  # fmt: skip
+        out.append(
+            {
+                "label": e["label"],
+                "median_s": med(t),
+                "min_s": min(t),
+                "ratio_median": med(t) / ref_med,
+                "ratio_min": min(t) / ref_min,
+                "ratio_paired": med(paired),
+                "peak_rss_mib": rss,
+                "rss_ratio": rss / ref_rss,
+                "rss_after_mib": med([x["rss_after_mib"] for x in runs]),
+                "hwm_gap_mib": max(abs(x["peak_rss_mib"] - x["vmhwm_mib"]) for x in runs),
+                "table_mib": med([x["table_mib"] for x in runs]),
+                "import_s": med([x["t_import"] for x in runs]),
+                "cpu_s": med([x["cpu_load"] for x in runs]),
+                "cpu_ratio": med([x["cpu_load"] for x in runs]) / ref_cpu,
+                "other_cores": med([x["other_cores"] for x in runs]),
+                "mb_s": Path(e["file"]).stat().st_size / 1e6 / med(t),
+                "n": len(t),
+            }
+        )
     return out
 
 
@@ -972,12 +1020,16 @@ RELEASE_HEAD = (
 
 
 def per_query_md(res: dict[str, Any]) -> str:
-    s = ("| query | statistic / mechanism | dpdesk exact_statistic ms | dpdesk noise ms | numpy ms "
-         "| exact / numpy |\n|---|---|---|---|---|---|\n")  # fmt: skip
+    s = (
+        "| query | statistic / mechanism | dpdesk exact_statistic ms | dpdesk noise ms | numpy ms "
+        "| exact / numpy |\n|---|---|---|---|---|---|\n"
+    )
     for name, v in res["per_query"].items():
         ratio = f"{v['exact'] / v['numpy']:.1f}" if v["numpy"] >= 1e-4 else "–"
-        s += (f"| {name} | {res['statistic_kinds'][name]} | {v['exact'] * 1000:.1f} | {v['noise'] * 1000:.1f} "
-              f"| {v['numpy'] * 1000:.1f} | {ratio} |\n")  # fmt: skip
+        s += (
+            f"| {name} | {res['statistic_kinds'][name]} | {v['exact'] * 1000:.1f} | {v['noise'] * 1000:.1f} "
+            f"| {v['numpy'] * 1000:.1f} | {ratio} |\n"
+        )
     tot_e = sum(v["exact"] for v in res["per_query"].values())
     tot_n = sum(v["noise"] for v in res["per_query"].values())
     tot_p = sum(v["numpy"] for v in res["per_query"].values())
@@ -1153,8 +1205,10 @@ def main() -> int:
         warm_cache(files[size])
         rel[size] = run_child(["release", str(files[size]), str(reps)])
         r = rel[size]
-        msg = (f"  dpdesk release median {med(r['release_s']):.3f}s, numpy {med(r['numpy_s']):.3f}s, "
-               f"ratio {med(r['release_s']) / med(r['numpy_s']):.1f}x; mismatches: {r['mismatches'] or 'none'}")  # fmt: skip
+        msg = (
+            f"  dpdesk release median {med(r['release_s']):.3f}s, numpy {med(r['numpy_s']):.3f}s, "
+            f"ratio {med(r['release_s']) / med(r['numpy_s']):.1f}x; mismatches: {r['mismatches'] or 'none'}"
+        )
         print(msg, flush=True)
         log.append(f"release {size}: {msg.strip()}")
 
@@ -1301,9 +1355,18 @@ def main() -> int:
     text = "\n".join(md)
     a.results.write_text(text, encoding="utf-8")
     raw_path = a.out / f"results-{started:%Y%m%d-%H%M%S}.json"
-    raw_path.write_text(json.dumps({"loads": {k: v["raw"] for k, v in load_blocks.items()},
-                                    "encodings": enc_block["raw"] if enc_block else None,
-                                    "release": rel, "polars_encodings": polars_enc}, indent=1, default=str))  # fmt: skip
+    raw_path.write_text(
+        json.dumps(
+            {
+                "loads": {k: v["raw"] for k, v in load_blocks.items()},
+                "encodings": enc_block["raw"] if enc_block else None,
+                "release": rel,
+                "polars_encodings": polars_enc,
+            },
+            indent=1,
+            default=str,
+        )
+    )
     print("\n" + text)
     print(f"written: {a.results} (raw: {raw_path})")
     return 0

@@ -24,7 +24,9 @@ def since_start():
     return up - start / os.sysconf('SC_CLK_TCK')
 """
 
-BARE = SINCE_START + r"""
+BARE = (
+    SINCE_START
+    + r"""
 from PySide6.QtWidgets import QApplication, QMainWindow
 from PySide6.QtCore import QTimer
 app = QApplication([])
@@ -32,8 +34,11 @@ w = QMainWindow(); w.resize(1320, 820); w.show()
 QTimer.singleShot(0, lambda: (print(f"WINDOW_SHOWN {since_start():.3f}"), app.quit()))
 app.exec()
 """
+)
 
-DPDESK = SINCE_START + r"""
+DPDESK = (
+    SINCE_START
+    + r"""
 from dpdesk.gui import app as a
 from PySide6.QtCore import QTimer
 application, w = a.build(defer_views=True)  # as dpdesk.gui.app.main does
@@ -45,11 +50,14 @@ def ready():
 QTimer.singleShot(0, lambda: (print(f"WINDOW_SHOWN {since_start():.3f}"), QTimer.singleShot(0, ready)))
 application.exec()
 """
+)
 
 
 def once(code: str, home: str, key: str = "WINDOW_SHOWN") -> tuple[float, float]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "DPDESK_HOME": home}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout
     shown = float(out.split("WINDOW_SHOWN")[1].split()[0])
     ready = float(out.split("VIEWS_READY")[1].split()[0]) if "VIEWS_READY" in out else shown
     return shown, ready
@@ -71,8 +79,12 @@ def main() -> int:
     md = statistics.median(d[0] for d in dp)
     mr = statistics.median(d[1] for d in dp)
     print(f"bare PySide6 window:           median {mb:.3f} s  (min {min(b[0] for b in bare):.3f})")
-    print(f"dpdesk window shown:           median {md:.3f} s  (min {min(d[0] for d in dp):.3f})  ratio {md / mb:.2f}x")
-    print(f"dpdesk all views built:        median {mr:.3f} s  (min {min(d[1] for d in dp):.3f})  ratio {mr / mb:.2f}x")
+    print(
+        f"dpdesk window shown:           median {md:.3f} s  (min {min(d[0] for d in dp):.3f})  ratio {md / mb:.2f}x"
+    )
+    print(
+        f"dpdesk all views built:        median {mr:.3f} s  (min {min(d[1] for d in dp):.3f})  ratio {mr / mb:.2f}x"
+    )
     print("target: window shown within 1.5x of the bare window")
     print(f"load average: {os.getloadavg()[0]:.2f}")
     return 0

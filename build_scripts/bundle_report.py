@@ -109,8 +109,13 @@ def readelf(args: list[str], files: list[Path]) -> dict[Path, str]:
     out: dict[Path, str] = {}
     for i in range(0, len(files), 150):
         batch = files[i : i + 150]
-        text = subprocess.run(["readelf", *args, *map(str, batch)], capture_output=True, text=True,
-                              errors="replace", check=False).stdout  # fmt: skip
+        text = subprocess.run(
+            ["readelf", *args, *map(str, batch)],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            check=False,
+        ).stdout
         if len(batch) == 1:
             out[batch[0]] = text
             continue
@@ -167,8 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             if need not in names and not SYSTEM_OK.match(need):
                 borrowed.setdefault(need, set()).add(str(f.relative_to(bundle)))
     by_design = sorted(n for n in borrowed if SYSTEM_BY_DESIGN.match(n))
-    print("from the user's system, as in every PyInstaller build: libc, the loader, the GL/EGL drivers and "
-          + ", ".join(by_design))  # fmt: skip
+    print(
+        "from the user's system, as in every PyInstaller build: libc, the loader, the GL/EGL drivers and "
+        + ", ".join(by_design)
+    )
     other = {n: u for n, u in borrowed.items() if n not in by_design}
     print(f"other libraries taken from the user's system: {len(other)}")
     for need, users in sorted(other.items()):
@@ -207,11 +214,18 @@ def main(argv: list[str] | None = None) -> int:
         print("\n| component | unpacked | gzip -6 | files |\n|---|---:|---:|---:|")
         for comp, (raw, gz, n) in sorted(sizes.items(), key=lambda kv: -kv[1][0]):
             print(f"| {comp} | {raw / 2**20:.1f} MiB | {gz / 2**20:.1f} MiB | {n} |")
-        print(f"| **total** | **{sum(v[0] for v in sizes.values()) / 2**20:.1f} MiB** | "
-              f"**{sum(v[1] for v in sizes.values()) / 2**20:.1f} MiB** | {len(files)} |")  # fmt: skip
-        others = [str(f.relative_to(bundle)) for f in files
-                  if not any(rx.search(str(f.relative_to(internal)) if internal in f.parents else "../" + f.name)
-                             for _, rx in COMPONENTS)]  # fmt: skip
+        print(
+            f"| **total** | **{sum(v[0] for v in sizes.values()) / 2**20:.1f} MiB** | "
+            f"**{sum(v[1] for v in sizes.values()) / 2**20:.1f} MiB** | {len(files)} |"
+        )
+        others = [
+            str(f.relative_to(bundle))
+            for f in files
+            if not any(
+                rx.search(str(f.relative_to(internal)) if internal in f.parents else "../" + f.name)
+                for _, rx in COMPONENTS
+            )
+        ]
         if others:
             print("other: " + ", ".join(sorted(others)[:40]))
     print("bundle checks: " + ("OK" if ok else "FAIL"))

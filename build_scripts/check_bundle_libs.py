@@ -63,10 +63,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import contextlib
+
 from bundle_report import is_elf  # one definition for both bundle checks
 
-X11_FAMILY = re.compile(r"^lib(xcb|X11|Xau|Xdmcp|xkbcommon|Xext|Xfixes|Xrender|Xi|Xrandr|Xcursor|Xxf86vm|xshmfence"
-                        r"|SM|ICE)([-_][\w-]*)?\.so")  # fmt: skip
+X11_FAMILY = re.compile(
+    r"^lib(xcb|X11|Xau|Xdmcp|xkbcommon|Xext|Xfixes|Xrender|Xi|Xrandr|Xcursor|Xxf86vm|xshmfence"
+    r"|SM|ICE)([-_][\w-]*)?\.so"
+)
 SYSTEM_ALLOWED: list[tuple[str, re.Pattern[str]]] = [
     (
         "glibc",
@@ -104,8 +108,9 @@ def readelf_dynamic(paths: list[str]) -> dict[str, tuple[str | None, list[str]]]
     out: dict[str, tuple[str | None, list[str]]] = {}
     for i in range(0, len(paths), 150):
         batch = paths[i : i + 150]
-        text = subprocess.run(["readelf", "-dW", *batch], capture_output=True, text=True, errors="replace",
-                              check=False).stdout  # fmt: skip
+        text = subprocess.run(
+            ["readelf", "-dW", *batch], capture_output=True, text=True, errors="replace", check=False
+        ).stdout
         current = batch[0] if len(batch) == 1 else None
         if current:
             out[current] = (None, [])
@@ -274,8 +279,12 @@ class Xvfb:
         # The read end of -displayfd stays open while Xvfb runs: closed right after reading the number, Xvfb
         # died now and then with "Cannot write display number to fd" (seen on this build host).
         self._r, w = os.pipe()
-        self.proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten",
-                                      "tcp", "-noreset"], pass_fds=(w,), stdout=self.log, stderr=self.log)  # fmt: skip
+        self.proc = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
+            pass_fds=(w,),
+            stdout=self.log,
+            stderr=self.log,
+        )
         os.close(w)
         got, deadline = b"", time.monotonic() + 30
         while not got.endswith(b"\n") and time.monotonic() < deadline:
@@ -361,8 +370,9 @@ def process_tree(pid: int) -> list[int]:
 def windows_on(display: str) -> list[str]:
     if not shutil.which("xwininfo"):
         return []
-    r = subprocess.run(["xwininfo", "-root", "-tree", "-display", display], capture_output=True, text=True,
-                       check=False)  # fmt: skip
+    r = subprocess.run(
+        ["xwininfo", "-root", "-tree", "-display", display], capture_output=True, text=True, check=False
+    )
     wins = [line.strip() for line in r.stdout.splitlines() if '"dpdesk' in line]
 
     def area(w: str) -> int:
@@ -377,8 +387,17 @@ def x11_files_of_host() -> list[str]:
     found = set()
     text = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, check=False).stdout
     cands = [m.group(1) for m in re.finditer(r"=> (\S+)", text)]
-    for d in ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-              "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib"):  # fmt: skip
+    for d in (
+        "/lib",
+        "/lib64",
+        "/usr/lib",
+        "/usr/lib64",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/aarch64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/local/lib",
+    ):
         if os.path.isdir(d):
             cands += [os.path.join(d, n) for n in os.listdir(d)]
     for c in cands:
@@ -400,8 +419,12 @@ def namespace_prefix() -> tuple[list[str] | None, str]:
     ):
         if cmd[1] == "-m" and os.geteuid() != 0:
             continue
-        r = subprocess.run([*cmd, "sh", "-c", "mount --bind /dev/null /dev/null"], capture_output=True, text=True,
-                           check=False)  # fmt: skip
+        r = subprocess.run(
+            [*cmd, "sh", "-c", "mount --bind /dev/null /dev/null"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if r.returncode == 0:
             return cmd, ""
         why.append(f"{' '.join(cmd[:2])}: {r.stderr.strip()}")
@@ -411,14 +434,22 @@ def namespace_prefix() -> tuple[list[str] | None, str]:
 def clean_env(home: Path, display: str, extra: dict[str, str]) -> dict[str, str]:
     runtime = home / "xdg-runtime"
     runtime.mkdir(mode=0o700, exist_ok=True)
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "DPDESK_HOME": str(home / "dpdesk"),
-           "XDG_RUNTIME_DIR": str(runtime), "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}  # fmt: skip
+    env = {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "DPDESK_HOME": str(home / "dpdesk"),
+        "XDG_RUNTIME_DIR": str(runtime),
+        "DISPLAY": display,
+        "QT_QPA_PLATFORM": "xcb",
+    }
     env.update(extra)
     return env
 
 
-def run_app(bundle: Path, display: str, extra: dict[str, str], masked: list[str] | None, verbose: bool,
-            label: str) -> bool:  # fmt: skip
+def run_app(
+    bundle: Path, display: str, extra: dict[str, str], masked: list[str] | None, verbose: bool, label: str
+) -> bool:
     exe = bundle / "dpdesk"
     with tempfile.TemporaryDirectory(prefix="dpdesk-libs-") as tmp:
         env = clean_env(Path(tmp), display, {"DPDESK_STARTUP_PROBE": "1", **extra})
@@ -426,14 +457,18 @@ def run_app(bundle: Path, display: str, extra: dict[str, str], masked: list[str]
         hidden = []
         if masked is not None:
             hidden = x11_files_of_host()
-            script = ('for f in "$@"; do case "$f" in --) break;; esac; mount --bind /dev/null "$f" || exit 97;'
-                      ' [ -s "$f" ] && exit 98; shift; done; shift; exec "$@"')  # fmt: skip
+            script = (
+                'for f in "$@"; do case "$f" in --) break;; esac; mount --bind /dev/null "$f" || exit 97;'
+                ' [ -s "$f" ] && exit 98; shift; done; shift; exec "$@"'
+            )
             cmd = [*masked, "sh", "-c", script, "sh", *hidden, "--", str(exe)]
         shown_env = " ".join(f"{k}={v}" for k, v in extra.items())
         print(f"\n== run: {label}: DISPLAY={display} QT_QPA_PLATFORM=xcb {shown_env}".rstrip())
         if masked is not None:
-            print(f"   {len(hidden)} host X11/xcb/xkbcommon files hidden behind /dev/null, e.g. "
-                  + ", ".join(hidden[:3]))  # fmt: skip
+            print(
+                f"   {len(hidden)} host X11/xcb/xkbcommon files hidden behind /dev/null, e.g. "
+                + ", ".join(hidden[:3])
+            )
         errf = Path(tmp) / "stderr"
         t0 = time.monotonic()
         with errf.open("w") as err:
@@ -447,19 +482,15 @@ def run_app(bundle: Path, display: str, extra: dict[str, str], masked: list[str]
                 if tag in ("WINDOW_SHOWN", "VIEWS_READY"):
                     pids = process_tree(proc.pid)
                     for p in pids:
-                        try:
+                        with contextlib.suppress(ProcessLookupError):
                             os.kill(p, signal.SIGSTOP)
-                        except ProcessLookupError:
-                            pass
                     for p in pids:
                         seen |= mapped_objects(p)
                     if tag == "VIEWS_READY":
                         wins = windows_on(display)
                     for p in pids:
-                        try:
+                        with contextlib.suppress(ProcessLookupError):
                             os.kill(p, signal.SIGCONT)
-                        except ProcessLookupError:
-                            pass
                     events.append(f"{line.strip()} (at {time.monotonic() - t0:.1f} s wall)")
             try:
                 rc = proc.wait(timeout=300)
@@ -575,8 +606,9 @@ def glibc_floor(bundle: Path) -> None:
     per_file: dict[str, tuple[int, int]] = {}
     for i in range(0, len(elves), 150):
         batch = elves[i : i + 150]
-        text = subprocess.run(["readelf", "-VW", *batch], capture_output=True, text=True, errors="replace",
-                              check=False).stdout  # fmt: skip
+        text = subprocess.run(
+            ["readelf", "-VW", *batch], capture_output=True, text=True, errors="replace", check=False
+        ).stdout
         current, in_glibc = batch[0] if len(batch) == 1 else None, False
         for line in text.splitlines():
             if line.startswith("File: "):
@@ -595,13 +627,17 @@ def glibc_floor(bundle: Path) -> None:
     host = os.confstr("CS_GNU_LIBC_VERSION") or "glibc ?"  # e.g. "glibc 2.36"
     ldd_line = subprocess.run(["ldd", "--version"], capture_output=True, text=True, check=False).stdout
     print("\n== glibc floor")
-    print(f"   bundle needs GLIBC_{floor[0]}.{floor[1]}: the highest GLIBC_x.y any of its {len(elves)} ELF files "
-          f"needs ({len(top)} need it, e.g. {', '.join(str(Path(f).relative_to(bundle)) for f in top[:3])})")  # fmt: skip
+    print(
+        f"   bundle needs GLIBC_{floor[0]}.{floor[1]}: the highest GLIBC_x.y any of its {len(elves)} ELF files "
+        f"needs ({len(top)} need it, e.g. {', '.join(str(Path(f).relative_to(bundle)) for f in top[:3])})"
+    )
     counts: dict[tuple[int, int], int] = {}
     for v in per_file.values():
         counts[v] = counts.get(v, 0) + 1
-    print("   ELF files by the highest version they need: "
-          + ", ".join(f"{a}.{b}: {n}" for (a, b), n in sorted(counts.items(), reverse=True)[:6]))  # fmt: skip
+    print(
+        "   ELF files by the highest version they need: "
+        + ", ".join(f"{a}.{b}: {n}" for (a, b), n in sorted(counts.items(), reverse=True)[:6])
+    )
     print(
         f"   this host (the build host when build_linux.sh runs it): {host} ({ldd_line.splitlines()[0].strip() if ldd_line else 'ldd --version: ?'})"
     )
@@ -656,8 +692,14 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"\n== masked run skipped: {why}")
                     results["masked"] = None
                 else:
-                    results["masked"] = run_app(bundle, display, extra, prefix, args.verbose,
-                                                "the app with the host's X11/xcb libraries hidden")  # fmt: skip
+                    results["masked"] = run_app(
+                        bundle,
+                        display,
+                        extra,
+                        prefix,
+                        args.verbose,
+                        "the app with the host's X11/xcb libraries hidden",
+                    )
             if args.gl:
                 results["gl"] = gl_probe(bundle, display, extra, args.verbose)
             if xvfb and xvfb.proc.poll() is not None:

@@ -77,11 +77,15 @@ def main(argv: list[str] | None = None) -> int:
         for name in order:
             results[name].append(one_run(variants[name], cwd))
         loads.append(os.getloadavg()[0])
-        print(f"round {r + 1}: " + "  ".join(
-            f"{n} {results[n][-1]['launch->window']:.2f}s" for n in variants), file=sys.stderr)  # fmt: skip
+        print(
+            f"round {r + 1}: " + "  ".join(f"{n} {results[n][-1]['launch->window']:.2f}s" for n in variants),
+            file=sys.stderr,
+        )
     keys = ["launch->window", "WINDOW_SHOWN", "VIEWS_READY", "launch->exit"]
-    print(f"\n{args.rounds} interleaved rounds after {args.warmup} warm-up, offscreen; "
-          f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs\n")  # fmt: skip
+    print(
+        f"\n{args.rounds} interleaved rounds after {args.warmup} warm-up, offscreen; "
+        f"load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs\n"
+    )
     print("| run | " + " | ".join(f"{k} median (min-max)" for k in keys) + " |")
     print("|---|" + "---:|" * len(keys))
     for name, runs in results.items():
@@ -94,8 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         f["launch->window"] - s["launch->window"]
         for f, s in zip(results["frozen"], results["source"], strict=True)
     ]
-    print(f"\nfrozen minus source, launch->window, paired by round: median {statistics.median(diffs):+.3f} s "
-          f"({sum(d < 0 for d in diffs)} of {len(diffs)} rounds frozen faster)")  # fmt: skip
+    print(
+        f"\nfrozen minus source, launch->window, paired by round: median {statistics.median(diffs):+.3f} s "
+        f"({sum(d < 0 for d in diffs)} of {len(diffs)} rounds frozen faster)"
+    )
     for name, runs in results.items():
         print(f"{name} launch->window: " + " ".join(f"{x['launch->window']:.2f}" for x in runs))
     return 0

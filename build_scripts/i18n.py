@@ -117,7 +117,9 @@ def extract_file(path: Path, rel: str) -> tuple[list[Entry], list[str]]:
             continue
         args = [_literal(a) for a in node.args[:n]]
         if len(node.args) < n or any(a is None for a in args):
-            problems.append(f"{rel}:{node.lineno}: {node.func.id}() needs string literals, got {ast.unparse(node)[:80]}")
+            problems.append(
+                f"{rel}:{node.lineno}: {node.func.id}() needs string literals, got {ast.unparse(node)[:80]}"
+            )
             continue
         ref = f"{rel}:{node.lineno}"
         if n == 1:
@@ -187,7 +189,9 @@ def placeholder_problems(entries: Iterable[Entry]) -> list[str]:
         for s in e.msgstr:
             got = placeholders(s) if e.msgid_plural is None else sorted(set(placeholders(s)))
             if s and got != expected:
-                out.append(f"{e.msgid[:60]!r}: placeholders {got} in the translation, {expected} in the English")
+                out.append(
+                    f"{e.msgid[:60]!r}: placeholders {got} in the translation, {expected} in the English"
+                )
     return out
 
 
@@ -334,7 +338,13 @@ def nplurals_of(entries: Sequence[Entry]) -> int:
 
 
 def _escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\r", "\\r").replace("\n", "\\n")
+    return (
+        s.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\t", "\\t")
+        .replace("\r", "\\r")
+        .replace("\n", "\\n")
+    )
 
 
 def _chunks(text: str, width: int) -> list[str]:
@@ -422,13 +432,17 @@ def _header(lang: str | None) -> Entry:
 # ----------------------------------------------------------------------------- update
 
 
-def merge(pot: Sequence[Entry], old: Sequence[Entry], lang: str, *, keep_obsolete: bool = True) -> list[Entry]:
+def merge(
+    pot: Sequence[Entry], old: Sequence[Entry], lang: str, *, keep_obsolete: bool = True
+) -> list[Entry]:
     """The new .po: the .pot's messages in its order with the old translations, then the obsolete ones.
 
     A new message close to a retired translated one (difflib ratio >= 0.8) gets that translation
     marked fuzzy, with the old English as ``#| msgid``; fuzzy translations are not compiled.
     """
-    header = next((e for e in old if e.msgid == "" and e.msgctxt is None and not e.obsolete), None) or _header(lang)
+    header = next(
+        (e for e in old if e.msgid == "" and e.msgctxt is None and not e.obsolete), None
+    ) or _header(lang)
     nplurals = nplurals_of([header])
     by_key = {e.key: e for e in old if e.msgid}
     wanted = {p.key for p in pot if p.msgid}
@@ -549,8 +563,10 @@ def cmd_update(drop_obsolete: bool) -> int:
         todo = sum(1 for e in live if not e.translated(nplurals))
         fuzzy = sum(1 for e in live if e.fuzzy)
         obsolete = sum(1 for e in new if e.obsolete)
-        print(f"{path.relative_to(ROOT)}: {len(live)} messages, {todo} to translate ({fuzzy} fuzzy), "
-              f"{obsolete} obsolete")  # fmt: skip
+        print(
+            f"{path.relative_to(ROOT)}: {len(live)} messages, {todo} to translate ({fuzzy} fuzzy), "
+            f"{obsolete} obsolete"
+        )
     return status
 
 
@@ -596,7 +612,9 @@ def cmd_check() -> int:
             errors.append(f"{mo.relative_to(ROOT)} is stale: it differs from what compile makes of the .po")
         unused = [e for e in by_key.values() if e.msgid and e.key not in {c.key for c in code}]
         for e in unused:
-            print(f"note: {lang}: translated but no longer in the code (update marks it obsolete): {e.msgid[:60]!r}")
+            print(
+                f"note: {lang}: translated but no longer in the code (update marks it obsolete): {e.msgid[:60]!r}"
+            )
     if POT.exists() and {e.key for e in read_po(POT) if e.msgid} != {c.key for c in code}:
         print(f"note: {POT.relative_to(ROOT)} is out of date (run update)")
     for err in errors:

@@ -23,9 +23,18 @@ PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512, 1024)
 ICO_SIZES = (16, 20, 24, 32, 40, 48, 64, 128, 256)
 # ICNS element types holding PNG data, and their pixel sizes (the @2x types are the Retina variants).
 ICNS_TYPES = (
-    (b"icp4", 16), (b"ic11", 32), (b"icp5", 32), (b"ic12", 64), (b"icp6", 64), (b"ic07", 128),
-    (b"ic13", 256), (b"ic08", 256), (b"ic14", 512), (b"ic09", 512), (b"ic10", 1024),
-)  # fmt: skip
+    (b"icp4", 16),
+    (b"ic11", 32),
+    (b"icp5", 32),
+    (b"ic12", 64),
+    (b"icp6", 64),
+    (b"ic07", 128),
+    (b"ic13", 256),
+    (b"ic08", 256),
+    (b"ic14", 512),
+    (b"ic09", 512),
+    (b"ic10", 1024),
+)
 LINUX_PNG = 256  # resources/icons/dpdesk.png: the window and .desktop icon
 
 

@@ -26,7 +26,6 @@ def main() -> int:
     os.environ["DPDESK_HOME"] = str(home)
     sys.path.insert(0, str(ROOT))
     from PySide6.QtCore import QThreadPool
-    from PySide6.QtWidgets import QApplication
 
     from dpdesk.gui.app import build
 

@@ -16,6 +16,7 @@ on success and kept (its path printed) on failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -104,10 +105,8 @@ def run() -> int:
     """Run the self-test; print a short report; return 0 if every check passed, else 1."""
     t0 = time.perf_counter()
     for stream in (sys.stdout, sys.stderr):  # a console that cannot show a path must not fail the test
-        try:
+        with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
-            pass
     tmp = Path(tempfile.mkdtemp(prefix="dpdesk-selftest-"))
     home = tmp / "home"
     home.mkdir()
@@ -129,8 +128,10 @@ def run() -> int:
     print(f"dpdesk {__version__} self-test ({frozen}, Python {sys.version.split()[0]}, {sys.platform})")
     for name, passed, detail in results:
         print(f"  {'OK  ' if passed else 'FAIL'} {name}: {detail}")
-    print(f"{'OK' if ok else 'FAIL'}: {sum(p for _, p, _ in results)}/{len(results)} checks passed "
-          f"in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+    print(
+        f"{'OK' if ok else 'FAIL'}: {sum(p for _, p, _ in results)}/{len(results)} checks passed "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
     if ok:
         shutil.rmtree(tmp, ignore_errors=True)
     else:

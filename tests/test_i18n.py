@@ -39,7 +39,9 @@ i18n_tool = _tool()
 
 def test_catalogue_check_passes() -> None:
     """Every message in the code has a zh_CN translation and the committed .mo is the .po compiled."""
-    r = subprocess.run([sys.executable, str(TOOL), "check"], capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [sys.executable, str(TOOL), "check"], capture_output=True, text=True, timeout=120, check=False
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -79,7 +81,7 @@ def test_mo_writer_round_trips_through_gettext(tmp_path: Path) -> None:
         '#, fuzzy\nmsgid "Close"\nmsgstr "关闭"\n\n'
         'msgid "multi"\n"line \\"quoted\\"\\n"\nmsgstr ""\n"多行\\n"\n',
         encoding="utf-8",
-    )  # fmt: skip
+    )
     entries = i18n_tool.read_po(po)
     t = gettext.GNUTranslations(io.BytesIO(i18n_tool.mo_bytes(entries)))
     assert t.ngettext("{n} file", "{n} files", 1) == "{n} Datei"
@@ -88,9 +90,9 @@ def test_mo_writer_round_trips_through_gettext(tmp_path: Path) -> None:
     assert t.gettext("Close") == "Close"  # fuzzy translations are not compiled
     assert t.gettext('multiline "quoted"\n') == "多行\n"
     i18n_tool.write_po(tmp_path / "y.po", entries)
-    assert [(e.msgctxt, e.msgid, e.msgid_plural, e.msgstr, e.flags) for e in i18n_tool.read_po(tmp_path / "y.po")] == [
-        (e.msgctxt, e.msgid, e.msgid_plural, e.msgstr, e.flags) for e in entries
-    ]
+    assert [
+        (e.msgctxt, e.msgid, e.msgid_plural, e.msgstr, e.flags) for e in i18n_tool.read_po(tmp_path / "y.po")
+    ] == [(e.msgctxt, e.msgid, e.msgid_plural, e.msgstr, e.flags) for e in entries]
 
 
 def test_update_keeps_translations_and_retires_removed_messages() -> None:
@@ -101,7 +103,11 @@ def test_update_keeps_translations_and_retires_removed_messages() -> None:
         E("Gone for good", msgstr=["已删除"]),
         E("Budget left: {e}", msgstr=["剩余预算：{e}"]),
     ]
-    pot = [E("Kept", references=["a.py:1"]), E("Budget left now: {e}", references=["a.py:2"]), E("New", references=["a.py:3"])]
+    pot = [
+        E("Kept", references=["a.py:1"]),
+        E("Budget left now: {e}", references=["a.py:2"]),
+        E("New", references=["a.py:3"]),
+    ]
     new = {e.msgid: e for e in i18n_tool.merge(pot, old, "zh_CN")}
     assert new["Kept"].msgstr == ["保留"] and new["Kept"].references == ["a.py:1"]
     assert new["Budget left now: {e}"].fuzzy and new["Budget left now: {e}"].msgstr == ["剩余预算：{e}"]
@@ -121,8 +127,14 @@ def test_extract_refuses_messages_that_are_not_literals(tmp_path: Path) -> None:
 
 def test_cli_speaks_chinese_when_asked(tmp_path: Path) -> None:
     env = {**os.environ, "DPDESK_LANG": "zh_CN", "DPDESK_HOME": str(tmp_path / "home")}
-    r = subprocess.run([sys.executable, "-m", "dpdesk", "budget", str(SAMPLES / "cps_wages_plan.json")],
-                       capture_output=True, text=True, env=env, timeout=300, check=False)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "budget", str(SAMPLES / "cps_wages_plan.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     assert CJK.search(r.stdout)
     assert "仅根据方案计算，未读取任何数据。" in r.stdout
@@ -132,15 +144,27 @@ def test_cli_speaks_chinese_when_asked(tmp_path: Path) -> None:
 
 
 def test_english_stays_the_default(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("DPDESK_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DPDESK_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+    }
     env["DPDESK_HOME"] = str(tmp_path / "home")
-    r = subprocess.run([sys.executable, "-m", "dpdesk", "budget", str(SAMPLES / "cps_wages_plan.json")],
-                       capture_output=True, text=True, env=env, timeout=300, check=False)  # fmt: skip
+    r = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "budget", str(SAMPLES / "cps_wages_plan.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     assert "Computed from the plan alone; no data was read." in r.stdout and not CJK.search(r.stdout)
 
 
-def test_gui_in_chinese(qtbot: Any, dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gui_in_chinese(
+    qtbot: Any, dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The window built with DPDESK_LANG=zh_CN shows Chinese tabs, menus and meter (screenshot kept in tmp_path)."""
     from PySide6.QtCore import Qt, QThreadPool, QTranslator
     from PySide6.QtWidgets import QApplication
@@ -155,7 +179,12 @@ def test_gui_in_chinese(qtbot: Any, dpdesk_home: Path, tmp_path: Path, monkeypat
         qtbot.addWidget(window)
         window.show()
         assert window.tabs.tabText(0) == "1 · 数据"
-        assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["1 · 数据", "2 · 查询", "3 · 结果", "4 · 账本"]
+        assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
+            "1 · 数据",
+            "2 · 查询",
+            "3 · 结果",
+            "4 · 账本",
+        ]
         assert window.menuBar().actions()[0].text() == "文件(&F)"
         assert window.meter.title() == "隐私预算"
         assert window.schema_view.schema_model.headerData(1, Qt.Orientation.Horizontal) == "列"

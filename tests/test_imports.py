@@ -20,7 +20,10 @@ def test_core_never_imports_qt_or_the_gui() -> None:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             for n in names:
-                assert not n.startswith(("PySide6", "PyQt", "shiboken", "dpdesk.gui", "dpdesk.cli")), (path, n)
+                assert not n.startswith(("PySide6", "PyQt", "shiboken", "dpdesk.gui", "dpdesk.cli")), (
+                    path,
+                    n,
+                )
 
 
 def test_release_noise_never_uses_numpy_random_or_random() -> None:

@@ -17,8 +17,15 @@ LINT = Path(sys.executable).with_name("lint-imports")
 
 def lint(config: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this tree's dpdesk, whatever is installed
-    return subprocess.run([str(LINT), "--config", str(config), "--no-cache"], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [str(LINT), "--config", str(config), "--no-cache"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_every_layer_contract_is_kept() -> None:

@@ -189,7 +189,9 @@ def release_delta_prime(delta_prime: float | None, budget_delta: float) -> float
     return d
 
 
-def plan_total(method: str, costs: Sequence[QueryCost], delta_prime: float | None, budget_delta: float) -> Total:
+def plan_total(
+    method: str, costs: Sequence[QueryCost], delta_prime: float | None, budget_delta: float
+) -> Total:
     """What one release's queries spend under ``method``."""
     if method == "sequential":
         return sequential(costs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def bound_rows_per_person(table: Table, k: int) -> np.ndarray:
     rank = np.arange(n) - start_idx
     keep = np.empty(n, dtype=bool)
     keep[order] = rank < k
-    return keep & ~table.ids_missing
+    return cast(np.ndarray, keep & ~table.ids_missing)
 
 
 def _column(table: Table, spec: ColumnSpec, keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -92,7 +93,7 @@ def _grid(values: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, int]:
 
 def _chunk_rows(bits: int) -> int:
     """Rows per chunk such that any partial sum of |values| < 2^bits stays below 2^52 (exact in float64)."""
-    return max(1, 2 ** max(0, 52 - bits))
+    return max(1, 1 << max(0, 52 - bits))
 
 
 def _exact_sum(q: np.ndarray, bits: int) -> int:
@@ -119,7 +120,7 @@ def _bin_index(values: np.ndarray, edges: tuple[float, ...], spec: ColumnSpec) -
         lo = int(spec.bounds[0])
         table = _bin_index(np.arange(lo, int(spec.bounds[1]) + 1, dtype=np.float64), edges, _FLOAT)
         idx = np.clip(values, lo, int(spec.bounds[1])).astype(np.intp) - lo
-        return table[idx]  # a lookup per value instead of a binary search
+        return cast(np.ndarray, table[idx])  # a lookup per value instead of a binary search
     idx = np.searchsorted(np.asarray(edges, dtype=np.float64), values, side="right") - 1
     return np.clip(idx, 0, len(edges) - 2)
 
@@ -130,8 +131,12 @@ _FLOAT = ColumnSpec("_", "float", (0.0, 1.0))
 def _below_at_most(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
     """#(x < c) and #(x <= c) for every candidate c (x already clamped to the bounds), as int64."""
     m = len(cands)
-    if (spec.type == "int" and spec.bounds is not None and np.all(cands == np.floor(cands))
-            and spec.bounds[1] - spec.bounds[0] <= 10_000_000):  # fmt: skip
+    if (
+        spec.type == "int"
+        and spec.bounds is not None
+        and np.all(cands == np.floor(cands))
+        and spec.bounds[1] - spec.bounds[0] <= 10_000_000
+    ):
         lo = int(spec.bounds[0])
         per_value = np.bincount(x.astype(np.intp) - lo, minlength=int(spec.bounds[1]) - lo + 1)
         cum = np.concatenate([[0], np.cumsum(per_value)])  # cum[j] = #(x < lo + j)
@@ -174,7 +179,9 @@ def quantile_utilities(below: np.ndarray, at_most: np.ndarray, n: int, q: float)
     return [-(int(v) / den) if v else 0.0 for v in scaled]
 
 
-def exact_statistic(design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]) -> Exact:
+def exact_statistic(
+    design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]
+) -> Exact:
     """Compute a query's exact statistic on the kept rows of the table."""
     spec = design.spec
     col = columns[spec.column] if spec.column else None

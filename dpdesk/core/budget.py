@@ -61,7 +61,10 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
         "method": method,
         "method_from_ledger": settings is not None,
         "fits": in_force["fits"],
-        "remaining_before": {"epsilon": remaining_eps, "delta": max(0.0, b_delta - in_force["spent"]["delta"])},
+        "remaining_before": {
+            "epsilon": remaining_eps,
+            "delta": max(0.0, b_delta - in_force["spent"]["delta"]),
+        },
         "remaining_after": {
             "epsilon": _remaining(b_eps, in_force["after"]),
             "delta": max(0.0, b_delta - in_force["after"]["delta"]),
@@ -129,4 +132,3 @@ def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None
     from dpdesk.core.ledger import settings_in_force
 
     return settings_in_force(entries)
-

@@ -34,7 +34,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
+    import polars
     import polars as pl
 
 #: Public cap on the number of rows; it keeps fixed-point sums exact in int64 (see queries.py).
@@ -113,7 +114,7 @@ class Column:
         if self.spec.type == "category":
             return self.values < 0
         if self.spec.type == "float":
-            return np.isnan(self.values)
+            return cast(np.ndarray, np.isnan(self.values))
         if self.missing_mask is None:
             return np.zeros(len(self.values), dtype=bool)
         return self.missing_mask
@@ -443,18 +444,28 @@ def _stream_csv(
     hasher = _Hasher(path)  # one pass over the file, whatever the attempts below
     hasher.start()
     try:
-        return _stream_attempts(pl, path, columns, delim, header, wanted, typed, as_text, hasher, size,
-                                bytes_per_row, progress)  # fmt: skip
+        return _stream_attempts(
+            pl, path, columns, delim, header, wanted, typed, as_text, hasher, size, bytes_per_row, progress
+        )
     finally:
         hasher.stop.set()  # a no-op once it is done; stops it when the block reader takes over or on error
         hasher.join()
 
 
 def _stream_attempts(
-    pl: Any, path: Path, columns: dict[str, ColumnSpec], delim: str, header: list[str],
-    wanted: list[tuple[int, str]], typed: dict[str, Any], as_text: set[str], hasher: _Hasher, size: int,
-    bytes_per_row: float, progress: Progress,
-) -> Table | None:  # fmt: skip
+    pl: Any,
+    path: Path,
+    columns: dict[str, ColumnSpec],
+    delim: str,
+    header: list[str],
+    wanted: list[tuple[int, str]],
+    typed: dict[str, Any],
+    as_text: set[str],
+    hasher: _Hasher,
+    size: int,
+    bytes_per_row: float,
+    progress: Progress,
+) -> Table | None:
     """Stream the file; a column that does not fit its type is read as text in a new attempt."""
     id_column = next((name for _, name in wanted if name not in columns), None)
     for _attempt in range(len(wanted) + 1):
@@ -467,9 +478,16 @@ def _stream_attempts(
         n_rows = 0
         try:
             lf = pl.scan_csv(
-                path, has_header=False, skip_rows=1, schema=schema, separator=delim, encoding="utf8",
-                truncate_ragged_lines=False, ignore_errors=False, raise_if_empty=False,
-            ).select(_stream_exprs(pl, wanted, columns, as_text))  # fmt: skip
+                path,
+                has_header=False,
+                skip_rows=1,
+                schema=schema,
+                separator=delim,
+                encoding="utf8",
+                truncate_ragged_lines=False,
+                ignore_errors=False,
+                raise_if_empty=False,
+            ).select(_stream_exprs(pl, wanted, columns, as_text))
             # every field is parsed (no projection pushdown): polars checks the number of fields of a
             # line only then, and a line with a field too many must not shift into the wrong columns
             batches = lf.collect_batches(optimizations=pl.QueryOptFlags(projection_pushdown=False))
@@ -506,7 +524,7 @@ def _stream_attempts(
                 progress.update(min(int(n_rows * bytes_per_row), size - 1), size, "reading")
         except (InputError, Cancelled):
             raise
-        except Exception as exc:  # polars raises several exception types for malformed input
+        except Exception as exc:  # noqa: BLE001 - polars raises several exception types for malformed input
             bad = _BAD_FIELD.search(str(exc))
             if bad and bad.group(1) not in as_text and int(bad.group(1)[1:]) in dict(wanted):
                 as_text.add(bad.group(1))
@@ -521,13 +539,23 @@ def _stream_attempts(
             not any(b.first_record is not None for b in builders.values()) or _lines_are_records(path, n_rows)
         )
         progress.update(size, size, "reading")
-        return _finish(path, hasher.hash.hexdigest(), n_rows, builders, id_parts, id_missing_parts, report,
-                       id_column, _record_place(exact_lines))  # fmt: skip
+        return _finish(
+            path,
+            hasher.hash.hexdigest(),
+            n_rows,
+            builders,
+            id_parts,
+            id_missing_parts,
+            report,
+            id_column,
+            _record_place(exact_lines),
+        )
     return None
 
 
-def _stream_exprs(pl: Any, wanted: list[tuple[int, str]], columns: dict[str, ColumnSpec],
-                  as_text: set[str]) -> list[Any]:  # fmt: skip
+def _stream_exprs(
+    pl: Any, wanted: list[tuple[int, str]], columns: dict[str, ColumnSpec], as_text: set[str]
+) -> list[Any]:
     """The streaming query's columns: each declared column already in its compact type (the work runs in
     polars' threads, batch by batch), empty fields still null; for the id column also ``m<i>``, its empties."""
     exprs = []
@@ -689,8 +717,17 @@ def _read_csv_pieces(
             break
     assert header is not None
     progress.update(src.size, src.size, "reading")
-    return _finish(path, src.hexdigest(), n_rows, builders, id_parts, id_missing_parts, report, id_column,
-                   _record_place(exact_lines))  # fmt: skip
+    return _finish(
+        path,
+        src.hexdigest(),
+        n_rows,
+        builders,
+        id_parts,
+        id_missing_parts,
+        report,
+        id_column,
+        _record_place(exact_lines),
+    )
 
 
 def _record_place(exact_lines: bool) -> Callable[[int], str]:
@@ -761,10 +798,11 @@ def _match_columns(
     return out
 
 
-def _typed_schema(pl: Any, header: list[str], wanted: list[tuple[int, str]],
-                  columns: dict[str, ColumnSpec]) -> dict[str, Any]:  # fmt: skip
+def _typed_schema(
+    pl: Any, header: list[str], wanted: list[tuple[int, str]], columns: dict[str, ColumnSpec]
+) -> dict[str, Any]:
     """A polars schema for every field: the declared types for declared columns, text for the rest."""
-    types = {i: name for i, name in wanted}
+    types = dict(wanted)
     schema: dict[str, Any] = {}
     for i in range(len(header)):
         spec = columns.get(types.get(i, ""))
@@ -784,8 +822,9 @@ def _typed_schema(pl: Any, header: list[str], wanted: list[tuple[int, str]],
     return schema
 
 
-def _parse_typed(pl: Any, piece: bytes, schema: dict[str, Any], wanted: list[tuple[int, str]],
-                 delim: str) -> pl.DataFrame | None:  # fmt: skip
+def _parse_typed(
+    pl: Any, piece: bytes, schema: dict[str, Any], wanted: list[tuple[int, str]], delim: str
+) -> pl.DataFrame | None:
     """The fast path: parse a piece straight into the declared types; None if any field does not fit.
 
     Clean pieces (the usual case) never build a text column. A piece with an unparsable number, an
@@ -794,16 +833,22 @@ def _parse_typed(pl: Any, piece: bytes, schema: dict[str, Any], wanted: list[tup
     """
     try:
         frame = pl.read_csv(
-            piece, has_header=False, separator=delim, schema=schema,
-            truncate_ragged_lines=False, raise_if_empty=False, encoding="utf8", ignore_errors=False,
-        )  # fmt: skip
-    except Exception:  # any parse problem: the text path explains it
+            piece,
+            has_header=False,
+            separator=delim,
+            schema=schema,
+            truncate_ragged_lines=False,
+            raise_if_empty=False,
+            encoding="utf8",
+            ignore_errors=False,
+        )
+    except Exception:  # noqa: BLE001 - any parse problem: the text path explains it
         return None
     # every field is parsed, not only the wanted ones: polars checks a line's number of fields only
     # then, and a line with a field too many would otherwise shift silently into the wrong columns
     if frame.width != len(schema):
         return None
-    return frame.select([pl.col(f"c{i}").alias(name) for i, name in wanted])
+    return cast("polars.DataFrame", frame.select([pl.col(f"c{i}").alias(name) for i, name in wanted]))
 
 
 def _parse_piece(
@@ -829,7 +874,7 @@ def _parse_piece(
             raise_if_empty=False,
             encoding="utf8",
         )
-    except Exception as exc:  # polars raises several exception types for malformed input
+    except Exception as exc:  # noqa: BLE001 - polars raises several exception types for malformed input
         at, fields = _long_record(piece, len(header), delim)
         if at is not None:
             raise InputError(
@@ -841,7 +886,9 @@ def _parse_piece(
     if frame.width != len(header):
         raise InputError(str(path), f"expected {len(header)} fields per line", line=line)
     frame = frame.slice(1)
-    return frame.select([pl.col(frame.columns[i]).alias(name) for i, name in wanted])
+    return cast(
+        "polars.DataFrame", frame.select([pl.col(frame.columns[i]).alias(name) for i, name in wanted])
+    )
 
 
 def _long_record(piece: bytes, n_fields: int, delim: str) -> tuple[int | None, int]:
@@ -870,7 +917,9 @@ def _id_hashes(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     import polars as pl
 
     frame = s.to_frame("id").select(_id_exprs(pl, pl.col("id")))
-    return np.column_stack([frame.to_series(0).to_numpy(), frame.to_series(1).to_numpy()]), frame.to_series(2).to_numpy()
+    return np.column_stack([frame.to_series(0).to_numpy(), frame.to_series(1).to_numpy()]), frame.to_series(
+        2
+    ).to_numpy()
 
 
 def _id_exprs(pl: Any, col: Any) -> tuple[Any, Any, Any]:
@@ -1236,9 +1285,10 @@ def _check_xlsx(path: Path, copy_to: Path | None = None) -> None:
             if shutil.disk_usage(copy_to.parent).free < unpacked + 2**20:
                 raise InputError(str(path), no_room)
     try:
-        with open(path, "rb") as f, (
-            zipfile.ZipFile(copy_to, "w") if copy_to is not None else contextlib.nullcontext()
-        ) as out:
+        with (
+            open(path, "rb") as f,
+            zipfile.ZipFile(copy_to, "w") if copy_to is not None else contextlib.nullcontext() as out,
+        ):
             for info in infos:
                 _check_xlsx_part(path, f, info, out)
     except OSError as exc:
@@ -1345,7 +1395,7 @@ def _read_checked_xlsx(pl: Any, path: Path) -> pl.DataFrame:
     os.close(fd)
     try:
         _check_xlsx(path, Path(name))
-        return pl.read_excel(name, engine="calamine", infer_schema_length=0)
+        return cast("polars.DataFrame", pl.read_excel(name, engine="calamine", infer_schema_length=0))
     finally:
         with contextlib.suppress(OSError):
             os.unlink(name)
@@ -1360,13 +1410,10 @@ def _load_frame_file(
     progress.update(0, 1, "parsing")
     names = list(columns) + ([id_column] if id_column else [])
     try:
-        if kind == "xlsx":
-            frame = _read_checked_xlsx(pl, path)
-        else:
-            frame = pl.read_parquet(path)
+        frame = _read_checked_xlsx(pl, path) if kind == "xlsx" else pl.read_parquet(path)
     except InputError:
         raise
-    except Exception as exc:  # readers raise many exception types for malformed files
+    except Exception as exc:  # noqa: BLE001 - readers raise many exception types for malformed files
         raise InputError(
             str(path), f"cannot read this {kind} file ({str(exc).splitlines()[0][:200]})"
         ) from None
@@ -1424,7 +1471,7 @@ def suggest_types(path: str | Path, sample_rows: int = 1000) -> dict[str, str]:
             )
     except InputError:
         raise
-    except Exception as exc:  # malformed input of any kind
+    except Exception as exc:  # noqa: BLE001 - malformed input of any kind
         raise InputError(str(p), f"cannot read a sample ({str(exc).splitlines()[0][:200]})") from None
     out: dict[str, str] = {}
     for name in frame.columns:

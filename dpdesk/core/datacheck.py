@@ -60,10 +60,18 @@ class DataCheck:
                 line = line.format(name=repr(c.name), missing=c.missing, undeclared=c.undeclared)
             else:
                 lo, hi = self.bounds[c.name]
-                line = _("column {name}: {missing} missing, {unparsable} unparsable, {clamped} clamped to "
-                         "the bounds [{lo}, {hi}]")
-                line = line.format(name=repr(c.name), missing=c.missing, unparsable=c.unparsable,
-                                   clamped=c.clamped, lo=f"{lo:g}", hi=f"{hi:g}")
+                line = _(
+                    "column {name}: {missing} missing, {unparsable} unparsable, {clamped} clamped to "
+                    "the bounds [{lo}, {hi}]"
+                )
+                line = line.format(
+                    name=repr(c.name),
+                    missing=c.missing,
+                    unparsable=c.unparsable,
+                    clamped=c.clamped,
+                    lo=f"{lo:g}",
+                    hi=f"{hi:g}",
+                )
             if c.first_problem and (c.missing or c.undeclared or c.unparsable):
                 line += " " + _("(first at {where})").format(where=c.first_problem)
             out.append(line)
@@ -71,8 +79,10 @@ class DataCheck:
 
     def heading(self) -> str:
         """What the lines are, and for whom."""
-        return _("Data check of {rows} rows (for you only, never published; values outside the categories "
-                 "and unparsable values count as missing):").format(rows=self.rows)  # fmt: skip
+        return _(
+            "Data check of {rows} rows (for you only, never published; values outside the categories "
+            "and unparsable values count as missing):"
+        ).format(rows=self.rows)
 
 
 class DataProblems(UsageError):
@@ -81,13 +91,15 @@ class DataProblems(UsageError):
     def __init__(self, check: DataCheck) -> None:
         self.check = check
         bad = "; ".join(line for c, line in zip(check.columns, check.lines(), strict=True) if c.stops)
-        super().__init__(_(
-            "stopped before charging anything: {bad}. These values would count as missing and the release "
-            "would spend budget on statistics without them (a misspelled category gets a count of almost "
-            "nothing). Check the plan's category lists and the data's values (a typo, a missing category, a "
-            "code for \"unknown\"), fix them and run again; to release anyway with these values counted as "
-            "missing, add --accept-data-problems. Nothing was charged or written."
-        ).format(bad=bad))  # fmt: skip
+        super().__init__(
+            _(
+                "stopped before charging anything: {bad}. These values would count as missing and the release "
+                "would spend budget on statistics without them (a misspelled category gets a count of almost "
+                "nothing). Check the plan's category lists and the data's values (a typo, a missing category, a "
+                'code for "unknown"), fix them and run again; to release anyway with these values counted as '
+                "missing, add --accept-data-problems. Nothing was charged or written."
+            ).format(bad=bad)
+        )
 
 
 def check_data(table: Table, plan: Plan) -> DataCheck:
@@ -110,8 +122,11 @@ def check_data(table: Table, plan: Plan) -> DataCheck:
             missing = int(np.count_nonzero(col.missing()))
             cols.append(ColumnCheck(name, spec.type, missing, 0, 0, clamped))
         else:
-            cols.append(ColumnCheck(name, spec.type, iss.missing, iss.undeclared, iss.unparsable, clamped,
-                                    iss.first_problem))  # fmt: skip
+            cols.append(
+                ColumnCheck(
+                    name, spec.type, iss.missing, iss.undeclared, iss.unparsable, clamped, iss.first_problem
+                )
+            )
     return DataCheck(table.n_rows, tuple(cols), bounds)
 
 
@@ -125,4 +140,3 @@ def _outside(values: np.ndarray, lo: float, hi: float) -> int:
     elif not (values.min() < lo or values.max() > hi):
         return 0
     return int(np.count_nonzero(values < lo) + np.count_nonzero(values > hi))
-

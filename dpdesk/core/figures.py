@@ -19,8 +19,7 @@ def _figure(width: float = 5.0, height: float = 3.2) -> Any:
     from matplotlib.figure import Figure
 
     _use_cjk_font()
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    return fig
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
 _FONT_DONE = False
@@ -28,7 +27,7 @@ _FONT_DONE = False
 
 def _use_cjk_font() -> None:
     """Register the bundled CJK font (if shipped) and put it after the default sans-serif font."""
-    global _FONT_DONE
+    global _FONT_DONE  # noqa: PLW0603 - fonts are registered once per process
     if _FONT_DONE:
         return
     _FONT_DONE = True
@@ -107,8 +106,13 @@ def selection_figure(design: QueryDesign) -> Any:
     ax.plot(gaps, p, color="#2a6fbb")
     ax.axhline(0.95, color="#c0392b", lw=1, ls="--")
     ax.axvline(g95, color="#c0392b", lw=1, ls="--")
-    ax.annotate(_("95% at a gap of {g}").format(g=f"{g95:.3g}"), (g95, 0.95), textcoords="offset points",
-                xytext=(6, -14), fontsize=7)  # fmt: skip
+    ax.annotate(
+        _("95% at a gap of {g}").format(g=f"{g95:.3g}"),
+        (g95, 0.95),
+        textcoords="offset points",
+        xytext=(6, -14),
+        fontsize=7,
+    )
     ax.set_ylim(0.45, 1.01)
     ax.set_xlabel(_("utility gap between the best and another candidate"), fontsize=8)
     ax.set_ylabel(_("P(best is chosen)"), fontsize=8)
@@ -118,8 +122,13 @@ def selection_figure(design: QueryDesign) -> Any:
     return fig
 
 
-def results_figure(title: str, labels: Sequence[str], values: Sequence[float],
-                   lows: Sequence[float] | None = None, highs: Sequence[float] | None = None) -> Any:  # fmt: skip
+def results_figure(
+    title: str,
+    labels: Sequence[str],
+    values: Sequence[float],
+    lows: Sequence[float] | None = None,
+    highs: Sequence[float] | None = None,
+) -> Any:
     """Bar chart of a histogram or grouped statistic, with 95% intervals as error bars."""
     import numpy as np
 
@@ -133,16 +142,18 @@ def results_figure(title: str, labels: Sequence[str], values: Sequence[float],
         hi = np.asarray(highs, dtype=float) - vals
         ax.errorbar(x, vals, yerr=[lo, hi], fmt="none", ecolor="#333", capsize=3, lw=1)
     ax.set_xticks(x)
-    ax.set_xticklabels(labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center",
-                       fontsize=7)  # fmt: skip
+    ax.set_xticklabels(
+        labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center", fontsize=7
+    )
     ax.set_title(title, fontsize=9)
     ax.tick_params(labelsize=7)
     ax.grid(True, axis="y", alpha=0.3)
     return fig
 
 
-def budget_figure(costs: Sequence[tuple[str, float]], total: float, earlier: float, remaining: float,
-                  method: str) -> Any:  # fmt: skip
+def budget_figure(
+    costs: Sequence[tuple[str, float]], total: float, earlier: float, remaining: float, method: str
+) -> Any:
     """Spending per query of one release, earlier spending and what remains, against the total budget.
 
     Under sequential accounting the queries' epsilons add up to the release's cost; under the other

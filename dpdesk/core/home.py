@@ -26,6 +26,7 @@ def dpdesk_home() -> Path:
 
         raise UsageError(
             _("cannot use the dpdesk folder {home}: {err} (set DPDESK_HOME to a writable folder)").format(
-                home=home, err=exc.strerror or exc)
-        ) from None  # fmt: skip
+                home=home, err=exc.strerror or exc
+            )
+        ) from None
     return home

@@ -141,8 +141,9 @@ class Ledger:
         except OSError as exc:
             raise LedgerError(
                 _("cannot use the ledger folder {folder}: {err}; nothing was charged or revealed").format(
-                    folder=folder, err=exc.strerror or exc)
-            ) from None  # fmt: skip
+                    folder=folder, err=exc.strerror or exc
+                )
+            ) from None
         known = _read_key(folder, sha256)
         if known is not None:
             return Ledger(known, folder / f"{known}.jsonl", sha256, home)
@@ -172,8 +173,12 @@ class Ledger:
         if self.dataset is not None:
             return
         if self.legacy:
-            raise LedgerError(_("{name} is broken: a privacy officer must acknowledge it first (dpdesk ledger "
-                                "--data FILE --acknowledge \"reason\")").format(name=self._name()))  # fmt: skip
+            raise LedgerError(
+                _(
+                    "{name} is broken: a privacy officer must acknowledge it first (dpdesk ledger "
+                    '--data FILE --acknowledge "reason")'
+                ).format(name=self._name())
+            )
         assert self.home is not None and self.key is not None
         folder = self.home / "ledgers"
         with _locked(folder / "keys.lock"):
@@ -202,8 +207,9 @@ class Ledger:
         except OSError as exc:
             raise LedgerError(
                 _("cannot lock the ledger {path}: {err}; nothing was charged or revealed").format(
-                    path=self.lock_path, err=exc.strerror or exc)
-            ) from None  # fmt: skip
+                    path=self.lock_path, err=exc.strerror or exc
+                )
+            ) from None
         try:
             entries = self.verify()
             yield LedgerTransaction(self, entries)
@@ -230,7 +236,9 @@ class Ledger:
                     raise LedgerError(_("this dataset's ledger was already acknowledged; open it again"))
                 return self._acknowledge_locked(reason)
         if self.path is None:
-            raise LedgerError(_("nothing has been recorded for this dataset: there is nothing to acknowledge"))
+            raise LedgerError(
+                _("nothing has been recorded for this dataset: there is nothing to acknowledge")
+            )
         with _locked(self.lock_path):
             return self._acknowledge_locked(reason)
 
@@ -241,7 +249,9 @@ class Ledger:
         except LedgerError as exc:
             problem = str(exc)
         else:
-            raise LedgerError(_("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path))
+            raise LedgerError(
+                _("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path)
+            )
         raw = self.path.read_bytes()
         carried: list[dict[str, Any]] = []
         settings: dict[str, Any] | None = None
@@ -255,8 +265,14 @@ class Ledger:
                 continue
             readable.append(e)
             if e.get("type") == "spend" and isinstance(e.get("costs"), list):
-                carried.append({"costs": e["costs"], "delta_prime": e.get("delta_prime"),
-                                "release_id": e.get("release_id"), "seq": e.get("seq")})  # fmt: skip
+                carried.append(
+                    {
+                        "costs": e["costs"],
+                        "delta_prime": e.get("delta_prime"),
+                        "release_id": e.get("release_id"),
+                        "seq": e.get("seq"),
+                    }
+                )
             carried.extend(e.get("carried", []) if e.get("type") == "acknowledge" else [])
             if e.get("type") in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
                 settings = e["settings"]
@@ -272,25 +288,42 @@ class Ledger:
         stamp = _now().replace(":", "").replace("+", "_")
         evidence = path.with_name(f"{dataset}.broken-{stamp}.jsonl")
         try:
-            return self._replace_chain(raw, evidence, path, dataset, {
-                "reason": reason.strip(), "problem": problem, "broken_file": evidence.name,
-                "broken_sha256": hashlib.sha256(raw).hexdigest() if not self.legacy else None,
-                "carried": carried, "settings": settings,
-            })  # fmt: skip
+            return self._replace_chain(
+                raw,
+                evidence,
+                path,
+                dataset,
+                {
+                    "reason": reason.strip(),
+                    "problem": problem,
+                    "broken_file": evidence.name,
+                    "broken_sha256": hashlib.sha256(raw).hexdigest() if not self.legacy else None,
+                    "carried": carried,
+                    "settings": settings,
+                },
+            )
         except OSError as exc:
             raise LedgerError(
-                _("could not write the acknowledgement ({err}); the broken ledger is unchanged and still refuses "
-                  "releases").format(err=exc.strerror or exc)
-            ) from None  # fmt: skip
+                _(
+                    "could not write the acknowledgement ({err}); the broken ledger is unchanged and still refuses "
+                    "releases"
+                ).format(err=exc.strerror or exc)
+            ) from None
 
-    def _replace_chain(self, raw: bytes, evidence: Path, path: Path, dataset: str,
-                       payload: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    def _replace_chain(
+        self, raw: bytes, evidence: Path, path: Path, dataset: str, payload: dict[str, Any]
+    ) -> dict[str, Any]:
         old_path = self.path
         assert old_path is not None
         write_atomic(evidence, raw)
         entry: dict[str, Any] = {
-            "seq": 1, "type": "acknowledge", "time": _now(), "dataset": dataset, "prev": GENESIS, **payload,
-        }  # fmt: skip
+            "seq": 1,
+            "type": "acknowledge",
+            "time": _now(),
+            "dataset": dataset,
+            "prev": GENESIS,
+            **payload,
+        }
         entry["hash"] = entry_hash(entry)
         write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))
         if self.legacy:
@@ -325,11 +358,13 @@ class Ledger:
         try:
             raw = self.path.read_bytes()
         except OSError as exc:
-            raise LedgerError(_("ledger {path}: cannot read it: {err}").format(path=label,
-                                                                                err=exc.strerror or exc)) from None
+            raise LedgerError(
+                _("ledger {path}: cannot read it: {err}").format(path=label, err=exc.strerror or exc)
+            ) from None
         if raw and not raw.endswith(b"\n"):
-            raise LedgerError(_("ledger {path}: the last entry is incomplete (the file was truncated)").format(
-                path=label))  # fmt: skip
+            raise LedgerError(
+                _("ledger {path}: the last entry is incomplete (the file was truncated)").format(path=label)
+            )
         entries: list[dict[str, Any]] = []
         prev = GENESIS
         for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
@@ -337,23 +372,35 @@ class Ledger:
             try:
                 entry = loads_entries(line.decode("utf-8"))
             except ValueError:  # undecodable bytes, invalid JSON, non-finite numbers
-                raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
+                raise LedgerError(
+                    _("{where}: not a valid entry (damaged or edited)").format(where=where)
+                ) from None
             if not isinstance(entry, dict) or "hash" not in entry:
                 raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where))
             if entry.get("prev") != prev:
-                raise LedgerError(_("{where}: the chain is broken (an entry was removed, reordered or edited)").format(
-                    where=where))  # fmt: skip
+                raise LedgerError(
+                    _("{where}: the chain is broken (an entry was removed, reordered or edited)").format(
+                        where=where
+                    )
+                )
             if entry.get("seq") != lineno:
-                raise LedgerError(_("{where}: wrong sequence number (entries were removed or reordered)").format(
-                    where=where))  # fmt: skip
+                raise LedgerError(
+                    _("{where}: wrong sequence number (entries were removed or reordered)").format(
+                        where=where
+                    )
+                )
             if entry.get("dataset") != expected:
                 raise LedgerError(_("{where}: the entry belongs to another dataset").format(where=where))
             if entry.get("type") not in ENTRY_TYPES:
-                raise LedgerError(_("{where}: unknown entry type {type}").format(where=where,
-                                                                               type=repr(entry.get("type"))))  # fmt: skip
+                raise LedgerError(
+                    _("{where}: unknown entry type {type}").format(where=where, type=repr(entry.get("type")))
+                )
             if entry_hash(entry) != entry["hash"]:
-                raise LedgerError(_("{where}: the entry's content does not match its hash (it was edited)").format(
-                    where=where))  # fmt: skip
+                raise LedgerError(
+                    _("{where}: the entry's content does not match its hash (it was edited)").format(
+                        where=where
+                    )
+                )
             prev = entry["hash"]
             entries.append(entry)
         return entries
@@ -397,8 +444,9 @@ class LedgerTransaction:
             _truncate_partial(self.ledger.path, len(line))
             raise LedgerError(
                 _("ledger {path}: could not record the release ({err}); nothing was revealed").format(
-                    path=self.ledger.path, err=exc.strerror or exc)
-            ) from None  # fmt: skip
+                    path=self.ledger.path, err=exc.strerror or exc
+                )
+            ) from None
         os.close(fd)
         if new_file:
             _fsync_dir(self.ledger.path.parent)
@@ -472,7 +520,9 @@ def _usable(e: dict[str, Any]) -> bool:
     return True
 
 
-def _carried_at_effective_cost(readable: list[dict[str, Any]], plain: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _carried_at_effective_cost(
+    readable: list[dict[str, Any]], plain: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The releases of a broken ledger at what they cost now (re-costed, corrected, simulations included),
     with their plan and trace so that later changes can re-cost them. Lines that cannot be read as what they
     claim are left out first; if the rest still cannot be costed, ``plain`` (the costs as written), raised by
@@ -482,28 +532,50 @@ def _carried_at_effective_cost(readable: list[dict[str, Any]], plain: list[dict[
     usable = [e for e in readable if _usable(e)]
     try:
         return [
-            {"costs": [c.to_dict() for c in eff.costs], "delta_prime": eff.delta_prime, "release_id": eff.release_id,
-             "seq": eff.seq, "plan": eff.plan, "trace": eff.trace, "unit": eff.unit}
+            {
+                "costs": [c.to_dict() for c in eff.costs],
+                "delta_prime": eff.delta_prime,
+                "release_id": eff.release_id,
+                "seq": eff.seq,
+                "plan": eff.plan,
+                "trace": eff.trace,
+                "unit": eff.unit,
+            }
             for eff in effective(usable)
-        ]  # fmt: skip
+        ]
     except Exception:  # noqa: BLE001 - a damaged ledger may hold anything; fall back to the costs as written
-        raised = {str(r.get("release_id")): r["costs"] for e in usable if e["type"] == "correction"
-                  for r in e["releases"]}  # fmt: skip
+        raised = {
+            str(r.get("release_id")): r["costs"]
+            for e in usable
+            if e["type"] == "correction"
+            for r in e["releases"]
+        }
         return [{**c, "costs": raised.get(str(c.get("release_id")), c["costs"])} for c in plain]
 
 
 def migration_notice(entry: dict[str, Any]) -> str:
     """What the curator is told once, when a ledger from before public ids was migrated."""
-    lines = [_("This dataset's ledger was upgraded: it is now named {id}, a random id. Older versions of dpdesk "
-               "wrote the SHA-256 of the data file into release packages, exported ledgers and statements; "
-               "with it, someone who knows every other row can test guesses of a missing row. The old ledger "
-               "was kept as {file}.").format(id=entry["dataset"], file=entry.get("evidence_file", "?"))]  # fmt: skip
+    lines = [
+        _(
+            "This dataset's ledger was upgraded: it is now named {id}, a random id. Older versions of dpdesk "
+            "wrote the SHA-256 of the data file into release packages, exported ledgers and statements; "
+            "with it, someone who knows every other row can test guesses of a missing row. The old ledger "
+            "was kept as {file}."
+        ).format(id=entry["dataset"], file=entry.get("evidence_file", "?"))
+    ]
     exposed = entry.get("exposed_packages") or []
     if exposed:
-        lines.append(_("Release packages that carried the hash (replace them by re-exporting, dpdesk ledger "
-                       "--export-release SEQ, at no cost, and withdraw the old ones where you can): {list}").format(
-            list=", ".join(_("release {seq} ({rid})").format(seq=x.get("spend_seq"), rid=x.get("release_id"))
-                           for x in exposed)))  # fmt: skip
+        lines.append(
+            _(
+                "Release packages that carried the hash (replace them by re-exporting, dpdesk ledger "
+                "--export-release SEQ, at no cost, and withdraw the old ones where you can): {list}"
+            ).format(
+                list=", ".join(
+                    _("release {seq} ({rid})").format(seq=x.get("spend_seq"), rid=x.get("release_id"))
+                    for x in exposed
+                )
+            )
+        )
     return "\n".join(lines)
 
 
@@ -638,16 +710,27 @@ def _migrate(home: Path, sha256: str) -> Ledger:
             new_hash[e["hash"]] = prev = n["hash"]
             rebuilt.append(n)
         exposed = [
-            {"release_id": e.get("release_id"), "spend_seq": e.get("spend_seq"), "package_seq": e["seq"],
-             "time": e.get("time")}
-            for e in entries if e["type"] == "package"
-        ]  # fmt: skip
+            {
+                "release_id": e.get("release_id"),
+                "spend_seq": e.get("spend_seq"),
+                "package_seq": e["seq"],
+                "time": e.get("time"),
+            }
+            for e in entries
+            if e["type"] == "package"
+        ]
         mig: dict[str, Any] = {
-            "seq": len(rebuilt) + 1, "type": "migrate", "time": _now(), "dataset": dataset, "prev": prev,
+            "seq": len(rebuilt) + 1,
+            "type": "migrate",
+            "time": _now(),
+            "dataset": dataset,
+            "prev": prev,
             "reason": "older versions named a dataset by the SHA-256 of its file, a confirmation oracle for its "
-                      "rows; the chain was rebuilt under a random public id",
-            "evidence_file": evidence.name, "entries_migrated": len(rebuilt), "exposed_packages": exposed,
-        }  # fmt: skip
+            "rows; the chain was rebuilt under a random public id",
+            "evidence_file": evidence.name,
+            "entries_migrated": len(rebuilt),
+            "exposed_packages": exposed,
+        }
         mig["hash"] = entry_hash(mig)
         rebuilt.append(mig)
         write_atomic(evidence, raw)

@@ -341,7 +341,9 @@ def rho_to_epsilon(rho: float, delta: float) -> float:
     """Tight conversion of rho-zCDP to (epsilon, delta)-DP (Canonne, Kamath & Steinke 2020), via OpenDP."""
     if rho <= 0:
         return 0.0
-    if rho > 1e4:  # beyond OpenDP's range (e^rho overflows) and any budget: the simple bound, also an upper bound
+    if (
+        rho > 1e4
+    ):  # beyond OpenDP's range (e^rho overflows) and any budget: the simple bound, also an upper bound
         return rho_to_epsilon_simple(rho, delta)
     dp = _dp()
     space = (dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float))

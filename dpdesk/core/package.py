@@ -43,25 +43,39 @@ def write_package(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
-    write_atomic(out_dir / "plan.json", (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_atomic(
+        out_dir / "plan.json",
+        (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
+    )
     entries = ledger.verify()
     settings = _settings_before(entries, spend["seq"])
     tmp = out_dir / ".report.pdf.tmp"
     write_release_report(
-        tmp, plan_dict=plan.to_dict(), rows=[r.as_list() for r in rows], spend=spend, settings_entry=settings,
+        tmp,
+        plan_dict=plan.to_dict(),
+        rows=[r.as_list() for r in rows],
+        spend=spend,
+        settings_entry=settings,
         dataset_name=dataset_name,
-    )  # fmt: skip
+    )
     tmp.replace(out_dir / "report.pdf")
     hashes = {name: file_hash(out_dir / name) for name in PACKAGE_FILES}
     with ledger.transaction() as tx:
         package = tx.append(
             "package",
-            {"release_id": spend["release_id"], "spend_hash": spend["hash"], "spend_seq": spend["seq"], "files": hashes},
+            {
+                "release_id": spend["release_id"],
+                "spend_hash": spend["hash"],
+                "spend_seq": spend["seq"],
+                "files": hashes,
+            },
         )
     copies = [e for e in (settings, spend, package) if e is not None]
     write_atomic(
         out_dir / "ledger.json",
-        (json.dumps({"dataset": spend["dataset"], "entries": copies}, indent=2, ensure_ascii=False) + "\n").encode(),
+        (
+            json.dumps({"dataset": spend["dataset"], "entries": copies}, indent=2, ensure_ascii=False) + "\n"
+        ).encode(),
     )
     return package
 

@@ -45,7 +45,8 @@ def peek(path: str | Path, rows: int = 200) -> Peek:
                 frame = pl.read_excel(p, engine="calamine", infer_schema_length=0).head(rows)
             header = tuple(str(c).strip() for c in frame.columns)
             body = tuple(
-                tuple("" if v is None else str(v) for v in r) for r in frame.cast({c: pl.String for c in frame.columns}).rows()
+                tuple("" if v is None else str(v) for v in r)
+                for r in frame.cast(dict.fromkeys(frame.columns, pl.String)).rows()
             )
             return Peek(str(p), header, body)
         with p.open("rb") as f:
@@ -54,7 +55,7 @@ def peek(path: str | Path, rows: int = 200) -> Peek:
         raise
     except OSError as exc:
         raise InputError(str(p), f"cannot read the file: {exc.strerror or exc}") from None
-    except Exception as exc:  # readers raise many exception types for malformed files
+    except Exception as exc:  # noqa: BLE001 - readers raise many exception types for malformed files
         raise InputError(str(p), f"cannot read this file ({str(exc).splitlines()[0][:200]})") from None
     if not head.strip():
         raise InputError(str(p), "the file is empty")

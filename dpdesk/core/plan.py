@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from dpdesk.core.errors import InputError, PlanError
 from dpdesk.i18n import _
@@ -178,7 +178,9 @@ def parse_plan_text(raw: bytes | str, source: str = "plan") -> Plan:
     try:
         data = json.loads(text, parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
-        raise PlanError("", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise PlanError(
+            "", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
     except RecursionError:
         raise PlanError("", f"{source} is nested too deeply") from None
     found = _find_non_finite(data, "")
@@ -269,7 +271,9 @@ def _join(prefix: str, key: str) -> str:
 def _check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]) -> None:
     for k in obj:
         if k not in allowed:
-            raise PlanError(_join(prefix, str(k)), f"unknown key (allowed here: {', '.join(sorted(allowed))})")
+            raise PlanError(
+                _join(prefix, str(k)), f"unknown key (allowed here: {', '.join(sorted(allowed))})"
+            )
     for k in required:
         if k not in obj:
             raise PlanError(_join(prefix, k), "is required")
@@ -300,11 +304,18 @@ def _delta(value: Any, key: str, *, allow_zero: bool, floor: bool = True) -> flo
         lo = "[0, 1)" if allow_zero else "(0, 1)"
         raise PlanError(key, f"must lie in {lo} (got {value})")
     if floor and 0 < x < MIN_DELTA:
-        what = _("use a delta of at least {floor}, or 0 for a budget of pure epsilon") if allow_zero else _(
-            "use a delta of at least {floor}")
-        raise PlanError(key, _("{value} is below {floor}, the smallest delta dpdesk accepts: below it the "
-                               "Gaussian noise cannot be calibrated reliably; {what}").format(
-            value=f"{x:g}", floor=f"{MIN_DELTA:g}", what=what.format(floor=f"{MIN_DELTA:g}")))  # fmt: skip
+        what = (
+            _("use a delta of at least {floor}, or 0 for a budget of pure epsilon")
+            if allow_zero
+            else _("use a delta of at least {floor}")
+        )
+        raise PlanError(
+            key,
+            _(
+                "{value} is below {floor}, the smallest delta dpdesk accepts: below it the "
+                "Gaussian noise cannot be calibrated reliably; {what}"
+            ).format(value=f"{x:g}", floor=f"{MIN_DELTA:g}", what=what.format(floor=f"{MIN_DELTA:g}")),
+        )
     return x
 
 
@@ -335,7 +346,8 @@ def _parse_unit(value: Any) -> PrivacyUnit:
     k = obj.get("max_rows_per_person", 1)
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:
         raise PlanError(
-            "privacy_unit.max_rows_per_person", f"must be a whole number from 1 to {MAX_ROWS_PER_PERSON} (got {k!r})"
+            "privacy_unit.max_rows_per_person",
+            f"must be a whole number from 1 to {MAX_ROWS_PER_PERSON} (got {k!r})",
         )
     id_column = obj.get("id_column")
     if id_column is not None:
@@ -350,7 +362,9 @@ def _parse_accounting(value: Any, budget: Budget) -> Accounting:
     delta_prime = None
     if method == "advanced":
         if "delta_prime" not in obj:
-            raise PlanError("accounting.delta_prime", "is required with advanced composition (for example 1e-7)")
+            raise PlanError(
+                "accounting.delta_prime", "is required with advanced composition (for example 1e-7)"
+            )
         # no floor: delta' enters only the closed-form advanced bound, exact for any delta' > 0
         delta_prime = _delta(obj["delta_prime"], "accounting.delta_prime", allow_zero=False, floor=False)
         if delta_prime > budget.delta:
@@ -361,7 +375,9 @@ def _parse_accounting(value: Any, budget: Budget) -> Accounting:
     elif "delta_prime" in obj:
         raise PlanError("accounting.delta_prime", "only applies to advanced composition")
     if method == "zcdp" and budget.delta <= 0:
-        raise PlanError("budget.delta", "zCDP accounting converts to (epsilon, delta) and needs budget.delta > 0")
+        raise PlanError(
+            "budget.delta", "zCDP accounting converts to (epsilon, delta) and needs budget.delta > 0"
+        )
     return Accounting(method, delta_prime)
 
 
@@ -475,9 +491,20 @@ def _parse_missing(
 
 
 _QUERY_KEYS = {
-    "name", "statistic", "mechanism", "epsilon", "delta", "column", "group_by", "calibration",
-    "q", "bins", "candidates", "grid_step", "utility",
-}  # fmt: skip
+    "name",
+    "statistic",
+    "mechanism",
+    "epsilon",
+    "delta",
+    "column",
+    "group_by",
+    "calibration",
+    "q",
+    "bins",
+    "candidates",
+    "grid_step",
+    "utility",
+}
 
 
 def _parse_queries(
@@ -494,7 +521,9 @@ def _parse_queries(
     for i, q in enumerate(value):
         spec = _parse_query(q, f"queries[{i}]", columns)
         if spec.name in names:
-            raise PlanError(f"queries[{i}].name", f"{spec.name!r} is used by an earlier query; names must differ")
+            raise PlanError(
+                f"queries[{i}].name", f"{spec.name!r} is used by an earlier query; names must differ"
+            )
         names.add(spec.name)
         if spec.mechanism == "gaussian" and budget.delta <= 0:
             raise PlanError(f"queries[{i}].delta", "a Gaussian query needs a budget with delta > 0")
@@ -514,14 +543,18 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         )
     eps = _positive(obj["epsilon"], f"{key}.epsilon")
     if eps > 100:
-        raise PlanError(f"{key}.epsilon", f"{obj['epsilon']} is far beyond any meaningful privacy (at most 100)")
+        raise PlanError(
+            f"{key}.epsilon", f"{obj['epsilon']} is far beyond any meaningful privacy (at most 100)"
+        )
     delta = 0.0
     if mech == "gaussian":
         if "delta" not in obj:
             raise PlanError(f"{key}.delta", "is required for the Gaussian mechanism (for example 1e-7)")
         delta = _delta(obj["delta"], f"{key}.delta", allow_zero=False)
     elif "delta" in obj:
-        raise PlanError(f"{key}.delta", f"only the Gaussian mechanism takes a delta ({mech} is pure epsilon-DP)")
+        raise PlanError(
+            f"{key}.delta", f"only the Gaussian mechanism takes a delta ({mech} is pure epsilon-DP)"
+        )
     calibration = "classic"
     if "calibration" in obj:
         if mech != "gaussian":
@@ -550,7 +583,9 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
     if group_by is not None:
         group_by = _text(group_by, f"{key}.group_by")
         if stat not in ("count", "sum", "mean", "histogram"):
-            raise PlanError(f"{key}.group_by", f"{stat} cannot be grouped (count, sum, mean and histogram can)")
+            raise PlanError(
+                f"{key}.group_by", f"{stat} cannot be grouped (count, sum, mean and histogram can)"
+            )
         if group_by not in columns:
             raise PlanError(f"{key}.group_by", f"{group_by!r} is not declared in columns")
         if columns[group_by].type != "category":
@@ -576,7 +611,9 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
     if stat in ("sum", "mean", "quantile", "select"):
         assert col is not None
         if not col.is_numeric:
-            raise PlanError(f"{key}.column", f"{stat} needs a numeric column; {column!r} is a category column")
+            raise PlanError(
+                f"{key}.column", f"{stat} needs a numeric column; {column!r} is a category column"
+            )
     if stat == "mode":
         assert col is not None
         if col.type != "category":
@@ -588,7 +625,9 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
                 raise PlanError(f"{key}.bins", "a category column is counted over its declared categories")
         else:
             if "bins" not in obj:
-                raise PlanError(f"{key}.bins", "a histogram of a numeric column needs bin edges, e.g. [0, 10, 20]")
+                raise PlanError(
+                    f"{key}.bins", "a histogram of a numeric column needs bin edges, e.g. [0, 10, 20]"
+                )
             bins = _increasing(obj["bins"], f"{key}.bins", minimum=2, maximum=MAX_BINS + 1)
     if stat == "quantile":
         assert col is not None and col.bounds is not None
@@ -599,7 +638,9 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         if "candidates" in obj and "grid_step" in obj:
             raise PlanError(f"{key}.grid_step", "give candidates or grid_step, not both")
         if "candidates" in obj:
-            candidates = _increasing(obj["candidates"], f"{key}.candidates", minimum=2, maximum=MAX_CANDIDATES)
+            candidates = _increasing(
+                obj["candidates"], f"{key}.candidates", minimum=2, maximum=MAX_CANDIDATES
+            )
             _inside(candidates, col.bounds, f"{key}.candidates")
         elif "grid_step" in obj:
             grid_step = _positive(obj["grid_step"], f"{key}.grid_step")
@@ -653,7 +694,9 @@ def _increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[fl
 def _inside(xs: tuple[float, ...], bounds: tuple[float, float], key: str) -> None:
     for i, x in enumerate(xs):
         if not bounds[0] <= x <= bounds[1]:
-            raise PlanError(f"{key}[{i}]", f"{x:g} lies outside the column bounds [{bounds[0]:g}, {bounds[1]:g}]")
+            raise PlanError(
+                f"{key}[{i}]", f"{x:g} lies outside the column bounds [{bounds[0]:g}, {bounds[1]:g}]"
+            )
 
 
 # ----------------------------------------------------------------------------- writing
@@ -675,7 +718,11 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         d["missing"] = (
             "drop"
             if c.missing.drops
-            else {"impute": c.missing.impute if isinstance(c.missing.impute, str) else _num_out(c.missing.impute)}  # type: ignore[arg-type]
+            else {
+                "impute": c.missing.impute
+                if isinstance(c.missing.impute, str)
+                else _num_out(float(c.missing.impute or 0.0))
+            }
         )
         cols[name] = d
     queries: list[dict[str, Any]] = []
@@ -740,7 +787,9 @@ def read_codebook(path: str | Path) -> dict[str, list[str]]:
     except OSError as exc:
         raise InputError(str(p), f"cannot read the codebook: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise InputError(str(p), f"the codebook must be UTF-8 text (bad byte at offset {exc.start})") from None
+        raise InputError(
+            str(p), f"the codebook must be UTF-8 text (bad byte at offset {exc.start})"
+        ) from None
     out: dict[str, list[str]] = {}
     for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
         if not row or all(not c.strip() for c in row):
@@ -767,7 +816,11 @@ def apply_codebook(plan_data: dict[str, Any], codebook: dict[str, list[str]]) ->
     cols = data.get("columns")
     if isinstance(cols, dict):
         for name, spec in cols.items():
-            if isinstance(spec, dict) and spec.get("type") == "category" and "categories" not in spec:
-                if name in codebook:
-                    spec["categories"] = list(codebook[name])
-    return data
+            if (
+                isinstance(spec, dict)
+                and spec.get("type") == "category"
+                and "categories" not in spec
+                and name in codebook
+            ):
+                spec["categories"] = list(codebook[name])
+    return cast(dict[str, Any], data)

@@ -134,7 +134,9 @@ class Component:
     unit: float  # resolution of the exact statistic: natural value = integer * unit
     formula: str
     derivation: str
-    noise_unit: float = 0.0  # resolution of the noise grid (a power of two dividing ``unit``; 0: same as unit)
+    noise_unit: float = (
+        0.0  # resolution of the noise grid (a power of two dividing ``unit``; 0: same as unit)
+    )
 
     @property
     def grid(self) -> float:
@@ -310,11 +312,24 @@ def _noise_component(
 ) -> Component:
     if mechanism == "laplace":
         b = mech.laplace_scale(l1, epsilon)
-        formula = _("b = sensitivity / epsilon = {s} / {e} = {b}").format(s=_fmt(l1), e=_fmt(epsilon), b=_fmt(b))
+        formula = _("b = sensitivity / epsilon = {s} / {e} = {b}").format(
+            s=_fmt(l1), e=_fmt(epsilon), b=_fmt(b)
+        )
         return Component(
-            label, kind, mechanism, epsilon, 0.0, epsilon**2 / 2.0, l1, l2, b, mech.laplace_bound(b), unit,
-            formula, derivation,
-        )  # fmt: skip
+            label,
+            kind,
+            mechanism,
+            epsilon,
+            0.0,
+            epsilon**2 / 2.0,
+            l1,
+            l2,
+            b,
+            mech.laplace_bound(b),
+            unit,
+            formula,
+            derivation,
+        )
     if calibration == "classic":
         sigma = mech.classic_sigma(l2, epsilon, delta)
         formula = _(
@@ -328,9 +343,21 @@ def _noise_component(
             "(analytic Gaussian, Balle & Wang 2018), D = {s}, eps = {e}, delta = {d}: sigma = {sigma}"
         ).format(s=_fmt(l2), e=_fmt(epsilon), d=f"{delta:g}", sigma=_fmt(sigma))
     return Component(
-        label, kind, mechanism, epsilon, delta, mech.gaussian_rho(l2, sigma), l1, l2, sigma,
-        mech.gaussian_bound(sigma), unit, formula, derivation, gaussian_grid(sigma, unit),
-    )  # fmt: skip
+        label,
+        kind,
+        mechanism,
+        epsilon,
+        delta,
+        mech.gaussian_rho(l2, sigma),
+        l1,
+        l2,
+        sigma,
+        mech.gaussian_bound(sigma),
+        unit,
+        formula,
+        derivation,
+        gaussian_grid(sigma, unit),
+    )
 
 
 #: Gaussian noise is drawn on a grid at least 2^20 times finer than sigma.
@@ -368,8 +395,10 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
     causes = _drop_causes(spec, plan) if drops else ""
     if k > 1 and unit.id_column is None:
         notes.append(
-            _("k = {k} is your declaration that nobody has more than {k} rows; dpdesk cannot check it "
-              "without an id column").format(k=k)
+            _(
+                "k = {k} is your declaration that nobody has more than {k} rows; dpdesk cannot check it "
+                "without an id column"
+            ).format(k=k)
         )
     col = plan.columns[spec.column] if spec.column else None
     group = plan.columns[spec.group_by] if spec.group_by else None
@@ -394,27 +423,35 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
             if vector:
                 l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))
                 if replace:
-                    why = _("{rel}, {who}: each cell counts rows; replacing moves up to {k} rows from one cell to "
-                            "another, L1 = 2k = {l1}, L2 = sqrt(2) k = {l2}").format(
-                        rel=rel, who=who, k=k, l1=_fmt(l1), l2=_fmt(l2))
+                    why = _(
+                        "{rel}, {who}: each cell counts rows; replacing moves up to {k} rows from one cell to "
+                        "another, L1 = 2k = {l1}, L2 = sqrt(2) k = {l2}"
+                    ).format(rel=rel, who=who, k=k, l1=_fmt(l1), l2=_fmt(l2))
                     if drops:
                         why += "; " + _(
                             "a row that drops out ({causes}) leaves its cell without joining another: at "
                             "most k rows leave cells and k join, so L1 <= 2k and L2 <= sqrt(2) k still hold"
                         ).format(causes=causes)
                 else:
-                    why = _("{rel}, {who}: each cell counts rows; adding or removing changes the counts by {k} in "
-                            "total, L1 = L2 = k = {k}").format(rel=rel, who=who, k=k)
+                    why = _(
+                        "{rel}, {who}: each cell counts rows; adding or removing changes the counts by {k} in "
+                        "total, L1 = L2 = k = {k}"
+                    ).format(rel=rel, who=who, k=k)
             else:
                 l1 = l2 = float(k)
                 why = _("{rel}, {who}: the count changes by at most k = {k}").format(rel=rel, who=who, k=k)
                 if drops:
-                    why += "; " + _("a row can drop out ({causes}), so replacing can change the count by up "
-                                    "to k").format(causes=causes)
+                    why += "; " + _(
+                        "a row can drop out ({causes}), so replacing can change the count by up to k"
+                    ).format(causes=causes)
                 elif replace:
                     why += " " + _("(conservative: replace keeps n)")
             label = _("noisy count") if spec.statistic == "mean" else spec.statistic
-            comps.append(_noise_component(label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why))
+            comps.append(
+                _noise_component(
+                    label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why
+                )
+            )
         if spec.statistic in ("sum", "mean"):
             assert col is not None and col.bounds is not None
             s, lo_i, hi_i = grid_bounds(col)
@@ -434,17 +471,22 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                     elif replace:
                         l1_i = l2_i = float(k * (hi_i - lo_i))
                         why = _("{rel}, {who}: a row's value moves within [L, U], k (U - L) = {x}").format(
-                            rel=rel, who=who, x=_fmt(k * (hi - lo)))  # fmt: skip
+                            rel=rel, who=who, x=_fmt(k * (hi - lo))
+                        )
                     else:
                         l1_i = l2_i = float(k * m_i)
-                        why = _("{rel}, {who}: a row adds at most M = max(|L|, |U|) = {m}, k M = {km}").format(
-                            rel=rel, who=who, m=_fmt(m), km=_fmt(k * m))  # fmt: skip
+                        why = _(
+                            "{rel}, {who}: a row adds at most M = max(|L|, |U|) = {m}, k M = {km}"
+                        ).format(rel=rel, who=who, m=_fmt(m), km=_fmt(k * m))
                 elif replace:
                     l1_i = 2.0 * k * m_i
                     l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)
-                    why = _("{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {l1}, "
-                            "L2 = k max(U - L, sqrt(2) M) = {l2}").format(
-                        rel=rel, who=who, l1=_fmt(2 * k * m), l2=_fmt(k * max(hi - lo, math.sqrt(2) * m)))  # fmt: skip
+                    why = _(
+                        "{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {l1}, "
+                        "L2 = k max(U - L, sqrt(2) M) = {l2}"
+                    ).format(
+                        rel=rel, who=who, l1=_fmt(2 * k * m), l2=_fmt(k * max(hi - lo, math.sqrt(2) * m))
+                    )
                     if drops:
                         why += "; " + _(
                             "a row that drops out ({causes}) only leaves its group: k rows leaving and k "
@@ -453,8 +495,9 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                         ).format(causes=causes)
                 else:
                     l1_i = l2_i = float(k * m_i)
-                    why = _("{rel}, {who}: the rows add at most kM = {km} over all groups, L1 = L2 = kM").format(
-                        rel=rel, who=who, km=_fmt(k * m))  # fmt: skip
+                    why = _(
+                        "{rel}, {who}: the rows add at most kM = {km} over all groups, L1 = L2 = kM"
+                    ).format(rel=rel, who=who, km=_fmt(k * m))
                 kind, label = "sum", "sum"
             else:
                 # centred values c = 2 q - (L_int + U_int) in units of 2^-(s+1), |c| <= U_int - L_int
@@ -463,7 +506,8 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                 if replace:
                     l1_i = l2_i = 2.0 * k * w
                     why = _("{rel}, {who}: x - mid moves within [-(U-L)/2, (U-L)/2], k (U - L) = {x}").format(
-                        rel=rel, who=who, x=_fmt(k * (hi - lo)))  # fmt: skip
+                        rel=rel, who=who, x=_fmt(k * (hi - lo))
+                    )
                     if drops:
                         why += "; " + _(
                             "a row that drops out ({causes}) removes at most (U - L)/2 and its neighbour "
@@ -472,12 +516,22 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                 else:
                     l1_i = l2_i = k * w
                     why = _("{rel}, {who}: |x - mid| <= (U - L)/2, k (U - L)/2 = {x}").format(
-                        rel=rel, who=who, x=_fmt(k * (hi - lo) / 2))  # fmt: skip
+                        rel=rel, who=who, x=_fmt(k * (hi - lo) / 2)
+                    )
                 if vector:
                     why += " " + _("(per group and in total: a row belongs to one group)")
                 kind, label = "centered_sum", _("noisy sum of (x - mid)")
             c = _noise_component(
-                label, kind, spec.mechanism, spec.calibration, eps, delta, l1_i * unit_v, l2_i * unit_v, unit_v, why
+                label,
+                kind,
+                spec.mechanism,
+                spec.calibration,
+                eps,
+                delta,
+                l1_i * unit_v,
+                l2_i * unit_v,
+                unit_v,
+                why,
             )
             comps.append(c)
         return QueryDesign(spec, tuple(comps), cells, None, tuple(notes))
@@ -501,14 +555,17 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         qf = quantile_fraction(spec.q)
         if replace:
             du = float(k)
-            why = _("{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); replacing a row (n fixed) "
-                    "moves #(x<c) and #(x<=c) by at most 1 each, so Du = k = {k}").format(
-                rel=rel, who=who, k=k)  # fmt: skip
+            why = _(
+                "{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); replacing a row (n fixed) "
+                "moves #(x<c) and #(x<=c) by at most 1 each, so Du = k = {k}"
+            ).format(rel=rel, who=who, k=k)
         else:
             du = _float_up(k * max(qf, 1 - qf))
-            why = _("{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); adding a row moves "
-                    "#(x<c) - qn by -q or 1-q and qn - #(x<=c) by q or q-1, so Du = k max(q, 1-q) = "
-                    "{du}").format(rel=rel, who=who, du=_fmt(du))
+            why = _(
+                "{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); adding a row moves "
+                "#(x<c) - qn by -q or 1-q and qn - #(x<=c) by q or q-1, so Du = k max(q, 1-q) = "
+                "{du}"
+            ).format(rel=rel, who=who, du=_fmt(du))
         if drops:
             why += "; " + _(
                 "a row that drops out ({causes}) is removed without being replaced: each removed or added "
@@ -518,19 +575,26 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         util = f"u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)), q = {_fmt(spec.q)}"
         rank_exact = covers_every_whole_number(cands, col)
         if not rank_exact:
-            notes.append(_("The rank accuracy holds when some candidate is an exact q-quantile, which "
-                           "these candidates do not guarantee (only every whole number in the bounds of "
-                           "an int column does); otherwise the released value's rank may also be off by "
-                           "the distance from q·n to the nearest candidate's ranks."))
+            notes.append(
+                _(
+                    "The rank accuracy holds when some candidate is an exact q-quantile, which "
+                    "these candidates do not guarantee (only every whole number in the bounds of "
+                    "an int column does); otherwise the released value's rank may also be off by "
+                    "the distance from q·n to the nearest candidate's ranks."
+                )
+            )
     else:  # select, revenue
         assert spec.candidates is not None
         cands = spec.candidates
         du = k * max(abs(c) for c in cands)
-        why = _("{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
-                "Du = k max(p) = {du}").format(rel=rel, who=who, du=_fmt(du))
+        why = _(
+            "{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
+            "Du = k max(p) = {du}"
+        ).format(rel=rel, who=who, du=_fmt(du))
         if drops:
             why += "; " + _("a row that drops out ({causes}) also changes each count by at most 1").format(
-                causes=causes)
+                causes=causes
+            )
         util = _("u(p) = p x number of bids at or above p (revenue)")
     eps = spec.epsilon
     gumbel = 2.0 * du / eps
@@ -542,7 +606,7 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         "The better of two candidates is picked with 95% probability when their utilities differ by "
         "{gap}; with {n} candidates the chosen utility is within 2 Du (ln {n} + ln 20) / epsilon = "
         "{bound} of the best with 95% probability"
-    ).format(e=_fmt(eps), du=_fmt(du), utility=util, gap=_fmt(gap95), n=n, bound=_fmt(loss95))  # fmt: skip
+    ).format(e=_fmt(eps), du=_fmt(du), utility=util, gap=_fmt(gap95), n=n, bound=_fmt(loss95))
     rank95: float | None = None
     if spec.statistic == "quantile":
         rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps
@@ -551,7 +615,19 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
             "is within ±R of q·n with 95% probability (n: the rows with a value)"
         ).format(r=_fmt(rank95))
     comp = Component(
-        spec.statistic, "utility", "exponential", eps, 0.0, eps**2 / 8.0, du, du, gumbel, None, 1.0, formula, why
+        spec.statistic,
+        "utility",
+        "exponential",
+        eps,
+        0.0,
+        eps**2 / 8.0,
+        du,
+        du,
+        gumbel,
+        None,
+        1.0,
+        formula,
+        why,
     )
     return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du), rank95, rank_exact)
 

@@ -92,8 +92,9 @@ def _raise(costs: tuple[acc.QueryCost, ...], other: tuple[acc.QueryCost, ...]) -
 
 
 def _higher(new: tuple[acc.QueryCost, ...], old: tuple[acc.QueryCost, ...]) -> bool:
-    return any(n.epsilon > o.epsilon or n.delta > o.delta or n.rho > o.rho
-               for n, o in zip(new, old, strict=False))  # fmt: skip
+    return any(
+        n.epsilon > o.epsilon or n.delta > o.delta or n.rho > o.rho for n, o in zip(new, old, strict=False)
+    )
 
 
 def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
@@ -132,8 +133,14 @@ def _component_cost(comp: dict[str, Any], new_sens: float) -> tuple[float, float
             raise UnboundedChange(comp.get("label", "?"))
         new_rho = new_sens**2 / (2.0 * sigma**2)
         if exact > eps * (1 + _SAME) or new_rho > rho * (1 + _SAME):
-            return max(eps, exact), max(rho, new_rho), f"gaussian: sensitivity {old:g} -> {new_sens:g}, " \
-                f"sigma {sigma:g}, epsilon re-solved at delta {comp['delta']:g}: {exact:.6g}"  # fmt: skip
+            return (
+                max(eps, exact),
+                max(rho, new_rho),
+                (
+                    f"gaussian: sensitivity {old:g} -> {new_sens:g}, "
+                    f"sigma {sigma:g}, epsilon re-solved at delta {comp['delta']:g}: {exact:.6g}"
+                ),
+            )
         return eps, rho, ""
     if c <= 1 + _SAME:
         return eps, rho, ""
@@ -205,10 +212,14 @@ def _fallback(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCost
         return eff.costs, []
     g = math.ceil(c - _SAME)
     out = tuple(
-        acc.QueryCost(x.name, x.epsilon * c, min(1.0, g * math.exp((g - 1) * x.epsilon) * x.delta) if x.delta else 0.0,
-                      x.rho * c * c)
+        acc.QueryCost(
+            x.name,
+            x.epsilon * c,
+            min(1.0, g * math.exp((g - 1) * x.epsilon) * x.delta) if x.delta else 0.0,
+            x.rho * c * c,
+        )
         for x in eff.costs
-    )  # fmt: skip
+    )
     return _raise(eff.costs, out), [f"release {eff.seq}: no trace; group privacy with factor {c:g}"]
 
 
@@ -220,29 +231,43 @@ def _whole_budget(settings: dict[str, Any] | None, name: str) -> tuple[acc.Query
     return (acc.QueryCost(name, b_eps, b_delta, rho),)
 
 
-def _cost_or_budget(eff: Effective, unit: dict[str, Any],
-                    settings: dict[str, Any] | None) -> tuple[tuple[acc.QueryCost, ...], list[str]]:  # fmt: skip
+def _cost_or_budget(
+    eff: Effective, unit: dict[str, Any], settings: dict[str, Any] | None
+) -> tuple[tuple[acc.QueryCost, ...], list[str]]:
     """:func:`cost_under`, or the whole budget added when the cost has no bound (never a crash, never less)."""
     try:
         return cost_under(eff, unit)
     except UnboundedChange:
         (whole,) = _whole_budget(settings, "no bound")
         first, *rest = eff.costs or (acc.QueryCost("release", 0.0, 0.0, 0.0),)
-        raised = acc.QueryCost(first.name, first.epsilon + whole.epsilon, min(1.0, first.delta + whole.delta),
-                               first.rho + whole.rho)  # fmt: skip
+        raised = acc.QueryCost(
+            first.name,
+            first.epsilon + whole.epsilon,
+            min(1.0, first.delta + whole.delta),
+            first.rho + whole.rho,
+        )
         return (raised, *rest), [f"release {eff.seq}: no finite bound; charged the whole budget"]
 
 
-def _simulate_costs(entry: dict[str, Any], plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]],
-                    settings: dict[str, Any] | None) -> tuple[tuple[acc.QueryCost, ...], str]:  # fmt: skip
+def _simulate_costs(
+    entry: dict[str, Any],
+    plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]],
+    settings: dict[str, Any] | None,
+) -> tuple[tuple[acc.QueryCost, ...], str]:
     runs = int(entry.get("runs") or 0)
     known = plans.get(str(entry.get("plan_hash")))
     if known is not None:
-        costs = tuple(acc.QueryCost(f"{c.name} (x{runs} simulated)", c.epsilon * runs, min(1.0, c.delta * runs),
-                                    c.rho * runs) for c in known[1])  # fmt: skip
+        costs = tuple(
+            acc.QueryCost(
+                f"{c.name} (x{runs} simulated)", c.epsilon * runs, min(1.0, c.delta * runs), c.rho * runs
+            )
+            for c in known[1]
+        )
         return costs, f"simulate --data: {runs} uncharged release(s) of a recorded plan"
-    return _whole_budget(settings, "simulate (plan not recorded)"), \
-        "simulate --data of a plan the ledger does not hold: its cost cannot be bounded, so it takes the budget"
+    return (
+        _whole_budget(settings, "simulate (plan not recorded)"),
+        "simulate --data of a plan the ledger does not hold: its cost cannot be bounded, so it takes the budget",
+    )
 
 
 def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
@@ -259,21 +284,39 @@ def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
         unit = (settings or {}).get("privacy_unit")
         if t == "spend":
             costs = _costs(e["costs"])
-            eff = Effective(str(e.get("release_id")), int(e["seq"]), costs, e.get("delta_prime"), costs,
-                            e.get("plan"), e.get("trace"), unit or (e.get("plan") or {}).get("privacy_unit"))  # fmt: skip
+            eff = Effective(
+                str(e.get("release_id")),
+                int(e["seq"]),
+                costs,
+                e.get("delta_prime"),
+                costs,
+                e.get("plan"),
+                e.get("trace"),
+                unit or (e.get("plan") or {}).get("privacy_unit"),
+            )
             if isinstance(e.get("plan_hash"), str):
                 plans[e["plan_hash"]] = (e.get("plan") or {}, list(costs))
         elif t == "acknowledge":
             for r in e.get("carried", []):
                 costs = _costs(r["costs"])
-                eff = Effective(str(r.get("release_id")), int(r.get("seq") or 0), costs, r.get("delta_prime"), costs,
-                                r.get("plan"), r.get("trace"), r.get("unit") or unit)  # fmt: skip
+                eff = Effective(
+                    str(r.get("release_id")),
+                    int(r.get("seq") or 0),
+                    costs,
+                    r.get("delta_prime"),
+                    costs,
+                    r.get("plan"),
+                    r.get("trace"),
+                    r.get("unit") or unit,
+                )
                 out.append(eff)
                 by_id[eff.release_id] = eff
             continue
         elif t == "simulate":
-            costs, why = _simulate_costs(e, plans, settings)
-            eff = Effective(f"simulate-{e['seq']}", int(e["seq"]), costs, None, (), None, None, unit, [why])
+            costs, sim_why = _simulate_costs(e, plans, settings)
+            eff = Effective(
+                f"simulate-{e['seq']}", int(e["seq"]), costs, None, (), None, None, unit, [sim_why]
+            )
         elif t == "correction":
             for r in e.get("releases", []):
                 target = by_id.get(str(r.get("release_id")))
@@ -303,11 +346,16 @@ def pending_corrections(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any
     out = []
     for eff in effective(entries):
         if _higher(eff.costs, eff.recorded) or (not eff.recorded and eff.costs):
-            out.append({
-                "release_id": eff.release_id, "seq": eff.seq,
-                "recorded": [c.to_dict() for c in eff.recorded], "costs": [c.to_dict() for c in eff.costs],
-                "added_epsilon": float(_total_eps(eff.costs) - _total_eps(eff.recorded)), "why": eff.why,
-            })  # fmt: skip
+            out.append(
+                {
+                    "release_id": eff.release_id,
+                    "seq": eff.seq,
+                    "recorded": [c.to_dict() for c in eff.recorded],
+                    "costs": [c.to_dict() for c in eff.costs],
+                    "added_epsilon": float(_total_eps(eff.costs) - _total_eps(eff.recorded)),
+                    "why": eff.why,
+                }
+            )
     return out
 
 
@@ -321,9 +369,18 @@ def check_unit_change(entries: Sequence[dict[str, Any]], unit: dict[str, Any]) -
     out = []
     for eff in effective(entries):
         new, why = cost_under(eff, unit)
-        if any(not math.isfinite(c.epsilon) or c.epsilon > MAX_QUERY_EPSILON or not math.isfinite(c.rho)
-               for c in new):  # fmt: skip
+        if any(
+            not math.isfinite(c.epsilon) or c.epsilon > MAX_QUERY_EPSILON or not math.isfinite(c.rho)
+            for c in new
+        ):
             raise UnboundedChange(eff.release_id)
         if _higher(new, eff.costs):
-            out.append({"release_id": eff.release_id, "seq": eff.seq, "costs": [c.to_dict() for c in new], "why": why})
+            out.append(
+                {
+                    "release_id": eff.release_id,
+                    "seq": eff.seq,
+                    "costs": [c.to_dict() for c in new],
+                    "why": why,
+                }
+            )
     return out

@@ -79,7 +79,7 @@ def to_natural(v: int, comp: Any) -> float | int:
     g = comp.grid
     if g >= 1.0:
         return int(v) * int(g)
-    return v * g
+    return float(v * g)
 
 
 def _opendp_pick(utilities: list[float], comp: Any) -> int:
@@ -124,7 +124,9 @@ def noisy_rows(
     bound = interval_halfwidth(comp)
     for cell, v in zip(design.cells, noisy, strict=True):
         val = to_natural(v, comp)
-        rows.append(rounded_row(spec.name, cell, val, val - bound, val + bound, spec.mechanism, eps_s, delta_s))
+        rows.append(
+            rounded_row(spec.name, cell, val, val - bound, val + bound, spec.mechanism, eps_s, delta_s)
+        )
     return rows
 
 
@@ -149,7 +151,9 @@ def check_out_dir(out_dir: Path) -> None:
         if not out_dir.is_dir():
             raise UsageError(_("{path} exists and is not a folder").format(path=out_dir))
         if any(out_dir.iterdir()):
-            raise UsageError(_("{path} is not empty; choose a new folder for the release").format(path=out_dir))
+            raise UsageError(
+                _("{path} is not empty; choose a new folder for the release").format(path=out_dir)
+            )
 
 
 def _keep_mask(table: Table, plan: Plan) -> np.ndarray:
@@ -163,21 +167,34 @@ def _check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
         return
     mine = plan.settings()
     for key, message in (
-        ("budget", _("this dataset's total budget was fixed at its first release as {fixed}; the plan says {plan}. "
-                     "Only a privacy officer can change it (dpdesk ledger --data FILE --change-settings PLAN "
-                     "--reason ...)")),
-        ("privacy_unit", _("this dataset's unit of privacy was fixed at its first release as {fixed}; the plan says "
-                           "{plan}. Only a privacy officer can change it (dpdesk ledger --data FILE "
-                           "--change-settings PLAN --reason ...)")),
-    ):  # fmt: skip
+        (
+            "budget",
+            _(
+                "this dataset's total budget was fixed at its first release as {fixed}; the plan says {plan}. "
+                "Only a privacy officer can change it (dpdesk ledger --data FILE --change-settings PLAN "
+                "--reason ...)"
+            ),
+        ),
+        (
+            "privacy_unit",
+            _(
+                "this dataset's unit of privacy was fixed at its first release as {fixed}; the plan says "
+                "{plan}. Only a privacy officer can change it (dpdesk ledger --data FILE "
+                "--change-settings PLAN --reason ...)"
+            ),
+        ),
+    ):
         if mine[key] != ledger_settings[key]:
-            raise SettingsMismatch(message.format(fixed=json.dumps(ledger_settings[key]), plan=json.dumps(mine[key])))
+            raise SettingsMismatch(
+                message.format(fixed=json.dumps(ledger_settings[key]), plan=json.dumps(mine[key]))
+            )
     if mine["accounting"]["method"] != ledger_settings["accounting"]["method"]:
         raise SettingsMismatch(
-            _("this dataset uses {fixed} accounting since its first release; the plan asks for {plan}. Only a "
-              "privacy officer can change it").format(fixed=ledger_settings["accounting"]["method"],
-                                                      plan=mine["accounting"]["method"])
-        )  # fmt: skip
+            _(
+                "this dataset uses {fixed} accounting since its first release; the plan asks for {plan}. Only a "
+                "privacy officer can change it"
+            ).format(fixed=ledger_settings["accounting"]["method"], plan=mine["accounting"]["method"])
+        )
 
 
 def release(
@@ -207,9 +224,13 @@ def release(
     designs = design_plan(plan)
     if table is None:
         table = load_table(
-            data_path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress,
-            encoding=encoding, delimiter=delimiter,
-        )  # fmt: skip
+            data_path,
+            plan.columns,
+            id_column=plan.privacy_unit.id_column,
+            progress=progress,
+            encoding=encoding,
+            delimiter=delimiter,
+        )
     _check_table(table, plan)
     check = check_data(table, plan)
     if on_data_check is not None:
@@ -234,19 +255,27 @@ def release(
             name = acc.method_name(report["method"])
             after = report["methods"][report["method"]]["plan"]
             raise BudgetExceeded(
-                _("over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
-                  "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})").format(
-                    e=f"{after['epsilon']:.6g}", d=f"{after['delta']:.3g}", method=name,
-                    left_e=f"{max(0.0, rem['epsilon']):.6g}", left_d=f"{rem['delta']:.3g}",
-                    budget_e=f"{report['budget']['epsilon']:g}", budget_d=f"{report['budget']['delta']:g}",
+                _(
+                    "over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
+                    "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})"
+                ).format(
+                    e=f"{after['epsilon']:.6g}",
+                    d=f"{after['delta']:.3g}",
+                    method=name,
+                    left_e=f"{max(0.0, rem['epsilon']):.6g}",
+                    left_d=f"{rem['delta']:.3g}",
+                    budget_e=f"{report['budget']['epsilon']:g}",
+                    budget_d=f"{report['budget']['delta']:g}",
                 )
-            )  # fmt: skip
+            )
         progress.check_cancelled()  # the last point at which a cancel is honoured
         rows: list[Row] = []
         for d, ex in zip(designs, exacts, strict=True):
             rows.extend(noisy_rows(d, ex, plan))
         if settings is None:
-            tx.append("settings", {"settings": plan.settings(), "reason": _("fixed at the dataset's first release")})
+            tx.append(
+                "settings", {"settings": plan.settings(), "reason": _("fixed at the dataset's first release")}
+            )
         method = report["method"]
         entry = tx.append(
             "spend",
@@ -284,14 +313,23 @@ def record_corrections(tx: Any) -> dict[str, Any] | None:
         return None
     return tx.append(  # type: ignore[no-any-return]
         "correction",
-        {"reason": "past releases cost more than was booked (re-costed under today's unit of privacy and code)",
-         "releases": pending, "added_epsilon": math.fsum(r["added_epsilon"] for r in pending)},
-    )  # fmt: skip
+        {
+            "reason": "past releases cost more than was booked (re-costed under today's unit of privacy and code)",
+            "releases": pending,
+            "added_epsilon": math.fsum(r["added_epsilon"] for r in pending),
+        },
+    )
 
 
 def write_release_dir(
-    out_dir: Path, rows: Sequence[Row], plan: Plan, spend: dict[str, Any], ledger: Ledger, dataset_name: str,
-    *, bom: bool = False,
+    out_dir: Path,
+    rows: Sequence[Row],
+    plan: Plan,
+    spend: dict[str, Any],
+    ledger: Ledger,
+    dataset_name: str,
+    *,
+    bom: bool = False,
 ) -> None:
     """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder."""
     from dpdesk.core.package import write_package
@@ -302,8 +340,11 @@ def write_release_dir(
 def _check_table(table: Table, plan: Plan) -> None:
     for name, spec in plan.columns.items():
         if name not in table.columns or table.columns[name].spec != spec:
-            raise UsageError(_("the loaded table does not match the plan's declaration of {name}; reload it").format(
-                name=repr(name)))  # fmt: skip
+            raise UsageError(
+                _("the loaded table does not match the plan's declaration of {name}; reload it").format(
+                    name=repr(name)
+                )
+            )
 
 
 def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:

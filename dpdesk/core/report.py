@@ -27,7 +27,7 @@ _LATIN_CMAP: set[int] = set()
 
 
 def _register_fonts() -> None:
-    global _FONTS_READY
+    global _FONTS_READY  # noqa: PLW0603 - fonts are registered once per process
     if _FONTS_READY:
         return
     import matplotlib
@@ -77,13 +77,21 @@ def _styles() -> dict[str, Any]:
     base = ParagraphStyle("body", fontName=LATIN, fontSize=9.5, leading=13)
     return {
         "body": base,
-        "small": ParagraphStyle("small", parent=base, fontSize=8, leading=10.5, textColor=colors.HexColor("#444444")),
-        "mono": ParagraphStyle("mono", parent=base, fontSize=7, leading=9, textColor=colors.HexColor("#333333")),
-        "title": ParagraphStyle("title", parent=base, fontName=LATIN_BOLD, fontSize=20, leading=26, spaceAfter=10),
-        "h1": ParagraphStyle("h1", parent=base, fontName=LATIN_BOLD, fontSize=14, leading=18, spaceBefore=12,
-                             spaceAfter=6),  # fmt: skip
-        "h2": ParagraphStyle("h2", parent=base, fontName=LATIN_BOLD, fontSize=11, leading=15, spaceBefore=10,
-                             spaceAfter=4),  # fmt: skip
+        "small": ParagraphStyle(
+            "small", parent=base, fontSize=8, leading=10.5, textColor=colors.HexColor("#444444")
+        ),
+        "mono": ParagraphStyle(
+            "mono", parent=base, fontSize=7, leading=9, textColor=colors.HexColor("#333333")
+        ),
+        "title": ParagraphStyle(
+            "title", parent=base, fontName=LATIN_BOLD, fontSize=20, leading=26, spaceAfter=10
+        ),
+        "h1": ParagraphStyle(
+            "h1", parent=base, fontName=LATIN_BOLD, fontSize=14, leading=18, spaceBefore=12, spaceAfter=6
+        ),
+        "h2": ParagraphStyle(
+            "h2", parent=base, fontName=LATIN_BOLD, fontSize=11, leading=15, spaceBefore=10, spaceAfter=4
+        ),
     }
 
 
@@ -135,9 +143,16 @@ def _build(path: Path, story: list[Any], title: str) -> None:
         canvas.restoreState()
 
     doc = SimpleDocTemplate(
-        str(path), pagesize=A4, leftMargin=18 * mm, rightMargin=18 * mm, topMargin=16 * mm, bottomMargin=18 * mm,
-        title=title, author="dpdesk", subject=_("Differentially private release"),
-    )  # fmt: skip
+        str(path),
+        pagesize=A4,
+        leftMargin=18 * mm,
+        rightMargin=18 * mm,
+        topMargin=16 * mm,
+        bottomMargin=18 * mm,
+        title=title,
+        author="dpdesk",
+        subject=_("Differentially private release"),
+    )
     doc.build(story, onFirstPage=footer, onLaterPages=footer)
 
 
@@ -149,22 +164,38 @@ def guarantee_paragraphs(epsilon: float, delta: float, relation: str, k: int) ->
     else:
         nb = _("two tables that differ only by {who} added or removed").format(who=who)
     out = [
-        _("Differential privacy is a promise about the process that produced these numbers, not about the numbers "
-          "themselves. For {nb}, every possible published result is at most e^ε times as likely with one table as "
-          "with the other.").format(nb=nb),  # fmt: skip
-        _("At this release's total of ε = {e}, that factor is e^{e} = {f}: whatever an observer believed about any "
-          "one person before seeing the results, the results can shift the odds of that belief by at most this "
-          "factor.").format(e=f"{epsilon:.4g}", f=f"{math.exp(min(epsilon, 700)):.4g}"),  # fmt: skip
+        _(
+            "Differential privacy is a promise about the process that produced these numbers, not about the numbers "
+            "themselves. For {nb}, every possible published result is at most e^ε times as likely with one table as "
+            "with the other."
+        ).format(nb=nb),
+        _(
+            "At this release's total of ε = {e}, that factor is e^{e} = {f}: whatever an observer believed about any "
+            "one person before seeing the results, the results can shift the odds of that belief by at most this "
+            "factor."
+        ).format(e=f"{epsilon:.4g}", f=f"{math.exp(min(epsilon, 700)):.4g}"),
     ]
     if delta > 0:
-        out.append(_("With δ = {d}, the promise may fail with a probability of at most {d}. It should be far smaller "
-                     "than one over the number of people in the table.").format(d=f"{delta:g}"))  # fmt: skip
-    out.append(_("Noise was drawn by OpenDP's samplers, which work in exact arithmetic from a cryptographically "
-                 "secure source, so the published values carry no floating-point trace of the true values. Bounds "
-                 "and category lists were declared by the data owner and were not read off the data."))  # fmt: skip
-    out.append(_("What the promise does not cover: the data owner, who sees the raw table; releases from other "
-                 "copies of the data (a re-saved file is a new dataset with its own budget); and information "
-                 "published elsewhere."))  # fmt: skip
+        out.append(
+            _(
+                "With δ = {d}, the promise may fail with a probability of at most {d}. It should be far smaller "
+                "than one over the number of people in the table."
+            ).format(d=f"{delta:g}")
+        )
+    out.append(
+        _(
+            "Noise was drawn by OpenDP's samplers, which work in exact arithmetic from a cryptographically "
+            "secure source, so the published values carry no floating-point trace of the true values. Bounds "
+            "and category lists were declared by the data owner and were not read off the data."
+        )
+    )
+    out.append(
+        _(
+            "What the promise does not cover: the data owner, who sees the raw table; releases from other "
+            "copies of the data (a re-saved file is a new dataset with its own budget); and information "
+            "published elsewhere."
+        )
+    )
     return out
 
 
@@ -201,19 +232,35 @@ def write_release_report(
         [_("Dataset id (random, reveals nothing about the data)"), spend["dataset"]],
         [_("Released on (UTC)"), spend["time"].replace("T", " ")],
         [_("Release id"), spend["release_id"]],
-        [_("Unit of privacy"), _("{rel}, up to {k} row(s) per person").format(rel=unit["neighbouring"],
-                                                                            k=unit["max_rows_per_person"])],  # fmt: skip
+        [
+            _("Unit of privacy"),
+            _("{rel}, up to {k} row(s) per person").format(
+                rel=unit["neighbouring"], k=unit["max_rows_per_person"]
+            ),
+        ],
         [_("Total budget of the dataset"), f"ε {budget['epsilon']:g}, δ {budget['delta']:g}"],
         [_("Accounting method"), spend["method"]],
         [_("Spent by this release"), f"ε {charged['epsilon']:.6g}, δ {charged['delta']:.3g}"],
         [_("Spent on this dataset so far"), f"ε {after['epsilon']:.6g}, δ {after['delta']:.3g}"],
-        [_("Remaining"), f"ε {max(0.0, budget['epsilon'] - after['epsilon']):.6g}, "
-                         f"δ {max(0.0, budget['delta'] - after['delta']):.3g}"],  # fmt: skip
+        [
+            _("Remaining"),
+            (
+                f"ε {max(0.0, budget['epsilon'] - after['epsilon']):.6g}, "
+                f"δ {max(0.0, budget['delta'] - after['delta']):.3g}"
+            ),
+        ],
     ]
     story.append(_table(facts, [58 * mm, width - 58 * mm], st, header=False))
     story.append(Spacer(1, 5 * mm))
-    story.append(_p(_("Numbers are rounded once, before they were recorded, to three significant digits of their 95% "
-                      "interval's half-width; release.csv holds the same numbers."), st["small"]))  # fmt: skip
+    story.append(
+        _p(
+            _(
+                "Numbers are rounded once, before they were recorded, to three significant digits of their 95% "
+                "interval's half-width; release.csv holds the same numbers."
+            ),
+            st["small"],
+        )
+    )
     story.append(PageBreak())
 
     story.append(_p(_("Statistics"), st["h1"]))
@@ -235,24 +282,37 @@ def write_release_report(
         story.append(_table(table, [46 * mm, 32 * mm, 52 * mm, 16 * mm, 28 * mm], st))
         numeric = len(qrows) > 1 and all(_is_number(r[2]) for r in qrows)
         if numeric:
-            fig = results_figure(name, [r[1] for r in qrows], [float(r[2]) for r in qrows],
-                                 [float(r[3]) for r in qrows], [float(r[4]) for r in qrows])  # fmt: skip
+            fig = results_figure(
+                name,
+                [r[1] for r in qrows],
+                [float(r[2]) for r in qrows],
+                [float(r[3]) for r in qrows],
+                [float(r[4]) for r in qrows],
+            )
             story.append(Spacer(1, 2 * mm))
             story.append(_figure_image(fig, width * 0.8))
         mech = tr.get("mechanism", qrows[0][5])
         if tr.get("calibration"):
             mech += f" ({tr['calibration']})"
-        story.append(_p(_("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]), st["body"]))
+        story.append(
+            _p(
+                _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]),
+                st["body"],
+            )
+        )
         for c in tr.get("components", []):
-            line = _("{label}: sensitivity {s} — {why}").format(label=c["label"], s=f"{c['sensitivity_used']:.6g}",
-                                                                why=c["derivation"])  # fmt: skip
+            line = _("{label}: sensitivity {s} — {why}").format(
+                label=c["label"], s=f"{c['sensitivity_used']:.6g}", why=c["derivation"]
+            )
             story.append(_p(line, st["small"]))
             story.append(_p(_("Formula: {f}").format(f=c["formula"]), st["small"]))
         if tr.get("rank_error95") is not None:
-            acc = _("Accuracy: with 95% probability the released value's rank is within ±{r} of q·n, "
-                    "where n is the number of rows with a value: at most q·n + {r} rows lie below it and "
-                    "at least q·n − {r} at or below it. This follows from the plan alone; no interval of "
-                    "values is given, because turning ranks into values would need the data.")
+            acc = _(
+                "Accuracy: with 95% probability the released value's rank is within ±{r} of q·n, "
+                "where n is the number of rows with a value: at most q·n + {r} rows lie below it and "
+                "at least q·n − {r} at or below it. This follows from the plan alone; no interval of "
+                "values is given, because turning ranks into values would need the data."
+            )
             story.append(_p(acc.format(r=f"{tr['rank_error95']:.4g}"), st["body"]))
         for n in tr.get("notes", []):
             story.append(_p(_("Note: {n}").format(n=n), st["small"]))
@@ -263,7 +323,11 @@ def write_release_report(
     costs = [(c["name"], c["epsilon"]) for c in spend["costs"]]
     earlier = max(0.0, after["epsilon"] - charged["epsilon"])
     remaining = max(0.0, budget["epsilon"] - after["epsilon"])
-    story.append(_figure_image(budget_figure(costs, budget["epsilon"], earlier, remaining, spend["method"]), width * 0.9))
+    story.append(
+        _figure_image(
+            budget_figure(costs, budget["epsilon"], earlier, remaining, spend["method"]), width * 0.9
+        )
+    )
     totals = [[_("Accounting"), _("This release")]]
     for m, t in (spend.get("totals") or {}).items():
         if t is None:
@@ -272,31 +336,63 @@ def write_release_report(
         extra = f", ρ {t['rho']:.4g}" if t.get("rho") else ""
         totals.append([f"{m}{mark}", f"ε {t['epsilon']:.6g}, δ {t['delta']:.3g}{extra}"])
     story.append(_table(totals, [50 * mm, width - 50 * mm], st))
-    story.append(_p(_("▶ marks the dataset's accounting method, fixed at its first release; the others are shown "
-                      "for comparison."), st["small"]))  # fmt: skip
+    story.append(
+        _p(
+            _(
+                "▶ marks the dataset's accounting method, fixed at its first release; the others are shown "
+                "for comparison."
+            ),
+            st["small"],
+        )
+    )
 
     story.append(_p(_("Methods: what the guarantee means"), st["h1"]))
-    for para in guarantee_paragraphs(charged["epsilon"], charged["delta"], unit["neighbouring"],
-                                     unit["max_rows_per_person"]):  # fmt: skip
+    for para in guarantee_paragraphs(
+        charged["epsilon"], charged["delta"], unit["neighbouring"], unit["max_rows_per_person"]
+    ):
         story.append(_p(para, st["body"]))
         story.append(Spacer(1, 2 * mm))
 
     story.append(_p(_("Ledger entries of this release"), st["h1"]))
-    story.append(_p(_("Each entry carries the hash of the one before it; the spend entry was written, and made "
-                      "durable, before any value was shown or saved."), st["small"]))  # fmt: skip
+    story.append(
+        _p(
+            _(
+                "Each entry carries the hash of the one before it; the spend entry was written, and made "
+                "durable, before any value was shown or saved."
+            ),
+            st["small"],
+        )
+    )
     for e in [x for x in (settings_entry, spend) if x]:
-        story.append(_table(
-            [[_("Entry"), f"#{e['seq']} {e['type']}  ({e['time']})"],
-             [_("Hash"), e["hash"]], [_("Previous"), e["prev"]],
-             *([[_("Plan hash"), e["plan_hash"]], [_("Values hash"), e["values_hash"]]] if e["type"] == "spend" else [])],
-            [30 * mm, width - 30 * mm], st, header=False,
-        ))  # fmt: skip
+        story.append(
+            _table(
+                [
+                    [_("Entry"), f"#{e['seq']} {e['type']}  ({e['time']})"],
+                    [_("Hash"), e["hash"]],
+                    [_("Previous"), e["prev"]],
+                    *(
+                        [[_("Plan hash"), e["plan_hash"]], [_("Values hash"), e["values_hash"]]]
+                        if e["type"] == "spend"
+                        else []
+                    ),
+                ],
+                [30 * mm, width - 30 * mm],
+                st,
+                header=False,
+            )
+        )
         story.append(Spacer(1, 2 * mm))
     _build(path, story, title)
 
 
-def write_budget_statement(path: Path, *, dataset_name: str, entries: Sequence[dict[str, Any]],
-                           report: dict[str, Any] | None, chain_status: str) -> None:  # fmt: skip
+def write_budget_statement(
+    path: Path,
+    *,
+    dataset_name: str,
+    entries: Sequence[dict[str, Any]],
+    report: dict[str, Any] | None,
+    chain_status: str,
+) -> None:
     """A privacy officer's statement of everything a dataset has spent, across all its releases."""
     _register_fonts()
     from reportlab.lib.units import mm
@@ -306,25 +402,42 @@ def write_budget_statement(path: Path, *, dataset_name: str, entries: Sequence[d
     width = 174 * mm
     story: list[Any] = [_p(_("Budget statement"), st["title"]), _p(dataset_name, st["body"])]
     dataset = entries[0]["dataset"] if entries else ""
-    story.append(_p(_("Dataset id (random, reveals nothing about the data): {id}").format(id=dataset), st["small"]))
+    story.append(
+        _p(_("Dataset id (random, reveals nothing about the data): {id}").format(id=dataset), st["small"])
+    )
     story.append(_p(_("Ledger: {status}").format(status=chain_status), st["small"]))
     story.append(Spacer(1, 4 * mm))
     if report is not None:
         b = report["budget"]
         m = report["method"]
         spent = report["methods"][m]["spent"]
-        story.append(_table([
-            [_("Total budget"), f"ε {b['epsilon']:g}, δ {b['delta']:g}"],
-            [_("Accounting method"), m],
-            [_("Spent so far"), f"ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g}"],
-            [_("Remaining"), f"ε {report['remaining_before']['epsilon']:.6g}, δ {report['remaining_before']['delta']:.3g}"],
-            [_("Releases"), str(report["releases_so_far"])],
-        ], [50 * mm, width - 50 * mm], st, header=False))  # fmt: skip
+        story.append(
+            _table(
+                [
+                    [_("Total budget"), f"ε {b['epsilon']:g}, δ {b['delta']:g}"],
+                    [_("Accounting method"), m],
+                    [_("Spent so far"), f"ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g}"],
+                    [
+                        _("Remaining"),
+                        f"ε {report['remaining_before']['epsilon']:.6g}, δ {report['remaining_before']['delta']:.3g}",
+                    ],
+                    [_("Releases"), str(report["releases_so_far"])],
+                ],
+                [50 * mm, width - 50 * mm],
+                st,
+                header=False,
+            )
+        )
         story.append(Spacer(1, 3 * mm))
         comp = [[_("Accounting"), _("Spent so far, all releases")]]
         for name, v in report["methods"].items():
             if v is not None:
-                comp.append([name + (" ▶" if name == m else ""), f"ε {v['spent']['epsilon']:.6g}, δ {v['spent']['delta']:.3g}"])
+                comp.append(
+                    [
+                        name + (" ▶" if name == m else ""),
+                        f"ε {v['spent']['epsilon']:.6g}, δ {v['spent']['delta']:.3g}",
+                    ]
+                )
         story.append(_table(comp, [50 * mm, width - 50 * mm], st))
     story.append(_p(_("All entries"), st["h1"]))
     table = [["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]]
@@ -335,19 +448,34 @@ def write_budget_statement(path: Path, *, dataset_name: str, entries: Sequence[d
         elif e["type"] == "settings":
             s = e["settings"]
             spent_txt = ""
-            what = _("budget ε {e}, δ {d}, {m}: {r}").format(e=s["budget"]["epsilon"], d=s["budget"]["delta"],
-                                                             m=s["accounting"]["method"], r=e.get("reason", ""))  # fmt: skip
+            what = _("budget ε {e}, δ {d}, {m}: {r}").format(
+                e=s["budget"]["epsilon"],
+                d=s["budget"]["delta"],
+                m=s["accounting"]["method"],
+                r=e.get("reason", ""),
+            )
         elif e["type"] == "simulate":
-            spent_txt, what = _("see correction"), _("{n} simulated run(s) of the data (older version)").format(
-                n=e.get("runs"))  # fmt: skip
+            spent_txt, what = (
+                _("see correction"),
+                _("{n} simulated run(s) of the data (older version)").format(n=e.get("runs")),
+            )
         elif e["type"] == "correction":
             spent_txt = f"ε +{e.get('added_epsilon', 0):.4g}"
             what = _("past releases booked too low: {list}").format(
-                list=", ".join(str(r.get("seq")) for r in e.get("releases", [])))  # fmt: skip
+                list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
+            )
         else:
             spent_txt, what = "", e.get("reason", "") or e.get("release_id", "")
-        table.append([str(e["seq"]), e["time"].replace("T", " ").replace("+00:00", ""), e["type"], spent_txt, what,
-                      e["hash"][:16] + "…"])  # fmt: skip
+        table.append(
+            [
+                str(e["seq"]),
+                e["time"].replace("T", " ").replace("+00:00", ""),
+                e["type"],
+                spent_txt,
+                what,
+                e["hash"][:16] + "…",
+            ]
+        )
     story.append(_table(table, [9 * mm, 30 * mm, 18 * mm, 30 * mm, 57 * mm, 30 * mm], st))
     _build(path, story, _("Budget statement"))
 

@@ -68,8 +68,11 @@ def review_package(folder: Path) -> Review:
     out.entries = entries
     for e in entries:
         if not isinstance(e, dict) or entry_hash(e) != e.get("hash"):
-            out.problems.append(_("ledger.json: entry {n} was edited (its hash does not match)").format(
-                n=e.get("seq", "?") if isinstance(e, dict) else "?"))  # fmt: skip
+            out.problems.append(
+                _("ledger.json: entry {n} was edited (its hash does not match)").format(
+                    n=e.get("seq", "?") if isinstance(e, dict) else "?"
+                )
+            )
     spend = next((e for e in entries if isinstance(e, dict) and e.get("type") == "spend"), None)
     package = next((e for e in entries if isinstance(e, dict) and e.get("type") == "package"), None)
     out.spend = spend
@@ -86,8 +89,11 @@ def review_package(folder: Path) -> Review:
             out.problems.append(_("{name} is missing").format(name=name))
         elif file_hash(f) != recorded.get(name):
             out.files[name] = _("modified")
-            out.problems.append(_("{name} was modified after the release (its SHA-256 differs from the recorded "
-                                  "one)").format(name=name))  # fmt: skip
+            out.problems.append(
+                _("{name} was modified after the release (its SHA-256 differs from the recorded one)").format(
+                    name=name
+                )
+            )
         else:
             out.files[name] = _("intact")
     try:

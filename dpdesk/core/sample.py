@@ -12,9 +12,22 @@ import numpy as np
 REGIONS = ("northeast", "midwest", "south", "west")
 SEXES = ("female", "male")
 OCCUPATIONS = (
-    "manager", "professional", "technician", "sales", "clerical", "service", "farming",
-    "construction", "production", "transport", "military", "health", "education", "arts", "other",
-)  # fmt: skip
+    "manager",
+    "professional",
+    "technician",
+    "sales",
+    "clerical",
+    "service",
+    "farming",
+    "construction",
+    "production",
+    "transport",
+    "military",
+    "health",
+    "education",
+    "arts",
+    "other",
+)
 STATES = tuple(f"state_{i:02d}" for i in range(50))
 COLUMNS = ("age", "sex", "education", "occupation", "hours", "wage", "region", "state", "weight")
 

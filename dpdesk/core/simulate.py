@@ -117,12 +117,14 @@ def public_table(
 
     sha = file_sha256(path, progress)
     if sha == private_sha or is_known_dataset(home, sha):
-        raise NotPublic(_(
-            "{path} is not a public file: it is a dataset dpdesk releases from (it has a ledger in {home}, "
-            "or it is the table opened for release). Simulations on it would be uncharged draws of private "
-            "data, which average back to the truth. Simulate on the stand-in table generated from the plan's "
-            "schema, or on a file that is really public (a published sample, last year's published table)."
-        ).format(path=path, home=home))  # fmt: skip
+        raise NotPublic(
+            _(
+                "{path} is not a public file: it is a dataset dpdesk releases from (it has a ledger in {home}, "
+                "or it is the table opened for release). Simulations on it would be uncharged draws of private "
+                "data, which average back to the truth. Simulate on the stand-in table generated from the plan's "
+                "schema, or on a file that is really public (a published sample, last year's published table)."
+            ).format(path=path, home=home)
+        )
     table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
     if table.sha256 != sha:
         raise UsageError(_("{path} changed while it was read; run the simulation again").format(path=path))
@@ -169,8 +171,9 @@ def run_simulation(
         if not 1 <= rows <= MAX_STAND_IN_ROWS:
             raise UsageError(_("--rows must be from 1 to 10,000,000"))
         table = stand_in_table(plan, rows, rng)
-        source = _("source: a stand-in table of {rows} rows generated from the plan's schema (no data was "
-                   "read)").format(rows=rows)  # fmt: skip
+        source = _(
+            "source: a stand-in table of {rows} rows generated from the plan's schema (no data was read)"
+        ).format(rows=rows)
     drawn = simulate(plan, runs, table=table, rng=rng, progress=progress)
     progress.update(0, 1, "writing")
     import csv
@@ -183,4 +186,3 @@ def run_simulation(
     except OSError as exc:
         raise UsageError(_("cannot write {path}: {err}").format(path=out, err=exc.strerror or exc)) from None
     return SimulationResult(Path(out), runs, source)
-

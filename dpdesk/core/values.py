@@ -21,7 +21,6 @@ from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
 from dpdesk.i18n import _
 
-
 CSV_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")
 
 
@@ -40,7 +39,16 @@ class Row:
 
     def as_list(self) -> list[str]:
         """The row's cells in CSV column order."""
-        return [self.query, self.group, self.value, self.ci_low, self.ci_high, self.mechanism, self.epsilon, self.delta]
+        return [
+            self.query,
+            self.group,
+            self.value,
+            self.ci_low,
+            self.ci_high,
+            self.mechanism,
+            self.epsilon,
+            self.delta,
+        ]
 
 
 def fmt_number(x: float | int) -> str:
@@ -77,15 +85,25 @@ def _rounded(x: float | int, step: Decimal) -> str:
     return fmt_number(float(d)) if step >= 1 else format(d, "f")
 
 
-def rounded_row(query: str, cell: str, value: float | int, low: float | int, high: float | int, mechanism: str,
-                 eps: str, delta: str) -> Row:  # fmt: skip
+def rounded_row(
+    query: str,
+    cell: str,
+    value: float | int,
+    low: float | int,
+    high: float | int,
+    mechanism: str,
+    eps: str,
+    delta: str,
+) -> Row:
     """One row with its numbers rounded once (post-processing): to 3 significant digits of the interval's
     half-width, never finer than needed; whole numbers (counts) stay whole."""
     step = rounding_step(max(float(value) - float(low), float(high) - float(value)))
     if isinstance(value, int):
         step = max(step, Decimal(1))
         return Row(query, cell, str(value), _rounded(low, step), _rounded(high, step), mechanism, eps, delta)
-    return Row(query, cell, _rounded(value, step), _rounded(low, step), _rounded(high, step), mechanism, eps, delta)
+    return Row(
+        query, cell, _rounded(value, step), _rounded(low, step), _rounded(high, step), mechanism, eps, delta
+    )
 
 
 def rows_to_csv(rows: Sequence[Row], *, bom: bool = False) -> bytes:
@@ -124,6 +142,7 @@ def rows_from_entry(entry: dict[str, Any]) -> list[Row]:
         raise LedgerError(_("ledger entry {seq} is not a release").format(seq=entry.get("seq")))
     rows = [Row(*[str(c) for c in v]) for v in entry["values"]]
     if rows_hash(rows) != entry["values_hash"]:
-        raise LedgerError(_("ledger entry {seq}: the stored values do not match their hash").format(seq=entry.get("seq")))
+        raise LedgerError(
+            _("ledger entry {seq}: the stored values do not match their hash").format(seq=entry.get("seq"))
+        )
     return rows
-

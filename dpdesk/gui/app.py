@@ -23,7 +23,7 @@ def _warm_imports() -> None:
         from dpdesk.core import mechanisms
 
         mechanisms._dp()
-        import matplotlib.backends.backend_qtagg  # noqa: F401
+        import matplotlib.backends.backend_qtagg
         import matplotlib.figure  # noqa: F401
     except Exception:  # a warm-up failure shows up again, with a message, when the feature is used
         log.exception("background import failed")
@@ -37,10 +37,12 @@ def _install_excepthook(home: Path, window: Any) -> None:
         from dpdesk.i18n import _
 
         QMessageBox.warning(
-            window, "dpdesk",
+            window,
+            "dpdesk",
             _("Something went wrong: {err}\n\nYour plan is kept. Details were written to {log}.").format(
-                err=exc, log=home / "dpdesk.log"),
-        )  # fmt: skip
+                err=exc, log=home / "dpdesk.log"
+            ),
+        )
 
     sys.excepthook = hook
 
@@ -78,7 +80,9 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
     app.setOrganizationName("dpdesk")
     if current_language() == "zh_CN":
         tr = QTranslator(app)
-        if tr.load(QLocale("zh_CN"), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        if tr.load(
+            QLocale("zh_CN"), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
+        ):
             app.installTranslator(tr)
     _add_cjk_font()
     settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
@@ -92,7 +96,9 @@ def main(path: str | None = None) -> int:
 
     home = dpdesk_home()
     logging.basicConfig(
-        filename=str(home / "dpdesk.log"), level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        filename=str(home / "dpdesk.log"),
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     app, window = build(home, defer_views=True)
     window.show()

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from dpdesk.core.errors import DpdeskError
+from dpdesk.core.progress import stage_label
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
-from dpdesk.core.progress import stage_label
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -48,13 +48,16 @@ def plan_filter() -> str:
     return _("dpdesk plans") + " (*.json);;" + _("All files") + " (*)"
 
 
-
-
 class MainWindow(QMainWindow):
     """dpdesk's main window. Dialogs go through :meth:`ask_*` hooks so that tests can answer them."""
 
     def __init__(
-        self, state: AppState, settings: QSettings, pool: QThreadPool | None = None, *, defer_views: bool = False
+        self,
+        state: AppState,
+        settings: QSettings,
+        pool: QThreadPool | None = None,
+        *,
+        defer_views: bool = False,
     ) -> None:
         """Build the window; with ``defer_views`` the tabs are filled at the first event-loop pass after show()."""
         super().__init__()
@@ -120,8 +123,14 @@ class MainWindow(QMainWindow):
         self.results_view = ResultsView(state)
         self.ledger_view = LedgerView(state)
         current = self.tabs.currentIndex()
-        for i, (view, title) in enumerate(((self.schema_view, _("1 · Data")), (self.query_form, _("2 · Queries")),
-                                           (self.results_view, _("3 · Results")), (self.ledger_view, _("4 · Ledger")))):  # fmt: skip
+        for i, (view, title) in enumerate(
+            (
+                (self.schema_view, _("1 · Data")),
+                (self.query_form, _("2 · Queries")),
+                (self.results_view, _("3 · Results")),
+                (self.ledger_view, _("4 · Ledger")),
+            )
+        ):
             old = self.tabs.widget(i)
             self.tabs.removeTab(i)
             self.tabs.insertTab(i, view, title)
@@ -134,7 +143,7 @@ class MainWindow(QMainWindow):
         self.query_form.selection_changed.connect(self.preview.show_query)
         self.schema_view.codebook_button.clicked.connect(self.import_codebook)
         self.results_view.export_button.clicked.connect(self.export_release)
-        self.ledger_view.statement_button.clicked.connect(lambda: self.export_statement())
+        self.ledger_view.statement_button.clicked.connect(self.export_statement)
         self.views_ready = True
         self._update_actions()
 
@@ -150,19 +159,39 @@ class MainWindow(QMainWindow):
             a.triggered.connect(slot)
             return a
 
-        self.open_action = act(_("&Open table…"), lambda: self.open_data(), QKeySequence.StandardKey.Open,
-                               _("Open a CSV, Excel or Parquet table"))  # fmt: skip
-        self.open_plan_action = act(_("Open &plan…"), lambda: self.open_plan(), "Ctrl+Shift+O")
-        self.review_action = act(_("Re&view release…"), lambda: self.review(), None,
-                                 _("Check a release package or an exported ledger (read-only)"))  # fmt: skip
+        self.open_action = act(
+            _("&Open table…"),
+            self.open_data,
+            QKeySequence.StandardKey.Open,
+            _("Open a CSV, Excel or Parquet table"),
+        )
+        self.open_plan_action = act(_("Open &plan…"), self.open_plan, "Ctrl+Shift+O")
+        self.review_action = act(
+            _("Re&view release…"),
+            self.review,
+            None,
+            _("Check a release package or an exported ledger (read-only)"),
+        )
         self.save_action = act(_("&Save plan"), self.save_plan, QKeySequence.StandardKey.Save)
-        self.save_as_action = act(_("Save plan &as…"), lambda: self.save_plan(ask=True), QKeySequence.StandardKey.SaveAs)
-        self.release_action = act(_("&Release…"), self.release, "Ctrl+R",
-                                  _("Charge the ledger, draw the noise and show the noisy results"))  # fmt: skip
-        self.simulate_action = act(_("&Simulate releases…"), lambda: self.simulate_releases(), None,
-                                   _("Uncharged noisy releases on a stand-in table or a public file, for "
-                                     "accuracy previews (not for publication; never on the table you release "
-                                     "from)"))  # fmt: skip
+        self.save_as_action = act(
+            _("Save plan &as…"), lambda: self.save_plan(ask=True), QKeySequence.StandardKey.SaveAs
+        )
+        self.release_action = act(
+            _("&Release…"),
+            self.release,
+            "Ctrl+R",
+            _("Charge the ledger, draw the noise and show the noisy results"),
+        )
+        self.simulate_action = act(
+            _("&Simulate releases…"),
+            self.simulate_releases,
+            None,
+            _(
+                "Uncharged noisy releases on a stand-in table or a public file, for "
+                "accuracy previews (not for publication; never on the table you release "
+                "from)"
+            ),
+        )
         self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)
         self.undo_action = self.state.undo_stack.createUndoAction(self, _("&Undo"))
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -229,7 +258,9 @@ class MainWindow(QMainWindow):
         ok, why = self.state.can_release()
         busy = self.job is not None
         self.release_action.setEnabled(ok and not busy)
-        self.release_action.setToolTip(why or _("Charge the ledger, draw the noise and show the noisy results"))
+        self.release_action.setToolTip(
+            why or _("Charge the ledger, draw the noise and show the noisy results")
+        )
         self.open_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
         self.status_label.setText(why if not ok else _("Ready to release."))
@@ -255,9 +286,13 @@ class MainWindow(QMainWindow):
 
     def ask_save_changes(self) -> QMessageBox.StandardButton:
         return QMessageBox.question(
-            self, _("Unsaved plan"), _("The plan has unsaved changes. Save them?"),
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
-        )  # fmt: skip
+            self,
+            _("Unsaved plan"),
+            _("The plan has unsaved changes. Save them?"),
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+        )
 
     def show_info(self, title: str, text: str) -> None:
         QMessageBox.information(self, title, text)
@@ -382,7 +417,9 @@ class MainWindow(QMainWindow):
         try:
             path.write_text(self.state.plan_json(), encoding="utf-8")
         except OSError as exc:
-            self.show_error(_("Cannot save the plan to {path}: {err}").format(path=path, err=exc.strerror or exc))
+            self.show_error(
+                _("Cannot save the plan to {path}: {err}").format(path=path, err=exc.strerror or exc)
+            )
             return False
         self.state.mark_saved(path)
         self._update_title()
@@ -415,7 +452,11 @@ class MainWindow(QMainWindow):
                 spec["categories"] = list(cats)
                 filled.append(name)
         self.state.edit(new, _("Import codebook"))
-        self.status_label.setText(_("Categories imported for: {cols}").format(cols=", ".join(filled) or _("no ticked category column")))
+        self.status_label.setText(
+            _("Categories imported for: {cols}").format(
+                cols=", ".join(filled) or _("no ticked category column")
+            )
+        )
 
     # ------------------------------------------------------------------ release
     def release(self) -> Worker | None:
@@ -451,10 +492,13 @@ class MainWindow(QMainWindow):
             "Afterwards ε {le} and δ {ld} will remain.\n\nThe noisy values are recorded in the dataset's ledger "
             "before they are shown. Running the plan again later costs budget again."
         ).format(
-            e=f"{m['plan']['epsilon']:.4g}", d=f"{m['plan']['delta']:.3g}", method=rep["method"],
-            name=name, le=f"{rep['remaining_after']['epsilon']:.4g}",
+            e=f"{m['plan']['epsilon']:.4g}",
+            d=f"{m['plan']['delta']:.3g}",
+            method=rep["method"],
+            name=name,
+            le=f"{rep['remaining_after']['epsilon']:.4g}",
             ld=f"{rep['remaining_after']['delta']:.3g}",
-        )  # fmt: skip
+        )
         text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
         title = _("Release")
         if check.problems:
@@ -464,7 +508,7 @@ class MainWindow(QMainWindow):
                 "count as missing, so the statistics would leave them out (a misspelled category gets a "
                 "count of almost nothing). Check the plan's category lists and the data before you spend "
                 "budget on them."
-            ).format(cols=", ".join(repr(c.name) for c in check.problems))  # fmt: skip
+            ).format(cols=", ".join(repr(c.name) for c in check.problems))
         return title, text + "\n\n" + _("Release now?")
 
     def _charge_and_release(self, plan: Any, path: Path, table: Any) -> Worker:
@@ -482,13 +526,16 @@ class MainWindow(QMainWindow):
             self.state.show_results(
                 [r.as_list() for r in result.rows],
                 _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
-                    seq=e["seq"], e=f"{e['charged']['epsilon']:.4g}", d=f"{e['charged']['delta']:.3g}"),
+                    seq=e["seq"], e=f"{e['charged']['epsilon']:.4g}", d=f"{e['charged']['delta']:.3g}"
+                ),
                 e,
-            )  # fmt: skip
-            for line in result.report_lines:
+            )
+            if result.report_lines:
                 log.info("load note shown (its counts are for the screen only, not for the log)")
             if result.report_lines:
-                self.status_label.setText(_("Note (for you only, not released): {n}").format(n=result.report_lines[0]))
+                self.status_label.setText(
+                    _("Note (for you only, not released): {n}").format(n=result.report_lines[0])
+                )
             self.tabs.setCurrentWidget(self.results_view)
 
         return self.run_job(job, done, _("Releasing…"))
@@ -507,14 +554,23 @@ class MainWindow(QMainWindow):
         def job(progress: Progress) -> Any:
             from dpdesk.core.simulate import run_simulation
 
-            return run_simulation(plan, home, choice.out, runs=choice.runs, rows=choice.rows,
-                                  public=choice.public, private_sha=private, progress=progress)  # fmt: skip
+            return run_simulation(
+                plan,
+                home,
+                choice.out,
+                runs=choice.runs,
+                rows=choice.rows,
+                public=choice.public,
+                private_sha=private,
+                progress=progress,
+            )
 
         def done(result: Any) -> None:
             from dpdesk.core.simulate import simulation_notice
 
             text = _("Wrote {runs} simulated release(s) to {path}\n({source}).").format(
-                runs=result.runs, path=result.out, source=result.source)  # fmt: skip
+                runs=result.runs, path=result.out, source=result.source
+            )
             status = _("Wrote {runs} simulated release(s) to {path} (not for publication).")
             self.status_label.setText(status.format(runs=result.runs, path=result.out))
             self.show_info(_("Simulated releases"), text + "\n\n" + simulation_notice())
@@ -541,8 +597,14 @@ class MainWindow(QMainWindow):
 
             check_out_dir(out)
             progress.update(0, 1, "writing")
-            write_release_dir(out, rows_from_entry(entry), parse_plan(entry["plan"]), entry,
-                              Ledger.for_dataset(home, sha), name)  # fmt: skip
+            write_release_dir(
+                out,
+                rows_from_entry(entry),
+                parse_plan(entry["plan"]),
+                entry,
+                Ledger.for_dataset(home, sha),
+                name,
+            )
             return out
 
         def done(folder_out: Path) -> None:
@@ -583,14 +645,16 @@ class MainWindow(QMainWindow):
         name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
 
         def job(progress: Progress) -> Path:
-            from dpdesk.core.plan import parse_plan
             from dpdesk.core.budget import budget_report
+            from dpdesk.core.plan import parse_plan
             from dpdesk.core.report import write_budget_statement
 
             progress.update(0, 1, "writing")
             spends = [e for e in entries if e["type"] == "spend"]
             rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
-            write_budget_statement(target, dataset_name=name, entries=entries, report=rep, chain_status=status)
+            write_budget_statement(
+                target, dataset_name=name, entries=entries, report=rep, chain_status=status
+            )
             return target
 
         def done(out: Path) -> None:
@@ -601,8 +665,13 @@ class MainWindow(QMainWindow):
     def about(self) -> None:
         from dpdesk import __version__
 
-        QMessageBox.about(self, _("About dpdesk"), _("dpdesk {v}: publish statistics under differential privacy, "
-                                                     "with a durable budget ledger.").format(v=__version__))  # fmt: skip
+        QMessageBox.about(
+            self,
+            _("About dpdesk"),
+            _(
+                "dpdesk {v}: publish statistics under differential privacy, with a durable budget ledger."
+            ).format(v=__version__),
+        )
 
     # ------------------------------------------------------------------ window events
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
@@ -67,7 +65,15 @@ class SchemaModel(QAbstractTableModel):
         state.plan_changed.connect(self._data_refresh)
 
     def headers(self) -> list[str]:
-        return [_("Use"), _("Column"), _("Type"), _("Lower bound"), _("Upper bound"), _("Categories"), _("If missing")]
+        return [
+            _("Use"),
+            _("Column"),
+            _("Type"),
+            _("Lower bound"),
+            _("Upper bound"),
+            _("Categories"),
+            _("If missing"),
+        ]
 
     def refresh(self) -> None:
         self.beginResetModel()
@@ -94,11 +100,19 @@ class SchemaModel(QAbstractTableModel):
             return [
                 _("Tick the columns your statistics use; the others are ignored."),
                 _("The column's name in the file."),
-                _("int, float or category. 'Suggest types' can propose these; bounds and categories it never reads."),
-                _("The smallest value that can occur, known without looking at this file (a codebook, a legal limit)."),
-                _("The largest value that can occur, known without looking at this file. Larger values are clamped."),
-                _("All possible categories, separated by commas, from a codebook or the questionnaire. "
-                  "Values not listed count as missing."),
+                _(
+                    "int, float or category. 'Suggest types' can propose these; bounds and categories it never reads."
+                ),
+                _(
+                    "The smallest value that can occur, known without looking at this file (a codebook, a legal limit)."
+                ),
+                _(
+                    "The largest value that can occur, known without looking at this file. Larger values are clamped."
+                ),
+                _(
+                    "All possible categories, separated by commas, from a codebook or the questionnaire. "
+                    "Values not listed count as missing."
+                ),
                 _("What to do with an empty or unreadable value: drop the row, or use a value you choose."),
             ][section]
         return None
@@ -170,7 +184,11 @@ class SchemaModel(QAbstractTableModel):
         if col == "type":
             if text not in ("int", "float", "category") or text == spec["type"]:
                 return False
-            cols[name] = {"type": text, "categories": []} if text == "category" else {"type": text, "bounds": spec.get("bounds", [])}
+            cols[name] = (
+                {"type": text, "categories": []}
+                if text == "category"
+                else {"type": text, "bounds": spec.get("bounds", [])}
+            )
         elif col in ("lower", "upper"):
             b = list(spec.get("bounds") or [None, None])
             while len(b) < 2:
@@ -178,7 +196,9 @@ class SchemaModel(QAbstractTableModel):
             b[0 if col == "lower" else 1] = parse_number(text)
             spec["bounds"] = b if any(x is not None for x in b) else []
         elif col == "categories":
-            spec["categories"] = [c.strip() for c in text.replace("\n", ",").replace("，", ",").split(",") if c.strip()]
+            spec["categories"] = [
+                c.strip() for c in text.replace("\n", ",").replace("，", ",").split(",") if c.strip()
+            ]
         elif col == "missing":
             if text in ("", "drop", _("drop the row")):
                 spec["missing"] = "drop"
@@ -377,9 +397,15 @@ class LedgerModel(_StateListModel):
         if col == "time":
             return e["time"].replace("T", " ").replace("+00:00", "")
         if col == "type":
-            return {"spend": _("release"), "simulate": _("simulation"), "settings": _("settings"),
-                    "acknowledge": _("acknowledgement"), "package": _("package"), "correction": _("correction"),
-                    "migrate": _("upgrade")}.get(e["type"], e["type"])  # fmt: skip
+            return {
+                "spend": _("release"),
+                "simulate": _("simulation"),
+                "settings": _("settings"),
+                "acknowledge": _("acknowledgement"),
+                "package": _("package"),
+                "correction": _("correction"),
+                "migrate": _("upgrade"),
+            }.get(e["type"], e["type"])
         if e["type"] == "spend":
             if col == "epsilon":
                 return f"{e['charged']['epsilon']:.6g}"
@@ -393,13 +419,15 @@ class LedgerModel(_StateListModel):
             )
         if e["type"] == "simulate" and col == "what":
             return _("{n} simulated run(s) of the data by an older version; charged by a correction").format(
-                n=e.get("runs", "?"))  # fmt: skip
+                n=e.get("runs", "?")
+            )
         if e["type"] == "correction":
             if col == "epsilon":
                 return f"+{e.get('added_epsilon', 0):.6g}"
             if col == "what":
                 return _("past releases booked too low: {list}").format(
-                    list=", ".join(str(r.get("seq")) for r in e.get("releases", [])))  # fmt: skip
+                    list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
+                )
         if e["type"] == "migrate" and col == "what":
             return _("renamed {id}: the data's hash is no longer published").format(id=e.get("dataset", ""))
         return ""

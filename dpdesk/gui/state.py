@@ -17,9 +17,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
@@ -48,7 +46,9 @@ def new_plan_data(title: str = "") -> dict[str, Any]:
 class PlanEdit(QUndoCommand):
     """One undoable change of the plan: the old and the new plan dicts."""
 
-    def __init__(self, state: AppState, old: dict[str, Any], new: dict[str, Any], text: str, merge_id: int = -1):
+    def __init__(
+        self, state: AppState, old: dict[str, Any], new: dict[str, Any], text: str, merge_id: int = -1
+    ):
         super().__init__(text)
         self.state = state
         self.old = old
@@ -121,7 +121,9 @@ class AppState(QObject):
         """Apply an undoable plan edit (no-op if nothing changed)."""
         if new == self.plan_data:
             return
-        self.undo_stack.push(PlanEdit(self, copy.deepcopy(self.plan_data), copy.deepcopy(new), text, merge_id))
+        self.undo_stack.push(
+            PlanEdit(self, copy.deepcopy(self.plan_data), copy.deepcopy(new), text, merge_id)
+        )
 
     def draft(self) -> dict[str, Any]:
         """A deep copy of the plan dict to modify and pass to :meth:`edit`."""

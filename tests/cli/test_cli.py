@@ -21,7 +21,12 @@ DATA = SAMPLES / "census_sample.csv"
 def run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DPDESK_HOME": str(home)}
     return subprocess.run(
-        [sys.executable, "-m", "dpdesk", *args], capture_output=True, text=True, env=env, timeout=300, check=False
+        [sys.executable, "-m", "dpdesk", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
     )
 
 
@@ -57,7 +62,16 @@ def test_release_then_budget_ledger_and_refusal(dpdesk_home: Path, tmp_path: Pat
     assert not (tmp_path / "again").exists()
     lg = run("ledger", "--data", str(DATA), home=dpdesk_home)
     assert lg.returncode == 0 and "chain verified" in lg.stdout and "release  epsilon 0.9" in lg.stdout
-    ex = run("ledger", "--data", str(DATA), "--export-release", "2", "--out", str(tmp_path / "ex"), home=dpdesk_home)
+    ex = run(
+        "ledger",
+        "--data",
+        str(DATA),
+        "--export-release",
+        "2",
+        "--out",
+        str(tmp_path / "ex"),
+        home=dpdesk_home,
+    )
     assert ex.returncode == 0, ex.stderr
     assert (tmp_path / "ex" / "release.csv").read_bytes() == (out / "release.csv").read_bytes()
 
@@ -82,7 +96,12 @@ def test_missing_column_exit_2_names_file_and_line(dpdesk_home: Path, tmp_path: 
 
 
 def test_tampered_ledger_exit_3(dpdesk_home: Path, tmp_path: Path) -> None:
-    assert run("release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "o"), home=dpdesk_home).returncode == 0
+    assert (
+        run(
+            "release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "o"), home=dpdesk_home
+        ).returncode
+        == 0
+    )
     (ledger,) = (dpdesk_home / "ledgers").glob("*.jsonl")
     ledger.write_bytes(ledger.read_bytes().replace(b'"epsilon":0.9', b'"epsilon":0.1', 1))
     r = run("ledger", "--data", str(DATA), home=dpdesk_home)
@@ -92,7 +111,12 @@ def test_tampered_ledger_exit_3(dpdesk_home: Path, tmp_path: Path) -> None:
 
 
 def test_changed_budget_is_refused_until_an_officer_changes_it(dpdesk_home: Path, tmp_path: Path) -> None:
-    assert run("release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "o"), home=dpdesk_home).returncode == 0
+    assert (
+        run(
+            "release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "o"), home=dpdesk_home
+        ).returncode
+        == 0
+    )
     data = json.loads(PLAN.read_text(encoding="utf-8"))
     data["budget"]["epsilon"] = 3.0
     p = tmp_path / "bigger.json"
@@ -101,7 +125,16 @@ def test_changed_budget_is_refused_until_an_officer_changes_it(dpdesk_home: Path
     assert r.returncode == 2 and "fixed at its first release" in r.stderr
     r = run("ledger", "--data", str(DATA), "--change-settings", str(p), home=dpdesk_home)
     assert r.returncode == 2 and "--reason" in r.stderr
-    r = run("ledger", "--data", str(DATA), "--change-settings", str(p), "--reason", "board approval 12", home=dpdesk_home)
+    r = run(
+        "ledger",
+        "--data",
+        str(DATA),
+        "--change-settings",
+        str(p),
+        "--reason",
+        "board approval 12",
+        home=dpdesk_home,
+    )
     assert r.returncode == 0
     r = run("release", str(p), "--data", str(DATA), "--out", str(tmp_path / "o2"), home=dpdesk_home)
     assert r.returncode == 0, r.stderr
@@ -124,8 +157,9 @@ def test_simulate_marks_its_output_not_for_publication(dpdesk_home: Path, tmp_pa
     assert "NOT FOR PUBLICATION" in r.stdout
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# NOT FOR PUBLICATION")
-    assert lines[1] == ("# source: a stand-in table of 1000 rows generated from the plan's schema "
-                        "(no data was read)")
+    assert lines[1] == (
+        "# source: a stand-in table of 1000 rows generated from the plan's schema (no data was read)"
+    )
     assert lines[2] == "run,query,group,value"
     assert len(lines) == 3 + 5 * 12
     assert not (dpdesk_home / "ledgers").exists()  # a simulation touches no ledger
@@ -135,8 +169,15 @@ def _peeking_plan(tmp_path: Path) -> Path:
     """The audit's probe: a budget of 0.1 and one query asking for epsilon 50 (the exact region counts)."""
     data = json.loads(PLAN.read_text(encoding="utf-8"))
     data["budget"] = {"epsilon": 0.1, "delta": 0}
-    data["queries"] = [{"name": "regions", "statistic": "histogram", "column": "region",
-                        "mechanism": "laplace", "epsilon": 50}]  # fmt: skip
+    data["queries"] = [
+        {
+            "name": "regions",
+            "statistic": "histogram",
+            "column": "region",
+            "mechanism": "laplace",
+            "epsilon": 50,
+        }
+    ]
     p = tmp_path / "peek.json"
     p.write_text(json.dumps(data), encoding="utf-8")
     return p
@@ -158,8 +199,9 @@ def test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger(
     public = tmp_path / "published_sample.csv"
     public.write_bytes(DATA.read_bytes())
     out = tmp_path / "sim.csv"
-    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out),
-            home=dpdesk_home)  # fmt: skip
+    r = run(
+        "simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out), home=dpdesk_home
+    )
     assert r.returncode == 0, r.stderr
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# NOT FOR PUBLICATION")
@@ -167,13 +209,18 @@ def test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger(
     assert len(lines) == 3 + 3 * 12
     assert not (dpdesk_home / "ledgers").exists()
     # once dpdesk has released from it, the file is a private dataset, whatever the user calls it
-    assert run("release", str(PLAN), "--data", str(public), "--out", str(tmp_path / "o"),
-               home=dpdesk_home).returncode == 0  # fmt: skip
+    assert (
+        run(
+            "release", str(PLAN), "--data", str(public), "--out", str(tmp_path / "o"), home=dpdesk_home
+        ).returncode
+        == 0
+    )
     (ledger,) = (dpdesk_home / "ledgers").glob("*.jsonl")
     before = ledger.read_bytes()
     out.unlink()
-    r = run("simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out),
-            home=dpdesk_home)  # fmt: skip
+    r = run(
+        "simulate", str(PLAN), "--public", str(public), "--runs", "3", "--out", str(out), home=dpdesk_home
+    )
     assert r.returncode == 2, r.stdout
     assert f"{public} is not a public file" in r.stderr and "has a ledger" in r.stderr
     assert "stand-in table" in r.stderr
@@ -205,16 +252,31 @@ def test_a_misspelled_category_stops_the_release_before_charging(dpdesk_home: Pa
     assert not out.exists() and not (dpdesk_home / "ledgers").exists()
     assert r.stdout == ""
     # with the flag, the curator goes ahead knowingly: the same counts shown, then the charge
-    r = run("release", str(plan), "--data", str(DATA), "--out", str(out), "--accept-data-problems",
-            home=dpdesk_home)  # fmt: skip
+    r = run(
+        "release",
+        str(plan),
+        "--data",
+        str(DATA),
+        "--out",
+        str(out),
+        "--accept-data-problems",
+        home=dpdesk_home,
+    )
     assert r.returncode == 0, r.stderr
     assert f"column 'region': 0 missing, {west} outside the declared categories" in r.stderr
     assert "charged epsilon 0.9" in r.stdout
 
 
 def test_release_shows_the_clamped_counts_of_every_numeric_column(dpdesk_home: Path, tmp_path: Path) -> None:
-    rows = [("1200.5", "3", "south"), ("7500", "25", "west"), ("inf", "-2", "south"), ("-4", "12", "west"),
-            ("", "19", "south"), ("-inf", "x", "west"), ("5000", "18", "west")]  # fmt: skip
+    rows = [
+        ("1200.5", "3", "south"),
+        ("7500", "25", "west"),
+        ("inf", "-2", "south"),
+        ("-4", "12", "west"),
+        ("", "19", "south"),
+        ("-inf", "x", "west"),
+        ("5000", "18", "west"),
+    ]
     data = tmp_path / "d.csv"
     data.write_text("wage,education,region\n" + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
     plan = json.loads(PLAN.read_text(encoding="utf-8"))
@@ -222,16 +284,25 @@ def test_release_shows_the_clamped_counts_of_every_numeric_column(dpdesk_home: P
     p = tmp_path / "p.json"
     p.write_text(json.dumps(plan), encoding="utf-8")
     # wage [0, 5000]: 7500, inf, -4, -inf clamped (5000 is at the bound); education [0, 18]: 25, -2, 19
-    expected = ["column 'wage': 1 missing, 0 unparsable, 4 clamped to the bounds [0, 5000] (first at line 6)",
-                "column 'education': 0 missing, 1 unparsable, 3 clamped to the bounds [0, 18] "
-                "(first at line 7)",
-                "column 'region': 0 missing, 0 outside the declared categories"]  # fmt: skip
+    expected = [
+        "column 'wage': 1 missing, 0 unparsable, 4 clamped to the bounds [0, 5000] (first at line 6)",
+        "column 'education': 0 missing, 1 unparsable, 3 clamped to the bounds [0, 18] (first at line 7)",
+        "column 'region': 0 missing, 0 outside the declared categories",
+    ]
     r = run("release", str(p), "--data", str(data), "--out", str(tmp_path / "o"), home=dpdesk_home)
     assert r.returncode == 2 and "column 'education'" in r.stderr.split("stopped before charging")[1]
     shown = [ln.strip() for ln in r.stderr.splitlines() if ln.startswith("  column")]
     assert shown == expected
-    r = run("release", str(p), "--data", str(data), "--out", str(tmp_path / "o"), "--accept-data-problems",
-            home=dpdesk_home)  # fmt: skip
+    r = run(
+        "release",
+        str(p),
+        "--data",
+        str(data),
+        "--out",
+        str(tmp_path / "o"),
+        "--accept-data-problems",
+        home=dpdesk_home,
+    )
     assert r.returncode == 0, r.stderr
     assert [ln.strip() for ln in r.stderr.splitlines() if ln.startswith("  column")] == expected
     # a clean file still shows its clamping (the sample has wages above 5000)
@@ -244,9 +315,20 @@ def test_release_shows_the_clamped_counts_of_every_numeric_column(dpdesk_home: P
 
 
 def test_open_starts_the_desktop_app(dpdesk_home: Path) -> None:
-    env = {**os.environ, "DPDESK_HOME": str(dpdesk_home), "DPDESK_STARTUP_PROBE": "1", "QT_QPA_PLATFORM": "offscreen"}
-    r = subprocess.run([sys.executable, "-m", "dpdesk", "open", str(DATA)], capture_output=True, text=True, env=env,
-                       timeout=120, check=False)  # fmt: skip
+    env = {
+        **os.environ,
+        "DPDESK_HOME": str(dpdesk_home),
+        "DPDESK_STARTUP_PROBE": "1",
+        "QT_QPA_PLATFORM": "offscreen",
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "open", str(DATA)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     assert "WINDOW_SHOWN" in r.stdout
 
@@ -258,7 +340,9 @@ def test_suggest_proposes_types_only(dpdesk_home: Path) -> None:
     assert "5000" not in r.stdout
 
 
-@pytest.mark.parametrize("args", [["release", str(PLAN)], ["nonsense"], ["simulate", str(PLAN), "--runs", "x"]])
+@pytest.mark.parametrize(
+    "args", [["release", str(PLAN)], ["nonsense"], ["simulate", str(PLAN), "--runs", "x"]]
+)
 def test_usage_errors_exit_2(dpdesk_home: Path, args: list[str]) -> None:
     assert run(*args, home=dpdesk_home).returncode == 2
 
@@ -271,7 +355,9 @@ def test_codebook_option(dpdesk_home: Path, tmp_path: Path) -> None:
     r = run("budget", str(p), home=dpdesk_home)
     assert r.returncode == 2 and "codebook" in r.stderr
     book = tmp_path / "book.csv"
-    book.write_text("column,category\nregion,northeast\nregion,midwest\nregion,south\nregion,west\n", encoding="utf-8")
+    book.write_text(
+        "column,category\nregion,northeast\nregion,midwest\nregion,south\nregion,west\n", encoding="utf-8"
+    )
     r = run("budget", str(p), "--codebook", str(book), "--json", home=dpdesk_home)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["queries"][2]["cells"] == 4
@@ -289,20 +375,39 @@ def test_acknowledging_a_tampered_ledger_keeps_what_was_spent(dpdesk_home: Path,
     data["budget"]["epsilon"] = 2.0
     plan = tmp_path / "p.json"
     plan.write_text(json.dumps(data), encoding="utf-8")
-    assert run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o1"), home=dpdesk_home).returncode == 0
+    assert (
+        run(
+            "release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o1"), home=dpdesk_home
+        ).returncode
+        == 0
+    )
     (ledger,) = (dpdesk_home / "ledgers").glob("*.jsonl")
     ledger.write_bytes(ledger.read_bytes().replace(b'"title":"CPS wages"', b'"title":"CPS wagez"', 1))
     r = run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o2"), home=dpdesk_home)
     assert r.returncode == 3 and not (tmp_path / "o2").exists()
     assert run("ledger", "--data", str(DATA), "--acknowledge", "  ", home=dpdesk_home).returncode == 3
-    a = run("ledger", "--data", str(DATA), "--acknowledge", "edited by mistake; checked with the curator", home=dpdesk_home)
+    a = run(
+        "ledger",
+        "--data",
+        str(DATA),
+        "--acknowledge",
+        "edited by mistake; checked with the curator",
+        home=dpdesk_home,
+    )
     assert a.returncode == 0, a.stderr
     assert "1 release(s) were carried over" in a.stdout
     assert len(list((dpdesk_home / "ledgers").glob("*.broken-*.jsonl"))) == 1  # the evidence is kept
     b = run("budget", str(plan), "--data", str(DATA), "--json", home=dpdesk_home)
     rep = json.loads(b.stdout)
-    assert rep["releases_so_far"] == 1 and rep["remaining_before"]["epsilon"] == pytest.approx(1.1)  # not reset
-    assert run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o3"), home=dpdesk_home).returncode == 0
+    assert rep["releases_so_far"] == 1 and rep["remaining_before"]["epsilon"] == pytest.approx(
+        1.1
+    )  # not reset
+    assert (
+        run(
+            "release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o3"), home=dpdesk_home
+        ).returncode
+        == 0
+    )
     again = run("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "o4"), home=dpdesk_home)
     assert again.returncode == 1  # 0.9 + 0.9 spent of 2.0: the carried spend still counts
     assert run("ledger", "--data", str(DATA), "--acknowledge", "again", home=dpdesk_home).returncode == 3
@@ -310,7 +415,15 @@ def test_acknowledging_a_tampered_ledger_keeps_what_was_spent(dpdesk_home: Path,
 
 def test_ledger_actions_cannot_be_combined(dpdesk_home: Path, tmp_path: Path) -> None:
     """Issue 12: `ledger --export A --statement B` did the export alone and said nothing of the statement."""
-    r = run("ledger", "--data", str(DATA), "--export", str(tmp_path / "a.jsonl"), "--statement", str(tmp_path / "b.pdf"),
-            home=dpdesk_home)  # fmt: skip
+    r = run(
+        "ledger",
+        "--data",
+        str(DATA),
+        "--export",
+        str(tmp_path / "a.jsonl"),
+        "--statement",
+        str(tmp_path / "b.pdf"),
+        home=dpdesk_home,
+    )
     assert r.returncode == 2 and "--export, --statement cannot be combined" in r.stderr
     assert not (tmp_path / "a.jsonl").exists() and not (tmp_path / "b.pdf").exists()

@@ -15,13 +15,22 @@ from dpdesk.core.plan import parse_plan
 from dpdesk.core.queries import design_query, grid_bounds, quantile_candidates
 
 
-def setup(xtype: str, bounds: list[float], query: dict[str, Any], n: int, seed: int) -> tuple[Any, Table, Any]:
+def setup(
+    xtype: str, bounds: list[float], query: dict[str, Any], n: int, seed: int
+) -> tuple[Any, Table, Any]:
     rng = np.random.default_rng(seed)  # test data only
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 10.0}, "privacy_unit": {"neighbouring": "add_remove"},
-        "columns": {"x": {"type": xtype, "bounds": bounds}, "g": {"type": "category", "categories": ["a", "b", "c"]}},
-        "queries": [{"name": "q", "epsilon": 1.0, "mechanism": "laplace", **query}],
-    })  # fmt: skip
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 10.0},
+            "privacy_unit": {"neighbouring": "add_remove"},
+            "columns": {
+                "x": {"type": xtype, "bounds": bounds},
+                "g": {"type": "category", "categories": ["a", "b", "c"]},
+            },
+            "queries": [{"name": "q", "epsilon": 1.0, "mechanism": "laplace", **query}],
+        }
+    )
     lo, hi = bounds
     span = hi - lo
     if xtype == "int":
@@ -40,10 +49,13 @@ def brute_grid(x: float, spec: Any) -> int:
     return min(hi_i, max(lo_i, round(math.ldexp(min(hi, max(lo, x)), s))))
 
 
-@pytest.mark.parametrize("xtype,bounds", [("float", [-1e6, 3e6]), ("float", [0, 0.001]), ("int", [-50, 200]),
-                                          ("int", [0, 10**12])])  # fmt: skip
+@pytest.mark.parametrize(
+    "xtype,bounds", [("float", [-1e6, 3e6]), ("float", [0, 0.001]), ("int", [-50, 200]), ("int", [0, 10**12])]
+)
 @pytest.mark.parametrize("grouped", [False, True])
-def test_sums_are_exact_also_in_chunks(xtype: str, bounds: list[float], grouped: bool, monkeypatch: Any) -> None:
+def test_sums_are_exact_also_in_chunks(
+    xtype: str, bounds: list[float], grouped: bool, monkeypatch: Any
+) -> None:
     monkeypatch.setattr(agg, "_chunk_rows", lambda bits: 97)  # force many chunks
     q = {"statistic": "sum", "column": "x", **({"group_by": "g"} if grouped else {})}
     plan, table, design = setup(xtype, bounds, q, 5000, 1)
@@ -66,18 +78,34 @@ def test_mean_components_are_exact(xtype: str, bounds: list[float]) -> None:
     _s, lo_i, hi_i = grid_bounds(spec)
     xs, gs = table.columns["x"].values.tolist(), table.columns["g"].values.tolist()
     counts = [sum(1 for gg, k in zip(gs, keep, strict=True) if k and gg == j) for j in range(3)]
-    sums = [sum(2 * brute_grid(v, spec) - (lo_i + hi_i) for v, gg, k in zip(xs, gs, keep, strict=True) if k and gg == j)
-            for j in range(3)]  # fmt: skip
+    sums = [
+        sum(
+            2 * brute_grid(v, spec) - (lo_i + hi_i)
+            for v, gg, k in zip(xs, gs, keep, strict=True)
+            if k and gg == j
+        )
+        for j in range(3)
+    ]
     assert ex.vectors == [counts, sums]
 
 
-@pytest.mark.parametrize("xtype,bounds,extra", [
-    ("int", [0, 100], {}), ("int", [0, 100], {"candidates": [0, 10.5, 50, 99]}),
-    ("float", [-5.0, 5.0], {"candidates": [-4, -1, 0, 0.5, 3]}), ("float", [-5.0, 5.0], {"grid_step": 0.5}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "xtype,bounds,extra",
+    [
+        ("int", [0, 100], {}),
+        ("int", [0, 100], {"candidates": [0, 10.5, 50, 99]}),
+        ("float", [-5.0, 5.0], {"candidates": [-4, -1, 0, 0.5, 3]}),
+        ("float", [-5.0, 5.0], {"grid_step": 0.5}),
+    ],
+)
 def test_quantile_scores_match_brute_force(xtype: str, bounds: list[float], extra: dict[str, Any]) -> None:
-    plan, table, design = setup(xtype, bounds, {"statistic": "quantile", "column": "x", "q": 0.3,
-                                                "mechanism": "exponential", **extra}, 2000, 4)  # fmt: skip
+    plan, table, design = setup(
+        xtype,
+        bounds,
+        {"statistic": "quantile", "column": "x", "q": 0.3, "mechanism": "exponential", **extra},
+        2000,
+        4,
+    )
     ex = agg.exact_statistic(design, table, np.ones(table.n_rows, dtype=bool), plan.columns)
     lo, hi = bounds
     xs = [min(hi, max(lo, float(v))) for v in table.columns["x"].values.tolist()]
@@ -112,12 +140,25 @@ def test_best_quantile_candidates_are_exactly_the_true_quantiles_on_tied_data(
     candidate 2 of {1: 29, 2: 28, 3: 43}; q is read as written. {2: 10, 6: 10} has a whole interval
     of medians (every candidate from 2 to 6).
     """
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 10.0}, "privacy_unit": {"neighbouring": "add_remove"},
-        "columns": {"x": {"type": xtype, "bounds": [0, 9]}},
-        "queries": [{"name": "q", "statistic": "quantile", "column": "x", "q": qv, "mechanism": "exponential",
-                     "epsilon": 1.0, **({} if xtype == "int" else {"grid_step": 0.5})}],
-    })  # fmt: skip
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 10.0},
+            "privacy_unit": {"neighbouring": "add_remove"},
+            "columns": {"x": {"type": xtype, "bounds": [0, 9]}},
+            "queries": [
+                {
+                    "name": "q",
+                    "statistic": "quantile",
+                    "column": "x",
+                    "q": qv,
+                    "mechanism": "exponential",
+                    "epsilon": 1.0,
+                    **({} if xtype == "int" else {"grid_step": 0.5}),
+                }
+            ],
+        }
+    )
     xs = [float(v) for v, c in rows.items() for _ in range(c)]
     arr = np.asarray(xs, dtype=np.int64 if xtype == "int" else np.float64)
     table = Table("t", "", len(xs), {"x": Column(plan.columns["x"], arr)})
@@ -135,7 +176,9 @@ def test_best_quantile_candidates_are_exactly_the_true_quantiles_on_tied_data(
 @pytest.mark.parametrize("xtype,bounds", [("int", [-20, 40]), ("float", [-20.0, 40.0])])
 def test_numeric_histogram_matches_brute_force(xtype: str, bounds: list[float]) -> None:
     edges = [-10, 0, 5, 25]
-    plan, table, design = setup(xtype, bounds, {"statistic": "histogram", "column": "x", "bins": edges}, 2000, 5)
+    plan, table, design = setup(
+        xtype, bounds, {"statistic": "histogram", "column": "x", "bins": edges}, 2000, 5
+    )
     ex = agg.exact_statistic(design, table, np.ones(table.n_rows, dtype=bool), plan.columns)
     want = [0, 0, 0]
     for v in table.columns["x"].values.tolist():
@@ -146,7 +189,13 @@ def test_numeric_histogram_matches_brute_force(xtype: str, bounds: list[float]) 
 
 
 def test_select_revenue_matches_brute_force() -> None:
-    q = {"statistic": "select", "column": "x", "candidates": [1, 2.5, 7], "utility": "revenue", "mechanism": "exponential"}
+    q = {
+        "statistic": "select",
+        "column": "x",
+        "candidates": [1, 2.5, 7],
+        "utility": "revenue",
+        "mechanism": "exponential",
+    }
     plan, table, design = setup("float", [0.0, 10.0], q, 1500, 6)
     ex = agg.exact_statistic(design, table, np.ones(table.n_rows, dtype=bool), plan.columns)
     xs = [min(10.0, max(0.0, v)) for v in table.columns["x"].values.tolist()]

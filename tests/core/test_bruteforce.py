@@ -125,16 +125,18 @@ class Config:
         unit: dict[str, Any] = {"neighbouring": relation, "max_rows_per_person": self.k}
         if self.with_id:
             unit["id_column"] = "pid"
-        return parse_plan({
-            "version": 1,
-            "budget": {"epsilon": 10.0},
-            "privacy_unit": unit,
-            "columns": {
-                "x": {"type": self.xtype, "bounds": list(self.bounds), "missing": self.x_missing},
-                "g": {"type": "category", "categories": list(CATS), "missing": self.g_missing},
-            },
-            "queries": [{"name": "q", "epsilon": 1.0, **self.query}],
-        })  # fmt: skip
+        return parse_plan(
+            {
+                "version": 1,
+                "budget": {"epsilon": 10.0},
+                "privacy_unit": unit,
+                "columns": {
+                    "x": {"type": self.xtype, "bounds": list(self.bounds), "missing": self.x_missing},
+                    "g": {"type": "category", "categories": list(CATS), "missing": self.g_missing},
+                },
+                "queries": [{"name": "q", "epsilon": 1.0, **self.query}],
+            }
+        )
 
     @property
     def uses_x(self) -> bool:
@@ -253,8 +255,10 @@ def check(cfg: Config, relation: str, seen: Observed) -> list[str]:
     """The problems: an observed change above the booked sensitivity, or an ungrouped sum's not reached."""
     plan = cfg.plan(relation)
     design = design_query(plan.queries[0], plan)
-    where = (f"{relation}, k={cfg.k}, {cfg.xtype} {cfg.bounds}, x {cfg.x_missing}, g {cfg.g_missing}, "
-             f"id={cfg.with_id}, {cfg.query}")  # fmt: skip
+    where = (
+        f"{relation}, k={cfg.k}, {cfg.xtype} {cfg.bounds}, x {cfg.x_missing}, g {cfg.g_missing}, "
+        f"id={cfg.with_id}, {cfg.query}"
+    )
     problems = []
     for i, c in enumerate(design.components):
         if c.mechanism == "exponential":
@@ -295,8 +299,11 @@ def test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity(
 def test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop() -> None:
     """The issue's example: bounds [99, 100], a row of 100 against a missing one moves the sum by 100."""
     for k in (1, 2):
-        for policy, with_id, expected in (("drop", False, 100.0), ({"impute": 99}, True, 100.0),
-                                          ({"impute": 99}, False, 1.0)):  # fmt: skip
+        for policy, with_id, expected in (
+            ("drop", False, 100.0),
+            ({"impute": 99}, True, 100.0),
+            ({"impute": 99}, False, 1.0),
+        ):
             cfg = Config(queries((99.0, 100.0))["sum"], "float", (99.0, 100.0), policy, "drop", with_id, k)
             _, rep = enumerate_changes(cfg)
             plan = cfg.plan("replace")

@@ -419,12 +419,16 @@ def test_bad_values_are_counted_and_missing(tmp_path: Path) -> None:
     assert t.columns["age"].values.dtype == np.int8  # bounds [0, 120] fit int8
 
 
-@pytest.mark.parametrize(("text", "values", "clamped"), [
-    ("age\n-5\n130\n50\n200\n", [0, 120, 50, 120], 3),  # clean: the typed path
-    ("age\n-5\n\n130\n50\n", [0, 0, 120, 50], 2),  # an empty field: the typed path with nulls
-    ("age\n-5\nabc\n130\ninf\n1e9\n7\n", [0, 0, 120, 120, 120, 7], 4),  # unparsable: the text path
-    ("age,x\n120,1\n0,2\n-0,3\n", [120, 0, 0], 0),  # at the bounds: not clamped
-], ids=["typed", "nulls", "text", "at-bounds"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "values", "clamped"),
+    [
+        ("age\n-5\n130\n50\n200\n", [0, 120, 50, 120], 3),  # clean: the typed path
+        ("age\n-5\n\n130\n50\n", [0, 0, 120, 50], 2),  # an empty field: the typed path with nulls
+        ("age\n-5\nabc\n130\ninf\n1e9\n7\n", [0, 0, 120, 120, 120, 7], 4),  # unparsable: the text path
+        ("age,x\n120,1\n0,2\n-0,3\n", [120, 0, 0], 0),  # at the bounds: not clamped
+    ],
+    ids=["typed", "nulls", "text", "at-bounds"],
+)
 def test_clamped_ints_are_counted_on_every_path(
     tmp_path: Path, text: str, values: list[int], clamped: int
 ) -> None:
@@ -850,9 +854,15 @@ def test_id_hash_is_keyed_by_a_secret_seed_per_process(tmp_path: Path) -> None:
     import sys
 
     p = write(tmp_path, "t.csv", "pid,age\nalice,1\nbob,2\n")
-    code = ("import sys; from dpdesk.core.data import load_table; from dpdesk.core.plan import ColumnSpec; "
-            "t = load_table(sys.argv[1], {'age': ColumnSpec('age', 'int', (0, 10))}, id_column='pid'); "
-            "print(t.ids.tolist())")  # fmt: skip
-    runs = [subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True).stdout
-            for _ in range(2)]  # fmt: skip
+    code = (
+        "import sys; from dpdesk.core.data import load_table; from dpdesk.core.plan import ColumnSpec; "
+        "t = load_table(sys.argv[1], {'age': ColumnSpec('age', 'int', (0, 10))}, id_column='pid'); "
+        "print(t.ids.tolist())"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(p)], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(2)
+    ]
     assert runs[0] != runs[1], "the id hash is the same in two processes: its seed is not secret"

@@ -64,7 +64,10 @@ def test_discrete_interval_halfwidths_cover_95_percent_exactly() -> None:
         assert tail(t) <= 0.05 < (tail(t - 1) if t > 0 else 1.0)
     for sigma in (0.3, 1.0, 5.0, 40.0):
         t = mech.discrete_gaussian_halfwidth(sigma)
-        ws = {x: math.exp(-(x * x) / (2 * sigma * sigma)) for x in range(-int(20 * sigma) - 5, int(20 * sigma) + 6)}
+        ws = {
+            x: math.exp(-(x * x) / (2 * sigma * sigma))
+            for x in range(-int(20 * sigma) - 5, int(20 * sigma) + 6)
+        }
         z = sum(ws.values())
         cover = lambda s: sum(w for x, w in ws.items() if abs(x) <= s) / z  # noqa: E731
         assert cover(t) >= 0.95 and (t == 0 or cover(t - 1) < 0.95)
@@ -130,7 +133,9 @@ def test_split_budget_never_exceeds_the_total() -> None:
         shares = acc.split_budget(total, weights)
         assert sum(Decimal(repr(s)) for s in shares) <= Decimal(repr(total))
         assert sum(shares) == pytest.approx(total, abs=1e-5)
-        assert acc.fits(acc.sequential([acc.QueryCost(str(i), s, 0, 0) for i, s in enumerate(shares)]), total, 0)
+        assert acc.fits(
+            acc.sequential([acc.QueryCost(str(i), s, 0, 0) for i, s in enumerate(shares)]), total, 0
+        )
     assert acc.split_budget(1.0, [1, 3]) == [0.25, 0.75]
     with pytest.raises(ValueError):
         acc.split_budget(1.0, [0, 0])
@@ -339,7 +344,7 @@ def test_discrete_gaussian_reference_matches_a_direct_sum() -> None:
             s = mpmath.mpf(sigma)
             for n in (-40, 0, 1, 13, 50, 150):
                 zs = range(n, n + int(80 * sigma))
-                direct = mpmath.fsum(mpmath.exp(-mpmath.mpf(z) ** 2 / (2 * s * s)) for z in zs)
+                direct = mpmath.fsum(mpmath.exp(-(mpmath.mpf(z) ** 2) / (2 * s * s)) for z in zs)
                 assert abs(_mp_dg_tail(s, n) / direct - 1) < mpmath.mpf("1e-50")
         # and the whole delta against the floating-point brute force above, at a small sigma
         brute = _discrete_gaussian_delta(30.0, 7, 0.5)
@@ -349,13 +354,18 @@ def test_discrete_gaussian_reference_matches_a_direct_sum() -> None:
 def _plan(queries: list[dict[str, Any]], k: int) -> Any:
     from dpdesk.core.plan import parse_plan
 
-    return parse_plan({
-        "version": 1, "budget": {"epsilon": 100, "delta": 0.5},
-        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": k},
-        "columns": {"wage": {"type": "float", "bounds": [0, 5000]},
-                    "age": {"type": "int", "bounds": [0, 18]}},
-        "queries": queries,
-    })  # fmt: skip
+    return parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 100, "delta": 0.5},
+            "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": k},
+            "columns": {
+                "wage": {"type": "float", "bounds": [0, 5000]},
+                "age": {"type": "int", "bounds": [0, 18]},
+            },
+            "queries": queries,
+        }
+    )
 
 
 @pytest.mark.parametrize("delta", [1e-6, 1e-12, 1e-20, 1e-30])

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pypdf import PdfReader
 
 from dpdesk.core.plan import parse_plan
@@ -29,20 +28,52 @@ def planted(tmp_path: Path, labels: tuple[str, str] = ("north", "south")) -> Pat
 
 
 def plan(labels: tuple[str, str] = ("north", "south"), title: str = "Planted") -> Any:
-    return parse_plan({
-        "version": 1, "title": title, "budget": {"epsilon": 2.0, "delta": 1e-6},
-        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
-        "columns": {"x": {"type": "float", "bounds": [0, 200000]},
-                    "region": {"type": "category", "categories": list(labels)}},
-        "queries": [
-            {"name": "rows", "statistic": "count", "mechanism": "laplace", "epsilon": 0.01},
-            {"name": "total x", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
-            {"name": "x by region", "statistic": "sum", "column": "x", "group_by": "region",
-             "mechanism": "gaussian", "calibration": "analytic", "epsilon": 0.5, "delta": 1e-7},
-            {"name": "regions", "statistic": "histogram", "column": "region", "mechanism": "laplace", "epsilon": 0.3},
-            {"name": "biggest", "statistic": "mode", "column": "region", "mechanism": "exponential", "epsilon": 0.1},
-        ],
-    })  # fmt: skip
+    return parse_plan(
+        {
+            "version": 1,
+            "title": title,
+            "budget": {"epsilon": 2.0, "delta": 1e-6},
+            "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+            "columns": {
+                "x": {"type": "float", "bounds": [0, 200000]},
+                "region": {"type": "category", "categories": list(labels)},
+            },
+            "queries": [
+                {"name": "rows", "statistic": "count", "mechanism": "laplace", "epsilon": 0.01},
+                {
+                    "name": "total x",
+                    "statistic": "sum",
+                    "column": "x",
+                    "mechanism": "laplace",
+                    "epsilon": 0.5,
+                },
+                {
+                    "name": "x by region",
+                    "statistic": "sum",
+                    "column": "x",
+                    "group_by": "region",
+                    "mechanism": "gaussian",
+                    "calibration": "analytic",
+                    "epsilon": 0.5,
+                    "delta": 1e-7,
+                },
+                {
+                    "name": "regions",
+                    "statistic": "histogram",
+                    "column": "region",
+                    "mechanism": "laplace",
+                    "epsilon": 0.3,
+                },
+                {
+                    "name": "biggest",
+                    "statistic": "mode",
+                    "column": "region",
+                    "mechanism": "exponential",
+                    "epsilon": 0.1,
+                },
+            ],
+        }
+    )
 
 
 def pdf_text(path: Path) -> str:
@@ -81,7 +112,9 @@ def test_tampered_files_are_named_and_review_exits_1(dpdesk_home: Path, tmp_path
     release(plan(), data, dpdesk_home, out)
     assert review(out).intact
     env = {**os.environ, "DPDESK_HOME": str(dpdesk_home)}
-    ok = subprocess.run([sys.executable, "-m", "dpdesk", "review", str(out)], capture_output=True, text=True, env=env)
+    ok = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "review", str(out)], capture_output=True, text=True, env=env
+    )
     assert ok.returncode == 0 and "Intact." in ok.stdout
 
     csv_path = out / "release.csv"
@@ -89,7 +122,9 @@ def test_tampered_files_are_named_and_review_exits_1(dpdesk_home: Path, tmp_path
     csv_path.write_bytes(original.replace(b",rows,", b",rows,").replace(b"\nrows,,", b"\nrows,,1"))
     r = review(out)
     assert not r.intact and any("release.csv" in p for p in r.problems)
-    bad = subprocess.run([sys.executable, "-m", "dpdesk", "review", str(out)], capture_output=True, text=True, env=env)
+    bad = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "review", str(out)], capture_output=True, text=True, env=env
+    )
     assert bad.returncode == 1 and "release.csv was modified" in bad.stdout
     csv_path.write_bytes(original)
 

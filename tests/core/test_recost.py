@@ -22,22 +22,26 @@ from typing import Any
 import pytest
 
 from dpdesk.core import accounting as acc
+from dpdesk.core.budget import budget_report
 from dpdesk.core.ledger import GENESIS, Ledger, entry_hash
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.recost import effective, gaussian_epsilon
-from dpdesk.core.budget import budget_report
 from dpdesk.core.release import release
 
 BASE: dict[str, Any] = {
-    "version": 1, "title": "t", "budget": {"epsilon": 3.0, "delta": 1e-6},
+    "version": 1,
+    "title": "t",
+    "budget": {"epsilon": 3.0, "delta": 1e-6},
     "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
-    "columns": {"x": {"type": "float", "bounds": [0, 10], "missing": {"impute": 5}},
-                "g": {"type": "category", "categories": ["a", "b"], "missing": {"impute": "a"}}},
+    "columns": {
+        "x": {"type": "float", "bounds": [0, 10], "missing": {"impute": 5}},
+        "g": {"type": "category", "categories": ["a", "b"], "missing": {"impute": "a"}},
+    },
     "queries": [
         {"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1},
         {"name": "hist", "statistic": "histogram", "column": "g", "mechanism": "laplace", "epsilon": 0.2},
     ],
-}  # fmt: skip
+}
 
 
 def plan(**unit: Any) -> dict[str, Any]:
@@ -55,8 +59,14 @@ def data(tmp_path: Path, with_id: bool = False) -> Path:
 
 def cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DPDESK_HOME": str(home), "LANGUAGE": "en"}
-    return subprocess.run([sys.executable, "-m", "dpdesk", *args], capture_output=True, text=True, env=env,
-                          timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "dpdesk", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
 
 
 def change(tmp_path: Path, home: Path, d: Path, new: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -87,8 +97,9 @@ def test_k_up_multiplies_past_costs_and_never_comes_back(dpdesk_home: Path, tmp_
     assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) == Decimal("1.5")
     entries = Ledger.for_dataset(dpdesk_home, _sha(d)).verify()
     corr = [e for e in entries if e["type"] == "correction"]
-    assert len(corr) == 1 and corr[0]["seq"] > next(e["seq"] for e in entries if e["type"] == "settings"
-                                                      and e["reason"] == "officer")  # fmt: skip
+    assert len(corr) == 1 and corr[0]["seq"] > next(
+        e["seq"] for e in entries if e["type"] == "settings" and e["reason"] == "officer"
+    )
     # k back down to 1: recorded costs are never lowered
     assert change(tmp_path, dpdesk_home, d, plan()).returncode == 0
     assert spent(dpdesk_home, d, plan()) == Decimal("1.5")
@@ -97,13 +108,18 @@ def test_k_up_multiplies_past_costs_and_never_comes_back(dpdesk_home: Path, tmp_
     big["queries"][0]["epsilon"] = 1.6
     q = tmp_path / "big.json"
     q.write_text(json.dumps(big), encoding="utf-8")
-    assert cli("release", str(q), "--data", str(d), "--out", str(tmp_path / "o"), home=dpdesk_home).returncode == 1
+    assert (
+        cli("release", str(q), "--data", str(d), "--out", str(tmp_path / "o"), home=dpdesk_home).returncode
+        == 1
+    )
 
 
 def test_add_remove_to_replace_and_back(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     p = plan()
-    p["queries"].append({"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.1})
+    p["queries"].append(
+        {"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.1}
+    )
     p["columns"]["x"]["bounds"] = [99, 100]
     p["columns"]["x"]["missing"] = {"impute": 99.5}
     release(parse_plan(p), d, dpdesk_home)
@@ -146,8 +162,17 @@ def test_an_id_column_that_enforced_k_is_not_rescaled(dpdesk_home: Path, tmp_pat
 def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     p = plan()
-    p["queries"] = [{"name": "h", "statistic": "histogram", "column": "g", "mechanism": "gaussian",
-                     "calibration": "analytic", "epsilon": 0.5, "delta": 1e-7}]  # fmt: skip
+    p["queries"] = [
+        {
+            "name": "h",
+            "statistic": "histogram",
+            "column": "g",
+            "mechanism": "gaussian",
+            "calibration": "analytic",
+            "epsilon": 0.5,
+            "delta": 1e-7,
+        }
+    ]
     release(parse_plan(p), d, dpdesk_home)
     entries = Ledger.for_dataset(dpdesk_home, _sha(d)).verify()
     comp = next(e for e in entries if e["type"] == "spend")["trace"][0]["components"][0]
@@ -163,7 +188,9 @@ def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path)
     assert eff.costs[0].delta == 1e-7
 
 
-def test_a_carried_release_without_trace_cannot_go_back_to_add_remove(dpdesk_home: Path, tmp_path: Path) -> None:
+def test_a_carried_release_without_trace_cannot_go_back_to_add_remove(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
     d = data(tmp_path)
     rp = plan(neighbouring="replace")
     release(parse_plan(rp), d, dpdesk_home)
@@ -197,7 +224,15 @@ def test_an_old_simulate_run_on_the_data_is_charged(dpdesk_home: Path, tmp_path:
     # the recorded plan: 4 runs x 0.3; the unknown plan takes the whole budget
     assert rep["methods"]["sequential"]["spent"]["epsilon"] == pytest.approx(0.3 + 1.2 + 3.0)
     assert not rep["fits"]
-    r = cli("release", str(_write(tmp_path, plan())), "--data", str(d), "--out", str(tmp_path / "o"), home=dpdesk_home)
+    r = cli(
+        "release",
+        str(_write(tmp_path, plan())),
+        "--data",
+        str(d),
+        "--out",
+        str(tmp_path / "o"),
+        home=dpdesk_home,
+    )
     assert r.returncode == 1
     corr = [e for e in lg.verify() if e["type"] == "correction"]
     assert len(corr) == 1 and len(corr[0]["releases"]) == 2  # recorded before the refusal
@@ -218,9 +253,17 @@ def test_effective_costs_are_read_from_entries_alone() -> None:
     from dpdesk.core.queries import design_plan
 
     designs = design_plan(p)
-    spend = {"seq": 2, "type": "spend", "release_id": "r1", "plan": p.to_dict(), "plan_hash": p.plan_hash(),
-             "costs": [acc.QueryCost(x.spec.name, x.epsilon, x.delta, x.rho).to_dict() for x in designs],
-             "trace": [design_to_dict(x) for x in designs], "delta_prime": None, "prev": GENESIS}  # fmt: skip
+    spend = {
+        "seq": 2,
+        "type": "spend",
+        "release_id": "r1",
+        "plan": p.to_dict(),
+        "plan_hash": p.plan_hash(),
+        "costs": [acc.QueryCost(x.spec.name, x.epsilon, x.delta, x.rho).to_dict() for x in designs],
+        "trace": [design_to_dict(x) for x in designs],
+        "delta_prime": None,
+        "prev": GENESIS,
+    }
     s1 = {"seq": 1, "type": "settings", "settings": p.settings()}
     s3 = {"seq": 3, "type": "settings", "settings": parse_plan(plan(max_rows_per_person=2)).settings()}
     (eff,) = effective([s1, spend, s3])
@@ -267,8 +310,16 @@ def test_an_analytic_gaussian_booked_by_the_old_code_is_corrected(dpdesk_home: P
     d = data(tmp_path)
     p = plan()
     p["budget"] = {"epsilon": 10.0, "delta": 1e-6}
-    p["queries"] = [{"name": "n", "statistic": "count", "mechanism": "gaussian", "calibration": "analytic",
-                     "epsilon": 1.0, "delta": 1e-20}]  # fmt: skip
+    p["queries"] = [
+        {
+            "name": "n",
+            "statistic": "count",
+            "mechanism": "gaussian",
+            "calibration": "analytic",
+            "epsilon": 1.0,
+            "delta": 1e-20,
+        }
+    ]
     release(parse_plan(p), d, dpdesk_home)
     entries = Ledger.for_dataset(dpdesk_home, _sha(d)).verify()
     (eff,) = effective(entries)

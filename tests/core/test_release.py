@@ -12,15 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import release as rel
 from dpdesk.core import budget as bud
 from dpdesk.core import datacheck as dchk
+from dpdesk.core import release as rel
 from dpdesk.core import simulate as sim
 from dpdesk.core import values as vals
+from dpdesk.core.budget import budget_report
 from dpdesk.core.errors import BudgetExceeded, InputError, LedgerError, UsageError
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import Plan, load_plan, parse_plan
-from dpdesk.core.budget import budget_report
 from dpdesk.core.release import SettingsMismatch, release
 from dpdesk.core.values import rows_from_entry
 from tests.conftest import SAMPLES
@@ -63,7 +63,12 @@ def test_release_writes_csv_in_plan_order_with_declared_categories(dpdesk_home: 
     res = release(small_plan(), data, dpdesk_home, tmp_path / "out")
     rows = read_release(tmp_path / "out")
     assert list(rows[0]) == list(vals.CSV_COLUMNS)
-    assert [(r["query"], r["group"]) for r in rows] == [("n", ""), ("by g", "a"), ("by g", "b"), ("by g", "z")]
+    assert [(r["query"], r["group"]) for r in rows] == [
+        ("n", ""),
+        ("by g", "a"),
+        ("by g", "b"),
+        ("by g", "z"),
+    ]
     assert all(r["mechanism"] == "laplace" and r["epsilon"] == "0.3" and r["delta"] == "0" for r in rows)
     for r in rows:  # integers for counts, interval = value -+ exact discrete 95% half-width
         v, lo, hi = int(r["value"]), float(r["ci_low"]), float(r["ci_high"])
@@ -72,7 +77,9 @@ def test_release_writes_csv_in_plan_order_with_declared_categories(dpdesk_home: 
     assert [r.as_list() for r in res.rows] == [list(r.values()) for r in rows]
 
 
-def test_spend_is_recorded_before_values_are_written(dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spend_is_recorded_before_values_are_written(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = write_csv(tmp_path / "d.csv", [(1, "a")])
 
     def crash(*_a: Any, **_k: Any) -> None:
@@ -88,7 +95,9 @@ def test_spend_is_recorded_before_values_are_written(dpdesk_home: Path, tmp_path
     assert len(rows_from_entry(entries[1])) == 4
 
 
-def test_a_failed_ledger_write_reveals_nothing(dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_ledger_write_reveals_nothing(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = write_csv(tmp_path / "d.csv", [(1, "a")])
     real_append = rel.Ledger.transaction
 
@@ -196,8 +205,18 @@ def _zero_noise(values: list[int], comp: Any) -> list[int]:
 
 
 def test_mean_uses_noisy_count_and_clamps(tmp_path: Path) -> None:
-    plan = small_plan(queries=[{"name": "m", "statistic": "mean", "column": "x", "group_by": "g",
-                                "mechanism": "laplace", "epsilon": 0.5}])  # fmt: skip
+    plan = small_plan(
+        queries=[
+            {
+                "name": "m",
+                "statistic": "mean",
+                "column": "x",
+                "group_by": "g",
+                "mechanism": "laplace",
+                "epsilon": 0.5,
+            }
+        ]
+    )
     from dpdesk.core.aggregates import exact_statistic
     from dpdesk.core.data import load_table
     from dpdesk.core.queries import design_plan
@@ -229,17 +248,31 @@ def test_missing_policy_drop_and_impute(tmp_path: Path) -> None:
     data = write_csv(tmp_path / "d.csv", [(10, "a"), ("", "a"), ("oops", "b"), (20, "mars")])
     for missing, total in (("drop", 30.0), ({"impute": 5}, 40.0)):
         plan = small_plan(
-            columns={"x": {"type": "float", "bounds": [0, 100], "missing": missing},
-                     "g": {"type": "category", "categories": ["a", "b"]}},  # fmt: skip
-            queries=[{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}],
+            columns={
+                "x": {"type": "float", "bounds": [0, 100], "missing": missing},
+                "g": {"type": "category", "categories": ["a", "b"]},
+            },
+            queries=[
+                {"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}
+            ],
         )
         table = load_table(data, plan.columns)
         (d,) = design_plan(plan)
         ex = exact_statistic(d, table, np.ones(table.n_rows, dtype=bool), plan.columns)
         assert ex.vectors[0][0] * d.components[0].unit == total
     # grouped: the row whose group is undeclared ("mars") is missing for the group and dropped
-    plan = small_plan(queries=[{"name": "s", "statistic": "sum", "column": "x", "group_by": "g",
-                                "mechanism": "laplace", "epsilon": 0.5}])  # fmt: skip
+    plan = small_plan(
+        queries=[
+            {
+                "name": "s",
+                "statistic": "sum",
+                "column": "x",
+                "group_by": "g",
+                "mechanism": "laplace",
+                "epsilon": 0.5,
+            }
+        ]
+    )
     table = load_table(data, plan.columns)
     (d,) = design_plan(plan)
     ex = exact_statistic(d, table, np.ones(table.n_rows, dtype=bool), plan.columns)
@@ -249,7 +282,9 @@ def test_missing_policy_drop_and_impute(tmp_path: Path) -> None:
 def test_id_column_keeps_at_most_k_rows_per_person(dpdesk_home: Path, tmp_path: Path) -> None:
     rows = [(1, "a", "p1")] * 5 + [(2, "a", "p2")] * 2 + [(3, "b", "")] * 4
     data = write_csv(tmp_path / "d.csv", rows, header="x,g,pid")
-    plan = small_plan(privacy_unit={"neighbouring": "add_remove", "max_rows_per_person": 2, "id_column": "pid"})
+    plan = small_plan(
+        privacy_unit={"neighbouring": "add_remove", "max_rows_per_person": 2, "id_column": "pid"}
+    )
     from dpdesk.core.aggregates import bound_rows_per_person
     from dpdesk.core.data import load_table
 
@@ -353,7 +388,10 @@ def test_two_processes_never_overspend(dpdesk_home: Path, tmp_path: Path) -> Non
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     procs = [
-        ctx.Process(target=_release_in_process, args=(str(dpdesk_home), str(plan_path), str(data), str(tmp_path / f"o{i}"), q))
+        ctx.Process(
+            target=_release_in_process,
+            args=(str(dpdesk_home), str(plan_path), str(data), str(tmp_path / f"o{i}"), q),
+        )
         for i in range(2)
     ]
     for p in procs:
@@ -417,11 +455,23 @@ def test_is_known_dataset_by_path_or_sha(dpdesk_home: Path, tmp_path: Path) -> N
 def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:
-    plan = small_plan(columns={"x": {"type": "float", "bounds": [0, 100]},
-                               "g": {"type": "category", "categories": ["a", "b", "z"]},
-                               "k": {"type": "int", "bounds": [1, 5]}})  # fmt: skip
-    rows = [(10, "a", 3), ("", "a", 9), ("oops", "b", 0), (250, "wets", 2), ("inf", "wets", ""), (-1, "", 5),
-            ("-inf", "b", 4), (100, "a", "n/a")]  # fmt: skip
+    plan = small_plan(
+        columns={
+            "x": {"type": "float", "bounds": [0, 100]},
+            "g": {"type": "category", "categories": ["a", "b", "z"]},
+            "k": {"type": "int", "bounds": [1, 5]},
+        }
+    )
+    rows = [
+        (10, "a", 3),
+        ("", "a", 9),
+        ("oops", "b", 0),
+        (250, "wets", 2),
+        ("inf", "wets", ""),
+        (-1, "", 5),
+        ("-inf", "b", 4),
+        (100, "a", "n/a"),
+    ]
     data = write_csv(tmp_path / "d.csv", rows, header="x,g,k")
     ledger = Ledger.for_dataset(dpdesk_home, _sha(data))
     seen: list[tuple[dchk.DataCheck, bool]] = []
@@ -444,7 +494,11 @@ def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
     assert check.rows == 8
     res = release(plan, data, dpdesk_home, tmp_path / "out", on_data_check=shown, accept_data_problems=True)
     assert res.data_check is not None and res.data_check.columns == check.columns
-    assert [e["type"] for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify()] == ["settings", "spend", "package"]
+    assert [e["type"] for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify()] == [
+        "settings",
+        "spend",
+        "package",
+    ]
     assert seen[1][1] is False  # shown before the first ledger entry was written
     # clamping alone never stops a release; it is shown
     clean = write_csv(tmp_path / "c.csv", [(10, "a", 3), (500, "b", 7)], header="x,g,k")
@@ -490,18 +544,31 @@ def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_p
 
     rnd = random.Random(5)  # test data only
     regions = ["n", "s", "e", "w"]
-    rows = [(round(rnd.uniform(-50, 950), 3), rnd.choice(regions[:3]), rnd.randint(0, 20)) for _ in range(3000)]
+    rows = [
+        (round(rnd.uniform(-50, 950), 3), rnd.choice(regions[:3]), rnd.randint(0, 20)) for _ in range(3000)
+    ]
     data = tmp_path / "d.csv"
     data.write_text("x,r,i\n" + "".join(f"{x},{r},{i}\n" for x, r, i in rows), encoding="utf-8")
     queries: list[dict[str, Any]] = []
     for mech_name in ("laplace", "gaussian"):
         extra = {"delta": 1e-7, "calibration": "analytic"} if mech_name == "gaussian" else {}
-        for stat, col in (("count", None), ("sum", "x"), ("mean", "x"), ("histogram", "r"), ("histogram", "i")):
+        for stat, col in (
+            ("count", None),
+            ("sum", "x"),
+            ("mean", "x"),
+            ("histogram", "r"),
+            ("histogram", "i"),
+        ):
             for grouped in (False, True):
                 if grouped and col == "r":
                     continue
-                q: dict[str, Any] = {"name": f"{stat} {col} {mech_name} {grouped}", "statistic": stat,
-                                     "mechanism": mech_name, "epsilon": 2.0, **extra}  # fmt: skip
+                q: dict[str, Any] = {
+                    "name": f"{stat} {col} {mech_name} {grouped}",
+                    "statistic": stat,
+                    "mechanism": mech_name,
+                    "epsilon": 2.0,
+                    **extra,
+                }
                 if col:
                     q["column"] = col
                 if col == "i" and stat == "histogram":
@@ -510,18 +577,37 @@ def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_p
                     q["group_by"] = "r"
                 queries.append(q)
     queries += [
-        {"name": "median", "statistic": "quantile", "column": "i", "mechanism": "exponential", "epsilon": 2.0},
+        {
+            "name": "median",
+            "statistic": "quantile",
+            "column": "i",
+            "mechanism": "exponential",
+            "epsilon": 2.0,
+        },
         {"name": "mode", "statistic": "mode", "column": "r", "mechanism": "exponential", "epsilon": 2.0},
-        {"name": "price", "statistic": "select", "column": "x", "candidates": [100, 400, 900], "utility": "revenue",
-         "mechanism": "exponential", "epsilon": 2.0},
-    ]  # fmt: skip
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 200.0, "delta": 1e-4},
-        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
-        "columns": {"x": {"type": "float", "bounds": [-100, 1000]}, "r": {"type": "category", "categories": regions},
-                    "i": {"type": "int", "bounds": [0, 20]}},
-        "queries": queries,
-    })  # fmt: skip
+        {
+            "name": "price",
+            "statistic": "select",
+            "column": "x",
+            "candidates": [100, 400, 900],
+            "utility": "revenue",
+            "mechanism": "exponential",
+            "epsilon": 2.0,
+        },
+    ]
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 200.0, "delta": 1e-4},
+            "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+            "columns": {
+                "x": {"type": "float", "bounds": [-100, 1000]},
+                "r": {"type": "category", "categories": regions},
+                "i": {"type": "int", "bounds": [0, 20]},
+            },
+            "queries": queries,
+        }
+    )
     res = release(plan, data, dpdesk_home, tmp_path / "out")
     got: dict[tuple[str, str], str] = {(r.query, r.group): r.value for r in res.rows}
     report = {q["name"]: q for q in budget_report(plan)["queries"]}
@@ -546,14 +632,22 @@ def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_p
                 else:
                     edges = [0, 5, 10, 15]
                     cells = {}
-                    for lab, lo, hi in zip(("(-inf, 5)", "[5, 10)", "[10, +inf)"), edges, edges[1:], strict=False):
-                        cells[lab] = sum(1 for r in sub if (lo == 0 or r[2] >= lo) and (hi == 15 or r[2] < hi))
+                    for lab, lo, hi in zip(
+                        ("(-inf, 5)", "[5, 10)", "[10, +inf)"), edges, edges[1:], strict=False
+                    ):
+                        cells[lab] = sum(
+                            1 for r in sub if (lo == 0 or r[2] >= lo) and (hi == 15 or r[2] < hi)
+                        )
                 for lab, n in cells.items():
                     key = (name, f"{g} / {lab}" if g else lab)
                     assert abs(float(got[key]) - n) <= 20 * scale, key
             else:
                 t = truth(stat, col, sub)
-                tol = 20 * scale if stat != "mean" else 1100.0 * 0.02 + 20 * scale / max(1, len(sub) - 20 * scale)
+                tol = (
+                    20 * scale
+                    if stat != "mean"
+                    else 1100.0 * 0.02 + 20 * scale / max(1, len(sub) - 20 * scale)
+                )
                 assert abs(float(got[(name, g or "")]) - t) <= tol, (name, g)
     assert got[("mode", "")] in regions[:3]
     assert 0 <= float(got[("median", "")]) <= 20
@@ -569,20 +663,53 @@ def test_a_full_release_never_touches_numpy_random_or_random(
     def forbidden(*_a: Any, **_k: Any) -> Any:
         raise AssertionError("non-cryptographic randomness reached a release")
 
-    for name in ("default_rng", "Generator", "RandomState", "random", "rand", "randn", "randint", "laplace",
-                 "normal", "gumbel", "choice", "uniform", "shuffle", "permutation", "integers", "seed"):  # fmt: skip
+    for name in (
+        "default_rng",
+        "Generator",
+        "RandomState",
+        "random",
+        "rand",
+        "randn",
+        "randint",
+        "laplace",
+        "normal",
+        "gumbel",
+        "choice",
+        "uniform",
+        "shuffle",
+        "permutation",
+        "integers",
+        "seed",
+    ):
         if hasattr(np.random, name):
             monkeypatch.setattr(np.random, name, forbidden)
-    for name in ("random", "randint", "choice", "choices", "shuffle", "uniform", "gauss", "Random", "sample", "seed"):
+    for name in (
+        "random",
+        "randint",
+        "choice",
+        "choices",
+        "shuffle",
+        "uniform",
+        "gauss",
+        "Random",
+        "sample",
+        "seed",
+    ):
         monkeypatch.setattr(random, name, forbidden)
     plan = load_plan(PLAN)
-    with_ids = parse_plan({**plan.to_dict(), "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 2,
-                                                                "id_column": "state"}})  # fmt: skip
+    with_ids = parse_plan(
+        {
+            **plan.to_dict(),
+            "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 2, "id_column": "state"},
+        }
+    )
     res = release(with_ids, DATA, dpdesk_home, tmp_path / "out")
     assert len(res.rows) == 12
 
 
-def test_a_read_only_ledger_folder_fails_cleanly(dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_read_only_ledger_folder_fails_cleanly(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = write_csv(tmp_path / "d.csv", [(1, "a")])
     real_mkdir = Path.mkdir
 
@@ -653,8 +780,18 @@ def test_quantile_states_its_rank_interval_in_the_design_budget_and_report(
     assert f"Accuracy: with 95% probability the released value's rank is within ±{r:.4g} of q·n" in flat
     assert "no interval of values is given" in flat
     # a float column's grid does not guarantee an exact quantile among the candidates: the design says so
-    floaty = small_plan(queries=[{"name": "m", "statistic": "quantile", "column": "x", "q": 0.9,
-                                  "mechanism": "exponential", "epsilon": 0.5}])  # fmt: skip
+    floaty = small_plan(
+        queries=[
+            {
+                "name": "m",
+                "statistic": "quantile",
+                "column": "x",
+                "q": 0.9,
+                "mechanism": "exponential",
+                "epsilon": 0.5,
+            }
+        ]
+    )
     f = budget_report(floaty)["queries"][0]
     assert f["rank_error95"] == pytest.approx(2 * 0.9 * (math.log(1001) + math.log(20)) / 0.5)
     assert f["rank_error95_exact_candidate"] is False

@@ -22,8 +22,14 @@ from dpdesk.core.queries import design_query
 CATS = ["a", "b", "c"]
 
 
-def make_plan(query: dict[str, Any], *, relation: str, k: int, bounds: tuple[float, float] = (-7.0, 3.0),
-              xtype: str = "float") -> Plan:  # fmt: skip
+def make_plan(
+    query: dict[str, Any],
+    *,
+    relation: str,
+    k: int,
+    bounds: tuple[float, float] = (-7.0, 3.0),
+    xtype: str = "float",
+) -> Plan:
     return parse_plan(
         {
             "version": 1,
@@ -56,10 +62,14 @@ def outputs(plan: Plan, xs: list[float], gs: list[int]) -> list[np.ndarray]:
     ex = exact_statistic(design, table, np.ones(len(xs), dtype=bool), plan.columns)
     if ex.utilities is not None:
         return [np.asarray(ex.utilities)]
-    return [np.asarray(v, dtype=np.float64) * c.unit for v, c in zip(ex.vectors, design.components, strict=True)]
+    return [
+        np.asarray(v, dtype=np.float64) * c.unit for v, c in zip(ex.vectors, design.components, strict=True)
+    ]
 
 
-def change(plan: Plan, a: tuple[list[float], list[int]], b: tuple[list[float], list[int]]) -> list[tuple[float, float, float]]:
+def change(
+    plan: Plan, a: tuple[list[float], list[int]], b: tuple[list[float], list[int]]
+) -> list[tuple[float, float, float]]:
     """(L1, L2, Linf) change of each component between two tables."""
     out = []
     for va, vb in zip(outputs(plan, *a), outputs(plan, *b), strict=True):
@@ -75,7 +85,9 @@ def add_rows(k: int, x: float, g: int) -> tuple[list[float], list[int]]:
     return BASE[0] + [x] * k, BASE[1] + [g] * k
 
 
-def replace_rows(k: int, old: tuple[float, int], new: tuple[float, int]) -> tuple[tuple[list[float], list[int]], ...]:
+def replace_rows(
+    k: int, old: tuple[float, int], new: tuple[float, int]
+) -> tuple[tuple[list[float], list[int]], ...]:
     a = (BASE[0] + [old[0]] * k, BASE[1] + [old[1]] * k)
     b = (BASE[0] + [new[0]] * k, BASE[1] + [new[1]] * k)
     return a, b
@@ -184,7 +196,13 @@ class TestWorstCases:
 
     @pytest.mark.parametrize("qv", [0.5, 0.3, 0.9])
     def test_quantile_score(self, k: int, qv: float) -> None:
-        q = {"statistic": "quantile", "column": "x", "q": qv, "candidates": [-5, -1, 0, 2], "mechanism": "exponential"}
+        q = {
+            "statistic": "quantile",
+            "column": "x",
+            "q": qv,
+            "candidates": [-5, -1, 0, 2],
+            "mechanism": "exponential",
+        }
         p = make_plan(q, relation="add_remove", k=k)
         du = k * max(qv, 1 - qv)
         assert claimed(p)[0][0] == pytest.approx(du)
@@ -196,8 +214,13 @@ class TestWorstCases:
         assert change(p, a, b)[0][2] == pytest.approx(k)
 
     def test_select_revenue(self, k: int) -> None:
-        q = {"statistic": "select", "column": "x", "candidates": [0.5, 1, 2.5], "utility": "revenue",
-             "mechanism": "exponential"}  # fmt: skip
+        q = {
+            "statistic": "select",
+            "column": "x",
+            "candidates": [0.5, 1, 2.5],
+            "utility": "revenue",
+            "mechanism": "exponential",
+        }
         for rel in ("add_remove", "replace"):
             assert claimed(make_plan(q, relation=rel, k=k))[0][0] == pytest.approx(2.5 * k)
         p = make_plan(q, relation="add_remove", k=k)
@@ -219,11 +242,19 @@ ALL_QUERIES = [
     {"statistic": "histogram", "column": "x", "bins": [-5, 0, 1], "group_by": "g", "mechanism": "laplace"},
     {"statistic": "mode", "column": "g", "mechanism": "exponential"},
     {"statistic": "quantile", "column": "x", "q": 0.25, "mechanism": "exponential"},
-    {"statistic": "select", "column": "x", "candidates": [0, 1, 2], "utility": "revenue", "mechanism": "exponential"},
+    {
+        "statistic": "select",
+        "column": "x",
+        "candidates": [0, 1, 2],
+        "utility": "revenue",
+        "mechanism": "exponential",
+    },
 ]
 
 
-@pytest.mark.parametrize("query", ALL_QUERIES, ids=lambda q: q["statistic"] + ("_by" if "group_by" in q else ""))
+@pytest.mark.parametrize(
+    "query", ALL_QUERIES, ids=lambda q: q["statistic"] + ("_by" if "group_by" in q else "")
+)
 @pytest.mark.parametrize("relation", ["add_remove", "replace"])
 @pytest.mark.parametrize("xtype", ["float", "int"])
 def test_random_neighbours_never_exceed_the_claim(query: dict[str, Any], relation: str, xtype: str) -> None:
@@ -263,8 +294,13 @@ TIED_VALUES = {"int": (0, 1, 2, 3, 5), "float": (0.0, 1.0, 2.0, 3.0, 5.0, math.n
 
 def tied_plan(qv: float, relation: str, k: int, xtype: str) -> Plan:
     """A quantile over a [0, 3] column whose candidates are every whole number (the int default)."""
-    q = {"statistic": "quantile", "column": "x", "q": qv, "mechanism": "exponential",
-         **({"grid_step": 1.0} if xtype == "float" else {})}  # fmt: skip
+    q = {
+        "statistic": "quantile",
+        "column": "x",
+        "q": qv,
+        "mechanism": "exponential",
+        **({"grid_step": 1.0} if xtype == "float" else {}),
+    }
     return make_plan(q, relation=relation, k=k, bounds=(0.0, 3.0), xtype=xtype)
 
 

@@ -47,7 +47,9 @@ def test_laplace_draws_have_the_calibrated_scale() -> None:
 def test_laplace_at_half_scale_would_be_caught() -> None:
     """The same check rejects noise of half the scale (power: z of about 100, certain)."""
     n = 40_000
-    x = np.asarray(mech.draw_laplace([0] * n, 1, 0.2)[0], dtype=np.float64)  # b = 5, as if sensitivity were halved
+    x = np.asarray(
+        mech.draw_laplace([0] * n, 1, 0.2)[0], dtype=np.float64
+    )  # b = 5, as if sensitivity were halved
     se = math.sqrt((24 * 10.0**4 - discrete_laplace_var(10.0) ** 2) / n)
     assert abs(x.var() - discrete_laplace_var(10.0)) > Z * se
 
@@ -64,12 +66,20 @@ def test_gaussian_draws_have_the_calibrated_sigma() -> None:
 
 def test_fixed_point_sum_noise_has_the_natural_scale() -> None:
     """A float sum's noise, in natural units, has Laplace scale M / eps. N = 20,000; false failure < 4e-8."""
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 1.0},
-        "privacy_unit": {"neighbouring": "add_remove"},
-        "columns": {"x": {"type": "float", "bounds": [0, 250.5]}, "g": {"type": "category", "categories": ["a"]}},
-        "queries": [{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}],
-    })  # fmt: skip
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 1.0},
+            "privacy_unit": {"neighbouring": "add_remove"},
+            "columns": {
+                "x": {"type": "float", "bounds": [0, 250.5]},
+                "g": {"type": "category", "categories": ["a"]},
+            },
+            "queries": [
+                {"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}
+            ],
+        }
+    )
     (comp,) = design_query(plan.queries[0], plan).components
     assert comp.scale == pytest.approx(250.5 / 0.5)
     n = 20_000
@@ -116,13 +126,24 @@ def test_gaussian_count_noise_is_drawn_on_a_fine_grid_with_the_calibrated_sigma(
 
     N = 20,000 draws; variance z-test at |z| < 5.5, false failure < 4e-8.
     """
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 5.0, "delta": 1e-5},
-        "privacy_unit": {"neighbouring": "add_remove"},
-        "columns": {"g": {"type": "category", "categories": ["a"]}},
-        "queries": [{"name": "n", "statistic": "count", "mechanism": "gaussian", "calibration": "analytic",
-                     "epsilon": 2.0, "delta": 1e-6}],
-    })  # fmt: skip
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 5.0, "delta": 1e-5},
+            "privacy_unit": {"neighbouring": "add_remove"},
+            "columns": {"g": {"type": "category", "categories": ["a"]}},
+            "queries": [
+                {
+                    "name": "n",
+                    "statistic": "count",
+                    "mechanism": "gaussian",
+                    "calibration": "analytic",
+                    "epsilon": 2.0,
+                    "delta": 1e-6,
+                }
+            ],
+        }
+    )
     (comp,) = design_query(plan.queries[0], plan).components
     assert comp.scale == pytest.approx(mech.analytic_sigma(1, 2.0, 1e-6))
     assert comp.scale / comp.grid >= 2**20 and comp.unit == 1.0 and comp.refine == round(1 / comp.grid)
@@ -139,11 +160,20 @@ def test_float_outputs_lie_on_one_lattice_whatever_the_input() -> None:
     of possible outputs does not depend on the data. A naive float sampler (value + numpy Laplace) is
     shown to fail the same check. Deterministic apart from the noise: no false failures.
     """
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 1.0}, "privacy_unit": {"neighbouring": "add_remove"},
-        "columns": {"x": {"type": "float", "bounds": [0, 1000.0]}, "g": {"type": "category", "categories": ["a"]}},
-        "queries": [{"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}],
-    })  # fmt: skip
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 1.0},
+            "privacy_unit": {"neighbouring": "add_remove"},
+            "columns": {
+                "x": {"type": "float", "bounds": [0, 1000.0]},
+                "g": {"type": "category", "categories": ["a"]},
+            },
+            "queries": [
+                {"name": "s", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5}
+            ],
+        }
+    )
     (comp,) = design_query(plan.queries[0], plan).components
     inv = round(1 / comp.grid)  # the grid is a power of two: multiplying by its inverse is exact
     for true in (0, 123_456_789, 2**40 + 3):  # exact sums in grid units
@@ -167,12 +197,24 @@ def _quantile_setup(
     from dpdesk.core.aggregates import exact_statistic
     from dpdesk.core.data import Column, Table
 
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 100.0}, "privacy_unit": {"neighbouring": "add_remove"},
-        "columns": {"educ": {"type": "int", "bounds": list(bounds)}},
-        "queries": [{"name": "m", "statistic": "quantile", "column": "educ", "q": q,
-                     "mechanism": "exponential", "epsilon": epsilon}],
-    })  # fmt: skip
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 100.0},
+            "privacy_unit": {"neighbouring": "add_remove"},
+            "columns": {"educ": {"type": "int", "bounds": list(bounds)}},
+            "queries": [
+                {
+                    "name": "m",
+                    "statistic": "quantile",
+                    "column": "educ",
+                    "q": q,
+                    "mechanism": "exponential",
+                    "epsilon": epsilon,
+                }
+            ],
+        }
+    )
     xs = np.repeat(np.asarray(list(counts), dtype=np.int64), list(counts.values()))
     table = Table("t", "", len(xs), {"educ": Column(plan.columns["educ"], xs)})
     design = design_query(plan.queries[0], plan)
@@ -203,10 +245,18 @@ def _ranks(xs: np.ndarray, c: float) -> tuple[int, int]:
     return int(np.sum(xs < c)), int(np.sum(xs <= c))
 
 
-@pytest.mark.parametrize("counts,q,epsilon", [
-    (EDUCATION, 0.5, 0.1), (EDUCATION, 0.1, 0.05), (EDUCATION, 0.9, 0.2), (EDUCATION, 0.25, 0.02),
-    ({7: 12}, 0.5, 1.0), ({3: 5, 4: 5}, 0.75, 0.5), ({12: 370, 13: 630}, 0.37, 0.01),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "counts,q,epsilon",
+    [
+        (EDUCATION, 0.5, 0.1),
+        (EDUCATION, 0.1, 0.05),
+        (EDUCATION, 0.9, 0.2),
+        (EDUCATION, 0.25, 0.02),
+        ({7: 12}, 0.5, 1.0),
+        ({3: 5, 4: 5}, 0.75, 0.5),
+        ({12: 370, 13: 630}, 0.37, 0.01),
+    ],
+)
 def test_the_rank_interval_covers_95_percent(counts: dict[int, int], q: float, epsilon: float) -> None:
     """The stated R: P(the released value's rank is within +-R of q n) >= 95%, computed exactly.
 

@@ -84,7 +84,9 @@ def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, 
     model = win.schema_view.schema_model
     # tick wage and region, then type their public bounds and categories
     for name in ("wage", "region"):
-        model.setData(model.index(row_of(model, name), 0), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+        model.setData(
+            model.index(row_of(model, name), 0), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole
+        )
     assert set(state.plan_data["columns"]) == {"wage", "region"}
     assert "bounds" in (state.plan_error or "")  # bounds are asked for, never filled from the data
     edit_cell(qtbot, schema, row_of(model, "wage"), 3, "0")
@@ -130,12 +132,15 @@ def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, 
     win.ledger_view.table.selectRow(1)
     win.ledger_view.show_selected()
     assert state.results == released
-    assert len([e for e in Ledger.for_dataset(dpdesk_home, state.sha256).verify() if e["type"] == "spend"]) == 1
+    assert (
+        len([e for e in Ledger.for_dataset(dpdesk_home, state.sha256).verify() if e["type"] == "spend"]) == 1
+    )
     assert win.errors == []
 
 
-def test_gui_and_cli_release_of_the_same_plan_charge_the_same(qtbot: Any, win: Any, data: Path, dpdesk_home: Path,
-                                                              tmp_path: Path) -> None:  # fmt: skip
+def test_gui_and_cli_release_of_the_same_plan_charge_the_same(
+    qtbot: Any, win: Any, data: Path, dpdesk_home: Path, tmp_path: Path
+) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
     win.release()
@@ -143,9 +148,22 @@ def test_gui_and_cli_release_of_the_same_plan_charge_the_same(qtbot: Any, win: A
     gui = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e["type"] == "spend"][0]
     cli_home = tmp_path / "cli-home"
     r = subprocess.run(
-        [sys.executable, "-m", "dpdesk", "release", str(PLAN), "--data", str(data), "--out", str(tmp_path / "o")],
-        env={**__import__("os").environ, "DPDESK_HOME": str(cli_home)}, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "dpdesk",
+            "release",
+            str(PLAN),
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        env={**__import__("os").environ, "DPDESK_HOME": str(cli_home)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr
     cli = [e for e in Ledger.for_dataset(cli_home, win.state.sha256).verify() if e["type"] == "spend"][0]
     for key in ("plan_hash", "costs", "charged", "totals", "trace"):
@@ -172,7 +190,9 @@ def test_save_and_reopen_plan_and_unsaved_prompt(qtbot: Any, win: Any, data: Pat
     win.ask_save_changes = lambda: QMessageBox.StandardButton.Discard
 
 
-def test_bad_file_gives_a_clear_message_and_keeps_the_state(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
+def test_bad_file_gives_a_clear_message_and_keeps_the_state(
+    qtbot: Any, win: Any, data: Path, tmp_path: Path
+) -> None:
     open_table(qtbot, win, data)
     before = win.state.sha256
     bad = tmp_path / "bad.xlsx"
@@ -236,8 +256,13 @@ def test_switching_to_advanced_fills_in_the_meters_delta_prime(qtbot: Any, win: 
 def test_models_pass_the_qt_model_tester(qtmodeltester: Any, qtbot: Any, win: Any, data: Path) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
-    for model in (win.schema_view.preview_model, win.schema_view.schema_model, win.query_form.model,
-                  win.ledger_view.model, win.results_view.model):  # fmt: skip
+    for model in (
+        win.schema_view.preview_model,
+        win.schema_view.schema_model,
+        win.query_form.model,
+        win.ledger_view.model,
+        win.results_view.model,
+    ):
         qtmodeltester.check(model, force_py=True)
     assert win.schema_view.preview_model.rowCount(QModelIndex()) > 0
 
@@ -360,8 +385,9 @@ def test_release_confirmation_shows_the_data_check_before_anything_is_charged(
     assert win.errors == []
 
 
-def _fill_simulation(dialog: Any, qtbot: Any, *, runs: int, out: Path, public: Path | None = None,
-                     declare: bool = True) -> None:  # fmt: skip
+def _fill_simulation(
+    dialog: Any, qtbot: Any, *, runs: int, out: Path, public: Path | None = None, declare: bool = True
+) -> None:
     dialog.show()
     qtbot.waitExposed(dialog)
     if public is not None:
@@ -406,8 +432,9 @@ def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_tabl
     qtbot.waitUntil(lambda: win.job is None and bool(infos), timeout=60_000)
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# NOT FOR PUBLICATION")
-    assert lines[1] == ("# source: a stand-in table of 1000 rows generated from the plan's schema "
-                        "(no data was read)")
+    assert lines[1] == (
+        "# source: a stand-in table of 1000 rows generated from the plan's schema (no data was read)"
+    )
     assert len(lines) == 3 + 4 * 12
     assert str(out) in infos[-1] and "NOT FOR PUBLICATION" in infos[-1]
     assert str(out) in win.status_label.text()

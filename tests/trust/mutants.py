@@ -114,188 +114,333 @@ ACC = "dpdesk/core/accounting.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- sensitivities (queries.py, aggregates.py) ------------------------------------------------
-    Mutant("S01", "sensitivities: count, add/remove and replace, k -> k/2", Q,
-           r"""                l1 = l2 = float(k)
+    Mutant(
+        "S01",
+        "sensitivities: count, add/remove and replace, k -> k/2",
+        Q,
+        r"""                l1 = l2 = float(k)
                 why = _("{rel}, {who}: the count changes by at most k""",
-           r"""                l1 = l2 = k / 2.0
+        r"""                l1 = l2 = k / 2.0
                 why = _("{rel}, {who}: the count changes by at most k""",
-           (SENS,)),
-    Mutant("S02", "sensitivities: count under replace, k -> k/2 ('n does not change')", Q,
-           r"""                l1 = l2 = float(k)
+        (SENS,),
+    ),
+    Mutant(
+        "S02",
+        "sensitivities: count under replace, k -> k/2 ('n does not change')",
+        Q,
+        r"""                l1 = l2 = float(k)
                 why = _("{rel}, {who}: the count changes by at most k""",
-           r"""                l1 = l2 = k / 2.0 if replace else float(k)
+        r"""                l1 = l2 = k / 2.0 if replace else float(k)
                 why = _("{rel}, {who}: the count changes by at most k""",
-           (f"{SENS}::TestWorstCases::test_count", SENS)),
-    Mutant("S03", "sensitivities: histogram / grouped count under replace, L1 2k -> k", Q,
-           r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
-           r"""l1, l2 = (float(k), math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
-           (SENS,)),
-    Mutant("S04", "sensitivities: histogram / grouped count under replace, L2 sqrt(2) k -> k", Q,
-           r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
-           r"""l1, l2 = (2.0 * k, float(k)) if replace else (float(k), float(k))""",
-           (SENS,)),
-    Mutant("S05", "sensitivities: sum, add/remove, k max(|L|,|U|) -> k U", Q,
-           r"""                        l1_i = l2_i = float(k * m_i)
-                        why = _("{rel}, {who}: a row adds at most M""",
-           r"""                        l1_i = l2_i = float(k * hi_i)
-                        why = _("{rel}, {who}: a row adds at most M""",
-           (SENS,)),
-    Mutant("S06", "sensitivities: sum, replace, k (U - L) -> k M", Q,
-           r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
-           r"""l1_i = l2_i = float(k * max(abs(lo_i), abs(hi_i)))""",
-           (SENS, BF_SUM)),
-    Mutant("S07", "sensitivities: grouped sum, replace, L1 2kM -> kM", Q,
-           r"""                    l1_i = 2.0 * k * m_i""",
-           r"""                    l1_i = float(k * m_i)""",
-           (SENS,)),
-    Mutant("S08", "sensitivities: grouped sum, replace, L2 k max(U-L, sqrt(2) M) -> sqrt(2) k M", Q,
-           r"""                    l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)""",
-           r"""                    l2_i = math.sqrt(2.0) * k * m_i""",
-           (SENS,)),
-    Mutant("S09", "sensitivities: mean, add/remove, centred sum k (U-L)/2 -> k (U-L)/4", Q,
-           r"""                    l1_i = l2_i = k * w
+        (f"{SENS}::TestWorstCases::test_count", SENS),
+    ),
+    Mutant(
+        "S03",
+        "sensitivities: histogram / grouped count under replace, L1 2k -> k",
+        Q,
+        r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
+        r"""l1, l2 = (float(k), math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
+        (SENS,),
+    ),
+    Mutant(
+        "S04",
+        "sensitivities: histogram / grouped count under replace, L2 sqrt(2) k -> k",
+        Q,
+        r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
+        r"""l1, l2 = (2.0 * k, float(k)) if replace else (float(k), float(k))""",
+        (SENS,),
+    ),
+    Mutant(
+        "S05",
+        "sensitivities: sum, add/remove, k max(|L|,|U|) -> k U",
+        Q,
+        r"""                        l1_i = l2_i = float(k * m_i)
+                        why = _(
+                            "{rel}, {who}: a row adds at most M""",
+        r"""                        l1_i = l2_i = float(k * hi_i)
+                        why = _(
+                            "{rel}, {who}: a row adds at most M""",
+        (SENS,),
+    ),
+    Mutant(
+        "S06",
+        "sensitivities: sum, replace, k (U - L) -> k M",
+        Q,
+        r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
+        r"""l1_i = l2_i = float(k * max(abs(lo_i), abs(hi_i)))""",
+        (SENS, BF_SUM),
+    ),
+    Mutant(
+        "S07",
+        "sensitivities: grouped sum, replace, L1 2kM -> kM",
+        Q,
+        r"""                    l1_i = 2.0 * k * m_i""",
+        r"""                    l1_i = float(k * m_i)""",
+        (SENS,),
+    ),
+    Mutant(
+        "S08",
+        "sensitivities: grouped sum, replace, L2 k max(U-L, sqrt(2) M) -> sqrt(2) k M",
+        Q,
+        r"""                    l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)""",
+        r"""                    l2_i = math.sqrt(2.0) * k * m_i""",
+        (SENS,),
+    ),
+    Mutant(
+        "S09",
+        "sensitivities: mean, add/remove, centred sum k (U-L)/2 -> k (U-L)/4",
+        Q,
+        r"""                    l1_i = l2_i = k * w
 """,
-           r"""                    l1_i = l2_i = k * w / 2.0
+        r"""                    l1_i = l2_i = k * w / 2.0
 """,
-           (SENS,)),
-    Mutant("S10", "sensitivities: mean, replace, centred sum k (U-L) -> k (U-L)/2", Q,
-           r"""                    l1_i = l2_i = 2.0 * k * w""",
-           r"""                    l1_i = l2_i = k * w""",
-           (SENS,)),
-    Mutant("S11", "sensitivities: mean sums x, not x - mid (the claim assumes centred values)", A,
-           r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)""",
-           r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64)""",
-           (SENS,)),
-    Mutant("S12", "calibration: a mean's count and sum each get the full epsilon (2 eps spent, eps charged)", Q,
-           r"""            eps, delta = eps / 2.0, delta / 2.0""",
-           r"""            pass""",
-           (SENS, FORMULAS, STAT, REL), (G_COMPOSE,)),
-    Mutant("S13", "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)", Q,
-           r"""            du = _float_up(k * max(qf, 1 - qf))""",
-           r"""            du = _float_up(k * min(qf, 1 - qf))""",
-           (SENS,)),
-    Mutant("S14", "sensitivities: mode utility k -> k/2", Q,
-           r"""        du = float(k)
+        (SENS,),
+    ),
+    Mutant(
+        "S10",
+        "sensitivities: mean, replace, centred sum k (U-L) -> k (U-L)/2",
+        Q,
+        r"""                    l1_i = l2_i = 2.0 * k * w""",
+        r"""                    l1_i = l2_i = k * w""",
+        (SENS,),
+    ),
+    Mutant(
+        "S11",
+        "sensitivities: mean sums x, not x - mid (the claim assumes centred values)",
+        A,
+        r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)""",
+        r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64)""",
+        (SENS,),
+    ),
+    Mutant(
+        "S12",
+        "calibration: a mean's count and sum each get the full epsilon (2 eps spent, eps charged)",
+        Q,
+        r"""            eps, delta = eps / 2.0, delta / 2.0""",
+        r"""            pass""",
+        (SENS, FORMULAS, STAT, REL),
+        (G_COMPOSE,),
+    ),
+    Mutant(
+        "S13",
+        "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)",
+        Q,
+        r"""            du = _float_up(k * max(qf, 1 - qf))""",
+        r"""            du = _float_up(k * min(qf, 1 - qf))""",
+        (SENS,),
+    ),
+    Mutant(
+        "S14",
+        "sensitivities: mode utility k -> k/2",
+        Q,
+        r"""        du = float(k)
         why = _("{rel}, {who}: a category's count changes by at most k""",
-           r"""        du = k / 2.0
+        r"""        du = k / 2.0
         why = _("{rel}, {who}: a category's count changes by at most k""",
-           (SENS,)),
-    Mutant("S15", "sensitivities: select (revenue), k max(p) -> k (max p - min p)", Q,
-           r"""        du = k * max(abs(c) for c in cands)""",
-           r"""        du = k * (max(cands) - min(cands))""",
-           (SENS,)),
-    Mutant("S16", "clamping: float sums not clamped to the declared bounds", A,
-           r"""    q = np.clip(values, spec.bounds[0], spec.bounds[1]).astype(np.float64, copy=False)
+        (SENS,),
+    ),
+    Mutant(
+        "S15",
+        "sensitivities: select (revenue), k max(p) -> k (max p - min p)",
+        Q,
+        r"""        du = k * max(abs(c) for c in cands)""",
+        r"""        du = k * (max(cands) - min(cands))""",
+        (SENS,),
+    ),
+    Mutant(
+        "S16",
+        "clamping: float sums not clamped to the declared bounds",
+        A,
+        r"""    q = np.clip(values, spec.bounds[0], spec.bounds[1]).astype(np.float64, copy=False)
     q = np.ldexp(q, s, out=q) if q is not values else np.ldexp(q, s)
     np.rint(q, out=q)
     np.clip(q, lo_i, hi_i, out=q)
 """,
-           r"""    q = np.ldexp(values.astype(np.float64), s)
+        r"""    q = np.ldexp(values.astype(np.float64), s)
     np.rint(q, out=q)
 """,
-           (SENS,)),
-    Mutant("S17", "clamping: int sums not clamped to the declared bounds", A,
-           r"""        return np.clip(values, lo_i, hi_i), bits  # whole numbers; clamped here whatever the loader did""",
-           r"""        return values, bits""",
-           (SENS,)),
-    Mutant("S18", "unit of privacy: the id column keeps k + 1 rows per person", A,
-           r"""    keep[order] = rank < k""",
-           r"""    keep[order] = rank <= k""",
-           (f"{REL}::test_id_column_keeps_at_most_k_rows_per_person",)),
+        (SENS,),
+    ),
+    Mutant(
+        "S17",
+        "clamping: int sums not clamped to the declared bounds",
+        A,
+        r"""        return np.clip(values, lo_i, hi_i), bits  # whole numbers; clamped here whatever the loader did""",
+        r"""        return values, bits""",
+        (SENS,),
+    ),
+    Mutant(
+        "S18",
+        "unit of privacy: the id column keeps k + 1 rows per person",
+        A,
+        r"""    keep[order] = rank < k""",
+        r"""    keep[order] = rank <= k""",
+        (f"{REL}::test_id_column_keeps_at_most_k_rows_per_person",),
+    ),
     # --- rows that drop out under replace (issue 11): a missing value, an undeclared category, an empty id
-    Mutant("RD01", "sensitivities: sum, replace, a row can drop out: k max(U - L, M) -> k (U - L)", Q,
-           r"""l1_i = l2_i = float(k * max(hi_i - lo_i, m_i))""",
-           r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
-           (BF_SUM, BF_ALL, f"{AUDIT}::test_correct_mechanism_passes")),
-    Mutant("RD02", "sensitivities: 'can a row drop out?' always answers no", Q,
-           r"""    if plan.privacy_unit.id_column is not None:
+    Mutant(
+        "RD01",
+        "sensitivities: sum, replace, a row can drop out: k max(U - L, M) -> k (U - L)",
+        Q,
+        r"""l1_i = l2_i = float(k * max(hi_i - lo_i, m_i))""",
+        r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
+        (BF_SUM, BF_ALL, f"{AUDIT}::test_correct_mechanism_passes"),
+    ),
+    Mutant(
+        "RD02",
+        "sensitivities: 'can a row drop out?' always answers no",
+        Q,
+        r"""    if plan.privacy_unit.id_column is not None:
         return True
     return any(""",
-           r"""    return False
+        r"""    return False
     return any(""",
-           (BF_SUM, BF_DROP, BF_ALL)),
-    Mutant("RD03", "sensitivities: 'can a row drop out?' ignores the empty ids of the id column", Q,
-           r"""    if plan.privacy_unit.id_column is not None:
+        (BF_SUM, BF_DROP, BF_ALL),
+    ),
+    Mutant(
+        "RD03",
+        "sensitivities: 'can a row drop out?' ignores the empty ids of the id column",
+        Q,
+        r"""    if plan.privacy_unit.id_column is not None:
         return True
     return any(""",
-           r"""    return any(""",
-           (BF_SUM, BF_DROP, BF_ALL)),
+        r"""    return any(""",
+        (BF_SUM, BF_DROP, BF_ALL),
+    ),
     # --- quantiles on tied data (issue 11, item 4) --------------------------------------------------
-    Mutant("Q01", "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c", A,
-           r"""        return Exact([], quantile_utilities(below, at_most, n, spec.q))""",
-           r"""        old = -np.abs((1.0 - spec.q) * below - spec.q * (n - at_most))  # x > c: n - #(x<=c)
+    Mutant(
+        "Q01",
+        "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c",
+        A,
+        r"""        return Exact([], quantile_utilities(below, at_most, n, spec.q))""",
+        r"""        old = -np.abs((1.0 - spec.q) * below - spec.q * (n - at_most))  # x > c: n - #(x<=c)
         return Exact([], [float(u) for u in old])""",
-           (G_TIES, S_TIES)),
-    Mutant("Q02", "quantiles: the tie-aware score with #(x<=c) replaced by #(x<c) (ties ignored again)", A,
-           r"""    hi_gap = qn - den * at_most  # den (q n - #(x<=c))""",
-           r"""    hi_gap = qn - den * below  # den (q n - #(x<=c))""",
-           (G_TIES, S_TIES)),
-    Mutant("Q03", "quantiles: Du under add/remove k max(q, 1-q) -> k min(q, 1-q), against the audit first", Q,
-           r"""            du = _float_up(k * max(qf, 1 - qf))""",
-           r"""            du = _float_up(k * min(qf, 1 - qf))""",
-           (f"{AUDIT}::test_correct_mechanism_passes",
-            f"{SENS}::test_quantile_score_on_tied_data_every_neighbour")),
-    Mutant("Q04", "quantiles: the stated 95% rank interval R halved", Q,
-           r"""        rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
-           r"""        rank95 = du * (math.log(n) + mech.LN20) / eps""",
-           (f"{STAT}::test_the_rank_interval_covers_95_percent",)),
+        (G_TIES, S_TIES),
+    ),
+    Mutant(
+        "Q02",
+        "quantiles: the tie-aware score with #(x<=c) replaced by #(x<c) (ties ignored again)",
+        A,
+        r"""    hi_gap = qn - den * at_most  # den (q n - #(x<=c))""",
+        r"""    hi_gap = qn - den * below  # den (q n - #(x<=c))""",
+        (G_TIES, S_TIES),
+    ),
+    Mutant(
+        "Q03",
+        "quantiles: Du under add/remove k max(q, 1-q) -> k min(q, 1-q), against the audit first",
+        Q,
+        r"""            du = _float_up(k * max(qf, 1 - qf))""",
+        r"""            du = _float_up(k * min(qf, 1 - qf))""",
+        (
+            f"{AUDIT}::test_correct_mechanism_passes",
+            f"{SENS}::test_quantile_score_on_tied_data_every_neighbour",
+        ),
+    ),
+    Mutant(
+        "Q04",
+        "quantiles: the stated 95% rank interval R halved",
+        Q,
+        r"""        rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
+        r"""        rank95 = du * (math.log(n) + mech.LN20) / eps""",
+        (f"{STAT}::test_the_rank_interval_covers_95_percent",),
+    ),
     # --- calibration wired into the release path (audit / statistical tests) -----------------------
-    Mutant("C01", "calibration: Laplace noise drawn at half the scale", R,
-           r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)""",
-           r"""        noisy, _ = mech.draw_laplace(scaled, l1, 2.0 * comp.epsilon)""",
-           (f"{STAT}::test_fixed_point_sum_noise_has_the_natural_scale", f"{AUDIT}::test_correct_mechanism_passes")),
-    Mutant("C02", "calibration: Gaussian noise drawn at half the sigma", R,
-           r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid)""",
-           r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid / 2.0)""",
-           (STAT, f"{AUDIT}::test_correct_mechanism_passes")),
+    Mutant(
+        "C01",
+        "calibration: Laplace noise drawn at half the scale",
+        R,
+        r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)""",
+        r"""        noisy, _ = mech.draw_laplace(scaled, l1, 2.0 * comp.epsilon)""",
+        (
+            f"{STAT}::test_fixed_point_sum_noise_has_the_natural_scale",
+            f"{AUDIT}::test_correct_mechanism_passes",
+        ),
+    ),
+    Mutant(
+        "C02",
+        "calibration: Gaussian noise drawn at half the sigma",
+        R,
+        r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid)""",
+        r"""    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid / 2.0)""",
+        (STAT, f"{AUDIT}::test_correct_mechanism_passes"),
+    ),
     # --- the Gaussian calibration, the exponential mechanism's certificate, one delta' (issue 11) ------
-    Mutant("G01", "calibration: Phi as 0.5 (1 + erf) in the analytic Gaussian's delta (loses the tail)", M,
-           r"""    a = sensitivity / (2.0 * sigma)
+    Mutant(
+        "G01",
+        "calibration: Phi as 0.5 (1 + erf) in the analytic Gaussian's delta (loses the tail)",
+        M,
+        r"""    a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     x1, x2 = b - a, b + a
 """,
-           r"""    a = sensitivity / (2.0 * sigma)
+        r"""    a = sensitivity / (2.0 * sigma)
     b = epsilon * sigma / sensitivity
     phi = NormalDist().cdf
     return phi(a - b) - math.exp(epsilon) * phi(-a - b)
     x1, x2 = b - a, b + a
 """,
-           (f"{FORMULAS}::test_analytic_sigma_at_small_delta_where_erf_lost_the_tail", FORMULAS)),
-    Mutant("G02", "calibration: the analytic delta as a plain difference of the two tails (cancellation)", M,
-           r"""    return min(1.0, phi1 * min(direct, trapezoid) * _ROUND_UP)""",
-           r"""    return min(1.0, phi1 * (r1 - r2))""",
-           (FORMULAS,)),
-    Mutant("G03", "calibration: plans accept deltas below 1e-30", "dpdesk/core/plan.py",
-           r"""    if floor and 0 < x < MIN_DELTA:""",
-           r"""    if False:""",
-           ("tests/core/test_plan.py",)),
-    Mutant("G04", "calibration: the exponential mechanism's scale not certified by OpenDP's zCDP map", M,
-           r"""        epsilon**2 / 8.0,
+        (f"{FORMULAS}::test_analytic_sigma_at_small_delta_where_erf_lost_the_tail", FORMULAS),
+    ),
+    Mutant(
+        "G02",
+        "calibration: the analytic delta as a plain difference of the two tails (cancellation)",
+        M,
+        r"""    return min(1.0, phi1 * min(direct, trapezoid) * _ROUND_UP)""",
+        r"""    return min(1.0, phi1 * (r1 - r2))""",
+        (FORMULAS,),
+    ),
+    Mutant(
+        "G03",
+        "calibration: plans accept deltas below 1e-30",
+        "dpdesk/core/plan.py",
+        r"""    if floor and 0 < x < MIN_DELTA:""",
+        r"""    if False:""",
+        ("tests/core/test_plan.py",),
+    ),
+    Mutant(
+        "G04",
+        "calibration: the exponential mechanism's scale not certified by OpenDP's zCDP map",
+        M,
+        r"""        epsilon**2 / 8.0,
 """,
-           r"""        math.inf,
+        r"""        math.inf,
 """,
-           (f"{FORMULAS}::test_exponential_scale_is_certified_by_opendps_zcdp_map",)),
-    Mutant("G05", "accounting: the statement and ledger use another default delta' than the meter", ACC,
-           r"""            t = advanced(r.costs, release_delta_prime(r.delta_prime, budget_delta))""",
-           r"""            t = advanced(r.costs, r.delta_prime if r.delta_prime is not None else 1e-9)""",
-           (f"{REL}::test_one_default_delta_prime_for_the_advanced_total",)),
+        (f"{FORMULAS}::test_exponential_scale_is_certified_by_opendps_zcdp_map",),
+    ),
+    Mutant(
+        "G05",
+        "accounting: the statement and ledger use another default delta' than the meter",
+        ACC,
+        r"""            t = advanced(r.costs, release_delta_prime(r.delta_prime, budget_delta))""",
+        r"""            t = advanced(r.costs, r.delta_prime if r.delta_prime is not None else 1e-9)""",
+        (f"{REL}::test_one_default_delta_prime_for_the_advanced_total",),
+    ),
     # --- spend before reveal ----------------------------------------------------------------------
-    Mutant("W01", "spend before reveal: release.csv written just before the spend entry", R,
-           r"""            rows.extend(noisy_rows(d, ex, plan))
+    Mutant(
+        "W01",
+        "spend before reveal: release.csv written just before the spend entry",
+        R,
+        r"""            rows.extend(noisy_rows(d, ex, plan))
 """,
-           r"""            rows.extend(noisy_rows(d, ex, plan))
+        r"""            rows.extend(noisy_rows(d, ex, plan))
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
 """,
-           (f"{REL}::test_spend_is_recorded_before_values_are_written",
+        (
+            f"{REL}::test_spend_is_recorded_before_values_are_written",
             f"{REL}::test_a_failed_ledger_write_reveals_nothing",
-            f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries")),
-    Mutant("W02", "spend before reveal: release.csv and report.pdf written, then the spend entry (SIGKILL test)", R,
-           r"""        method = report["method"]
+            f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",
+        ),
+    ),
+    Mutant(
+        "W02",
+        "spend before reveal: release.csv and report.pdf written, then the spend entry (SIGKILL test)",
+        R,
+        r"""        method = report["method"]
         entry = tx.append(
 """,
-           r"""        method = report["method"]
+        r"""        method = report["method"]
         if out_dir is not None:
             from dpdesk.core.report import write_release_report
 
@@ -311,179 +456,303 @@ MUTANTS: tuple[Mutant, ...] = (
                                  spend=draft, settings_entry=None, dataset_name=Path(table.path).name)
         entry = tx.append(
 """,
-           (CRASH,)),
-    Mutant("W03", "spend before reveal: the spend entry is not fsynced before the values are written", L,
-           r"""                view = view[written:]
+        (CRASH,),
+    ),
+    Mutant(
+        "W03",
+        "spend before reveal: the spend entry is not fsynced before the values are written",
+        L,
+        r"""                view = view[written:]
             os.fsync(fd)
 """,
-           r"""                view = view[written:]
+        r"""                view = view[written:]
 """,
-           (f"{REL}::test_spend_is_recorded_before_values_are_written",
-            f"{REL}::test_a_failed_ledger_write_reveals_nothing", CRASH), (G_FSYNC,)),
+        (
+            f"{REL}::test_spend_is_recorded_before_values_are_written",
+            f"{REL}::test_a_failed_ledger_write_reveals_nothing",
+            CRASH,
+        ),
+        (G_FSYNC,),
+    ),
     # --- concurrency ------------------------------------------------------------------------------
-    Mutant("K01", "concurrency: the ledger's exclusive lock (flock) is not taken", L,
-           r"""            fcntl.flock(fd, fcntl.LOCK_EX)
+    Mutant(
+        "K01",
+        "concurrency: the ledger's exclusive lock (flock) is not taken",
+        L,
+        r"""            fcntl.flock(fd, fcntl.LOCK_EX)
 """,
-           r"""            pass
+        r"""            pass
 """,
-           (f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain", f"{REL}::test_two_processes_never_overspend"),
-           (G_LOCK, G_QUEUE)),
-    Mutant("K02", "concurrency: the ledger is read before its lock is taken", L,
-           r"""        try:
+        (
+            f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain",
+            f"{REL}::test_two_processes_never_overspend",
+        ),
+        (G_LOCK, G_QUEUE),
+    ),
+    Mutant(
+        "K02",
+        "concurrency: the ledger is read before its lock is taken",
+        L,
+        r"""        try:
             lock = _locked(self.lock_path)
             lock.__enter__()
         except OSError as exc:
             raise LedgerError(
                 _("cannot lock the ledger {path}: {err}; nothing was charged or revealed").format(
-                    path=self.lock_path, err=exc.strerror or exc)
-            ) from None  # fmt: skip
+                    path=self.lock_path, err=exc.strerror or exc
+                )
+            ) from None
         try:
             entries = self.verify()
 """,
-           r"""        early = self.verify()
+        r"""        early = self.verify()
         try:
             lock = _locked(self.lock_path)
             lock.__enter__()
         except OSError as exc:
             raise LedgerError(
                 _("cannot lock the ledger {path}: {err}; nothing was charged or revealed").format(
-                    path=self.lock_path, err=exc.strerror or exc)
-            ) from None  # fmt: skip
+                    path=self.lock_path, err=exc.strerror or exc
+                )
+            ) from None
         try:
             entries = early
 """,
-           (f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain", f"{REL}::test_two_processes_never_overspend"),
-           (G_LOCK, G_QUEUE)),
-    Mutant("K03", "concurrency: the budget is checked on entries read before the lock", R,
-           r"""    with ledger.transaction() as tx:
+        (
+            f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain",
+            f"{REL}::test_two_processes_never_overspend",
+        ),
+        (G_LOCK, G_QUEUE),
+    ),
+    Mutant(
+        "K03",
+        "concurrency: the budget is checked on entries read before the lock",
+        R,
+        r"""    with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, tx.entries)
 """,
-           r"""    seen = ledger.verify()
+        r"""    seen = ledger.verify()
     with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, seen)
 """,
-           (f"{REL}::test_two_processes_never_overspend",), (G_QUEUE,)),
+        (f"{REL}::test_two_processes_never_overspend",),
+        (G_QUEUE,),
+    ),
     # --- tampering --------------------------------------------------------------------------------
-    Mutant("T01", "tampering: an entry's hash is not checked", L,
-           r"""            if entry_hash(entry) != entry["hash"]:""",
-           r"""            if False:""",
-           (LEDGER, f"{REL}::test_a_broken_ledger_stops_releases", f"{CLI}::test_tampered_ledger_exit_3")),
-    Mutant("T02", "tampering: the link to the previous entry is not checked", L,
-           r"""            if entry.get("prev") != prev:""",
-           r"""            if False:""",
-           (LEDGER,)),
-    Mutant("T03", "tampering: a truncated last line is not reported as truncation", L,
-           r"""        if raw and not raw.endswith(b"\n"):
+    Mutant(
+        "T01",
+        "tampering: an entry's hash is not checked",
+        L,
+        r"""            if entry_hash(entry) != entry["hash"]:""",
+        r"""            if False:""",
+        (LEDGER, f"{REL}::test_a_broken_ledger_stops_releases", f"{CLI}::test_tampered_ledger_exit_3"),
+    ),
+    Mutant(
+        "T02",
+        "tampering: the link to the previous entry is not checked",
+        L,
+        r"""            if entry.get("prev") != prev:""",
+        r"""            if False:""",
+        (LEDGER,),
+    ),
+    Mutant(
+        "T03",
+        "tampering: a truncated last line is not reported as truncation",
+        L,
+        r"""        if raw and not raw.endswith(b"\n"):
             raise LedgerError(""",
-           r"""        if False:
+        r"""        if False:
             raise LedgerError(""",
-           (LEDGER,)),
-    Mutant("T04", "tampering: entries of another dataset are accepted", L,
-           r"""            if entry.get("dataset") != expected:""",
-           r"""            if False:""",
-           (LEDGER,)),
-    Mutant("T05", "tampering: a release transaction does not verify the chain", L,
-           r"""            entries = self.verify()
+        (LEDGER,),
+    ),
+    Mutant(
+        "T04",
+        "tampering: entries of another dataset are accepted",
+        L,
+        r"""            if entry.get("dataset") != expected:""",
+        r"""            if False:""",
+        (LEDGER,),
+    ),
+    Mutant(
+        "T05",
+        "tampering: a release transaction does not verify the chain",
+        L,
+        r"""            entries = self.verify()
             yield LedgerTransaction(self, entries)""",
-           r"""            entries = [json.loads(x) for x in self.path.read_bytes().splitlines()] if self.path.exists() else []
+        r"""            entries = [json.loads(x) for x in self.path.read_bytes().splitlines()] if self.path.exists() else []
             yield LedgerTransaction(self, entries)""",
-           (f"{LEDGER}::test_append_on_a_broken_ledger_is_refused", f"{REL}::test_a_broken_ledger_stops_releases",
-            f"{CLI}::test_tampered_ledger_exit_3")),
-    Mutant("T06", "tampering: review does not compare the package files' SHA-256", "dpdesk/core/review.py",
-           r"""        elif file_hash(f) != recorded.get(name):""",
-           r"""        elif False:""",
-           (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",)),
-    Mutant("T07", "tampering: an entry edited to hold NaN or Infinity crashes the chain check (a traceback)",
-           "dpdesk/core/ledger.py",
-           r"""                entry = loads_entries(line.decode("utf-8"))""",
-           r"""                entry = json.loads(line.decode("utf-8"))""",
-           ("tests/trust/test_attack_issue11.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",)),
-    Mutant("A01", "honest accounting: acknowledging a broken ledger drops its spends", L,
-           r"""            for eff in effective(usable)
-        ]  # fmt: skip""",
-           r"""            for eff in effective(usable) if eff.seq < 0
-        ]  # fmt: skip""",
-           (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",)),
-    Mutant("A02", "honest accounting: spends carried over by an acknowledgement are not counted",
-           "dpdesk/core/recost.py",
-           r"""        elif t == "acknowledge":""",
-           r"""        elif False:""",
-           (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",)),
+        (
+            f"{LEDGER}::test_append_on_a_broken_ledger_is_refused",
+            f"{REL}::test_a_broken_ledger_stops_releases",
+            f"{CLI}::test_tampered_ledger_exit_3",
+        ),
+    ),
+    Mutant(
+        "T06",
+        "tampering: review does not compare the package files' SHA-256",
+        "dpdesk/core/review.py",
+        r"""        elif file_hash(f) != recorded.get(name):""",
+        r"""        elif False:""",
+        (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",),
+    ),
+    Mutant(
+        "T07",
+        "tampering: an entry edited to hold NaN or Infinity crashes the chain check (a traceback)",
+        "dpdesk/core/ledger.py",
+        r"""                entry = loads_entries(line.decode("utf-8"))""",
+        r"""                entry = json.loads(line.decode("utf-8"))""",
+        (
+            "tests/trust/test_attack_issue11.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",
+        ),
+    ),
+    Mutant(
+        "A01",
+        "honest accounting: acknowledging a broken ledger drops its spends",
+        L,
+        r"""            for eff in effective(usable)
+        ]""",
+        r"""            for eff in effective(usable)
+            if eff.seq < 0
+        ]""",
+        (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",),
+    ),
+    Mutant(
+        "A02",
+        "honest accounting: spends carried over by an acknowledgement are not counted",
+        "dpdesk/core/recost.py",
+        r"""        elif t == "acknowledge":""",
+        r"""        elif False:""",
+        (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",),
+    ),
     # --- faults: read-only folder, full disk ------------------------------------------------------
-    Mutant("D01", "spend before reveal: a read-only ledger folder escapes as a raw OSError", L,
-           r"""            (folder / "keys").mkdir(parents=True, exist_ok=True)
+    Mutant(
+        "D01",
+        "spend before reveal: a read-only ledger folder escapes as a raw OSError",
+        L,
+        r"""            (folder / "keys").mkdir(parents=True, exist_ok=True)
         except OSError as exc:""",
-           r"""            (folder / "keys").mkdir(parents=True, exist_ok=True)
+        r"""            (folder / "keys").mkdir(parents=True, exist_ok=True)
         except ValueError as exc:""",
-           (f"{REL}::test_a_read_only_ledger_folder_fails_cleanly",)),
-    Mutant("D02", "spend before reveal: a torn line from a full disk is left in the ledger", L,
-           r"""            _truncate_partial(self.ledger.path, len(line))""",
-           r"""            pass""",
-           (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",)),
-    Mutant("D03", "spend before reveal: a full disk escapes as a raw OSError", L,
-           r"""        except OSError as exc:
+        (f"{REL}::test_a_read_only_ledger_folder_fails_cleanly",),
+    ),
+    Mutant(
+        "D02",
+        "spend before reveal: a torn line from a full disk is left in the ledger",
+        L,
+        r"""            _truncate_partial(self.ledger.path, len(line))""",
+        r"""            pass""",
+        (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",),
+    ),
+    Mutant(
+        "D03",
+        "spend before reveal: a full disk escapes as a raw OSError",
+        L,
+        r"""        except OSError as exc:
             os.close(fd)""",
-           r"""        except ValueError as exc:
+        r"""        except ValueError as exc:
             os.close(fd)""",
-           (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",)),
+        (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",),
+    ),
     # --- CSV formula neutralisation ---------------------------------------------------------------
-    Mutant("F01", "hostile output: no CSV formula neutralisation", "dpdesk/core/values.py",
-           r"""    if cell and cell[0] in "=+-@\t\r":""",
-           r"""    if False:""",
-           (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",)),
-    Mutant("F02", "hostile output: '@', tab and CR no longer neutralised", "dpdesk/core/values.py",
-           r"""    if cell and cell[0] in "=+-@\t\r":""",
-           r"""    if cell and cell[0] in "=+-":""",
-           (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",), (G_CSV,)),
-    Mutant("F03", "hostile output: negative numbers are quoted as text", "dpdesk/core/values.py",
-           r"""        try:
+    Mutant(
+        "F01",
+        "hostile output: no CSV formula neutralisation",
+        "dpdesk/core/values.py",
+        r"""    if cell and cell[0] in "=+-@\t\r":""",
+        r"""    if False:""",
+        (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",),
+    ),
+    Mutant(
+        "F02",
+        "hostile output: '@', tab and CR no longer neutralised",
+        "dpdesk/core/values.py",
+        r"""    if cell and cell[0] in "=+-@\t\r":""",
+        r"""    if cell and cell[0] in "=+-":""",
+        (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",),
+        (G_CSV,),
+    ),
+    Mutant(
+        "F03",
+        "hostile output: negative numbers are quoted as text",
+        "dpdesk/core/values.py",
+        r"""        try:
             float(cell)
         except ValueError:
             return "'" + cell""",
-           r"""        return "'" + cell""",
-           (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",)),
+        r"""        return "'" + cell""",
+        (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",),
+    ),
     # --- no data-dependent leaks ------------------------------------------------------------------
-    Mutant("L01", "no leaks: the true row count in the trace (printed in report.pdf)", R,
-           r"""                "trace": [design_to_dict(d) for d in designs],""",
-           r"""                "trace": [{**design_to_dict(d), "notes": [f"{table.n_rows} rows read"]} for d in designs],""",
-           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",)),
-    Mutant("L02", "no leaks: the true row count in the ledger's spend entry", R,
-           r"""                "title": plan.title,
+    Mutant(
+        "L01",
+        "no leaks: the true row count in the trace (printed in report.pdf)",
+        R,
+        r"""                "trace": [design_to_dict(d) for d in designs],""",
+        r"""                "trace": [{**design_to_dict(d), "notes": [f"{table.n_rows} rows read"]} for d in designs],""",
+        (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",),
+    ),
+    Mutant(
+        "L02",
+        "no leaks: the true row count in the ledger's spend entry",
+        R,
+        r"""                "title": plan.title,
                 "plan_hash": plan.plan_hash(),""",
-           r"""                "title": plan.title,
+        r"""                "title": plan.title,
                 "rows_read": table.n_rows,
                 "plan_hash": plan.plan_hash(),""",
-           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",), (G_LEAK,)),
-    Mutant("L03", "no leaks: the load notes (dropped-row counts) in the ledger's spend entry", R,
-           r"""                "values_hash": rows_hash(rows),""",
-           r"""                "values_hash": rows_hash(rows),
+        (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",),
+        (G_LEAK,),
+    ),
+    Mutant(
+        "L03",
+        "no leaks: the load notes (dropped-row counts) in the ledger's spend entry",
+        R,
+        r"""                "values_hash": rows_hash(rows),""",
+        r"""                "values_hash": rows_hash(rows),
                 "load_notes": table.report.lines(),""",
-           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",), (G_LEAK,)),
+        (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",),
+        (G_LEAK,),
+    ),
     # --- randomness -------------------------------------------------------------------------------
-    Mutant("R01", "CSPRNG: the rows kept per person are chosen with numpy.random", A,
-           r"""    tiebreak = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)""",
-           r"""    tiebreak = np.random.default_rng().integers(0, 2**63, size=n).astype(np.uint64)""",
-           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",)),
-    Mutant("R02", "CSPRNG: Laplace noise from numpy.random.laplace", R,
-           r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)
+    Mutant(
+        "R01",
+        "CSPRNG: the rows kept per person are chosen with numpy.random",
+        A,
+        r"""    tiebreak = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)""",
+        r"""    tiebreak = np.random.default_rng().integers(0, 2**63, size=n).astype(np.uint64)""",
+        (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",),
+    ),
+    Mutant(
+        "R02",
+        "CSPRNG: Laplace noise from numpy.random.laplace",
+        R,
+        r"""        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)
         return noisy""",
-           r"""        return [int(v + round(z)) for v, z in zip(scaled, np.random.laplace(0.0, l1 / comp.epsilon, len(scaled)))]""",
-           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",)),
-    Mutant("R03", "CSPRNG: the exponential mechanism picks with Python's random", R,
-           r"""    return mech.draw_exponential(utilities, comp.l1, comp.epsilon)""",
-           r"""    import random
+        r"""        return [int(v + round(z)) for v, z in zip(scaled, np.random.laplace(0.0, l1 / comp.epsilon, len(scaled)))]""",
+        (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",),
+    ),
+    Mutant(
+        "R03",
+        "CSPRNG: the exponential mechanism picks with Python's random",
+        R,
+        r"""    return mech.draw_exponential(utilities, comp.l1, comp.epsilon)""",
+        r"""    import random
 
     g = [u / comp.scale - math.log(-math.log(random.random())) for u in utilities]
     return max(range(len(g)), key=g.__getitem__)""",
-           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",)),
-    Mutant("R04", "CSPRNG: Laplace noise from a numpy generator made at import time", R,
-           r"""def _opendp_noise(values: list[int], comp: Any) -> list[int]:
+        (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",),
+    ),
+    Mutant(
+        "R04",
+        "CSPRNG: Laplace noise from a numpy generator made at import time",
+        R,
+        r"""def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     \"\"\"Noisy integers on the component's noise grid (exact integers refined onto it first).\"\"\"
     f = comp.refine
     scaled = [v * f for v in values] if f != 1 else values
@@ -491,7 +760,7 @@ MUTANTS: tuple[Mutant, ...] = (
         l1 = round(comp.l1 / comp.grid)
         noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)
         return noisy""".replace('\\"', '"'),
-           r"""_RNG = np.random.default_rng()
+        r"""_RNG = np.random.default_rng()
 
 
 def _opendp_noise(values: list[int], comp: Any) -> list[int]:
@@ -500,154 +769,269 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     if comp.mechanism == "laplace":
         l1 = round(comp.l1 / comp.grid)
         return [int(v + round(z)) for v, z in zip(scaled, _RNG.laplace(0.0, l1 / comp.epsilon, len(scaled)))]""",
-           (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",), (G_RNG, G_RNG_STATIC)),
+        (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",),
+        (G_RNG, G_RNG_STATIC),
+    ),
     # --- missing values, NaN ----------------------------------------------------------------------
-    Mutant("N01", "missing values: NaN in a float column is not treated as missing", "dpdesk/core/data.py",
-           r"""            return np.isnan(self.values)""",
-           r"""            return np.zeros(len(self.values), dtype=bool)""",
-           (f"{REL}::test_missing_policy_drop_and_impute", AGG, DATA)),
-    Mutant("N02", "missing values: the missing-value policy is never applied", A,
-           r"""    if not miss.any():
+    Mutant(
+        "N01",
+        "missing values: NaN in a float column is not treated as missing",
+        "dpdesk/core/data.py",
+        r"""            return cast(np.ndarray, np.isnan(self.values))""",
+        r"""            return np.zeros(len(self.values), dtype=bool)""",
+        (f"{REL}::test_missing_policy_drop_and_impute", AGG, DATA),
+    ),
+    Mutant(
+        "N02",
+        "missing values: the missing-value policy is never applied",
+        A,
+        r"""    if not miss.any():
         return values, keep""",
-           r"""    if True:
+        r"""    if True:
         return values, keep""",
-           (f"{REL}::test_missing_policy_drop_and_impute", AGG)),
-    Mutant("Z01", "missing values: imputation fills 0 instead of the declared value", A,
-           r"""        values[miss] = spec.missing.impute""",
-           r"""        values[miss] = 0""",
-           (f"{REL}::test_missing_policy_drop_and_impute", AGG)),
-    Mutant("Z02", "missing values: 'drop' zero-fills instead of dropping", A,
-           r"""    if spec.missing.drops:
+        (f"{REL}::test_missing_policy_drop_and_impute", AGG),
+    ),
+    Mutant(
+        "Z01",
+        "missing values: imputation fills 0 instead of the declared value",
+        A,
+        r"""        values[miss] = spec.missing.impute""",
+        r"""        values[miss] = 0""",
+        (f"{REL}::test_missing_policy_drop_and_impute", AGG),
+    ),
+    Mutant(
+        "Z02",
+        "missing values: 'drop' zero-fills instead of dropping",
+        A,
+        r"""    if spec.missing.drops:
         return values, ~miss if keep is None else keep & ~miss""",
-           r"""    if spec.missing.drops:
+        r"""    if spec.missing.drops:
         values = values.copy()
         values[miss] = 0
         return values, keep""",
-           (f"{REL}::test_missing_policy_drop_and_impute", AGG)),
+        (f"{REL}::test_missing_policy_drop_and_impute", AGG),
+    ),
     # --- issue 11, the guarantee kept: the dataset's public name, re-costing, person ids --------------
-    Mutant("I01", "public id: ledger entries name the data file's SHA-256", L,
-           r"""            "dataset": self.ledger.dataset,""",
-           r"""            "dataset": self.ledger.key or self.ledger.dataset,""",
-           (PUBLIC_ID,)),
-    Mutant("I02", "public id: migration keeps the hash (and its prefixes) inside old entries", L,
-           r"""            value = value.replace(old, dataset)""",
-           r"""            value = value""",
-           (PUBLIC_ID,)),
-    Mutant("I03", "acknowledgement: the broken ledger is moved away before the new chain is written", L,
-           r"""        write_atomic(evidence, raw)
+    Mutant(
+        "I01",
+        "public id: ledger entries name the data file's SHA-256",
+        L,
+        r"""            "dataset": self.ledger.dataset,""",
+        r"""            "dataset": self.ledger.key or self.ledger.dataset,""",
+        (PUBLIC_ID,),
+    ),
+    Mutant(
+        "I02",
+        "public id: migration keeps the hash (and its prefixes) inside old entries",
+        L,
+        r"""            value = value.replace(old, dataset)""",
+        r"""            value = value""",
+        (PUBLIC_ID,),
+    ),
+    Mutant(
+        "I03",
+        "acknowledgement: the broken ledger is moved away before the new chain is written",
+        L,
+        r"""        write_atomic(evidence, raw)
         entry: dict[str, Any] = {""",
-           r"""        os.replace(old_path, evidence)
+        r"""        os.replace(old_path, evidence)
         entry: dict[str, Any] = {""",
-           (PUBLIC_ID,)),
-    Mutant("U01", "re-costing: a change of unit re-costs the booking alone (k back down gives budget back)",
-           "dpdesk/core/recost.py",
-           r"""                new, why = _cost_or_budget(eff, unit, settings)
+        (PUBLIC_ID,),
+    ),
+    Mutant(
+        "U01",
+        "re-costing: a change of unit re-costs the booking alone (k back down gives budget back)",
+        "dpdesk/core/recost.py",
+        r"""                new, why = _cost_or_budget(eff, unit, settings)
                 if _higher(new, eff.costs):
                     eff.costs, eff.why = new, [*eff.why, *why]""",
-           r"""                base = Effective(eff.release_id, eff.seq, eff.recorded, eff.delta_prime, eff.recorded,
+        r"""                base = Effective(eff.release_id, eff.seq, eff.recorded, eff.delta_prime, eff.recorded,
                                  eff.plan, eff.trace, eff.unit)
                 eff.costs, why = cost_under(base, unit)""",
-           (RECOST,)),
-    Mutant("U02", "re-costing: the k an id column enforced is rescaled like a declared k", "dpdesk/core/recost.py",
-           r"""        new_unit["max_rows_per_person"] = old_unit.get("max_rows_per_person", 1)""",
-           r"""        new_unit["max_rows_per_person"] = unit.get("max_rows_per_person", 1)""",
-           (RECOST,)),
-    Mutant("U03", "re-costing: a Gaussian's epsilon scaled by c instead of re-solved at its delta",
-           "dpdesk/core/recost.py",
-           r"""        exact = gaussian_epsilon(sigma, new_sens, float(comp["delta"]) * (1.0 - DISCRETE_MARGIN))""",
-           r"""        exact = eps * c""",
-           (RECOST,)),
-    Mutant("U04", "corrections: a simulate --data run of an unrecorded plan costs nothing", "dpdesk/core/recost.py",
-           r"""    return (acc.QueryCost(name, b_eps, b_delta, rho),)""",
-           r"""    return (acc.QueryCost(name, 0.0, 0.0, 0.0),)""",
-           (RECOST,)),
-    Mutant("U05", "corrections: a release does not record the correction before it charges", R,
-           r"""        _check_settings(plan, settings)
+        (RECOST,),
+    ),
+    Mutant(
+        "U02",
+        "re-costing: the k an id column enforced is rescaled like a declared k",
+        "dpdesk/core/recost.py",
+        r"""        new_unit["max_rows_per_person"] = old_unit.get("max_rows_per_person", 1)""",
+        r"""        new_unit["max_rows_per_person"] = unit.get("max_rows_per_person", 1)""",
+        (RECOST,),
+    ),
+    Mutant(
+        "U03",
+        "re-costing: a Gaussian's epsilon scaled by c instead of re-solved at its delta",
+        "dpdesk/core/recost.py",
+        r"""        exact = gaussian_epsilon(sigma, new_sens, float(comp["delta"]) * (1.0 - DISCRETE_MARGIN))""",
+        r"""        exact = eps * c""",
+        (RECOST,),
+    ),
+    Mutant(
+        "U04",
+        "corrections: a simulate --data run of an unrecorded plan costs nothing",
+        "dpdesk/core/recost.py",
+        r"""    return (acc.QueryCost(name, b_eps, b_delta, rho),)""",
+        r"""    return (acc.QueryCost(name, 0.0, 0.0, 0.0),)""",
+        (RECOST,),
+    ),
+    Mutant(
+        "U05",
+        "corrections: a release does not record the correction before it charges",
+        R,
+        r"""        _check_settings(plan, settings)
         record_corrections(tx)""",
-           r"""        _check_settings(plan, settings)""",
-           (RECOST,)),
-    Mutant("U06", "re-costing: a change of the unit of privacy leaves past costs as booked", "dpdesk/core/recost.py",
-           r"""        elif t == "settings" and unit is not None and unit != previous_unit:""",
-           r"""        elif False:""",
-           (RECOST,)),
-    Mutant("U07", "re-costing: each unit change adds its increase to a cost already raised (k 1 -> 5 -> 1 -> 5)",
-           "dpdesk/core/recost.py",
-           r"""        eps = booked + eps_add if eps_add > 0 else cost.epsilon""",
-           r"""        eps = cost.epsilon + max(0.0, eps_add)""",
-           ("tests/trust/test_attack_issue11.py::test_unit_changes_back_and_forth_do_not_stack",)),
-    Mutant("H01", "person ids: the id hash's seeds are fixed (collisions can be crafted)", "dpdesk/core/data.py",
-           r"""_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))""",
-           r"""_ID_SEEDS = (20261122, 20261123)""",
-           (f"{DATA}::test_id_hash_is_keyed_by_a_secret_seed_per_process",)),
-    Mutant("H02", "person ids: people are told apart by 64 of the hash's 128 bits", A,
-           r"""    starts[1:] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)""",
-           r"""    starts[1:] = sorted_ids[1:, 0] != sorted_ids[:-1, 0]""",
-           (f"{AGG}::test_people_whose_ids_share_one_half_of_the_hash_stay_apart",)),
+        r"""        _check_settings(plan, settings)""",
+        (RECOST,),
+    ),
+    Mutant(
+        "U06",
+        "re-costing: a change of the unit of privacy leaves past costs as booked",
+        "dpdesk/core/recost.py",
+        r"""        elif t == "settings" and unit is not None and unit != previous_unit:""",
+        r"""        elif False:""",
+        (RECOST,),
+    ),
+    Mutant(
+        "U07",
+        "re-costing: each unit change adds its increase to a cost already raised (k 1 -> 5 -> 1 -> 5)",
+        "dpdesk/core/recost.py",
+        r"""        eps = booked + eps_add if eps_add > 0 else cost.epsilon""",
+        r"""        eps = cost.epsilon + max(0.0, eps_add)""",
+        ("tests/trust/test_attack_issue11.py::test_unit_changes_back_and_forth_do_not_stack",),
+    ),
+    Mutant(
+        "H01",
+        "person ids: the id hash's seeds are fixed (collisions can be crafted)",
+        "dpdesk/core/data.py",
+        r"""_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))""",
+        r"""_ID_SEEDS = (20261122, 20261123)""",
+        (f"{DATA}::test_id_hash_is_keyed_by_a_secret_seed_per_process",),
+    ),
+    Mutant(
+        "H02",
+        "person ids: people are told apart by 64 of the hash's 128 bits",
+        A,
+        r"""    starts[1:] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)""",
+        r"""    starts[1:] = sorted_ids[1:, 0] != sorted_ids[:-1, 0]""",
+        (f"{AGG}::test_people_whose_ids_share_one_half_of_the_hash_stay_apart",),
+    ),
     # --- previews never read the private table; the data check before the charge ------------------
-    Mutant("P01", "previews: simulate --data accepted again (the private table read as if public)",
-           "dpdesk/cli.py",
-           r"""    if args.data is not None:
-        raise UsageError(_(""",
-           r"""    if args.data is not None:
+    Mutant(
+        "P01",
+        "previews: simulate --data accepted again (the private table read as if public)",
+        "dpdesk/cli.py",
+        r"""    if args.data is not None:
+        raise UsageError(""",
+        r"""    if args.data is not None:
         args.public = args.data
     if False:
-        raise UsageError(_(""",
-           (f"{CLI}::test_simulate_refuses_the_private_table_and_says_what_to_use",)),
-    Mutant("P02", "previews: a 'public' file with a ledger is simulated on", "dpdesk/core/simulate.py",
-           r"""    if sha == private_sha or is_known_dataset(home, sha):""",
-           r"""    if sha == private_sha:""",
-           (f"{REL}::test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger",
+        raise UsageError(""",
+        (f"{CLI}::test_simulate_refuses_the_private_table_and_says_what_to_use",),
+    ),
+    Mutant(
+        "P02",
+        "previews: a 'public' file with a ledger is simulated on",
+        "dpdesk/core/simulate.py",
+        r"""    if sha == private_sha or is_known_dataset(home, sha):""",
+        r"""    if sha == private_sha:""",
+        (
+            f"{REL}::test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger",
             f"{CLI}::test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger",
-            f"{GUI}::test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_table")),
-    Mutant("P03", "data check: undeclared or unparsable values no longer stop the release before charging", R,
-           r"""    if check.problems and not accept_data_problems:""",
-           r"""    if False:""",
-           (f"{CLI}::test_a_misspelled_category_stops_the_release_before_charging",
-            f"{REL}::test_the_data_check_is_shown_before_the_charge_and_stops_on_problems"), (G_CHECK,)),
-    Mutant("P04", "data check: the per-column counts written into the spend entry", R,
-           r"""                "trace": [design_to_dict(d) for d in designs],""",
-           r"""                "trace": [design_to_dict(d) for d in designs],
+            f"{GUI}::test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_table",
+        ),
+    ),
+    Mutant(
+        "P03",
+        "data check: undeclared or unparsable values no longer stop the release before charging",
+        R,
+        r"""    if check.problems and not accept_data_problems:""",
+        r"""    if False:""",
+        (
+            f"{CLI}::test_a_misspelled_category_stops_the_release_before_charging",
+            f"{REL}::test_the_data_check_is_shown_before_the_charge_and_stops_on_problems",
+        ),
+        (G_CHECK,),
+    ),
+    Mutant(
+        "P04",
+        "data check: the per-column counts written into the spend entry",
+        R,
+        r"""                "trace": [design_to_dict(d) for d in designs],""",
+        r"""                "trace": [design_to_dict(d) for d in designs],
                 "data_check": [vars(c) for c in check.columns],""",
-           (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",), (G_CHECK,)),
+        (f"{PKG}::test_report_holds_every_released_value_and_no_raw_statistic",),
+        (G_CHECK,),
+    ),
     # --- issue 11, found by the attacker's pass --------------------------------------------------------
-    Mutant("X01", "acknowledgement: a damaged line makes the carried releases fall back to their bookings", L,
-           r"""    usable = [e for e in readable if _usable(e)]""",
-           r"""    usable = readable""",
-           (ATTACK,)),
-    Mutant("X02", "public id: a deleted keys/ folder starts a fresh budget (the sidecars are not read)", L,
-           r"""    for side in sorted(folder.glob("ds-*.key")):""",
-           r"""    for side in ():""",
-           (ATTACK,)),
-    Mutant("X03", "public id: a migrated chain keeps the hash of an old report that printed the data's hash", L,
-           r"""                n["files"] = {**n["files"], "report.pdf": None}""",
-           r"""                pass""",
-           (ATTACK,)),
-    Mutant("X04", "accounting: the advanced total overflows on a huge per-query epsilon", "dpdesk/core/accounting.py",
-           r"""    if any(c.epsilon > ADVANCED_OVERFLOW for c in costs):""",
-           r"""    if False:""",
-           (RECOST,)),
-    Mutant("X05", "re-costing: a unit change that makes a past query cost more than any query may is accepted",
-           "dpdesk/core/recost.py",
-           r"""        if any(not math.isfinite(c.epsilon) or c.epsilon > MAX_QUERY_EPSILON or not math.isfinite(c.rho)""",
-           r"""        if any(not math.isfinite(c.epsilon) or not math.isfinite(c.rho)""",
-           (ATTACK,)),
-    Mutant("X06", "migration: an interrupted migration of the same bytes makes a second dataset", L,
-           r"""        dataset = _interrupted_migration(folder, raw) or new_dataset_id()""",
-           r"""        dataset = new_dataset_id()""",
-           (ATTACK,)),
+    Mutant(
+        "X01",
+        "acknowledgement: a damaged line makes the carried releases fall back to their bookings",
+        L,
+        r"""    usable = [e for e in readable if _usable(e)]""",
+        r"""    usable = readable""",
+        (ATTACK,),
+    ),
+    Mutant(
+        "X02",
+        "public id: a deleted keys/ folder starts a fresh budget (the sidecars are not read)",
+        L,
+        r"""    for side in sorted(folder.glob("ds-*.key")):""",
+        r"""    for side in ():""",
+        (ATTACK,),
+    ),
+    Mutant(
+        "X03",
+        "public id: a migrated chain keeps the hash of an old report that printed the data's hash",
+        L,
+        r"""                n["files"] = {**n["files"], "report.pdf": None}""",
+        r"""                pass""",
+        (ATTACK,),
+    ),
+    Mutant(
+        "X04",
+        "accounting: the advanced total overflows on a huge per-query epsilon",
+        "dpdesk/core/accounting.py",
+        r"""    if any(c.epsilon > ADVANCED_OVERFLOW for c in costs):""",
+        r"""    if False:""",
+        (RECOST,),
+    ),
+    Mutant(
+        "X05",
+        "re-costing: a unit change that makes a past query cost more than any query may is accepted",
+        "dpdesk/core/recost.py",
+        r"""            not math.isfinite(c.epsilon) or c.epsilon > MAX_QUERY_EPSILON or not math.isfinite(c.rho)""",
+        r"""            not math.isfinite(c.epsilon) or not math.isfinite(c.rho)""",
+        (ATTACK,),
+    ),
+    Mutant(
+        "X06",
+        "migration: an interrupted migration of the same bytes makes a second dataset",
+        L,
+        r"""        dataset = _interrupted_migration(folder, raw) or new_dataset_id()""",
+        r"""        dataset = new_dataset_id()""",
+        (ATTACK,),
+    ),
     # --- issue 12: the layers are enforced -------------------------------------------------------------
-    Mutant("Y01", "layers: the release imports OpenDP itself, around the adapter", R,
-           r"""from dpdesk.core import mechanisms as mech
+    Mutant(
+        "Y01",
+        "layers: the release imports OpenDP itself, around the adapter",
+        R,
+        r"""from dpdesk.core import mechanisms as mech
 """,
-           r"""from dpdesk.core import mechanisms as mech
+        r"""from dpdesk.core import mechanisms as mech
 import opendp  # noqa: F401
 """,
-           (LAYERS,)),
-    Mutant("Y02", "layers: the budget report imports the simulations (numpy's generator)", "dpdesk/core/budget.py",
-           r"""    designs = design_plan(plan)""",
-           r"""    from dpdesk.core import simulate  # noqa: F401
+        (LAYERS,),
+    ),
+    Mutant(
+        "Y02",
+        "layers: the budget report imports the simulations (numpy's generator)",
+        "dpdesk/core/budget.py",
+        r"""    designs = design_plan(plan)""",
+        r"""    from dpdesk.core import simulate  # noqa: F401
     designs = design_plan(plan)""",
-           (LAYERS,)),
+        (LAYERS,),
+    ),
 )
 
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
@@ -701,10 +1085,21 @@ def check_snippets(root: Path = ROOT) -> list[str]:
 
 def make_base(dest: Path, worktree: bool) -> tuple[str, str]:
     """Copy the repository into ``dest``; returns (the commit copied, a description of what was copied)."""
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     if worktree:
-        skip = {".git", ".venv", "venv", "build", "dist", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
+        skip = {
+            ".git",
+            ".venv",
+            "venv",
+            "build",
+            "dist",
+            ".mypy_cache",
+            ".ruff_cache",
+            ".pytest_cache",
+            ".hypothesis",
+        }
 
         def ignore(folder: str, names: list[str]) -> set[str]:
             out = {n for n in names if n in skip or n == "__pycache__"}
@@ -713,11 +1108,14 @@ def make_base(dest: Path, worktree: bool) -> tuple[str, str]:
             return out
 
         shutil.copytree(ROOT, dest, ignore=ignore)
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True,
-                               check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         return head, f"working tree at {head[:12]}" + (" (with uncommitted changes)" if dirty else "")
     dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     added = [rel for rel in OVERLAY if (ROOT / rel).exists()]
     for rel in added:
@@ -727,7 +1125,9 @@ def make_base(dest: Path, worktree: bool) -> tuple[str, str]:
 
 def env_for(repo: Path, m: Mutant | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS", "DPDESK_HOME")}
-    env.update(PYTHONPATH=str(repo), QT_QPA_PLATFORM="offscreen", MUTANT_ROOT=str(repo), PYTHONDONTWRITEBYTECODE="1")
+    env.update(
+        PYTHONPATH=str(repo), QT_QPA_PLATFORM="offscreen", MUTANT_ROOT=str(repo), PYTHONDONTWRITEBYTECODE="1"
+    )
     if m is not None:
         env["MUTANT_MODULE"] = m.module
         marker = next((ln.strip() for ln in m.new.splitlines() if ln.strip() and ln not in m.old), "")
@@ -748,7 +1148,9 @@ class Result:
 _FAIL = re.compile(r"^(FAILED|ERROR) (\S+)", re.MULTILINE)
 
 
-def run_tests(base: Path, m: Mutant | None, args: tuple[str, ...], *, keep: bool = False, stop_first: bool = True) -> Result:
+def run_tests(
+    base: Path, m: Mutant | None, args: tuple[str, ...], *, keep: bool = False, stop_first: bool = True
+) -> Result:
     t0 = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix=f"dpdesk-mutant-{m.id if m else 'baseline'}-"))
     repo = work / "repo"
@@ -759,17 +1161,23 @@ def run_tests(base: Path, m: Mutant | None, args: tuple[str, ...], *, keep: bool
             target = repo / m.file
             text = target.read_text(encoding="utf-8")
             if text.count(m.old) != 1:
-                return Result(m, "error", "", time.perf_counter() - t0, f"snippet occurs {text.count(m.old)} times")
+                return Result(
+                    m, "error", "", time.perf_counter() - t0, f"snippet occurs {text.count(m.old)} times"
+                )
             mutated = text.replace(m.old, m.new, 1)
             compile(mutated, str(target), "exec")
             target.write_text(mutated, encoding="utf-8")
         env = env_for(repo, m)
         probe = "import dpdesk, importlib, sys; print(dpdesk.__file__); " + (
-            f"print(importlib.import_module({m.module!r}).__file__)" if m else "")  # fmt: skip
-        p = subprocess.run([PYTHON, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-                           check=False)
+            f"print(importlib.import_module({m.module!r}).__file__)" if m else ""
+        )
+        p = subprocess.run(
+            [PYTHON, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
         if p.returncode != 0:
-            return Result(m, "error", "", time.perf_counter() - t0, "import failed: " + p.stderr.strip()[-400:])
+            return Result(
+                m, "error", "", time.perf_counter() - t0, "import failed: " + p.stderr.strip()[-400:]
+            )
         for line in p.stdout.split():
             if repo.resolve() not in Path(line).resolve().parents:
                 return Result(m, "error", "", time.perf_counter() - t0, f"imported from {line}, not the copy")
@@ -777,7 +1185,9 @@ def run_tests(base: Path, m: Mutant | None, args: tuple[str, ...], *, keep: bool
         if not stop_first:
             cmd.remove("-x")
         try:
-            r = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False)
+            r = subprocess.run(
+                cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False
+            )
         except subprocess.TimeoutExpired:
             return Result(m, "error", "", time.perf_counter() - t0, f"timed out after {RUN_TIMEOUT} s")
         out = r.stdout + r.stderr
@@ -786,12 +1196,20 @@ def run_tests(base: Path, m: Mutant | None, args: tuple[str, ...], *, keep: bool
         tail = out.strip().splitlines()[-1] if out.strip() else ""
         secs = time.perf_counter() - t0
         if m is None:
-            return Result(None, "passed" if r.returncode == 0 else "failed", first, secs, tail if r.returncode else "")
+            return Result(
+                None, "passed" if r.returncode == 0 else "failed", first, secs, tail if r.returncode else ""
+            )
         if r.returncode == 1:
             return Result(m, "killed", first or "?", secs, tail, fails)
         if r.returncode == 0:
             return Result(m, "survived", "", secs, tail)
-        return Result(m, "error", first, secs, f"pytest exit {r.returncode}: " + "\n".join(out.strip().splitlines()[-5:]))
+        return Result(
+            m,
+            "error",
+            first,
+            secs,
+            f"pytest exit {r.returncode}: " + "\n".join(out.strip().splitlines()[-5:]),
+        )
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -809,8 +1227,16 @@ def _md(s: str) -> str:
     return s.replace("|", "\\|")
 
 
-def write_report(path: Path, results: list[Result], alone: list[Result], baseline: Result | None, head: str,
-                 source: str, command: str, total: float) -> None:  # fmt: skip
+def write_report(
+    path: Path,
+    results: list[Result],
+    alone: list[Result],
+    baseline: Result | None,
+    head: str,
+    source: str,
+    command: str,
+    total: float,
+) -> None:
     killed = sum(r.status == "killed" for r in results)
     by_existing = sum(r.status == "killed" and not r.first_failure.startswith(GAPS) for r in results)
     survived = [r for r in results if r.status == "survived"]
@@ -829,8 +1255,10 @@ def write_report(path: Path, results: list[Result], alone: list[Result], baselin
         f"- python: {sys.version.split()[0]} ({PYTHON})",
         "- baseline (all tests below on the unmutated copy): "
         + (f"{baseline.status} in {baseline.seconds:.0f} s" if baseline else "not run"),
-        (f"- result: {killed} of {len(results)} mutants killed, {len(survived)} survived, {len(errors)} errors; "
-         f"total run time {total / 60:.1f} min"),
+        (
+            f"- result: {killed} of {len(results)} mutants killed, {len(survived)} survived, {len(errors)} errors; "
+            f"total run time {total / 60:.1f} min"
+        ),
         f"- killed by the existing tests (first failing test not in `{GAPS}`): {by_existing}",
         "",
         "| mutant | promise broken | file | tests run | result | first failing test | time |",
@@ -844,7 +1272,9 @@ def write_report(path: Path, results: list[Result], alone: list[Result], baselin
             tests += "<br>gap: " + "<br>".join(f"`{t.split('::')[-1]}`" for t in m.gaps)
         result = r.status if r.status != "error" else f"error: {r.detail}"
         first = f"`{r.first_failure}`" if r.first_failure else ""
-        lines.append(f"| {m.id} | {_md(m.promise)} | `{m.file}` | {tests} | {_md(result)} | {first} | {r.seconds:.0f} s |")
+        lines.append(
+            f"| {m.id} | {_md(m.promise)} | `{m.file}` | {tests} | {_md(result)} | {first} | {r.seconds:.0f} s |"
+        )
     if alone:
         lines += [
             "",
@@ -859,12 +1289,18 @@ def write_report(path: Path, results: list[Result], alone: list[Result], baselin
             m = r.mutant
             assert m is not None
             names = "<br>".join(f"`{t.split('::')[-1]}`" for t in m.gaps)
-            failing = "<br>".join(f"`{t.split('::')[-1]}`" for t in dict.fromkeys(_func(f) for f in r.failures))
+            failing = "<br>".join(
+                f"`{t.split('::')[-1]}`" for t in dict.fromkeys(_func(f) for f in r.failures)
+            )
             every = r.status == "killed" and {_func(f) for f in r.failures} >= set(m.gaps)
-            result = ("killed by each" if every else r.status) if r.status != "error" else f"error: {r.detail}"
+            result = (
+                ("killed by each" if every else r.status) if r.status != "error" else f"error: {r.detail}"
+            )
             lines.append(f"| {m.id} | {names} | {_md(result)} | {failing} |")
-    rerun = ("Rerun: `python tests/trust/mutants.py --jobs 2` from the repository root (dev venv); "
-             "`--list` shows the mutants, `--only ID` runs one.")
+    rerun = (
+        "Rerun: `python tests/trust/mutants.py --jobs 2` from the repository root (dev venv); "
+        "`--list` shows the mutants, `--only ID` runs one."
+    )
     lines += ["", rerun, ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -875,14 +1311,22 @@ def write_report(path: Path, results: list[Result], alone: list[Result], baselin
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
-    ap.add_argument("--only", action="append", default=[], metavar="ID", help="run only this mutant (repeatable)")
+    ap.add_argument(
+        "--only", action="append", default=[], metavar="ID", help="run only this mutant (repeatable)"
+    )
     ap.add_argument("--jobs", type=int, default=1, help="mutants run in parallel (default 1)")
     ap.add_argument("--no-gaps", action="store_true", help="run only the existing tests, not the gap tests")
     ap.add_argument("--no-baseline", action="store_true", help="skip the run on the unmutated copy")
-    ap.add_argument("--worktree", action="store_true", help="copy the working tree instead of git archive HEAD")
+    ap.add_argument(
+        "--worktree", action="store_true", help="copy the working tree instead of git archive HEAD"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
-    ap.add_argument("--report", type=Path, default=None,
-                    help="where to write the table (default: tests/trust/MUTANTS.md when every mutant runs)")
+    ap.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        help="where to write the table (default: tests/trust/MUTANTS.md when every mutant runs)",
+    )
     a = ap.parse_args(argv)
 
     if a.list:
@@ -914,8 +1358,10 @@ def main(argv: list[str] | None = None) -> int:
             baseline = run_tests(base, None, union, keep=a.keep, stop_first=False)
             print(f"baseline: {baseline.status} in {baseline.seconds:.0f} s {baseline.detail}", flush=True)
             if baseline.status != "passed":
-                print(f"the unmutated copy fails ({baseline.first_failure}): the check would be meaningless",
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    f"the unmutated copy fails ({baseline.first_failure}): the check would be meaningless",
+                    file=sys.stderr,
+                )
                 return 2
         results: dict[str, Result] = {}
         with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
@@ -924,21 +1370,32 @@ def main(argv: list[str] | None = None) -> int:
                 r = f.result()
                 assert r.mutant is not None
                 results[r.mutant.id] = r
-                print(f"{r.mutant.id}: {r.status:8s} {r.seconds:6.0f} s  {r.first_failure or r.detail}", flush=True)
+                print(
+                    f"{r.mutant.id}: {r.status:8s} {r.seconds:6.0f} s  {r.first_failure or r.detail}",
+                    flush=True,
+                )
         alone: list[Result] = []
         if not a.no_gaps:  # each gap test must kill its mutant on its own
             with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-                futs = [pool.submit(run_tests, base, m, m.gaps, keep=a.keep, stop_first=False) for m in chosen if m.gaps]
+                futs = [
+                    pool.submit(run_tests, base, m, m.gaps, keep=a.keep, stop_first=False)
+                    for m in chosen
+                    if m.gaps
+                ]
                 for f in futs:
                     r = f.result()
                     assert r.mutant is not None
                     alone.append(r)
-                    print(f"{r.mutant.id} (new tests alone): {r.status:8s} {', '.join(r.failures)}", flush=True)
+                    print(
+                        f"{r.mutant.id} (new tests alone): {r.status:8s} {', '.join(r.failures)}", flush=True
+                    )
     total = time.perf_counter() - t0
     ordered = [results[m.id] for m in chosen]
     killed = sum(r.status == "killed" for r in ordered)
-    alone_ok = all(r.status == "killed" and r.mutant is not None and {_func(f) for f in r.failures} >= set(r.mutant.gaps)
-                   for r in alone)  # fmt: skip
+    alone_ok = all(
+        r.status == "killed" and r.mutant is not None and {_func(f) for f in r.failures} >= set(r.mutant.gaps)
+        for r in alone
+    )
     print(f"{killed}/{len(ordered)} killed in {total / 60:.1f} min")
     report = a.report or (ROOT / "tests" / "trust" / "MUTANTS.md" if not a.only and not a.no_gaps else None)
     if report is not None:

@@ -22,9 +22,8 @@ from dpdesk.core.ledger import Ledger, list_ledgers
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.release import release
 from dpdesk.core.review import review
-
-from tests.core.test_recost import change, cli, data, plan, spent
 from tests.core.test_recost import _sha as sha
+from tests.core.test_recost import change, cli, data, plan, spent
 from tests.trust.test_public_id import to_legacy as _to_legacy
 
 
@@ -79,8 +78,9 @@ def test_a_gaussian_recost_without_finite_epsilon_is_refused(dpdesk_home: Path, 
     d = data(tmp_path)
     p = plan()
     p["budget"]["delta"] = 1e-5
-    p["queries"] = [{"name": "n", "statistic": "count", "mechanism": "gaussian", "epsilon": 0.5,
-                     "delta": 1e-6}]
+    p["queries"] = [
+        {"name": "n", "statistic": "count", "mechanism": "gaussian", "epsilon": 0.5, "delta": 1e-6}
+    ]
     release(parse_plan(p), d, dpdesk_home)
     big = copy.deepcopy(p)
     big["privacy_unit"]["max_rows_per_person"] = 100_000
@@ -105,8 +105,9 @@ def test_deleting_the_key_folder_does_not_give_a_fresh_budget(dpdesk_home: Path,
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "1e999"])
-def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(dpdesk_home: Path, tmp_path: Path,
-                                                                     constant: str) -> None:  # fmt: skip
+def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(
+    dpdesk_home: Path, tmp_path: Path, constant: str
+) -> None:
     """json.loads accepts NaN/Infinity (and 1e999 -> inf); entry_hash's canonical JSON refuses them with a
     ValueError, so verify and review crash instead of naming the edited entry (exit 3 / NOT INTACT)."""
     d = data(tmp_path)
@@ -144,8 +145,9 @@ def test_migration_drops_the_hash_of_old_reports(dpdesk_home: Path, tmp_path: Pa
             assert kept not in old_reports, "the old report.pdf's hash was kept"
 
 
-def test_an_interrupted_migration_leaves_one_dataset(dpdesk_home: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_an_interrupted_migration_leaves_one_dataset(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Killed after the new chain is written but before keys/<sha>: the next open migrates again under
     another id and the first chain stays, listed as a second dataset with the same spends."""
     d = data(tmp_path)

@@ -351,26 +351,70 @@ DROP_ROWS = [(99.0 + (i % 5) / 4, i % 3) for i in range(40)]
 #: three rows equal to the candidate 1. Adding a row below every candidate moves u(-2) up by 0.75 and
 #: u(-1), u(0), u(1) down by 0.75 (utilities (-1, 0, 0, 0) -> (-0.25, -0.75, -0.75, -0.75)): the claim
 #: is reached in opposite directions, so eps is tight and half the Gumbel scale is a violation.
-QUANTILE_QUERY = {"statistic": "quantile", "column": "x", "q": 0.25, "candidates": [-2, -1, 0, 1],
-                  "mechanism": "exponential", "epsilon": 2.0}  # fmt: skip
+QUANTILE_QUERY = {
+    "statistic": "quantile",
+    "column": "x",
+    "q": 0.25,
+    "candidates": [-2, -1, 0, 1],
+    "mechanism": "exponential",
+    "epsilon": 2.0,
+}
 QUANTILE_D = [(-1.5, 0), (1.0, 0), (1.0, 1), (1.0, 2)]
 
 CI_CASES = [
-    Case("count/laplace", {"statistic": "count", "mechanism": "laplace", "epsilon": 1.0}, "add_remove",
-         _ROWS, _ROWS + [(0.0, 0)], 40_000),
-    Case("sum/laplace", {"statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 1.0}, "add_remove",
-         _ROWS, _ROWS + [(-7.0, 0)], 30_000, unclamped=(-14.0, 0)),
-    Case("histogram/gaussian", {"statistic": "histogram", "column": "x", "bins": [-7, 0, 3], "mechanism": "gaussian",
-                                "epsilon": 2.0, "delta": 1e-3, "calibration": "analytic"}, "add_remove",
-         _ROWS, _ROWS + [(-1.0, 0)], 60_000),
-    Case("mode/exponential", {"statistic": "mode", "column": "g", "mechanism": "exponential", "epsilon": 2.0},
-         "replace", [(0.0, 0)] * 2 + [(0.0, 1)] * 4, [(0.0, 0)] * 3 + [(0.0, 1)] * 3, 8_000),
+    Case(
+        "count/laplace",
+        {"statistic": "count", "mechanism": "laplace", "epsilon": 1.0},
+        "add_remove",
+        _ROWS,
+        _ROWS + [(0.0, 0)],
+        40_000,
+    ),
+    Case(
+        "sum/laplace",
+        {"statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 1.0},
+        "add_remove",
+        _ROWS,
+        _ROWS + [(-7.0, 0)],
+        30_000,
+        unclamped=(-14.0, 0),
+    ),
+    Case(
+        "histogram/gaussian",
+        {
+            "statistic": "histogram",
+            "column": "x",
+            "bins": [-7, 0, 3],
+            "mechanism": "gaussian",
+            "epsilon": 2.0,
+            "delta": 1e-3,
+            "calibration": "analytic",
+        },
+        "add_remove",
+        _ROWS,
+        _ROWS + [(-1.0, 0)],
+        60_000,
+    ),
+    Case(
+        "mode/exponential",
+        {"statistic": "mode", "column": "g", "mechanism": "exponential", "epsilon": 2.0},
+        "replace",
+        [(0.0, 0)] * 2 + [(0.0, 1)] * 4,
+        [(0.0, 0)] * 3 + [(0.0, 1)] * 3,
+        8_000,
+    ),
     Case("quantile/exponential", QUANTILE_QUERY, "add_remove", QUANTILE_D, QUANTILE_D + [(-7.0, 0)], 12_000),
     # bounds excluding zero; the neighbour's row is missing (NaN) and drops out: the sum moves by M = 100
-    Case("sum/laplace, a row drops out", {"statistic": "sum", "column": "x", "mechanism": "laplace",
-                                          "epsilon": 1.0}, "replace",
-         DROP_ROWS + [(100.0, 0)], DROP_ROWS + [(math.nan, 0)], 30_000, bounds=DROP_BOUNDS),
-]  # fmt: skip
+    Case(
+        "sum/laplace, a row drops out",
+        {"statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 1.0},
+        "replace",
+        DROP_ROWS + [(100.0, 0)],
+        DROP_ROWS + [(math.nan, 0)],
+        30_000,
+        bounds=DROP_BOUNDS,
+    ),
+]
 DROP_CASE = CI_CASES[-1]
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from dpdesk.core.ledger import Ledger
-from dpdesk.core.values import rows_hash, Row
 from dpdesk.core.sample import write_census_csv
+from dpdesk.core.values import Row, rows_hash
 from tests.conftest import SAMPLES
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
@@ -27,8 +27,12 @@ PLAN = SAMPLES / "cps_wages_plan.json"
 
 def start(plan: Path, data: Path, out: Path, home: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DPDESK_HOME": str(home)}
-    return subprocess.Popen([sys.executable, "-m", "dpdesk", "release", str(plan), "--data", str(data), "--out", str(out)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "dpdesk", "release", str(plan), "--data", str(data), "--out", str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def test_sigkill_at_many_points_never_reveals_without_charging(tmp_path: Path, dpdesk_home: Path) -> None:
@@ -70,7 +74,11 @@ def test_sigkill_at_many_points_never_reveals_without_charging(tmp_path: Path, d
     assert 0 < len(spends) < kills, len(spends)
     assert revealed <= len(spends)
     # the dataset's next budget check sees every charge that was made
-    budget_left = subprocess.run([sys.executable, "-m", "dpdesk", "budget", str(plan), "--data", str(data), "--json"],
-                                 env={**os.environ, "DPDESK_HOME": str(dpdesk_home)}, capture_output=True, text=True)  # fmt: skip
+    budget_left = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "budget", str(plan), "--data", str(data), "--json"],
+        env={**os.environ, "DPDESK_HOME": str(dpdesk_home)},
+        capture_output=True,
+        text=True,
+    )
     rep = json.loads(budget_left.stdout)
     assert rep["releases_so_far"] == len(spends)

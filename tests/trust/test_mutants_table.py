@@ -31,6 +31,9 @@ def test_the_mutant_changes_its_file_and_names_tests_that_exist(m: Mutant) -> No
         assert file.is_file(), f"{m.id}: {path} does not exist"
         if name:  # the test function (or class) is defined in that file
             top = name.split("::")[0]
-            defined = {n.name for n in ast.parse(file.read_text(encoding="utf-8")).body
-                       if isinstance(n, (ast.FunctionDef, ast.ClassDef))}  # fmt: skip
+            defined = {
+                n.name
+                for n in ast.parse(file.read_text(encoding="utf-8")).body
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+            }
             assert top in defined, f"{m.id}: {top} is not defined in {path}"

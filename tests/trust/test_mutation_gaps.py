@@ -30,9 +30,9 @@ from typing import Any
 
 import pytest
 
+from dpdesk.core import datacheck as dchk
 from dpdesk.core import ledger as ledger_mod
 from dpdesk.core import release as rel
-from dpdesk.core import datacheck as dchk
 from dpdesk.core import values as vals
 from dpdesk.core.errors import BudgetExceeded
 from dpdesk.core.ledger import Ledger, LedgerTransaction
@@ -48,13 +48,20 @@ def _sha(path: Path) -> str:
 
 
 def _plan(queries: list[dict[str, Any]], budget: float = 1.0, **columns: Any) -> Plan:
-    return parse_plan({
-        "version": 1, "title": "gaps", "budget": {"epsilon": budget, "delta": 1e-6},
-        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
-        "columns": columns or {"x": {"type": "float", "bounds": [0, 100]},
-                               "g": {"type": "category", "categories": ["a", "b"]}},
-        "queries": queries,
-    })  # fmt: skip
+    return parse_plan(
+        {
+            "version": 1,
+            "title": "gaps",
+            "budget": {"epsilon": budget, "delta": 1e-6},
+            "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+            "columns": columns
+            or {
+                "x": {"type": "float", "bounds": [0, 100]},
+                "g": {"type": "category", "categories": ["a", "b"]},
+            },
+            "queries": queries,
+        }
+    )
 
 
 COUNT = [{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.6}]
@@ -64,25 +71,48 @@ COUNT = [{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 
 
 
 @pytest.mark.parametrize("relation", ["add_remove", "replace"])
-@pytest.mark.parametrize("query", [
-    {"statistic": "count", "mechanism": "laplace"},
-    {"statistic": "sum", "column": "x", "mechanism": "laplace"},
-    {"statistic": "mean", "column": "x", "mechanism": "laplace"},
-    {"statistic": "mean", "column": "x", "group_by": "g", "mechanism": "gaussian", "delta": 1e-7},
-    {"statistic": "mean", "column": "x", "mechanism": "gaussian", "calibration": "analytic", "delta": 1e-7},
-    {"statistic": "histogram", "column": "g", "mechanism": "gaussian", "delta": 1e-7},
-    {"statistic": "mode", "column": "g", "mechanism": "exponential"},
-], ids=["count", "sum", "mean", "mean-by-group-gaussian", "mean-analytic-gaussian", "histogram-gaussian",
-        "mode"])  # fmt: skip
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"statistic": "count", "mechanism": "laplace"},
+        {"statistic": "sum", "column": "x", "mechanism": "laplace"},
+        {"statistic": "mean", "column": "x", "mechanism": "laplace"},
+        {"statistic": "mean", "column": "x", "group_by": "g", "mechanism": "gaussian", "delta": 1e-7},
+        {
+            "statistic": "mean",
+            "column": "x",
+            "mechanism": "gaussian",
+            "calibration": "analytic",
+            "delta": 1e-7,
+        },
+        {"statistic": "histogram", "column": "g", "mechanism": "gaussian", "delta": 1e-7},
+        {"statistic": "mode", "column": "g", "mechanism": "exponential"},
+    ],
+    ids=[
+        "count",
+        "sum",
+        "mean",
+        "mean-by-group-gaussian",
+        "mean-analytic-gaussian",
+        "histogram-gaussian",
+        "mode",
+    ],
+)
 def test_the_components_of_a_query_spend_exactly_its_budget(query: dict[str, Any], relation: str) -> None:
     """A mean is a noisy sum and a noisy count; together (sequential composition) they spend the query's
     epsilon and delta, which is what the ledger charges, and each is calibrated to its own share."""
-    plan = parse_plan({
-        "version": 1, "budget": {"epsilon": 10.0, "delta": 1e-5},
-        "privacy_unit": {"neighbouring": relation, "max_rows_per_person": 2},
-        "columns": {"x": {"type": "float", "bounds": [-5, 15]}, "g": {"type": "category", "categories": ["a", "b"]}},
-        "queries": [{"name": "q", "epsilon": 0.8, **query}],
-    })  # fmt: skip
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 10.0, "delta": 1e-5},
+            "privacy_unit": {"neighbouring": relation, "max_rows_per_person": 2},
+            "columns": {
+                "x": {"type": "float", "bounds": [-5, 15]},
+                "g": {"type": "category", "categories": ["a", "b"]},
+            },
+            "queries": [{"name": "q", "epsilon": 0.8, **query}],
+        }
+    )
     spec = plan.queries[0]
     design = design_query(spec, plan)
     assert sum(c.epsilon for c in design.components) == pytest.approx(spec.epsilon)
@@ -169,7 +199,9 @@ def test_a_transaction_waits_for_the_lock_and_reads_the_ledger_under_it(dpdesk_h
             fut = pool.submit(writer)
             assert not entered.wait(1.0), "a transaction ran while another writer held the ledger's lock"
             # the other writer appends while it holds the lock
-            LedgerTransaction(lg, lg.verify()).append("simulate", {"runs": 1, "plan_hash": "x", "charged": None})
+            LedgerTransaction(lg, lg.verify()).append(
+                "simulate", {"runs": 1, "plan_hash": "x", "charged": None}
+            )
         assert fut.result(timeout=60) == 1, "the transaction saw the ledger as it was before it got the lock"
     assert [e["runs"] for e in lg.verify()] == [1, 2]
 
@@ -240,36 +272,61 @@ def _secrets(path: Path) -> dict[str, str]:
     assert len(rows) == N_ROWS
     kept = [r for r in rows if r["x"]]
     assert len(rows) - len(kept) == N_EMPTY and sum(r["region"] == "mars" for r in rows) == N_MARS
-    out = {"rows": str(N_ROWS), "kept": str(len(kept)), "empty": str(N_EMPTY), "undeclared": str(N_MARS),
-           "sum": str(int(len(kept) * float(X)))}  # fmt: skip
+    out = {
+        "rows": str(N_ROWS),
+        "kept": str(len(kept)),
+        "empty": str(N_EMPTY),
+        "undeclared": str(N_MARS),
+        "sum": str(int(len(kept) * float(X))),
+    }
     for g in ("north", "south"):
         out[f"rows {g}"] = str(sum(r["region"] == g for r in rows))
         out[f"kept {g}"] = str(sum(r["region"] == g for r in kept))
     return out
 
 
-def test_no_count_or_sum_read_off_the_data_reaches_the_ledger_or_the_package(dpdesk_home: Path, tmp_path: Path) -> None:
+def test_no_count_or_sum_read_off_the_data_reaches_the_ledger_or_the_package(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
     from pypdf import PdfReader
 
     data = _planted(tmp_path)
     secret = _secrets(data)
     plan = _plan(
-        [{"name": "total", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
-         {"name": "by region", "statistic": "sum", "column": "x", "group_by": "region", "mechanism": "gaussian",
-          "epsilon": 0.5, "delta": 1e-7},
-         {"name": "average", "statistic": "mean", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
-         {"name": "median", "statistic": "quantile", "column": "x", "mechanism": "exponential", "epsilon": 0.5}],
+        [
+            {"name": "total", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
+            {
+                "name": "by region",
+                "statistic": "sum",
+                "column": "x",
+                "group_by": "region",
+                "mechanism": "gaussian",
+                "epsilon": 0.5,
+                "delta": 1e-7,
+            },
+            {"name": "average", "statistic": "mean", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
+            {
+                "name": "median",
+                "statistic": "quantile",
+                "column": "x",
+                "mechanism": "exponential",
+                "epsilon": 0.5,
+            },
+        ],
         budget=5.0,
         x={"type": "float", "bounds": [0, 1000]},
         region={"type": "category", "categories": ["north", "south"]},
-    )  # fmt: skip
+    )
     out = tmp_path / "pkg"
     res = rel.release(plan, data, dpdesk_home, out, accept_data_problems=True)  # "mars" is undeclared
     assert res.report_lines, "the curator's own load notes name the dropped values (shown to them only)"
     released = {c for r in res.rows for c in (r.value, r.ci_low, r.ci_high)}
     texts = {
         "ledger": Ledger.for_dataset(dpdesk_home, _sha(data)).path.read_text(encoding="utf-8"),
-        **{name: (out / name).read_text(encoding="utf-8") for name in ("release.csv", "plan.json", "ledger.json")},
+        **{
+            name: (out / name).read_text(encoding="utf-8")
+            for name in ("release.csv", "plan.json", "ledger.json")
+        },
         "report.pdf": "\n".join(p.extract_text() or "" for p in PdfReader(str(out / "report.pdf")).pages),
     }
     for what, token in secret.items():
@@ -281,8 +338,13 @@ def test_no_count_or_sum_read_off_the_data_reaches_the_ledger_or_the_package(dpd
 
 
 #: The data check's counts in a planted file: each distinctive, each shown to the curator, none ever written.
-PLANTED_CHECK = {"x missing": 2713, "x unparsable": 1847, "x clamped": 3329, "k clamped": 4481,
-                 "region undeclared": 2957}  # fmt: skip
+PLANTED_CHECK = {
+    "x missing": 2713,
+    "x unparsable": 1847,
+    "x clamped": 3329,
+    "k clamped": 4481,
+    "region undeclared": 2957,
+}
 N_CHECK_ROWS = 40013
 
 
@@ -290,8 +352,15 @@ def _planted_problems(tmp_path: Path) -> Path:
     lines = []
     for i in range(N_CHECK_ROWS):
         j = i % 8
-        x = ("" if j == 1 and i // 8 < 2713 else "n/a" if j == 2 and i // 8 < 1847
-             else ("2500" if i % 2 else "inf") if j == 3 and i // 8 < 3329 else "17.25")  # fmt: skip
+        x = (
+            ""
+            if j == 1 and i // 8 < 2713
+            else "n/a"
+            if j == 2 and i // 8 < 1847
+            else ("2500" if i % 2 else "inf")
+            if j == 3 and i // 8 < 3329
+            else "17.25"
+        )
         k = "77" if j in (4, 5) and i // 8 * 2 + (j - 4) < 4481 else "9"
         region = "mars" if j == 6 and i // 8 < 2957 else ("north" if i % 2 else "south")
         lines.append(f"{x},{k},{region}")
@@ -309,16 +378,29 @@ def test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_pac
 
     data = _planted_problems(tmp_path)
     plan = _plan(
-        [{"name": "total", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
-         {"name": "k by region", "statistic": "sum", "column": "k", "group_by": "region",
-          "mechanism": "laplace", "epsilon": 0.5},
-         {"name": "regions", "statistic": "histogram", "column": "region", "mechanism": "laplace",
-          "epsilon": 0.5}],
+        [
+            {"name": "total", "statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 0.5},
+            {
+                "name": "k by region",
+                "statistic": "sum",
+                "column": "k",
+                "group_by": "region",
+                "mechanism": "laplace",
+                "epsilon": 0.5,
+            },
+            {
+                "name": "regions",
+                "statistic": "histogram",
+                "column": "region",
+                "mechanism": "laplace",
+                "epsilon": 0.5,
+            },
+        ],
         budget=5.0,
         x={"type": "float", "bounds": [0, 1000]},
         k={"type": "int", "bounds": [0, 50]},
         region={"type": "category", "categories": ["north", "south"]},
-    )  # fmt: skip
+    )
     with pytest.raises(dchk.DataProblems):
         rel.release(plan, data, dpdesk_home, tmp_path / "refused")
     assert not Ledger.for_dataset(dpdesk_home, _sha(data)).exists()
@@ -327,8 +409,13 @@ def test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_pac
     res = rel.release(plan, data, dpdesk_home, out, accept_data_problems=True, on_data_check=shown.append)
     (check,) = shown
     c = {col.name: col for col in check.columns}
-    got = {"x missing": c["x"].missing, "x unparsable": c["x"].unparsable, "x clamped": c["x"].clamped,
-           "k clamped": c["k"].clamped, "region undeclared": c["region"].undeclared}  # fmt: skip
+    got = {
+        "x missing": c["x"].missing,
+        "x unparsable": c["x"].unparsable,
+        "x clamped": c["x"].clamped,
+        "k clamped": c["k"].clamped,
+        "region undeclared": c["region"].undeclared,
+    }
     assert got == PLANTED_CHECK
     released = {v for r in res.rows for v in (r.value, r.ci_low, r.ci_high)}
     package = ("release.csv", "plan.json", "ledger.json")
@@ -389,23 +476,50 @@ print(len(res.rows))
 """
 
 
-def test_no_generator_of_numpy_or_random_exists_when_a_release_runs(dpdesk_home: Path, tmp_path: Path) -> None:
+def test_no_generator_of_numpy_or_random_exists_when_a_release_runs(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
     """Like test_release's numpy.random test, but numpy and random are disabled before dpdesk is imported."""
     env = {**os.environ, "DPDESK_HOME": str(dpdesk_home)}
     r = subprocess.run(
-        [sys.executable, "-c", _RELEASE_IN_A_PATCHED_PROCESS, str(SAMPLES / "cps_wages_plan.json"),
-         str(SAMPLES / "census_sample.csv"), str(dpdesk_home), str(tmp_path / "out")],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            _RELEASE_IN_A_PATCHED_PROCESS,
+            str(SAMPLES / "cps_wages_plan.json"),
+            str(SAMPLES / "census_sample.csv"),
+            str(dpdesk_home),
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["12"]
 
 
 #: Where numpy.random may appear on the release path: nowhere (simulations and samples live outside it).
 _ALLOWED: set[tuple[str, str | None]] = set()  # simulations live in simulate.py, off the release path
-_RELEASE_PATH = ("accounting.py", "aggregates.py", "budget.py", "data.py", "datacheck.py", "ledger.py", "mechanisms.py",
-                 "package.py", "plan.py", "queries.py", "recost.py", "release.py", "report.py", "review.py",
-                 "values.py")  # fmt: skip
+_RELEASE_PATH = (
+    "accounting.py",
+    "aggregates.py",
+    "budget.py",
+    "data.py",
+    "datacheck.py",
+    "ledger.py",
+    "mechanisms.py",
+    "package.py",
+    "plan.py",
+    "queries.py",
+    "recost.py",
+    "release.py",
+    "report.py",
+    "review.py",
+    "values.py",
+)
 
 
 def _names_random(node: ast.AST) -> bool:
@@ -416,7 +530,8 @@ def _names_random(node: ast.AST) -> bool:
         return any(a.name in ("random", "numpy.random") for a in node.names)
     if isinstance(node, ast.ImportFrom):
         return node.module in ("random", "numpy.random") or (
-            node.module == "numpy" and any(a.name == "random" for a in node.names))  # fmt: skip
+            node.module == "numpy" and any(a.name == "random" for a in node.names)
+        )
     return False
 
 
@@ -425,7 +540,11 @@ def _random_uses(tree: ast.AST) -> Iterator[tuple[int, str | None]]:
 
     def walk(node: ast.AST, func: str | None) -> Iterator[tuple[int, str | None]]:
         for child in ast.iter_child_nodes(node):
-            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and func is None else func
+            inner = (
+                child.name
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and func is None
+                else func
+            )
             if _names_random(child):
                 yield child.lineno, inner  # type: ignore[attr-defined]
             yield from walk(child, inner)
@@ -451,10 +570,15 @@ def test_the_release_path_does_not_import_the_simulations() -> None:
     for name in _RELEASE_PATH:
         tree = ast.parse((ROOT / "dpdesk" / "core" / name).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            mods = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
-                [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            mods = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            )
             names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
-            if any(m == "dpdesk.core.simulate" for m in mods) or (mods == ["dpdesk.core"] and "simulate" in names):
+            if any(m == "dpdesk.core.simulate" for m in mods) or (
+                mods == ["dpdesk.core"] and "simulate" in names
+            ):
                 found.append(f"{name}:{node.lineno}")
     assert not found, "the release path imports the simulations: " + ", ".join(found)
 
@@ -462,4 +586,3 @@ def test_the_release_path_does_not_import_the_simulations() -> None:
 def test_the_static_scan_sees_a_module_level_generator() -> None:
     tree = ast.parse("import numpy as np\n_RNG = np.random.default_rng()\ndef f():\n    import random\n")
     assert list(_random_uses(tree)) == [(2, None), (4, "f")]
-

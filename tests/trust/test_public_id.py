@@ -29,22 +29,33 @@ from dpdesk.core import ledger as ledger_mod
 from dpdesk.core.ledger import Ledger, entry_hash
 
 PLAN = {
-    "version": 1, "title": "Planted", "budget": {"epsilon": 3.0, "delta": 1e-6},
+    "version": 1,
+    "title": "Planted",
+    "budget": {"epsilon": 3.0, "delta": 1e-6},
     "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
-    "columns": {"wage": {"type": "float", "bounds": [0, 200000]},
-                "region": {"type": "category", "categories": ["north", "south"]}},
+    "columns": {
+        "wage": {"type": "float", "bounds": [0, 200000]},
+        "region": {"type": "category", "categories": ["north", "south"]},
+    },
     "queries": [
         {"name": "rows", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1},
         {"name": "wages", "statistic": "sum", "column": "wage", "mechanism": "laplace", "epsilon": 0.1},
-        {"name": "by region", "statistic": "histogram", "column": "region", "mechanism": "laplace", "epsilon": 0.1},
+        {
+            "name": "by region",
+            "statistic": "histogram",
+            "column": "region",
+            "mechanism": "laplace",
+            "epsilon": 0.1,
+        },
     ],
-}  # fmt: skip
+}
 
 
 def run(*args: str, home: Path) -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "DPDESK_HOME": str(home), "LANGUAGE": "en"}
-    return subprocess.run([sys.executable, "-m", "dpdesk", *args], capture_output=True, env=env, timeout=300,
-                          check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "dpdesk", *args], capture_output=True, env=env, timeout=300, check=False
+    )
 
 
 def planted(tmp_path: Path) -> tuple[Path, Path, str]:
@@ -60,7 +71,13 @@ def planted(tmp_path: Path) -> tuple[Path, Path, str]:
 def forms(sha: str) -> list[bytes]:
     """Every form of the hash someone could recognise."""
     digest = bytes.fromhex(sha)
-    out = [sha.encode(), sha.upper().encode(), digest, base64.b64encode(digest), base64.b64encode(digest)[:16]]
+    out = [
+        sha.encode(),
+        sha.upper().encode(),
+        digest,
+        base64.b64encode(digest),
+        base64.b64encode(digest)[:16],
+    ]
     out += [sha[:n].encode() for n in (8, 10, 12, 16)] + [sha[:n].upper().encode() for n in (8, 12, 16)]
     return out
 
@@ -140,11 +157,23 @@ def to_legacy(home: Path, sha: str) -> list[dict[str, Any]]:
 
 def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_path: Path) -> None:
     data, plan, sha = planted(tmp_path)
-    assert run("release", str(plan), "--data", str(data), "--out", str(tmp_path / "pkg"),
-               home=dpdesk_home).returncode == 0  # fmt: skip
+    assert (
+        run(
+            "release", str(plan), "--data", str(data), "--out", str(tmp_path / "pkg"), home=dpdesk_home
+        ).returncode
+        == 0
+    )
     # older versions printed the hash's first 12 digits as the dataset's name, and officers quoted it
-    r = run("ledger", "--data", str(data), "--change-settings", str(plan), "--reason", f"agreed for {sha[:12]}",
-            home=dpdesk_home)  # fmt: skip
+    r = run(
+        "ledger",
+        "--data",
+        str(data),
+        "--change-settings",
+        str(plan),
+        "--reason",
+        f"agreed for {sha[:12]}",
+        home=dpdesk_home,
+    )
     assert r.returncode == 0, r.stderr
     before = json.loads(run("budget", str(plan), "--data", str(data), "--json", home=dpdesk_home).stdout)
     old = to_legacy(dpdesk_home, sha)
@@ -158,7 +187,9 @@ def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_p
     entries = lg.verify()
     assert [e["type"] for e in entries] == [e["type"] for e in old] + ["migrate"]
     mig = entries[-1]
-    assert [x["release_id"] for x in mig["exposed_packages"]] == [e["release_id"] for e in old if e["type"] == "spend"]
+    assert [x["release_id"] for x in mig["exposed_packages"]] == [
+        e["release_id"] for e in old if e["type"] == "spend"
+    ]
     assert (dpdesk_home / "ledgers" / mig["evidence_file"]).read_bytes().count(sha.encode()) == len(old)
     assert not (dpdesk_home / "ledgers" / f"{sha}.jsonl").exists()
     for form in forms(sha):
@@ -167,7 +198,16 @@ def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_p
     spend = next(e for e in entries if e["type"] == "spend")
     assert spend["values"] == next(e for e in old if e["type"] == "spend")["values"]
     pkg2 = tmp_path / "pkg2"
-    r = run("ledger", "--data", str(data), "--export-release", str(spend["seq"]), "--out", str(pkg2), home=dpdesk_home)
+    r = run(
+        "ledger",
+        "--data",
+        str(data),
+        "--export-release",
+        str(spend["seq"]),
+        "--out",
+        str(pkg2),
+        home=dpdesk_home,
+    )
     assert r.returncode == 0, r.stderr
     assert run("review", str(pkg2), home=dpdesk_home).returncode == 0
     assert sha.encode() not in (pkg2 / "ledger.json").read_bytes()
@@ -175,8 +215,12 @@ def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_p
 
 def test_a_broken_old_ledger_stays_broken_until_acknowledged(dpdesk_home: Path, tmp_path: Path) -> None:
     data, plan, sha = planted(tmp_path)
-    assert run("release", str(plan), "--data", str(data), "--out", str(tmp_path / "pkg"),
-               home=dpdesk_home).returncode == 0  # fmt: skip
+    assert (
+        run(
+            "release", str(plan), "--data", str(data), "--out", str(tmp_path / "pkg"), home=dpdesk_home
+        ).returncode
+        == 0
+    )
     old = to_legacy(dpdesk_home, sha)
     legacy = dpdesk_home / "ledgers" / f"{sha}.jsonl"
     lines = legacy.read_text(encoding="utf-8").splitlines()
@@ -217,7 +261,9 @@ def test_an_interrupted_acknowledgement_never_leaves_an_empty_ledger(
 
     def write_atomic(path: Path, data: bytes) -> None:
         calls.append(path)
-        if (crash_at == "evidence" and ".broken-" in path.name) or (crash_at == "new_chain" and path == lg.path):
+        if (crash_at == "evidence" and ".broken-" in path.name) or (
+            crash_at == "new_chain" and path == lg.path
+        ):
             raise OSError(28, "No space left on device")
         real(path, data)
 

@@ -111,10 +111,22 @@ def write_zip(
         if flags & 0x8:
             out.write(b"PK\x07\x08" + le(crc, 4) + le(len(comp), 4) + le(size, 4))
         central.append(
-            b"PK\x01\x02" + le(20, 2) + le(20, 2) + le(flags, 2) + le(how, 2) + le(0, 4)
-            + le(crc, 4) + le(len(comp), 4) + le(size, 4) + le(len(raw_name), 2) + le(0, 6)
-            + le(0, 2) + le(0, 4) + le(offset, 4) + raw_name
-        )  # fmt: skip
+            b"PK\x01\x02"
+            + le(20, 2)
+            + le(20, 2)
+            + le(flags, 2)
+            + le(how, 2)
+            + le(0, 4)
+            + le(crc, 4)
+            + le(len(comp), 4)
+            + le(size, 4)
+            + le(len(raw_name), 2)
+            + le(0, 6)
+            + le(0, 2)
+            + le(0, 4)
+            + le(offset, 4)
+            + raw_name
+        )
     start = out.tell()
     out.write(b"".join(central))
     n, cd_size = len(parts), out.tell() - start
@@ -286,10 +298,22 @@ def zip_records(
         local.write(b"PK\x03\x04" + le(20, 2) + le(0, 2) + le(8, 2) + le(0, 4) + le(crc, 4))
         local.write(le(len(comp), 4) + le(len(data), 4) + le(len(raw_name), 2) + le(0, 2) + raw_name + comp)
         central.append(
-            b"PK\x01\x02" + le(20, 2) + le(20, 2) + le(0, 2) + le(8, 2) + le(0, 4) + le(crc, 4)
-            + le(len(comp), 4) + le(len(data), 4) + le(len(raw_name), 2) + le(0, 6) + le(0, 2)
-            + le(0, 4) + le(offset, 4) + raw_name
-        )  # fmt: skip
+            b"PK\x01\x02"
+            + le(20, 2)
+            + le(20, 2)
+            + le(0, 2)
+            + le(8, 2)
+            + le(0, 4)
+            + le(crc, 4)
+            + le(len(comp), 4)
+            + le(len(data), 4)
+            + le(len(raw_name), 2)
+            + le(0, 6)
+            + le(0, 2)
+            + le(0, 4)
+            + le(offset, 4)
+            + raw_name
+        )
     return local.getvalue(), b"".join(central)
 
 

@@ -102,7 +102,9 @@ class BudgetMeter(QGroupBox):
         if rep is None:
             eps_total = b.get("epsilon") if isinstance(b.get("epsilon"), (int, float)) else 0.0
             self.bar.set_values(float(eps_total or 1.0), 0.0, [], False)
-            self.headline.setText(_("The plan is not complete yet: {why}").format(why=self.state.plan_error or ""))
+            self.headline.setText(
+                _("The plan is not complete yet: {why}").format(why=self.state.plan_error or "")
+            )
             self.headline.setStyleSheet("color: #c0392b")
             for lab in self.method_labels.values():
                 lab.setText("")
@@ -121,15 +123,21 @@ class BudgetMeter(QGroupBox):
         left = rep["remaining_after"]
         if over:
             rb = rep["remaining_before"]
-            text = _("Over budget: this plan needs more than the ε {e} and δ {d} that are left. Release is disabled; "
-                     "lower some epsilons or remove queries.").format(e=f"{max(0.0, rb['epsilon']):.4g}",
-                                                                      d=f"{rb['delta']:.3g}")  # fmt: skip
+            text = _(
+                "Over budget: this plan needs more than the ε {e} and δ {d} that are left. Release is disabled; "
+                "lower some epsilons or remove queries."
+            ).format(e=f"{max(0.0, rb['epsilon']):.4g}", d=f"{rb['delta']:.3g}")
             self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
         else:
-            text = _("Budget ε {t}: earlier releases {s}, this plan {p}, left afterwards ε {l} (δ {dl}).").format(
-                t=f"{total:g}", s=f"{spent:.4g}", p=f"{rep['methods'][method]['plan']['epsilon']:.4g}",
-                l=f"{left['epsilon']:.4g}", dl=f"{left['delta']:.3g}",
-            )  # fmt: skip
+            text = _(
+                "Budget ε {t}: earlier releases {s}, this plan {p}, left afterwards ε {l} (δ {dl})."
+            ).format(
+                t=f"{total:g}",
+                s=f"{spent:.4g}",
+                p=f"{rep['methods'][method]['plan']['epsilon']:.4g}",
+                l=f"{left['epsilon']:.4g}",
+                dl=f"{left['delta']:.3g}",
+            )
             self.headline.setStyleSheet("")
         self.headline.setText(text)
         names = {"sequential": _("sequential"), "advanced": _("advanced"), "zcdp": _("zCDP")}
@@ -152,8 +160,13 @@ class BudgetMeter(QGroupBox):
                 self.method_labels[(r, c)].setStyleSheet(style)
         fixed = rep["method_from_ledger"]
         self.note.setText(
-            _("The dataset's accounting method (▶) was fixed at its first release. The other methods are shown for "
-              "comparison only; parallel composition applies inside each histogram and grouped query.") if fixed
-            else _("The accounting method (▶) will be fixed at this dataset's first release. The other methods are "
-                   "shown for comparison only; parallel composition applies inside each histogram and grouped query.")
-        )  # fmt: skip
+            _(
+                "The dataset's accounting method (▶) was fixed at its first release. The other methods are shown for "
+                "comparison only; parallel composition applies inside each histogram and grouped query."
+            )
+            if fixed
+            else _(
+                "The accounting method (▶) will be fixed at this dataset's first release. The other methods are "
+                "shown for comparison only; parallel composition applies inside each histogram and grouped query."
+            )
+        )

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpdesk.gui.models import LedgerModel
 from dpdesk.gui.state import AppState
@@ -30,13 +39,15 @@ class LedgerView(QWidget):
         self.table.setWordWrap(True)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.show_button = QPushButton(_("Show this release"))
-        self.show_button.setToolTip(_("Show a past release's values again. This costs no budget and shows the "
-                                      "same values."))  # fmt: skip
+        self.show_button.setToolTip(
+            _("Show a past release's values again. This costs no budget and shows the same values.")
+        )
         self.show_button.clicked.connect(self.show_selected)
         self.table.doubleClicked.connect(lambda _i: self.show_selected())
         self.statement_button = QPushButton(_("Budget statement (PDF)…"))
-        self.statement_button.setToolTip(_("Everything this dataset has spent, across all its releases, as a PDF "
-                                           "for a privacy officer."))  # fmt: skip
+        self.statement_button.setToolTip(
+            _("Everything this dataset has spent, across all its releases, as a PDF for a privacy officer.")
+        )
         row = QHBoxLayout()
         row.addWidget(self.statement_button)
         row.addStretch(1)
@@ -53,14 +64,21 @@ class LedgerView(QWidget):
         if s.sha256 is None:
             self.status.setText(_("Open a table to see its ledger."))
         elif s.ledger_error:
-            self.status.setText(_("<b style='color:#c0392b'>The ledger is broken:</b> {e}. dpdesk will not release on "
-                                  "this dataset.").format(e=s.ledger_error))  # fmt: skip
+            self.status.setText(
+                _(
+                    "<b style='color:#c0392b'>The ledger is broken:</b> {e}. dpdesk will not release on "
+                    "this dataset."
+                ).format(e=s.ledger_error)
+            )
         elif not s.ledger_entries:
             self.status.setText(_("Nothing has been released from this dataset yet."))
         else:
             n = sum(1 for e in s.ledger_entries if e["type"] == "spend")
-            self.status.setText(_("Chain verified: {n} entries, {r} release(s). Dataset {id}").format(
-                n=len(s.ledger_entries), r=n, id=s.dataset_id))  # fmt: skip
+            self.status.setText(
+                _("Chain verified: {n} entries, {r} release(s). Dataset {id}").format(
+                    n=len(s.ledger_entries), r=n, id=s.dataset_id
+                )
+            )
         if s.ledger_notice:
             self.status.setText(self.status.text() + "<br>" + s.ledger_notice.replace("\n", "<br>"))
 
@@ -74,5 +92,10 @@ class LedgerView(QWidget):
         if e["type"] != "spend":
             return
         rows = [r.as_list() for r in rows_from_entry(e)]
-        self.state.show_results(rows, _("Release #{seq} of {time} (shown again: no budget spent)").format(
-            seq=e["seq"], time=e["time"].replace("T", " ")), e)  # fmt: skip
+        self.state.show_results(
+            rows,
+            _("Release #{seq} of {time} (shown again: no budget spent)").format(
+                seq=e["seq"], time=e["time"].replace("T", " ")
+            ),
+            e,
+        )

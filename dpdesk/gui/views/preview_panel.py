@@ -80,8 +80,11 @@ class PreviewPanel(QWidget):
 
         spec = plan.queries[self.row]
         design = design_query(spec, plan)
-        self.title.setText(_("<b>{name}</b>: preview computed from the plan alone, before any data is used.").format(
-            name=spec.name))  # fmt: skip
+        self.title.setText(
+            _("<b>{name}</b>: preview computed from the plan alone, before any data is used.").format(
+                name=spec.name
+            )
+        )
         for comp in design.components:
             fig = selection_figure(design) if comp.mechanism == "exponential" else noise_figure(comp)
             canvas = FigureCanvasQTAgg(fig)
@@ -90,8 +93,11 @@ class PreviewPanel(QWidget):
             self.body_layout.addWidget(canvas)
             lines = []
             if comp.mechanism != "exponential":
-                lines.append(_("{label}: 95% of the noise lies within ±{b}.").format(label=word_label(comp.label),
-                                                                                       b=f"{comp.bound95:.4g}"))  # fmt: skip
+                lines.append(
+                    _("{label}: 95% of the noise lies within ±{b}.").format(
+                        label=word_label(comp.label), b=f"{comp.bound95:.4g}"
+                    )
+                )
             lines.append(_("Sensitivity: {why}").format(why=comp.derivation))
             lines.append(_("Formula: {f}").format(f=comp.formula))
             text = QLabel("<br>".join(_escape(x) for x in lines))

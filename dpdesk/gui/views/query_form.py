@@ -68,14 +68,28 @@ class QueryForm(QWidget):
         self.up_button = QPushButton(_("Up"))
         self.down_button = QPushButton(_("Down"))
         self.split_button = QPushButton(_("Split the budget evenly"))
-        self.split_button.setToolTip(_("Give every query an equal share of the epsilon that is left, rounded down "
-                                       "so that the shares never add up to more."))  # fmt: skip
+        self.split_button.setToolTip(
+            _(
+                "Give every query an equal share of the epsilon that is left, rounded down "
+                "so that the shares never add up to more."
+            )
+        )
         self.scale_button = QPushButton(_("Scale to the budget"))
-        self.scale_button.setToolTip(_("Keep the queries' epsilons in proportion (they are the weights) and scale "
-                                       "them to the epsilon that is left, rounded down."))  # fmt: skip
-        for b, slot in ((self.add_button, self.add), (self.dup_button, self.duplicate), (self.remove_button, self.remove),
-                        (self.up_button, lambda: self.move_query(-1)), (self.down_button, lambda: self.move_query(1)),
-                        (self.split_button, self.split_evenly), (self.scale_button, self.split_by_weights)):  # fmt: skip
+        self.scale_button.setToolTip(
+            _(
+                "Keep the queries' epsilons in proportion (they are the weights) and scale "
+                "them to the epsilon that is left, rounded down."
+            )
+        )
+        for b, slot in (
+            (self.add_button, self.add),
+            (self.dup_button, self.duplicate),
+            (self.remove_button, self.remove),
+            (self.up_button, lambda: self.move_query(-1)),
+            (self.down_button, lambda: self.move_query(1)),
+            (self.split_button, self.split_evenly),
+            (self.scale_button, self.split_by_weights),
+        ):
             b.clicked.connect(slot)
         buttons = QHBoxLayout()
         for b in (self.add_button, self.dup_button, self.remove_button, self.up_button, self.down_button):
@@ -91,45 +105,79 @@ class QueryForm(QWidget):
             self.statistic.addItem(label, key)
         self.statistic.setToolTip(_("What to compute."))
         self.column = QComboBox()
-        self.column.setToolTip(_("The column the statistic is computed on (declared columns of the right type)."))
+        self.column.setToolTip(
+            _("The column the statistic is computed on (declared columns of the right type).")
+        )
         self.group_by = QComboBox()
-        self.group_by.setToolTip(_("Compute the statistic separately for each category of this column; the whole "
-                                   "table costs this query's epsilon once (parallel composition)."))  # fmt: skip
+        self.group_by.setToolTip(
+            _(
+                "Compute the statistic separately for each category of this column; the whole "
+                "table costs this query's epsilon once (parallel composition)."
+            )
+        )
         self.mechanism = QComboBox()
-        self.mechanism.setToolTip(_("How noise is added. Laplace: pure epsilon-DP. Gaussian: needs a delta, better "
-                                    "for many values. The exponential mechanism picks a candidate."))  # fmt: skip
+        self.mechanism.setToolTip(
+            _(
+                "How noise is added. Laplace: pure epsilon-DP. Gaussian: needs a delta, better "
+                "for many values. The exponential mechanism picks a candidate."
+            )
+        )
         self.epsilon = QLineEdit()
         self.epsilon.setObjectName("query_epsilon")
-        self.epsilon.setToolTip(_("The privacy this query spends. Smaller epsilon: more noise, more privacy."))
+        self.epsilon.setToolTip(
+            _("The privacy this query spends. Smaller epsilon: more noise, more privacy.")
+        )
         self.delta = QLineEdit()
-        self.delta.setToolTip(_("The Gaussian mechanism's small probability of a weaker guarantee; "
-                                "far below 1/number of people."))  # fmt: skip
+        self.delta.setToolTip(
+            _(
+                "The Gaussian mechanism's small probability of a weaker guarantee; "
+                "far below 1/number of people."
+            )
+        )
         self.calibration = QComboBox()
         self.calibration.addItem(_("classic (textbook, epsilon < 1)"), "classic")
         self.calibration.addItem(_("analytic (tighter, any epsilon)"), "analytic")
-        self.calibration.setToolTip(_("classic: sigma = sqrt(2 ln(1.25/delta)) x sensitivity / epsilon. "
-                                      "analytic: the smallest sigma that gives (epsilon, delta)."))  # fmt: skip
+        self.calibration.setToolTip(
+            _(
+                "classic: sigma = sqrt(2 ln(1.25/delta)) x sensitivity / epsilon. "
+                "analytic: the smallest sigma that gives (epsilon, delta)."
+            )
+        )
         self.q = QLineEdit()
         self.q.setToolTip(_("Which quantile: 0.5 is the median, 0.25 the lower quartile."))
         self.bins = QLineEdit()
-        self.bins.setToolTip(_("Bin edges for a numeric histogram, e.g. 0, 10, 20, 50. Values outside go to the "
-                               "first or last bin."))  # fmt: skip
+        self.bins.setToolTip(
+            _(
+                "Bin edges for a numeric histogram, e.g. 0, 10, 20, 50. Values outside go to the "
+                "first or last bin."
+            )
+        )
         self.candidates = QLineEdit()
         self.candidates.setToolTip(_("The values the mechanism may choose from, e.g. 1, 2, 5, 10."))
         self.grid_step = QLineEdit()
-        self.grid_step.setToolTip(_("Quantile candidates every this much between the bounds (default: every whole "
-                                    "number for an int column)."))  # fmt: skip
+        self.grid_step.setToolTip(
+            _(
+                "Quantile candidates every this much between the bounds (default: every whole "
+                "number for an int column)."
+            )
+        )
         self.form_box = QGroupBox(_("Selected query"))
         form = QFormLayout(self.form_box)
         self.rows: dict[str, tuple[QLabel, QWidget]] = {}
         for key, label, w in (
-            ("name", _("Name"), self.name), ("statistic", _("Statistic"), self.statistic),
-            ("column", _("Column"), self.column), ("group_by", _("Grouped by"), self.group_by),
-            ("mechanism", _("Mechanism"), self.mechanism), ("epsilon", "ε", self.epsilon),
-            ("delta", "δ", self.delta), ("calibration", _("Calibration"), self.calibration),
-            ("q", _("Quantile q"), self.q), ("bins", _("Bin edges"), self.bins),
-            ("candidates", _("Candidates"), self.candidates), ("grid_step", _("Grid step"), self.grid_step),
-        ):  # fmt: skip
+            ("name", _("Name"), self.name),
+            ("statistic", _("Statistic"), self.statistic),
+            ("column", _("Column"), self.column),
+            ("group_by", _("Grouped by"), self.group_by),
+            ("mechanism", _("Mechanism"), self.mechanism),
+            ("epsilon", "ε", self.epsilon),
+            ("delta", "δ", self.delta),
+            ("calibration", _("Calibration"), self.calibration),
+            ("q", _("Quantile q"), self.q),
+            ("bins", _("Bin edges"), self.bins),
+            ("candidates", _("Candidates"), self.candidates),
+            ("grid_step", _("Grid step"), self.grid_step),
+        ):
             lab = QLabel(label)
             form.addRow(lab, w)
             self.rows[key] = (lab, w)
@@ -234,7 +282,9 @@ class QueryForm(QWidget):
         if not qs:
             return
         rep = self.state.report
-        total = rep["remaining_before"]["epsilon"] if rep else self.state.plan_data["budget"].get("epsilon", 0)
+        total = (
+            rep["remaining_before"]["epsilon"] if rep else self.state.plan_data["budget"].get("epsilon", 0)
+        )
         weights = weights_of(qs)
         if not isinstance(total, (int, float)) or total <= 0 or not weights:
             return
@@ -275,12 +325,21 @@ class QueryForm(QWidget):
             stat = q.get("statistic", "count")
             _set(self.name, q.get("name"))
             self.statistic.setCurrentIndex(max(0, self.statistic.findData(stat)))
-            kinds = {"sum": ("int", "float"), "mean": ("int", "float"), "quantile": ("int", "float"),
-                     "select": ("int", "float"), "mode": ("category",),
-                     "histogram": ("int", "float", "category")}.get(stat, ())  # fmt: skip
+            kinds = {
+                "sum": ("int", "float"),
+                "mean": ("int", "float"),
+                "quantile": ("int", "float"),
+                "select": ("int", "float"),
+                "mode": ("category",),
+                "histogram": ("int", "float", "category"),
+            }.get(stat, ())
             _fill_combo(self.column, self._columns(kinds), q.get("column"), none=False)
-            _fill_combo(self.group_by, [c for c in self._columns(("category",)) if c != q.get("column")],
-                        q.get("group_by"), none=True)  # fmt: skip
+            _fill_combo(
+                self.group_by,
+                [c for c in self._columns(("category",)) if c != q.get("column")],
+                q.get("group_by"),
+                none=True,
+            )
             from dpdesk.core.plan import ALLOWED_MECHANISMS
 
             self.mechanism.clear()
@@ -289,7 +348,9 @@ class QueryForm(QWidget):
             self.mechanism.setCurrentIndex(max(0, self.mechanism.findData(q.get("mechanism"))))
             _set(self.epsilon, q.get("epsilon"))
             _set(self.delta, q.get("delta"))
-            self.calibration.setCurrentIndex(max(0, self.calibration.findData(q.get("calibration", "classic"))))
+            self.calibration.setCurrentIndex(
+                max(0, self.calibration.findData(q.get("calibration", "classic")))
+            )
             _set(self.q, q.get("q", 0.5 if stat == "quantile" else None))
             _set(self.bins, _list_text(q.get("bins")))
             _set(self.candidates, _list_text(q.get("candidates")))
@@ -331,9 +392,14 @@ class QueryForm(QWidget):
             for k in (*OPTIONAL, "column"):
                 q.pop(k, None)
             q["mechanism"] = ALLOWED_MECHANISMS[stat][0]
-            kinds = {"sum": ("int", "float"), "mean": ("int", "float"), "quantile": ("int", "float"),
-                     "select": ("int", "float"), "mode": ("category",),
-                     "histogram": ("category", "int", "float")}.get(stat, ())  # fmt: skip
+            kinds = {
+                "sum": ("int", "float"),
+                "mean": ("int", "float"),
+                "quantile": ("int", "float"),
+                "select": ("int", "float"),
+                "mode": ("category",),
+                "histogram": ("category", "int", "float"),
+            }.get(stat, ())
             cols = self._columns(kinds)
             if stat != "count" and cols:
                 q["column"] = cols[0]
@@ -368,7 +434,11 @@ class QueryForm(QWidget):
         qs[self.current] = q
         new = self.state.draft()
         new["queries"] = qs
-        self.state.edit(new, _("Edit query {name}").format(name=q.get("name", "")), merge_id=hash(("query", self.current, self._session)) & 0x7FFFFFFF)
+        self.state.edit(
+            new,
+            _("Edit query {name}").format(name=q.get("name", "")),
+            merge_id=hash(("query", self.current, self._session)) & 0x7FFFFFFF,
+        )
 
 
 def _set(edit: QLineEdit, value: Any) -> None:
@@ -398,4 +468,4 @@ def _number(text: str, default: Any = None) -> Any:
     return default if value is None else value
 
 
-__all__ = ["QueryForm", "default_query", "Qt"]
+__all__ = ["Qt", "QueryForm", "default_query"]

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpdesk.gui.models import ResultsModel
 from dpdesk.gui.state import AppState
@@ -47,8 +56,10 @@ class ResultsView(QWidget):
 
     def refresh(self) -> None:
         rows = self.state.results
-        self.title.setText(self.state.results_title or _("No results yet: release the plan, or pick a past release "
-                                                          "in the Ledger tab."))  # fmt: skip
+        self.title.setText(
+            self.state.results_title
+            or _("No results yet: release the plan, or pick a past release in the Ledger tab.")
+        )
         self.export_button.setEnabled(bool(rows))
         self.chart_query.blockSignals(True)
         self.chart_query.clear()

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpdesk.i18n import _
 
@@ -23,8 +31,10 @@ class ReviewWindow(QDialog):
         self.status.setWordWrap(True)
         if result.intact:
             what = _("release package") if result.kind == "package" else _("ledger")
-            self.status.setText(f"<b style='color:#2e7d32'>✓ {_('Intact')}</b> — " +
-                                _("this {what} matches its recorded hashes.").format(what=what))  # fmt: skip
+            self.status.setText(
+                f"<b style='color:#2e7d32'>✓ {_('Intact')}</b> — "
+                + _("this {what} matches its recorded hashes.").format(what=what)
+            )
         else:
             items = "".join(f"<li>{_esc(p)}</li>" for p in result.problems)
             self.status.setText(f"<b style='color:#c0392b'>✗ {_('NOT INTACT')}</b><ul>{items}</ul>")
@@ -35,12 +45,19 @@ class ReviewWindow(QDialog):
             c = spend.get("charged", {})
             plan = result.plan or spend.get("plan", {})
             info = QLabel(
-                _("Release {rid} of {time}<br>Dataset {id}<br>Plan: {title} ({n} queries)<br>"
-                  "Accounting: {m}; this release spent ε {e}, δ {d}").format(
-                    rid=spend.get("release_id", "?"), time=spend.get("time", "?"), id=_esc(str(spend.get("dataset", "?"))),
-                    title=_esc(plan.get("title") or _("untitled")), n=len(plan.get("queries", [])),
-                    m=spend.get("method"), e=c.get("epsilon"), d=c.get("delta"),
-                )  # fmt: skip
+                _(
+                    "Release {rid} of {time}<br>Dataset {id}<br>Plan: {title} ({n} queries)<br>"
+                    "Accounting: {m}; this release spent ε {e}, δ {d}"
+                ).format(
+                    rid=spend.get("release_id", "?"),
+                    time=spend.get("time", "?"),
+                    id=_esc(str(spend.get("dataset", "?"))),
+                    title=_esc(plan.get("title") or _("untitled")),
+                    n=len(plan.get("queries", [])),
+                    m=spend.get("method"),
+                    e=c.get("epsilon"),
+                    d=c.get("delta"),
+                )
             )
             info.setWordWrap(True)
             lay.addWidget(info)
@@ -50,7 +67,9 @@ class ReviewWindow(QDialog):
             for i, (m, v) in enumerate(totals.items()):
                 mark = " ▶" if m == spend.get("method") else ""
                 t.setItem(i, 0, QTableWidgetItem(m + mark))
-                t.setItem(i, 1, QTableWidgetItem("—" if v is None else f"ε {v['epsilon']:.6g}, δ {v['delta']:.3g}"))
+                t.setItem(
+                    i, 1, QTableWidgetItem("—" if v is None else f"ε {v['epsilon']:.6g}, δ {v['delta']:.3g}")
+                )
             t.horizontalHeader().setStretchLastSection(True)
             t.verticalHeader().setVisible(False)
             t.setMaximumHeight(130)

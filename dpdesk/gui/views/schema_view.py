@@ -76,8 +76,12 @@ class SchemaView(QWidget):
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
         self.schema.verticalHeader().setVisible(False)
         self.suggest_button = QPushButton(_("Suggest types"))
-        self.suggest_button.setToolTip(_("Propose int, float or category for the ticked columns. Only types: "
-                                         "bounds and categories are never read off the data."))  # fmt: skip
+        self.suggest_button.setToolTip(
+            _(
+                "Propose int, float or category for the ticked columns. Only types: "
+                "bounds and categories are never read off the data."
+            )
+        )
         self.suggest_button.clicked.connect(self._suggest)
         self.codebook_button = QPushButton(_("Import codebook…"))
         self.codebook_button.setToolTip(_("Read category lists from a CSV of column, category rows."))
@@ -104,29 +108,53 @@ class SchemaView(QWidget):
         self.relation = QComboBox()
         self.relation.addItem(_("add or remove one person"), "add_remove")
         self.relation.addItem(_("replace one person"), "replace")
-        self.relation.setToolTip(_("Who is protected: the difference between two tables that differ by one person "
-                                   "added or removed, or by one person's rows replaced."))  # fmt: skip
+        self.relation.setToolTip(
+            _(
+                "Who is protected: the difference between two tables that differ by one person "
+                "added or removed, or by one person's rows replaced."
+            )
+        )
         self.k = QSpinBox()
         self.k.setRange(1, 100_000)
-        self.k.setToolTip(_("The most rows one person can have. Without an id column this is your declaration; "
-                            "dpdesk cannot check it."))  # fmt: skip
+        self.k.setToolTip(
+            _(
+                "The most rows one person can have. Without an id column this is your declaration; "
+                "dpdesk cannot check it."
+            )
+        )
         self.id_column = QComboBox()
-        self.id_column.setToolTip(_("A person or household id: dpdesk then keeps at most k rows per id itself."))
+        self.id_column.setToolTip(
+            _("A person or household id: dpdesk then keeps at most k rows per id itself.")
+        )
         self.budget_eps = QLineEdit()
         self.budget_eps.setObjectName("budget_epsilon")
-        self.budget_eps.setToolTip(_("The total privacy loss allowed for this dataset, over all its releases. "
-                                     "Smaller is more private."))  # fmt: skip
+        self.budget_eps.setToolTip(
+            _(
+                "The total privacy loss allowed for this dataset, over all its releases. "
+                "Smaller is more private."
+            )
+        )
         self.budget_delta = QLineEdit()
-        self.budget_delta.setToolTip(_("The total probability allowed for the guarantee to fail (0 for pure "
-                                       "epsilon-DP); needed by Gaussian noise. Keep it far below 1/rows."))  # fmt: skip
+        self.budget_delta.setToolTip(
+            _(
+                "The total probability allowed for the guarantee to fail (0 for pure "
+                "epsilon-DP); needed by Gaussian noise. Keep it far below 1/rows."
+            )
+        )
         self.method = QComboBox()
         self.method.addItem(_("sequential (epsilons add)"), "sequential")
         self.method.addItem(_("advanced composition"), "advanced")
         self.method.addItem(_("zCDP"), "zcdp")
-        self.method.setToolTip(_("How the queries' costs add up. Fixed at the dataset's first release; the others "
-                                 "are always shown beside it."))  # fmt: skip
+        self.method.setToolTip(
+            _(
+                "How the queries' costs add up. Fixed at the dataset's first release; the others "
+                "are always shown beside it."
+            )
+        )
         self.delta_prime = QLineEdit()
-        self.delta_prime.setToolTip(_("Advanced composition's extra delta (delta'), spent from the budget's delta."))
+        self.delta_prime.setToolTip(
+            _("Advanced composition's extra delta (delta'), spent from the budget's delta.")
+        )
         form.addRow(_("Neighbouring tables differ by"), self.relation)
         form.addRow(_("Rows per person (k)"), self.k)
         form.addRow(_("Person id column"), self.id_column)
@@ -170,8 +198,10 @@ class SchemaView(QWidget):
         if peek is not None:
             self.file_label.setText(
                 _("{path}  ·  {dataset}  ·  first {n} rows shown (for you only)").format(
-                    path=peek.path, n=len(peek.rows),
-                    dataset=_("dataset {id}").format(id=self.state.dataset_id) if self.state.dataset_id
+                    path=peek.path,
+                    n=len(peek.rows),
+                    dataset=_("dataset {id}").format(id=self.state.dataset_id)
+                    if self.state.dataset_id
                     else _("no releases yet"),
                 )
             )
@@ -188,7 +218,9 @@ class SchemaView(QWidget):
         self._updating = True
         try:
             unit = d.get("privacy_unit", {})
-            self.relation.setCurrentIndex(max(0, self.relation.findData(unit.get("neighbouring", "add_remove"))))
+            self.relation.setCurrentIndex(
+                max(0, self.relation.findData(unit.get("neighbouring", "add_remove")))
+            )
             k = unit.get("max_rows_per_person", 1)
             self.k.setValue(k if isinstance(k, int) else 1)
             self.id_column.setCurrentIndex(max(0, self.id_column.findData(unit.get("id_column"))))
@@ -201,8 +233,12 @@ class SchemaView(QWidget):
             self.delta_prime.setEnabled(acc.get("method") == "advanced")
             fixed = self.state.ledger_settings()
             self.locked.setText(
-                _("This dataset's budget, unit of privacy and accounting were fixed at its first release; "
-                  "a plan that differs will be refused.") if fixed else ""  # fmt: skip
+                _(
+                    "This dataset's budget, unit of privacy and accounting were fixed at its first release; "
+                    "a plan that differs will be refused."
+                )
+                if fixed
+                else ""
             )
         finally:
             self._updating = False
@@ -211,11 +247,17 @@ class SchemaView(QWidget):
         if self._updating:
             return
         new = self.state.draft()
-        unit: dict[str, Any] = {"neighbouring": self.relation.currentData(), "max_rows_per_person": self.k.value()}
+        unit: dict[str, Any] = {
+            "neighbouring": self.relation.currentData(),
+            "max_rows_per_person": self.k.value(),
+        }
         if self.id_column.currentData():
             unit["id_column"] = self.id_column.currentData()
         new["privacy_unit"] = unit
-        new["budget"] = {"epsilon": _number(self.budget_eps.text()), "delta": _number(self.budget_delta.text(), 0)}
+        new["budget"] = {
+            "epsilon": _number(self.budget_eps.text()),
+            "delta": _number(self.budget_delta.text(), 0),
+        }
         acc: dict[str, Any] = {"method": self.method.currentData()}
         if acc["method"] == "advanced":
             from dpdesk.core.accounting import default_delta_prime  # the meter's delta', so the totals agree
@@ -232,12 +274,18 @@ class SchemaView(QWidget):
         for name, spec in list(new["columns"].items()):
             t = self.state.suggested.get(name)
             if t and t != spec["type"]:
-                new["columns"][name] = {"type": t, "categories": []} if t == "category" else {"type": t, "bounds": []}
+                new["columns"][name] = (
+                    {"type": t, "categories": []} if t == "category" else {"type": t, "bounds": []}
+                )
         self.state.edit(new, _("Suggest types"))
 
 
 def _set_text(edit: QLineEdit, value: Any) -> None:
-    text = "" if value is None else (str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
+    text = (
+        ""
+        if value is None
+        else (str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
+    )
     if edit.text() != text and not edit.hasFocus():
         edit.setText(text)
 

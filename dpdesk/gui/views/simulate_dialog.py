@@ -64,9 +64,13 @@ class SimulateDialog(QDialog):
         self.ask_open_path = ask_open_path
         self.ask_save_path = ask_save_path
 
-        intro = QLabel(_("Uncharged noisy releases of this plan, to see how far released values may fall "
-                         "from the truth. They never read the table you release from: many uncharged draws "
-                         "of a private table would average back to its true values."))  # fmt: skip
+        intro = QLabel(
+            _(
+                "Uncharged noisy releases of this plan, to see how far released values may fall "
+                "from the truth. They never read the table you release from: many uncharged draws "
+                "of a private table would average back to its true values."
+            )
+        )
         intro.setWordWrap(True)
         warn = QLabel(notice)
         warn.setWordWrap(True)
@@ -81,17 +85,25 @@ class SimulateDialog(QDialog):
         self.rows.setValue(1000)
         self.rows.setGroupSeparatorShown(True)
         self.rows.setSuffix(" " + _("rows"))
-        self.rows.setToolTip(_("Uniform values within the declared bounds and categories. Choose about the "
-                               "number of rows you expect from public knowledge, not from the "
-                               "table."))  # fmt: skip
+        self.rows.setToolTip(
+            _(
+                "Uniform values within the declared bounds and categories. Choose about the "
+                "number of rows you expect from public knowledge, not from the "
+                "table."
+            )
+        )
         self.public = QRadioButton(_("a public file…"))
         self.public_path = QLineEdit()
         self.public_path.setPlaceholderText(_("a published sample, last year's published table"))
         self.browse_public = QPushButton(_("Browse…"))
         self.declare = QCheckBox(_("I declare this file public: it is already published"))
-        self.declare_note = QLabel(_("Never the table you release from, nor a copy of it: a file with a "
-                                     "ledger in dpdesk, or the table opened for release, is "
-                                     "refused."))  # fmt: skip
+        self.declare_note = QLabel(
+            _(
+                "Never the table you release from, nor a copy of it: a file with a "
+                "ledger in dpdesk, or the table opened for release, is "
+                "refused."
+            )
+        )
         self.declare_note.setWordWrap(True)
         self.group = QButtonGroup(self)
         self.group.addButton(self.stand_in)
@@ -162,8 +174,9 @@ class SimulateDialog(QDialog):
             if not self.public_path.text().strip():
                 return _("Choose the public file.")
             if not self.declare.isChecked():
-                return _("Tick the box to declare that the file is public, or simulate on the stand-in "
-                         "table.")
+                return _(
+                    "Tick the box to declare that the file is public, or simulate on the stand-in table."
+                )
         if not self.out_path.text().strip():
             return _("Choose where to save the simulated releases.")
         return ""
