@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
@@ -50,12 +52,14 @@ def test_no_formatter_suppressions() -> None:
     assert walls == []
 
 
+@pytest.mark.slow
 def test_mypy_strict_on_the_engine() -> None:
     r = run("mypy", "--no-incremental")
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "Success" in r.stdout
 
 
+@pytest.mark.slow
 def test_the_checks_can_fail(tmp_path: Path) -> None:
     """A planted print in the engine, a badly formatted line and an untyped function are each reported."""
     bad = tmp_path / "dpdesk" / "core"

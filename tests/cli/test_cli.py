@@ -30,6 +30,7 @@ def run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_budget_without_data(dpdesk_home: Path) -> None:
     r = run("budget", str(PLAN), home=dpdesk_home)
     assert r.returncode == 0, r.stderr
@@ -45,6 +46,7 @@ def test_budget_without_data(dpdesk_home: Path) -> None:
     assert rep["queries"][4]["rank_error95"] == pytest.approx(rank)
 
 
+@pytest.mark.slow
 def test_release_then_budget_ledger_and_refusal(dpdesk_home: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = run("release", str(PLAN), "--data", str(DATA), "--out", str(out), home=dpdesk_home)
@@ -95,6 +97,7 @@ def test_missing_column_exit_2_names_file_and_line(dpdesk_home: Path, tmp_path: 
     assert f"{d}, line 1" in r.stderr and "'wage'" in r.stderr
 
 
+@pytest.mark.slow
 def test_tampered_ledger_exit_3(dpdesk_home: Path, tmp_path: Path) -> None:
     assert (
         run(
@@ -110,6 +113,7 @@ def test_tampered_ledger_exit_3(dpdesk_home: Path, tmp_path: Path) -> None:
     assert r.returncode == 3 and "does not match its hash" in r.stderr
 
 
+@pytest.mark.slow
 def test_changed_budget_is_refused_until_an_officer_changes_it(dpdesk_home: Path, tmp_path: Path) -> None:
     assert (
         run(
@@ -193,6 +197,7 @@ def test_simulate_refuses_the_private_table_and_says_what_to_use(dpdesk_home: Pa
     assert not out.exists() and not (dpdesk_home / "ledgers").exists()
 
 
+@pytest.mark.slow
 def test_simulate_on_a_public_file_and_never_on_a_dataset_with_a_ledger(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:
@@ -240,6 +245,7 @@ def _with_misspelled_west(tmp_path: Path) -> tuple[Path, int]:
     return p, west
 
 
+@pytest.mark.slow
 def test_a_misspelled_category_stops_the_release_before_charging(dpdesk_home: Path, tmp_path: Path) -> None:
     plan, west = _with_misspelled_west(tmp_path)
     out = tmp_path / "o"
@@ -267,6 +273,7 @@ def test_a_misspelled_category_stops_the_release_before_charging(dpdesk_home: Pa
     assert "charged epsilon 0.9" in r.stdout
 
 
+@pytest.mark.slow
 def test_release_shows_the_clamped_counts_of_every_numeric_column(dpdesk_home: Path, tmp_path: Path) -> None:
     rows = [
         ("1200.5", "3", "south"),
@@ -363,6 +370,7 @@ def test_codebook_option(dpdesk_home: Path, tmp_path: Path) -> None:
     assert json.loads(r.stdout)["queries"][2]["cells"] == 4
 
 
+@pytest.mark.slow
 def test_selftest_runs_from_source_without_touching_the_users_ledger(dpdesk_home: Path) -> None:
     r = run("--selftest", home=dpdesk_home)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -370,6 +378,7 @@ def test_selftest_runs_from_source_without_touching_the_users_ledger(dpdesk_home
     assert not (dpdesk_home / "ledgers").exists()  # the self-test used a temporary home of its own
 
 
+@pytest.mark.slow
 def test_acknowledging_a_tampered_ledger_keeps_what_was_spent(dpdesk_home: Path, tmp_path: Path) -> None:
     data = json.loads(PLAN.read_text(encoding="utf-8"))
     data["budget"]["epsilon"] = 2.0

@@ -44,6 +44,8 @@ from dpdesk.core.data import Column, Table, load_table
 from dpdesk.core.plan import ColumnSpec, Plan, parse_plan
 from dpdesk.core.queries import QueryDesign, design_query
 
+pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
+
 CATS = ("a", "b", "c")
 G_CODE = {"a": 0, "b": 1, "miss": -1}
 REL_TOL = 1e-9

@@ -344,6 +344,7 @@ def csv_text(rows: list[list[str]], delimiter: str = ",") -> str:
     return buf.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "gb18030", "utf-16"])
 def test_many_small_blocks_match_one_block_and_the_csv_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
@@ -848,6 +849,7 @@ def test_suggest_types_of_a_bad_file(tmp_path: Path) -> None:
     assert ei.value.path == str(p)
 
 
+@pytest.mark.slow
 def test_id_hash_is_keyed_by_a_secret_seed_per_process(tmp_path: Path) -> None:
     """Issue 11, item 8: the person-id hash is 128 bits under secret seeds, so collisions cannot be crafted."""
     import subprocess

@@ -229,6 +229,7 @@ def test_dpdesk_never_imports_mpmath() -> None:
         assert "import mpmath" not in text and "from mpmath" not in text, path
 
 
+@pytest.mark.slow
 def test_mills_ratio_meets_its_stated_error_bound() -> None:
     """R(x) = Q(x)/phi(x) and g = 1 - x R(x), the pieces of the cancellation-free delta, against mpmath."""
     worst_r = worst_g = 0.0
@@ -245,6 +246,7 @@ def test_mills_ratio_meets_its_stated_error_bound() -> None:
     assert worst_g <= 2.0**-40  # far inside the 2^-30 rounding-up of gaussian_delta
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", _EPSILONS)
 def test_gaussian_delta_is_an_upper_bound_within_1e_7_of_the_exact_delta(eps: float) -> None:
     for delta in _DELTAS:

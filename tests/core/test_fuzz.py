@@ -51,7 +51,7 @@ from dpdesk.core.data import Table, load_table
 from dpdesk.core.errors import InputError, PlanError
 from dpdesk.core.plan import ColumnSpec, Plan, parse_plan_text
 
-pytestmark = pytest.mark.timeout(300, method="thread")
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300, method="thread")]
 
 SAMPLE_PLAN = Path(__file__).resolve().parents[2] / "resources" / "samples" / "cps_wages_plan.json"
 #: Health checks that only flag slow generation or the module-scoped folder; not findings.

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pypdf import PdfReader
 
 from dpdesk.core.plan import parse_plan
@@ -85,6 +86,7 @@ def released(folder: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 def test_report_holds_every_released_value_and_no_raw_statistic(dpdesk_home: Path, tmp_path: Path) -> None:
     data = planted(tmp_path)
     out = tmp_path / "pkg"
@@ -106,6 +108,7 @@ def test_report_holds_every_released_value_and_no_raw_statistic(dpdesk_home: Pat
     assert "Methods" in text and "Ledger entries" in text and "Dataset id" in text
 
 
+@pytest.mark.slow
 def test_tampered_files_are_named_and_review_exits_1(dpdesk_home: Path, tmp_path: Path) -> None:
     data = planted(tmp_path)
     out = tmp_path / "pkg"
@@ -150,6 +153,7 @@ def test_tampered_files_are_named_and_review_exits_1(dpdesk_home: Path, tmp_path
     assert any("ledger.json: entry" in p for p in review(out).problems)
 
 
+@pytest.mark.slow
 def test_chinese_labels_render_in_the_report(dpdesk_home: Path, tmp_path: Path) -> None:
     labels = ("华北", "华南")
     data = planted(tmp_path, labels)
@@ -159,6 +163,7 @@ def test_chinese_labels_render_in_the_report(dpdesk_home: Path, tmp_path: Path) 
     assert "工资统计" in text and "华北" in text and "华南" in text
 
 
+@pytest.mark.slow
 def test_ledger_export_review_and_budget_statement(dpdesk_home: Path, tmp_path: Path) -> None:
     data = planted(tmp_path)
     release(plan(), data, dpdesk_home, tmp_path / "pkg")
@@ -181,6 +186,7 @@ def test_ledger_export_review_and_budget_statement(dpdesk_home: Path, tmp_path: 
     assert "Budget statement" in text and "x by region" in text and "package" in text
 
 
+@pytest.mark.slow
 def test_bom_option_for_excel_and_review_accepts_it(dpdesk_home: Path, tmp_path: Path) -> None:
     data = planted(tmp_path, ("华北", "华南"))
     out = tmp_path / "pkg"

@@ -87,6 +87,7 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_k_up_multiplies_past_costs_and_never_comes_back(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     release(parse_plan(plan()), d, dpdesk_home)
@@ -211,6 +212,7 @@ def test_a_carried_release_without_trace_cannot_go_back_to_add_remove(
     assert [e["type"] for e in lg.verify()] == ["acknowledge"]
 
 
+@pytest.mark.slow
 def test_an_old_simulate_run_on_the_data_is_charged(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     p = parse_plan(plan())

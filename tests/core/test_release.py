@@ -379,6 +379,7 @@ def _release_in_process(home: str, plan_path: str, data: str, out: str, q: Any) 
         q.put("refused")
 
 
+@pytest.mark.slow
 def test_two_processes_never_overspend(dpdesk_home: Path, tmp_path: Path) -> None:
     data = write_csv(tmp_path / "d.csv", [(1, "a")] * 50)
     plan_path = tmp_path / "p.json"
@@ -452,6 +453,7 @@ def test_is_known_dataset_by_path_or_sha(dpdesk_home: Path, tmp_path: Path) -> N
     assert not is_known_dataset(dpdesk_home, other) and not is_known_dataset(dpdesk_home, _sha(other))
 
 
+@pytest.mark.slow
 def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:
@@ -533,6 +535,7 @@ def test_numbers_are_written_in_plain_notation() -> None:
     assert vals.fmt_number(-0.25) == "-0.25"
 
 
+@pytest.mark.slow
 def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_path: Path) -> None:
     """Real sampler, checked against truths computed here with the csv module and math.fsum.
 

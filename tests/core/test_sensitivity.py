@@ -255,6 +255,7 @@ ALL_QUERIES = [
 @pytest.mark.parametrize(
     "query", ALL_QUERIES, ids=lambda q: q["statistic"] + ("_by" if "group_by" in q else "")
 )
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["add_remove", "replace"])
 @pytest.mark.parametrize("xtype", ["float", "int"])
 def test_random_neighbours_never_exceed_the_claim(query: dict[str, Any], relation: str, xtype: str) -> None:
@@ -334,6 +335,7 @@ def neighbour_pairs(values: tuple[float, ...], relation: str, k: int, size: int)
                             yield base, kept + extra
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xtype", ["int", "float"])
 @pytest.mark.parametrize("relation", ["add_remove", "replace"])
 @pytest.mark.parametrize("k", [1, 2])
@@ -362,6 +364,7 @@ def test_quantile_score_on_tied_data_every_neighbour(qv: float, k: int, relation
     assert worst == pytest.approx(du)  # reached: the claim is tight on tied data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relation", ["add_remove", "replace"])
 @pytest.mark.parametrize("qv", [0.1, 0.25, 0.5, 0.75, 0.9, 0.33])
 def test_quantile_score_random_neighbours_on_heavily_tied_data(qv: float, relation: str) -> None:

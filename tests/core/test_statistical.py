@@ -23,7 +23,7 @@ from dpdesk.core import release as rel
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.queries import design_query
 
-pytestmark = pytest.mark.statistical
+pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 Z = 5.5
 
 

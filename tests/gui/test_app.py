@@ -73,6 +73,7 @@ def row_of(model: Any, name: str) -> int:
     return model.names.index(name)
 
 
+@pytest.mark.slow
 def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, dpdesk_home: Path) -> None:
     open_table(qtbot, win, data)
     state = win.state
@@ -138,6 +139,7 @@ def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, 
     assert win.errors == []
 
 
+@pytest.mark.slow
 def test_gui_and_cli_release_of_the_same_plan_charge_the_same(
     qtbot: Any, win: Any, data: Path, dpdesk_home: Path, tmp_path: Path
 ) -> None:
@@ -225,6 +227,7 @@ def test_a_long_job_can_be_cancelled(qtbot: Any, win: Any) -> None:
     assert win.open_action.isEnabled()
 
 
+@pytest.mark.slow
 def test_split_budget_never_exceeds_what_is_left(qtbot: Any, win: Any, data: Path) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
@@ -238,6 +241,7 @@ def test_split_budget_never_exceeds_what_is_left(qtbot: Any, win: Any, data: Pat
     assert win.state.plan_data["queries"][0]["epsilon"] == 0.1
 
 
+@pytest.mark.slow
 def test_switching_to_advanced_fills_in_the_meters_delta_prime(qtbot: Any, win: Any, data: Path) -> None:
     """The delta' the meter showed advanced composition with is the one the plan gets: the same total."""
     open_table(qtbot, win, data)
@@ -253,6 +257,7 @@ def test_switching_to_advanced_fills_in_the_meters_delta_prime(qtbot: Any, win: 
     assert win.state.report["method"] == "advanced" and now["plan"] == shown["plan"]
 
 
+@pytest.mark.slow
 def test_models_pass_the_qt_model_tester(qtmodeltester: Any, qtbot: Any, win: Any, data: Path) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
@@ -282,6 +287,7 @@ def test_query_list_shows_words_in_the_users_language(
     assert win.state.plan_data["queries"][row]["statistic"] == "count"  # the plan keeps its own words
 
 
+@pytest.mark.slow
 def test_no_noise_preview_reads_data(qtbot: Any, win: Any) -> None:
     """Without any table open, a plan's noise preview and budget are complete."""
     assert win.open_plan(str(PLAN))
@@ -291,6 +297,7 @@ def test_no_noise_preview_reads_data(qtbot: Any, win: Any) -> None:
     assert not win.release_action.isEnabled()  # but nothing can be released without a table
 
 
+@pytest.mark.slow
 def test_review_window_names_a_tampered_file(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
@@ -310,6 +317,7 @@ def test_review_window_names_a_tampered_file(qtbot: Any, win: Any, data: Path, t
     assert (tmp_path / "review.png").stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_scale_to_budget_and_statement(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
@@ -344,6 +352,7 @@ def _misspelled_plan(tmp_path: Path) -> tuple[Path, int, int]:
     return p, sum(r["region"] == "west" for r in rows), sum(float(r["wage"]) > 5000 for r in rows)
 
 
+@pytest.mark.slow
 def test_release_confirmation_shows_the_data_check_before_anything_is_charged(
     qtbot: Any, win: Any, data: Path, tmp_path: Path, dpdesk_home: Path
 ) -> None:
@@ -402,6 +411,7 @@ def _fill_simulation(
     assert dialog.out_path.text() == str(out)
 
 
+@pytest.mark.slow
 def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_table(
     qtbot: Any, win: Any, data: Path, tmp_path: Path, dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -476,6 +486,7 @@ def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_tabl
         assert all(e["type"] != "simulate" for e in Ledger(p.stem, p).verify())
 
 
+@pytest.mark.slow
 def test_a_simulation_can_be_cancelled(
     qtbot: Any, win: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

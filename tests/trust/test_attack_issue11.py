@@ -27,6 +27,7 @@ from tests.core.test_recost import change, cli, data, plan, spent
 from tests.trust.test_public_id import to_legacy as _to_legacy
 
 
+@pytest.mark.slow
 def test_unit_changes_back_and_forth_do_not_stack(dpdesk_home: Path, tmp_path: Path) -> None:
     """k 1 -> 5 -> 1 -> 5: a release of epsilon 0.3 costs the most it cost under any unit, 1.5, not 2.7.
 
@@ -40,6 +41,7 @@ def test_unit_changes_back_and_forth_do_not_stack(dpdesk_home: Path, tmp_path: P
     assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) == Decimal("1.5")
 
 
+@pytest.mark.slow
 def test_acknowledgement_keeps_corrections_of_a_damaged_ledger(dpdesk_home: Path, tmp_path: Path) -> None:
     """One damaged byte ("type" -> "typf") makes recost.effective raise on the readable entries; the
     acknowledgement then falls back to the spends as booked and drops the k-change correction."""
@@ -57,6 +59,7 @@ def test_acknowledgement_keeps_corrections_of_a_damaged_ledger(dpdesk_home: Path
     assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) >= Decimal("1.5")
 
 
+@pytest.mark.slow
 def test_a_large_k_change_does_not_crash_every_command(dpdesk_home: Path, tmp_path: Path) -> None:
     """k 1 -> 10000 re-costs an epsilon-0.3 release to 3000; the advanced total's e^epsilon overflows and
     ledger, budget and release all die with an OverflowError traceback, for good (costs are never lowered)."""
@@ -71,6 +74,7 @@ def test_a_large_k_change_does_not_crash_every_command(dpdesk_home: Path, tmp_pa
         assert "Traceback" not in r.stderr, (args, r.stderr[-400:])
 
 
+@pytest.mark.slow
 def test_a_gaussian_recost_without_finite_epsilon_is_refused(dpdesk_home: Path, tmp_path: Path) -> None:
     """gaussian_epsilon gives up above 1e6 and returns inf: the settings entry is written, the correction
     (inf is not JSON) crashes, and every later command crashes. The README promises such a change is
@@ -104,6 +108,7 @@ def test_deleting_the_key_folder_does_not_give_a_fresh_budget(dpdesk_home: Path,
         release(parse_plan(p), d, dpdesk_home)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "1e999"])
 def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(
     dpdesk_home: Path, tmp_path: Path, constant: str
@@ -125,6 +130,7 @@ def test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash(
     assert not r.intact and any("ledger.json" in p for p in r.problems)
 
 
+@pytest.mark.slow
 def test_migration_drops_the_hash_of_old_reports(dpdesk_home: Path, tmp_path: Path) -> None:
     """Old packages' report.pdf printed the full SHA-256 ("Dataset fingerprint"); the package entry's
     files["report.pdf"] is the SHA-256 of that PDF, a deterministic function of the data's hash and of

@@ -69,6 +69,8 @@ from dpdesk.core.plan import Plan, parse_plan
 from dpdesk.core.queries import Component, QueryDesign, design_query
 from dpdesk.core.release import _opendp_noise, _opendp_pick
 
+pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
+
 ALPHA = 1e-8  # per one-sided Clopper-Pearson bound
 CATS = ["a", "b", "c"]
 BOUNDS = (-7.0, 3.0)

@@ -21,7 +21,11 @@ from dpdesk.core.sample import write_census_csv
 from dpdesk.core.values import Row, rows_hash
 from tests.conftest import SAMPLES
 
-pytestmark = [pytest.mark.timeout(600), pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
+]
 PLAN = SAMPLES / "cps_wages_plan.json"
 
 

@@ -18,6 +18,7 @@ def test_every_snippet_occurs_exactly_once_and_every_mutant_compiles() -> None:
     assert check_snippets(ROOT) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.id)
 def test_the_mutant_changes_its_file_and_names_tests_that_exist(m: Mutant) -> None:
     source = (ROOT / m.file).read_text(encoding="utf-8")

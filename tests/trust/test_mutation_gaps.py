@@ -181,6 +181,7 @@ def _held(lock_path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+@pytest.mark.slow
 @POSIX
 def test_a_transaction_waits_for_the_lock_and_reads_the_ledger_under_it(dpdesk_home: Path) -> None:
     lg = Ledger.for_dataset(dpdesk_home, "ab" * 32)
@@ -285,6 +286,7 @@ def _secrets(path: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_no_count_or_sum_read_off_the_data_reaches_the_ledger_or_the_package(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:
@@ -369,6 +371,7 @@ def _planted_problems(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_package(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:
@@ -476,6 +479,7 @@ print(len(res.rows))
 """
 
 
+@pytest.mark.slow
 def test_no_generator_of_numpy_or_random_exists_when_a_release_runs(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:
@@ -563,6 +567,7 @@ def test_the_release_path_never_names_numpy_random_or_random() -> None:
     assert not found, "numpy.random or random on the release path: " + ", ".join(found)
 
 
+@pytest.mark.slow
 def test_the_release_path_does_not_import_the_simulations() -> None:
     """Issue 12 (split by job): simulate.py, whose numpy generator draws preview noise, is imported by no module of
     the release path, so every module of that path is covered by the static scan above without exceptions."""

@@ -28,6 +28,8 @@ from pypdf import PdfReader
 from dpdesk.core import ledger as ledger_mod
 from dpdesk.core.ledger import Ledger, entry_hash
 
+pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
+
 PLAN = {
     "version": 1,
     "title": "Planted",

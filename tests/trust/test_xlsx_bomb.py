@@ -179,6 +179,7 @@ SPACE_UNIT = b" " * 2**20  # one 3 GiB text node: the XML reader buffers it whol
     [(ROW_UNIT, 0), (SPACE_UNIT, 0x8)],
     ids=["rows-sizes-in-headers", "whitespace-data-descriptor"],
 )
+@pytest.mark.slow
 def test_forged_small_size_bomb_is_refused_quickly_in_little_memory(
     tmp_path: Path, unit: bytes, flags: int
 ) -> None:
