@@ -44,6 +44,47 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+#: The ledger's actions before they became verbs (old flag, type of its value), with the two options that went
+#: with them; the old spellings still work, with a note naming the new one.
+_OLD_LEDGER_FLAGS: tuple[tuple[str, Any], ...] = (
+    ("--export-release", int),
+    ("--change-settings", str),
+    ("--export", str),
+    ("--statement", str),
+    ("--acknowledge", str),
+    ("--out", str),
+    ("--reason", str),
+)
+#: Each old action: its old spelling, its new one, and the old option that went with it (if any).
+_OLD_LEDGER_MODES: dict[str, tuple[str, str, str | None]] = {
+    "--export-release": (
+        "dpdesk ledger --data FILE --export-release SEQ --out DIR",
+        "dpdesk ledger export-release SEQ --data FILE --out DIR",
+        "--out",
+    ),
+    "--change-settings": (
+        'dpdesk ledger --data FILE --change-settings PLAN --reason "..."',
+        'dpdesk ledger change-settings PLAN --data FILE --reason "..."',
+        "--reason",
+    ),
+    "--export": (
+        "dpdesk ledger --data FILE --export OUT",
+        "dpdesk ledger export --data FILE --out OUT",
+        None,
+    ),
+    "--statement": (
+        "dpdesk ledger --data FILE --statement OUT.pdf",
+        "dpdesk ledger statement --data FILE --out OUT.pdf",
+        None,
+    ),
+    "--acknowledge": (
+        'dpdesk ledger --data FILE --acknowledge "reason"',
+        'dpdesk ledger acknowledge --data FILE --reason "reason"',
+        None,
+    ),
+}
+
+
 def _build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="dpdesk", description=_("Publish statistics from a sensitive table under differential privacy.")
@@ -102,28 +143,90 @@ def _build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, help=_("seed of the simulation's (non-cryptographic) generator"))
     s.add_argument("--codebook")
 
-    lg = sub.add_parser("ledger", help=_("list what was spent and verify the hash chain"))
-    lg.add_argument("--data", help=_("the dataset file (its SHA-256 names its ledger)"))
-    lg.add_argument("--json", action="store_true")
-    lg.add_argument(
-        "--export-release", type=int, metavar="SEQ", help=_("re-export a past release (costs nothing)")
+    lg = sub.add_parser(
+        "ledger",
+        usage="%(prog)s [-h] [--data FILE] [--json] [VERB ...]",
+        help=_("list what was spent and verify the hash chain"),
+        description=_(
+            "Without a verb: list every dataset's ledger, or with --data one dataset's ledger entry by entry, "
+            "verifying the hash chain (the same as the verbs list and verify)."
+        ),
     )
-    lg.add_argument("--out", help=_("folder for --export-release"))
     lg.add_argument(
-        "--change-settings",
-        metavar="PLAN",
-        help=_("(privacy officer) take budget, unit and method from PLAN"),
+        "--data",
+        dest="ledger_data",
+        metavar="FILE",
+        help=_("the dataset file (its SHA-256 names its ledger)"),
     )
-    lg.add_argument("--reason", help=_("why the settings change (recorded in the ledger)"))
-    lg.add_argument(
-        "--export", metavar="OUT", help=_("write the dataset's whole ledger for a privacy officer")
+    lg.add_argument("--json", dest="ledger_json", action="store_true", help=_("print JSON"))
+    # the old spellings (before the verbs): still accepted, with a note naming the new spelling
+    for flag, kind in _OLD_LEDGER_FLAGS:
+        lg.add_argument(flag, dest="old_" + flag[2:].replace("-", "_"), type=kind, help=argparse.SUPPRESS)
+    verbs = lg.add_subparsers(dest="verb", parser_class=_Parser, metavar="VERB", title=_("verbs"))
+    data_help = _("the dataset file (its SHA-256 names its ledger)")
+
+    v = verbs.add_parser(
+        "list",
+        prog="dpdesk ledger list",
+        help=_("list every dataset's ledger in brief, verifying each hash chain"),
     )
-    lg.add_argument("--statement", metavar="OUT.pdf", help=_("write a PDF budget statement of the dataset"))
-    lg.add_argument(
-        "--acknowledge",
-        metavar="REASON",
+    v.add_argument("--json", action="store_true", help=_("print JSON"))
+
+    v = verbs.add_parser(
+        "verify",
+        prog="dpdesk ledger verify",
+        help=_("list one dataset's ledger entry by entry and verify its hash chain"),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--json", action="store_true", help=_("print JSON"))
+
+    v = verbs.add_parser(
+        "export",
+        prog="dpdesk ledger export",
+        help=_("write the dataset's whole ledger for a privacy officer"),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument(
+        "--out", required=True, metavar="OUT", help=_("the file to write (dpdesk review checks it)")
+    )
+
+    v = verbs.add_parser(
+        "export-release",
+        prog="dpdesk ledger export-release",
+        help=_("re-export a past release (costs nothing)"),
+    )
+    v.add_argument("seq", type=int, metavar="SEQ", help=_("the release's ledger entry number"))
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--out", required=True, metavar="DIR", help=_("a new or empty folder"))
+
+    v = verbs.add_parser(
+        "statement", prog="dpdesk ledger statement", help=_("write a PDF budget statement of the dataset")
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--out", required=True, metavar="OUT.pdf", help=_("the PDF file to write"))
+
+    v = verbs.add_parser(
+        "acknowledge",
+        prog="dpdesk ledger acknowledge",
         help=_("(privacy officer) accept a broken ledger: keep it as evidence, carry its spends over"),
     )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument(
+        "--reason", required=True, help=_("why the broken ledger is accepted (recorded in the ledger)")
+    )
+
+    v = verbs.add_parser(
+        "change-settings",
+        prog="dpdesk ledger change-settings",
+        help=_("(privacy officer) take budget, unit and method from PLAN"),
+    )
+    v.add_argument(
+        "plan",
+        metavar="PLAN",
+        help=_("the plan file whose budget, unit of privacy and accounting method are taken"),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--reason", required=True, help=_("why the settings change (recorded in the ledger)"))
 
     rv = sub.add_parser("review", help=_("check a release package or an exported ledger (read-only)"))
     rv.add_argument(
@@ -207,55 +310,31 @@ def _progress() -> Progress:
     return Progress(show)
 
 
-def _open_ledger(home: Path, data: str) -> Any:
-    """The ledger of a data file; tells the user once when it was migrated from the old format."""
-    from dpdesk.core.data import file_sha256
-    from dpdesk.core.ledger import Ledger
+def _dataset(data: str) -> Any:
+    """The dataset of a data file, under the dpdesk home (its SHA-256 names its ledger)."""
+    from dpdesk.services.common import Dataset
 
-    ledger = Ledger.for_dataset(home, file_sha256(data))
-    _tell_migration(ledger)
-    return ledger
+    return Dataset(dpdesk_home(), data)
 
 
-def _tell_migration(ledger: Any) -> None:
-    from dpdesk.core.ledger import migration_notice
-
-    if ledger is not None and ledger.migrated is not None:
-        for line in migration_notice(ledger.migrated).split("\n"):
+def _tell_migration(text: str | None) -> None:
+    """Tell the user, on stderr, that a ledger was migrated from the old format (a service's notice)."""
+    if text is not None:
+        for line in text.split("\n"):
             print("dpdesk: " + _("note: {line}").format(line=line), file=sys.stderr)
 
 
-def _ledger_entries(data: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """A data file's verified ledger entries and its public dataset id (None before its first release)."""
-    if data is None:
-        return [], None
-    ledger = _open_ledger(dpdesk_home(), data)
-    return ledger.verify(), ledger.dataset
-
-
 def _cmd_budget(args: argparse.Namespace) -> int:
-    from dpdesk.core.budget import budget_report
+    from dpdesk.services.budget import BudgetRequest, plan_budget
 
     plan = _load_plan(args.plan, args.codebook)
-    entries, dataset = _ledger_entries(args.data)
-    if args.data:
-        from dpdesk.core.release import _check_settings
-
-        _check_settings(plan, _settings_of(entries))
-    rep = budget_report(plan, entries)
-    if dataset:
-        rep["dataset"] = dataset
+    dataset = _dataset(args.data) if args.data is not None else None
+    rep = plan_budget(BudgetRequest(plan, dataset), notify=_tell_migration).report
     if args.json:
         print(json.dumps(rep, indent=2, ensure_ascii=False))
     else:
         _print_budget(rep)
     return 0 if rep["fits"] else 1
-
-
-def _settings_of(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
-    from dpdesk.core.ledger import settings_in_force
-
-    return settings_in_force(entries)
 
 
 def _g(x: float | None) -> str:
@@ -375,11 +454,10 @@ def _print_budget(rep: dict[str, Any]) -> None:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
-    from dpdesk.core.release import check_out_dir, release
+    from dpdesk.services.release import ReleaseRequest, release_plan
 
     plan = _load_plan(args.plan, args.codebook)
     out = Path(args.out)
-    check_out_dir(out)
 
     def show_check(check: Any) -> None:  # before anything is charged; on stderr, never in a file
         if sys.stderr.isatty():
@@ -388,21 +466,20 @@ def _cmd_release(args: argparse.Namespace) -> int:
         for line in check.lines():
             print("  " + line, file=sys.stderr)
 
-    result = release(
+    request = ReleaseRequest(
         plan,
         args.data,
         dpdesk_home(),
         out,
-        progress=_progress(),
         encoding=args.encoding,
         delimiter=args.delimiter,
         bom=args.bom,
         accept_data_problems=args.accept_data_problems,
-        on_data_check=show_check,
     )
+    result = release_plan(request, _progress(), on_data_check=show_check)
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    _tell_migration(result.ledger)
+    _tell_migration(result.migration)
     e = result.entry
     n = len(plan.queries)
     print(
@@ -427,7 +504,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from dpdesk.core.simulate import run_simulation, simulation_notice
+    from dpdesk.core.simulate import simulation_notice
+    from dpdesk.services.simulate import SimulateRequest, simulate_releases
 
     if args.data is not None:
         raise UsageError(
@@ -441,7 +519,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             )
         )
     plan = _load_plan(args.plan, args.codebook)
-    result = run_simulation(
+    request = SimulateRequest(
         plan,
         dpdesk_home(),
         Path(args.out),
@@ -449,8 +527,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         rows=args.rows,
         public=args.public,
         seed=args.seed,
-        progress=_progress(),
     )
+    result = simulate_releases(request, _progress())
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(
@@ -463,151 +541,165 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_ledger(args: argparse.Namespace) -> int:
-    from dpdesk.core.budget import past_releases
-    from dpdesk.core.ledger import list_ledgers
-    from dpdesk.core.release import write_release_dir
-    from dpdesk.core.values import rows_from_entry
-
-    modes = [
-        flag
-        for flag, value in (
-            ("--export-release", args.export_release),
-            ("--change-settings", args.change_settings),
-            ("--export", args.export),
-            ("--statement", args.statement),
-            ("--acknowledge", args.acknowledge),
-        )
-        if value is not None
-    ]
+    """``dpdesk ledger VERB``; without a verb, list and verify as before, or run an old spelling (with a note)."""
+    if args.verb is not None:
+        given = [flag for flag, _kind in _OLD_LEDGER_FLAGS if getattr(args, _old_dest(flag)) is not None]
+        given += [
+            flag for flag, value in (("--data", args.ledger_data), ("--json", args.ledger_json)) if value
+        ]
+        if given:  # options before the verb would be dropped silently: refuse them
+            raise UsageError(
+                _(
+                    "{options}: the options of dpdesk ledger {verb} come after the verb (see dpdesk ledger {verb} --help)"
+                ).format(options=", ".join(given), verb=args.verb)
+            )
+        return int(_LEDGER_VERBS[args.verb](args))
+    modes = [flag for flag in _OLD_LEDGER_MODES if getattr(args, _old_dest(flag)) is not None]
     if len(modes) > 1:  # each is its own action; doing only the first would silently skip the others
         raise UsageError(
             _("{modes} cannot be combined: run dpdesk ledger once for each").format(modes=", ".join(modes))
         )
-    home = dpdesk_home()
-    if args.data is None:
-        if args.export_release or args.change_settings or args.export or args.statement or args.acknowledge:
-            raise UsageError(_("--export-release, --change-settings, --export and --statement need --data"))
-        ledgers = list_ledgers(home)
-        if not ledgers:
-            print(_("No ledgers yet in {folder}.").format(folder=home / "ledgers"))
-            return 0
-        worst = 0
-        for lg in ledgers:
-            worst = max(worst, _print_ledger(lg, args.json, brief=True))
-        return worst
-    ledger = _open_ledger(home, args.data)
-    if args.acknowledge is not None:
-        e = ledger.acknowledge(args.acknowledge)
+    data = args.ledger_data
+    if modes and data is None:
+        raise UsageError(_("--export-release, --change-settings, --export and --statement need --data"))
+    mode = modes[0] if modes else None
+    companion = _OLD_LEDGER_MODES[mode][2] if mode else None
+    stray = [f for f in ("--out", "--reason") if f != companion and getattr(args, _old_dest(f)) is not None]
+    stray += ["--json"] if mode and args.ledger_json else []
+    if stray:  # an option of another action would be ignored silently: refuse it
+        raise UsageError(
+            _("{options} cannot be used with {command}").format(
+                options=", ".join(stray), command=_OLD_LEDGER_MODES[mode][0] if mode else "dpdesk ledger"
+            )
+        )
+    if mode is None:
+        if data is None:
+            return _ledger_list(args.ledger_json)
+        return _ledger_verify(data, args.ledger_json)
+    old, new, _companion = _OLD_LEDGER_MODES[mode]
+    print(
+        "dpdesk: "
+        + _("note: {line}").format(
+            line=_("{old} is now spelled {new} (the old spelling still works)").format(old=old, new=new)
+        ),
+        file=sys.stderr,
+    )
+    if mode == "--acknowledge":
+        return _ledger_acknowledge(data, args.old_acknowledge)
+    if mode == "--export":
+        return _ledger_export(data, args.old_export)
+    if mode == "--statement":
+        return _ledger_statement(data, args.old_statement)
+    if mode == "--change-settings":
+        return _ledger_change_settings(data, args.old_change_settings, args.old_reason)
+    if not args.old_out:
+        raise UsageError(_("--export-release needs --out DIR"))
+    return _ledger_export_release(data, args.old_export_release, args.old_out)
+
+
+def _old_dest(flag: str) -> str:
+    return "old_" + flag[2:].replace("-", "_")
+
+
+def _ledger_list(as_json: bool) -> int:
+    from dpdesk.services.ledger import ListRequest, list_ledgers
+
+    found = list_ledgers(ListRequest(dpdesk_home()))
+    if not found.ledgers:
+        print(_("No ledgers yet in {folder}.").format(folder=found.folder))
+        return 0
+    for status in found.ledgers:
+        _print_ledger(status, as_json, brief=True)
+    return found.exit_code
+
+
+def _ledger_verify(data: str, as_json: bool) -> int:
+    from dpdesk.services.ledger import VerifyRequest, verify_ledger
+
+    status = verify_ledger(VerifyRequest(_dataset(data)), notify=_tell_migration)
+    return _print_ledger(status, as_json, brief=False)
+
+
+def _ledger_acknowledge(data: str, reason: str) -> int:
+    from dpdesk.services.ledger import AcknowledgeRequest, acknowledge
+
+    e = acknowledge(AcknowledgeRequest(_dataset(data), reason), notify=_tell_migration).entry
+    print(
+        _(
+            "Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
+            "count against the budget (ledger entry {seq})."
+        ).format(file=e["broken_file"], n=len(e["carried"]), seq=e["seq"])
+    )
+    return 0
+
+
+def _ledger_export(data: str, out: str) -> int:
+    from dpdesk.services.ledger import ExportLedgerRequest, export_ledger
+
+    done = export_ledger(ExportLedgerRequest(_dataset(data), Path(out)), notify=_tell_migration)
+    print(
+        _("Wrote the ledger of {path} ({n} entries, chain verified) to {out}.").format(
+            path=data, n=done.entries, out=out
+        )
+    )
+    return 0
+
+
+def _ledger_statement(data: str, out: str) -> int:
+    from dpdesk.services.ledger import StatementRequest, write_statement
+
+    done = write_statement(StatementRequest(_dataset(data), Path(out)), notify=_tell_migration)
+    print(_("Wrote the budget statement of {path} to {out}.").format(path=data, out=out))
+    return 0 if done.entries else 3
+
+
+def _ledger_change_settings(data: str, plan: str, reason: str | None) -> int:
+    from dpdesk.services.ledger import ChangeSettingsRequest, change_settings
+
+    request = ChangeSettingsRequest(_dataset(data), Path(plan), reason or "")
+    done = change_settings(request, notify=_tell_migration)
+    print(
+        _("Recorded new settings for dataset {id} (ledger entry {seq}).").format(
+            id=done.dataset, seq=done.entry["seq"]
+        )
+    )
+    corr = done.correction
+    if done.rescaled and corr is not None:
         print(
             _(
-                "Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
-                "count against the budget (ledger entry {seq})."
-            ).format(file=e["broken_file"], n=len(e["carried"]), seq=e["seq"])
+                "The new unit of privacy protects each person less per past release: {n} past release(s) now "
+                "cost epsilon {e} more in total (ledger entry {seq}, a correction)."
+            ).format(n=len(done.rescaled), e=_g(corr["added_epsilon"]), seq=corr["seq"])
         )
-        return 0
-    if args.export:
-        entries = ledger.verify()
-        if not entries:
-            raise UsageError(_("nothing has been recorded for {path} yet").format(path=args.data))
-        from dpdesk.core.ledger import write_atomic
+    return 0
 
-        write_atomic(Path(args.export), ledger.path.read_bytes())
-        print(
-            _("Wrote the ledger of {path} ({n} entries, chain verified) to {out}.").format(
-                path=args.data, n=len(entries), out=args.export
-            )
-        )
-        return 0
-    if args.statement:
-        from dpdesk.core.budget import budget_report
-        from dpdesk.core.errors import LedgerError
-        from dpdesk.core.report import write_budget_statement
 
-        try:
-            entries = ledger.verify()
-            status = _("chain verified")
-        except LedgerError as exc:
-            entries, status = [], _("BROKEN: {err}").format(err=exc)
-        spends = [e for e in entries if e["type"] == "spend"]
-        rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
-        write_budget_statement(
-            Path(args.statement),
-            dataset_name=Path(args.data).name,
-            entries=entries,
-            report=rep,
-            chain_status=status,
-        )
-        print(_("Wrote the budget statement of {path} to {out}.").format(path=args.data, out=args.statement))
-        return 0 if entries else 3
-    if args.change_settings:
-        if not args.reason or not args.reason.strip():
-            raise UsageError(_('--change-settings needs --reason "..." (it is recorded in the ledger)'))
-        from dpdesk.core.plan import load_plan
-        from dpdesk.core.recost import UnboundedChange, check_unit_change
-        from dpdesk.core.release import record_corrections
+def _ledger_export_release(data: str, seq: int, out: str) -> int:
+    from dpdesk.services.ledger import ReexportRequest, reexport_release
 
-        new = load_plan(args.change_settings)
-        with ledger.transaction() as tx:
-            try:
-                rescaled = check_unit_change(tx.entries, new.settings()["privacy_unit"])
-            except UnboundedChange:
-                raise UsageError(
-                    _(
-                        "this change of the unit of privacy cannot be accepted: a past release carried over from a broken "
-                        "ledger has no trace, and its cost under the new unit has no bound. Keep the current unit, or "
-                        "start a new dataset"
-                    )
-                ) from None
-            record_corrections(tx)
-            e = tx.append("settings", {"settings": new.settings(), "reason": args.reason.strip()})
-            corr = record_corrections(tx)
-        print(
-            _("Recorded new settings for dataset {id} (ledger entry {seq}).").format(
-                id=ledger.dataset, seq=e["seq"]
-            )
-        )
-        if rescaled and corr is not None:
-            print(
-                _(
-                    "The new unit of privacy protects each person less per past release: {n} past release(s) now "
-                    "cost epsilon {e} more in total (ledger entry {seq}, a correction)."
-                ).format(n=len(rescaled), e=_g(corr["added_epsilon"]), seq=corr["seq"])
-            )
-        return 0
-    if args.export_release is not None:
-        if not args.out:
-            raise UsageError(_("--export-release needs --out DIR"))
-        entries = ledger.verify()
-        match = [e for e in entries if e["seq"] == args.export_release]
-        if not match or match[0]["type"] != "spend":
-            raise UsageError(
-                _("ledger entry {seq} is not a release of this dataset").format(seq=args.export_release)
-            )
-        from dpdesk.core.release import check_out_dir
+    done = reexport_release(ReexportRequest(_dataset(data), seq, Path(out)), notify=_tell_migration)
+    print(_("Re-exported release {seq} to {out} (no budget spent).").format(seq=seq, out=done.out))
+    return 0
 
-        out = Path(args.out)
-        check_out_dir(out)
-        rows = rows_from_entry(match[0])
-        write_release_dir(out, rows, parse_plan(match[0]["plan"]), match[0], ledger, Path(args.data).name)
-        print(
-            _("Re-exported release {seq} to {out} (no budget spent).").format(
-                seq=args.export_release, out=out
-            )
-        )
-        return 0
-    del past_releases
-    return _print_ledger(ledger, args.json, brief=False)
+
+_LEDGER_VERBS: dict[str, Any] = {
+    "list": lambda a: _ledger_list(a.json),
+    "verify": lambda a: _ledger_verify(a.data, a.json),
+    "export": lambda a: _ledger_export(a.data, a.out),
+    "export-release": lambda a: _ledger_export_release(a.data, a.seq, a.out),
+    "statement": lambda a: _ledger_statement(a.data, a.out),
+    "acknowledge": lambda a: _ledger_acknowledge(a.data, a.reason),
+    "change-settings": lambda a: _ledger_change_settings(a.data, a.plan, a.reason),
+}
 
 
 def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
-    from dpdesk.core.budget import budget_report, past_releases
-    from dpdesk.core.errors import LedgerError
-
-    try:
-        entries = ledger.verify()
+    """Print a verified ledger (a :class:`dpdesk.services.ledger.LedgerStatus`); returns 0, or 3 if broken."""
+    entries = list(ledger.entries)
+    if ledger.error is None:
         status, shown, code = "chain verified", _("chain verified"), 0
-    except LedgerError as exc:  # JSON keeps the English status words for scripts; the screen is translated
-        entries, status, shown, code = [], f"BROKEN: {exc}", _("BROKEN: {err}").format(err=exc), 3
+    else:  # JSON keeps the English status words for scripts; the screen is translated
+        status, shown, code = f"BROKEN: {ledger.error}", _("BROKEN: {err}").format(err=ledger.error), 3
     if as_json:
         print(
             json.dumps({"dataset": ledger.dataset, "status": status, "entries": entries}, ensure_ascii=False)
@@ -618,19 +710,15 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
             id=ledger.dataset or _("(older format, not yet migrated)"), status=shown
         )
     )
-    settings = _settings_of(entries)
+    settings = ledger.settings
     if settings:
         b = settings["budget"]
         method = settings["accounting"]["method"]
-        spent = None
-        spends = [e for e in entries if e["type"] == "spend"]
-        if spends:
-            plan = parse_plan(spends[-1]["plan"])
-            spent = budget_report(plan, entries)["remaining_before"]
+        spent = ledger.left
         print(
             "  "
             + _("budget epsilon {e}, delta {d}; {method} accounting; {n} release(s)").format(
-                e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=method, n=len(past_releases(entries))
+                e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=method, n=ledger.releases
             )
             + (
                 _("; left: epsilon {e}, delta {d}").format(e=_g(spent["epsilon"]), d=f"{spent['delta']:.3g}")
@@ -638,17 +726,14 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
                 else ""
             )
         )
-    from dpdesk.core.recost import pending_corrections
-
-    pending = pending_corrections(entries) if entries else []
-    if pending:
+    if ledger.pending:
         print(
             "  "
             + _(
                 "{n} past release(s) cost more than the ledger records (booked too low by an older version, or "
                 "re-costed under the current unit of privacy): the budget left counts it, and the next release "
                 "records a correction entry"
-            ).format(n=len(pending))
+            ).format(n=ledger.pending)
         )
     if brief:
         return code
@@ -693,11 +778,12 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
-    from dpdesk.core.review import review, review_summary
+    from dpdesk.services.review import ReviewRequest, review_path
 
-    r = review(args.path)
+    reviewed = review_path(ReviewRequest(args.path))
+    r = reviewed.review
     if args.json:
-        print(json.dumps(review_summary(r), indent=2, ensure_ascii=False))
+        print(json.dumps(reviewed.summary(), indent=2, ensure_ascii=False))
         return 0 if r.intact else 1
     if r.kind == "ledger":
         print(

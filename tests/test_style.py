@@ -66,6 +66,8 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     bad.mkdir(parents=True)
     (tmp_path / "dpdesk" / "__init__.py").write_text("")
     (bad / "__init__.py").write_text("")
+    (tmp_path / "dpdesk" / "services").mkdir()  # mypy's files name it too
+    (tmp_path / "dpdesk" / "services" / "__init__.py").write_text("")
     (bad / "bad.py").write_text("def f(x):\n    print( x )\n    return x\n")
     (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert run("ruff", "check", "--no-cache", ".", cwd=tmp_path).returncode == 1

@@ -470,16 +470,13 @@ class MainWindow(QMainWindow):
         plan, path = self.state.plan, self.state.data_path
 
         def load(progress: Progress) -> Any:
-            from dpdesk.core.data import load_table
-            from dpdesk.core.datacheck import check_data
+            from dpdesk.services.release import CheckRequest, check_table
 
-            table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
-            return table, check_data(table, plan)
+            return check_table(CheckRequest(plan, path), progress)
 
         def loaded(result: Any) -> None:
-            table, check = result
-            if self.ask_confirm(*self.release_question(rep, path.name, check)):
-                self._charge_and_release(plan, path, table)
+            if self.ask_confirm(*self.release_question(rep, path.name, result.check)):
+                self._charge_and_release(plan, path, result.table)
 
         return self.run_job(load, loaded, _("Checking {name}…").format(name=path.name))
 
@@ -515,10 +512,11 @@ class MainWindow(QMainWindow):
         home = self.state.home
 
         def job(progress: Progress) -> Any:
-            from dpdesk.core.release import release
+            from dpdesk.services.release import ReleaseRequest, release_plan
 
             # the curator saw the data check's counts in the confirmation and chose to go ahead
-            return release(plan, path, home, None, progress=progress, table=table, accept_data_problems=True)
+            request = ReleaseRequest(plan, path, home, None, table=table, accept_data_problems=True)
+            return release_plan(request, progress)
 
         def done(result: Any) -> None:
             self.state.read_ledger()
@@ -530,11 +528,11 @@ class MainWindow(QMainWindow):
                 ),
                 e,
             )
-            if result.report_lines:
+            if result.notes:
                 log.info("load note shown (its counts are for the screen only, not for the log)")
-            if result.report_lines:
+            if result.notes:
                 self.status_label.setText(
-                    _("Note (for you only, not released): {n}").format(n=result.report_lines[0])
+                    _("Note (for you only, not released): {n}").format(n=result.notes[0])
                 )
             self.tabs.setCurrentWidget(self.results_view)
 
@@ -552,9 +550,9 @@ class MainWindow(QMainWindow):
         plan, home, private = self.state.plan, self.state.home, self.state.sha256
 
         def job(progress: Progress) -> Any:
-            from dpdesk.core.simulate import run_simulation
+            from dpdesk.services.simulate import SimulateRequest, simulate_releases
 
-            return run_simulation(
+            request = SimulateRequest(
                 plan,
                 home,
                 choice.out,
@@ -562,8 +560,8 @@ class MainWindow(QMainWindow):
                 rows=choice.rows,
                 public=choice.public,
                 private_sha=private,
-                progress=progress,
             )
+            return simulate_releases(request, progress)
 
         def done(result: Any) -> None:
             from dpdesk.core.simulate import simulation_notice
@@ -590,22 +588,11 @@ class MainWindow(QMainWindow):
         name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
 
         def job(progress: Progress) -> Path:
-            from dpdesk.core.ledger import Ledger
-            from dpdesk.core.plan import parse_plan
-            from dpdesk.core.release import check_out_dir, write_release_dir
-            from dpdesk.core.values import rows_from_entry
+            from dpdesk.services.common import Dataset
+            from dpdesk.services.export import ExportRequest, export_release
 
-            check_out_dir(out)
-            progress.update(0, 1, "writing")
-            write_release_dir(
-                out,
-                rows_from_entry(entry),
-                parse_plan(entry["plan"]),
-                entry,
-                Ledger.for_dataset(home, sha),
-                name,
-            )
-            return out
+            dataset = Dataset(home, sha256=sha, name=name)
+            return export_release(ExportRequest(dataset, entry, out), progress).out
 
         def done(folder_out: Path) -> None:
             self.state.read_ledger()
@@ -618,11 +605,11 @@ class MainWindow(QMainWindow):
         path = path or self.ask_folder(_("Choose a release package folder"))
         if not path:
             return None
-        from dpdesk.core.review import review
         from dpdesk.gui.views.review_window import ReviewWindow
+        from dpdesk.services.review import ReviewRequest, review_path
 
         try:
-            result = review(path)
+            result = review_path(ReviewRequest(path)).review
         except DpdeskError as exc:
             self.show_error(str(exc))
             return None
@@ -640,22 +627,15 @@ class MainWindow(QMainWindow):
         if not path:
             return None
         target = Path(path if path.lower().endswith(".pdf") else path + ".pdf")
-        entries = list(self.state.ledger_entries)
-        status = self.state.ledger_error or _("chain verified")
+        home, sha = self.state.home, self.state.sha256
         name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
 
         def job(progress: Progress) -> Path:
-            from dpdesk.core.budget import budget_report
-            from dpdesk.core.plan import parse_plan
-            from dpdesk.core.report import write_budget_statement
+            from dpdesk.services.common import Dataset
+            from dpdesk.services.ledger import StatementRequest, write_statement
 
-            progress.update(0, 1, "writing")
-            spends = [e for e in entries if e["type"] == "spend"]
-            rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
-            write_budget_statement(
-                target, dataset_name=name, entries=entries, report=rep, chain_status=status
-            )
-            return target
+            dataset = Dataset(home, sha256=sha, name=name)
+            return write_statement(StatementRequest(dataset, target), progress).out
 
         def done(out: Path) -> None:
             self.status_label.setText(_("Wrote the budget statement to {path}").format(path=out))

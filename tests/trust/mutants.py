@@ -64,6 +64,8 @@ PUBLIC_ID = "tests/trust/test_public_id.py"
 RECOST = "tests/core/test_recost.py"
 ATTACK = "tests/trust/test_attack_issue11.py"
 LAYERS = "tests/test_layers.py"
+VERBS = "tests/cli/test_ledger_verbs.py"
+SERVICES = "tests/services/test_services.py"
 BF = "tests/core/test_bruteforce.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
@@ -1030,6 +1032,53 @@ import opendp  # noqa: F401
         r"""    designs = design_plan(plan)""",
         r"""    from dpdesk.core import simulate  # noqa: F401
     designs = design_plan(plan)""",
+        (LAYERS,),
+    ),
+    # --- issue 12: one service layer; the ledger's verbs ---------------------------------------------------
+    Mutant(
+        "SV01",
+        "ledger verbs: an old spelling silently does another action (--statement writes the ledger export)",
+        "dpdesk/cli.py",
+        r"""    if mode == "--statement":
+        return _ledger_statement(data, args.old_statement)""",
+        r"""    if mode == "--statement":
+        return _ledger_export(data, args.old_statement)""",
+        (f"{VERBS}::test_old_spellings_work_and_name_the_new_one",),
+    ),
+    Mutant(
+        "SV02",
+        "ledger verbs: an old action given before a verb is dropped silently (only the verb runs)",
+        "dpdesk/cli.py",
+        r"""        if given:  # options before the verb would be dropped silently: refuse them""",
+        r"""        if False:  # options before the verb would be dropped silently: refuse them""",
+        (f"{VERBS}::test_old_options_before_a_verb_are_refused_not_dropped",),
+    ),
+    Mutant(
+        "SV03",
+        "ledger verbs: an old spelling's option that belongs to another action is ignored silently",
+        "dpdesk/cli.py",
+        r"""    if stray:  # an option of another action would be ignored silently: refuse it""",
+        r"""    if False:  # an option of another action would be ignored silently: refuse it""",
+        (f"{VERBS}::test_an_old_option_of_another_action_is_refused",),
+    ),
+    Mutant(
+        "SV04",
+        "services: exporting a recorded release no longer checks that its folder is new or empty",
+        "dpdesk/services/export.py",
+        r"""    check_out_dir(out)
+    progress.update(0, 1, "writing")""",
+        r"""    progress.update(0, 1, "writing")""",
+        (f"{SERVICES}::test_export_review_and_reexport_write_the_recorded_values",),
+    ),
+    Mutant(
+        "SV05",
+        "layers: a service imports Qt",
+        "dpdesk/services/review.py",
+        r"""from dpdesk.core.progress import NULL_PROGRESS, Progress
+""",
+        r"""from dpdesk.core.progress import NULL_PROGRESS, Progress
+import PySide6  # noqa: F401
+""",
         (LAYERS,),
     ),
 )

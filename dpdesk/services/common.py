@@ -1,0 +1,54 @@
+"""What the services share: how a request names a dataset, and how a service tells its caller a notice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dpdesk.core.ledger import Ledger
+
+#: Receives a notice for the user while a service runs (today: that a ledger was migrated from the old format).
+Notify = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset as the services find its ledger: its data file under a dpdesk home folder.
+
+    ``sha256`` is the data file's SHA-256 when the caller already has it (the app hashes the file on opening):
+    the file is then not read again. ``name`` is how documents name the dataset (default: the file's name).
+    """
+
+    home: Path
+    data: str | Path | None = None
+    sha256: str | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.data is None and self.sha256 is None:
+            raise ValueError("a dataset needs its data file or the file's SHA-256")
+
+    @property
+    def display_name(self) -> str:
+        """The dataset's name in documents: ``name`` if given, else the data file's name."""
+        if self.name is not None:
+            return self.name
+        return Path(self.data).name if self.data is not None else ""
+
+    def open_ledger(self, notify: Notify | None = None) -> Ledger:
+        """The dataset's ledger (nothing is created); ``notify`` is told once if it was migrated just now."""
+        from dpdesk.core.ledger import Ledger, migration_notice
+
+        if self.sha256 is not None:
+            ledger = Ledger.for_dataset(self.home, self.sha256)
+        else:
+            from dpdesk.core.data import file_sha256
+
+            assert self.data is not None
+            ledger = Ledger.for_dataset(self.home, file_sha256(self.data))
+        if notify is not None and ledger.migrated is not None:
+            notify(migration_notice(ledger.migrated))
+        return ledger

@@ -1,0 +1,50 @@
+"""Write a recorded release (a spend entry of the dataset's ledger) as a release package; costs nothing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    from dpdesk.core.ledger import Ledger
+    from dpdesk.services.common import Dataset
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """Write the release recorded in ``entry`` (a spend entry of ``dataset``'s ledger) into ``out``, a new or
+    empty folder: release.csv, report.pdf, plan.json, ledger.json."""
+
+    dataset: Dataset
+    entry: dict[str, Any]
+    out: Path
+
+
+@dataclass(frozen=True)
+class Exported:
+    """Where the package went."""
+
+    out: Path
+
+
+def export_release(request: ExportRequest, progress: Progress = NULL_PROGRESS) -> Exported:
+    """Write the package of a release already charged and recorded (the values come from its ledger entry)."""
+    ledger = request.dataset.open_ledger()
+    write_recorded_release(request.out, request.entry, ledger, request.dataset.display_name, progress)
+    return Exported(request.out)
+
+
+def write_recorded_release(
+    out: Path, entry: dict[str, Any], ledger: Ledger, dataset_name: str, progress: Progress = NULL_PROGRESS
+) -> None:
+    """Check that ``out`` is new or empty, then write the package of the spend ``entry``."""
+    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.release import check_out_dir, write_release_dir
+    from dpdesk.core.values import rows_from_entry
+
+    check_out_dir(out)
+    progress.update(0, 1, "writing")
+    write_release_dir(out, rows_from_entry(entry), parse_plan(entry["plan"]), entry, ledger, dataset_name)

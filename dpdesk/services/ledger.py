@@ -1,0 +1,307 @@
+"""The ledger's actions: list and verify, export it for an officer, export a past release again, write the
+budget statement, and the privacy officer's two: acknowledge a broken ledger, change the dataset's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpdesk.core.errors import UsageError
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.ledger import Ledger
+    from dpdesk.services.common import Dataset, Notify
+
+
+# ----------------------------------------------------------------------------- list and verify
+@dataclass(frozen=True)
+class LedgerStatus:
+    """One dataset's ledger as verified: its entries (none when broken), why it is broken (``error``), the
+    settings in force, how many releases it holds, the budget left after them (None before the first
+    release) and how many past releases cost more than they were booked at (the next release corrects them)."""
+
+    dataset: str | None
+    entries: tuple[dict[str, Any], ...]
+    error: str | None
+    settings: dict[str, Any] | None
+    releases: int
+    left: dict[str, Any] | None
+    pending: int
+
+    @property
+    def verified(self) -> bool:
+        """Whether the hash chain verified."""
+        return self.error is None
+
+    @property
+    def exit_code(self) -> int:
+        """0 verified, 3 broken (the command line's exit code)."""
+        return 0 if self.error is None else 3
+
+
+def ledger_status(ledger: Ledger) -> LedgerStatus:
+    """Verify a ledger and sum up what it holds."""
+    from dpdesk.core.budget import budget_report, past_releases
+    from dpdesk.core.errors import LedgerError
+    from dpdesk.core.ledger import settings_in_force
+    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.recost import pending_corrections
+
+    try:
+        entries, error = ledger.verify(), None
+    except LedgerError as exc:
+        entries, error = [], str(exc)
+    settings = settings_in_force(entries)
+    left = None
+    spends = [e for e in entries if e["type"] == "spend"]
+    if settings and spends:
+        left = budget_report(parse_plan(spends[-1]["plan"]), entries)["remaining_before"]
+    pending = pending_corrections(entries) if entries else []
+    return LedgerStatus(
+        ledger.dataset, tuple(entries), error, settings, len(past_releases(entries)), left, len(pending)
+    )
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    """Verify one dataset's ledger."""
+
+    dataset: Dataset
+
+
+def verify_ledger(
+    request: VerifyRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> LedgerStatus:
+    """One dataset's ledger, verified (a broken chain is reported in the status, not raised)."""
+    ledger = request.dataset.open_ledger(notify)
+    progress.check_cancelled()
+    return ledger_status(ledger)
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    """Every dataset's ledger under a dpdesk home folder."""
+
+    home: Path
+
+
+@dataclass(frozen=True)
+class LedgerList:
+    """The ledgers folder and every ledger in it, verified."""
+
+    folder: Path
+    ledgers: tuple[LedgerStatus, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """3 if any ledger is broken, else 0."""
+        return max((s.exit_code for s in self.ledgers), default=0)
+
+
+def list_ledgers(request: ListRequest, progress: Progress = NULL_PROGRESS) -> LedgerList:
+    """Verify every ledger under the home folder (old-format ledgers are migrated first)."""
+    from dpdesk.core.ledger import list_ledgers as all_ledgers
+
+    out = []
+    for ledger in all_ledgers(request.home):
+        progress.check_cancelled()
+        out.append(ledger_status(ledger))
+    return LedgerList(request.home / "ledgers", tuple(out))
+
+
+# ----------------------------------------------------------------------------- export the ledger
+@dataclass(frozen=True)
+class ExportLedgerRequest:
+    """Write the dataset's whole ledger (verified first) to ``out``, for a privacy officer."""
+
+    dataset: Dataset
+    out: Path
+
+
+@dataclass(frozen=True)
+class LedgerExported:
+    """Where the ledger went and how many entries it holds."""
+
+    out: Path
+    entries: int
+
+
+def export_ledger(
+    request: ExportLedgerRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> LedgerExported:
+    """Copy the verified ledger atomically; refused (:class:`UsageError`) when nothing was recorded yet."""
+    from dpdesk.core.ledger import write_atomic
+
+    ledger = request.dataset.open_ledger(notify)
+    entries = ledger.verify()
+    if not entries:
+        raise UsageError(_("nothing has been recorded for {path} yet").format(path=request.dataset.data))
+    assert ledger.path is not None
+    progress.update(0, 1, "writing")
+    write_atomic(request.out, ledger.path.read_bytes())
+    return LedgerExported(request.out, len(entries))
+
+
+# ----------------------------------------------------------------------------- export a past release again
+@dataclass(frozen=True)
+class ReexportRequest:
+    """Write the package of the past release recorded as ledger entry ``seq`` into ``out`` (costs nothing)."""
+
+    dataset: Dataset
+    seq: int
+    out: Path
+
+
+@dataclass(frozen=True)
+class Reexported:
+    """Which release was written again, and where."""
+
+    seq: int
+    out: Path
+
+
+def reexport_release(
+    request: ReexportRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> Reexported:
+    """Verify the ledger, find the release, and write its package again from its entry (no budget spent)."""
+    from dpdesk.services.export import write_recorded_release
+
+    ledger = request.dataset.open_ledger(notify)
+    entries = ledger.verify()
+    match = [e for e in entries if e["seq"] == request.seq]
+    if not match or match[0]["type"] != "spend":
+        raise UsageError(_("ledger entry {seq} is not a release of this dataset").format(seq=request.seq))
+    write_recorded_release(request.out, match[0], ledger, request.dataset.display_name, progress)
+    return Reexported(request.seq, request.out)
+
+
+# ----------------------------------------------------------------------------- the budget statement
+@dataclass(frozen=True)
+class StatementRequest:
+    """Write the dataset's budget statement (all releases, all accounting methods) as a PDF to ``out``."""
+
+    dataset: Dataset
+    out: Path
+
+
+@dataclass(frozen=True)
+class StatementWritten:
+    """Where the statement went, how many ledger entries it covers (none when the chain is broken) and the
+    chain's status as the statement states it."""
+
+    out: Path
+    entries: int
+    chain_status: str
+
+
+def write_statement(
+    request: StatementRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> StatementWritten:
+    """Verify the ledger and write the statement; a broken chain is stated in it (its entries are not used)."""
+    from dpdesk.core.budget import budget_report
+    from dpdesk.core.errors import LedgerError
+    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.report import write_budget_statement
+
+    ledger = request.dataset.open_ledger(notify)
+    try:
+        entries = ledger.verify()
+        status = _("chain verified")
+    except LedgerError as exc:
+        entries, status = [], _("BROKEN: {err}").format(err=exc)
+    progress.update(0, 1, "writing")
+    spends = [e for e in entries if e["type"] == "spend"]
+    rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
+    write_budget_statement(
+        request.out,
+        dataset_name=request.dataset.display_name,
+        entries=entries,
+        report=rep,
+        chain_status=status,
+    )
+    return StatementWritten(request.out, len(entries), status)
+
+
+# ----------------------------------------------------------------------------- the privacy officer's actions
+@dataclass(frozen=True)
+class AcknowledgeRequest:
+    """(Privacy officer) accept the dataset's broken ledger for ``reason``."""
+
+    dataset: Dataset
+    reason: str
+
+
+@dataclass(frozen=True)
+class Acknowledged:
+    """The ``acknowledge`` entry that opens the new chain (its evidence file and the spends carried over)."""
+
+    entry: dict[str, Any]
+
+
+def acknowledge(
+    request: AcknowledgeRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> Acknowledged:
+    """Keep the broken ledger as evidence and start a new chain carrying its spends over
+    (:meth:`dpdesk.core.ledger.Ledger.acknowledge`; a blank reason is refused with a ledger error)."""
+    ledger = request.dataset.open_ledger(notify)
+    progress.check_cancelled()
+    return Acknowledged(ledger.acknowledge(request.reason))
+
+
+@dataclass(frozen=True)
+class ChangeSettingsRequest:
+    """(Privacy officer) take the budget, the unit of privacy and the accounting method from the plan file
+    ``plan`` for the dataset, recording ``reason`` in its ledger."""
+
+    dataset: Dataset
+    plan: Path
+    reason: str
+
+
+@dataclass(frozen=True)
+class SettingsChanged:
+    """The ``settings`` entry; the past releases re-costed under a new unit of privacy and the ``correction``
+    entry that charges what they cost more (None when nothing had to be corrected)."""
+
+    dataset: str | None
+    entry: dict[str, Any]
+    rescaled: tuple[dict[str, Any], ...]
+    correction: dict[str, Any] | None
+
+
+def change_settings(
+    request: ChangeSettingsRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> SettingsChanged:
+    """Record new settings under the ledger's lock, with the corrections a new unit of privacy requires.
+
+    Refused (:class:`UsageError`) without a reason, or when a new unit would give a past release with no trace
+    an unbounded cost.
+    """
+    ledger = request.dataset.open_ledger(notify)
+    reason = request.reason.strip()
+    if not reason:
+        raise UsageError(_('--change-settings needs --reason "..." (it is recorded in the ledger)'))
+    from dpdesk.core.plan import load_plan
+    from dpdesk.core.recost import UnboundedChange, check_unit_change
+    from dpdesk.core.release import record_corrections
+
+    new = load_plan(request.plan)
+    progress.check_cancelled()
+    with ledger.transaction() as tx:
+        try:
+            rescaled = check_unit_change(tx.entries, new.settings()["privacy_unit"])
+        except UnboundedChange:
+            raise UsageError(
+                _(
+                    "this change of the unit of privacy cannot be accepted: a past release carried over from a broken "
+                    "ledger has no trace, and its cost under the new unit has no bound. Keep the current unit, or "
+                    "start a new dataset"
+                )
+            ) from None
+        record_corrections(tx)
+        entry = tx.append("settings", {"settings": new.settings(), "reason": reason})
+        correction = record_corrections(tx)
+    return SettingsChanged(ledger.dataset, entry, tuple(rescaled), correction)

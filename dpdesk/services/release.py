@@ -1,0 +1,115 @@
+"""Release a plan on a table: check the table (nothing charged), then charge the ledger and only then reveal
+(the order is :func:`dpdesk.core.release.release`'s: spend before reveal)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    from dpdesk.core.data import Table
+    from dpdesk.core.datacheck import DataCheck
+    from dpdesk.core.plan import Plan
+    from dpdesk.core.values import Row
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Load a table as the plan declares it and check it; nothing is charged or revealed."""
+
+    plan: Plan
+    data: str | Path
+
+
+@dataclass(frozen=True)
+class CheckedTable:
+    """The loaded table and its data check (the check's counts are for the curator's screen only)."""
+
+    table: Table
+    check: DataCheck
+
+
+def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> CheckedTable:
+    """Load the table and run the data check (:func:`dpdesk.core.datacheck.check_data`), before any charge."""
+    from dpdesk.core.data import load_table
+    from dpdesk.core.datacheck import check_data
+
+    plan = request.plan
+    table = load_table(request.data, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
+    return CheckedTable(table, check_data(table, plan))
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """Release ``plan`` on the table in ``data``; with ``out``, write the package there (a new or empty folder).
+
+    ``table`` is the table already loaded by :func:`check_table` (then ``data`` is not read again);
+    ``accept_data_problems`` releases although the data check found values outside the categories or
+    unparsable values (the curator saw the counts); ``bom`` writes release.csv with a UTF-8 BOM.
+    """
+
+    plan: Plan
+    data: str | Path
+    home: Path
+    out: Path | None = None
+    table: Table | None = None
+    encoding: str | None = None
+    delimiter: str | None = None
+    bom: bool = False
+    accept_data_problems: bool = False
+
+
+@dataclass(frozen=True)
+class Released:
+    """What a release produced: its noisy rows, its ledger entry, where its package went (if anywhere), the load
+    report's lines (for the curator's screen only) and the ledger's migration notice, if opening it migrated it."""
+
+    rows: tuple[Row, ...]
+    entry: dict[str, Any]
+    out: Path | None
+    notes: tuple[str, ...]
+    migration: str | None = None
+
+
+def release_plan(
+    request: ReleaseRequest,
+    progress: Progress = NULL_PROGRESS,
+    *,
+    on_data_check: Callable[[DataCheck], None] | None = None,
+) -> Released:
+    """Charge the ledger, then reveal; ``on_data_check`` is shown the data check before anything is charged.
+
+    Raises :class:`~dpdesk.core.errors.BudgetExceeded`, :class:`~dpdesk.core.datacheck.DataProblems`,
+    :class:`~dpdesk.core.errors.LedgerError`, :class:`~dpdesk.core.errors.UsageError` (an output folder that
+    is not empty), :class:`~dpdesk.core.errors.Cancelled`; nothing is charged or written when they are raised.
+    """
+    from dpdesk.core.ledger import migration_notice
+    from dpdesk.core.release import check_out_dir, release
+
+    if request.out is not None:
+        check_out_dir(request.out)
+    result = release(
+        request.plan,
+        request.data,
+        request.home,
+        request.out,
+        progress=progress,
+        table=request.table,
+        encoding=request.encoding,
+        delimiter=request.delimiter,
+        bom=request.bom,
+        accept_data_problems=request.accept_data_problems,
+        on_data_check=on_data_check,
+    )
+    migrated = result.ledger.migrated if result.ledger is not None else None
+    return Released(
+        tuple(result.rows),
+        result.entry,
+        result.out_dir,
+        tuple(result.report_lines),
+        migration_notice(migrated) if migrated is not None else None,
+    )

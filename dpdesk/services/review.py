@@ -1,0 +1,45 @@
+"""Review a release package or an exported ledger, read-only, on any machine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    from dpdesk.core.review import Review
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """A release package folder, or a ledger file exported for an officer."""
+
+    path: str | Path
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What the review found (:class:`dpdesk.core.review.Review`)."""
+
+    review: Review
+
+    @property
+    def intact(self) -> bool:
+        """True when nothing was found wrong."""
+        return self.review.intact
+
+    def summary(self) -> dict[str, Any]:
+        """The review as JSON-ready data (the command line's ``--json``)."""
+        from dpdesk.core.review import review_summary
+
+        return review_summary(self.review)
+
+
+def review_path(request: ReviewRequest, progress: Progress = NULL_PROGRESS) -> Reviewed:
+    """Check the package's files against its ledger entries, or the exported ledger's hash chain."""
+    from dpdesk.core.review import review
+
+    progress.check_cancelled()
+    return Reviewed(review(request.path))

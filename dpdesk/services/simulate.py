@@ -1,0 +1,56 @@
+"""Uncharged noisy releases for accuracy previews, on a stand-in table or a file declared public (never on the
+private table, never touching a ledger)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    from dpdesk.core.plan import Plan
+
+
+@dataclass(frozen=True)
+class SimulateRequest:
+    """``runs`` simulated releases of ``plan`` into the CSV ``out``: on a stand-in table of ``rows`` rows, or
+    on ``public``, a file the user declares public (refused when it has a ledger or is ``private_sha``, the
+    table opened for release)."""
+
+    plan: Plan
+    home: Path
+    out: Path
+    runs: int
+    rows: int = 1000
+    public: str | Path | None = None
+    seed: int | None = None
+    private_sha: str | None = None
+
+
+@dataclass(frozen=True)
+class Simulated:
+    """Where the simulation went, how many runs it holds and the line naming what it was drawn on."""
+
+    out: Path
+    runs: int
+    source: str
+
+
+def simulate_releases(request: SimulateRequest, progress: Progress = NULL_PROGRESS) -> Simulated:
+    """Run the simulation (:func:`dpdesk.core.simulate.run_simulation`) and write it under its notice."""
+    from dpdesk.core.simulate import run_simulation
+
+    result = run_simulation(
+        request.plan,
+        request.home,
+        request.out,
+        runs=request.runs,
+        rows=request.rows,
+        public=request.public,
+        seed=request.seed,
+        private_sha=request.private_sha,
+        progress=progress,
+    )
+    return Simulated(result.out, result.runs, result.source)
