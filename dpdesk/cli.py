@@ -209,8 +209,8 @@ def _progress() -> Progress:
 
 def _open_ledger(home: Path, data: str) -> Any:
     """The ledger of a data file; tells the user once when it was migrated from the old format."""
-    from dpdesk.core.data import file_sha256
     from dpdesk.core.ledger import Ledger
+    from dpdesk.core.loading import file_sha256
 
     ledger = Ledger.for_dataset(home, file_sha256(data))
     _tell_migration(ledger)
@@ -744,7 +744,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
 
 def _cmd_suggest(args: argparse.Namespace) -> int:
-    from dpdesk.core.data import suggest_types
+    from dpdesk.core.loading import suggest_types
 
     types = suggest_types(args.file)
     print(

@@ -374,8 +374,7 @@ class MainWindow(QMainWindow):
         p = Path(path)
 
         def job(progress: Progress) -> Any:
-            from dpdesk.core.data import file_sha256
-            from dpdesk.core.peek import peek, suggest_from_peek
+            from dpdesk.core.loading import file_sha256, peek, suggest_from_peek
 
             pk = peek(p)
             return pk, suggest_from_peek(pk), file_sha256(p, progress)
@@ -470,8 +469,8 @@ class MainWindow(QMainWindow):
         plan, path = self.state.plan, self.state.data_path
 
         def load(progress: Progress) -> Any:
-            from dpdesk.core.data import load_table
             from dpdesk.core.datacheck import check_data
+            from dpdesk.core.loading import load_table
 
             table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
             return table, check_data(table, plan)

@@ -776,7 +776,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "N01",
         "missing values: NaN in a float column is not treated as missing",
-        "dpdesk/core/data.py",
+        "dpdesk/core/loading/table.py",
         r"""            return cast(np.ndarray, np.isnan(self.values))""",
         r"""            return np.zeros(len(self.values), dtype=bool)""",
         (f"{REL}::test_missing_policy_drop_and_impute", AGG, DATA),
@@ -902,7 +902,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "H01",
         "person ids: the id hash's seeds are fixed (collisions can be crafted)",
-        "dpdesk/core/data.py",
+        "dpdesk/core/loading/columns.py",
         r"""_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))""",
         r"""_ID_SEEDS = (20261122, 20261123)""",
         (f"{DATA}::test_id_hash_is_keyed_by_a_secret_seed_per_process",),

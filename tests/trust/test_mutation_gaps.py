@@ -507,7 +507,6 @@ _RELEASE_PATH = (
     "accounting.py",
     "aggregates.py",
     "budget.py",
-    "data.py",
     "datacheck.py",
     "ledger.py",
     "mechanisms.py",
@@ -519,6 +518,7 @@ _RELEASE_PATH = (
     "report.py",
     "review.py",
     "values.py",
+    *(f"loading/{p.name}" for p in sorted((ROOT / "dpdesk" / "core" / "loading").glob("*.py"))),
 )
 
 

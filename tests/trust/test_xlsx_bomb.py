@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 import xlsxwriter  # type: ignore[import-untyped]
 
-from dpdesk.core import data as loader
-from dpdesk.core.data import load_table, suggest_types
 from dpdesk.core.errors import InputError
+from dpdesk.core.loading import guards, load_table, suggest_types
 from dpdesk.core.plan import ColumnSpec
 
 SHEET = "xl/worksheets/sheet1.xml"
@@ -37,7 +36,7 @@ BOMB = 3 * 2**30
 CHILD = r"""
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]), int(sys.argv[2])))
-from dpdesk.core.data import load_table, suggest_types
+from dpdesk.core.loading import load_table, suggest_types
 from dpdesk.core.errors import InputError
 from dpdesk.core.plan import ColumnSpec
 messages = []
@@ -198,7 +197,7 @@ def test_forged_bomb_refused_in_process_without_inflating_it_whole(tmp_path: Pat
     p = forged_bomb(tmp_path, SPACE_UNIT, 0)
     t = time.perf_counter()
     with pytest.raises(InputError, match="zip bomb") as info:
-        loader._check_xlsx(p)
+        guards.check_xlsx(p)
     assert time.perf_counter() - t < 5
     assert SHEET in info.value.message
 
@@ -424,7 +423,7 @@ def test_duplicate_part_names_are_refused(tmp_path: Path, calamine_inputs: list,
     for order, second in (([*parts, (twin, hidden)], twin), ([(twin, hidden), *parts], SHEET)):
         p = tmp_path / "twins.xlsx"
         write_zip(p, order)
-        for call in (lambda p=p: load_table(p, {"age": AGE}), lambda p=p: loader._check_xlsx(p)):
+        for call in (lambda p=p: load_table(p, {"age": AGE}), lambda p=p: guards.check_xlsx(p)):
             with pytest.raises(InputError) as info:
                 call()
             m = info.value.message

@@ -13,8 +13,9 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpdesk.core.data import _check_xlsx, detect_encoding, sniff_delimiter
 from dpdesk.core.errors import InputError
+from dpdesk.core.loading.csvfile import detect_encoding, sniff_delimiter
+from dpdesk.core.loading.guards import check_xlsx
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def peek(path: str | Path, rows: int = 200) -> Peek:
             if suffix in (".parquet", ".pq"):
                 frame = pl.read_parquet(p, n_rows=rows)
             else:
-                _check_xlsx(p)
+                check_xlsx(p)
                 frame = pl.read_excel(p, engine="calamine", infer_schema_length=0).head(rows)
             header = tuple(str(c).strip() for c in frame.columns)
             body = tuple(
