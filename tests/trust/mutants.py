@@ -1032,6 +1032,33 @@ import opendp  # noqa: F401
     designs = design_plan(plan)""",
         (LAYERS,),
     ),
+    # --- issue 12: one type suggestion, read the way the load reads ---------------------------------------
+    Mutant(
+        "LD01",
+        "suggestion: the app's preview samples fewer rows than the command line (they suggest different types)",
+        "dpdesk/core/loading/peek.py",
+        r"""def peek(path: str | Path, rows: int = SAMPLE_ROWS) -> Peek:""",
+        r"""def peek(path: str | Path, rows: int = 200) -> Peek:""",
+        (f"{GUI}::test_the_app_and_the_command_line_suggest_the_same_types",),
+    ),
+    Mutant(
+        "LD02",
+        "suggestion: inf and nan are not numbers to the rule, though the loader reads them as numbers",
+        "dpdesk/core/loading/suggest.py",
+        r"""(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)""",
+        r"""(?:[eE][+-]?[0-9]+)?""",
+        ("tests/core/test_suggest.py", f"{GUI}::test_the_app_and_the_command_line_suggest_the_same_types"),
+    ),
+    Mutant(
+        "LD03",
+        "xlsx: the app's preview lets calamine read the workbook itself, not the checked copy",
+        "dpdesk/core/loading/peek.py",
+        r"""                else read_checked_xlsx(p).head(rows)""",
+        r"""                else pl.read_excel(p, engine="calamine", infer_schema_length=0).head(rows)""",
+        (
+            "tests/trust/test_xlsx_bomb.py::test_the_preview_and_the_type_suggestion_see_only_the_checked_parts",
+        ),
+    ),
 )
 
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

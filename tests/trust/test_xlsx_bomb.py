@@ -22,7 +22,7 @@ import pytest
 import xlsxwriter  # type: ignore[import-untyped]
 
 from dpdesk.core.errors import InputError
-from dpdesk.core.loading import guards, load_table, suggest_types
+from dpdesk.core.loading import Peek, guards, load_table, peek, suggest_types
 from dpdesk.core.plan import ColumnSpec
 
 SHEET = "xl/worksheets/sheet1.xml"
@@ -395,6 +395,23 @@ def test_two_faced_archive_shows_calamine_only_the_checked_parts(
     assert given != p and given in temp_files and stored
     assert parts == shown  # calamine got exactly the parts the check inflated
     assert not given.exists()
+
+
+def test_the_preview_and_the_type_suggestion_see_only_the_checked_parts(
+    tmp_path: Path, calamine_inputs: list, temp_files: list[Path]
+) -> None:
+    """The app's preview (peek) reads a workbook as the load does: it checked the parts, then let calamine read
+    the file itself, which a two-faced archive shows another sheet (or a bomb)."""
+    p, shown = two_faced(tmp_path, book_parts(tmp_path / "hidden.xlsx", HIDDEN_ROWS))
+    for call in (peek, suggest_types):
+        calamine_inputs.clear()
+        got = call(p)
+        if isinstance(got, Peek):
+            assert [r[got.header.index("age")] for r in got.rows] == ["34", "61", "5"]  # the checked sheet
+        [(given, parts, stored)] = calamine_inputs
+        assert given != p and given in temp_files and stored, call
+        assert parts == shown
+        assert not given.exists()
 
 
 def test_two_faced_archive_hiding_a_bomb_loads_the_checked_sheet(tmp_path: Path) -> None:

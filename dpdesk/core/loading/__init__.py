@@ -21,17 +21,18 @@ The package, by job: :mod:`~.table` (the types a load produces), :mod:`~.load` (
 entry point, dispatching on the format), one module per format (:mod:`~.csvfile`: encoding detection,
 delimiter sniffing, the streaming and block readers; :mod:`~.excel`; :mod:`~.parquet`), :mod:`~.columns` (the
 column building all readers share), :mod:`~.guards` (read limits and the .xlsx bomb guard), :mod:`~.peek` (the
-first rows as text, and the app's type suggestion) and :mod:`~.suggest` (the command line's type suggestion).
+first rows as text) and :mod:`~.suggest` (the one type suggestion, for the app and the command line).
 """
 
 from dpdesk.core.loading.guards import MAX_ROWS
 from dpdesk.core.loading.load import load_table
-from dpdesk.core.loading.peek import Peek, peek, suggest_from_peek
-from dpdesk.core.loading.suggest import suggest_types
+from dpdesk.core.loading.peek import SAMPLE_ROWS, Peek, peek
+from dpdesk.core.loading.suggest import suggest_from_peek, suggest_types
 from dpdesk.core.loading.table import Column, ColumnIssues, LoadReport, Table, file_sha256
 
 __all__ = [
     "MAX_ROWS",
+    "SAMPLE_ROWS",
     "Column",
     "ColumnIssues",
     "LoadReport",

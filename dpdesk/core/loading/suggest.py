@@ -1,63 +1,68 @@
-"""The command line's type suggestion (``dpdesk suggest``): a type per column from a sample of rows."""
+"""The one type suggestion, used by the command line (``dpdesk suggest``) and the app (the schema view).
+
+Both read the same sample, :func:`~dpdesk.core.loading.peek.peek` of the first
+:data:`~dpdesk.core.loading.peek.SAMPLE_ROWS` data rows, and apply one rule per column to its non-empty values
+(a value is empty when it is blank after trimming spaces):
+
+* ``int`` when every value is a whole number written with digits only (an optional sign, no decimal point, no
+  exponent: ``42``, ``-7``, ``+3``);
+* ``float`` when every value is a number and at least one is not written as a whole number: a decimal point or
+  an exponent (``1.5``, ``2.``, ``.5``, ``1e3``), or the words ``inf``, ``infinity`` and ``nan`` in any case,
+  which the loader reads as numbers too (an infinity is clamped to the bounds, ``nan`` counts as missing);
+* ``category`` otherwise: some value is not a number as the loader reads one (words, ``1,5`` with a comma
+  decimal, ``1_000``, digits other than ASCII ``0``-``9``), or the column has no value in the sample.
+
+Numbers are read as the loader's parser (polars) reads them, so a column suggested as ``int`` or ``float``
+loads without unparsable values in the sample. A column of digit codes (``1``, ``2``, ``3``) is suggested as
+``int``: the user makes it a category. Only types are suggested, never bounds or categories (public facts that
+must come from the user, not from the data), and the sample never leaves the curator's machine.
+"""
 
 from __future__ import annotations
 
-import codecs
-import io
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
+from dpdesk.core.loading.peek import SAMPLE_ROWS, Peek, peek
 
-from dpdesk.core.errors import InputError
-from dpdesk.core.loading.csvfile import detect_encoding, sniff_delimiter
-from dpdesk.core.loading.excel import read_checked_xlsx
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)", re.IGNORECASE
+)
 
 
-def suggest_types(path: str | Path, sample_rows: int = 1000) -> dict[str, str]:
-    """Propose a type (int, float, category) for each column from a sample of rows.
+def is_number(text: str) -> bool:
+    """Whether ``text`` (already trimmed) is a number as the loader reads one."""
+    return _NUMBER.fullmatch(text) is not None
+
+
+def suggest_type(values: Iterable[str]) -> str:
+    """The type the rule suggests for a column's sampled values (see the module's docstring)."""
+    kind = "category"
+    for raw in values:
+        v = raw.strip()
+        if not v:
+            continue
+        if _INTEGER.fullmatch(v):
+            if kind == "category":
+                kind = "int"
+        elif is_number(v):
+            kind = "float"
+        else:
+            return "category"
+    return kind
+
+
+def suggest_from_peek(p: Peek) -> dict[str, str]:
+    """Propose a type per column of a peek: int, float or category. Types only, never bounds."""
+    return {name: suggest_type(r[i] for r in p.rows if i < len(r)) for i, name in enumerate(p.header)}
+
+
+def suggest_types(path: str | Path, sample_rows: int = SAMPLE_ROWS) -> dict[str, str]:
+    """Propose a type (int, float, category) for each column from the file's first ``sample_rows`` rows.
 
     Only types are proposed: bounds and categories are public facts the user must supply
     (reading them off the data would leak it).
     """
-    import polars as pl
-
-    p = Path(path)
-    suffix = p.suffix.lower()
-    try:
-        if suffix in (".xlsx", ".xlsm"):
-            frame = read_checked_xlsx(p).head(sample_rows)
-        elif suffix in (".parquet", ".pq"):
-            frame = pl.read_parquet(p, n_rows=sample_rows)
-        else:
-            with p.open("rb") as f:
-                head = f.read(1_000_000)
-            enc = detect_encoding(head)
-            text = codecs.getincrementaldecoder(enc)("replace").decode(head, final=False).lstrip("\ufeff")
-            lines = text.splitlines()[: sample_rows + 1]
-            delim = sniff_delimiter("\n".join(lines[:50]))
-            frame = pl.read_csv(
-                io.StringIO("\n".join(lines)).read().encode(), separator=delim, infer_schema=False
-            )
-    except InputError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - malformed input of any kind
-        raise InputError(str(p), f"cannot read a sample ({str(exc).splitlines()[0][:200]})") from None
-    out: dict[str, str] = {}
-    for name in frame.columns:
-        s = frame.get_column(name)
-        if s.dtype != pl.String:
-            s = s.cast(pl.String)
-        s = s.str.strip_chars().drop_nulls()
-        s = s.filter(s.str.len_bytes() > 0)
-        if s.len() == 0:
-            out[name] = "category"
-            continue
-        floats = s.cast(pl.Float64, strict=False)
-        if floats.null_count() == 0:
-            arr = floats.to_numpy()
-            finite = arr[np.isfinite(arr)]
-            whole = bool(np.all(finite == np.floor(finite)))
-            out[name] = "int" if whole and not s.str.contains(r"[.eE]").any() else "float"
-        else:
-            out[name] = "category"
-    return out
+    return suggest_from_peek(peek(path, sample_rows))
