@@ -464,7 +464,7 @@ def _load(loader: str, path: str, zh: bool, encoding: str) -> tuple[Any, float, 
         import numpy  # noqa: F401
         import polars
 
-        from dpdesk.core.data import load_table
+        from dpdesk.core.loading import load_table
 
         cols = column_specs(zh)
         t1, _CPU[0] = time.perf_counter(), time.process_time()
@@ -698,7 +698,7 @@ def worker_release(path: str, reps: int) -> dict[str, Any]:
     module's namespace for the duration of the run (instrumentation only; dpdesk's code is unchanged).
     """
     import dpdesk.core.release as rel_mod
-    from dpdesk.core.data import load_table
+    from dpdesk.core.loading import load_table
     from dpdesk.core.plan import parse_plan
     from dpdesk.core.queries import design_plan
 
@@ -816,7 +816,7 @@ def worker_profile(kind: str, path: str, out: str) -> dict[str, Any]:
 
     import polars  # noqa: F401  (imported lazily by load_table: not part of the profile)
 
-    from dpdesk.core.data import load_table
+    from dpdesk.core.loading import load_table
     from dpdesk.core.plan import parse_plan
     from dpdesk.core.release import release
 

@@ -830,7 +830,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
 
 def _cmd_suggest(args: argparse.Namespace) -> int:
-    from dpdesk.core.data import suggest_types
+    from dpdesk.core.loading import suggest_types
 
     types = suggest_types(args.file)
     print(

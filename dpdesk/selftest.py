@@ -233,7 +233,7 @@ def _run_checks(results: list[tuple[str, bool, str]], tmp: Path, home: Path) -> 
     def readers() -> str:
         import csv
 
-        from dpdesk.core.data import suggest_types
+        from dpdesk.core.loading import suggest_types
 
         with data_path.open(encoding="utf-8", newline="") as f:
             rows = [r for _, r in zip(range(201), csv.reader(f), strict=False)]

@@ -14,7 +14,7 @@ from typing import cast
 
 import numpy as np
 
-from dpdesk.core.data import Table
+from dpdesk.core.loading import Table
 from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.queries import QueryDesign, grid_bounds, quantile_fraction
 

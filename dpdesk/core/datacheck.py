@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpdesk.core.data import Table
 from dpdesk.core.errors import UsageError
+from dpdesk.core.loading import Table
 from dpdesk.core.plan import Plan
 from dpdesk.i18n import _
 

@@ -589,7 +589,7 @@ def is_known_dataset(home: Path, path_or_sha: str | Path) -> bool:
     if isinstance(path_or_sha, str) and re.fullmatch(r"[0-9a-f]{64}", path_or_sha):
         sha = path_or_sha
     else:
-        from dpdesk.core.data import file_sha256
+        from dpdesk.core.loading import file_sha256
 
         sha = file_sha256(path_or_sha)
     folder = home / "ledgers"

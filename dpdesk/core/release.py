@@ -30,10 +30,10 @@ from dpdesk.core import accounting as acc
 from dpdesk.core import mechanisms as mech
 from dpdesk.core.aggregates import Exact, bound_rows_per_person, exact_statistic
 from dpdesk.core.budget import budget_report, design_to_dict, plan_costs
-from dpdesk.core.data import Table, load_table
 from dpdesk.core.datacheck import DataCheck, DataProblems, check_data
 from dpdesk.core.errors import BudgetExceeded, DpdeskError, UsageError
 from dpdesk.core.ledger import Ledger
+from dpdesk.core.loading import Table, load_table
 from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds

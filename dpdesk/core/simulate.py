@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from dpdesk.core.aggregates import bound_rows_per_person, exact_statistic
-from dpdesk.core.data import Column, Table, load_table
 from dpdesk.core.errors import UsageError
+from dpdesk.core.loading import Column, Table, load_table
 from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import design_plan
@@ -112,8 +112,8 @@ def public_table(
     (``private_sha``), is private whatever it is called: it is refused after being hashed, before any of
     it is read into a table.
     """
-    from dpdesk.core.data import file_sha256
     from dpdesk.core.ledger import is_known_dataset
+    from dpdesk.core.loading import file_sha256
 
     sha = file_sha256(path, progress)
     if sha == private_sha or is_known_dataset(home, sha):

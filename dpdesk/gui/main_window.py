@@ -374,8 +374,7 @@ class MainWindow(QMainWindow):
         p = Path(path)
 
         def job(progress: Progress) -> Any:
-            from dpdesk.core.data import file_sha256
-            from dpdesk.core.peek import peek, suggest_from_peek
+            from dpdesk.core.loading import file_sha256, peek, suggest_from_peek
 
             pk = peek(p)
             return pk, suggest_from_peek(pk), file_sha256(p, progress)

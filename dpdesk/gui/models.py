@@ -9,7 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from dpdesk.gui.state import AppState
 
 if TYPE_CHECKING:
-    from dpdesk.core.peek import Peek
+    from dpdesk.core.loading import Peek
 from dpdesk.i18n import _
 
 Index = QModelIndex | QPersistentModelIndex

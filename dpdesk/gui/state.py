@@ -26,7 +26,7 @@ from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:  # the engine is imported when first used, after the window is on screen
-    from dpdesk.core.peek import Peek
+    from dpdesk.core.loading import Peek
     from dpdesk.core.plan import Plan
 
 

@@ -45,7 +45,7 @@ class Dataset:
         if self.sha256 is not None:
             ledger = Ledger.for_dataset(self.home, self.sha256)
         else:
-            from dpdesk.core.data import file_sha256
+            from dpdesk.core.loading import file_sha256
 
             assert self.data is not None
             ledger = Ledger.for_dataset(self.home, file_sha256(self.data))

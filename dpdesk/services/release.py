@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.data import Table
     from dpdesk.core.datacheck import DataCheck
+    from dpdesk.core.loading import Table
     from dpdesk.core.plan import Plan
     from dpdesk.core.values import Row
 
@@ -35,8 +35,8 @@ class CheckedTable:
 
 def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> CheckedTable:
     """Load the table and run the data check (:func:`dpdesk.core.datacheck.check_data`), before any charge."""
-    from dpdesk.core.data import load_table
     from dpdesk.core.datacheck import check_data
+    from dpdesk.core.loading import load_table
 
     plan = request.plan
     table = load_table(request.data, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpdesk.core import aggregates as agg
-from dpdesk.core.data import Column, Table
+from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.queries import design_query, grid_bounds, quantile_candidates
 
@@ -205,7 +205,7 @@ def test_select_revenue_matches_brute_force() -> None:
 def test_people_whose_ids_share_one_half_of_the_hash_stay_apart() -> None:
     """Issue 11, item 8: rows are bounded per 128-bit id; ids agreeing on 64 bits are still two people."""
     from dpdesk.core.aggregates import bound_rows_per_person
-    from dpdesk.core.data import Column, Table
+    from dpdesk.core.loading import Column, Table
     from dpdesk.core.plan import ColumnSpec
 
     spec = ColumnSpec("x", "int", (0, 10))

@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import data
 from dpdesk.core.aggregates import bound_rows_per_person, exact_statistic
-from dpdesk.core.data import Column, Table, load_table
+from dpdesk.core.loading import Column, Table, csvfile, load_table
+from dpdesk.core.loading.columns import int_dtype
 from dpdesk.core.plan import ColumnSpec, Plan, parse_plan
 from dpdesk.core.queries import QueryDesign, design_query
 
@@ -80,7 +80,7 @@ def build(plan: Plan, rows: list[Row], with_id: bool) -> tuple[Table, np.ndarray
     xs = [x_repr(r[0], xspec) for r in rows]
     if xspec.type == "int":
         assert xspec.bounds is not None
-        xv = np.asarray([v for v, _ in xs], dtype=data._int_dtype(xspec.bounds))
+        xv = np.asarray([v for v, _ in xs], dtype=int_dtype(xspec.bounds))
         m = np.asarray([miss for _, miss in xs], dtype=bool)
         xcol = Column(xspec, xv, m if m.any() else None)
     else:
@@ -369,7 +369,7 @@ def test_the_tokens_are_what_the_loader_makes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str
 ) -> None:
     """Each token, written as CSV text and read by the real loader, gives the representation built above."""
-    monkeypatch.setattr(data, "STREAM_UTF8", reader == "stream")
+    monkeypatch.setattr(csvfile, "STREAM_UTF8", reader == "stream")
     fb, ib = FLOAT_BOUNDS[1], INT_BOUNDS[1]
     cfg = Config(queries(fb)["sum"], "float", fb, "drop", "drop", True, 1)
     fspec = cfg.plan("replace").columns["x"]
@@ -405,6 +405,6 @@ def test_the_tokens_are_what_the_loader_makes(
             if not miss:
                 assert float(col.values[i]) == value, (name, xt, lines[i + 1])
         assert spec.bounds is not None
-        assert col.values.dtype == (data._int_dtype(spec.bounds) if spec.type == "int" else np.float64)
+        assert col.values.dtype == (int_dtype(spec.bounds) if spec.type == "int" else np.float64)
     assert loaded.columns["g"].values.tolist() == [G_CODE[w[1]] for w in want]
     assert loaded.ids_missing is not None and loaded.ids_missing.tolist() == [w[2] == "empty" for w in want]

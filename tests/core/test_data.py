@@ -1,4 +1,4 @@
-"""Example-based tests of the table loader (:mod:`dpdesk.core.data`).
+"""Example-based tests of the table loader (:mod:`dpdesk.core.loading`).
 
 Every test checks the exact values loaded (category codes, clamped ints and their missing mask,
 floats with NaN for missing), the counts in the load report, or the exact error raised.
@@ -24,9 +24,8 @@ import polars as pl
 import pytest
 import xlsxwriter  # type: ignore[import-untyped]
 
-from dpdesk.core import data
-from dpdesk.core.data import Table, load_table, suggest_types
 from dpdesk.core.errors import Cancelled, InputError
+from dpdesk.core.loading import Table, csvfile, file_sha256, guards, load_table, suggest_types
 from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.progress import Progress
 
@@ -34,7 +33,7 @@ from dpdesk.core.progress import Progress
 @pytest.fixture(autouse=True, params=["stream", "blocks"])
 def reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test runs with both CSV readers: polars' streaming reader for UTF-8 and the block reader."""
-    monkeypatch.setattr(data, "STREAM_UTF8", request.param == "stream")
+    monkeypatch.setattr(csvfile, "STREAM_UTF8", request.param == "stream")
     return str(request.param)
 
 
@@ -224,8 +223,8 @@ def test_short_records_wherever_blocks_split(tmp_path: Path, monkeypatch: pytest
     }
     assert as_lists(load_table(p, {"age": AGE, "city": CITY, "wage": WAGE})) == expected
     for block in (4, 5, 9, 16):
-        monkeypatch.setattr(data, "STREAM_UTF8", False)
-        monkeypatch.setattr(data, "BLOCK_BYTES", block)
+        monkeypatch.setattr(csvfile, "STREAM_UTF8", False)
+        monkeypatch.setattr(csvfile, "BLOCK_BYTES", block)
         assert as_lists(load_table(p, {"age": AGE, "city": CITY, "wage": WAGE})) == expected, block
 
 
@@ -363,8 +362,8 @@ def test_many_small_blocks_match_one_block_and_the_csv_module(
     assert whole.n_rows == 200
     assert as_lists(whole) == expected
     for block in (63, 5):  # odd sizes split UTF-16 units and multi-byte characters
-        monkeypatch.setattr(data, "STREAM_UTF8", False)
-        monkeypatch.setattr(data, "BLOCK_BYTES", block)
+        monkeypatch.setattr(csvfile, "STREAM_UTF8", False)
+        monkeypatch.setattr(csvfile, "BLOCK_BYTES", block)
         calls: list[int] = []
         t = load_table(p, BLOCK_COLS, progress=Progress(recorder(calls)))
         assert len(set(calls)) >= size // block // 2  # it really was read in many blocks
@@ -380,8 +379,8 @@ def test_a_record_longer_than_many_blocks(tmp_path: Path, monkeypatch: pytest.Mo
     label = "start\n" + ("z" * 99 + "\n") * 30 + 'quote "" end'
     cols = {"label": ColumnSpec("label", "category", categories=(label.replace('""', '"'),)), "age": AGE}
     p = write(tmp_path, "t.csv", f'label,age\n"{label}",5\nother,6\n"{label}",7\n')
-    monkeypatch.setattr(data, "STREAM_UTF8", False)
-    monkeypatch.setattr(data, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(csvfile, "STREAM_UTF8", False)
+    monkeypatch.setattr(csvfile, "BLOCK_BYTES", 64)
     t = load_table(p, cols)
     assert as_lists(t) == {"label": [0, -1, 0], "age": ([5, 6, 7], [False, False, False])}
 
@@ -559,8 +558,8 @@ def test_unclosed_quote_names_its_line(tmp_path: Path) -> None:
 
 def test_unclosed_quote_in_small_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = write(tmp_path, "t.csv", "city,age,wage\n" + "北京,1,2\n" * 20 + '"上海,3,4\n' + "广州,7,8\n" * 20)
-    monkeypatch.setattr(data, "STREAM_UTF8", False)
-    monkeypatch.setattr(data, "BLOCK_BYTES", 16)
+    monkeypatch.setattr(csvfile, "STREAM_UTF8", False)
+    monkeypatch.setattr(csvfile, "BLOCK_BYTES", 16)
     err = raises_input_error(p)
     assert err.line == 22
     assert "never closed" in err.message
@@ -620,8 +619,8 @@ def test_progress_reports_increasing_bytes_of_the_file(
 ) -> None:
     p = write(tmp_path, "t.csv", csv_text(block_rows(3, 50)))
     size = p.stat().st_size
-    monkeypatch.setattr(data, "STREAM_UTF8", False)
-    monkeypatch.setattr(data, "BLOCK_BYTES", 100)
+    monkeypatch.setattr(csvfile, "STREAM_UTF8", False)
+    monkeypatch.setattr(csvfile, "BLOCK_BYTES", 100)
     calls: list[tuple[int, int, str]] = []
     load_table(p, BLOCK_COLS, progress=Progress(lambda d, t, s: calls.append((d, t, s))))
     done = [d for d, _, _ in calls]
@@ -634,8 +633,8 @@ def test_progress_reports_increasing_bytes_of_the_file(
 
 def test_cancel_from_the_callback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     p = write(tmp_path, "t.csv", csv_text(block_rows(3, 50)))
-    monkeypatch.setattr(data, "STREAM_UTF8", False)
-    monkeypatch.setattr(data, "BLOCK_BYTES", 100)
+    monkeypatch.setattr(csvfile, "STREAM_UTF8", False)
+    monkeypatch.setattr(csvfile, "BLOCK_BYTES", 100)
     calls: list[int] = []
 
     def cb(done: int, total: int, stage: str) -> None:
@@ -665,10 +664,11 @@ def test_sha256_is_of_the_file_bytes(
     raw = codecs.BOM_UTF16_LE + TEXT.encode("utf-16-le")
     p = write(tmp_path, "t.csv", raw)
     if block:
-        monkeypatch.setattr(data, "STREAM_UTF8", False)
-        monkeypatch.setattr(data, "BLOCK_BYTES", block)
+        monkeypatch.setattr(csvfile, "STREAM_UTF8", False)
+        monkeypatch.setattr(csvfile, "BLOCK_BYTES", block)
+        monkeypatch.setattr("dpdesk.core.loading.table.HASH_BLOCK_BYTES", block)
     assert load_table(p, COLS).sha256 == hashlib.sha256(raw).hexdigest()
-    assert data.file_sha256(p) == hashlib.sha256(raw).hexdigest()
+    assert file_sha256(p) == hashlib.sha256(raw).hexdigest()
 
 
 # ----------------------------------------------------------------------------- xlsx and Parquet
@@ -793,7 +793,7 @@ def test_xlsx_zip_bomb_by_ratio(tmp_path: Path) -> None:
 
 
 def test_xlsx_zip_bomb_over_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(data, "MAX_XLSX_UNPACKED", 2**20)
+    monkeypatch.setattr(guards, "MAX_XLSX_UNPACKED", 2**20)
     p = tmp_path / "bomb.xlsx"
     zip_with_entry(p, "xl/worksheets/sheet1.xml", 2 * 2**20)
     err = raises_input_error(p)
@@ -857,7 +857,7 @@ def test_id_hash_is_keyed_by_a_secret_seed_per_process(tmp_path: Path) -> None:
 
     p = write(tmp_path, "t.csv", "pid,age\nalice,1\nbob,2\n")
     code = (
-        "import sys; from dpdesk.core.data import load_table; from dpdesk.core.plan import ColumnSpec; "
+        "import sys; from dpdesk.core.loading import load_table; from dpdesk.core.plan import ColumnSpec; "
         "t = load_table(sys.argv[1], {'age': ColumnSpec('age', 'int', (0, 10))}, id_column='pid'); "
         "print(t.ids.tolist())"
     )

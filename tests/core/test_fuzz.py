@@ -46,9 +46,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpdesk.core import data
-from dpdesk.core.data import Table, load_table
 from dpdesk.core.errors import InputError, PlanError
+from dpdesk.core.loading import Table, csvfile, load_table
 from dpdesk.core.plan import ColumnSpec, Plan, parse_plan_text
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300, method="thread")]
@@ -72,13 +71,13 @@ def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @contextlib.contextmanager
 def block_bytes(n: int | None) -> Iterator[None]:
     """The block reader with ``n``-byte blocks (UTF-8 files otherwise go through the streaming reader)."""
-    old = data.BLOCK_BYTES, data.STREAM_UTF8
+    old = csvfile.BLOCK_BYTES, csvfile.STREAM_UTF8
     if n is not None:
-        data.BLOCK_BYTES, data.STREAM_UTF8 = n, False
+        csvfile.BLOCK_BYTES, csvfile.STREAM_UTF8 = n, False
     try:
         yield
     finally:
-        data.BLOCK_BYTES, data.STREAM_UTF8 = old
+        csvfile.BLOCK_BYTES, csvfile.STREAM_UTF8 = old
 
 
 def check_table(t: Table, path: Path, cols: dict[str, ColumnSpec], id_column: str | None = None) -> None:

@@ -218,7 +218,7 @@ def test_mean_uses_noisy_count_and_clamps(tmp_path: Path) -> None:
         ]
     )
     from dpdesk.core.aggregates import exact_statistic
-    from dpdesk.core.data import load_table
+    from dpdesk.core.loading import load_table
     from dpdesk.core.queries import design_plan
 
     data = write_csv(tmp_path / "d.csv", [(10, "a"), (30, "a"), (250, "b"), (-5, "b"), ("", "a")])
@@ -242,7 +242,7 @@ def test_mean_uses_noisy_count_and_clamps(tmp_path: Path) -> None:
 
 def test_missing_policy_drop_and_impute(tmp_path: Path) -> None:
     from dpdesk.core.aggregates import exact_statistic
-    from dpdesk.core.data import load_table
+    from dpdesk.core.loading import load_table
     from dpdesk.core.queries import design_plan
 
     data = write_csv(tmp_path / "d.csv", [(10, "a"), ("", "a"), ("oops", "b"), (20, "mars")])
@@ -286,7 +286,7 @@ def test_id_column_keeps_at_most_k_rows_per_person(dpdesk_home: Path, tmp_path: 
         privacy_unit={"neighbouring": "add_remove", "max_rows_per_person": 2, "id_column": "pid"}
     )
     from dpdesk.core.aggregates import bound_rows_per_person
-    from dpdesk.core.data import load_table
+    from dpdesk.core.loading import load_table
 
     table = load_table(data, plan.columns, id_column="pid")
     for _ in range(20):

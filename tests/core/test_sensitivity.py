@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dpdesk.core.aggregates import exact_statistic
-from dpdesk.core.data import Column, Table
+from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan import Plan, parse_plan
 from dpdesk.core.queries import design_query
 

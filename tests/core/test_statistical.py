@@ -195,7 +195,7 @@ def _quantile_setup(
     counts: dict[int, int], q: float, epsilon: float, bounds: tuple[int, int] = (0, 20)
 ) -> tuple[Any, Any, Any, np.ndarray]:
     from dpdesk.core.aggregates import exact_statistic
-    from dpdesk.core.data import Column, Table
+    from dpdesk.core.loading import Column, Table
 
     plan = parse_plan(
         {

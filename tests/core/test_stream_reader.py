@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import data
-from dpdesk.core.data import load_table
 from dpdesk.core.errors import InputError
+from dpdesk.core.loading import csvfile, load_table
 from dpdesk.core.plan import ColumnSpec
 
 CITY = ColumnSpec("city", "category", categories=("北京", "上海", "广州"))
@@ -30,15 +29,15 @@ def write(tmp_path: Path, name: str, content: str) -> Path:
 @pytest.fixture
 def block_calls(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files the block reader was asked to read."""
-    assert data.STREAM_UTF8
+    assert csvfile.STREAM_UTF8
     calls: list[Path] = []
-    real = data._read_csv_pieces
+    real = csvfile._read_csv_pieces
 
     def spy(pl: Any, src: Any, path: Path, *rest: Any) -> Any:
         calls.append(path)
         return real(pl, src, path, *rest)
 
-    monkeypatch.setattr(data, "_read_csv_pieces", spy)
+    monkeypatch.setattr(csvfile, "_read_csv_pieces", spy)
     return calls
 
 

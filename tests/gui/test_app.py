@@ -502,3 +502,73 @@ def test_a_simulation_can_be_cancelled(
     qtbot.waitUntil(lambda: win.job is None, timeout=60_000)
     assert "Cancelled" in win.status_label.text() and not out.exists()
     assert win.simulate_action.isEnabled()
+
+
+def _tricky_files(folder: Path) -> dict[str, tuple[Path, dict[str, str]]]:
+    """Files on which the app and the command line once suggested different types, with the one rule's answer."""
+    import polars as pl
+    import xlsxwriter  # type: ignore[import-untyped]
+
+    def csv(name: str, text: str | bytes) -> Path:
+        p = folder / name
+        if isinstance(text, str):
+            p.write_text(text, encoding="utf-8")
+        else:
+            p.write_bytes(text)
+        return p
+
+    late = "\n".join(
+        "n/a" if r == 300 else str(r) for r in range(1, 400)
+    )  # text after the app's old 200 rows
+    book = folder / "book.xlsx"
+    with xlsxwriter.Workbook(book) as wb:
+        ws = wb.add_worksheet()
+        for r, row in enumerate([("n", "x", "c"), (1, 1.5, "a"), (2, 2, "b"), (None, 3.25, "1")]):
+            for c, v in enumerate(row):
+                if v is not None:
+                    ws.write(r, c, v)
+    pq = folder / "t.parquet"
+    pl.DataFrame({"n": [1, None, 3], "x": [1.5, 2.0, None], "c": ["a", "b", "1"]}).write_parquet(pq)
+    return {
+        "ints with a blank": (csv("blank.csv", "a,b\n1,x\n,y\n3,z\n"), {"a": "int", "b": "category"}),
+        "comma decimals": (csv("comma.csv", "a;b\n1,5;2\n2,25;3\n"), {"a": "category", "b": "int"}),
+        "numbers in quotes": (csv("quoted.csv", 'a,b\n"1","2.5"\n"3","4"\n'), {"a": "int", "b": "float"}),
+        "digit categories": (csv("digits.csv", "region,w\n1,2\n2,3\n3,4\n"), {"region": "int", "w": "int"}),
+        "an empty column": (csv("empty.csv", "a,b\n1,\n2,\n"), {"a": "int", "b": "category"}),
+        "a BOM": (csv("bom.csv", "\ufeffage,w\n1,2.5\n"), {"age": "int", "w": "float"}),
+        "GB18030": (
+            csv("gb.csv", "城市,年龄\n北京,30\n上海,41\n".encode("gb18030")),
+            {"城市": "category", "年龄": "int"},
+        ),
+        "text after row 200": (csv("late.csv", "x\n" + late + "\n"), {"x": "category"}),
+        "digit separators": (csv("underscore.csv", "a\n1_000\n2\n"), {"a": "category"}),
+        "nan and inf": (csv("nan.csv", "a,b\n1,2\nnan,inf\n"), {"a": "float", "b": "float"}),
+        "full-width digits": (csv("wide.csv", "a\n１２\n3\n"), {"a": "category"}),
+        "spaces around a name": (csv("spaces.csv", " age ,w\n1,2\n"), {"age": "int", "w": "int"}),
+        "a workbook": (book, {"n": "int", "x": "float", "c": "category"}),
+        "a Parquet file": (pq, {"n": "int", "x": "float", "c": "category"}),
+    }
+
+
+def test_the_app_and_the_command_line_suggest_the_same_types(
+    qtbot: Any, win: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 12 (one type suggestion): the app's schema view and ``dpdesk suggest`` read the same sample with one
+    rule. They used to differ (200 rows parsed by float() against 1,000 rows cast by polars)."""
+    from dpdesk.cli import main
+
+    differ = []
+    for case, (path, expected) in _tricky_files(tmp_path).items():
+        win.open_data(str(path))
+        qtbot.waitUntil(
+            lambda p=path: win.job is None and win.state.peek is not None and win.state.peek.path == str(p),
+            timeout=60_000,
+        )
+        app = dict(win.state.suggested)
+        capsys.readouterr()
+        assert main(["suggest", str(path)]) == 0, case
+        lines = [ln[2:] for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ")]
+        cli = dict(ln.rsplit(": ", 1) for ln in lines)
+        if app != cli or app != expected:
+            differ.append(f"{case}: app {app}, command line {cli}, rule {expected}")
+    assert not differ, "\n".join(differ)

@@ -123,7 +123,7 @@ def test_export_review_and_reexport_write_the_recorded_values(dpdesk_home: Path,
 
 
 def _sha() -> str:
-    from dpdesk.core.data import file_sha256
+    from dpdesk.core.loading import file_sha256
 
     return file_sha256(DATA)
 

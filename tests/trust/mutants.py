@@ -778,7 +778,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "N01",
         "missing values: NaN in a float column is not treated as missing",
-        "dpdesk/core/data.py",
+        "dpdesk/core/loading/table.py",
         r"""            return cast(np.ndarray, np.isnan(self.values))""",
         r"""            return np.zeros(len(self.values), dtype=bool)""",
         (f"{REL}::test_missing_policy_drop_and_impute", AGG, DATA),
@@ -904,7 +904,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "H01",
         "person ids: the id hash's seeds are fixed (collisions can be crafted)",
-        "dpdesk/core/data.py",
+        "dpdesk/core/loading/columns.py",
         r"""_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))""",
         r"""_ID_SEEDS = (20261122, 20261123)""",
         (f"{DATA}::test_id_hash_is_keyed_by_a_secret_seed_per_process",),
@@ -1080,6 +1080,33 @@ import opendp  # noqa: F401
 import PySide6  # noqa: F401
 """,
         (LAYERS,),
+    ),
+    # --- issue 12: one type suggestion, read the way the load reads ---------------------------------------
+    Mutant(
+        "LD01",
+        "suggestion: the app's preview samples fewer rows than the command line (they suggest different types)",
+        "dpdesk/core/loading/peek.py",
+        r"""def peek(path: str | Path, rows: int = SAMPLE_ROWS) -> Peek:""",
+        r"""def peek(path: str | Path, rows: int = 200) -> Peek:""",
+        (f"{GUI}::test_the_app_and_the_command_line_suggest_the_same_types",),
+    ),
+    Mutant(
+        "LD02",
+        "suggestion: inf and nan are not numbers to the rule, though the loader reads them as numbers",
+        "dpdesk/core/loading/suggest.py",
+        r"""(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)""",
+        r"""(?:[eE][+-]?[0-9]+)?""",
+        ("tests/core/test_suggest.py", f"{GUI}::test_the_app_and_the_command_line_suggest_the_same_types"),
+    ),
+    Mutant(
+        "LD03",
+        "xlsx: the app's preview lets calamine read the workbook itself, not the checked copy",
+        "dpdesk/core/loading/peek.py",
+        r"""                else read_checked_xlsx(p).head(rows)""",
+        r"""                else pl.read_excel(p, engine="calamine", infer_schema_length=0).head(rows)""",
+        (
+            "tests/trust/test_xlsx_bomb.py::test_the_preview_and_the_type_suggestion_see_only_the_checked_parts",
+        ),
     ),
 )
 

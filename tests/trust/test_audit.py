@@ -64,7 +64,7 @@ import numpy as np
 import pytest
 
 from dpdesk.core.aggregates import Exact, exact_statistic
-from dpdesk.core.data import Column, Table
+from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan import Plan, parse_plan
 from dpdesk.core.queries import Component, QueryDesign, design_query
 from dpdesk.core.release import _opendp_noise, _opendp_pick

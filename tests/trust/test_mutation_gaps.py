@@ -511,7 +511,6 @@ _RELEASE_PATH = (
     "accounting.py",
     "aggregates.py",
     "budget.py",
-    "data.py",
     "datacheck.py",
     "ledger.py",
     "mechanisms.py",
@@ -523,6 +522,7 @@ _RELEASE_PATH = (
     "report.py",
     "review.py",
     "values.py",
+    *(f"loading/{p.name}" for p in sorted((ROOT / "dpdesk" / "core" / "loading").glob("*.py"))),
 )
 
 

@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 import xlsxwriter  # type: ignore[import-untyped]
 
-from dpdesk.core import data as loader
-from dpdesk.core.data import load_table, suggest_types
 from dpdesk.core.errors import InputError
+from dpdesk.core.loading import Peek, guards, load_table, peek, suggest_types
 from dpdesk.core.plan import ColumnSpec
 
 SHEET = "xl/worksheets/sheet1.xml"
@@ -37,7 +36,7 @@ BOMB = 3 * 2**30
 CHILD = r"""
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]), int(sys.argv[2])))
-from dpdesk.core.data import load_table, suggest_types
+from dpdesk.core.loading import load_table, suggest_types
 from dpdesk.core.errors import InputError
 from dpdesk.core.plan import ColumnSpec
 messages = []
@@ -199,7 +198,7 @@ def test_forged_bomb_refused_in_process_without_inflating_it_whole(tmp_path: Pat
     p = forged_bomb(tmp_path, SPACE_UNIT, 0)
     t = time.perf_counter()
     with pytest.raises(InputError, match="zip bomb") as info:
-        loader._check_xlsx(p)
+        guards.check_xlsx(p)
     assert time.perf_counter() - t < 5
     assert SHEET in info.value.message
 
@@ -399,6 +398,23 @@ def test_two_faced_archive_shows_calamine_only_the_checked_parts(
     assert not given.exists()
 
 
+def test_the_preview_and_the_type_suggestion_see_only_the_checked_parts(
+    tmp_path: Path, calamine_inputs: list, temp_files: list[Path]
+) -> None:
+    """The app's preview (peek) reads a workbook as the load does: it checked the parts, then let calamine read
+    the file itself, which a two-faced archive shows another sheet (or a bomb)."""
+    p, shown = two_faced(tmp_path, book_parts(tmp_path / "hidden.xlsx", HIDDEN_ROWS))
+    for call in (peek, suggest_types):
+        calamine_inputs.clear()
+        got = call(p)
+        if isinstance(got, Peek):
+            assert [r[got.header.index("age")] for r in got.rows] == ["34", "61", "5"]  # the checked sheet
+        [(given, parts, stored)] = calamine_inputs
+        assert given != p and given in temp_files and stored, call
+        assert parts == shown
+        assert not given.exists()
+
+
 def test_two_faced_archive_hiding_a_bomb_loads_the_checked_sheet(tmp_path: Path) -> None:
     """The hidden sheet inflates to 3 GiB: read from the file itself, calamine aborts the process."""
     base = workbook_parts(tmp_path / "base.xlsx")
@@ -425,7 +441,7 @@ def test_duplicate_part_names_are_refused(tmp_path: Path, calamine_inputs: list,
     for order, second in (([*parts, (twin, hidden)], twin), ([(twin, hidden), *parts], SHEET)):
         p = tmp_path / "twins.xlsx"
         write_zip(p, order)
-        for call in (lambda p=p: load_table(p, {"age": AGE}), lambda p=p: loader._check_xlsx(p)):
+        for call in (lambda p=p: load_table(p, {"age": AGE}), lambda p=p: guards.check_xlsx(p)):
             with pytest.raises(InputError) as info:
                 call()
             m = info.value.message

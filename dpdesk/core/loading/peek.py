@@ -1,4 +1,5 @@
-"""A quick look at a data file: its header and first rows as text, for the local user's preview.
+"""A quick look at a data file: its header and first rows as text, for the local user's preview and for the
+type suggestion (:mod:`dpdesk.core.loading.suggest`), which both the app and the command line read this way.
 
 Reads at most about a megabyte (CSV) or the first rows (xlsx, Parquet). What it shows is for
 the curator's own screen only; nothing from it enters a plan, a release or a ledger, except the
@@ -13,8 +14,16 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpdesk.core.data import _check_xlsx, detect_encoding, sniff_delimiter
 from dpdesk.core.errors import InputError
+from dpdesk.core.loading.csvfile import detect_encoding, sniff_delimiter
+from dpdesk.core.loading.excel import XLSX_SUFFIXES, read_checked_xlsx
+from dpdesk.core.loading.parquet import PARQUET_SUFFIXES, read_parquet
+
+#: The sample both the preview and the type suggestion read: the first 1,000 data rows (of a CSV, those within
+#: its first megabyte).
+SAMPLE_ROWS = 1000
+#: How much of a CSV a peek reads.
+PEEK_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -28,21 +37,22 @@ class Peek:
     delimiter: str = ""
 
 
-def peek(path: str | Path, rows: int = 200) -> Peek:
+def peek(path: str | Path, rows: int = SAMPLE_ROWS) -> Peek:
     """Read the header and up to ``rows`` first rows of a CSV, .xlsx or Parquet file."""
     p = Path(path)
     if not p.is_file():
         raise InputError(str(p), "no such file")
     suffix = p.suffix.lower()
     try:
-        if suffix in (".xlsx", ".xlsm", ".parquet", ".pq"):
+        if suffix in XLSX_SUFFIXES or suffix in PARQUET_SUFFIXES:
             import polars as pl
 
-            if suffix in (".parquet", ".pq"):
-                frame = pl.read_parquet(p, n_rows=rows)
-            else:
-                _check_xlsx(p)
-                frame = pl.read_excel(p, engine="calamine", infer_schema_length=0).head(rows)
+            # a workbook is read as the load reads it: calamine sees only the parts the bomb guard checked
+            frame = (
+                read_parquet(p, n_rows=rows)
+                if suffix in PARQUET_SUFFIXES
+                else read_checked_xlsx(p).head(rows)
+            )
             header = tuple(str(c).strip() for c in frame.columns)
             body = tuple(
                 tuple("" if v is None else str(v) for v in r)
@@ -50,7 +60,7 @@ def peek(path: str | Path, rows: int = 200) -> Peek:
             )
             return Peek(str(p), header, body)
         with p.open("rb") as f:
-            head = f.read(1_000_000)
+            head = f.read(PEEK_BYTES)
     except InputError:
         raise
     except OSError as exc:
@@ -63,7 +73,7 @@ def peek(path: str | Path, rows: int = 200) -> Peek:
     text = codecs.getincrementaldecoder(enc)("replace").decode(head, final=False).lstrip("\ufeff")
     delim = sniff_delimiter(text)
     lines = text.splitlines(keepends=True)
-    if len(head) == 1_000_000 and len(lines) > 1:
+    if len(head) == PEEK_BYTES and len(lines) > 1:
         lines = lines[:-1]  # the last line may be cut
     try:
         records = list(csv.reader(io.StringIO("".join(lines)), delimiter=delim))
@@ -76,21 +86,3 @@ def peek(path: str | Path, rows: int = 200) -> Peek:
     width = len(header)
     body = tuple(tuple((r + [""] * width)[:width]) for r in records[1 : rows + 1])
     return Peek(str(p), header, body, enc, delim)
-
-
-def suggest_from_peek(p: Peek) -> dict[str, str]:
-    """Propose a type per column from the first rows: int, float or category. Types only, never bounds."""
-    out: dict[str, str] = {}
-    for i, name in enumerate(p.header):
-        values = [r[i].strip() for r in p.rows if i < len(r) and r[i].strip()]
-        kind = "int" if values else "category"
-        for v in values:
-            try:
-                x = float(v)
-            except ValueError:
-                kind = "category"
-                break
-            if kind == "int" and (not x.is_integer() or any(c in v for c in ".eE")):
-                kind = "float"
-        out[name] = kind
-    return out

@@ -1,0 +1,38 @@
+"""The one entry point: :func:`load_table` picks the reader by the file's suffix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dpdesk.core.errors import InputError
+from dpdesk.core.loading.csvfile import load_csv
+from dpdesk.core.loading.excel import XLSX_SUFFIXES, load_xlsx
+from dpdesk.core.loading.parquet import PARQUET_SUFFIXES, load_parquet
+from dpdesk.core.loading.table import Table
+from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+
+def load_table(
+    path: str | Path,
+    columns: dict[str, ColumnSpec],
+    *,
+    id_column: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+) -> Table:
+    """Load the declared ``columns`` (and an optional id column) of a CSV, .xlsx or Parquet file."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(str(p), "no such file")
+    if p.is_dir():
+        raise InputError(str(p), "is a folder, not a data file")
+    suffix = p.suffix.lower()
+    if suffix in XLSX_SUFFIXES:
+        return load_xlsx(p, columns, id_column, progress)
+    if suffix in PARQUET_SUFFIXES:
+        return load_parquet(p, columns, id_column, progress)
+    if suffix == ".xls":
+        raise InputError(str(p), "old .xls workbooks are not supported; save it as .xlsx or CSV")
+    return load_csv(p, columns, id_column, progress, encoding, delimiter)
