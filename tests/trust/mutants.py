@@ -83,6 +83,7 @@ G_RNG = f"{GAPS}::test_no_generator_of_numpy_or_random_exists_when_a_release_run
 G_RNG_STATIC = f"{GAPS}::test_the_release_path_never_names_numpy_random_or_random"
 G_CHECK = f"{GAPS}::test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_package"
 GUI = "tests/gui/test_app.py"
+OFFICER = "tests/core/test_officer.py"
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,7 @@ R = "dpdesk/core/release.py"
 L = "dpdesk/core/ledger.py"
 M = "dpdesk/core/mechanisms.py"
 ACC = "dpdesk/core/accounting.py"
+OFC = "dpdesk/core/officer.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- sensitivities (queries.py, aggregates.py) ------------------------------------------------
@@ -1107,6 +1109,106 @@ import PySide6  # noqa: F401
         (
             "tests/trust/test_xlsx_bomb.py::test_the_preview_and_the_type_suggestion_see_only_the_checked_parts",
         ),
+    ),
+    # --- issue 13, item 4: the officer's signed approvals (dpdesk/core/officer.py) -----------------------
+    Mutant(
+        "OF01",
+        "officer: an approval's ledger head is bound by its sequence number only, not its entry hash",
+        OFC,
+        r"""    if p.head != head:""",
+        r"""    if p.head.seq != head.seq:""",
+        (f"{OFFICER}::test_an_approval_for_another_ledger_head_is_refused",),
+    ),
+    Mutant(
+        "OF02",
+        "officer: an approval's nonce is not checked against the used ones (replay)",
+        OFC,
+        r"""    if p.nonce in used_nonces:""",
+        r"""    if False:""",
+        (f"{OFFICER}::test_a_used_approval_is_refused",),
+    ),
+    Mutant(
+        "OF03",
+        "officer: an approval's signature is not verified",
+        OFC,
+        r"""        _public_from_b64(p.key, "payload.key").verify(signature, message)""",
+        r"""        _public_from_b64(p.key, "payload.key")""",
+        (
+            f"{OFFICER}::test_a_raised_budget_edited_into_the_file_is_refused",
+            f"{OFFICER}::test_every_changed_byte_of_an_approval_is_refused",
+        ),
+    ),
+    Mutant(
+        "OF04",
+        "officer: either of the officer's keys (the recovery key too) approves any action",
+        OFC,
+        r"""    if p.key != wanted:""",
+        r"""    if p.key not in (governance.officer.key, governance.officer.recovery_key):""",
+        (f"{OFFICER}::test_the_recovery_key_approves_nothing_but_a_rotation",),
+    ),
+    Mutant(
+        "OF05",
+        "officer: an approval for another dataset is accepted",
+        OFC,
+        r"""    if p.dataset != governance.dataset:""",
+        r"""    if False:""",
+        (f"{OFFICER}::test_an_approval_for_another_dataset_is_refused",),
+    ),
+    Mutant(
+        "OF06",
+        "officer: an approval's expiry is not checked",
+        OFC,
+        r"""    if p.expires is not None and t >= p.expires:""",
+        r"""    if False:""",
+        (f"{OFFICER}::test_an_expired_approval_is_refused",),
+    ),
+    Mutant(
+        "OF07",
+        "officer: an approval's parameters are compared by name only, not by value (a bigger budget passes)",
+        OFC,
+        r"""    if not _same_json(p.params, dict(params)):""",
+        r"""    if p.params.keys() != params.keys():""",
+        (f"{OFFICER}::test_an_approval_of_another_action_or_other_parameters_is_refused",),
+    ),
+    Mutant(
+        "OF08",
+        "officer: no depth cap on approval files",
+        OFC,
+        r"""    if not _nesting_within(text, MAX_DEPTH):""",
+        r"""    if False:""",
+        (f"{OFFICER}::test_hostile_files_give_the_typed_error",),
+    ),
+    Mutant(
+        "OF09",
+        "officer: no size cap on approval files given as bytes",
+        OFC,
+        r"""        if len(raw) > MAX_FILE_BYTES:""",
+        r"""        if False:""",
+        (f"{OFFICER}::test_hostile_files_give_the_typed_error",),
+    ),
+    Mutant(
+        "OF10",
+        "officer: non-canonical base64 accepted (one signature, several spellings)",
+        OFC,
+        r"""    if len(raw) != length or _b64(raw) != text:""",
+        r"""    if len(raw) != length:""",
+        (f"{OFFICER}::test_a_non_canonical_base64_signature_is_refused",),
+    ),
+    Mutant(
+        "OF11",
+        "officer: the officer key, not the recovery key, signs a key rotation (a stolen key locks the officer out)",
+        OFC,
+        r"""        return self.officer.recovery_key if action == ROTATE else self.officer.key""",
+        r"""        return self.officer.key""",
+        (f"{OFFICER}::test_the_recovery_key_rotates_a_lost_officer_key",),
+    ),
+    Mutant(
+        "OF12",
+        "officer: a public key file's self-signatures are not verified (name or recovery key swapped)",
+        OFC,
+        r"""                public.verify(_unb64(sig, 64, label), message)""",
+        r"""                _unb64(sig, 64, label)""",
+        (f"{OFFICER}::test_a_public_key_file_changed_after_it_was_made_is_refused",),
     ),
 )
 
