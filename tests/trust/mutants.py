@@ -65,6 +65,7 @@ RECOST = "tests/core/test_recost.py"
 ATTACK = "tests/trust/test_attack_issue11.py"
 LAYERS = "tests/test_layers.py"
 BF = "tests/core/test_bruteforce.py"
+TYPES = "tests/core/test_types.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
 BF_DROP = f"{BF}::test_rows_can_drop_says_exactly_when_the_code_drops_a_row"
@@ -1031,6 +1032,47 @@ import opendp  # noqa: F401
         r"""    from dpdesk.core import simulate  # noqa: F401
     designs = design_plan(plan)""",
         (LAYERS,),
+    ),
+    # --- issue 12: typed values, validated when built ------------------------------------------------------
+    Mutant(
+        "TY01",
+        "types: a budget built by hand takes a negative, zero or non-finite epsilon",
+        "dpdesk/core/plan.py",
+        r"""        _set(self, "epsilon", _positive(self.epsilon, "budget.epsilon"))""",
+        r"""        _set(self, "epsilon", float(self.epsilon))""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY02",
+        "types: a unit of privacy built by hand takes any number of rows per person",
+        "dpdesk/core/plan.py",
+        r"""        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:""",
+        r"""        if False:""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY03",
+        "types: a numeric column built by hand keeps reversed, infinite or fractional int bounds",
+        "dpdesk/core/plan.py",
+        r"""            _set(self, "bounds", _parse_bounds(self.bounds, f"{key}.bounds", integer=ctype == ColumnType.INT))""",
+        r"""            pass""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY04",
+        "types: accounting built by hand takes a delta' with a method that does not spend it",
+        "dpdesk/core/plan.py",
+        r"""        elif self.delta_prime is not None:""",
+        r"""        elif False:""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY05",
+        "types: a column built by hand imputes a value outside its bounds or categories",
+        "dpdesk/core/plan.py",
+        r"""        _check_impute(self.missing.impute, f"{key}.missing", ctype, self.bounds, self.categories)""",
+        r"""        pass""",
+        (TYPES,),
     ),
 )
 
