@@ -438,18 +438,18 @@ MUTANTS: tuple[Mutant, ...] = (
         "W02",
         "spend before reveal: release.csv and report.pdf written, then the spend entry (SIGKILL test)",
         R,
-        r"""        method = report["method"]
+        r"""        method = report.method
         entry = tx.append(
 """,
-        r"""        method = report["method"]
+        r"""        method = report.method
         if out_dir is not None:
             from dpdesk.core.report import write_release_report
 
             draft = {"seq": len(tx.entries) + 1, "type": "spend", "time": "draft", "dataset": ledger.dataset,
                      "prev": "", "hash": "", "release_id": "draft", "plan_hash": "", "values_hash": "",
                      "method": method, "costs": [c.to_dict() for c in costs],
-                     "charged": report["methods"][method]["plan"], "budget": report["budget"],
-                     "spent_after": report["methods"][method]["after"], "totals": {},
+                     "charged": report.in_force.plan.to_dict(), "budget": report.budget.to_dict(),
+                     "spent_after": report.in_force.after.to_dict(), "totals": {},
                      "trace": [design_to_dict(d) for d in designs]}
             out_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
