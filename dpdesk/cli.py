@@ -652,43 +652,44 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         )
     if brief:
         return code
-    for e in entries:
-        if e["type"] == "spend":
-            c = e["charged"]
-            names = ", ".join(x["name"] for x in e["costs"])
+    from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
+
+    for e in parse_entries(entries):
+        if isinstance(e, SpendEntry):
+            c = e.charged
+            names = ", ".join(e.query_names)
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("release  epsilon {e}, delta {d}  [{names}]").format(
-                    e=_g(c["epsilon"]), d=f"{c['delta']:.3g}", names=names
+                    e=_g(c.epsilon), d=f"{c.delta:.3g}", names=names
                 )
             )
-        elif e["type"] == "simulate":
+        elif isinstance(e, SimulateEntry):
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("simulate  {n} run(s) of the data by an older version; charged by a correction").format(
-                    n=e["runs"]
+                    n=e.runs
                 )
             )
-        elif e["type"] == "correction":
+        elif isinstance(e, CorrectionEntry):
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("correction  epsilon +{e} for {n} past release(s) booked too low").format(
-                    e=_g(e["added_epsilon"]), n=len(e["releases"])
+                    e=_g(e.added_epsilon), n=len(e.releases)
                 )
             )
-        elif e["type"] == "settings":
-            s = e["settings"]
+        elif isinstance(e, SettingsEntry):
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("settings  budget epsilon {e}, delta {d}, {method}: {reason}").format(
-                    e=f"{s['budget']['epsilon']:g}",
-                    d=f"{s['budget']['delta']:g}",
-                    method=s["accounting"]["method"],
-                    reason=e["reason"],
+                    e=f"{e.budget_epsilon:g}",
+                    d=f"{e.budget_delta:g}",
+                    method=e.method,
+                    reason=e.fields["reason"],
                 )
             )
         else:
-            print(f"  {e['seq']:>4}  {e['time']}  {_('package') if e['type'] == 'package' else e['type']}")
+            print(f"  {e.seq:>4}  {e.time}  {_('package') if e.type == 'package' else e.type}")
     return code
 
 

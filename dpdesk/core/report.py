@@ -444,25 +444,28 @@ def write_budget_statement(
         story.append(_table(comp, [50 * mm, width - 50 * mm], st))
     story.append(_p(_("All entries"), st["h1"]))
     table = [["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]]
-    for e in entries:
-        if e["type"] == "spend":
-            spent_txt = f"ε {e['charged']['epsilon']:.4g}, δ {e['charged']['delta']:.2g}"
-            what = ", ".join(c["name"] for c in e["costs"])
-        elif e["type"] == "settings":
-            s = e["settings"]
+    from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
+
+    for e in parse_entries(entries):
+        if isinstance(e, SpendEntry):
+            c = e.charged
+            spent_txt = f"ε {c.epsilon:.4g}, δ {c.delta:.2g}"
+            what = ", ".join(e.query_names)
+        elif isinstance(e, SettingsEntry):
+            s = e.settings
             spent_txt = ""
             what = _("budget ε {e}, δ {d}, {m}: {r}").format(
                 e=s["budget"]["epsilon"],
                 d=s["budget"]["delta"],
-                m=s["accounting"]["method"],
+                m=e.method,
                 r=e.get("reason", ""),
             )
-        elif e["type"] == "simulate":
+        elif isinstance(e, SimulateEntry):
             spent_txt, what = (
                 _("see correction"),
                 _("{n} simulated run(s) of the data (older version)").format(n=e.get("runs")),
             )
-        elif e["type"] == "correction":
+        elif isinstance(e, CorrectionEntry):
             spent_txt = f"ε +{e.get('added_epsilon', 0):.4g}"
             what = _("past releases booked too low: {list}").format(
                 list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
@@ -471,12 +474,12 @@ def write_budget_statement(
             spent_txt, what = "", e.get("reason", "") or e.get("release_id", "")
         table.append(
             [
-                str(e["seq"]),
-                e["time"].replace("T", " ").replace("+00:00", ""),
-                e["type"],
+                str(e.seq),
+                e.time.replace("T", " ").replace("+00:00", ""),
+                e.type.value,
                 spent_txt,
                 what,
-                e["hash"][:16] + "…",
+                e.hash[:16] + "…",
             ]
         )
     story.append(_table(table, [9 * mm, 30 * mm, 18 * mm, 30 * mm, 57 * mm, 30 * mm], st))

@@ -66,6 +66,7 @@ ATTACK = "tests/trust/test_attack_issue11.py"
 LAYERS = "tests/test_layers.py"
 BF = "tests/core/test_bruteforce.py"
 TYPES = "tests/core/test_types.py"
+ENTRIES = "tests/core/test_ledger_entries.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
 BF_DROP = f"{BF}::test_rows_can_drop_says_exactly_when_the_code_drops_a_row"
@@ -1073,6 +1074,22 @@ import opendp  # noqa: F401
         r"""        _check_impute(self.missing.impute, f"{key}.missing", ctype, self.bounds, self.categories)""",
         r"""        pass""",
         (TYPES,),
+    ),
+    Mutant(
+        "TY06",
+        "types: a typed ledger entry is written back in another key order (old lines and ledger --json change)",
+        L,
+        r"""        return {k: header[k] if k in header else self.fields[k] for k in self.order}""",
+        r"""        return {**header, **self.fields}""",
+        (ENTRIES,),
+    ),
+    Mutant(
+        "TY07",
+        "types: a line without its chain fields is typed as a ledger entry",
+        L,
+        r"""    if not all(isinstance(d.get(k), str) for k in ("dataset", "prev", "hash")) or "time" not in d:""",
+        r"""    if False:""",
+        (ENTRIES,),
     ),
 )
 
