@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpdesk import __version__
 from dpdesk.core.errors import DpdeskError, PlanError, UsageError
@@ -19,6 +19,9 @@ from dpdesk.core.home import dpdesk_home
 from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.core.progress import Progress, stage_label
 from dpdesk.i18n import _, ngettext
+
+if TYPE_CHECKING:
+    from dpdesk.core.budget import BudgetReport
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -329,125 +332,121 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
     plan = _load_plan(args.plan, args.codebook)
     dataset = _dataset(args.data) if args.data is not None else None
-    rep = plan_budget(BudgetRequest(plan, dataset), notify=_tell_migration).report
+    result = plan_budget(BudgetRequest(plan, dataset), notify=_tell_migration)
     if args.json:
-        print(json.dumps(rep, indent=2, ensure_ascii=False))
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
-        _print_budget(rep)
-    return 0 if rep["fits"] else 1
+        _print_budget(result.report)
+    return 0 if result.fits else 1
 
 
 def _g(x: float | None) -> str:
     return "-" if x is None else f"{x:.6g}"
 
 
-def _print_budget(rep: dict[str, Any]) -> None:
+def _print_budget(rep: BudgetReport) -> None:
     out = sys.stdout
-    title = rep["title"] or _("(untitled plan)")
+    title = rep.title or _("(untitled plan)")
     print(
         _("{title}: budget epsilon {e}, delta {d}").format(
-            title=title, e=f"{rep['budget']['epsilon']:g}", d=f"{rep['budget']['delta']:g}"
+            title=title, e=f"{rep.budget.epsilon:g}", d=f"{rep.budget.delta:g}"
         ),
         file=out,
     )
     print(_("Computed from the plan alone; no data was read.") + "\n", file=out)
-    for q in rep["queries"]:
-        extra = " " + _("by {g}").format(g=q["group_by"]) if q["group_by"] else ""
-        col = f"({q['column']})" if q["column"] else ""
+    for q in rep.queries:
+        extra = " " + _("by {g}").format(g=q.group_by) if q.group_by else ""
+        col = f"({q.column})" if q.column else ""
         print(
             _("- {name}: {what}, {mechanism}, epsilon {e}").format(
-                name=q["name"],
-                what=f"{q['statistic']}{col}{extra}",
-                mechanism=q["mechanism"],
-                e=_g(q["epsilon"]),
+                name=q.name,
+                what=f"{q.statistic}{col}{extra}",
+                mechanism=q.mechanism,
+                e=_g(q.epsilon),
             )
-            + (_(", delta {d}").format(d=f"{q['delta']:g}") if q["delta"] else ""),
+            + (_(", delta {d}").format(d=f"{q.delta:g}") if q.delta else ""),
             file=out,
         )
-        for c in q["components"]:
-            if c["mechanism"] == "exponential":
+        for c in q.components:
+            if c.mechanism == "exponential":
                 print(
                     "    "
-                    + _("utility sensitivity {s}: {why}").format(
-                        s=_g(c["sensitivity_used"]), why=c["derivation"]
-                    ),
+                    + _("utility sensitivity {s}: {why}").format(s=_g(c.sensitivity_used), why=c.derivation),
                     file=out,
                 )
             else:
-                kind = "L2" if c["mechanism"] == "gaussian" else "L1"
-                name = _("sigma") if c["mechanism"] == "gaussian" else "b"
+                kind = "L2" if c.mechanism == "gaussian" else "L1"
+                name = _("sigma") if c.mechanism == "gaussian" else "b"
                 print(
                     "    "
                     + _(
                         "{label}: {kind} sensitivity {s} ({why}); {name} = {scale}; 95% of errors within "
                         "±{err}"
                     ).format(
-                        label=c["label"],
+                        label=c.label,
                         kind=kind,
-                        s=_g(c["sensitivity_used"]),
-                        why=c["derivation"],
+                        s=_g(c.sensitivity_used),
+                        why=c.derivation,
                         name=name,
-                        scale=_g(c["scale"]),
-                        err=_g(c["error95"]),
+                        scale=_g(c.scale),
+                        err=_g(c.error95),
                     ),
                     file=out,
                 )
-            print(f"    {c['formula']}", file=out)
-        if q.get("rank_error95") is not None:
+            print(f"    {c.formula}", file=out)
+        if q.rank_error95 is not None:
             print(
                 "    "
                 + _(
                     "95% rank error ±{r}: the released value's rank is within ±{r} of q·n with "
                     "95% probability (n: the rows with a value; from public quantities only, no "
                     "value interval)"
-                ).format(r=_g(q["rank_error95"])),
+                ).format(r=_g(q.rank_error95)),
                 file=out,
             )
-        for n in q["notes"]:
+        for n in q.notes:
             print("    " + _("note: {n}").format(n=n), file=out)
     print("\n" + _("Totals (the method in force is marked *):"), file=out)
-    for m, v in rep["methods"].items():
-        mark = "*" if m == rep["method"] else " "
+    for m, v in rep.methods.items():
+        mark = "*" if m == rep.method else " "
         if v is None:
             print(f" {mark} {m:<10} " + _("not available (needs a budget delta > 0)"), file=out)
             continue
-        p = v["plan"]
+        p = v.plan
         line = f" {mark} {m:<10} " + _("this plan: epsilon {e}, delta {d}").format(
-            e=_g(p["epsilon"]), d=f"{p['delta']:.3g}"
+            e=_g(p.epsilon), d=f"{p.delta:.3g}"
         )
         if m == "zcdp":
             line += " " + _("(rho {rho}; simple bound epsilon {e})").format(
-                rho=_g(p.get("rho")), e=_g(p.get("epsilon_simple"))
+                rho=_g(p.rho), e=_g(p.epsilon_simple)
             )
-        if m == "advanced" and v.get("delta_prime") is not None:
-            line += " " + _("(delta' {d})").format(d=f"{v['delta_prime']:g}")
-        a = v["after"]
-        if rep["releases_so_far"]:
+        if m == "advanced" and v.delta_prime is not None:
+            line += " " + _("(delta' {d})").format(d=f"{v.delta_prime:g}")
+        a = v.after
+        if rep.releases_so_far:
             line += _("; with earlier releases: epsilon {e}, delta {d}").format(
-                e=_g(a["epsilon"]), d=f"{a['delta']:.3g}"
+                e=_g(a.epsilon), d=f"{a.delta:.3g}"
             )
-        line += "" if v["fits"] else "  " + _("OVER BUDGET")
+        line += "" if v.fits else "  " + _("OVER BUDGET")
         print(line, file=out)
-    rb, ra = rep["remaining_before"], rep["remaining_after"]
-    if rep["releases_so_far"]:
+    rb, ra = rep.remaining_before, rep.remaining_after
+    if rep.releases_so_far:
         print(
             "\n"
             + _(
                 "Earlier releases of this dataset: {n}; left before this plan: epsilon {e}, delta {d}"
-            ).format(n=rep["releases_so_far"], e=_g(rb["epsilon"]), d=f"{rb['delta']:.3g}"),
+            ).format(n=rep.releases_so_far, e=_g(rb.epsilon), d=f"{rb.delta:.3g}"),
             file=out,
         )
-    if rep["fits"]:
+    if rep.fits:
         print(
-            _("Left after this plan: epsilon {e}, delta {d}").format(
-                e=_g(ra["epsilon"]), d=f"{ra['delta']:.3g}"
-            ),
+            _("Left after this plan: epsilon {e}, delta {d}").format(e=_g(ra.epsilon), d=f"{ra.delta:.3g}"),
             file=out,
         )
     else:
         print(
             _("OVER BUDGET under {method} accounting: left before this plan epsilon {e}, delta {d}").format(
-                method=rep["method"], e=_g(max(0.0, rb["epsilon"])), d=f"{rb['delta']:.3g}"
+                method=rep.method, e=_g(max(0.0, rb.epsilon)), d=f"{rb.delta:.3g}"
             ),
             file=out,
         )
@@ -721,7 +720,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
                 e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=method, n=ledger.releases
             )
             + (
-                _("; left: epsilon {e}, delta {d}").format(e=_g(spent["epsilon"]), d=f"{spent['delta']:.3g}")
+                _("; left: epsilon {e}, delta {d}").format(e=_g(spent.epsilon), d=f"{spent.delta:.3g}")
                 if spent
                 else ""
             )
@@ -737,43 +736,44 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         )
     if brief:
         return code
-    for e in entries:
-        if e["type"] == "spend":
-            c = e["charged"]
-            names = ", ".join(x["name"] for x in e["costs"])
+    from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
+
+    for e in parse_entries(entries):
+        if isinstance(e, SpendEntry):
+            c = e.charged
+            names = ", ".join(e.query_names)
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("release  epsilon {e}, delta {d}  [{names}]").format(
-                    e=_g(c["epsilon"]), d=f"{c['delta']:.3g}", names=names
+                    e=_g(c.epsilon), d=f"{c.delta:.3g}", names=names
                 )
             )
-        elif e["type"] == "simulate":
+        elif isinstance(e, SimulateEntry):
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("simulate  {n} run(s) of the data by an older version; charged by a correction").format(
-                    n=e["runs"]
+                    n=e.runs
                 )
             )
-        elif e["type"] == "correction":
+        elif isinstance(e, CorrectionEntry):
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("correction  epsilon +{e} for {n} past release(s) booked too low").format(
-                    e=_g(e["added_epsilon"]), n=len(e["releases"])
+                    e=_g(e.added_epsilon), n=len(e.releases)
                 )
             )
-        elif e["type"] == "settings":
-            s = e["settings"]
+        elif isinstance(e, SettingsEntry):
             print(
-                f"  {e['seq']:>4}  {e['time']}  "
+                f"  {e.seq:>4}  {e.time}  "
                 + _("settings  budget epsilon {e}, delta {d}, {method}: {reason}").format(
-                    e=f"{s['budget']['epsilon']:g}",
-                    d=f"{s['budget']['delta']:g}",
-                    method=s["accounting"]["method"],
-                    reason=e["reason"],
+                    e=f"{e.budget_epsilon:g}",
+                    d=f"{e.budget_delta:g}",
+                    method=e.method,
+                    reason=e.fields["reason"],
                 )
             )
         else:
-            print(f"  {e['seq']:>4}  {e['time']}  {_('package') if e['type'] == 'package' else e['type']}")
+            print(f"  {e.seq:>4}  {e.time}  {_('package') if e.type == 'package' else e.type}")
     return code
 
 

@@ -15,7 +15,7 @@ from typing import cast
 import numpy as np
 
 from dpdesk.core.loading import Table
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan import ColumnSpec, ColumnType
 from dpdesk.core.queries import QueryDesign, grid_bounds, quantile_fraction
 
 
@@ -125,7 +125,7 @@ def _bin_index(values: np.ndarray, edges: tuple[float, ...], spec: ColumnSpec) -
     return np.clip(idx, 0, len(edges) - 2)
 
 
-_FLOAT = ColumnSpec("_", "float", (0.0, 1.0))
+_FLOAT = ColumnSpec("_", ColumnType.FLOAT, (0.0, 1.0))
 
 
 def _below_at_most(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:

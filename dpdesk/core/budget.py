@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
+from dataclasses import dataclass, fields
 from typing import Any
 
 from dpdesk.core import accounting as acc
@@ -24,7 +24,191 @@ def past_releases(entries: Sequence[dict[str, Any]]) -> list[acc.Release]:
     return [eff.release() for eff in effective(entries)]
 
 
-def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class EpsilonDelta:
+    """An (epsilon, delta) pair: a budget, or what is left of one."""
+
+    epsilon: float
+    delta: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"epsilon": self.epsilon, "delta": self.delta}
+
+
+@dataclass(frozen=True)
+class MethodTotals:
+    """One accounting method's totals: this plan, the releases so far, both together, and whether they fit."""
+
+    name: str
+    plan: acc.Total
+    spent: acc.Total
+    after: acc.Total
+    fits: bool
+    #: advanced composition: this plan's delta' (its own, or the default); None for the other methods
+    delta_prime: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "name": self.name,
+            "plan": self.plan.to_dict(),
+            "spent": self.spent.to_dict(),
+            "after": self.after.to_dict(),
+            "fits": self.fits,
+            "delta_prime": self.delta_prime,
+        }
+
+
+@dataclass(frozen=True)
+class ComponentReport:
+    """One mechanism of a query, as the report traces it."""
+
+    label: str
+    mechanism: str
+    epsilon: float
+    delta: float
+    rho: float
+    sensitivity_l1: float
+    sensitivity_l2: float
+    sensitivity_used: float
+    scale: float
+    error95: float | None
+    resolution: float
+    noise_grid: float
+    formula: str
+    derivation: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the fields in this order)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class QueryReport:
+    """A query's design as the report shows it: statistic, cost, and the trace of its mechanisms."""
+
+    name: str
+    statistic: str
+    column: str | None
+    group_by: str | None
+    mechanism: str
+    calibration: str | None  # the Gaussian calibration; None for the other mechanisms
+    epsilon: float
+    delta: float
+    rho: float
+    cells: int
+    candidates: int | None
+    notes: tuple[str, ...]
+    #: the exponential mechanism: (utility gap, probability that the better of two candidates wins)
+    selection_curve: tuple[tuple[float, float], ...]
+    #: quantiles: the released value's rank is within +-rank_error95 of q n with 95% probability (public)
+    rank_error95: float | None
+    rank_error95_exact_candidate: bool | None
+    components: tuple[ComponentReport, ...]
+
+    @staticmethod
+    def of(d: QueryDesign) -> QueryReport:
+        """The report of one query design."""
+        return QueryReport(
+            name=d.spec.name,
+            statistic=d.spec.statistic,
+            column=d.spec.column,
+            group_by=d.spec.group_by,
+            mechanism=d.spec.mechanism,
+            calibration=d.spec.calibration if d.spec.mechanism == "gaussian" else None,
+            epsilon=d.epsilon,
+            delta=d.delta,
+            rho=d.rho,
+            cells=len(d.cells),
+            candidates=len(d.candidates) if d.candidates is not None else None,
+            notes=tuple(d.notes),
+            selection_curve=tuple(d.selection_curve),
+            rank_error95=d.rank_error95,
+            rank_error95_exact_candidate=d.rank_exact if d.rank_error95 is not None else None,
+            components=tuple(
+                ComponentReport(
+                    label=c.label,
+                    mechanism=c.mechanism,
+                    epsilon=c.epsilon,
+                    delta=c.delta,
+                    rho=c.rho,
+                    sensitivity_l1=c.l1,
+                    sensitivity_l2=c.l2,
+                    sensitivity_used=c.sensitivity,
+                    scale=c.scale,
+                    error95=c.bound95,
+                    resolution=c.unit,
+                    noise_grid=c.grid,
+                    formula=c.formula,
+                    derivation=c.derivation,
+                )
+                for c in d.components
+            ),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the trace a spend entry records."""
+        return {
+            "name": self.name,
+            "statistic": self.statistic,
+            "column": self.column,
+            "group_by": self.group_by,
+            "mechanism": self.mechanism,
+            "calibration": self.calibration,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "cells": self.cells,
+            "candidates": self.candidates,
+            "notes": list(self.notes),
+            "selection_curve": [{"gap": g, "probability": p} for g, p in self.selection_curve],
+            "rank_error95": self.rank_error95,
+            "rank_error95_exact_candidate": self.rank_error95_exact_candidate,
+            "components": [c.to_dict() for c in self.components],
+        }
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    """Everything the budget meter shows; :meth:`to_dict` is ``dpdesk budget --json``."""
+
+    title: str
+    budget: EpsilonDelta
+    method: str  # the method in force: the dataset's (from its ledger), else the plan's
+    method_from_ledger: bool
+    fits: bool
+    remaining_before: EpsilonDelta
+    remaining_after: EpsilonDelta
+    #: every method (METHOD_NAMES order); None where it is not available (needs a budget delta > 0)
+    methods: dict[str, MethodTotals | None]
+    queries: tuple[QueryReport, ...]
+    releases_so_far: int
+
+    @property
+    def in_force(self) -> MethodTotals:
+        """The totals of the method in force (always available)."""
+        m = self.methods[self.method]
+        assert m is not None
+        return m
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "title": self.title,
+            "budget": self.budget.to_dict(),
+            "method": self.method,
+            "method_from_ledger": self.method_from_ledger,
+            "fits": self.fits,
+            "remaining_before": self.remaining_before.to_dict(),
+            "remaining_after": self.remaining_after.to_dict(),
+            "methods": {m: (v.to_dict() if v is not None else None) for m, v in self.methods.items()},
+            "queries": [q.to_dict() for q in self.queries],
+            "releases_so_far": self.releases_so_far,
+        }
+
+
+def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -> BudgetReport:
     """Everything the budget meter shows, computed without touching any data.
 
     ``entries`` are the dataset's ledger entries (what earlier releases spent), if known.
@@ -32,12 +216,12 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
     designs = design_plan(plan)
     costs = plan_costs(designs)
     settings = _ledger_settings(entries or [])
-    method = settings["accounting"]["method"] if settings else plan.accounting.method
+    method = str(settings["accounting"]["method"] if settings else plan.accounting.method)
     budget = settings["budget"] if settings else {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta}
     b_eps, b_delta = float(budget["epsilon"]), float(budget["delta"])
     past = past_releases(entries or [])
     rel = acc.Release(tuple(costs), plan.accounting.delta_prime)
-    methods: dict[str, Any] = {}
+    methods: dict[str, MethodTotals | None] = {}
     for m in acc.METHOD_NAMES:
         if m in ("zcdp", "advanced") and b_delta <= 0:  # both spend from the budget's delta
             methods[m] = None
@@ -45,34 +229,32 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
         plan_t = acc.dataset_total(m, [rel], b_delta)
         spent_t = acc.dataset_total(m, [*past_as(m, past, b_delta)], b_delta)
         after_t = acc.dataset_total(m, [*past_as(m, past, b_delta), rel], b_delta)
-        methods[m] = {
-            "name": acc.METHOD_NAMES[m],
-            "plan": plan_t.to_dict(),
-            "spent": spent_t.to_dict(),
-            "after": after_t.to_dict(),
-            "fits": acc.fits(after_t, b_eps, b_delta),
-            "delta_prime": acc.release_delta_prime(rel.delta_prime, b_delta) if m == "advanced" else None,
-        }
+        methods[m] = MethodTotals(
+            name=acc.METHOD_NAMES[m],
+            plan=plan_t,
+            spent=spent_t,
+            after=after_t,
+            fits=acc.fits(after_t, b_eps, b_delta),
+            delta_prime=acc.release_delta_prime(rel.delta_prime, b_delta) if m == "advanced" else None,
+        )
     in_force = methods[method]
-    remaining_eps = _remaining(b_eps, in_force["spent"])
-    return {
-        "title": plan.title,
-        "budget": {"epsilon": b_eps, "delta": b_delta},
-        "method": method,
-        "method_from_ledger": settings is not None,
-        "fits": in_force["fits"],
-        "remaining_before": {
-            "epsilon": remaining_eps,
-            "delta": max(0.0, b_delta - in_force["spent"]["delta"]),
-        },
-        "remaining_after": {
-            "epsilon": _remaining(b_eps, in_force["after"]),
-            "delta": max(0.0, b_delta - in_force["after"]["delta"]),
-        },
-        "methods": methods,
-        "queries": [design_to_dict(d) for d in designs],
-        "releases_so_far": len(past),
-    }
+    assert in_force is not None  # a dataset's method is available under its own budget (the plan checks it)
+    return BudgetReport(
+        title=plan.title,
+        budget=EpsilonDelta(b_eps, b_delta),
+        method=method,
+        method_from_ledger=settings is not None,
+        fits=in_force.fits,
+        remaining_before=EpsilonDelta(
+            _remaining(b_eps, in_force.spent), max(0.0, b_delta - in_force.spent.delta)
+        ),
+        remaining_after=EpsilonDelta(
+            _remaining(b_eps, in_force.after), max(0.0, b_delta - in_force.after.delta)
+        ),
+        methods=methods,
+        queries=tuple(QueryReport.of(d) for d in designs),
+        releases_so_far=len(past),
+    )
 
 
 def past_as(method: str, past: list[acc.Release], b_delta: float) -> list[acc.Release]:
@@ -81,51 +263,15 @@ def past_as(method: str, past: list[acc.Release], b_delta: float) -> list[acc.Re
     return past
 
 
-def _remaining(b_eps: float, total: dict[str, Any]) -> float:
-    if "epsilon_exact" in total:
-        return float(acc.dec(b_eps) - Decimal(total["epsilon_exact"]))
-    return b_eps - float(total["epsilon"])
+def _remaining(b_eps: float, total: acc.Total) -> float:
+    if total.epsilon_decimal is not None:
+        return float(acc.dec(b_eps) - total.epsilon_decimal)
+    return b_eps - float(total.epsilon)
 
 
 def design_to_dict(d: QueryDesign) -> dict[str, Any]:
     """A query design as JSON: its trace (statistic, sensitivity and derivation, mechanism, formula)."""
-    return {
-        "name": d.spec.name,
-        "statistic": d.spec.statistic,
-        "column": d.spec.column,
-        "group_by": d.spec.group_by,
-        "mechanism": d.spec.mechanism,
-        "calibration": d.spec.calibration if d.spec.mechanism == "gaussian" else None,
-        "epsilon": d.epsilon,
-        "delta": d.delta,
-        "rho": d.rho,
-        "cells": len(d.cells),
-        "candidates": len(d.candidates) if d.candidates is not None else None,
-        "notes": list(d.notes),
-        "selection_curve": [{"gap": g, "probability": p} for g, p in d.selection_curve],
-        # quantiles: the released value's rank is within +-rank_error95 of q n with 95% probability (public)
-        "rank_error95": d.rank_error95,
-        "rank_error95_exact_candidate": d.rank_exact if d.rank_error95 is not None else None,
-        "components": [
-            {
-                "label": c.label,
-                "mechanism": c.mechanism,
-                "epsilon": c.epsilon,
-                "delta": c.delta,
-                "rho": c.rho,
-                "sensitivity_l1": c.l1,
-                "sensitivity_l2": c.l2,
-                "sensitivity_used": c.sensitivity,
-                "scale": c.scale,
-                "error95": c.bound95,
-                "resolution": c.unit,
-                "noise_grid": c.grid,
-                "formula": c.formula,
-                "derivation": c.derivation,
-            }
-            for c in d.components
-        ],
-    }
+    return QueryReport.of(d).to_dict()
 
 
 def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

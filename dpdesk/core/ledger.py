@@ -38,17 +38,37 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from types import MappingProxyType
+from typing import IO, TYPE_CHECKING, Any
 
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
 from dpdesk.i18n import _
 
+if TYPE_CHECKING:
+    from dpdesk.core.accounting import QueryCost, Total
+
 GENESIS = "0" * 64
-ENTRY_TYPES = ("settings", "spend", "simulate", "acknowledge", "package", "migrate", "correction")
+
+
+class EntryType(StrEnum):
+    """The kinds of ledger entry (see the module docstring)."""
+
+    SETTINGS = "settings"
+    SPEND = "spend"
+    SIMULATE = "simulate"
+    ACKNOWLEDGE = "acknowledge"
+    PACKAGE = "package"
+    MIGRATE = "migrate"
+    CORRECTION = "correction"
+
+
+ENTRY_TYPES = tuple(t.value for t in EntryType)
 #: A dataset's public id: ``ds-`` and 128 random bits in hex.
 _ID_RE = re.compile(r"ds-[0-9a-f]{32}")
 _KEY_RE = re.compile(r"[0-9a-f]{64}")
@@ -344,6 +364,10 @@ class Ledger:
         """All entries, verified (raises :class:`LedgerError` if the chain is broken)."""
         return self.verify()
 
+    def typed_entries(self) -> list[Entry]:
+        """All entries, verified (raises :class:`LedgerError` if the chain is broken) and typed."""
+        return parse_entries(self.verify())
+
     def verify(self) -> list[dict[str, Any]]:
         """Read and check the whole chain; raise :class:`LedgerError` naming the first bad line.
 
@@ -404,6 +428,287 @@ class Ledger:
             prev = entry["hash"]
             entries.append(entry)
         return entries
+
+
+# ----------------------------------------------------------------------------- typed entries
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One ledger entry, typed: the chain fields, and its type's own fields as stored.
+
+    Parsed from the stored JSON by :func:`parse_entry`. The fields of an entry are kept exactly as
+    they were stored (a number typed as ``1`` stays ``1``, an absent key stays absent), so that
+    :meth:`to_dict` gives back the stored object, key order included, and its hash still verifies;
+    the subclasses read them as typed properties. A property raises (KeyError, TypeError,
+    ValueError) where the stored field is missing or not what it claims, as reading the dict did.
+    """
+
+    seq: int
+    type: EntryType
+    time: str
+    dataset: str
+    prev: str
+    hash: str
+    #: the fields other than the chain's, as stored (read-only)
+    fields: Mapping[str, Any]
+    #: the stored key order (JSON lines are written with sorted keys; fresh entries in insertion order)
+    order: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as stored: ``canonical_json(entry.to_dict())`` is its line in the ledger."""
+        header = {
+            "seq": self.seq,
+            "type": self.type.value,
+            "time": self.time,
+            "dataset": self.dataset,
+            "prev": self.prev,
+            "hash": self.hash,
+        }
+        return {k: header[k] if k in header else self.fields[k] for k in self.order}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field of the entry's own, as stored, or ``default``."""
+        return self.fields.get(key, default)
+
+    @property
+    def reason(self) -> str | None:
+        """Why it was written, where its type records a reason."""
+        return self.fields.get("reason")
+
+
+def _costs_of(raw: Any) -> tuple[QueryCost, ...]:
+    from dpdesk.core.accounting import QueryCost
+
+    return tuple(QueryCost.from_dict(c) for c in raw)
+
+
+def _total_of(raw: Mapping[str, Any]) -> Total:
+    from dpdesk.core.accounting import Total
+
+    exact = raw.get("epsilon_exact")
+    return Total(
+        str(raw["method"]) if "method" in raw else "",
+        float(raw["epsilon"]),
+        float(raw["delta"]),
+        rho=raw.get("rho"),
+        epsilon_simple=raw.get("epsilon_simple"),
+        epsilon_decimal=Decimal(exact) if exact is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class SettingsEntry(Entry):
+    """Budget, unit of privacy and accounting, fixed at the first release or changed by an officer."""
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings as stored: ``budget``, ``privacy_unit``, ``accounting``."""
+        return dict(self.fields["settings"])
+
+    @property
+    def budget_epsilon(self) -> float:
+        """The budget's epsilon."""
+        return float(self.fields["settings"]["budget"]["epsilon"])
+
+    @property
+    def budget_delta(self) -> float:
+        """The budget's delta."""
+        return float(self.fields["settings"]["budget"]["delta"])
+
+    @property
+    def method(self) -> str:
+        """The accounting method."""
+        return str(self.fields["settings"]["accounting"]["method"])
+
+
+@dataclass(frozen=True)
+class SpendEntry(Entry):
+    """A release: its plan, costs, totals, trace and released values."""
+
+    @property
+    def release_id(self) -> str:
+        """The release's random id."""
+        return str(self.fields["release_id"])
+
+    @property
+    def title(self) -> str:
+        """The plan's title."""
+        return str(self.fields.get("title", ""))
+
+    @property
+    def plan(self) -> dict[str, Any]:
+        """The plan released, in the file format."""
+        return dict(self.fields["plan"])
+
+    @property
+    def plan_hash(self) -> str:
+        """The plan's hash."""
+        return str(self.fields["plan_hash"])
+
+    @property
+    def method(self) -> str:
+        """The accounting method in force at the release."""
+        return str(self.fields["method"])
+
+    @property
+    def delta_prime(self) -> float | None:
+        """The plan's delta' (advanced composition), if it set one."""
+        return self.fields.get("delta_prime")
+
+    @property
+    def costs(self) -> tuple[QueryCost, ...]:
+        """What each query cost as booked."""
+        return _costs_of(self.fields["costs"])
+
+    @property
+    def query_names(self) -> tuple[str, ...]:
+        """The names of the queries released."""
+        return tuple(str(c["name"]) for c in self.fields["costs"])
+
+    @property
+    def charged(self) -> Total:
+        """What the release was charged under the method in force."""
+        return _total_of(self.fields["charged"])
+
+    @property
+    def values(self) -> list[Any]:
+        """The released rows, as stored."""
+        return list(self.fields["values"])
+
+
+@dataclass(frozen=True)
+class SimulateEntry(Entry):
+    """Uncharged simulation runs on the data by an older version (charged by a correction)."""
+
+    @property
+    def runs(self) -> Any:
+        """How many runs, as stored."""
+        return self.fields["runs"]
+
+    @property
+    def plan_hash(self) -> str | None:
+        """The hash of the plan simulated, if recorded."""
+        return self.fields.get("plan_hash")
+
+
+@dataclass(frozen=True)
+class AcknowledgeEntry(Entry):
+    """A broken ledger accepted by an officer: a new chain carrying the old one's spends and settings."""
+
+    @property
+    def problem(self) -> str:
+        """What was wrong with the broken ledger."""
+        return str(self.fields["problem"])
+
+    @property
+    def broken_file(self) -> str:
+        """The evidence file's name."""
+        return str(self.fields["broken_file"])
+
+    @property
+    def carried(self) -> list[dict[str, Any]]:
+        """The releases carried over, at what they cost."""
+        return list(self.fields.get("carried", []))
+
+    @property
+    def settings(self) -> dict[str, Any] | None:
+        """The settings carried over, if any could be read."""
+        s = self.fields.get("settings")
+        return dict(s) if isinstance(s, dict) else None
+
+
+@dataclass(frozen=True)
+class PackageEntry(Entry):
+    """The files of a release package."""
+
+    @property
+    def release_id(self) -> str:
+        """The release packaged."""
+        return str(self.fields["release_id"])
+
+    @property
+    def spend_seq(self) -> int:
+        """The spend entry's sequence number."""
+        return int(self.fields["spend_seq"])
+
+    @property
+    def spend_hash(self) -> str:
+        """The spend entry's hash."""
+        return str(self.fields["spend_hash"])
+
+    @property
+    def files(self) -> dict[str, Any]:
+        """File name: SHA-256 (None where not kept)."""
+        return dict(self.fields["files"])
+
+
+@dataclass(frozen=True)
+class MigrateEntry(Entry):
+    """The rebuild of a ledger from before public ids."""
+
+    @property
+    def evidence_file(self) -> str:
+        """The old ledger's copy."""
+        return str(self.fields.get("evidence_file", "?"))
+
+    @property
+    def exposed_packages(self) -> list[dict[str, Any]]:
+        """The packages that carried the data's hash."""
+        return list(self.fields.get("exposed_packages") or [])
+
+
+@dataclass(frozen=True)
+class CorrectionEntry(Entry):
+    """A charge added for releases booked too low by an earlier version, or re-costed."""
+
+    @property
+    def releases(self) -> list[dict[str, Any]]:
+        """The releases corrected, with their new costs."""
+        return list(self.fields["releases"])
+
+    @property
+    def added_epsilon(self) -> float:
+        """The epsilon added in total."""
+        return float(self.fields["added_epsilon"])
+
+
+_ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
+    EntryType.SETTINGS: SettingsEntry,
+    EntryType.SPEND: SpendEntry,
+    EntryType.SIMULATE: SimulateEntry,
+    EntryType.ACKNOWLEDGE: AcknowledgeEntry,
+    EntryType.PACKAGE: PackageEntry,
+    EntryType.MIGRATE: MigrateEntry,
+    EntryType.CORRECTION: CorrectionEntry,
+}
+_HEADER = ("seq", "type", "time", "dataset", "prev", "hash")
+
+
+def parse_entry(d: Mapping[str, Any]) -> Entry:
+    """The typed entry of a stored JSON object; ValueError when its chain fields are missing or mistyped."""
+    seq, kind = d.get("seq"), d.get("type")
+    if isinstance(seq, bool) or not isinstance(seq, int) or kind not in ENTRY_TYPES:
+        raise ValueError("not a ledger entry")
+    # the chain check guarantees these; the time is kept as stored
+    if not all(isinstance(d.get(k), str) for k in ("dataset", "prev", "hash")) or "time" not in d:
+        raise ValueError("not a ledger entry")
+    t = EntryType(kind)
+    return _ENTRY_CLASSES[t](
+        seq=seq,
+        type=t,
+        time=d["time"],
+        dataset=d["dataset"],
+        prev=d["prev"],
+        hash=d["hash"],
+        fields=MappingProxyType({k: v for k, v in d.items() if k not in _HEADER}),
+        order=tuple(d),
+    )
+
+
+def parse_entries(entries: Sequence[Mapping[str, Any]]) -> list[Entry]:
+    """:func:`parse_entry` of every entry of a verified ledger."""
+    return [parse_entry(e) for e in entries]
 
 
 class LedgerTransaction:

@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, cast
 
@@ -32,9 +33,41 @@ ALLOWED_MECHANISMS: dict[str, tuple[str, ...]] = {
     "select": ("exponential",),
 }
 UTILITIES = ("revenue",)
-NEIGHBOURING = ("add_remove", "replace")
-ACCOUNTING_METHODS = ("sequential", "advanced", "zcdp")
-COLUMN_TYPES = ("int", "float", "category")
+
+
+class Neighbouring(StrEnum):
+    """The privacy unit's relation: which two tables count as neighbours."""
+
+    ADD_REMOVE = "add_remove"
+    REPLACE = "replace"
+
+
+class AccountingMethod(StrEnum):
+    """How the queries of a dataset compose (see :mod:`dpdesk.core.accounting`)."""
+
+    SEQUENTIAL = "sequential"
+    ADVANCED = "advanced"
+    ZCDP = "zcdp"
+
+
+class ColumnType(StrEnum):
+    """A declared column's type."""
+
+    INT = "int"
+    FLOAT = "float"
+    CATEGORY = "category"
+
+
+class MissingPolicy(StrEnum):
+    """What happens to a missing, unparsable or undeclared value: the row is dropped, or a value imputed."""
+
+    DROP = "drop"
+    IMPUTE = "impute"
+
+
+NEIGHBOURING = tuple(x.value for x in Neighbouring)
+ACCOUNTING_METHODS = tuple(x.value for x in AccountingMethod)
+COLUMN_TYPES = tuple(x.value for x in ColumnType)
 #: Public limits that keep arithmetic exact and inputs sane; they are not read off any data.
 MAX_ROWS_PER_PERSON = 100_000
 MAX_CANDIDATES = 100_000
@@ -48,36 +81,97 @@ MAX_NAME_LENGTH = 200
 MIN_DELTA = 1e-30
 
 
+def _set(obj: object, name: str, value: object) -> None:
+    """Store a validated (normalised) value in a frozen dataclass while it is being built."""
+    object.__setattr__(obj, name, value)
+
+
 @dataclass(frozen=True)
 class Budget:
-    """The total privacy budget of a dataset."""
+    """The total privacy budget of a dataset, validated when built (as the plan's ``budget``)."""
 
     epsilon: float
     delta: float = 0.0
 
+    def __post_init__(self) -> None:
+        _set(self, "epsilon", _positive(self.epsilon, "budget.epsilon"))
+        _set(self, "delta", _delta(self.delta, "budget.delta", allow_zero=True))
+
 
 @dataclass(frozen=True)
 class PrivacyUnit:
-    """Who is protected: one row, or one person with up to ``max_rows_per_person`` rows."""
+    """Who is protected: one row, or one person with up to ``max_rows_per_person`` rows.
 
-    neighbouring: str = "add_remove"
+    Validated when built (as the plan's ``privacy_unit``).
+    """
+
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     max_rows_per_person: int = 1
     id_column: str | None = None
+
+    def __post_init__(self) -> None:
+        _set(
+            self,
+            "neighbouring",
+            Neighbouring(_text(self.neighbouring, "privacy_unit.neighbouring", NEIGHBOURING)),
+        )
+        k = self.max_rows_per_person
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:
+            raise PlanError(
+                "privacy_unit.max_rows_per_person",
+                f"must be a whole number from 1 to {MAX_ROWS_PER_PERSON} (got {k!r})",
+            )
+        if self.id_column is not None:
+            _text(self.id_column, "privacy_unit.id_column")
 
 
 @dataclass(frozen=True)
 class Accounting:
-    """How the queries of a dataset compose."""
+    """How the queries of a dataset compose, validated when built (as the plan's ``accounting``).
 
-    method: str = "sequential"
+    The checks against the budget (delta' spent from its delta, zCDP needing one) are the plan's.
+    """
+
+    method: AccountingMethod = AccountingMethod.SEQUENTIAL
     delta_prime: float | None = None
+
+    def __post_init__(self) -> None:
+        method = AccountingMethod(_text(self.method, "accounting.method", ACCOUNTING_METHODS))
+        _set(self, "method", method)
+        if method == AccountingMethod.ADVANCED:
+            if self.delta_prime is None:
+                raise PlanError(
+                    "accounting.delta_prime", "is required with advanced composition (for example 1e-7)"
+                )
+            # no floor: delta' enters only the closed-form advanced bound, exact for any delta' > 0
+            _set(
+                self,
+                "delta_prime",
+                _delta(self.delta_prime, "accounting.delta_prime", allow_zero=False, floor=False),
+            )
+        elif self.delta_prime is not None:
+            raise PlanError("accounting.delta_prime", "only applies to advanced composition")
 
 
 @dataclass(frozen=True)
 class Missing:
-    """What to do with a missing, unparsable or undeclared value: drop the row, or impute ``value``."""
+    """What to do with a missing, unparsable or undeclared value: drop the row, or impute ``value``.
+
+    A number or a label, checked against its column by :class:`ColumnSpec`.
+    """
 
     impute: float | str | None = None
+
+    def __post_init__(self) -> None:
+        v = self.impute
+        if v is None or isinstance(v, str):
+            return
+        _set(self, "impute", _number(v, "missing.impute"))
+
+    @property
+    def policy(self) -> MissingPolicy:
+        """Drop or impute."""
+        return MissingPolicy.DROP if self.impute is None else MissingPolicy.IMPUTE
 
     @property
     def drops(self) -> bool:
@@ -87,18 +181,53 @@ class Missing:
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """One declared column: its type and its public bounds or categories."""
+    """One declared column: its type and its public bounds or categories.
+
+    Validated when built, with the plan's messages and keys (``columns.<name>.bounds`` ...).
+    """
 
     name: str
-    type: str
+    type: ColumnType
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
     missing: Missing = field(default_factory=Missing)
 
+    def __post_init__(self) -> None:
+        key = f"columns.{self.name}"
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise PlanError(key, "a column name must not be empty")
+        ctype = ColumnType(_text(self.type, f"{key}.type", COLUMN_TYPES))
+        _set(self, "type", ctype)
+        if ctype == ColumnType.CATEGORY:
+            if self.bounds is not None:
+                raise PlanError(f"{key}.bounds", "a category column has categories, not bounds")
+            if self.categories is None:
+                raise PlanError(
+                    f"{key}.categories",
+                    "is required for a category column: list the possible values, or import them from a "
+                    "codebook (they must not be read off the data)",
+                )
+            _set(self, "categories", _parse_categories(self.categories, f"{key}.categories"))
+        else:
+            if self.categories is not None:
+                raise PlanError(
+                    f"{key}.categories", f"only category columns have categories ({self.name} is {ctype})"
+                )
+            if self.bounds is None:
+                raise PlanError(
+                    f"{key}.bounds",
+                    "is required for a numeric column: type the public lower and upper bound "
+                    "(they must not be read off the data)",
+                )
+            _set(self, "bounds", _parse_bounds(self.bounds, f"{key}.bounds", integer=ctype == ColumnType.INT))
+        if not isinstance(self.missing, Missing):
+            raise PlanError(f"{key}.missing", 'must be "drop" or {"impute": value}')
+        _check_impute(self.missing.impute, f"{key}.missing", ctype, self.bounds, self.categories)
+
     @property
     def is_numeric(self) -> bool:
         """Whether the column holds numbers (``int`` or ``float``)."""
-        return self.type in ("int", "float")
+        return self.type in (ColumnType.INT, ColumnType.FLOAT)
 
 
 @dataclass(frozen=True)
@@ -334,25 +463,14 @@ def _text(value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
 def _parse_budget(value: Any) -> Budget:
     obj = _object(value, "budget")
     _check_keys(obj, "budget", {"epsilon", "delta"}, ("epsilon",))
-    eps = _positive(obj["epsilon"], "budget.epsilon")
-    delta = _delta(obj.get("delta", 0.0), "budget.delta", allow_zero=True)
-    return Budget(eps, delta)
+    return Budget(obj["epsilon"], obj.get("delta", 0.0))  # validated when built
 
 
 def _parse_unit(value: Any) -> PrivacyUnit:
     obj = _object(value, "privacy_unit")
     _check_keys(obj, "privacy_unit", {"neighbouring", "max_rows_per_person", "id_column"}, ("neighbouring",))
-    rel = _text(obj["neighbouring"], "privacy_unit.neighbouring", NEIGHBOURING)
-    k = obj.get("max_rows_per_person", 1)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:
-        raise PlanError(
-            "privacy_unit.max_rows_per_person",
-            f"must be a whole number from 1 to {MAX_ROWS_PER_PERSON} (got {k!r})",
-        )
-    id_column = obj.get("id_column")
-    if id_column is not None:
-        id_column = _text(id_column, "privacy_unit.id_column")
-    return PrivacyUnit(rel, k, id_column)
+    # validated when built
+    return PrivacyUnit(obj["neighbouring"], obj.get("max_rows_per_person", 1), obj.get("id_column"))
 
 
 def _parse_accounting(value: Any, budget: Budget) -> Accounting:
@@ -378,7 +496,7 @@ def _parse_accounting(value: Any, budget: Budget) -> Accounting:
         raise PlanError(
             "budget.delta", "zCDP accounting converts to (epsilon, delta) and needs budget.delta > 0"
         )
-    return Accounting(method, delta_prime)
+    return Accounting(AccountingMethod(method), delta_prime)
 
 
 _COLUMN_KEYS = {"type", "bounds", "categories", "missing"}
@@ -424,11 +542,11 @@ def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
             )
         categories = _parse_categories(obj["categories"], f"{key}.categories")
     missing = _parse_missing(obj.get("missing", "drop"), f"{key}.missing", ctype, bounds, categories)
-    return ColumnSpec(name, ctype, bounds, categories, missing)
+    return ColumnSpec(name, ColumnType(ctype), bounds, categories, missing)
 
 
 def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]:
-    if not isinstance(value, list) or len(value) != 2:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise PlanError(key, "must be a list of two numbers [lower, upper]")
     lo = _number(value[0], f"{key}[0]")
     hi = _number(value[1], f"{key}[1]")
@@ -444,7 +562,7 @@ def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]
 
 
 def _parse_categories(value: Any, key: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
+    if not isinstance(value, (list, tuple)) or not value:
         raise PlanError(key, "must be a non-empty list of category labels")
     if len(value) > MAX_CATEGORIES:
         raise PlanError(key, f"at most {MAX_CATEGORIES} categories are supported")
@@ -471,7 +589,7 @@ def _parse_missing(
     bounds: tuple[float, float] | None,
     categories: tuple[str, ...] | None,
 ) -> Missing:
-    if value == "drop":
+    if value == MissingPolicy.DROP:
         return Missing()
     if isinstance(value, dict):
         _check_keys(value, key, {"impute"}, ("impute",))
@@ -488,6 +606,28 @@ def _parse_missing(
             raise PlanError(f"{key}.impute", "an int column needs a whole number")
         return Missing(x)
     raise PlanError(key, 'must be "drop" or {"impute": value}')
+
+
+def _check_impute(
+    v: float | str | None,
+    key: str,
+    ctype: ColumnType,
+    bounds: tuple[float, float] | None,
+    categories: tuple[str, ...] | None,
+) -> None:
+    """The checks of :func:`_parse_missing` on a built :class:`Missing`'s value (None: rows are dropped)."""
+    if v is None:
+        return
+    if ctype == ColumnType.CATEGORY:
+        if not isinstance(v, str) or v not in (categories or ()):
+            raise PlanError(f"{key}.impute", "must be one of the declared categories")
+        return
+    x = _number(v, f"{key}.impute")
+    assert bounds is not None
+    if not bounds[0] <= x <= bounds[1]:
+        raise PlanError(f"{key}.impute", f"{v} lies outside the bounds [{bounds[0]:g}, {bounds[1]:g}]")
+    if ctype == ColumnType.INT and x != math.floor(x):
+        raise PlanError(f"{key}.impute", "an int column needs a whole number")
 
 
 _QUERY_KEYS = {
@@ -710,7 +850,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     """Serialise a plan in the file format, defaults written out, so that it round-trips."""
     cols: dict[str, Any] = {}
     for name, c in plan.columns.items():
-        d: dict[str, Any] = {"type": c.type}
+        d: dict[str, Any] = {"type": c.type.value}
         if c.bounds is not None:
             d["bounds"] = [_num_out(c.bounds[0]), _num_out(c.bounds[1])]
         if c.categories is not None:
@@ -747,12 +887,12 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             d["utility"] = q.utility
         queries.append(d)
     unit: dict[str, Any] = {
-        "neighbouring": plan.privacy_unit.neighbouring,
+        "neighbouring": plan.privacy_unit.neighbouring.value,
         "max_rows_per_person": plan.privacy_unit.max_rows_per_person,
     }
     if plan.privacy_unit.id_column is not None:
         unit["id_column"] = plan.privacy_unit.id_column
-    accounting: dict[str, Any] = {"method": plan.accounting.method}
+    accounting: dict[str, Any] = {"method": plan.accounting.method.value}
     if plan.accounting.delta_prime is not None:
         accounting["delta_prime"] = plan.accounting.delta_prime
     return {

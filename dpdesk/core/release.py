@@ -250,22 +250,22 @@ def release(
         _check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, tx.entries)
-        if not report["fits"]:
-            rem = report["remaining_before"]
-            name = acc.method_name(report["method"])
-            after = report["methods"][report["method"]]["plan"]
+        if not report.fits:
+            rem = report.remaining_before
+            name = acc.method_name(report.method)
+            after = report.in_force.plan
             raise BudgetExceeded(
                 _(
                     "over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
                     "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})"
                 ).format(
-                    e=f"{after['epsilon']:.6g}",
-                    d=f"{after['delta']:.3g}",
+                    e=f"{after.epsilon:.6g}",
+                    d=f"{after.delta:.3g}",
                     method=name,
-                    left_e=f"{max(0.0, rem['epsilon']):.6g}",
-                    left_d=f"{rem['delta']:.3g}",
-                    budget_e=f"{report['budget']['epsilon']:g}",
-                    budget_d=f"{report['budget']['delta']:g}",
+                    left_e=f"{max(0.0, rem.epsilon):.6g}",
+                    left_d=f"{rem.delta:.3g}",
+                    budget_e=f"{report.budget.epsilon:g}",
+                    budget_d=f"{report.budget.delta:g}",
                 )
             )
         progress.check_cancelled()  # the last point at which a cancel is honoured
@@ -276,7 +276,7 @@ def release(
             tx.append(
                 "settings", {"settings": plan.settings(), "reason": _("fixed at the dataset's first release")}
             )
-        method = report["method"]
+        method = report.method
         entry = tx.append(
             "spend",
             {
@@ -288,10 +288,10 @@ def release(
                 "method": method,
                 "delta_prime": plan.accounting.delta_prime,
                 "costs": [c.to_dict() for c in costs],
-                "charged": report["methods"][method]["plan"],
-                "budget": report["budget"],
-                "spent_after": report["methods"][method]["after"],
-                "totals": {m: (v["plan"] if v else None) for m, v in report["methods"].items()},
+                "charged": report.in_force.plan.to_dict(),
+                "budget": report.budget.to_dict(),
+                "spent_after": report.in_force.after.to_dict(),
+                "totals": {m: (v.plan.to_dict() if v else None) for m, v in report.methods.items()},
                 "trace": [design_to_dict(d) for d in designs],
                 "columns": list(CSV_COLUMNS),
                 "values": [r.as_list() for r in rows],

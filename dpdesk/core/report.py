@@ -14,10 +14,13 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.budget import BudgetReport
 
 LATIN = "DejaVuSans"
 LATIN_BOLD = "DejaVuSans-Bold"
@@ -390,7 +393,7 @@ def write_budget_statement(
     *,
     dataset_name: str,
     entries: Sequence[dict[str, Any]],
-    report: dict[str, Any] | None,
+    report: BudgetReport | None,
     chain_status: str,
 ) -> None:
     """A privacy officer's statement of everything a dataset has spent, across all its releases."""
@@ -408,20 +411,20 @@ def write_budget_statement(
     story.append(_p(_("Ledger: {status}").format(status=chain_status), st["small"]))
     story.append(Spacer(1, 4 * mm))
     if report is not None:
-        b = report["budget"]
-        m = report["method"]
-        spent = report["methods"][m]["spent"]
+        b = report.budget
+        m = report.method
+        spent = report.in_force.spent
         story.append(
             _table(
                 [
-                    [_("Total budget"), f"ε {b['epsilon']:g}, δ {b['delta']:g}"],
+                    [_("Total budget"), f"ε {b.epsilon:g}, δ {b.delta:g}"],
                     [_("Accounting method"), m],
-                    [_("Spent so far"), f"ε {spent['epsilon']:.6g}, δ {spent['delta']:.3g}"],
+                    [_("Spent so far"), f"ε {spent.epsilon:.6g}, δ {spent.delta:.3g}"],
                     [
                         _("Remaining"),
-                        f"ε {report['remaining_before']['epsilon']:.6g}, δ {report['remaining_before']['delta']:.3g}",
+                        f"ε {report.remaining_before.epsilon:.6g}, δ {report.remaining_before.delta:.3g}",
                     ],
-                    [_("Releases"), str(report["releases_so_far"])],
+                    [_("Releases"), str(report.releases_so_far)],
                 ],
                 [50 * mm, width - 50 * mm],
                 st,
@@ -430,36 +433,39 @@ def write_budget_statement(
         )
         story.append(Spacer(1, 3 * mm))
         comp = [[_("Accounting"), _("Spent so far, all releases")]]
-        for name, v in report["methods"].items():
+        for name, v in report.methods.items():
             if v is not None:
                 comp.append(
                     [
                         name + (" ▶" if name == m else ""),
-                        f"ε {v['spent']['epsilon']:.6g}, δ {v['spent']['delta']:.3g}",
+                        f"ε {v.spent.epsilon:.6g}, δ {v.spent.delta:.3g}",
                     ]
                 )
         story.append(_table(comp, [50 * mm, width - 50 * mm], st))
     story.append(_p(_("All entries"), st["h1"]))
     table = [["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]]
-    for e in entries:
-        if e["type"] == "spend":
-            spent_txt = f"ε {e['charged']['epsilon']:.4g}, δ {e['charged']['delta']:.2g}"
-            what = ", ".join(c["name"] for c in e["costs"])
-        elif e["type"] == "settings":
-            s = e["settings"]
+    from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
+
+    for e in parse_entries(entries):
+        if isinstance(e, SpendEntry):
+            c = e.charged
+            spent_txt = f"ε {c.epsilon:.4g}, δ {c.delta:.2g}"
+            what = ", ".join(e.query_names)
+        elif isinstance(e, SettingsEntry):
+            s = e.settings
             spent_txt = ""
             what = _("budget ε {e}, δ {d}, {m}: {r}").format(
                 e=s["budget"]["epsilon"],
                 d=s["budget"]["delta"],
-                m=s["accounting"]["method"],
+                m=e.method,
                 r=e.get("reason", ""),
             )
-        elif e["type"] == "simulate":
+        elif isinstance(e, SimulateEntry):
             spent_txt, what = (
                 _("see correction"),
                 _("{n} simulated run(s) of the data (older version)").format(n=e.get("runs")),
             )
-        elif e["type"] == "correction":
+        elif isinstance(e, CorrectionEntry):
             spent_txt = f"ε +{e.get('added_epsilon', 0):.4g}"
             what = _("past releases booked too low: {list}").format(
                 list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
@@ -468,12 +474,12 @@ def write_budget_statement(
             spent_txt, what = "", e.get("reason", "") or e.get("release_id", "")
         table.append(
             [
-                str(e["seq"]),
-                e["time"].replace("T", " ").replace("+00:00", ""),
-                e["type"],
+                str(e.seq),
+                e.time.replace("T", " ").replace("+00:00", ""),
+                e.type.value,
                 spent_txt,
                 what,
-                e["hash"][:16] + "…",
+                e.hash[:16] + "…",
             ]
         )
     story.append(_table(table, [9 * mm, 30 * mm, 18 * mm, 30 * mm, 57 * mm, 30 * mm], st))

@@ -32,6 +32,7 @@ from dpdesk.i18n import _
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 
+    from dpdesk.core.budget import BudgetReport
     from dpdesk.core.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -480,20 +481,20 @@ class MainWindow(QMainWindow):
         return self.run_job(load, loaded, _("Checking {name}…").format(name=path.name))
 
     @staticmethod
-    def release_question(rep: dict[str, Any], name: str, check: Any) -> tuple[str, str]:
+    def release_question(rep: BudgetReport, name: str, check: Any) -> tuple[str, str]:
         """The confirmation's title and text: what will be spent and remain, and the data check's counts."""
-        m = rep["methods"][rep["method"]]
+        m = rep.in_force
         text = _(
             "This release will spend ε {e} and δ {d} ({method} accounting) from the budget of {name}.\n"
             "Afterwards ε {le} and δ {ld} will remain.\n\nThe noisy values are recorded in the dataset's ledger "
             "before they are shown. Running the plan again later costs budget again."
         ).format(
-            e=f"{m['plan']['epsilon']:.4g}",
-            d=f"{m['plan']['delta']:.3g}",
-            method=rep["method"],
+            e=f"{m.plan.epsilon:.4g}",
+            d=f"{m.plan.delta:.3g}",
+            method=rep.method,
             name=name,
-            le=f"{rep['remaining_after']['epsilon']:.4g}",
-            ld=f"{rep['remaining_after']['delta']:.3g}",
+            le=f"{rep.remaining_after.epsilon:.4g}",
+            ld=f"{rep.remaining_after.delta:.3g}",
         )
         text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
         title = _("Release")

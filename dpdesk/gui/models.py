@@ -390,12 +390,14 @@ class LedgerModel(_StateListModel):
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid() or role != DISPLAY:
             return None
-        e = self.entry(index.row())
+        from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entry
+
+        e = parse_entry(self.entry(index.row()))
         col = LEDGER_COLUMNS[index.column()]
         if col == "seq":
-            return str(e["seq"])
+            return str(e.seq)
         if col == "time":
-            return e["time"].replace("T", " ").replace("+00:00", "")
+            return e.time.replace("T", " ").replace("+00:00", "")
         if col == "type":
             return {
                 "spend": _("release"),
@@ -405,29 +407,29 @@ class LedgerModel(_StateListModel):
                 "package": _("package"),
                 "correction": _("correction"),
                 "migrate": _("upgrade"),
-            }.get(e["type"], e["type"])
-        if e["type"] == "spend":
+            }.get(e.type, e.type)
+        if isinstance(e, SpendEntry):
             if col == "epsilon":
-                return f"{e['charged']['epsilon']:.6g}"
+                return f"{e.charged.epsilon:.6g}"
             if col == "delta":
-                return f"{e['charged']['delta']:.3g}"
-            return ", ".join(c["name"] for c in e["costs"])
-        if e["type"] == "settings" and col == "what":
-            b = e["settings"]["budget"]
+                return f"{e.charged.delta:.3g}"
+            return ", ".join(e.query_names)
+        if isinstance(e, SettingsEntry) and col == "what":
+            b = e.settings["budget"]
             return _("budget ε {e}, δ {d}, {m}: {r}").format(
-                e=b["epsilon"], d=b["delta"], m=e["settings"]["accounting"]["method"], r=e.get("reason", "")
+                e=b["epsilon"], d=b["delta"], m=e.method, r=e.get("reason", "")
             )
-        if e["type"] == "simulate" and col == "what":
+        if isinstance(e, SimulateEntry) and col == "what":
             return _("{n} simulated run(s) of the data by an older version; charged by a correction").format(
                 n=e.get("runs", "?")
             )
-        if e["type"] == "correction":
+        if isinstance(e, CorrectionEntry):
             if col == "epsilon":
                 return f"+{e.get('added_epsilon', 0):.6g}"
             if col == "what":
                 return _("past releases booked too low: {list}").format(
                     list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
                 )
-        if e["type"] == "migrate" and col == "what":
-            return _("renamed {id}: the data's hash is no longer published").format(id=e.get("dataset", ""))
+        if e.type == "migrate" and col == "what":
+            return _("renamed {id}: the data's hash is no longer published").format(id=e.dataset)
         return ""

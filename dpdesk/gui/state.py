@@ -26,6 +26,7 @@ from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:  # the engine is imported when first used, after the window is on screen
+    from dpdesk.core.budget import BudgetReport
     from dpdesk.core.loading import Peek
     from dpdesk.core.plan import Plan
 
@@ -94,7 +95,7 @@ class AppState(QObject):
         self.plan_error: str | None = None
         self.plan_error_key: str | None = None
         self.plan_path: Path | None = None
-        self.report: dict[str, Any] | None = None
+        self.report: BudgetReport | None = None
         self.ledger_entries: list[dict[str, Any]] = []
         self.ledger_error: str | None = None
         self.results: list[list[str]] = []
@@ -224,7 +225,7 @@ class AppState(QObject):
             return False, _("The ledger of this dataset is broken; a privacy officer must look at it.")
         if self.plan is None:
             return False, self.plan_error or _("The plan is not complete.")
-        if self.report is not None and not self.report["fits"]:
+        if self.report is not None and not self.report.fits:
             return False, _("The plan exceeds the remaining budget.")
         return True, ""
 

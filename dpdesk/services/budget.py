@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
+    from dpdesk.core.budget import BudgetReport
     from dpdesk.core.plan import Plan
     from dpdesk.services.common import Dataset, Notify
 
@@ -23,14 +24,22 @@ class BudgetRequest:
 
 @dataclass(frozen=True)
 class BudgetResult:
-    """The budget report (with the dataset's public id under ``"dataset"`` once it has a ledger)."""
+    """The budget report, and the dataset's public id once it has a ledger."""
 
-    report: dict[str, Any]
+    report: BudgetReport
+    dataset: str | None = None
 
     @property
     def fits(self) -> bool:
         """Whether the plan fits in what is left of the budget."""
-        return bool(self.report["fits"])
+        return self.report.fits
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON (``dpdesk budget --json``), with ``"dataset"`` when there is one."""
+        out = self.report.to_dict()
+        if self.dataset:
+            out["dataset"] = self.dataset
+        return out
 
 
 def plan_budget(
@@ -53,7 +62,4 @@ def plan_budget(
         entries, dataset = ledger.verify(), ledger.dataset
         _check_settings(request.plan, settings_in_force(entries))
     progress.check_cancelled()
-    report = budget_report(request.plan, entries)
-    if dataset:
-        report["dataset"] = dataset
-    return BudgetResult(report)
+    return BudgetResult(budget_report(request.plan, entries), dataset or None)

@@ -12,6 +12,7 @@ from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
+    from dpdesk.core.budget import EpsilonDelta
     from dpdesk.core.ledger import Ledger
     from dpdesk.services.common import Dataset, Notify
 
@@ -28,7 +29,7 @@ class LedgerStatus:
     error: str | None
     settings: dict[str, Any] | None
     releases: int
-    left: dict[str, Any] | None
+    left: EpsilonDelta | None
     pending: int
 
     @property
@@ -58,7 +59,7 @@ def ledger_status(ledger: Ledger) -> LedgerStatus:
     left = None
     spends = [e for e in entries if e["type"] == "spend"]
     if settings and spends:
-        left = budget_report(parse_plan(spends[-1]["plan"]), entries)["remaining_before"]
+        left = budget_report(parse_plan(spends[-1]["plan"]), entries).remaining_before
     pending = pending_corrections(entries) if entries else []
     return LedgerStatus(
         ledger.dataset, tuple(entries), error, settings, len(past_releases(entries)), left, len(pending)

@@ -78,7 +78,9 @@ def change(tmp_path: Path, home: Path, d: Path, new: dict[str, Any]) -> subproce
 def spent(home: Path, d: Path, p: dict[str, Any]) -> Decimal:
     entries = Ledger.for_dataset(home, _sha(d)).verify()
     rep = budget_report(parse_plan(p), entries)
-    return Decimal(str(rep["methods"]["sequential"]["spent"]["epsilon"]))
+    seq = rep.methods["sequential"]
+    assert seq is not None
+    return Decimal(str(seq.spent.epsilon))
 
 
 def _sha(p: Path) -> str:
@@ -224,8 +226,9 @@ def test_an_old_simulate_run_on_the_data_is_charged(dpdesk_home: Path, tmp_path:
         tx.append("simulate", {"plan_hash": "0" * 64, "runs": 1, "charged": None})
     rep = budget_report(p, lg.verify())
     # the recorded plan: 4 runs x 0.3; the unknown plan takes the whole budget
-    assert rep["methods"]["sequential"]["spent"]["epsilon"] == pytest.approx(0.3 + 1.2 + 3.0)
-    assert not rep["fits"]
+    seq = rep.methods["sequential"]
+    assert seq is not None and seq.spent.epsilon == pytest.approx(0.3 + 1.2 + 3.0)
+    assert not rep.fits
     r = cli(
         "release",
         str(_write(tmp_path, plan())),

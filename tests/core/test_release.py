@@ -301,14 +301,16 @@ def test_id_column_keeps_at_most_k_rows_per_person(dpdesk_home: Path, tmp_path: 
 def test_budget_report_reads_no_data_and_shows_all_methods() -> None:
     plan = load_plan(PLAN)
     rep = budget_report(plan)
-    assert rep["method"] == "sequential" and rep["fits"]
-    assert rep["methods"]["sequential"]["plan"]["epsilon"] == pytest.approx(0.9)
-    assert rep["methods"]["zcdp"]["plan"]["rho"] > 0
-    assert rep["methods"]["advanced"]["plan"]["epsilon"] > 0
-    assert rep["remaining_after"]["epsilon"] == pytest.approx(0.1)
-    q = rep["queries"][0]["components"][0]
-    assert q["scale"] == 10.0 and q["error95"] == pytest.approx(10 * np.log(20))
-    assert q["formula"] == "b = sensitivity / epsilon = 1 / 0.1 = 10"
+    seq, zcdp, adv = rep.methods["sequential"], rep.methods["zcdp"], rep.methods["advanced"]
+    assert seq is not None and zcdp is not None and adv is not None
+    assert rep.method == "sequential" and rep.fits and rep.in_force is seq
+    assert seq.plan.epsilon == pytest.approx(0.9)
+    assert zcdp.plan.rho is not None and zcdp.plan.rho > 0
+    assert adv.plan.epsilon > 0
+    assert rep.remaining_after.epsilon == pytest.approx(0.1)
+    q = rep.queries[0].components[0]
+    assert q.scale == 10.0 and q.error95 == pytest.approx(10 * np.log(20))
+    assert q.formula == "b = sensitivity / epsilon = 1 / 0.1 = 10"
 
 
 def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_path: Path) -> None:
@@ -325,12 +327,13 @@ def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_p
         assert plan.accounting.delta_prime is None
         costs = tuple(bud.plan_costs(design_plan(plan)))
         rep = budget_report(plan)
-        adv = rep["methods"]["advanced"]
-        assert adv["delta_prime"] == acc.default_delta_prime(b_delta) == expected
+        adv = rep.methods["advanced"]
+        assert adv is not None
+        assert adv.delta_prime == acc.default_delta_prime(b_delta) == expected
         by_hand = acc.advanced(costs, expected)
-        assert adv["plan"]["epsilon"] == pytest.approx(by_hand.epsilon, rel=1e-15)
-        assert adv["plan"]["delta"] == pytest.approx(by_hand.delta, rel=1e-15)
-        assert adv["plan"] == acc.dataset_total("advanced", [acc.Release(costs)], b_delta).to_dict()
+        assert adv.plan.epsilon == pytest.approx(by_hand.epsilon, rel=1e-15)
+        assert adv.plan.delta == pytest.approx(by_hand.delta, rel=1e-15)
+        assert adv.plan == acc.dataset_total("advanced", [acc.Release(costs)], b_delta)
         one = acc.plan_total("advanced", costs, None, b_delta)
         assert one.epsilon == pytest.approx(by_hand.epsilon, rel=1e-15)
 
@@ -340,14 +343,15 @@ def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_p
     plan = small_plan(queries=[{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.2}])
     first = release(plan, data, dpdesk_home, tmp_path / "out1").entry
     second = release(plan, data, dpdesk_home, tmp_path / "out2").entry
-    assert first["totals"]["advanced"] == budget_report(plan)["methods"]["advanced"]["plan"]
-    later = budget_report(plan, [first, second])["methods"]["advanced"]
-    assert later["spent"]["epsilon"] == pytest.approx(2 * first["totals"]["advanced"]["epsilon"], rel=1e-15)
-    assert later["spent"]["delta"] == pytest.approx(first["totals"]["advanced"]["delta"] * 2, rel=1e-15)
-    assert second["spent_after"] == budget_report(plan, [first, second])["methods"]["sequential"]["spent"]
+    assert first["totals"]["advanced"] == budget_report(plan).to_dict()["methods"]["advanced"]["plan"]
+    later = budget_report(plan, [first, second]).methods["advanced"]
+    assert later is not None
+    assert later.spent.epsilon == pytest.approx(2 * first["totals"]["advanced"]["epsilon"], rel=1e-15)
+    assert later.spent.delta == pytest.approx(first["totals"]["advanced"]["delta"] * 2, rel=1e-15)
+    assert second["spent_after"] == budget_report(plan, [first, second]).in_force.spent.to_dict()
     # a budget without delta has no delta' to spend: advanced is not offered (nor is zCDP)
     assert acc.default_delta_prime(0.0) is None
-    assert budget_report(small_plan(budget={"epsilon": 1.0}))["methods"]["advanced"] is None
+    assert budget_report(small_plan(budget={"epsilon": 1.0})).methods["advanced"] is None
     with pytest.raises(ValueError):
         acc.dataset_total("advanced", [acc.Release(costs)], 0.0)
 
@@ -613,7 +617,7 @@ def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_p
     )
     res = release(plan, data, dpdesk_home, tmp_path / "out")
     got: dict[tuple[str, str], str] = {(r.query, r.group): r.value for r in res.rows}
-    report = {q["name"]: q for q in budget_report(plan)["queries"]}
+    report = {q.name: q for q in budget_report(plan).queries}
 
     def truth(stat: str, col: str | None, sub: list[tuple[float, str, int]]) -> float:
         if stat == "count":
@@ -625,7 +629,7 @@ def test_every_statistic_with_every_mechanism_it_allows(dpdesk_home: Path, tmp_p
 
     for q in queries[:-3]:
         name, stat, col = q["name"], q["statistic"], q.get("column")
-        scale = max(c["scale"] for c in report[name]["components"])
+        scale = max(c.scale for c in report[name].components)
         groups = regions if q.get("group_by") else [None]
         for g in groups:
             sub = [r for r in rows if g is None or r[1] == g]
@@ -770,13 +774,13 @@ def test_quantile_states_its_rank_interval_in_the_design_budget_and_report(
 
     plan = load_plan(PLAN)
     r = 2 * 0.5 * (math.log(19) + math.log(20)) / 0.1
-    queries = {q["name"]: q for q in budget_report(plan)["queries"]}
+    queries = {q.name: q for q in budget_report(plan).queries}
     med = queries.pop("median education")
-    assert med["rank_error95"] == pytest.approx(r) and med["rank_error95_exact_candidate"] is True
-    assert f"R = {r:.6g}: the released value's rank is within ±R of q·n" in med["components"][0]["formula"]
-    assert not med["notes"]
+    assert med.rank_error95 == pytest.approx(r) and med.rank_error95_exact_candidate is True
+    assert f"R = {r:.6g}: the released value's rank is within ±R of q·n" in med.components[0].formula
+    assert not med.notes
     for q in queries.values():
-        assert q["rank_error95"] is None and q["rank_error95_exact_candidate"] is None
+        assert q.rank_error95 is None and q.rank_error95_exact_candidate is None
     release(plan, DATA, dpdesk_home, tmp_path / "out")
     text = " ".join(p.extract_text() or "" for p in PdfReader(str(tmp_path / "out" / "report.pdf")).pages)
     flat = " ".join(text.split())
@@ -795,7 +799,7 @@ def test_quantile_states_its_rank_interval_in_the_design_budget_and_report(
             }
         ]
     )
-    f = budget_report(floaty)["queries"][0]
-    assert f["rank_error95"] == pytest.approx(2 * 0.9 * (math.log(1001) + math.log(20)) / 0.5)
-    assert f["rank_error95_exact_candidate"] is False
-    assert any("do not guarantee" in n for n in f["notes"])
+    f = budget_report(floaty).queries[0]
+    assert f.rank_error95 == pytest.approx(2 * 0.9 * (math.log(1001) + math.log(20)) / 0.5)
+    assert f.rank_error95_exact_candidate is False
+    assert any("do not guarantee" in n for n in f.notes)

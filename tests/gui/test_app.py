@@ -236,7 +236,7 @@ def test_split_budget_never_exceeds_what_is_left(qtbot: Any, win: Any, data: Pat
     eps = [q["epsilon"] for q in win.state.plan_data["queries"]]
     assert eps == [0.166666] * 6
     assert [q.epsilon for q in win.state.plan.queries] == eps  # validated, not changed in place
-    assert win.state.report["fits"]
+    assert win.state.report.fits
     win.undo_action.trigger()
     assert win.state.plan_data["queries"][0]["epsilon"] == 0.1
 
@@ -249,12 +249,12 @@ def test_switching_to_advanced_fills_in_the_meters_delta_prime(qtbot: Any, win: 
     view = win.schema_view
     type_into(qtbot, view.budget_delta, "2e-7")
     assert win.state.plan is not None and win.state.plan.budget.delta == 2e-7, win.state.plan_error
-    shown = win.state.report["methods"]["advanced"]
+    shown = win.state.report.methods["advanced"]
     view.method.setCurrentIndex(view.method.findData("advanced"))
     assert win.state.plan is not None, win.state.plan_error
-    assert win.state.plan.accounting.delta_prime == shown["delta_prime"] == 2e-8  # min(delta_B / 10, 1e-7)
-    now = win.state.report["methods"]["advanced"]
-    assert win.state.report["method"] == "advanced" and now["plan"] == shown["plan"]
+    assert win.state.plan.accounting.delta_prime == shown.delta_prime == 2e-8  # min(delta_B / 10, 1e-7)
+    now = win.state.report.methods["advanced"]
+    assert win.state.report.method == "advanced" and now.plan == shown.plan
 
 
 @pytest.mark.slow
@@ -291,7 +291,7 @@ def test_query_list_shows_words_in_the_users_language(
 def test_no_noise_preview_reads_data(qtbot: Any, win: Any) -> None:
     """Without any table open, a plan's noise preview and budget are complete."""
     assert win.open_plan(str(PLAN))
-    assert win.state.report is not None and win.state.report["fits"]
+    assert win.state.report is not None and win.state.report.fits
     win.preview.show_query(1)
     assert len(win.preview.canvases) == 2  # mean: noisy count and noisy sum
     assert not win.release_action.isEnabled()  # but nothing can be released without a table
@@ -325,7 +325,7 @@ def test_scale_to_budget_and_statement(qtbot: Any, win: Any, data: Path, tmp_pat
     qtbot.mouseClick(win.query_form.scale_button, Qt.MouseButton.LeftButton)
     after = [q["epsilon"] for q in win.state.plan_data["queries"]]
     assert after == [pytest.approx(b / 0.9, abs=2e-6) for b in before]
-    assert sum(after) <= 1.0 and win.state.report["fits"]
+    assert sum(after) <= 1.0 and win.state.report.fits
     win.release()
     qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
     target = tmp_path / "statement.pdf"

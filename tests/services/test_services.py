@@ -54,7 +54,7 @@ def test_requests_and_results_are_frozen(dpdesk_home: Path) -> None:
         request.dataset = Dataset(dpdesk_home, DATA)  # type: ignore[misc]  # the point of the test
     result = plan_budget(request)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        result.report = {}  # type: ignore[misc]  # the point of the test
+        result.report = budget_report(load_plan(PLAN))  # type: ignore[misc]  # the point of the test
     with pytest.raises(ValueError, match="data file or the file's SHA-256"):
         Dataset(dpdesk_home)
 
@@ -67,8 +67,8 @@ def test_the_budget_alone_and_less_what_the_ledger_holds(dpdesk_home: Path) -> N
     dataset, entry = _released(dpdesk_home)
     after = plan_budget(BudgetRequest(plan, dataset))
     assert not after.fits  # 0.9 of 1.0 spent: the same plan no longer fits
-    assert after.report["remaining_before"]["epsilon"] == pytest.approx(0.1)
-    assert after.report["dataset"] == entry["dataset"]
+    assert after.report.remaining_before.epsilon == pytest.approx(0.1)
+    assert after.dataset == entry["dataset"] == after.to_dict()["dataset"]
     bigger = parse_plan({**plan.to_dict(), "budget": {"epsilon": 3.0, "delta": 1e-6}})
     with pytest.raises(SettingsMismatch, match="fixed at its first release"):
         plan_budget(BudgetRequest(bigger, dataset))
@@ -137,7 +137,7 @@ def test_verify_list_export_and_statement(dpdesk_home: Path, tmp_path: Path) -> 
     status = verify_ledger(VerifyRequest(dataset))
     assert status.verified and status.exit_code == 0 and status.releases == 1 and status.pending == 0
     assert [e["type"] for e in status.entries] == ["settings", "spend"]
-    assert status.left is not None and status.left["epsilon"] == pytest.approx(0.1)
+    assert status.left is not None and status.left.epsilon == pytest.approx(0.1)
     listed = list_ledgers(ListRequest(dpdesk_home))
     assert listed.ledgers == (status,) and listed.exit_code == 0
     copy = export_ledger(ExportLedgerRequest(dataset, tmp_path / "ledger.jsonl"))
@@ -164,7 +164,7 @@ def test_a_broken_ledger_is_reported_then_acknowledged_without_resetting_the_spe
     assert len(done.entry["carried"]) == 1
     assert verify_ledger(VerifyRequest(dataset)).releases == 1  # the carried spend still counts
     report = plan_budget(BudgetRequest(load_plan(PLAN), dataset)).report
-    assert report["remaining_before"]["epsilon"] == pytest.approx(0.1)  # not reset
+    assert report.remaining_before.epsilon == pytest.approx(0.1)  # not reset
 
 
 def test_change_settings_needs_a_reason_and_records_it(dpdesk_home: Path, tmp_path: Path) -> None:

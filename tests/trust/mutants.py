@@ -67,6 +67,8 @@ LAYERS = "tests/test_layers.py"
 VERBS = "tests/cli/test_ledger_verbs.py"
 SERVICES = "tests/services/test_services.py"
 BF = "tests/core/test_bruteforce.py"
+TYPES = "tests/core/test_types.py"
+ENTRIES = "tests/core/test_ledger_entries.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
 BF_DROP = f"{BF}::test_rows_can_drop_says_exactly_when_the_code_drops_a_row"
@@ -441,18 +443,18 @@ MUTANTS: tuple[Mutant, ...] = (
         "W02",
         "spend before reveal: release.csv and report.pdf written, then the spend entry (SIGKILL test)",
         R,
-        r"""        method = report["method"]
+        r"""        method = report.method
         entry = tx.append(
 """,
-        r"""        method = report["method"]
+        r"""        method = report.method
         if out_dir is not None:
             from dpdesk.core.report import write_release_report
 
             draft = {"seq": len(tx.entries) + 1, "type": "spend", "time": "draft", "dataset": ledger.dataset,
                      "prev": "", "hash": "", "release_id": "draft", "plan_hash": "", "values_hash": "",
                      "method": method, "costs": [c.to_dict() for c in costs],
-                     "charged": report["methods"][method]["plan"], "budget": report["budget"],
-                     "spent_after": report["methods"][method]["after"], "totals": {},
+                     "charged": report.in_force.plan.to_dict(), "budget": report.budget.to_dict(),
+                     "spent_after": report.in_force.after.to_dict(), "totals": {},
                      "trace": [design_to_dict(d) for d in designs]}
             out_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
@@ -1209,6 +1211,63 @@ import PySide6  # noqa: F401
         r"""                public.verify(_unb64(sig, 64, label), message)""",
         r"""                _unb64(sig, 64, label)""",
         (f"{OFFICER}::test_a_public_key_file_changed_after_it_was_made_is_refused",),
+    ),
+    # --- issue 12: typed values, validated when built ------------------------------------------------------
+    Mutant(
+        "TY01",
+        "types: a budget built by hand takes a negative, zero or non-finite epsilon",
+        "dpdesk/core/plan.py",
+        r"""        _set(self, "epsilon", _positive(self.epsilon, "budget.epsilon"))""",
+        r"""        _set(self, "epsilon", float(self.epsilon))""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY02",
+        "types: a unit of privacy built by hand takes any number of rows per person",
+        "dpdesk/core/plan.py",
+        r"""        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:""",
+        r"""        if False:""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY03",
+        "types: a numeric column built by hand keeps reversed, infinite or fractional int bounds",
+        "dpdesk/core/plan.py",
+        r"""            _set(self, "bounds", _parse_bounds(self.bounds, f"{key}.bounds", integer=ctype == ColumnType.INT))""",
+        r"""            pass""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY04",
+        "types: accounting built by hand takes a delta' with a method that does not spend it",
+        "dpdesk/core/plan.py",
+        r"""        elif self.delta_prime is not None:""",
+        r"""        elif False:""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY05",
+        "types: a column built by hand imputes a value outside its bounds or categories",
+        "dpdesk/core/plan.py",
+        r"""        _check_impute(self.missing.impute, f"{key}.missing", ctype, self.bounds, self.categories)""",
+        r"""        pass""",
+        (TYPES,),
+    ),
+    Mutant(
+        "TY06",
+        "types: a typed ledger entry is written back in another key order (old lines and ledger --json change)",
+        L,
+        r"""        return {k: header[k] if k in header else self.fields[k] for k in self.order}""",
+        r"""        return {**header, **self.fields}""",
+        (ENTRIES,),
+    ),
+    Mutant(
+        "TY07",
+        "types: a line without its chain fields is typed as a ledger entry",
+        L,
+        r"""    if not all(isinstance(d.get(k), str) for k in ("dataset", "prev", "hash")) or "time" not in d:""",
+        r"""    if False:""",
+        (ENTRIES,),
     ),
 )
 

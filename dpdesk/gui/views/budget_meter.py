@@ -110,23 +110,23 @@ class BudgetMeter(QGroupBox):
                 lab.setText("")
             self.note.setText("")
             return
-        method = rep["method"]
-        total = rep["budget"]["epsilon"]
-        spent = rep["methods"][method]["spent"]["epsilon"]
+        method = rep.method
+        total = rep.budget.epsilon
+        spent = rep.in_force.spent.epsilon
         parts: list[tuple[str, float]]
         if method == "sequential":
-            parts = [(q["name"], q["epsilon"]) for q in rep["queries"]]
+            parts = [(q.name, q.epsilon) for q in rep.queries]
         else:  # other methods are not a sum of per-query shares: one segment for the plan
-            parts = [(_("this plan"), rep["methods"][method]["plan"]["epsilon"])]
-        over = not rep["fits"]
+            parts = [(_("this plan"), rep.in_force.plan.epsilon)]
+        over = not rep.fits
         self.bar.set_values(total, spent, parts, over)
-        left = rep["remaining_after"]
+        left = rep.remaining_after
         if over:
-            rb = rep["remaining_before"]
+            rb = rep.remaining_before
             text = _(
                 "Over budget: this plan needs more than the ε {e} and δ {d} that are left. Release is disabled; "
                 "lower some epsilons or remove queries."
-            ).format(e=f"{max(0.0, rb['epsilon']):.4g}", d=f"{rb['delta']:.3g}")
+            ).format(e=f"{max(0.0, rb.epsilon):.4g}", d=f"{rb.delta:.3g}")
             self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
         else:
             text = _(
@@ -134,15 +134,15 @@ class BudgetMeter(QGroupBox):
             ).format(
                 t=f"{total:g}",
                 s=f"{spent:.4g}",
-                p=f"{rep['methods'][method]['plan']['epsilon']:.4g}",
-                l=f"{left['epsilon']:.4g}",
-                dl=f"{left['delta']:.3g}",
+                p=f"{rep.in_force.plan.epsilon:.4g}",
+                l=f"{left.epsilon:.4g}",
+                dl=f"{left.delta:.3g}",
             )
             self.headline.setStyleSheet("")
         self.headline.setText(text)
         names = {"sequential": _("sequential"), "advanced": _("advanced"), "zcdp": _("zCDP")}
         for r, m in enumerate(("sequential", "advanced", "zcdp"), start=1):
-            v = rep["methods"].get(m)
+            v = rep.methods.get(m)
             mark = "▶ " if m == method else ""
             self.method_labels[(r, 0)].setText(f"{mark}{names[m]}")
             if v is None:
@@ -150,15 +150,15 @@ class BudgetMeter(QGroupBox):
                 self.method_labels[(r, 2)].setText("")
                 self.method_labels[(r, 3)].setText("")
                 continue
-            pl, af = v["plan"], v["after"]
-            extra = f" (ρ {pl['rho']:.3g})" if m == "zcdp" and pl.get("rho") else ""
-            self.method_labels[(r, 1)].setText(f"ε {pl['epsilon']:.4g}, δ {pl['delta']:.2g}{extra}")
-            self.method_labels[(r, 2)].setText(f"ε {af['epsilon']:.4g}, δ {af['delta']:.2g}")
-            self.method_labels[(r, 3)].setText("✓" if v["fits"] else _("over"))
+            pl, af = v.plan, v.after
+            extra = f" (ρ {pl.rho:.3g})" if m == "zcdp" and pl.rho else ""
+            self.method_labels[(r, 1)].setText(f"ε {pl.epsilon:.4g}, δ {pl.delta:.2g}{extra}")
+            self.method_labels[(r, 2)].setText(f"ε {af.epsilon:.4g}, δ {af.delta:.2g}")
+            self.method_labels[(r, 3)].setText("✓" if v.fits else _("over"))
             style = "font-weight: bold" if m == method else "color: #7f8a94"
             for c in range(4):
                 self.method_labels[(r, c)].setStyleSheet(style)
-        fixed = rep["method_from_ledger"]
+        fixed = rep.method_from_ledger
         self.note.setText(
             _(
                 "The dataset's accounting method (▶) was fixed at its first release. The other methods are shown for "

@@ -73,7 +73,9 @@ class LedgerView(QWidget):
         elif not s.ledger_entries:
             self.status.setText(_("Nothing has been released from this dataset yet."))
         else:
-            n = sum(1 for e in s.ledger_entries if e["type"] == "spend")
+            from dpdesk.core.ledger import SpendEntry, parse_entries
+
+            n = sum(1 for e in parse_entries(s.ledger_entries) if isinstance(e, SpendEntry))
             self.status.setText(
                 _("Chain verified: {n} entries, {r} release(s). Dataset {id}").format(
                     n=len(s.ledger_entries), r=n, id=s.dataset_id

@@ -282,9 +282,7 @@ class QueryForm(QWidget):
         if not qs:
             return
         rep = self.state.report
-        total = (
-            rep["remaining_before"]["epsilon"] if rep else self.state.plan_data["budget"].get("epsilon", 0)
-        )
+        total = rep.remaining_before.epsilon if rep else self.state.plan_data["budget"].get("epsilon", 0)
         weights = weights_of(qs)
         if not isinstance(total, (int, float)) or total <= 0 or not weights:
             return

@@ -1,0 +1,172 @@
+"""Typed ledger entries (issue 12, stage 2): every entry dpdesk writes, and every entry of an older ledger,
+parses into its typed class and serialises back byte for byte, so that every chain still verifies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpdesk.core.ledger import (
+    ENTRY_TYPES,
+    AcknowledgeEntry,
+    CorrectionEntry,
+    Entry,
+    EntryType,
+    Ledger,
+    MigrateEntry,
+    PackageEntry,
+    SettingsEntry,
+    SimulateEntry,
+    SpendEntry,
+    entry_hash,
+    parse_entry,
+)
+from dpdesk.core.plan import canonical_json, parse_plan
+from dpdesk.core.release import release, write_release_dir
+from dpdesk.core.values import rows_from_entry
+from tests.core.test_recost import _sha, change, data, plan
+from tests.trust.test_public_id import to_legacy
+
+CLASSES = {
+    "settings": SettingsEntry,
+    "spend": SpendEntry,
+    "simulate": SimulateEntry,
+    "acknowledge": AcknowledgeEntry,
+    "package": PackageEntry,
+    "migrate": MigrateEntry,
+    "correction": CorrectionEntry,
+}
+
+
+def _lines(path: Path) -> list[bytes]:
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n")
+    return raw.split(b"\n")[:-1]
+
+
+def _round_trip(path: Path, *, canonical: bool = True) -> list[Entry]:
+    """Every line of a ledger file, parsed, typed and written back: the same bytes, the same hash."""
+    out = []
+    for line in _lines(path):
+        stored = json.loads(line)
+        e = parse_entry(stored)
+        assert type(e) is CLASSES[stored["type"]] and e.type == stored["type"]
+        again = e.to_dict()
+        written = canonical_json(again) if canonical else json.dumps(again)
+        assert written.encode("utf-8") == line  # byte for byte, key order included
+        assert entry_hash(again) == stored["hash"] == e.hash
+        out.append(e)
+    return out
+
+
+def _full_history(home: Path, tmp_path: Path) -> tuple[Path, Ledger]:
+    """A dataset whose ledger holds every kind of entry the current code writes (but a migration)."""
+    d = data(tmp_path)
+    release(parse_plan(plan()), d, home, tmp_path / "pkg")  # settings, spend, package
+    lg = Ledger.for_dataset(home, _sha(d))
+    with lg.transaction() as tx:  # what `simulate --data` wrote before simulations were limited
+        tx.append("simulate", {"plan_hash": parse_plan(plan()).plan_hash(), "runs": 2, "charged": None})
+    assert change(tmp_path, home, d, plan(max_rows_per_person=3)).returncode == 0  # settings, correction
+    spend = next(e for e in lg.verify() if e["type"] == "spend")
+    out = tmp_path / "again"
+    out.mkdir()
+    write_release_dir(out, rows_from_entry(spend), parse_plan(spend["plan"]), spend, lg, d.name)  # package
+    return d, lg
+
+
+def test_every_entry_written_now_round_trips(dpdesk_home: Path, tmp_path: Path) -> None:
+    _, lg = _full_history(dpdesk_home, tmp_path)
+    assert lg.path is not None
+    typed = _round_trip(lg.path)
+    assert {e.type for e in typed} == set(ENTRY_TYPES) - {"acknowledge", "migrate"}
+    assert [e.to_dict() for e in lg.typed_entries()] == lg.verify()
+    spend = next(e for e in typed if isinstance(e, SpendEntry))
+    stored = lg.verify()[spend.seq - 1]
+    assert spend.costs[0].epsilon == stored["costs"][0]["epsilon"] and len(spend.costs) == len(
+        stored["costs"]
+    )
+    assert spend.charged.epsilon == stored["charged"]["epsilon"] and spend.release_id == stored["release_id"]
+    assert spend.plan == stored["plan"] and spend.query_names == tuple(c["name"] for c in stored["costs"])
+    settings = [e for e in typed if isinstance(e, SettingsEntry)]
+    assert [s.settings["privacy_unit"]["max_rows_per_person"] for s in settings] == [1, 3]
+    assert settings[0].budget_epsilon == plan()["budget"]["epsilon"] and settings[0].method == "sequential"
+    corrections = [e for e in typed if isinstance(e, CorrectionEntry)]  # the simulation, then the new unit
+    assert all(c.added_epsilon > 0 for c in corrections)
+    corrected = [r["release_id"] for c in corrections for r in c.releases]
+    assert corrected[0] == "simulate-4" and spend.release_id in corrected
+    pkgs = [e for e in typed if isinstance(e, PackageEntry)]
+    assert len(pkgs) == 2 and all(p.spend_seq == spend.seq and p.spend_hash == spend.hash for p in pkgs)
+    sim = next(e for e in typed if isinstance(e, SimulateEntry))
+    assert sim.runs == 2 and sim.get("charged", "absent") is None
+
+
+def test_acknowledged_and_migrated_ledgers_round_trip(dpdesk_home: Path, tmp_path: Path) -> None:
+    d, lg = _full_history(dpdesk_home, tmp_path)
+    assert lg.path is not None
+    # an old ledger, from before public ids (its lines as older versions wrote them: json.dumps, not canonical)
+    to_legacy(dpdesk_home, _sha(d))
+    legacy = dpdesk_home / "ledgers" / f"{_sha(d)}.jsonl"
+    old = _round_trip(legacy, canonical=False)
+    assert all(e.dataset == _sha(d) for e in old)
+    migrated = Ledger.for_dataset(dpdesk_home, _sha(d))
+    assert migrated.path is not None and migrated.migrated is not None
+    typed = _round_trip(migrated.path)
+    mig = typed[-1]
+    assert isinstance(mig, MigrateEntry) and mig.exposed_packages and mig.evidence_file.endswith(".jsonl")
+    _round_trip(dpdesk_home / "ledgers" / mig.evidence_file, canonical=False)  # the evidence: the old lines
+    # a broken ledger, acknowledged: its new chain opens with an acknowledge entry carrying the spends
+    lines = _lines(migrated.path)
+    lines[1] = lines[1].replace(b'"seq":2', b'"seq":7', 1)
+    migrated.path.write_bytes(b"\n".join(lines) + b"\n")
+    migrated.acknowledge("a disk error, checked")
+    (ack,) = _round_trip(migrated.path)
+    assert isinstance(ack, AcknowledgeEntry) and ack.carried and ack.settings is not None
+    assert ack.reason == "a disk error, checked" and ack.broken_file.startswith(migrated.dataset or "?")
+
+
+def test_fresh_entries_keep_their_key_order(dpdesk_home: Path, tmp_path: Path) -> None:
+    """An entry just appended (insertion order, as release() returns it) serialises back in that order."""
+    d = data(tmp_path)
+    entry = release(parse_plan(plan()), d, dpdesk_home).entry
+    again = parse_entry(entry).to_dict()
+    assert list(again) == list(entry) and json.dumps(again) == json.dumps(entry)
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        {},
+        {"seq": "1", "type": "spend", "time": "t", "dataset": "d", "prev": "p", "hash": "h"},
+        {"seq": True, "type": "spend", "time": "t", "dataset": "d", "prev": "p", "hash": "h"},
+        {"seq": 1, "type": "spendx", "time": "t", "dataset": "d", "prev": "p", "hash": "h"},
+        {"seq": 1, "type": "spend", "dataset": "d", "prev": "p", "hash": "h"},
+        {"seq": 1, "type": "spend", "time": "t", "dataset": None, "prev": "p", "hash": "h"},
+    ],
+)
+def test_what_is_not_an_entry_is_refused_by_the_parser(damaged: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="not a ledger entry"):
+        parse_entry(damaged)
+
+
+def test_a_typed_field_that_is_damaged_raises_as_the_dict_did() -> None:
+    e = parse_entry(
+        {
+            "seq": 1,
+            "type": "spend",
+            "time": "t",
+            "dataset": "d",
+            "prev": "p",
+            "hash": "h",
+            "costs": [{"x": 1}],
+        }
+    )
+    assert isinstance(e, SpendEntry) and e.type is EntryType.SPEND
+    with pytest.raises(KeyError):
+        _ = e.costs
+    with pytest.raises(KeyError):
+        _ = e.charged
+    with pytest.raises(TypeError):
+        e.fields["costs"] = []  # read-only on purpose
