@@ -868,3 +868,25 @@ def test_id_hash_is_keyed_by_a_secret_seed_per_process(tmp_path: Path) -> None:
         for _ in range(2)
     ]
     assert runs[0] != runs[1], "the id hash is the same in two processes: its seed is not secret"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"a,b\n,\n\n,,\n", b"a,b\n1,x\n\n,,\n", b"a,b\n,\n\r\n,,\n", b"a,b\n\n\n,,\n"],
+    ids=["empty-then-blank", "value-then-blank", "crlf-blank", "two-blanks"],
+)
+def test_a_line_of_too_many_empty_fields_after_a_blank_line_is_refused_at_its_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: bytes
+) -> None:
+    """Found by the fuzzer: dropping the blank line also dropped the piece's last line end, and polars reads
+    a last line of only empty fields without one as a record of the right width (",," in a two-column
+    file): the file loaded, its third field silently gone, unless a block happened to split there."""
+    p = tmp_path / "ragged.csv"
+    p.write_bytes(raw)
+    cols = {"a": ColumnSpec("a", "int", bounds=(0, 10)), "b": ColumnSpec("b", "category", categories=("x",))}
+    line = raw.count(b"\n")  # the ragged line is the last one
+    for stream, block in [(True, csvfile.BLOCK_BYTES), *((False, b) for b in (4, 5, 6, 64, 1 << 20))]:
+        monkeypatch.setattr(csvfile, "STREAM_UTF8", stream)
+        monkeypatch.setattr(csvfile, "BLOCK_BYTES", block)
+        with pytest.raises(InputError, match=rf"line {line}: this line has 3 fields, but the header names 2"):
+            load_table(p, cols)

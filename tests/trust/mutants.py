@@ -1085,6 +1085,26 @@ import PySide6  # noqa: F401
 """,
         (LAYERS,),
     ),
+    Mutant(
+        "LD04",
+        "loading: a blank line dropped with the piece's last line end (a ragged line of empty fields loads)",
+        "dpdesk/core/loading/csvfile.py",
+        r"""    return b"\n".join(kept) + (b"\n" if piece.endswith(b"\n") and kept and kept[-1] else b"")""",
+        r"""    return b"\n".join(kept)""",
+        (
+            "tests/core/test_data.py::test_a_line_of_too_many_empty_fields_after_a_blank_line_is_refused_at_its_line",
+        ),
+    ),
+    Mutant(
+        "LD05",
+        "loading: a ragged line located in the piece without its blank lines (the wrong line number)",
+        "dpdesk/core/loading/csvfile.py",
+        r"""        at, fields = _long_record(piece if original is None else original, len(header), delim)""",
+        r"""        at, fields = _long_record(piece, len(header), delim)""",
+        (
+            "tests/core/test_data.py::test_a_line_of_too_many_empty_fields_after_a_blank_line_is_refused_at_its_line",
+        ),
+    ),
     # --- issue 12: one type suggestion, read the way the load reads ---------------------------------------
     Mutant(
         "LD01",

@@ -519,7 +519,7 @@ def _read_csv_pieces(
             if frame is None:
                 records = _drop_blank_lines(piece) if len(header) > 1 else piece
                 if records:
-                    frame = _parse_piece(pl, records, path, head_bytes, header, wanted, delim, line)
+                    frame = _parse_piece(pl, records, path, head_bytes, header, wanted, delim, line, piece)
         if frame is not None:
             assert tb is not None
             rows = frame.height
@@ -570,7 +570,9 @@ def _drop_blank_lines(piece: bytes) -> bytes:
         if parity or ln not in (b"", b"\r"):
             kept.append(ln)
         parity ^= ln.count(b'"') % 2
-    return b"\n".join(kept)
+    # the piece's last line keeps its line end: polars reads a last line of only empty fields without one
+    # as a record of the right width whatever its number of fields (",," in a file of two columns)
+    return b"\n".join(kept) + (b"\n" if piece.endswith(b"\n") and kept and kept[-1] else b"")
 
 
 def _parse_header(head: bytes, path: Path, delim: str) -> list[str]:
@@ -646,7 +648,9 @@ def _parse_piece(
     wanted: list[tuple[int, str]],
     delim: str,
     line: int,
+    original: bytes | None = None,
 ) -> pl.DataFrame:
+    """Parse ``piece`` (the records of ``original``, the piece as read, blank lines dropped) as text."""
     # The header line goes first so that polars takes the number of fields from it, not from the
     # piece's first line (a short line there failed the piece); its row is then dropped.
     head = head_bytes if head_bytes.endswith(b"\n") else head_bytes + b"\n"
@@ -661,7 +665,8 @@ def _parse_piece(
             encoding="utf8",
         )
     except Exception as exc:  # noqa: BLE001 - polars raises several exception types for malformed input
-        at, fields = _long_record(piece, len(header), delim)
+        # located in the piece as read, so that the line number counts the dropped blank lines
+        at, fields = _long_record(piece if original is None else original, len(header), delim)
         if at is not None:
             raise InputError(
                 str(path),
