@@ -519,6 +519,9 @@ _RELEASE_PATH = (
     "report.py",
     "review.py",
     "values.py",
+    "mechanism_kinds.py",
+    # the registry of statistics, every module of it (a statistic added later is scanned too)
+    *sorted(f"statistics/{p.name}" for p in (ROOT / "dpdesk" / "core" / "statistics").glob("*.py")),
 )
 
 
