@@ -81,6 +81,9 @@ G_RNG = f"{GAPS}::test_no_generator_of_numpy_or_random_exists_when_a_release_run
 G_RNG_STATIC = f"{GAPS}::test_the_release_path_never_names_numpy_random_or_random"
 G_CHECK = f"{GAPS}::test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_package"
 GUI = "tests/gui/test_app.py"
+PROP = "tests/core/test_proportion.py"
+PROP_WORST = f"{PROP}::test_the_worst_neighbours_reach_the_booked_sensitivity"
+PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivity"
 
 
 @dataclass(frozen=True)
@@ -412,6 +415,39 @@ MUTANTS: tuple[Mutant, ...] = (
         r"""            t = advanced(r.costs, release_delta_prime(r.delta_prime, budget_delta))""",
         r"""            t = advanced(r.costs, r.delta_prime if r.delta_prime is not None else 1e-9)""",
         (f"{REL}::test_one_default_delta_prime_for_the_advanced_total",),
+    ),
+    # --- the proportion (issue 12, stage 1): a statistic added through the registry alone -----------
+    Mutant(
+        "RG01",
+        "proportion: under replace the sum of z - 1/2 booked k/2 instead of k (a replaced row moves it by 1)",
+        "dpdesk/core/statistics/proportion.py",
+        r"""            l1 = l2 = float(k)""",
+        r"""            l1 = l2 = 0.5 * k""",
+        (PROP_WORST, PROP_RANDOM, SENS),
+    ),
+    Mutant(
+        "RG02",
+        "proportion: under add/remove the sum of z - 1/2 booked k/4 instead of k/2",
+        "dpdesk/core/statistics/proportion.py",
+        r"""            l1 = l2 = 0.5 * k""",
+        r"""            l1 = l2 = 0.25 * k""",
+        (PROP_WORST, PROP_RANDOM, SENS),
+    ),
+    Mutant(
+        "RG03",
+        "proportion: the condition at_least is not inclusive (a value equal to it is not counted)",
+        "dpdesk/core/statistics/proportion.py",
+        r"""                z &= xv >= spec.at_least""",
+        r"""                z &= xv > spec.at_least""",
+        (f"{PROP}::test_the_condition_is_inclusive_and_values_are_clamped",),
+    ),
+    Mutant(
+        "RG04",
+        "proportion: its count and its sum each get the query's whole epsilon (2 eps spent, eps charged)",
+        "dpdesk/core/statistics/proportion.py",
+        r"""        eps, delta = spec.epsilon / 2.0, spec.delta / 2.0""",
+        r"""        eps, delta = spec.epsilon, spec.delta""",
+        (f"{AUDIT}::test_correct_mechanism_passes",),
     ),
     # --- spend before reveal ----------------------------------------------------------------------
     Mutant(
