@@ -161,7 +161,7 @@ def quantile_utilities(below: np.ndarray, at_most: np.ndarray, n: int, q: float)
     ``below`` and ``at_most`` are #(x < c) and #(x <= c) over the n rows that have a value. A candidate
     is a q-quantile iff #(x<c) <= q n <= #(x<=c), iff u(c) = 0; elsewhere -u(c) is the distance in
     ranks from q n to the ranks [#(x<c), #(x<=c)] that c occupies. Sensitivity (proved in
-    queries.py's docstring): an added row moves a = #(x<c) - q n by -q or 1-q and b = q n - #(x<=c)
+    statistics/quantile.py): an added row moves a = #(x<c) - q n by -q or 1-q and b = q n - #(x<=c)
     by q or q-1 (a removed row the opposite), a replaced row (n fixed) moves each by at most 1, and
     u = -max(0, a, b) is 1-Lipschitz in the max-norm of (a, b): Du = k max(q, 1-q) under
     add_remove, k under replace; rows dropped as missing act as removals.
@@ -182,7 +182,11 @@ def quantile_utilities(below: np.ndarray, at_most: np.ndarray, n: int, q: float)
 def exact_statistic(
     design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]
 ) -> Exact:
-    """Compute a query's exact statistic on the kept rows of the table."""
+    """Compute a query's exact statistic on the kept rows of the table (its statistic's exact aggregate).
+
+    The column's values and the group codes are read here once, under their missing-value policies;
+    rows without a value or a group (under "drop") and rows beyond k per person are left out.
+    """
     spec = design.spec
     col = columns[spec.column] if spec.column else None
     group = columns[spec.group_by] if spec.group_by else None
@@ -200,52 +204,10 @@ def exact_statistic(
     g = _select(g_codes, mask) if g_codes is not None else None
     n_kept = table.n_rows if mask is None else int(mask.sum())
 
-    stat = spec.statistic
-    if stat == "count":
-        if g is None:
-            return Exact([[n_kept]])
-        return Exact([np.bincount(g, minlength=n_groups).astype(np.int64).tolist()])
-    if stat == "histogram":
-        assert col is not None and x is not None
-        if col.type == "category":
-            assert col.categories is not None
-            b = x
-            n_bins = len(col.categories)
-        else:
-            assert spec.bins is not None
-            b = _bin_index(x, spec.bins, col)
-            n_bins = len(spec.bins) - 1
-        cell = b if g is None else g.astype(np.intp) * n_bins + b
-        return Exact([np.bincount(cell, minlength=n_groups * n_bins).astype(np.int64).tolist()])
-    if stat in ("sum", "mean"):
-        assert col is not None and x is not None
-        q, bits = _grid(x, col)
-        if stat == "mean":
-            _, lo_i, hi_i = grid_bounds(col)
-            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)
-            bits += 2
-        if g is None:
-            sums = [_exact_sum(q, bits)]
-            counts = [n_kept]
-        else:
-            qf = q if q.dtype.kind == "f" else q.astype(np.float64)
-            sums = _group_sum(g, qf, n_groups, bits)
-            counts = np.bincount(g, minlength=n_groups).astype(np.int64).tolist()
-        return Exact([counts, sums] if stat == "mean" else [sums])
-    if stat == "mode":
-        assert col is not None and col.categories is not None and x is not None
-        per_category = np.bincount(x, minlength=len(col.categories))
-        return Exact([], [float(c) for c in per_category])
-    assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
-    cands = np.asarray(design.candidates, dtype=np.float64)
-    xv = np.clip(x, col.bounds[0], col.bounds[1])
-    n = len(xv)
-    below, at_most = _below_at_most(xv, cands, col)
-    if stat == "quantile":
-        return Exact([], quantile_utilities(below, at_most, n, spec.q))
-    # select, revenue: u(p) = p * #(x >= p) = p * (n - #(x < p))
-    at_or_above = n - below
-    return Exact([], [float(c) * float(a) for c, a in zip(design.candidates, at_or_above, strict=True)])
+    from dpdesk.core import statistics
+    from dpdesk.core.statistics.base import Rows
+
+    return statistics.get(spec.statistic).exact(Rows(design, col, x, g, n_groups, n_kept))
 
 
 def is_finite_list(xs: list[float]) -> bool:

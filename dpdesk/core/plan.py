@@ -21,18 +21,8 @@ from dpdesk.core.errors import InputError, PlanError
 from dpdesk.i18n import _
 
 PLAN_VERSION = 1
-STATISTICS = ("count", "sum", "mean", "histogram", "quantile", "mode", "select")
-MECHANISMS = ("laplace", "gaussian", "exponential")
-ALLOWED_MECHANISMS: dict[str, tuple[str, ...]] = {
-    "count": ("laplace", "gaussian"),
-    "sum": ("laplace", "gaussian"),
-    "mean": ("laplace", "gaussian"),
-    "histogram": ("laplace", "gaussian"),
-    "quantile": ("exponential",),
-    "mode": ("exponential",),
-    "select": ("exponential",),
-}
-UTILITIES = ("revenue",)
+#: The statistics and their parameters live in the registry (:mod:`dpdesk.core.statistics`), the
+#: mechanisms in :mod:`dpdesk.core.mechanism_kinds`; both are read when a query is validated.
 
 
 class Neighbouring(StrEnum):
@@ -232,7 +222,13 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class QuerySpec:
-    """One statistic to release, as written in the plan."""
+    """One statistic to release, as written in the plan: the fields every statistic has.
+
+    Each statistic's module (:mod:`dpdesk.core.statistics`) has its own frozen subclass with its own
+    fields (a quantile's q and candidates, a histogram's bins, ...); ``statistic`` and ``mechanism`` are
+    str enums (:class:`~dpdesk.core.statistics.StatisticName`,
+    :class:`~dpdesk.core.mechanism_kinds.Mechanism`) that compare and serialise as the plain words.
+    """
 
     name: str
     statistic: str
@@ -242,11 +238,6 @@ class QuerySpec:
     column: str | None = None
     group_by: str | None = None
     calibration: str = "classic"
-    q: float = 0.5
-    bins: tuple[float, ...] | None = None
-    candidates: tuple[float, ...] | None = None
-    grid_step: float | None = None
-    utility: str | None = None
 
 
 @dataclass(frozen=True)
@@ -630,7 +621,8 @@ def _check_impute(
         raise PlanError(f"{key}.impute", "an int column needs a whole number")
 
 
-_QUERY_KEYS = {
+#: The fields every query has; each statistic adds its own (its parameters in the registry).
+_COMMON_QUERY_KEYS = (
     "name",
     "statistic",
     "mechanism",
@@ -639,12 +631,22 @@ _QUERY_KEYS = {
     "column",
     "group_by",
     "calibration",
-    "q",
-    "bins",
-    "candidates",
-    "grid_step",
-    "utility",
-}
+)
+
+
+def _query_keys() -> set[str]:
+    """Every key a query may have: the shared ones and those of every registered statistic."""
+    from dpdesk.core import statistics
+
+    keys = set(_COMMON_QUERY_KEYS)
+    for stat in statistics.REGISTRY.values():
+        keys.update(stat.own_keys)
+    return keys
+
+
+def _and_list(words: list[str]) -> str:
+    """'a, b and c'."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _parse_queries(
@@ -672,14 +674,19 @@ def _parse_queries(
 
 
 def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QuerySpec:
+    from dpdesk.core import statistics
+    from dpdesk.core.mechanism_kinds import MECHANISMS, Calibration, Mechanism
+
     obj = _object(value, key)
-    _check_keys(obj, key, _QUERY_KEYS, ("name", "statistic", "mechanism", "epsilon"))
+    keys = _query_keys()
+    _check_keys(obj, key, keys, ("name", "statistic", "mechanism", "epsilon"))
     name = _text(obj["name"], f"{key}.name")
-    stat = _text(obj["statistic"], f"{key}.statistic", STATISTICS)
-    mech = _text(obj["mechanism"], f"{key}.mechanism", MECHANISMS)
-    if mech not in ALLOWED_MECHANISMS[stat]:
+    stat = statistics.get(_text(obj["statistic"], f"{key}.statistic", statistics.names()))
+    mech = Mechanism(_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
+    info = MECHANISMS[mech]
+    if mech not in stat.mechanisms:
         raise PlanError(
-            f"{key}.mechanism", f"{stat} is released with {' or '.join(ALLOWED_MECHANISMS[stat])}, not {mech}"
+            f"{key}.mechanism", f"{stat.name} is released with {' or '.join(stat.mechanisms)}, not {mech}"
         )
     eps = _positive(obj["epsilon"], f"{key}.epsilon")
     if eps > 100:
@@ -687,7 +694,7 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
             f"{key}.epsilon", f"{obj['epsilon']} is far beyond any meaningful privacy (at most 100)"
         )
     delta = 0.0
-    if mech == "gaussian":
+    if info.takes_delta:
         if "delta" not in obj:
             raise PlanError(f"{key}.delta", "is required for the Gaussian mechanism (for example 1e-7)")
         delta = _delta(obj["delta"], f"{key}.delta", allow_zero=False)
@@ -695,12 +702,12 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         raise PlanError(
             f"{key}.delta", f"only the Gaussian mechanism takes a delta ({mech} is pure epsilon-DP)"
         )
-    calibration = "classic"
+    calibration = Calibration.CLASSIC
     if "calibration" in obj:
-        if mech != "gaussian":
+        if not info.calibrations:
             raise PlanError(f"{key}.calibration", "only applies to the Gaussian mechanism")
-        calibration = _text(obj["calibration"], f"{key}.calibration", ("classic", "analytic"))
-    if mech == "gaussian" and calibration == "classic" and eps >= 1:
+        calibration = Calibration(_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations)))
+    if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1:
         raise PlanError(
             f"{key}.epsilon",
             f"the classic Gaussian formula holds only for epsilon < 1 (got {obj['epsilon']}); "
@@ -708,12 +715,13 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         )
 
     column = obj.get("column")
-    if stat == "count":
+    col_param = stat.column_param
+    if col_param is None:
         if column is not None:
-            raise PlanError(f"{key}.column", "a count takes no column (it counts rows)")
+            raise PlanError(f"{key}.column", stat.no_column or f"{stat.name} takes no column")
     else:
         if column is None:
-            raise PlanError(f"{key}.column", f"is required for {stat}")
+            raise PlanError(f"{key}.column", f"is required for {stat.name}")
         column = _text(column, f"{key}.column")
         if column not in columns:
             raise PlanError(f"{key}.column", f"{column!r} is not declared in columns")
@@ -722,10 +730,9 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
     group_by = obj.get("group_by")
     if group_by is not None:
         group_by = _text(group_by, f"{key}.group_by")
-        if stat not in ("count", "sum", "mean", "histogram"):
-            raise PlanError(
-                f"{key}.group_by", f"{stat} cannot be grouped (count, sum, mean and histogram can)"
-            )
+        if not stat.groupable:
+            can = _and_list([s.name for s in statistics.REGISTRY.values() if s.groupable])
+            raise PlanError(f"{key}.group_by", f"{stat.name} cannot be grouped ({can} can)")
         if group_by not in columns:
             raise PlanError(f"{key}.group_by", f"{group_by!r} is not declared in columns")
         if columns[group_by].type != "category":
@@ -733,88 +740,42 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         if group_by == column:
             raise PlanError(f"{key}.group_by", "cannot group a column by itself")
 
-    for opt, stats in (
-        ("q", ("quantile",)),
-        ("grid_step", ("quantile",)),
-        ("bins", ("histogram",)),
-        ("candidates", ("quantile", "select")),
-        ("utility", ("select",)),
-    ):
-        if opt in obj and stat not in stats:
-            raise PlanError(f"{key}.{opt}", f"does not apply to {stat}")
+    own = stat.own_keys
+    for opt in sorted(keys - set(_COMMON_QUERY_KEYS), key=_option_order):
+        if opt in obj and opt not in own:
+            raise PlanError(f"{key}.{opt}", f"does not apply to {stat.name}")
 
-    q = 0.5
-    bins: tuple[float, ...] | None = None
-    candidates: tuple[float, ...] | None = None
-    grid_step: float | None = None
-    utility: str | None = None
-    if stat in ("sum", "mean", "quantile", "select"):
+    if col_param is not None:
         assert col is not None
-        if not col.is_numeric:
-            raise PlanError(
-                f"{key}.column", f"{stat} needs a numeric column; {column!r} is a category column"
-            )
-    if stat == "mode":
-        assert col is not None
-        if col.type != "category":
-            raise PlanError(f"{key}.column", f"mode needs a category column; {column!r} is {col.type}")
-    if stat == "histogram":
-        assert col is not None
-        if col.type == "category":
-            if "bins" in obj:
-                raise PlanError(f"{key}.bins", "a category column is counted over its declared categories")
-        else:
-            if "bins" not in obj:
+        allowed = col_param.column_types
+        if col.type not in allowed:
+            if set(allowed) == {"int", "float"}:
                 raise PlanError(
-                    f"{key}.bins", "a histogram of a numeric column needs bin edges, e.g. [0, 10, 20]"
+                    f"{key}.column", f"{stat.name} needs a numeric column; {column!r} is a category column"
                 )
-            bins = _increasing(obj["bins"], f"{key}.bins", minimum=2, maximum=MAX_BINS + 1)
-    if stat == "quantile":
-        assert col is not None and col.bounds is not None
-        if "q" in obj:
-            q = _number(obj["q"], f"{key}.q")
-            if not 0 < q < 1:
-                raise PlanError(f"{key}.q", f"must lie strictly between 0 and 1 (got {obj['q']})")
-        if "candidates" in obj and "grid_step" in obj:
-            raise PlanError(f"{key}.grid_step", "give candidates or grid_step, not both")
-        if "candidates" in obj:
-            candidates = _increasing(
-                obj["candidates"], f"{key}.candidates", minimum=2, maximum=MAX_CANDIDATES
+            raise PlanError(
+                f"{key}.column",
+                f"{stat.name} needs a {' or '.join(allowed)} column; {column!r} is {col.type}",
             )
-            _inside(candidates, col.bounds, f"{key}.candidates")
-        elif "grid_step" in obj:
-            grid_step = _positive(obj["grid_step"], f"{key}.grid_step")
-            ratio = (col.bounds[1] - col.bounds[0]) / grid_step  # infinite for a tiny step
-            if ratio >= MAX_CANDIDATES:
-                raise PlanError(f"{key}.grid_step", f"gives more than {MAX_CANDIDATES} candidates")
-            n = math.floor(ratio) + 1
-            if n < 2:
-                raise PlanError(f"{key}.grid_step", "is wider than the bounds; it gives a single candidate")
-    if stat == "select":
-        assert col is not None and col.bounds is not None
-        if "candidates" not in obj:
-            raise PlanError(f"{key}.candidates", "select needs a declared list of candidates")
-        candidates = _increasing(obj["candidates"], f"{key}.candidates", minimum=2, maximum=MAX_CANDIDATES)
-        if "utility" not in obj:
-            raise PlanError(f"{key}.utility", f"select needs a named utility ({', '.join(UTILITIES)})")
-        utility = _text(obj["utility"], f"{key}.utility", UTILITIES)
-        if candidates[0] < 0:
-            raise PlanError(f"{key}.candidates", "revenue candidates are prices and must not be negative")
-    return QuerySpec(
-        name=name,
-        statistic=stat,
-        mechanism=mech,
-        epsilon=eps,
-        delta=delta,
-        column=column,
-        group_by=group_by,
-        calibration=calibration,
-        q=q,
-        bins=bins,
-        candidates=candidates,
-        grid_step=grid_step,
-        utility=utility,
-    )
+    common: dict[str, Any] = {
+        "name": name,
+        "statistic": statistics.StatisticName(stat.name),
+        "mechanism": mech,
+        "epsilon": eps,
+        "delta": delta,
+        "column": column,
+        "group_by": group_by,
+        "calibration": calibration,
+    }
+    return stat.parse(obj, key, common, col)
+
+
+#: The order in which keys that do not apply are reported (as before the registry); others follow by name.
+_OPTION_ORDER = ("q", "grid_step", "bins", "candidates", "utility")
+
+
+def _option_order(opt: str) -> tuple[int, str]:
+    return (_OPTION_ORDER.index(opt) if opt in _OPTION_ORDER else len(_OPTION_ORDER), opt)
 
 
 def _increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[float, ...]:
@@ -866,6 +827,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         )
         cols[name] = d
     queries: list[dict[str, Any]] = []
+    from dpdesk.core import statistics
+
     for q in plan.queries:
         d = {"name": q.name, "statistic": q.statistic, "mechanism": q.mechanism, "epsilon": q.epsilon}
         if q.mechanism == "gaussian":
@@ -875,16 +838,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             d["column"] = q.column
         if q.group_by is not None:
             d["group_by"] = q.group_by
-        if q.statistic == "quantile":
-            d["q"] = q.q
-        if q.bins is not None:
-            d["bins"] = [_num_out(b) for b in q.bins]
-        if q.candidates is not None:
-            d["candidates"] = [_num_out(c) for c in q.candidates]
-        if q.grid_step is not None:
-            d["grid_step"] = _num_out(q.grid_step)
-        if q.utility is not None:
-            d["utility"] = q.utility
+        d.update(statistics.get(q.statistic).fields_to_dict(q))
         queries.append(d)
     unit: dict[str, Any] = {
         "neighbouring": plan.privacy_unit.neighbouring.value,

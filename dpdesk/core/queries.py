@@ -13,7 +13,7 @@ Neighbouring relations, with k = max_rows_per_person and M = max(|L|, |U|):
   and an empty id, so a row of the statistic may **drop out** while its neighbour, with a value,
   does not (see :func:`rows_can_drop`).
 
-Sensitivities (L1 for Laplace, L2 for Gaussian, Du for the exponential mechanism):
+Sensitivities (L1 for Laplace, L2 for Gaussian, Du for the exponential mechanism), in summary for the first statistics (every module states its own):
 
 =====================  ======================  ==========================================
 statistic              add_remove              replace
@@ -24,76 +24,17 @@ histogram, grouped n   L1 = L2 = k             L1 = 2k, L2 = sqrt(2) k
 grouped sum            L1 = L2 = k M           L1 = 2k M, L2 = k max(U - L, sqrt(2) M)
 mean: sum of (x-mid)   k (U - L)/2             k (U - L)
 mode utility           k                       k
-quantile score (*)     k max(q, 1 - q)         k
+quantile score         k max(q, 1 - q)         k
 select (revenue)       k max(candidates)       k max(candidates)
 =====================  ======================  ==========================================
 
-The grouped-sum L2 under replace is ``k max(U - L, sqrt(2) M)``, not ``sqrt(2) k M``: moving a
-value from L to U inside one group changes that cell by U - L, which exceeds sqrt(2) M when L < 0 < U.
-
-Rows that drop out under replace. Where rows can drop, a replace neighbour removes a set A of the
-statistic's rows and adds a set B, with |A| <= k and |B| <= k (not necessarily |A| = |B|); values
-are clamped to [L, U] and imputed values lie inside the bounds. Per statistic:
-
-* ungrouped sum: the change is sum(B) - sum(A) <= |B| U - |A| L, at most k max(U - L, M) (A empty
-  and B at the bound farther from zero, or A at L and B at U). This exceeds k (U - L) only when the
-  bounds exclude zero: the one statistic whose sensitivity changes (tests/core/test_bruteforce.py
-  reaches it);
-* count: |B| - |A| lies in [-k, k]: k, as booked (no longer conservative);
-* histogram and grouped count: at most k cells lose and k cells gain one per row: L1 <= 2k; the
-  positive and negative parts of the change each have L1, hence L2, at most k: L2 <= sqrt(2) k;
-* grouped sum: L1 <= sum |x| over A and B <= 2k M. For L2, cell g changes by at most
-  c_g = max(b_g U - a_g L, a_g U - b_g L) (a_g, b_g the rows of A and B in g); sum c_g^2 is convex in
-  (a, b), so over {a >= 0, sum a <= k} x {b >= 0, sum b <= k} its maximum is at a vertex: nothing,
-  all k in one cell (k M), A and B in one cell (k (U - L)) or in two cells (sqrt(2) k M); hence
-  L2 <= k max(U - L, sqrt(2) M), as booked;
-* mean: its count is a count (k) and its sum of x - mid, with |x - mid| <= (U - L)/2 per row, moves
-  by at most k (U - L)/2 + k (U - L)/2 = k (U - L), as booked, grouped or not;
-* mode: each category's count changes by b_c - a_c in [-k, k]: Du = k;
-* quantile: each removed or added row moves a = #(x<c) - q n and b = q n - #(x<=c) by an amount
-  in [-q, 1 - q] or its negative, so k removed and k added rows move them by at most
-  k q + k (1 - q) = k, and the score -max(0, a, b) by no more: Du = k (see (*) below);
-* select: #(x >= p) changes by at most k, so p #(x >= p) by k p: Du = k max(candidates).
-
-Under add_remove a row that drops out is only a row that is not added, so nothing changes there.
-
-(*) The quantile score. With n the number of rows that have a value, B(c) = #(x < c) and
-E(c) = #(x <= c), a candidate c is a q-quantile iff B(c) <= q n <= E(c). The score is
-
-    u(c) = -max(0, a, b),   a = B(c) - q n,   b = q n - E(c),
-
-so u(c) <= 0, and u(c) = 0 iff c is a q-quantile: the best candidates are exactly the true
-q-quantiles, ties included (rows equal to c count in E but not in B). Where u(c) < 0 its value is
-the distance in ranks from q n to the ranks [B(c), E(c)] that c occupies. The old score
--|(1-q) #(x<c) - q #(x>c)| ignored rows equal to c and missed the median of tied data.
-
-Sensitivity. u = -max(0, a, b) is 1-Lipschitz in the max-norm of (a, b): |max(0, a, b) -
-max(0, a', b')| <= max(|a - a'|, |b - b'|). So it suffices to bound how far each term moves.
-
-* Adding one row of value x (n -> n + 1, q n -> q n + q): if x < c, B and E grow by 1, so a moves
-  by 1 - q and b by q - 1; if x = c, B stays, E grows by 1: a moves by -q, b by q - 1; if x > c,
-  B and E stay: a moves by -q, b by +q. Each term moves by at most max(q, 1 - q); removing a row
-  is the same step backwards. k rows: Du = k max(q, 1 - q) under add_remove.
-* Replacing one row (n fixed): B and E each change by at most 1 and q n not at all, so each term
-  moves by at most 1; k rows: Du = k under replace.
-* Rows that drop out (a missing value under ``missing: "drop"``, an empty id) are removals: under
-  add_remove a dropped row adds or removes nothing; under replace a row that drops out (or comes
-  back) changes n by 1 and moves each term by at most max(q, 1 - q) <= 1, so Du = k still holds.
-
-Exact arithmetic: q is read as the decimal written in the plan (0.1 is 1/10, not the binary
-double; at most 10^9 in the denominator, see :func:`quantile_fraction`), and den * a, den * b
-are exact integers, so a candidate with u = 0 is never lost to rounding; Du is computed from the
-same fraction and rounded up to a float. The utilities handed to OpenDP are floats, -N/den correctly
-rounded: exact when den is a power of two (q = 0.5, 0.25, 0.75, ...), otherwise within half an ulp
-of |u| <= n (below 2^-22 at the 2^31-row cap), as were the previous score's.
-
-Rank accuracy. The exponential mechanism's chosen utility is within R = 2 Du (ln m + ln 20) / eps
-of the best of m candidates with probability at least 95% (McSherry & Talwar 2007). When some
-candidate is an exact q-quantile (the best utility is 0), the released c has u(c) >= -R, that is
-B(c) <= q n + R and E(c) >= q n - R: its rank is within +-R of q n. This needs only public
-quantities. An int column whose candidates are every whole number in its (whole) bounds always
-has an exact q-quantile among them (the smallest data value v with #(x <= v) >= q n, or any
-candidate when n = 0); other candidates do not guarantee it, and the design says so.
+Each statistic's proof (both relations, rows that drop out under replace, grouped too) is in its
+module's docstring under :mod:`dpdesk.core.statistics` (count, sum, mean, histogram, quantile, mode,
+select, ...); :func:`design_query` computes what every design shares (the unit of privacy, whether rows
+can drop out) and hands the rest to the statistic's ``design``. Where rows can drop, a replace
+neighbour removes a set A of the statistic's rows and adds a set B, with |A| <= k and |B| <= k (not
+necessarily |A| = |B|); values are clamped to [L, U] and imputed values lie inside the bounds. Under
+add_remove a row that drops out is only a row that is not added, so nothing changes there.
 
 Exact sums: values are clamped to [L, U] and put on a fixed-point grid of resolution 2^-s chosen
 from the public bounds and the public row cap (2^31 rows), so that every per-row value is an
@@ -108,11 +49,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpdesk.core import mechanisms as mech
 from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.statistics.quantile import QuantileQuery
 
 VALUE_BITS = 30  # |per-row grid value| <= 2^30; with at most 2^31 rows a sum stays below 2^61
 
@@ -166,7 +110,7 @@ class QueryDesign:
     #: For the exponential mechanism: (utility gap, probability that the better of two candidates wins).
     selection_curve: tuple[tuple[float, float], ...] = ()
     #: For a quantile: R such that the released value's rank is within +-R of q n with 95% probability
-    #: (from public quantities only; see the module docstring).
+    #: (from public quantities only; see statistics/quantile.py).
     rank_error95: float | None = None
     #: For a quantile: whether some candidate is always an exact q-quantile (then R holds as stated).
     rank_exact: bool = False
@@ -238,7 +182,7 @@ def grid_bounds(spec: ColumnSpec) -> tuple[int, int, int]:
     return s, lo, hi
 
 
-def quantile_candidates(spec: QuerySpec, col: ColumnSpec) -> tuple[float, ...]:
+def quantile_candidates(spec: QuantileQuery, col: ColumnSpec) -> tuple[float, ...]:
     """The candidates of a quantile query: declared, or a grid inside the public bounds.
 
     Without ``candidates`` or ``grid_step``, an int column uses every whole number in its bounds
@@ -281,7 +225,7 @@ def _float_up(x: Fraction) -> float:
 def covers_every_whole_number(cands: tuple[Any, ...], col: ColumnSpec) -> bool:
     """Whether an int column's candidates include every whole number in its whole-number bounds.
 
-    Then some candidate is always an exact q-quantile of the clamped values (see the module docstring).
+    Then some candidate is always an exact q-quantile of the clamped values (see statistics/quantile.py).
     """
     if col.type != "int" or col.bounds is None:
         return False
@@ -384,7 +328,10 @@ def gaussian_grid(sigma: float, unit: float) -> float:
 
 
 def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
-    """Sensitivity, scale, bound and formula of a query, from the plan alone."""
+    """Sensitivity, scale, bound and formula of a query, from the plan alone (its statistic's design)."""
+    from dpdesk.core import statistics
+    from dpdesk.core.statistics.base import DesignContext
+
     unit = plan.privacy_unit
     k = unit.max_rows_per_person
     replace = unit.neighbouring == "replace"
@@ -400,205 +347,25 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                 "without an id column"
             ).format(k=k)
         )
-    col = plan.columns[spec.column] if spec.column else None
-    group = plan.columns[spec.group_by] if spec.group_by else None
-    groups = group.categories if group is not None else None
-    assert groups is not None or group is None
+    ctx = DesignContext(k, replace, rel, who, drops, causes, notes)
+    return statistics.get(spec.statistic).design(spec, plan, ctx)
 
-    if spec.statistic in ("count", "sum", "mean", "histogram"):
-        # cells of the released vector
-        if spec.statistic == "histogram":
-            assert col is not None
-            bins = _histogram_labels(spec, col)
-            cells = tuple(f"{g} / {b}" for g in groups for b in bins) if groups else bins
-        else:
-            cells = tuple(groups) if groups else ("",)
-        vector = len(cells) > 1 or groups is not None or spec.statistic == "histogram"
-        eps, delta = spec.epsilon, spec.delta
-        if spec.statistic == "mean":
-            eps, delta = eps / 2.0, delta / 2.0
-        comps: list[Component] = []
-        # count-like component
-        if spec.statistic in ("count", "histogram", "mean"):
-            if vector:
-                l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))
-                if replace:
-                    why = _(
-                        "{rel}, {who}: each cell counts rows; replacing moves up to {k} rows from one cell to "
-                        "another, L1 = 2k = {l1}, L2 = sqrt(2) k = {l2}"
-                    ).format(rel=rel, who=who, k=k, l1=_fmt(l1), l2=_fmt(l2))
-                    if drops:
-                        why += "; " + _(
-                            "a row that drops out ({causes}) leaves its cell without joining another: at "
-                            "most k rows leave cells and k join, so L1 <= 2k and L2 <= sqrt(2) k still hold"
-                        ).format(causes=causes)
-                else:
-                    why = _(
-                        "{rel}, {who}: each cell counts rows; adding or removing changes the counts by {k} in "
-                        "total, L1 = L2 = k = {k}"
-                    ).format(rel=rel, who=who, k=k)
-            else:
-                l1 = l2 = float(k)
-                why = _("{rel}, {who}: the count changes by at most k = {k}").format(rel=rel, who=who, k=k)
-                if drops:
-                    why += "; " + _(
-                        "a row can drop out ({causes}), so replacing can change the count by up to k"
-                    ).format(causes=causes)
-                elif replace:
-                    why += " " + _("(conservative: replace keeps n)")
-            label = _("noisy count") if spec.statistic == "mean" else spec.statistic
-            comps.append(
-                _noise_component(
-                    label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why
-                )
-            )
-        if spec.statistic in ("sum", "mean"):
-            assert col is not None and col.bounds is not None
-            s, lo_i, hi_i = grid_bounds(col)
-            lo, hi = col.bounds
-            m = max(abs(lo), abs(hi))
-            if spec.statistic == "sum":
-                unit_v = math.ldexp(1.0, -s)
-                m_i = max(abs(lo_i), abs(hi_i))
-                if not vector:
-                    if drops:
-                        l1_i = l2_i = float(k * max(hi_i - lo_i, m_i))
-                        why = _(
-                            "{rel}, {who}: a row's value moves within [L, U], or the row drops out "
-                            "({causes}) while its neighbour, with a value, does not, which moves the sum by "
-                            "up to M = max(|L|, |U|) = {m}: k max(U - L, M) = {x}"
-                        ).format(rel=rel, who=who, causes=causes, m=_fmt(m), x=_fmt(k * max(hi - lo, m)))
-                    elif replace:
-                        l1_i = l2_i = float(k * (hi_i - lo_i))
-                        why = _("{rel}, {who}: a row's value moves within [L, U], k (U - L) = {x}").format(
-                            rel=rel, who=who, x=_fmt(k * (hi - lo))
-                        )
-                    else:
-                        l1_i = l2_i = float(k * m_i)
-                        why = _(
-                            "{rel}, {who}: a row adds at most M = max(|L|, |U|) = {m}, k M = {km}"
-                        ).format(rel=rel, who=who, m=_fmt(m), km=_fmt(k * m))
-                elif replace:
-                    l1_i = 2.0 * k * m_i
-                    l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)
-                    why = _(
-                        "{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {l1}, "
-                        "L2 = k max(U - L, sqrt(2) M) = {l2}"
-                    ).format(
-                        rel=rel, who=who, l1=_fmt(2 * k * m), l2=_fmt(k * max(hi - lo, math.sqrt(2) * m))
-                    )
-                    if drops:
-                        why += "; " + _(
-                            "a row that drops out ({causes}) only leaves its group: k rows leaving and k "
-                            "joining stay within these bounds (the largest changes put them in one or two "
-                            "groups)"
-                        ).format(causes=causes)
-                else:
-                    l1_i = l2_i = float(k * m_i)
-                    why = _(
-                        "{rel}, {who}: the rows add at most kM = {km} over all groups, L1 = L2 = kM"
-                    ).format(rel=rel, who=who, km=_fmt(k * m))
-                kind, label = "sum", "sum"
-            else:
-                # centred values c = 2 q - (L_int + U_int) in units of 2^-(s+1), |c| <= U_int - L_int
-                unit_v = math.ldexp(1.0, -(s + 1))
-                w = float(hi_i - lo_i)
-                if replace:
-                    l1_i = l2_i = 2.0 * k * w
-                    why = _("{rel}, {who}: x - mid moves within [-(U-L)/2, (U-L)/2], k (U - L) = {x}").format(
-                        rel=rel, who=who, x=_fmt(k * (hi - lo))
-                    )
-                    if drops:
-                        why += "; " + _(
-                            "a row that drops out ({causes}) removes at most (U - L)/2 and its neighbour "
-                            "adds at most (U - L)/2: still k (U - L)"
-                        ).format(causes=causes)
-                else:
-                    l1_i = l2_i = k * w
-                    why = _("{rel}, {who}: |x - mid| <= (U - L)/2, k (U - L)/2 = {x}").format(
-                        rel=rel, who=who, x=_fmt(k * (hi - lo) / 2)
-                    )
-                if vector:
-                    why += " " + _("(per group and in total: a row belongs to one group)")
-                kind, label = "centered_sum", _("noisy sum of (x - mid)")
-            c = _noise_component(
-                label,
-                kind,
-                spec.mechanism,
-                spec.calibration,
-                eps,
-                delta,
-                l1_i * unit_v,
-                l2_i * unit_v,
-                unit_v,
-                why,
-            )
-            comps.append(c)
-        return QueryDesign(spec, tuple(comps), cells, None, tuple(notes))
 
-    # exponential mechanism
-    assert col is not None
-    rank_exact = False
-    if spec.statistic == "mode":
-        assert col.categories is not None
-        du = float(k)
-        why = _("{rel}, {who}: a category's count changes by at most k = {k}").format(rel=rel, who=who, k=k)
-        if drops:
-            why += "; " + _(
-                "a row that drops out ({causes}) lowers one count by 1 and its neighbour raises one by at "
-                "most 1: each count still moves by at most k"
-            ).format(causes=causes)
-        cands: tuple[Any, ...] = col.categories
-        util = _("u(c) = number of rows in category c")
-    elif spec.statistic == "quantile":
-        cands = quantile_candidates(spec, col)
-        qf = quantile_fraction(spec.q)
-        if replace:
-            du = float(k)
-            why = _(
-                "{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); replacing a row (n fixed) "
-                "moves #(x<c) and #(x<=c) by at most 1 each, so Du = k = {k}"
-            ).format(rel=rel, who=who, k=k)
-        else:
-            du = _float_up(k * max(qf, 1 - qf))
-            why = _(
-                "{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); adding a row moves "
-                "#(x<c) - qn by -q or 1-q and qn - #(x<=c) by q or q-1, so Du = k max(q, 1-q) = "
-                "{du}"
-            ).format(rel=rel, who=who, du=_fmt(du))
-        if drops:
-            why += "; " + _(
-                "a row that drops out ({causes}) is removed without being replaced: each removed or added "
-                "row moves the score by at most q or 1 - q, in opposite directions, so k rows removed and k "
-                "added move it by at most k q + k (1 - q) = k"
-            ).format(causes=causes)
-        util = f"u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)), q = {_fmt(spec.q)}"
-        rank_exact = covers_every_whole_number(cands, col)
-        if not rank_exact:
-            notes.append(
-                _(
-                    "The rank accuracy holds when some candidate is an exact q-quantile, which "
-                    "these candidates do not guarantee (only every whole number in the bounds of "
-                    "an int column does); otherwise the released value's rank may also be off by "
-                    "the distance from q·n to the nearest candidate's ranks."
-                )
-            )
-    else:  # select, revenue
-        assert spec.candidates is not None
-        cands = spec.candidates
-        du = k * max(abs(c) for c in cands)
-        why = _(
-            "{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
-            "Du = k max(p) = {du}"
-        ).format(rel=rel, who=who, du=_fmt(du))
-        if drops:
-            why += "; " + _("a row that drops out ({causes}) also changes each count by at most 1").format(
-                causes=causes
-            )
-        util = _("u(p) = p x number of bids at or above p (revenue)")
-    eps = spec.epsilon
+def group_cells(spec: QuerySpec, plan: Plan) -> tuple[str, ...] | None:
+    """The categories of the query's group_by column (None: not grouped)."""
+    if spec.group_by is None:
+        return None
+    groups = plan.columns[spec.group_by].categories
+    assert groups is not None
+    return groups
+
+
+def exponential_component(
+    label: str, epsilon: float, du: float, n: int, utility: str, derivation: str
+) -> Component:
+    """The exponential mechanism's component: Du, the Gumbel scale and the formula with its 95% statements."""
+    eps = epsilon
     gumbel = 2.0 * du / eps
-    n = len(cands)
     gap95 = mech.em_gap_for(0.95, eps, du)
     loss95 = 2 * du * (math.log(n) + mech.LN20) / eps
     formula = _(
@@ -606,16 +373,9 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         "The better of two candidates is picked with 95% probability when their utilities differ by "
         "{gap}; with {n} candidates the chosen utility is within 2 Du (ln {n} + ln 20) / epsilon = "
         "{bound} of the best with 95% probability"
-    ).format(e=_fmt(eps), du=_fmt(du), utility=util, gap=_fmt(gap95), n=n, bound=_fmt(loss95))
-    rank95: float | None = None
-    if spec.statistic == "quantile":
-        rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps
-        formula += ". " + _(
-            "This score's utility is minus a distance in ranks, so R = {r}: the released value's rank "
-            "is within ±R of q·n with 95% probability (n: the rows with a value)"
-        ).format(r=_fmt(rank95))
-    comp = Component(
-        spec.statistic,
+    ).format(e=_fmt(eps), du=_fmt(du), utility=utility, gap=_fmt(gap95), n=n, bound=_fmt(loss95))
+    return Component(
+        label,
         "utility",
         "exponential",
         eps,
@@ -627,9 +387,8 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
         None,
         1.0,
         formula,
-        why,
+        derivation,
     )
-    return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du), rank95, rank_exact)
 
 
 def em_curve(epsilon: float, du: float) -> tuple[tuple[float, float], ...]:
@@ -637,20 +396,6 @@ def em_curve(epsilon: float, du: float) -> tuple[tuple[float, float], ...]:
     g95 = mech.em_gap_for(0.95, epsilon, du)
     gaps = [g95 * f for f in (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)]
     return tuple((g, mech.em_probabilities([g, 0.0], epsilon, du)[0]) for g in gaps)
-
-
-def _histogram_labels(spec: QuerySpec, col: ColumnSpec) -> tuple[str, ...]:
-    if col.type == "category":
-        assert col.categories is not None
-        return col.categories
-    assert spec.bins is not None
-    edges = spec.bins
-    labels = []
-    for i in range(len(edges) - 1):
-        left = "(-inf" if i == 0 else f"[{_fmt(edges[i])}"
-        right = "+inf)" if i == len(edges) - 2 else f"{_fmt(edges[i + 1])})"
-        labels.append(f"{left}, {right}")
-    return tuple(labels)
 
 
 def design_plan(plan: Plan) -> list[QueryDesign]:

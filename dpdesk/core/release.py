@@ -28,6 +28,7 @@ import numpy as np
 from dpdesk import __version__
 from dpdesk.core import accounting as acc
 from dpdesk.core import mechanisms as mech
+from dpdesk.core import statistics
 from dpdesk.core.aggregates import Exact, bound_rows_per_person, exact_statistic
 from dpdesk.core.budget import budget_report, design_to_dict, plan_costs
 from dpdesk.core.datacheck import DataCheck, DataProblems, check_data
@@ -37,7 +38,7 @@ from dpdesk.core.loading import Table, load_table
 from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
-from dpdesk.core.values import CSV_COLUMNS, Row, fmt_number, rounded_row, rows_hash
+from dpdesk.core.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.i18n import _
 
 
@@ -89,45 +90,9 @@ def _opendp_pick(utilities: list[float], comp: Any) -> int:
 def noisy_rows(
     design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn = _opendp_noise, pick: PickFn = _opendp_pick
 ) -> list[Row]:
-    """Noise one query's exact statistic and format its rows (the only place values are made)."""
-    spec = design.spec
-    eps_s, delta_s = fmt_number(spec.epsilon), fmt_number(spec.delta)
-    if spec.mechanism == "exponential":
-        assert exact.utilities is not None and design.candidates is not None
-        idx = pick(exact.utilities, design.components[0])
-        chosen = design.candidates[idx]
-        value = chosen if isinstance(chosen, str) else fmt_number(chosen)
-        return [Row(spec.name, "", value, "", "", spec.mechanism, eps_s, delta_s)]
-    rows: list[Row] = []
-    if spec.statistic == "mean":
-        count_c, sum_c = design.components
-        counts = noise(exact.vectors[0], count_c)
-        sums = noise(exact.vectors[1], sum_c)
-        col = plan.columns[spec.column or ""]
-        assert col.bounds is not None
-        lo, hi = col.bounds
-        mid = (lo + hi) / 2.0
-        e_n, e_s = interval_halfwidth(count_c, 0.975), interval_halfwidth(sum_c, 0.975)
-        for cell, n_g, s in zip(design.cells, counts, sums, strict=True):
-            s_nat = to_natural(s, sum_c)
-            n = to_natural(n_g, count_c)
-            m = min(hi, max(lo, mid + s_nat / max(1, n)))
-            if n - e_n <= 0:
-                low, high = lo, hi
-            else:
-                cands = [mid + (s_nat + a) / (n + b) for a in (-e_s, e_s) for b in (-e_n, e_n)]
-                low, high = max(lo, min(cands)), min(hi, max(cands))
-            rows.append(rounded_row(spec.name, cell, m, low, high, spec.mechanism, eps_s, delta_s))
-        return rows
-    (comp,) = design.components
-    noisy = noise(exact.vectors[0], comp)
-    bound = interval_halfwidth(comp)
-    for cell, v in zip(design.cells, noisy, strict=True):
-        val = to_natural(v, comp)
-        rows.append(
-            rounded_row(spec.name, cell, val, val - bound, val + bound, spec.mechanism, eps_s, delta_s)
-        )
-    return rows
+    """Noise one query's exact statistic and format its rows (the only place values are made): its
+    statistic's post-processing (:meth:`~dpdesk.core.statistics.base.Statistic.release_rows`)."""
+    return statistics.get(design.spec.statistic).release_rows(design, exact, plan, noise, pick)
 
 
 # ----------------------------------------------------------------------------- release

@@ -318,19 +318,16 @@ class QueryListModel(_StateListModel):
 
 def word_label(word: str) -> str:
     """A plan word (statistic or mechanism) as the user reads it; the plan file keeps the word itself."""
-    labels = {
-        "count": _("count"),
-        "sum": _("sum"),
-        "mean": _("mean"),
-        "histogram": _("histogram"),
-        "quantile": _("quantile"),
-        "mode": _("most frequent"),
-        "select": _("best price"),
-        "laplace": _("Laplace"),
-        "gaussian": _("Gaussian"),
-        "exponential": _("exponential mechanism"),
-    }
-    return labels.get(word, word)
+    from dpdesk.core import statistics
+    from dpdesk.core.mechanism_kinds import MECHANISMS
+
+    stat = statistics.REGISTRY.get(word)
+    if stat is not None:
+        return stat.word()
+    for mech in MECHANISMS.values():
+        if mech.name == word:
+            return mech.label()
+    return word
 
 
 RESULT_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")

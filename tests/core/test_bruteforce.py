@@ -14,11 +14,12 @@ The neighbouring relations are the ones dpdesk declares (queries.py), with k = 1
 * replace: base + P against base + P', P and P' the same number (1..k) of rows with any tokens
   (so a row may turn missing, undeclared or id-less, and drop out, while its neighbour does not).
 
-The base holds up to two other people with up to k rows each. The quantile score is not a sum of
-per-row contributions, so it is enumerated over every base of up to 2 x k rows from {L, U, mid,
-missing}; the other statistics (count, sum, mean, histogram, mode, select) add up per-row
-contributions, so their change does not depend on the base, and three bases (empty, one person,
-two people with a dropped row) exercise the code paths. Every statistic x relation x missing policy
+The base holds up to two other people with up to k rows each. A statistic that is not a sum of
+per-row contributions (``additive = False``: the quantile score) is enumerated over every base of up
+to 2 x k rows from {L, U, mid, missing}; the others (count, sum, mean, histogram, mode, select, ...) add
+up per-row contributions, so their change does not depend on the base, and three bases (empty, one
+person, two people with a dropped row) exercise the code paths. The statistics and their example
+queries come from the registry (:mod:`dpdesk.core.statistics`, each module's ``examples``). Every statistic x relation x missing policy
 (x and g each "drop" or imputed) x grouped or not x id column or not x bounds (straddling zero,
 positive, negative; float and int columns) x k is enumerated, and the largest observed change of each
 component (L1 and L2 in natural units; for exponential-mechanism statistics the max-norm change of
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpdesk.core import statistics
 from dpdesk.core.aggregates import bound_rows_per_person, exact_statistic
 from dpdesk.core.loading import Column, Table, csvfile, load_table
 from dpdesk.core.loading.columns import int_dtype
@@ -150,28 +152,16 @@ class Config:
 
 
 def queries(bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:
-    """Every statistic, grouped or not, with bins and candidates inside these bounds."""
-    lo, hi = bounds
-    w = hi - lo
-    bins = [lo + w / 4, lo + w / 2, lo + 3 * w / 4]
-    cands = sorted({lo, lo + w / 4, zero_or_mid(bounds), hi})
-    prices = [0.0, 1.0, 3.0] if hi < 50 else [lo, lo + w / 2, hi]
-    lap, em = {"mechanism": "laplace"}, {"mechanism": "exponential"}
-    return {
-        "count": {"statistic": "count", **lap},
-        "count_by": {"statistic": "count", "group_by": "g", **lap},
-        "sum": {"statistic": "sum", "column": "x", **lap},
-        "sum_by": {"statistic": "sum", "column": "x", "group_by": "g", **lap},
-        "mean": {"statistic": "mean", "column": "x", **lap},
-        "mean_by": {"statistic": "mean", "column": "x", "group_by": "g", **lap},
-        "histogram_category": {"statistic": "histogram", "column": "g", **lap},
-        "histogram_bins": {"statistic": "histogram", "column": "x", "bins": bins, **lap},
-        "histogram_bins_by": {"statistic": "histogram", "column": "x", "bins": bins, "group_by": "g", **lap},
-        "mode": {"statistic": "mode", "column": "g", **em},
-        "quantile_0.25": {"statistic": "quantile", "column": "x", "q": 0.25, "candidates": cands, **em},
-        "quantile_0.5": {"statistic": "quantile", "column": "x", "q": 0.5, "candidates": cands, **em},
-        "select": {"statistic": "select", "column": "x", "candidates": prices, "utility": "revenue", **em},
-    }
+    """Every statistic of the registry, grouped or not, with bins and candidates inside these bounds: the
+    examples each statistic's module declares (so a new statistic is enumerated without editing this file)."""
+    out: dict[str, dict[str, Any]] = {}
+    for stat in statistics.REGISTRY.values():
+        examples = stat.examples(bounds)
+        assert examples, f"{stat.name} declares no examples"
+        for name, query in examples.items():
+            assert name not in out, name
+            out[name] = query
+    return out
 
 
 def configs(name: str, with_id: bool, k: int) -> Iterator[Config]:
@@ -199,7 +189,7 @@ def person_tokens(cfg: Config) -> list[Row]:
 def bases(cfg: Config) -> list[list[Row]]:
     """The other people's rows: every base for the quantile, three for the additive statistics."""
     k = cfg.k
-    if cfg.query["statistic"] == "quantile":
+    if not statistics.get(cfg.query["statistic"]).additive:
         toks = [(x, "a") for x in ("L", "U", "Z", "miss")]
         out = []
         for size in range(2 * k + 1):

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpdesk.core import statistics
 from dpdesk.core.aggregates import exact_statistic
 from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan import Plan, parse_plan
@@ -230,7 +231,7 @@ class TestWorstCases:
         assert change(p, a, b)[0][2] == pytest.approx(2.5 * k)
 
 
-ALL_QUERIES = [
+HAND_PICKED = [
     {"statistic": "count", "mechanism": "laplace"},
     {"statistic": "count", "group_by": "g", "mechanism": "laplace"},
     {"statistic": "sum", "column": "x", "mechanism": "laplace"},
@@ -250,6 +251,14 @@ ALL_QUERIES = [
         "mechanism": "exponential",
     },
 ]
+#: The hand-picked queries and every statistic's own examples (from the registry), on bounds [-7, 3].
+ALL_QUERIES = HAND_PICKED + [
+    q for stat in statistics.REGISTRY.values() for q in stat.examples((-7.0, 3.0)).values()
+]
+
+
+def test_every_statistic_is_checked_against_random_neighbours() -> None:
+    assert {q["statistic"] for q in ALL_QUERIES} == set(statistics.REGISTRY)
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,9 @@ G_RNG_STATIC = f"{GAPS}::test_the_release_path_never_names_numpy_random_or_rando
 G_CHECK = f"{GAPS}::test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_package"
 GUI = "tests/gui/test_app.py"
 OFFICER = "tests/core/test_officer.py"
+PROP = "tests/core/test_proportion.py"
+PROP_WORST = f"{PROP}::test_the_worst_neighbours_reach_the_booked_sensitivity"
+PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivity"
 
 
 @dataclass(frozen=True)
@@ -119,31 +122,31 @@ ACC = "dpdesk/core/accounting.py"
 OFC = "dpdesk/core/officer.py"
 
 MUTANTS: tuple[Mutant, ...] = (
-    # --- sensitivities (queries.py, aggregates.py) ------------------------------------------------
+    # --- sensitivities (each statistic's module in dpdesk/core/statistics/, aggregates.py) ----------
     Mutant(
         "S01",
         "sensitivities: count, add/remove and replace, k -> k/2",
-        Q,
-        r"""                l1 = l2 = float(k)
-                why = _("{rel}, {who}: the count changes by at most k""",
-        r"""                l1 = l2 = k / 2.0
-                why = _("{rel}, {who}: the count changes by at most k""",
+        "dpdesk/core/statistics/count.py",
+        r"""        l1 = l2 = float(k)
+        why = _("{rel}, {who}: the count changes by at most k""",
+        r"""        l1 = l2 = k / 2.0
+        why = _("{rel}, {who}: the count changes by at most k""",
         (SENS,),
     ),
     Mutant(
         "S02",
         "sensitivities: count under replace, k -> k/2 ('n does not change')",
-        Q,
-        r"""                l1 = l2 = float(k)
-                why = _("{rel}, {who}: the count changes by at most k""",
-        r"""                l1 = l2 = k / 2.0 if replace else float(k)
-                why = _("{rel}, {who}: the count changes by at most k""",
+        "dpdesk/core/statistics/count.py",
+        r"""        l1 = l2 = float(k)
+        why = _("{rel}, {who}: the count changes by at most k""",
+        r"""        l1 = l2 = k / 2.0 if replace else float(k)
+        why = _("{rel}, {who}: the count changes by at most k""",
         (f"{SENS}::TestWorstCases::test_count", SENS),
     ),
     Mutant(
         "S03",
         "sensitivities: histogram / grouped count under replace, L1 2k -> k",
-        Q,
+        "dpdesk/core/statistics/count.py",
         r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
         r"""l1, l2 = (float(k), math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
         (SENS,),
@@ -151,7 +154,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S04",
         "sensitivities: histogram / grouped count under replace, L2 sqrt(2) k -> k",
-        Q,
+        "dpdesk/core/statistics/count.py",
         r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
         r"""l1, l2 = (2.0 * k, float(k)) if replace else (float(k), float(k))""",
         (SENS,),
@@ -159,19 +162,17 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S05",
         "sensitivities: sum, add/remove, k max(|L|,|U|) -> k U",
-        Q,
-        r"""                        l1_i = l2_i = float(k * m_i)
-                        why = _(
-                            "{rel}, {who}: a row adds at most M""",
-        r"""                        l1_i = l2_i = float(k * hi_i)
-                        why = _(
-                            "{rel}, {who}: a row adds at most M""",
+        "dpdesk/core/statistics/sum.py",
+        r"""                l1_i = l2_i = float(k * m_i)
+                why = _("{rel}, {who}: a row adds at most M""",
+        r"""                l1_i = l2_i = float(k * hi_i)
+                why = _("{rel}, {who}: a row adds at most M""",
         (SENS,),
     ),
     Mutant(
         "S06",
         "sensitivities: sum, replace, k (U - L) -> k M",
-        Q,
+        "dpdesk/core/statistics/sum.py",
         r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
         r"""l1_i = l2_i = float(k * max(abs(lo_i), abs(hi_i)))""",
         (SENS, BF_SUM),
@@ -179,66 +180,66 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S07",
         "sensitivities: grouped sum, replace, L1 2kM -> kM",
-        Q,
-        r"""                    l1_i = 2.0 * k * m_i""",
-        r"""                    l1_i = float(k * m_i)""",
+        "dpdesk/core/statistics/sum.py",
+        r"""l1_i = 2.0 * k * m_i""",
+        r"""l1_i = float(k * m_i)""",
         (SENS,),
     ),
     Mutant(
         "S08",
         "sensitivities: grouped sum, replace, L2 k max(U-L, sqrt(2) M) -> sqrt(2) k M",
-        Q,
-        r"""                    l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)""",
-        r"""                    l2_i = math.sqrt(2.0) * k * m_i""",
+        "dpdesk/core/statistics/sum.py",
+        r"""l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)""",
+        r"""l2_i = math.sqrt(2.0) * k * m_i""",
         (SENS,),
     ),
     Mutant(
         "S09",
         "sensitivities: mean, add/remove, centred sum k (U-L)/2 -> k (U-L)/4",
-        Q,
-        r"""                    l1_i = l2_i = k * w
+        "dpdesk/core/statistics/mean.py",
+        r"""l1_i = l2_i = k * w
 """,
-        r"""                    l1_i = l2_i = k * w / 2.0
+        r"""l1_i = l2_i = k * w / 2.0
 """,
         (SENS,),
     ),
     Mutant(
         "S10",
         "sensitivities: mean, replace, centred sum k (U-L) -> k (U-L)/2",
-        Q,
-        r"""                    l1_i = l2_i = 2.0 * k * w""",
-        r"""                    l1_i = l2_i = k * w""",
+        "dpdesk/core/statistics/mean.py",
+        r"""l1_i = l2_i = 2.0 * k * w""",
+        r"""l1_i = l2_i = k * w""",
         (SENS,),
     ),
     Mutant(
         "S11",
         "sensitivities: mean sums x, not x - mid (the claim assumes centred values)",
-        A,
-        r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)""",
-        r"""            q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64)""",
+        "dpdesk/core/statistics/mean.py",
+        r"""q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)""",
+        r"""q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64)""",
         (SENS,),
     ),
     Mutant(
         "S12",
         "calibration: a mean's count and sum each get the full epsilon (2 eps spent, eps charged)",
-        Q,
-        r"""            eps, delta = eps / 2.0, delta / 2.0""",
-        r"""            pass""",
+        "dpdesk/core/statistics/mean.py",
+        r"""eps, delta = eps / 2.0, delta / 2.0""",
+        r"""pass""",
         (SENS, FORMULAS, STAT, REL),
         (G_COMPOSE,),
     ),
     Mutant(
         "S13",
         "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)",
-        Q,
-        r"""            du = _float_up(k * max(qf, 1 - qf))""",
-        r"""            du = _float_up(k * min(qf, 1 - qf))""",
+        "dpdesk/core/statistics/quantile.py",
+        r"""du = _float_up(k * max(qf, 1 - qf))""",
+        r"""du = _float_up(k * min(qf, 1 - qf))""",
         (SENS,),
     ),
     Mutant(
         "S14",
         "sensitivities: mode utility k -> k/2",
-        Q,
+        "dpdesk/core/statistics/mode.py",
         r"""        du = float(k)
         why = _("{rel}, {who}: a category's count changes by at most k""",
         r"""        du = k / 2.0
@@ -248,9 +249,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S15",
         "sensitivities: select (revenue), k max(p) -> k (max p - min p)",
-        Q,
-        r"""        du = k * max(abs(c) for c in cands)""",
-        r"""        du = k * (max(cands) - min(cands))""",
+        "dpdesk/core/statistics/select.py",
+        r"""du = k * max(abs(c) for c in cands)""",
+        r"""du = k * (max(cands) - min(cands))""",
         (SENS,),
     ),
     Mutant(
@@ -287,7 +288,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RD01",
         "sensitivities: sum, replace, a row can drop out: k max(U - L, M) -> k (U - L)",
-        Q,
+        "dpdesk/core/statistics/sum.py",
         r"""l1_i = l2_i = float(k * max(hi_i - lo_i, m_i))""",
         r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
         (BF_SUM, BF_ALL, f"{AUDIT}::test_correct_mechanism_passes"),
@@ -317,7 +318,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q01",
         "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c",
-        A,
+        "dpdesk/core/statistics/quantile.py",
         r"""        return Exact([], quantile_utilities(below, at_most, n, spec.q))""",
         r"""        old = -np.abs((1.0 - spec.q) * below - spec.q * (n - at_most))  # x > c: n - #(x<=c)
         return Exact([], [float(u) for u in old])""",
@@ -334,9 +335,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q03",
         "quantiles: Du under add/remove k max(q, 1-q) -> k min(q, 1-q), against the audit first",
-        Q,
-        r"""            du = _float_up(k * max(qf, 1 - qf))""",
-        r"""            du = _float_up(k * min(qf, 1 - qf))""",
+        "dpdesk/core/statistics/quantile.py",
+        r"""du = _float_up(k * max(qf, 1 - qf))""",
+        r"""du = _float_up(k * min(qf, 1 - qf))""",
         (
             f"{AUDIT}::test_correct_mechanism_passes",
             f"{SENS}::test_quantile_score_on_tied_data_every_neighbour",
@@ -345,9 +346,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q04",
         "quantiles: the stated 95% rank interval R halved",
-        Q,
-        r"""        rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
-        r"""        rank95 = du * (math.log(n) + mech.LN20) / eps""",
+        "dpdesk/core/statistics/quantile.py",
+        r"""rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
+        r"""rank95 = du * (math.log(n) + mech.LN20) / eps""",
         (f"{STAT}::test_the_rank_interval_covers_95_percent",),
     ),
     # --- calibration wired into the release path (audit / statistical tests) -----------------------
@@ -420,6 +421,39 @@ MUTANTS: tuple[Mutant, ...] = (
         r"""            t = advanced(r.costs, release_delta_prime(r.delta_prime, budget_delta))""",
         r"""            t = advanced(r.costs, r.delta_prime if r.delta_prime is not None else 1e-9)""",
         (f"{REL}::test_one_default_delta_prime_for_the_advanced_total",),
+    ),
+    # --- the proportion (issue 12, stage 1): a statistic added through the registry alone -----------
+    Mutant(
+        "RG01",
+        "proportion: under replace the sum of z - 1/2 booked k/2 instead of k (a replaced row moves it by 1)",
+        "dpdesk/core/statistics/proportion.py",
+        r"""            l1 = l2 = float(k)""",
+        r"""            l1 = l2 = 0.5 * k""",
+        (PROP_WORST, PROP_RANDOM, SENS),
+    ),
+    Mutant(
+        "RG02",
+        "proportion: under add/remove the sum of z - 1/2 booked k/4 instead of k/2",
+        "dpdesk/core/statistics/proportion.py",
+        r"""            l1 = l2 = 0.5 * k""",
+        r"""            l1 = l2 = 0.25 * k""",
+        (PROP_WORST, PROP_RANDOM, SENS),
+    ),
+    Mutant(
+        "RG03",
+        "proportion: the condition at_least is not inclusive (a value equal to it is not counted)",
+        "dpdesk/core/statistics/proportion.py",
+        r"""                z &= xv >= spec.at_least""",
+        r"""                z &= xv > spec.at_least""",
+        (f"{PROP}::test_the_condition_is_inclusive_and_values_are_clamped",),
+    ),
+    Mutant(
+        "RG04",
+        "proportion: its count and its sum each get the query's whole epsilon (2 eps spent, eps charged)",
+        "dpdesk/core/statistics/proportion.py",
+        r"""        eps, delta = spec.epsilon / 2.0, spec.delta / 2.0""",
+        r"""        eps, delta = spec.epsilon, spec.delta""",
+        (f"{AUDIT}::test_correct_mechanism_passes",),
     ),
     # --- spend before reveal ----------------------------------------------------------------------
     Mutant(

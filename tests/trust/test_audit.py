@@ -22,12 +22,15 @@ function, Lentz continued fraction; no scipy), and
 If the mechanism is (eps, delta)-DP then p - delta <= e^eps q for every S, so eps_lower > eps needs
 p_lower > p or q_upper < q: probability at most 2 alpha for a correct mechanism.
 
-False-failure rate. alpha = 1e-8 per one-sided bound. The file has 6 audits of correct mechanisms
-(2 bounds each): a chance false alarm has probability <= 12 alpha = 1.2e-7. The 8 audits of broken
+The cases are the ones each statistic's module declares (``audit_examples``, read from the registry
+:mod:`dpdesk.core.statistics`), so a new statistic is audited without editing this file.
+
+False-failure rate. alpha = 1e-8 per one-sided bound. The file has 8 audits of correct mechanisms
+(2 bounds each): a chance false alarm has probability <= 16 alpha = 1.6e-7. The 9 audits of broken
 mechanisms fail the file only if eps_lower <= eps. Their margin z = (eps_lower - eps) / sd, with sd the
 normal-approximation sd of ln p_hat - ln q_hat (``AuditResult.z``, printed by ``benchmarks/audit.py``),
 measured over 3 repetitions each: Laplace count, sum, unclamped sum and the sum whose neighbour's row
-drops out z > 29; Gaussian histogram z = 6.8-9.0; exponential mode z = 7.0-7.3; exponential quantile
+drops out z > 29; Laplace mean (both components reach their sensitivity) z = 24.7-26.1; Gaussian histogram z = 6.8-9.0; exponential mode z = 7.0-7.3; exponential quantile
 (the tie-aware score on tied data, 12,000 draws; 6.4-8.0 at 8,000) z = 9.7-10.8 over 9 repetitions
 (and 13.7-14.3 with Du = min(q, 1-q) instead of max, mutant Q03). A miss then has probability about
 Phi(-6.5) < 1e-10 each. The old replace calibration of the sum whose row drops out (noise for a
@@ -35,7 +38,7 @@ change of 1 against a change of 100) gave eps_lower = 6.99 in 3 of 3 runs, the c
 draw of D in the chosen event; z = 6.0 only because sd is taken with one event): that event lies about
 50 noise scales from D's sum (probability about e^-50 per draw), so eps_lower <= 1 would need thousands
 of such draws among 20,000: probability far below 1e-30. The whole file fails by chance with
-probability < 1e-6 (about 1.2e-7).
+probability < 1e-6 (about 1.6e-7). A statistic added later states its own case's margin in its module.
 
 Broken mechanisms (each must be caught, eps_lower > claimed eps):
 
@@ -63,6 +66,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dpdesk.core import statistics
 from dpdesk.core.aggregates import Exact, exact_statistic
 from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan import Plan, parse_plan
@@ -345,79 +349,43 @@ def run_case(case: Case, broken: str | None = None) -> tuple[AuditResult, float,
 
 # --------------------------------------------------------------------------- CI subset
 
-_ROWS = [(-1.0 + (i % 4), i % 3) for i in range(40)]
-DROP_BOUNDS = (99.0, 100.0)
-DROP_ROWS = [(99.0 + (i % 5) / 4, i % 3) for i in range(40)]
 
-#: The tie-aware quantile score (q = 0.25, so Du = max(q, 1-q) = 0.75 under add/remove) on tied data:
-#: three rows equal to the candidate 1. Adding a row below every candidate moves u(-2) up by 0.75 and
-#: u(-1), u(0), u(1) down by 0.75 (utilities (-1, 0, 0, 0) -> (-0.25, -0.75, -0.75, -0.75)): the claim
-#: is reached in opposite directions, so eps is tight and half the Gumbel scale is a violation.
-QUANTILE_QUERY = {
-    "statistic": "quantile",
-    "column": "x",
-    "q": 0.25,
-    "candidates": [-2, -1, 0, 1],
-    "mechanism": "exponential",
-    "epsilon": 2.0,
-}
-QUANTILE_D = [(-1.5, 0), (1.0, 0), (1.0, 1), (1.0, 2)]
+def registry_cases() -> list[Case]:
+    """The audit cases every statistic's module declares (``audit_examples``), in the registry's order: a
+    new statistic is audited without editing this file."""
+    cases = []
+    for stat in statistics.REGISTRY.values():
+        for ex in stat.audit_examples():
+            assert ex.query["statistic"] == stat.name, ex.name
+            cases.append(
+                Case(
+                    ex.name, dict(ex.query), ex.relation, list(ex.d), list(ex.dp), ex.draws, bounds=ex.bounds
+                )
+            )
+    return cases
 
-CI_CASES = [
-    Case(
-        "count/laplace",
-        {"statistic": "count", "mechanism": "laplace", "epsilon": 1.0},
-        "add_remove",
-        _ROWS,
-        _ROWS + [(0.0, 0)],
-        40_000,
-    ),
-    Case(
-        "sum/laplace",
-        {"statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 1.0},
-        "add_remove",
-        _ROWS,
-        _ROWS + [(-7.0, 0)],
-        30_000,
-        unclamped=(-14.0, 0),
-    ),
-    Case(
-        "histogram/gaussian",
-        {
-            "statistic": "histogram",
-            "column": "x",
-            "bins": [-7, 0, 3],
-            "mechanism": "gaussian",
-            "epsilon": 2.0,
-            "delta": 1e-3,
-            "calibration": "analytic",
-        },
-        "add_remove",
-        _ROWS,
-        _ROWS + [(-1.0, 0)],
-        60_000,
-    ),
-    Case(
-        "mode/exponential",
-        {"statistic": "mode", "column": "g", "mechanism": "exponential", "epsilon": 2.0},
-        "replace",
-        [(0.0, 0)] * 2 + [(0.0, 1)] * 4,
-        [(0.0, 0)] * 3 + [(0.0, 1)] * 3,
-        8_000,
-    ),
-    Case("quantile/exponential", QUANTILE_QUERY, "add_remove", QUANTILE_D, QUANTILE_D + [(-7.0, 0)], 12_000),
-    # bounds excluding zero; the neighbour's row is missing (NaN) and drops out: the sum moves by M = 100
-    Case(
-        "sum/laplace, a row drops out",
-        {"statistic": "sum", "column": "x", "mechanism": "laplace", "epsilon": 1.0},
-        "replace",
-        DROP_ROWS + [(100.0, 0)],
-        DROP_ROWS + [(math.nan, 0)],
-        30_000,
-        bounds=DROP_BOUNDS,
-    ),
+
+CI_CASES = registry_cases()
+#: Halving the noise is caught only where the pair reaches the claimed epsilon (``AuditExample.tight``).
+TIGHT_CASES = [
+    c
+    for c, ex in zip(
+        CI_CASES,
+        [ex for stat in statistics.REGISTRY.values() for ex in stat.audit_examples()],
+        strict=True,
+    )
+    if ex.tight
 ]
-DROP_CASE = CI_CASES[-1]
+_BY_NAME = {c.name: c for c in CI_CASES}
+#: The sum whose added row (-14) lies outside the bounds [-7, 3]: summed unclamped by the broken variant.
+SUM_CASE = dataclasses.replace(_BY_NAME["sum/laplace"], unclamped=(-14.0, 0))
+#: Bounds excluding zero; the neighbour's row is missing (NaN) and drops out: the sum moves by M = 100.
+DROP_CASE = _BY_NAME["sum/laplace, a row drops out"]
+
+
+def test_every_statistic_is_audited() -> None:
+    audited = {c.query["statistic"] for c in CI_CASES}
+    assert audited == set(statistics.REGISTRY), set(statistics.REGISTRY) - audited
 
 
 def _id(c: Case) -> str:
@@ -430,7 +398,7 @@ def test_correct_mechanism_passes(case: Case) -> None:
     assert res.eps_lower <= eps, f"{case.name}: eps_lower {res.eps_lower:.3f} > claimed {eps} ({res})"
 
 
-@pytest.mark.parametrize("case", CI_CASES, ids=_id)
+@pytest.mark.parametrize("case", TIGHT_CASES, ids=_id)
 def test_half_noise_is_caught(case: Case) -> None:
     res, eps, _delta = run_case(case, "half")
     assert res.eps_lower > eps, (
@@ -439,7 +407,7 @@ def test_half_noise_is_caught(case: Case) -> None:
 
 
 def test_unclamped_sum_is_caught() -> None:
-    res, eps, _delta = run_case(CI_CASES[1], "unclamped")
+    res, eps, _delta = run_case(SUM_CASE, "unclamped")
     assert res.eps_lower > eps, f"unclamped sum not caught, eps_lower {res.eps_lower:.3f} ({res})"
 
 

@@ -523,6 +523,9 @@ _RELEASE_PATH = (
     "review.py",
     "values.py",
     *(f"loading/{p.name}" for p in sorted((ROOT / "dpdesk" / "core" / "loading").glob("*.py"))),
+    "mechanism_kinds.py",
+    # the registry of statistics, every module of it (a statistic added later is scanned too)
+    *sorted(f"statistics/{p.name}" for p in (ROOT / "dpdesk" / "core" / "statistics").glob("*.py")),
 )
 
 

@@ -75,6 +75,7 @@ class PreviewPanel(QWidget):
             return
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: imported on first preview
 
+        from dpdesk.core import statistics
         from dpdesk.core.figures import noise_figure, selection_figure
         from dpdesk.core.queries import design_query
 
@@ -85,8 +86,9 @@ class PreviewPanel(QWidget):
                 name=spec.name
             )
         )
+        figure = statistics.get(spec.statistic).figure  # "selection" or "noise", as its statistic declares
         for comp in design.components:
-            fig = selection_figure(design) if comp.mechanism == "exponential" else noise_figure(comp)
+            fig = selection_figure(design) if figure == "selection" else noise_figure(comp)
             canvas = FigureCanvasQTAgg(fig)
             canvas.setMinimumHeight(240)
             self.canvases.append(canvas)

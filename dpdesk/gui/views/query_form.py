@@ -20,21 +20,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core import statistics
+from dpdesk.core.mechanism_kinds import MECHANISMS, get_mechanism
+from dpdesk.core.statistics.base import Param, ParamKind
 from dpdesk.gui.models import QueryListModel, parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
-STAT_LABELS = {
-    "count": _("count of rows"),
-    "sum": _("sum"),
-    "mean": _("mean"),
-    "histogram": _("histogram (counts per category or bin)"),
-    "quantile": _("quantile / median"),
-    "mode": _("most frequent category"),
-    "select": _("best price (exponential mechanism)"),
-}
-MECH_LABELS = {"laplace": _("Laplace"), "gaussian": _("Gaussian"), "exponential": _("exponential mechanism")}
-OPTIONAL = ("group_by", "bins", "q", "candidates", "grid_step", "utility", "delta", "calibration")
+#: Every statistic's own parameters (not column or group_by), by plan key, in the registry's order: the
+#: form has one widget for each, built from its kind, shown when the selected statistic declares it.
+PARAMS: dict[str, Param] = {}
+for _stat in statistics.REGISTRY.values():
+    for _p in _stat.params:
+        if _p.kind not in (ParamKind.COLUMN, ParamKind.GROUP_BY):
+            PARAMS.setdefault(_p.key, _p)
+OPTIONAL = ("group_by", *PARAMS, "delta", "calibration")
+#: The kinds the form writes as lists typed with commas.
+LIST_KINDS = (ParamKind.NUMBER_LIST, ParamKind.CATEGORY_SET)
 
 
 def default_query(plan: dict[str, Any], n: int) -> dict[str, Any]:
@@ -101,8 +103,8 @@ class QueryForm(QWidget):
         self.name = QLineEdit()
         self.name.setToolTip(_("A name for this statistic; it heads its rows in the release."))
         self.statistic = QComboBox()
-        for key, label in STAT_LABELS.items():
-            self.statistic.addItem(label, key)
+        for stat in statistics.REGISTRY.values():
+            self.statistic.addItem(stat.label(), stat.name)
         self.statistic.setToolTip(_("What to compute."))
         self.column = QComboBox()
         self.column.setToolTip(
@@ -135,32 +137,28 @@ class QueryForm(QWidget):
             )
         )
         self.calibration = QComboBox()
-        self.calibration.addItem(_("classic (textbook, epsilon < 1)"), "classic")
-        self.calibration.addItem(_("analytic (tighter, any epsilon)"), "analytic")
+        for info in MECHANISMS.values():
+            for cal, cal_label in zip(info.calibrations, info.calibration_labels, strict=True):
+                if self.calibration.findData(cal) < 0:
+                    self.calibration.addItem(cal_label(), cal)
         self.calibration.setToolTip(
             _(
                 "classic: sigma = sqrt(2 ln(1.25/delta)) x sensitivity / epsilon. "
                 "analytic: the smallest sigma that gives (epsilon, delta)."
             )
         )
-        self.q = QLineEdit()
-        self.q.setToolTip(_("Which quantile: 0.5 is the median, 0.25 the lower quartile."))
-        self.bins = QLineEdit()
-        self.bins.setToolTip(
-            _(
-                "Bin edges for a numeric histogram, e.g. 0, 10, 20, 50. Values outside go to the "
-                "first or last bin."
-            )
-        )
-        self.candidates = QLineEdit()
-        self.candidates.setToolTip(_("The values the mechanism may choose from, e.g. 1, 2, 5, 10."))
-        self.grid_step = QLineEdit()
-        self.grid_step.setToolTip(
-            _(
-                "Quantile candidates every this much between the bounds (default: every whole "
-                "number for an int column)."
-            )
-        )
+        #: One widget per parameter, built from its kind: a list to choose from, or a line to type in.
+        self.params: dict[str, QLineEdit | QComboBox] = {}
+        for key, param in PARAMS.items():
+            widget: QLineEdit | QComboBox
+            if param.kind is ParamKind.CHOICE:
+                widget = QComboBox()
+                for choice in param.choices:
+                    widget.addItem(choice, choice)
+            else:
+                widget = QLineEdit()
+            widget.setToolTip(param.help())
+            self.params[key] = widget
         self.form_box = QGroupBox(_("Selected query"))
         form = QFormLayout(self.form_box)
         self.rows: dict[str, tuple[QLabel, QWidget]] = {}
@@ -173,10 +171,7 @@ class QueryForm(QWidget):
             ("epsilon", "ε", self.epsilon),
             ("delta", "δ", self.delta),
             ("calibration", _("Calibration"), self.calibration),
-            ("q", _("Quantile q"), self.q),
-            ("bins", _("Bin edges"), self.bins),
-            ("candidates", _("Candidates"), self.candidates),
-            ("grid_step", _("Grid step"), self.grid_step),
+            *((key, PARAMS[key].label(), w) for key, w in self.params.items()),
         ):
             lab = QLabel(label)
             form.addRow(lab, w)
@@ -196,10 +191,12 @@ class QueryForm(QWidget):
         self.shown: dict[str, bool] = {}
         self._updating = False
         self._session = 0  # typing in one field merges into one undo step until editing finishes
-        for w in (self.name, self.epsilon, self.delta, self.q, self.bins, self.candidates, self.grid_step):
+        lines = [w for w in self.params.values() if isinstance(w, QLineEdit)]
+        combos = [w for w in self.params.values() if isinstance(w, QComboBox)]
+        for w in (self.name, self.epsilon, self.delta, *lines):
             w.textEdited.connect(self._edited)
             w.editingFinished.connect(self._next_session)
-        for c in (self.statistic, self.column, self.group_by, self.mechanism, self.calibration):
+        for c in (self.statistic, self.column, self.group_by, self.mechanism, self.calibration, *combos):
             c.activated.connect(self._edited)
         state.plan_changed.connect(self._plan_changed)
         self._plan_changed()
@@ -320,51 +317,61 @@ class QueryForm(QWidget):
         q = qs[self.current]
         self._updating = True
         try:
-            stat = q.get("statistic", "count")
+            name = q.get("statistic", "count")
+            stat = statistics.REGISTRY.get(name)
             _set(self.name, q.get("name"))
-            self.statistic.setCurrentIndex(max(0, self.statistic.findData(stat)))
-            kinds = {
-                "sum": ("int", "float"),
-                "mean": ("int", "float"),
-                "quantile": ("int", "float"),
-                "select": ("int", "float"),
-                "mode": ("category",),
-                "histogram": ("int", "float", "category"),
-            }.get(stat, ())
-            _fill_combo(self.column, self._columns(kinds), q.get("column"), none=False)
+            self.statistic.setCurrentIndex(max(0, self.statistic.findData(name)))
+            col_param = stat.column_param if stat is not None else None
+            _fill_combo(
+                self.column,
+                self._columns(col_param.column_types if col_param is not None else ()),
+                q.get("column"),
+                none=False,
+            )
             _fill_combo(
                 self.group_by,
                 [c for c in self._columns(("category",)) if c != q.get("column")],
                 q.get("group_by"),
                 none=True,
             )
-            from dpdesk.core.plan import ALLOWED_MECHANISMS
-
             self.mechanism.clear()
-            for m in ALLOWED_MECHANISMS.get(stat, ()):
-                self.mechanism.addItem(MECH_LABELS[m], m)
+            for m in stat.mechanisms if stat is not None else ():
+                self.mechanism.addItem(MECHANISMS[m].label(), m)
+                self.mechanism.setItemData(
+                    self.mechanism.count() - 1, MECHANISMS[m].formula(), Qt.ItemDataRole.ToolTipRole
+                )
             self.mechanism.setCurrentIndex(max(0, self.mechanism.findData(q.get("mechanism"))))
             _set(self.epsilon, q.get("epsilon"))
             _set(self.delta, q.get("delta"))
             self.calibration.setCurrentIndex(
                 max(0, self.calibration.findData(q.get("calibration", "classic")))
             )
-            _set(self.q, q.get("q", 0.5 if stat == "quantile" else None))
-            _set(self.bins, _list_text(q.get("bins")))
-            _set(self.candidates, _list_text(q.get("candidates")))
-            _set(self.grid_step, q.get("grid_step"))
-            col = self.state.plan_data["columns"].get(q.get("column") or "", {})
-            numeric_hist = stat == "histogram" and col.get("type") in ("int", "float")
+            mech = _mechanism(q.get("mechanism"))
+            col_type = self.state.plan_data["columns"].get(q.get("column") or "", {}).get("type")
             show = {
-                "column": stat != "count",
-                "group_by": stat in ("count", "sum", "mean", "histogram"),
-                "delta": q.get("mechanism") == "gaussian",
-                "calibration": q.get("mechanism") == "gaussian",
-                "q": stat == "quantile",
-                "bins": numeric_hist,
-                "candidates": stat in ("quantile", "select"),
-                "grid_step": stat == "quantile",
+                "column": col_param is not None,
+                "group_by": stat is not None and stat.groupable,
+                "delta": mech is not None and mech.takes_delta,
+                "calibration": mech is not None and bool(mech.calibrations),
             }
+            own = {p.key: p for p in stat.params} if stat is not None else {}
+            for key, widget in self.params.items():
+                param = own.get(key)
+                shown = param is not None and param.applies_to(col_type)
+                if param is not None and param.kind is ParamKind.CHOICE:
+                    shown = shown and len(param.choices) > 1
+                show[key] = shown
+                label = self.rows[key][0]
+                if param is not None:  # the statistic's own words for a key others share
+                    label.setText(param.label())
+                    widget.setToolTip(param.help())
+                value = q.get(key, param.shown_default if param is not None else None)
+                if isinstance(widget, QComboBox):
+                    widget.setCurrentIndex(max(0, widget.findData(value)))
+                elif PARAMS[key].kind in LIST_KINDS:
+                    _set(widget, _list_text(value))
+                else:
+                    _set(widget, value)
             self.shown = show
             for key, visible in show.items():
                 for w in self.rows[key]:
@@ -378,33 +385,26 @@ class QueryForm(QWidget):
     def _edited(self, *_args: Any) -> None:
         if self._updating or not 0 <= self.current < len(self.queries()):
             return
-        from dpdesk.core.plan import ALLOWED_MECHANISMS
-
         qs = self.queries()
         q = dict(qs[self.current])
-        stat = self.statistic.currentData()
-        changed_stat = stat != q.get("statistic")
+        name = self.statistic.currentData()
+        stat = statistics.get(name)
+        changed_stat = name != q.get("statistic")
         q["name"] = self.name.text()
-        q["statistic"] = stat
+        q["statistic"] = name
+        col_param = stat.column_param
         if changed_stat:
             for k in (*OPTIONAL, "column"):
                 q.pop(k, None)
-            q["mechanism"] = ALLOWED_MECHANISMS[stat][0]
-            kinds = {
-                "sum": ("int", "float"),
-                "mean": ("int", "float"),
-                "quantile": ("int", "float"),
-                "select": ("int", "float"),
-                "mode": ("category",),
-                "histogram": ("category", "int", "float"),
-            }.get(stat, ())
-            cols = self._columns(kinds)
-            if stat != "count" and cols:
+            q["mechanism"] = str(stat.mechanisms[0])
+            cols = self._columns(col_param.prefer or col_param.column_types) if col_param else []
+            if cols:
                 q["column"] = cols[0]
-            if stat == "select":
-                q["utility"] = "revenue"
+            for param in stat.params:  # a single choice is written at once (the form does not show it)
+                if param.kind is ParamKind.CHOICE and len(param.choices) == 1:
+                    q[param.key] = param.choices[0]
         else:
-            if stat != "count" and self.column.currentData():
+            if col_param is not None and self.column.currentData():
                 q["column"] = self.column.currentData()
             if self.shown.get("group_by") and self.group_by.currentData():
                 q["group_by"] = self.group_by.currentData()
@@ -413,22 +413,31 @@ class QueryForm(QWidget):
             mech = self.mechanism.currentData() or q.get("mechanism")
             q["mechanism"] = mech
             q["epsilon"] = _number(self.epsilon.text())
-            if mech == "gaussian":
+            info = _mechanism(mech)
+            if info is not None and info.takes_delta:
                 q["delta"] = _number(self.delta.text(), 1e-7)
-                q["calibration"] = self.calibration.currentData()
             else:
                 q.pop("delta", None)
+            if info is not None and info.calibrations:
+                q["calibration"] = self.calibration.currentData()
+            else:
                 q.pop("calibration", None)
-            for key, widget in (("q", self.q), ("grid_step", self.grid_step)):
-                if self.shown.get(key) and widget.text().strip():
-                    q[key] = _number(widget.text())
-                else:
+            for key, widget in self.params.items():
+                kind = PARAMS[key].kind
+                if kind is ParamKind.CHOICE:
+                    if self.shown.get(key):
+                        q[key] = widget.currentData()
+                    continue  # a single choice keeps the value written with the statistic
+                assert isinstance(widget, QLineEdit)
+                text = widget.text().strip()
+                if not (self.shown.get(key) and text):
                     q.pop(key, None)
-            for key, widget in (("bins", self.bins), ("candidates", self.candidates)):
-                if self.shown.get(key) and widget.text().strip():
-                    q[key] = [_number(x) for x in widget.text().replace("，", ",").split(",") if x.strip()]
+                elif kind is ParamKind.NUMBER_LIST:
+                    q[key] = [_number(x) for x in _split(text)]
+                elif kind is ParamKind.CATEGORY_SET:
+                    q[key] = [x.strip() for x in _split(text)]
                 else:
-                    q.pop(key, None)
+                    q[key] = _number(text)
         qs[self.current] = q
         new = self.state.draft()
         new["queries"] = qs
@@ -443,6 +452,19 @@ def _set(edit: QLineEdit, value: Any) -> None:
     text = "" if value is None else str(value)
     if edit.text() != text and not edit.hasFocus():
         edit.setText(text)
+
+
+def _mechanism(name: Any) -> Any:
+    """The registered mechanism of a plan word, or None for a word the plan does not know."""
+    try:
+        return get_mechanism(name)
+    except (KeyError, ValueError):
+        return None
+
+
+def _split(text: str) -> list[str]:
+    """The items of a list typed with commas (Chinese commas too), empty items left out."""
+    return [x for x in text.replace("，", ",").split(",") if x.strip()]
 
 
 def _list_text(values: Any) -> str | None:
