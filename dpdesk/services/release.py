@@ -88,17 +88,31 @@ def release_plan(
     is not empty), :class:`~dpdesk.core.errors.Cancelled`; nothing is charged or written when they are raised.
     """
     from dpdesk.core.ledger import migration_notice
+    from dpdesk.core.loading import load_table
     from dpdesk.core.release import check_out_dir, release
+    from dpdesk.services.common import Dataset
 
     if request.out is not None:
         check_out_dir(request.out)
+    table = request.table
+    if table is None:
+        table = load_table(
+            request.data,
+            request.plan.columns,
+            id_column=request.plan.privacy_unit.id_column,
+            progress=progress,
+            encoding=request.encoding,
+            delimiter=request.delimiter,
+        )
+    # the ledger follows the table: a re-saved copy of a known table is linked to its dataset before the charge
+    Dataset(request.home, request.data, sha256=table.sha256).resolve(progress)
     result = release(
         request.plan,
         request.data,
         request.home,
         request.out,
         progress=progress,
-        table=request.table,
+        table=table,
         encoding=request.encoding,
         delimiter=request.delimiter,
         bom=request.bom,
