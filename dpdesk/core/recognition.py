@@ -56,11 +56,13 @@ class Resemblance:
 class Resolution:
     """Which dataset a file belongs to: ``how`` is ``file`` (its bytes are known), ``content`` (its content is
     a known dataset's) or ``new``; ``dataset`` is the public id (None when new); ``resembles`` lists the known
-    datasets a new table resembles, most similar first."""
+    datasets a new table resembles, most similar first; ``ledger`` is the dataset's ledger as opened (it holds
+    the migration notice when opening it migrated an old-format ledger just now)."""
 
     sha256: str
     dataset: str | None
     how: Literal["file", "content", "new"]
+    ledger: Ledger
     resembles: tuple[Resemblance, ...] = field(default=())
 
 
@@ -223,18 +225,20 @@ def resolve(
     sha = sha256 if sha256 is not None else file_sha256(path, progress)
     ledger = Ledger.for_dataset(home, sha)
     if ledger.legacy:
-        return Resolution(sha, None, "file")
+        return Resolution(sha, None, "file", ledger)
     try:
         content, sketch = identify(
             home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha
         )
     except InputError:
-        return Resolution(sha, ledger.dataset, "file" if ledger.dataset is not None else "new")
+        return Resolution(sha, ledger.dataset, "file" if ledger.dataset is not None else "new", ledger)
     if ledger.dataset is not None:
         record_content(home, ledger.dataset, content, sketch)
-        return Resolution(sha, ledger.dataset, "file")
+        return Resolution(sha, ledger.dataset, "file", ledger)
     owner = dataset_of_content(home, content)
     if owner is not None:
         linked = link_key(home, sha, owner)
-        return Resolution(sha, linked, "file" if linked != owner else "content")
-    return Resolution(sha, None, "new", tuple(Resemblance(d, c, f) for d, c, f in resembles(home, sketch)))
+        how: Literal["file", "content"] = "file" if linked != owner else "content"
+        return Resolution(sha, linked, how, Ledger.for_dataset(home, sha))
+    near = tuple(Resemblance(d, c, f) for d, c, f in resembles(home, sketch))
+    return Resolution(sha, None, "new", ledger, near)

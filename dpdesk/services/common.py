@@ -58,9 +58,11 @@ class Dataset:
         from dpdesk.core.ledger import Ledger, migration_notice
 
         resolution = self.resolve()
-        sha = resolution.sha256 if resolution is not None else self.sha256
-        assert sha is not None
-        ledger = Ledger.for_dataset(self.home, sha)
+        if resolution is not None:
+            ledger = resolution.ledger
+        else:
+            assert self.sha256 is not None
+            ledger = Ledger.for_dataset(self.home, self.sha256)
         if notify is not None and ledger.migrated is not None:
             notify(migration_notice(ledger.migrated))
         return ledger

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from dpdesk.core.datacheck import DataCheck
     from dpdesk.core.loading import Table
     from dpdesk.core.plan import Plan
+    from dpdesk.core.recognition import Resolution
     from dpdesk.core.values import Row
 
 
@@ -104,8 +105,16 @@ def release_plan(
             encoding=request.encoding,
             delimiter=request.delimiter,
         )
-    # the ledger follows the table: a re-saved copy of a known table is linked to its dataset before the charge
-    Dataset(request.home, request.data, sha256=table.sha256).resolve(progress)
+    resolved: list[Resolution | None] = []
+
+    def checked(check: DataCheck) -> None:
+        if on_data_check is not None:
+            on_data_check(check)
+        if not check.problems or request.accept_data_problems:
+            # the ledger follows the table: once the data check lets the release go on, a re-saved copy of a
+            # known table is linked to its dataset, before the charge
+            resolved.append(Dataset(request.home, request.data, sha256=table.sha256).resolve(progress))
+
     result = release(
         request.plan,
         request.data,
@@ -117,9 +126,11 @@ def release_plan(
         delimiter=request.delimiter,
         bom=request.bom,
         accept_data_problems=request.accept_data_problems,
-        on_data_check=on_data_check,
+        on_data_check=checked,
     )
     migrated = result.ledger.migrated if result.ledger is not None else None
+    if migrated is None and resolved and resolved[0] is not None:
+        migrated = resolved[0].ledger.migrated  # opened (and migrated) by the resolution
     return Released(
         tuple(result.rows),
         result.entry,
