@@ -45,3 +45,22 @@ def test_a_broken_contract_is_reported(tmp_path: Path) -> None:
     )
     r = lint(config)
     assert r.returncode != 0 and "dpdesk.core.release -> dpdesk.core.mechanisms" in r.stdout
+
+
+def test_every_engine_module_is_on_the_release_path_list_unless_it_simulates() -> None:
+    """A new engine module is covered by the simulations contract unless it is named here as a simulation."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c.get("forbidden_modules") == ["dpdesk.core.simulate"]
+    ]
+    listed = set(contract["source_modules"])
+    core = ROOT / "dpdesk" / "core"
+    modules = {f"dpdesk.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
+    modules |= {f"dpdesk.core.{p.name}" for p in core.iterdir() if (p / "__init__.py").exists()}
+    simulations = {"dpdesk.core.simulate", "dpdesk.core.sample"}
+    assert modules - simulations - listed == set()
+    assert listed <= modules

@@ -948,6 +948,30 @@ def _write_key(folder: Path, sha256: str, dataset: str) -> None:
     write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))
     _fsync_dir(folder / "keys")
     _fsync_dir(folder)
+    _remember_content(folder.parent, sha256, dataset)
+
+
+def _remember_content(home: Path, sha256: str, dataset: str) -> None:
+    """Hook: a file's SHA-256 now names a dataset; record the file's content for it if it is known (local)."""
+    from dpdesk.core.recognition import remember_key
+
+    with contextlib.suppress(OSError):
+        remember_key(home, sha256, dataset)
+
+
+def link_key(home: Path, sha256: str, dataset: str) -> str:
+    """Make a file's SHA-256 another local key of an existing dataset (a re-saved copy of its table), unless
+    it names a dataset already; return the dataset it names. The ``<id>.key`` sidecar keeps the first file's."""
+    folder = home / "ledgers"
+    with _locked(folder / "keys.lock"):
+        known = _read_key(folder, sha256)
+        if known is not None:
+            return known
+        (folder / "keys").mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))
+        _fsync_dir(folder / "keys")
+    _remember_content(home, sha256, dataset)
+    return dataset
 
 
 def _scrub(value: Any, key: str, dataset: str) -> Any:

@@ -52,6 +52,7 @@ def stage_label(stage: str) -> str:
         "hashing": _("hashing"),
         "reading": _("reading"),
         "parsing": _("parsing"),
+        "identifying": _("identifying the table's content"),
         "computing": _("computing"),
         "simulating": _("simulating"),
         "writing": _("writing"),

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
 if TYPE_CHECKING:
     from dpdesk.core.ledger import Ledger
+    from dpdesk.core.recognition import Resolution
 
 #: Receives a notice for the user while a service runs (today: that a ledger was migrated from the old format).
 Notify = Callable[[str], None]
@@ -38,17 +41,28 @@ class Dataset:
             return self.name
         return Path(self.data).name if self.data is not None else ""
 
+    def resolve(self, progress: Progress = NULL_PROGRESS) -> Resolution | None:
+        """Which dataset the data file belongs to: by its bytes, else by its content (a re-saved copy of a known
+        table is linked to its dataset here), else new, with the datasets it resembles; None without a file."""
+        if self.data is None:
+            return None
+        from dpdesk.core.recognition import resolve
+
+        return resolve(self.home, self.data, sha256=self.sha256, progress=progress)
+
     def open_ledger(self, notify: Notify | None = None) -> Ledger:
-        """The dataset's ledger (nothing is created); ``notify`` is told once if it was migrated just now."""
+        """The dataset's ledger (nothing is created); ``notify`` is told once if it was migrated just now.
+
+        With a data file, the ledger is found by content when the file's bytes are new (see :meth:`resolve`).
+        """
         from dpdesk.core.ledger import Ledger, migration_notice
 
-        if self.sha256 is not None:
-            ledger = Ledger.for_dataset(self.home, self.sha256)
+        resolution = self.resolve()
+        if resolution is not None:
+            ledger = resolution.ledger
         else:
-            from dpdesk.core.loading import file_sha256
-
-            assert self.data is not None
-            ledger = Ledger.for_dataset(self.home, file_sha256(self.data))
+            assert self.sha256 is not None
+            ledger = Ledger.for_dataset(self.home, self.sha256)
         if notify is not None and ledger.migrated is not None:
             notify(migration_notice(ledger.migrated))
         return ledger

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from dpdesk.core.datacheck import DataCheck
     from dpdesk.core.loading import Table
     from dpdesk.core.plan import Plan
+    from dpdesk.core.recognition import Resolution
     from dpdesk.core.values import Row
 
 
@@ -88,24 +89,48 @@ def release_plan(
     is not empty), :class:`~dpdesk.core.errors.Cancelled`; nothing is charged or written when they are raised.
     """
     from dpdesk.core.ledger import migration_notice
+    from dpdesk.core.loading import load_table
     from dpdesk.core.release import check_out_dir, release
+    from dpdesk.services.common import Dataset
 
     if request.out is not None:
         check_out_dir(request.out)
+    table = request.table
+    if table is None:
+        table = load_table(
+            request.data,
+            request.plan.columns,
+            id_column=request.plan.privacy_unit.id_column,
+            progress=progress,
+            encoding=request.encoding,
+            delimiter=request.delimiter,
+        )
+    resolved: list[Resolution | None] = []
+
+    def checked(check: DataCheck) -> None:
+        if on_data_check is not None:
+            on_data_check(check)
+        if not check.problems or request.accept_data_problems:
+            # the ledger follows the table: once the data check lets the release go on, a re-saved copy of a
+            # known table is linked to its dataset, before the charge
+            resolved.append(Dataset(request.home, request.data, sha256=table.sha256).resolve(progress))
+
     result = release(
         request.plan,
         request.data,
         request.home,
         request.out,
         progress=progress,
-        table=request.table,
+        table=table,
         encoding=request.encoding,
         delimiter=request.delimiter,
         bom=request.bom,
         accept_data_problems=request.accept_data_problems,
-        on_data_check=on_data_check,
+        on_data_check=checked,
     )
     migrated = result.ledger.migrated if result.ledger is not None else None
+    if migrated is None and resolved and resolved[0] is not None:
+        migrated = resolved[0].ledger.migrated  # opened (and migrated) by the resolution
     return Released(
         tuple(result.rows),
         result.entry,

@@ -436,3 +436,20 @@ def test_ledger_actions_cannot_be_combined(dpdesk_home: Path, tmp_path: Path) ->
     )
     assert r.returncode == 2 and "--export, --statement cannot be combined" in r.stderr
     assert not (tmp_path / "a.jsonl").exists() and not (tmp_path / "b.pdf").exists()
+
+
+@pytest.mark.slow
+def test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger(dpdesk_home: Path, tmp_path: Path) -> None:
+    """Issue 13, item 3: a copy with other line ends is the same table, with the same budget (it had a fresh one)."""
+    r = run("release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "first"), home=dpdesk_home)
+    assert r.returncode == 0, r.stderr
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(DATA.read_bytes().replace(b"\n", b"\r\n"))
+    b = run("budget", str(PLAN), "--data", str(copy), home=dpdesk_home)
+    assert b.returncode == 1 and "left before this plan: epsilon 0.1" in b.stdout
+    bom = tmp_path / "bom.csv"  # released directly, never opened before
+    bom.write_bytes(b"\xef\xbb\xbf" + DATA.read_bytes())
+    again = run("release", str(PLAN), "--data", str(bom), "--out", str(tmp_path / "again"), home=dpdesk_home)
+    assert again.returncode == 1 and "epsilon 0.1 and delta 9e-07 left" in again.stderr
+    assert not (tmp_path / "again").exists()
+    assert len(list((dpdesk_home / "ledgers").glob("ds-*.jsonl"))) == 1

@@ -58,6 +58,7 @@ GAPS = "tests/trust/test_mutation_gaps.py"
 STAT = "tests/core/test_statistical.py"
 AUDIT = "tests/trust/test_audit.py"
 AGG = "tests/core/test_aggregates.py"
+IDT = "tests/core/test_identity.py"
 DATA = "tests/core/test_data.py"
 FORMULAS = "tests/core/test_formulas.py"
 PUBLIC_ID = "tests/trust/test_public_id.py"
@@ -1322,6 +1323,75 @@ import PySide6  # noqa: F401
         r"""    if not all(isinstance(d.get(k), str) for k in ("dataset", "prev", "hash")) or "time" not in d:""",
         r"""    if False:""",
         (ENTRIES,),
+    ),
+    # --- issue 13, item 3: the budget follows the table (content identity, sketch, resolution) ---------------
+    Mutant(
+        "ID01",
+        "content identity: columns taken in file order, not matched by header name",
+        "dpdesk/core/loading/identity.py",
+        r"""    return canon, sorted(range(len(canon)), key=lambda i: canon[i])""",
+        r"""    return canon, list(range(len(canon)))""",
+        (IDT,),
+    ),
+    Mutant(
+        "ID02",
+        "content identity: numbers compared as text (12.0 is not 12)",
+        "dpdesk/core/loading/identity.py",
+        r"""        pl.concat_str([pl.lit("i"), x.cast(pl.Int64, strict=False).cast(pl.String)])""",
+        r"""        pl.concat_str([pl.lit("t"), t])""",
+        (IDT,),
+    ),
+    Mutant(
+        "ID03",
+        "content identity: text not NFC-normalised",
+        "dpdesk/core/loading/identity.py",
+        r"""        s = s.str.normalize("NFC")""",
+        r"""        s = s""",
+        (IDT,),
+    ),
+    Mutant(
+        "ID04",
+        "resemblance: the threshold of the two sketches taken as the larger, not the smaller, largest hash",
+        "dpdesk/core/loading/identity.py",
+        r"""    t = min(
+        known.hashes[-1]""",
+        r"""    t = max(
+        known.hashes[-1]""",
+        (IDT,),
+    ),
+    Mutant(
+        "ID05",
+        "the cache by the bytes' SHA-256 is never used: every open pays for the content identity again",
+        "dpdesk/core/recognition.py",
+        r"""    if sha256 is not None:
+        cached = _cached(home, sha256)""",
+        r"""    if sha256 is None:
+        cached = _cached(home, sha256)""",
+        (IDT,),
+    ),
+    Mutant(
+        "ID06",
+        "resolution: an unknown file whose content is a known dataset's is treated as new",
+        "dpdesk/core/recognition.py",
+        r"""    owner = dataset_of_content(home, content)""",
+        r"""    owner = None""",
+        (IDT, CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger"),
+    ),
+    Mutant(
+        "ID07",
+        "the ledger's hook: a new dataset's content is not recorded when its key is written",
+        "dpdesk/core/ledger.py",
+        r"""    _remember_content(folder.parent, sha256, dataset)""",
+        r"""    pass""",
+        (IDT, CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger"),
+    ),
+    Mutant(
+        "ID08",
+        "release: the table is not resolved by content before the charge (a fresh budget for a re-saved copy)",
+        "dpdesk/services/release.py",
+        r"""            resolved.append(Dataset(request.home, request.data, sha256=table.sha256).resolve(progress))""",
+        r"""            pass""",
+        (CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger",),
     ),
 )
 

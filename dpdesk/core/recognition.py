@@ -1,0 +1,244 @@
+"""Which dataset a data file belongs to: by its bytes' SHA-256, by its content, or by resemblance.
+
+The ledger finds a dataset by the SHA-256 of its file (``ledgers/keys/<sha256>``). This module adds the content
+identity (:mod:`dpdesk.core.loading.identity`), so that the same rows re-saved in another form keep their
+ledger, and a resemblance check, so that a table holding most of a known dataset's rows (or most of whose rows
+one holds) is recognised. Everything here is LOCAL to the dpdesk home and never published: the secret, content
+keys, sketches and overlap estimates are all functions of private rows.
+
+Files under ``<home>/identity/``:
+
+* ``secret``: 32 random bytes (hex) keying every row hash and content key of this home, made once. Back it up
+  with the home: without it a re-saved copy is no longer recognised by content (the bytes' keys still work);
+* ``files/<sha256>.json``: a file seen before, its content key and sketch, so that its content identity is
+  computed once per distinct file (the cache);
+* ``datasets/<public id>.json``: the content keys and sketches of a dataset's tables.
+
+:func:`resolve` is what the services call: (a) a file whose SHA-256 has a ledger opens it as before (its content
+is recorded for its dataset the first time); (b) an unknown file whose content key is a known dataset's gets that
+dataset (its SHA-256 becomes another local key of it); (c) otherwise the file is new, and the datasets it
+resembles are listed for the caller to show.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from dpdesk.core.errors import InputError
+from dpdesk.core.ledger import Ledger, _locked, is_dataset_id, link_key, write_atomic
+from dpdesk.core.loading.identity import ContentIdentity, Sketch, content_identity, overlap
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+#: A known dataset is listed as resembling a table when either estimated share is above this.
+RESEMBLANCE_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True)
+class Resemblance:
+    """A known dataset that a table resembles (local estimates, never published).
+
+    ``contained``: the estimated share of the known dataset's distinct rows that the table holds; ``found``:
+    the estimated share of the table's distinct rows found in the known dataset.
+    """
+
+    dataset: str
+    contained: float
+    found: float
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Which dataset a file belongs to: ``how`` is ``file`` (its bytes are known), ``content`` (its content is
+    a known dataset's) or ``new``; ``dataset`` is the public id (None when new); ``resembles`` lists the known
+    datasets a new table resembles, most similar first; ``ledger`` is the dataset's ledger as opened (it holds
+    the migration notice when opening it migrated an old-format ledger just now)."""
+
+    sha256: str
+    dataset: str | None
+    how: Literal["file", "content", "new"]
+    ledger: Ledger
+    resembles: tuple[Resemblance, ...] = field(default=())
+
+
+def _folder(home: Path) -> Path:
+    return home / "identity"
+
+
+def home_secret(home: Path) -> bytes:
+    """The home's secret (made once, readable by its owner only); every process of a home shares it."""
+    folder = _folder(home)
+    path = folder / "secret"
+    with contextlib.suppress(OSError, ValueError):
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".secret.{os.getpid()}.{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, secrets.token_hex(32).encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)  # fails if another process made it first: then its secret is the one
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return bytes.fromhex(path.read_text(encoding="ascii").strip())
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def _cached(home: Path, sha256: str) -> tuple[str, Sketch] | None:
+    raw = _read_json(_folder(home) / "files" / f"{sha256}.json")
+    try:
+        return str(raw["content"]), Sketch.from_json(raw["sketch"])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def _remember_file(home: Path, ident: ContentIdentity) -> None:
+    folder = _folder(home) / "files"
+    folder.mkdir(parents=True, exist_ok=True)
+    body = {"content": ident.key, "sketch": ident.sketch.to_json()}
+    write_atomic(folder / f"{ident.sha256}.json", json.dumps(body).encode("utf-8"))
+
+
+def _dataset_records(home: Path) -> dict[str, dict[str, Any]]:
+    """Each dataset's recorded contents: public id -> {content key: sketch as JSON}."""
+    out: dict[str, dict[str, Any]] = {}
+    folder = _folder(home) / "datasets"
+    if not folder.is_dir():
+        return out
+    for p in sorted(folder.glob("ds-*.json")):
+        raw = _read_json(p)
+        if is_dataset_id(p.stem) and isinstance(raw, dict) and isinstance(raw.get("contents"), dict):
+            out[p.stem] = raw["contents"]
+    return out
+
+
+def record_content(home: Path, dataset: str, content: str, sketch: Sketch) -> None:
+    """Record a content key (and its sketch) as one of a dataset's tables."""
+    folder = _folder(home) / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(_folder(home) / "identity.lock"):
+        path = folder / f"{dataset}.json"
+        raw = _read_json(path)
+        contents = raw["contents"] if isinstance(raw, dict) and isinstance(raw.get("contents"), dict) else {}
+        if content in contents:
+            return
+        contents[content] = sketch.to_json()
+        write_atomic(path, json.dumps({"contents": contents}).encode("utf-8"))
+
+
+def remember_key(home: Path, sha256: str, dataset: str) -> None:
+    """The ledger's hook: a file's SHA-256 was just linked to a dataset; if the file's content is known (the
+    cache), record it for that dataset, so that its re-saved copies find the same ledger from now on."""
+    cached = _cached(home, sha256)
+    if cached is not None:
+        record_content(home, dataset, *cached)
+
+
+def dataset_of_content(home: Path, content: str) -> str | None:
+    """The dataset whose tables include this content key (the earliest recorded if several), or None."""
+    owners = [d for d, contents in _dataset_records(home).items() if content in contents]
+    if not owners:
+        return None
+    folder = _folder(home) / "datasets"
+    return min(owners, key=lambda d: ((folder / f"{d}.json").stat().st_mtime_ns, d))
+
+
+def resembles(
+    home: Path, sketch: Sketch, threshold: float = RESEMBLANCE_THRESHOLD
+) -> list[tuple[str, float, float]]:
+    """The known datasets this table resembles: (public id, estimated share of the dataset's rows the table
+    contains, estimated share of the table's rows found in the dataset), for datasets where either share is
+    above ``threshold``, most similar first. Local estimates (see :func:`~dpdesk.core.loading.identity.overlap`
+    for their error): shown to the curator, never published."""
+    found: list[tuple[str, float, float]] = []
+    for dataset, contents in _dataset_records(home).items():
+        best: tuple[float, float] | None = None
+        for raw in contents.values():
+            try:
+                known = Sketch.from_json(raw)
+            except (TypeError, KeyError, ValueError):
+                continue
+            est = overlap(known, sketch)
+            if best is None or max(est) > max(best):
+                best = est
+        if best is not None and max(best) > threshold:
+            found.append((dataset, *best))
+    return sorted(found, key=lambda r: (-max(r[1], r[2]), r[0]))
+
+
+def identify(
+    home: Path,
+    path: str | Path,
+    *,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+    sha256: str | None = None,
+) -> tuple[str, Sketch]:
+    """A file's content key and sketch: from the cache when its bytes were seen before (``sha256`` when the
+    caller has it), else computed once and remembered by the bytes' SHA-256."""
+    if sha256 is not None:
+        cached = _cached(home, sha256)
+        if cached is not None:
+            return cached
+    ident = content_identity(
+        path, home_secret(home), encoding=encoding, delimiter=delimiter, progress=progress
+    )
+    with contextlib.suppress(OSError):
+        _remember_file(home, ident)
+    return ident.key, ident.sketch
+
+
+def resolve(
+    home: Path,
+    path: str | Path,
+    *,
+    sha256: str | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> Resolution:
+    """Find a data file's dataset: by its bytes, then by its content; otherwise it is new (with what it resembles).
+
+    An unknown file whose content is a known dataset's is linked to it here (its SHA-256 becomes another local
+    key of that dataset), so the ledger opened by the SHA-256 afterwards is that dataset's. A file the content
+    readers cannot read is resolved by its bytes alone, as before content identities.
+    """
+    from dpdesk.core.loading import file_sha256
+
+    sha = sha256 if sha256 is not None else file_sha256(path, progress)
+    ledger = Ledger.for_dataset(home, sha)
+    if ledger.legacy:
+        return Resolution(sha, None, "file", ledger)
+    try:
+        content, sketch = identify(
+            home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha
+        )
+    except InputError:
+        return Resolution(sha, ledger.dataset, "file" if ledger.dataset is not None else "new", ledger)
+    if ledger.dataset is not None:
+        record_content(home, ledger.dataset, content, sketch)
+        return Resolution(sha, ledger.dataset, "file", ledger)
+    owner = dataset_of_content(home, content)
+    if owner is not None:
+        linked = link_key(home, sha, owner)
+        how: Literal["file", "content"] = "file" if linked != owner else "content"
+        return Resolution(sha, linked, how, Ledger.for_dataset(home, sha))
+    near = tuple(Resemblance(d, c, f) for d, c, f in resembles(home, sketch))
+    return Resolution(sha, None, "new", ledger, near)
