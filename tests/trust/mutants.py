@@ -86,6 +86,7 @@ G_RNG_STATIC = f"{GAPS}::test_the_release_path_never_names_numpy_random_or_rando
 G_CHECK = f"{GAPS}::test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_package"
 GUI = "tests/gui/test_app.py"
 OFFICER = "tests/core/test_officer.py"
+ACK = "tests/trust/test_acknowledge.py"
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ L = "dpdesk/core/ledger.py"
 M = "dpdesk/core/mechanisms.py"
 ACC = "dpdesk/core/accounting.py"
 OFC = "dpdesk/core/officer.py"
+CO = "dpdesk/core/carryover.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- sensitivities (queries.py, aggregates.py) ------------------------------------------------
@@ -1269,8 +1271,93 @@ import PySide6  # noqa: F401
         r"""    if False:""",
         (ENTRIES,),
     ),
+    # --- issue 13, item 2: a crash-safe, conservative acknowledgement --------------------------------------
+    Mutant(
+        "AK01",
+        "acknowledge: the broken ledger is moved aside before the new chain is written (a kill resets the budget)",
+        L,
+        r"""        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))""",
+        r"""        path.unlink()
+        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))""",
+        (f"{ACK}::test_sigkill_at_every_step_of_an_acknowledgement_never_reads_less_spent", ACK),
+    ),
+    Mutant(
+        "AK02",
+        "acknowledge: a failed write leaves its temporary file behind",
+        L,
+        r"""        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise""",
+        r"""        raise""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK03",
+        "acknowledge: the last sound line anchors the chain although damaged lines follow it",
+        CO,
+        r"""    if lines and lines[-1].sound and lines[-1].slot > floor:""",
+        r"""    lines = [ln for ln in lines if ln.sound] or lines
+    if lines and lines[-1].sound and lines[-1].slot > floor:""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK04",
+        "acknowledge: an entry whose content does not match its hash is carried over as written",
+        CO,
+        r"""            and entry_hash(e) == e["hash"]
+            and _usable(e)""",
+        r"""            and _usable(e)""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK05",
+        "acknowledge: a gap in the sequence numbers is not noticed",
+        CO,
+        r"""                gaps.append((expect, entry["seq"] - 1))""",
+        r"""                pass""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK06",
+        "acknowledge: entries missing up to the recorded head are not a gap",
+        CO,
+        r"""        gaps.append((last_slot + 1, head[0]))""",
+        r"""        pass""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK07",
+        "acknowledge: the settings come from the last readable settings entry, verified or not",
+        CO,
+        r"""    settings = settings_in_force(kept)""",
+        r"""    settings = settings_in_force([ln.entry for ln in lines if ln.entry is not None])""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK08",
+        "acknowledge: a stated cost that is NaN, infinite or negative is taken",
+        CO,
+        r"""        ok = not isinstance(x, bool) and isinstance(x, int | float) and math.isfinite(x) and x >= 0""",
+        r"""        ok = not isinstance(x, bool) and isinstance(x, int | float)""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK09",
+        "acknowledge: an unverified entry without a stated cost is dropped instead of blocking the carry-over",
+        CO,
+        r"""    if missing or in_force is None:""",
+        r"""    if in_force is None:""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK10",
+        "acknowledge: the offer is the smallest of the recorded, recomputed and exported costs",
+        CO,
+        r"""            max(o.cost.epsilon for o in self.offers),""",
+        r"""            min(o.cost.epsilon for o in self.offers),""",
+        (ACK,),
+    ),
 )
-
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
 import os
