@@ -217,6 +217,37 @@ def _build_parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--reason", required=True, help=_("why the broken ledger is accepted (recorded in the ledger)")
     )
+    v.add_argument(
+        "--cost",
+        action="append",
+        default=[],
+        metavar="SEQ=EPS[,DELTA,RHO]",
+        help=_(
+            "the cost of a ledger entry that does not verify, or of a gap (FIRST-LAST=EPS), as you state it; "
+            "dpdesk lists those it needs, with what it offers"
+        ),
+    )
+    v.add_argument(
+        "--costs",
+        metavar="FILE.json",
+        help=_(
+            'the stated costs as a JSON file: a list "costs" of objects with "entries", "epsilon" and optionally "delta" and "rho"'
+        ),
+    )
+    v.add_argument(
+        "--settings",
+        metavar="PLAN",
+        help=_(
+            "a plan whose budget, unit and method become the settings (only when no settings entry verifies)"
+        ),
+    )
+    v.add_argument(
+        "--exported",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help=_("an exported copy of the ledger or a release package: its costs are offered too"),
+    )
 
     v = verbs.add_parser(
         "change-settings",
@@ -619,10 +650,37 @@ def _ledger_verify(data: str, as_json: bool) -> int:
     return _print_ledger(status, as_json, brief=False)
 
 
-def _ledger_acknowledge(data: str, reason: str) -> int:
+def _ledger_acknowledge(
+    data: str,
+    reason: str,
+    costs: Sequence[str] = (),
+    costs_file: str | None = None,
+    settings: str | None = None,
+    exported: Sequence[str] = (),
+) -> int:
+    from dpdesk.core.carryover import CostsNeeded, parse_stated_cost, stated_costs_from_json
     from dpdesk.services.ledger import AcknowledgeRequest, acknowledge
 
-    e = acknowledge(AcknowledgeRequest(_dataset(data), reason), notify=_tell_migration).entry
+    stated = [parse_stated_cost(c) for c in costs]
+    if costs_file is not None:
+        try:
+            stated += stated_costs_from_json(Path(costs_file).read_bytes())
+        except OSError as exc:
+            raise UsageError(
+                _("cannot read {path}: {err}").format(path=costs_file, err=exc.strerror or exc)
+            ) from None
+    request = AcknowledgeRequest(
+        _dataset(data),
+        reason,
+        tuple(stated),
+        Path(settings) if settings else None,
+        tuple(Path(x) for x in exported),
+    )
+    try:
+        e = acknowledge(request, notify=_tell_migration).entry
+    except CostsNeeded as need:
+        _print_costs_needed(need, data)
+        return need.exit_code
     print(
         _(
             "Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
@@ -630,6 +688,66 @@ def _ledger_acknowledge(data: str, reason: str) -> int:
         ).format(file=e["broken_file"], n=len(e["carried"]), seq=e["seq"])
     )
     return 0
+
+
+def _print_costs_needed(need: Any, data: str) -> None:
+    """What an acknowledgement still needs from the officer (a :class:`dpdesk.core.carryover.CostsNeeded`)."""
+    print(
+        "dpdesk: "
+        + _("the ledger of {path} is broken: {problem}").format(path=data, problem=need.assessment.problem),
+        file=sys.stderr,
+    )
+    print(f"dpdesk: {need}", file=sys.stderr)
+    sources = {
+        "recorded": _("recorded"),
+        "correction": _("raised by a correction"),
+        "recomputed": _("recomputed from its plan"),
+        "exported": _("in an exported copy"),
+    }
+    suggest = []
+    for u in need.missing:
+        if u.missing:
+            what = _("entries {label}: missing (no line holds them)").format(label=u.label)
+        elif u.claimed is None:
+            what = _("entry {label}: unreadable").format(label=u.label)
+        else:
+            what = _("entry {label}: claims to be a {type} entry, does not verify").format(
+                label=u.label, type=u.claimed
+            )
+        print("  " + what, file=sys.stderr)
+        for o in u.offers:
+            print(
+                "    "
+                + _("{source}: epsilon {e}, delta {d}, rho {r}").format(
+                    source=sources.get(o.source, o.source),
+                    e=_g(o.cost.epsilon),
+                    d=_g(o.cost.delta),
+                    r=_g(o.cost.rho),
+                ),
+                file=sys.stderr,
+            )
+        best = u.offered()
+        if best is None:
+            print("    " + _("offered: nothing (state its cost from your own records)"), file=sys.stderr)
+            suggest.append(f"--cost {u.label}=EPS")
+        else:
+            print(
+                "    "
+                + _("offered (the largest): epsilon {e}, delta {d}, rho {r}").format(
+                    e=_g(best.epsilon), d=_g(best.delta), r=_g(best.rho)
+                ),
+                file=sys.stderr,
+            )
+            suggest.append(f"--cost {u.label}={best.epsilon!r},{best.delta!r},{best.rho!r}")
+    if need.settings_needed:
+        suggest.append("--settings PLAN")
+    print(
+        "dpdesk: "
+        + _("to accept, after checking each figure: {command}").format(
+            command=f'dpdesk ledger acknowledge --data {data} --reason "..." ' + " ".join(suggest)
+        ),
+        file=sys.stderr,
+    )
 
 
 def _ledger_export(data: str, out: str) -> int:
@@ -687,7 +805,7 @@ _LEDGER_VERBS: dict[str, Any] = {
     "export": lambda a: _ledger_export(a.data, a.out),
     "export-release": lambda a: _ledger_export_release(a.data, a.seq, a.out),
     "statement": lambda a: _ledger_statement(a.data, a.out),
-    "acknowledge": lambda a: _ledger_acknowledge(a.data, a.reason),
+    "acknowledge": lambda a: _ledger_acknowledge(a.data, a.reason, a.cost, a.costs, a.settings, a.exported),
     "change-settings": lambda a: _ledger_change_settings(a.data, a.plan, a.reason),
 }
 

@@ -46,12 +46,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
+from dpdesk.core import faults
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.accounting import QueryCost, Total
+    from dpdesk.core.carryover import Assessment, StatedCost
 
 GENESIS = "0" * 64
 
@@ -236,77 +238,110 @@ class Ledger:
         finally:
             lock.__exit__(None, None, None)
 
-    def acknowledge(self, reason: str) -> dict[str, Any]:
+    def acknowledge(
+        self,
+        reason: str,
+        *,
+        costs: Sequence[StatedCost] = (),
+        settings: Mapping[str, Any] | None = None,
+        head: tuple[int, str] | None = None,
+        exported: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, Any]:
         """A privacy officer's answer to a broken ledger: keep it as evidence and start a new chain.
 
-        The broken file is copied as evidence (never deleted); the new chain opens with an
-        ``acknowledge`` entry holding the reason, what was wrong, the evidence file's name and SHA-256
-        and, carried over, every spend and the settings that could still be read from it, so the spent
-        budget is never reset. The new chain replaces the broken one in one rename, after the evidence
-        is durable: an interruption leaves either the broken ledger or the new chain, never neither.
-        A broken ledger from before public ids gets its public id here, and nothing carried over names
-        the data file's SHA-256.
+        What is carried over is never less than what was spent (:mod:`dpdesk.core.carryover`): the entries that
+        still verify as they are, and, for every entry that does not and every gap in the sequence numbers (up to
+        ``head``, the recorded head of this ledger, when the caller has it), the cost the officer states in
+        ``costs``; the settings of the last settings entry that verifies, or ``settings`` (the officer's) when
+        none does. Without them :class:`~dpdesk.core.carryover.CostsNeeded` is raised with the offers, and
+        nothing is written. ``exported`` are the entries of exported copies of the ledger (they add offers).
+
+        The broken file is copied as evidence (never deleted); the new chain opens with an ``acknowledge`` entry
+        holding the reason, what was wrong, the evidence file's name and SHA-256, the releases carried over, the
+        stated costs and the settings. The evidence copy and then the new chain are written and synced (file and
+        folder) before the new chain replaces the broken one in one rename: an interruption at any point leaves
+        either the broken ledger (which refuses releases and can be acknowledged again) or the new chain, never
+        a ledger that reads as less spent. A broken ledger from before public ids gets its public id here, and
+        nothing carried over names the data file's SHA-256.
         """
         if not reason.strip():
             raise LedgerError(_("an acknowledgement needs a reason"))
+        args = (reason, costs, settings, head, exported)
         if self.legacy:
             assert self.home is not None and self.key is not None
             with _locked(self.home / "ledgers" / "keys.lock"):
                 if _read_key(self.home / "ledgers", self.key) is not None:
                     raise LedgerError(_("this dataset's ledger was already acknowledged; open it again"))
-                return self._acknowledge_locked(reason)
+                return self._acknowledge_locked(*args)
         if self.path is None:
             raise LedgerError(
                 _("nothing has been recorded for this dataset: there is nothing to acknowledge")
             )
         with _locked(self.lock_path):
-            return self._acknowledge_locked(reason)
+            return self._acknowledge_locked(*args)
 
-    def _acknowledge_locked(self, reason: str) -> dict[str, Any]:
+    def assess_broken(
+        self, *, head: tuple[int, str] | None = None, exported: Sequence[Mapping[str, Any]] = ()
+    ) -> Assessment:
+        """What an acknowledgement of this broken ledger could carry over, and what needs a stated cost
+        (:func:`dpdesk.core.carryover.assess`); a :class:`LedgerError` when the ledger verifies."""
+        from dpdesk.core.carryover import assess
+
         assert self.path is not None
         try:
-            self.verify()
+            entries = self.verify()
         except LedgerError as exc:
             problem = str(exc)
         else:
-            raise LedgerError(
-                _("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path)
+            at_head = (
+                entries[head[0] - 1]["hash"] if head is not None and 1 <= head[0] <= len(entries) else None
             )
-        raw = self.path.read_bytes()
-        carried: list[dict[str, Any]] = []
-        settings: dict[str, Any] | None = None
-        readable: list[dict[str, Any]] = []
-        for line in raw.split(b"\n"):
-            try:
-                e = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                continue
-            if not isinstance(e, dict):
-                continue
-            readable.append(e)
-            if e.get("type") == "spend" and isinstance(e.get("costs"), list):
-                carried.append(
-                    {
-                        "costs": e["costs"],
-                        "delta_prime": e.get("delta_prime"),
-                        "release_id": e.get("release_id"),
-                        "seq": e.get("seq"),
-                    }
+            if head is None or at_head == head[1]:
+                raise LedgerError(
+                    _("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path)
                 )
-            carried.extend(e.get("carried", []) if e.get("type") == "acknowledge" else [])
-            if e.get("type") in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
-                settings = e["settings"]
-        carried = _carried_at_effective_cost(readable, carried)
+            problem = _("ledger {path}: it does not hold its recorded head (entry {seq})").format(
+                path=self.path, seq=head[0]
+            )
+        try:
+            raw = self.path.read_bytes()
+        except OSError as exc:
+            raise LedgerError(
+                _("ledger {path}: cannot read it: {err}").format(path=self._name(), err=exc.strerror or exc)
+            ) from None
+        expected = self.key if self.legacy else self.dataset
+        return assess(raw, expected, problem, head=head, exported=exported)
+
+    def _acknowledge_locked(
+        self,
+        reason: str,
+        costs: Sequence[StatedCost],
+        stated_settings: Mapping[str, Any] | None,
+        head: tuple[int, str] | None,
+        exported: Sequence[Mapping[str, Any]],
+    ) -> dict[str, Any]:
+        from dpdesk.core.carryover import carry_over
+
+        assert self.path is not None
+        found = self.assess_broken(head=head, exported=exported)
+        raw = self.path.read_bytes()
+        carried, settings, stated = carry_over(found, costs, stated_settings)
+        settings_from = "stated" if found.settings is None else "verified"
         if self.legacy:
             assert self.home is not None and self.key is not None
             dataset = new_dataset_id()
             carried, settings = _scrub(carried, self.key, dataset), _scrub(settings, self.key, dataset)
+            stated = _scrub(stated, self.key, dataset)
             path = self.home / "ledgers" / f"{dataset}.jsonl"
         else:
             assert self.dataset is not None
             dataset, path = self.dataset, self.path
         stamp = _now().replace(":", "").replace("+", "_")
         evidence = path.with_name(f"{dataset}.broken-{stamp}.jsonl")
+        n = 1
+        while evidence.exists() and evidence.read_bytes() != raw:  # never overwrite other evidence
+            n += 1
+            evidence = path.with_name(f"{dataset}.broken-{stamp}-{n}.jsonl")
         try:
             return self._replace_chain(
                 raw,
@@ -315,11 +350,13 @@ class Ledger:
                 dataset,
                 {
                     "reason": reason.strip(),
-                    "problem": problem,
+                    "problem": found.problem,
                     "broken_file": evidence.name,
                     "broken_sha256": hashlib.sha256(raw).hexdigest() if not self.legacy else None,
                     "carried": carried,
                     "settings": settings,
+                    "settings_from": settings_from,
+                    "stated": stated,
                 },
             )
         except OSError as exc:
@@ -783,14 +820,32 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file via a temporary file, fsync and rename, so it is never seen half-written."""
+    """Write a file via a temporary file, so it is never seen half-written: write and fsync the temporary file,
+    fsync the folder, rename it over ``path``, fsync the folder again (each a :func:`dpdesk.core.faults.step`).
+
+    An interruption leaves ``path`` as it was or as ``data``, never anything else; on an error the temporary
+    file is removed and the error raised.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     f: IO[bytes]
-    with tmp.open("wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        faults.step(f"write {path.name}")
+        with tmp.open("wb") as f:
+            f.write(data)
+            f.flush()
+            faults.step(f"fsync {path.name}")
+            os.fsync(f.fileno())
+        faults.step(f"fsync the folder of {path.name}")
+        _fsync_dir(path.parent)
+        faults.step(f"rename {path.name}")
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    with contextlib.suppress(OSError):  # the file is in place: a failure here is best effort, as the fsync's
+        faults.step(f"fsync the folder after {path.name}")
+        _fsync_dir(path.parent)
 
 
 def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.budget import EpsilonDelta
+    from dpdesk.core.carryover import Assessment, StatedCost
     from dpdesk.core.ledger import Ledger
     from dpdesk.services.common import Dataset, Notify
 
@@ -229,10 +230,21 @@ def write_statement(
 # ----------------------------------------------------------------------------- the privacy officer's actions
 @dataclass(frozen=True)
 class AcknowledgeRequest:
-    """(Privacy officer) accept the dataset's broken ledger for ``reason``."""
+    """(Privacy officer) accept the dataset's broken ledger for ``reason``.
+
+    ``costs``: the officer's stated cost of each entry that does not verify and each gap (see
+    :mod:`dpdesk.core.carryover`); ``settings_plan``: a plan file whose budget, unit of privacy and accounting
+    become the settings when no settings entry verifies; ``exported``: exported copies of the ledger (ledger
+    files or release packages), which add offers; ``head``: the ledger's recorded head (sequence number, hash),
+    when known, so that entries missing up to it count as a gap.
+    """
 
     dataset: Dataset
     reason: str
+    costs: tuple[StatedCost, ...] = ()
+    settings_plan: Path | None = None
+    exported: tuple[Path, ...] = ()
+    head: tuple[int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -242,14 +254,41 @@ class Acknowledged:
     entry: dict[str, Any]
 
 
+def assess_acknowledgement(
+    request: AcknowledgeRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> Assessment:
+    """What acknowledging the broken ledger would carry over, and which entries need a stated cost (with the
+    offers); nothing is written. A :class:`~dpdesk.core.errors.LedgerError` when the ledger verifies."""
+    from dpdesk.core.carryover import exported_entries
+
+    ledger = request.dataset.open_ledger(notify)
+    if ledger.path is None:
+        raise UsageError(_("nothing has been recorded for {path} yet").format(path=request.dataset.data))
+    progress.check_cancelled()
+    copies = [e for p in request.exported for e in exported_entries(p)]
+    return ledger.assess_broken(head=request.head, exported=copies)
+
+
 def acknowledge(
     request: AcknowledgeRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
 ) -> Acknowledged:
-    """Keep the broken ledger as evidence and start a new chain carrying its spends over
-    (:meth:`dpdesk.core.ledger.Ledger.acknowledge`; a blank reason is refused with a ledger error)."""
+    """Keep the broken ledger as evidence and start a new chain carrying over what was spent
+    (:meth:`dpdesk.core.ledger.Ledger.acknowledge`: a blank reason is refused with a ledger error; missing stated
+    costs or settings with :class:`~dpdesk.core.carryover.CostsNeeded`, which holds the offers)."""
+    from dpdesk.core.carryover import exported_entries
+
     ledger = request.dataset.open_ledger(notify)
+    settings = None
+    if request.settings_plan is not None:
+        from dpdesk.core.plan import load_plan
+
+        settings = load_plan(request.settings_plan).settings()
+    copies = [e for p in request.exported for e in exported_entries(p)]
     progress.check_cancelled()
-    return Acknowledged(ledger.acknowledge(request.reason))
+    entry = ledger.acknowledge(
+        request.reason, costs=request.costs, settings=settings, head=request.head, exported=copies
+    )
+    return Acknowledged(entry)
 
 
 @dataclass(frozen=True)

@@ -403,6 +403,10 @@ def test_acknowledging_a_tampered_ledger_keeps_what_was_spent(dpdesk_home: Path,
         "edited by mistake; checked with the curator",
         home=dpdesk_home,
     )
+    # issue 13: the entries that no longer verify need the officer's stated cost; dpdesk offers one
+    assert a.returncode == 3 and "offered (the largest)" in a.stderr, a.stderr
+    offered = [x if x != "PLAN" else str(plan) for x in a.stderr.rsplit('--reason "..." ', 1)[1].split()]
+    a = run("ledger", "acknowledge", "--data", str(DATA), "--reason", "checked", *offered, home=dpdesk_home)
     assert a.returncode == 0, a.stderr
     assert "1 release(s) were carried over" in a.stdout
     assert len(list((dpdesk_home / "ledgers").glob("*.broken-*.jsonl"))) == 1  # the evidence is kept

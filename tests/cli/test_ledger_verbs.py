@@ -47,7 +47,7 @@ def test_each_verbs_help_lists_only_its_own_options(capsys: pytest.CaptureFixtur
         "export": {"--help", "--data", "--out"},
         "export-release": {"--help", "--data", "--out"},
         "statement": {"--help", "--data", "--out"},
-        "acknowledge": {"--help", "--data", "--reason"},
+        "acknowledge": {"--help", "--data", "--reason", "--cost", "--costs", "--settings", "--exported"},
         "change-settings": {"--help", "--data", "--reason"},
     }
     assert set(expected) == set(VERBS)
@@ -154,8 +154,13 @@ def test_old_spellings_of_the_officers_actions(
     code, out, err = run(capsys, "ledger", "verify", "--data", str(DATA))
     assert code == 3 and "BROKEN" in out
     code, out, err = run(capsys, "ledger", "--data", str(DATA), "--acknowledge", "checked with the curator")
-    assert code == 0 and "1 release(s) were carried over" in out
+    assert code == 3 and "offered (the largest)" in err  # issue 13: what does not verify needs a stated cost
     assert 'is now spelled dpdesk ledger acknowledge --data FILE --reason "reason"' in err
+    offered = [x if x != "PLAN" else str(bigger) for x in err.rsplit('--reason "..." ', 1)[1].split()]
+    code, out, err = run(
+        capsys, "ledger", "acknowledge", "--data", str(DATA), "--reason", "checked", *offered
+    )
+    assert code == 0 and "1 release(s) were carried over" in out, err
     code, out, err = run(capsys, "ledger", "acknowledge", "--data", str(DATA), "--reason", "again")
     assert code == 3  # a verified ledger needs no acknowledgement
 

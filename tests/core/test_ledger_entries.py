@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from dpdesk.core.carryover import CostsNeeded, StatedCost
 from dpdesk.core.ledger import (
     ENTRY_TYPES,
     AcknowledgeEntry,
@@ -121,7 +122,10 @@ def test_acknowledged_and_migrated_ledgers_round_trip(dpdesk_home: Path, tmp_pat
     lines = _lines(migrated.path)
     lines[1] = lines[1].replace(b'"seq":2', b'"seq":7', 1)
     migrated.path.write_bytes(b"\n".join(lines) + b"\n")
-    migrated.acknowledge("a disk error, checked")
+    with pytest.raises(CostsNeeded) as caught:  # issue 13: what does not verify needs a stated cost
+        migrated.acknowledge("a disk error, checked")
+    offered = [StatedCost(u.label, o) for u in caught.value.missing if (o := u.offered()) is not None]
+    migrated.acknowledge("a disk error, checked", costs=offered)
     (ack,) = _round_trip(migrated.path)
     assert isinstance(ack, AcknowledgeEntry) and ack.carried and ack.settings is not None
     assert ack.reason == "a disk error, checked" and ack.broken_file.startswith(migrated.dataset or "?")

@@ -23,6 +23,7 @@ import pytest
 
 from dpdesk.core import accounting as acc
 from dpdesk.core.budget import budget_report
+from dpdesk.core.carryover import parse_stated_cost
 from dpdesk.core.ledger import GENESIS, Ledger, entry_hash
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.recost import effective, gaussian_epsilon
@@ -203,7 +204,10 @@ def test_a_carried_release_without_trace_cannot_go_back_to_add_remove(
     first = json.loads(lines[0])
     first["reason"] = "edited"
     lg.path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
-    carried_entry = lg.acknowledge("restored")  # carried: with plan and trace
+    # carried: with plan and trace (issue 13: the edited settings entry's cost and the settings are stated)
+    carried_entry = lg.acknowledge(
+        "restored", costs=[parse_stated_cost("1=0")], settings=parse_plan(rp).settings()
+    )
     for c in carried_entry["carried"]:
         c["plan"] = c["trace"] = None  # as an older version carried them
     carried_entry.pop("hash")

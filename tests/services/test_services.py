@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dpdesk.core.budget import budget_report
+from dpdesk.core.carryover import CostsNeeded, StatedCost
 from dpdesk.core.errors import BudgetExceeded, Cancelled, LedgerError, UsageError
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import load_plan, parse_plan
@@ -27,6 +28,7 @@ from dpdesk.services.ledger import (
     StatementRequest,
     VerifyRequest,
     acknowledge,
+    assess_acknowledgement,
     change_settings,
     export_ledger,
     list_ledgers,
@@ -160,7 +162,12 @@ def test_a_broken_ledger_is_reported_then_acknowledged_without_resetting_the_spe
     assert statement.entries == 0 and statement.chain_status.startswith("BROKEN: ")
     with pytest.raises(LedgerError, match="needs a reason"):
         acknowledge(AcknowledgeRequest(dataset, "  "))
-    done = acknowledge(AcknowledgeRequest(dataset, "edited by mistake"))
+    with pytest.raises(CostsNeeded) as caught:  # issue 13: what does not verify needs the officer's cost
+        acknowledge(AcknowledgeRequest(dataset, "edited by mistake"))
+    found = assess_acknowledgement(AcknowledgeRequest(dataset, "edited by mistake"))
+    assert [u.label for u in found.unconfirmed] == [u.label for u in caught.value.missing]
+    stated = tuple(StatedCost(u.label, o) for u in caught.value.missing if (o := u.offered()) is not None)
+    done = acknowledge(AcknowledgeRequest(dataset, "edited by mistake", stated, settings_plan=PLAN))
     assert len(done.entry["carried"]) == 1
     assert verify_ledger(VerifyRequest(dataset)).releases == 1  # the carried spend still counts
     report = plan_budget(BudgetRequest(load_plan(PLAN), dataset)).report

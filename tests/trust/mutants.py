@@ -90,6 +90,7 @@ OFFICER = "tests/core/test_officer.py"
 PROP = "tests/core/test_proportion.py"
 PROP_WORST = f"{PROP}::test_the_worst_neighbours_reach_the_booked_sensitivity"
 PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivity"
+ACK = "tests/trust/test_acknowledge.py"
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ L = "dpdesk/core/ledger.py"
 M = "dpdesk/core/mechanisms.py"
 ACC = "dpdesk/core/accounting.py"
 OFC = "dpdesk/core/officer.py"
+CO = "dpdesk/core/carryover.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- sensitivities (each statistic's module in dpdesk/core/statistics/, aggregates.py) ----------
@@ -1393,8 +1395,93 @@ import PySide6  # noqa: F401
         r"""            pass""",
         (CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger",),
     ),
+    # --- issue 13, item 2: a crash-safe, conservative acknowledgement --------------------------------------
+    Mutant(
+        "AK01",
+        "acknowledge: the broken ledger is moved aside before the new chain is written (a kill resets the budget)",
+        L,
+        r"""        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))""",
+        r"""        path.unlink()
+        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))""",
+        (f"{ACK}::test_sigkill_at_every_step_of_an_acknowledgement_never_reads_less_spent", ACK),
+    ),
+    Mutant(
+        "AK02",
+        "acknowledge: a failed write leaves its temporary file behind",
+        L,
+        r"""        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise""",
+        r"""        raise""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK03",
+        "acknowledge: the last sound line anchors the chain although damaged lines follow it",
+        CO,
+        r"""    if lines and lines[-1].sound and lines[-1].slot > floor:""",
+        r"""    lines = [ln for ln in lines if ln.sound] or lines
+    if lines and lines[-1].sound and lines[-1].slot > floor:""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK04",
+        "acknowledge: an entry whose content does not match its hash is carried over as written",
+        CO,
+        r"""            and entry_hash(e) == e["hash"]
+            and _usable(e)""",
+        r"""            and _usable(e)""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK05",
+        "acknowledge: a gap in the sequence numbers is not noticed",
+        CO,
+        r"""                gaps.append((expect, entry["seq"] - 1))""",
+        r"""                pass""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK06",
+        "acknowledge: entries missing up to the recorded head are not a gap",
+        CO,
+        r"""        gaps.append((last_slot + 1, head[0]))""",
+        r"""        pass""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK07",
+        "acknowledge: the settings come from the last readable settings entry, verified or not",
+        CO,
+        r"""    settings = settings_in_force(kept)""",
+        r"""    settings = settings_in_force([ln.entry for ln in lines if ln.entry is not None])""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK08",
+        "acknowledge: a stated cost that is NaN, infinite or negative is taken",
+        CO,
+        r"""        ok = not isinstance(x, bool) and isinstance(x, int | float) and math.isfinite(x) and x >= 0""",
+        r"""        ok = not isinstance(x, bool) and isinstance(x, int | float)""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK09",
+        "acknowledge: an unverified entry without a stated cost is dropped instead of blocking the carry-over",
+        CO,
+        r"""    if missing or in_force is None:""",
+        r"""    if in_force is None:""",
+        (ACK,),
+    ),
+    Mutant(
+        "AK10",
+        "acknowledge: the offer is the smallest of the recorded, recomputed and exported costs",
+        CO,
+        r"""            max(o.cost.epsilon for o in self.offers),""",
+        r"""            min(o.cost.epsilon for o in self.offers),""",
+        (ACK,),
+    ),
 )
-
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
 import os

@@ -9,6 +9,7 @@ crash the chain check, and a migrated chain that keeps hashes of files that held
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -55,6 +56,12 @@ def test_acknowledgement_keeps_corrections_of_a_damaged_ledger(dpdesk_home: Path
     lines[0] = lines[0].replace('"type"', '"typf"', 1)
     lg.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     r = cli("ledger", "--data", str(d), "--acknowledge", "disk error, checked", home=dpdesk_home)
+    assert r.returncode == 3 and "--cost 1=EPS" in r.stderr  # issue 13: the unreadable entry's cost is stated
+    pf = tmp_path / "k5.json"
+    pf.write_text(json.dumps(plan(max_rows_per_person=5)), encoding="utf-8")
+    r = cli(
+        "ledger", "acknowledge", "--data", str(d), "--reason", "disk error", "--cost", "1=0", home=dpdesk_home
+    )
     assert r.returncode == 0, r.stderr
     assert spent(dpdesk_home, d, plan(max_rows_per_person=5)) >= Decimal("1.5")
 

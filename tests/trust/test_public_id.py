@@ -26,6 +26,7 @@ import pytest
 from pypdf import PdfReader
 
 from dpdesk.core import ledger as ledger_mod
+from dpdesk.core.carryover import parse_stated_cost
 from dpdesk.core.ledger import Ledger, entry_hash
 
 pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
@@ -236,6 +237,11 @@ def test_a_broken_old_ledger_stays_broken_until_acknowledged(dpdesk_home: Path, 
     assert r.returncode == 3
     assert sha.encode() not in pdf_text(tmp_path / "s.pdf")
     r = run("ledger", "--data", str(data), "--acknowledge", "restored from backup", home=dpdesk_home)
+    assert r.returncode == 3 and b"offered (the largest)" in r.stderr  # issue 13: costs stated first
+    assert sha.encode() not in r.stderr and sha[:12].encode() not in r.stderr
+    said = r.stderr.decode()
+    offered = [x if x != "PLAN" else str(plan) for x in said.rsplit('--reason "..." ', 1)[1].split()]
+    r = run("ledger", "acknowledge", "--data", str(data), "--reason", "restored", *offered, home=dpdesk_home)
     assert r.returncode == 0, r.stderr
     lg = Ledger.for_dataset(dpdesk_home, sha)
     entries = lg.verify()
@@ -271,6 +277,10 @@ def test_an_interrupted_acknowledgement_never_leaves_an_empty_ledger(
 
     monkeypatch.setattr(ledger_mod, "write_atomic", write_atomic)
     with pytest.raises(ledger_mod.LedgerError, match="broken ledger is unchanged"):
-        lg.acknowledge("disk full")
+        lg.acknowledge(
+            "disk full",
+            costs=[parse_stated_cost("1=0.5")],
+            settings={"budget": {"epsilon": 1.0, "delta": 0.0}, "privacy_unit": {}, "accounting": {}},
+        )
     with pytest.raises(ledger_mod.LedgerError):  # still broken, still refusing: the spend was not dropped
         Ledger.for_dataset(dpdesk_home, "ab" * 32).verify()
