@@ -46,6 +46,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
+from dpdesk.core import anchor
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
 from dpdesk.i18n import _
@@ -164,6 +165,7 @@ class Ledger:
                     folder=folder, err=exc.strerror or exc
                 )
             ) from None
+        _anchor_home(home)
         known = _read_key(folder, sha256)
         if known is not None:
             return Ledger(known, folder / f"{known}.jsonl", sha256, home)
@@ -272,7 +274,7 @@ class Ledger:
             raise LedgerError(
                 _("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path)
             )
-        raw = self.path.read_bytes()
+        raw = self.path.read_bytes() if self.path.exists() else b""  # a deleted ledger of a known dataset
         carried: list[dict[str, Any]] = []
         settings: dict[str, Any] | None = None
         readable: list[dict[str, Any]] = []
@@ -345,7 +347,11 @@ class Ledger:
             **payload,
         }
         entry["hash"] = entry_hash(entry)
+        if self.legacy and self.home is not None:
+            anchor.advance_head(self.home, dataset, anchor.NO_ENTRY)  # registered before its ledger exists
         write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))
+        if self.home is not None:  # the new chain's head replaces the one recorded for the broken ledger
+            anchor.reset_head(self.home, dataset, anchor.Head(1, entry["hash"]))
         if self.legacy:
             assert self.home is not None and self.key is not None
             _write_key(self.home / "ledgers", self.key, dataset)
@@ -375,7 +381,11 @@ class Ledger:
         whose file name is the data's SHA-256, is named in words), so they can be shown and recorded.
         """
         self._refresh()
+        anchored, before = self._recorded()
         if self.path is None or not self.path.exists():
+            if anchored:
+                assert self.home is not None and self.dataset is not None
+                anchor.check_ledger(self.home, self.dataset, str(self.path), before, [])
             return []
         label = self._name() if self.legacy else str(self.path)
         expected = self.key if self.legacy else self.dataset
@@ -427,7 +437,24 @@ class Ledger:
                 )
             prev = entry["hash"]
             entries.append(entry)
+        if anchored:
+            assert self.home is not None and self.dataset is not None
+            anchor.check_ledger(self.home, self.dataset, label, before, entries)
         return entries
+
+    def _recorded(self) -> tuple[bool, anchor.Record | None]:
+        """Whether this ledger is checked against the register, and its register file, read *before* the ledger
+        (an append made meanwhile can then only put the ledger ahead of it, never behind).
+
+        Not for a ledger outside a home (an exported copy under review), an old-format one, a data file with no
+        id yet, or a home whose register cannot be written (nothing was recorded there to check against).
+        """
+        if self.home is None or self.dataset is None or self.legacy:
+            return False, None
+        _anchor_home(self.home)
+        if not anchor.is_anchored(self.home):
+            return False, None
+        return True, anchor.read_before(self.home, self.dataset, str(self.path))
 
 
 # ----------------------------------------------------------------------------- typed entries
@@ -756,6 +783,13 @@ class LedgerTransaction:
         if new_file:
             _fsync_dir(self.ledger.path.parent)
         self.entries.append(entry)
+        if self.ledger.home is not None:
+            # then the head (the entry is durable first: a crash between leaves the ledger ahead of its head, which
+            # the next verification accepts and repairs; a register that cannot be written is repaired likewise)
+            with contextlib.suppress(OSError):
+                anchor.advance_head(
+                    self.ledger.home, self.ledger.dataset, anchor.Head(entry["seq"], entry["hash"])
+                )
         return entry
 
 
@@ -906,6 +940,7 @@ def list_ledgers(home: Path) -> list[Ledger]:
     folder = home / "ledgers"
     if not folder.exists():
         return []
+    _anchor_home(home)
     for p in sorted(folder.glob("*.jsonl")):
         if _KEY_RE.fullmatch(p.stem):
             Ledger.for_dataset(home, p.stem)
@@ -913,6 +948,12 @@ def list_ledgers(home: Path) -> list[Ledger]:
     for p in sorted(folder.glob("ds-*.jsonl")):
         if is_dataset_id(p.stem):
             out.append(Ledger(p.stem, p, home=home))
+    for dataset in anchor.registered_datasets(
+        home
+    ):  # known, and its ledger gone: listed, and broken if it held any
+        p = folder / f"{dataset}.jsonl"
+        if not p.exists():
+            out.append(Ledger(dataset, p, home=home))
     for p in sorted(folder.glob("*.jsonl")):  # old-format ledgers left broken (not migrated)
         if _KEY_RE.fullmatch(p.stem) and _read_key(folder, p.stem) is None:
             out.append(Ledger(None, p, p.stem, home, legacy=True))
@@ -939,10 +980,24 @@ def _read_key(folder: Path, sha256: str) -> str | None:
                 return side.stem
         except (OSError, UnicodeDecodeError):
             continue
-    return None
+    known = anchor.dataset_of_key(folder.parent, sha256)  # the register remembers it when both were lost
+    if known is not None:
+        with contextlib.suppress(OSError):
+            _write_key(folder, sha256, known)
+    return known
+
+
+def _anchor_home(home: Path) -> None:
+    """Register the ledgers of a home from before the register at their heads, once (best effort: a home that
+    cannot be written is not anchored, and nothing can be charged there either)."""
+    with contextlib.suppress(OSError):
+        anchor.ensure_anchored(home)
 
 
 def _write_key(folder: Path, sha256: str, dataset: str) -> None:
+    anchor.register_key(
+        folder.parent, dataset, sha256
+    )  # first: the register knows the dataset before its files
     write_atomic(folder / f"{dataset}.key", sha256.encode("ascii"))
     (folder / "keys").mkdir(parents=True, exist_ok=True)
     write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))
@@ -1039,8 +1094,10 @@ def _migrate(home: Path, sha256: str) -> Ledger:
         mig["hash"] = entry_hash(mig)
         rebuilt.append(mig)
         write_atomic(evidence, raw)
+        anchor.advance_head(home, dataset, anchor.NO_ENTRY)  # registered before its ledger exists
         write_atomic(path, "".join(canonical_json(e) + "\n" for e in rebuilt).encode("utf-8"))
         _write_key(folder, sha256, dataset)
+        anchor.advance_head(home, dataset, anchor.Head(mig["seq"], mig["hash"]))
         for src, dst in renamed:
             with contextlib.suppress(OSError):
                 os.replace(src, dst)
