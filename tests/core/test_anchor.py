@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core import anchor
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.ledger import GENESIS, Ledger, entry_hash, is_known_dataset, list_ledgers
 
@@ -41,6 +40,8 @@ def reopen(home: Path, sha: str = SHA) -> Ledger:
 
 
 def test_the_head_follows_every_append(dpdesk_home: Path) -> None:
+    from dpdesk.core import anchor
+
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
     last = lg.verify()[-1]
@@ -126,6 +127,8 @@ def test_a_replaced_ledger_of_the_same_length_is_broken(dpdesk_home: Path) -> No
 def test_an_interrupted_append_leaves_the_ledger_ahead_which_is_accepted_and_repaired(
     dpdesk_home: Path,
 ) -> None:
+    from dpdesk.core import anchor
+
     lg = fill(dpdesk_home, 2)
     assert lg.dataset is not None
     record = anchor.register_folder(dpdesk_home) / f"{lg.dataset}.json"
@@ -146,6 +149,8 @@ def test_an_interrupted_append_leaves_the_ledger_ahead_which_is_accepted_and_rep
 def test_a_head_that_cannot_be_written_does_not_undo_the_entry(
     dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from dpdesk.core import anchor
+
     lg = fill(dpdesk_home, 1)
 
     def full_disk(*_a: object) -> None:
@@ -161,6 +166,8 @@ def test_a_head_that_cannot_be_written_does_not_undo_the_entry(
 
 
 def test_a_removed_or_damaged_register_file_is_broken_not_fresh(dpdesk_home: Path) -> None:
+    from dpdesk.core import anchor
+
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
     record = anchor.register_folder(dpdesk_home) / f"{lg.dataset}.json"
@@ -181,6 +188,8 @@ def test_a_removed_or_damaged_register_file_is_broken_not_fresh(dpdesk_home: Pat
 
 
 def test_a_home_from_before_the_register_is_anchored_at_its_current_heads(dpdesk_home: Path) -> None:
+    from dpdesk.core import anchor
+
     lg = fill(dpdesk_home, 3)
     other = fill(dpdesk_home, 2, sha="cd" * 32)
     broken = fill(dpdesk_home, 2, sha="ef" * 32)
@@ -203,6 +212,8 @@ def test_a_home_from_before_the_register_is_anchored_at_its_current_heads(dpdesk
 
 
 def test_acknowledging_a_cut_ledger_starts_a_chain_whose_head_is_recorded(dpdesk_home: Path) -> None:
+    from dpdesk.core import anchor
+
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
     keep(lg, 1)

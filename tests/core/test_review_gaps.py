@@ -50,7 +50,7 @@ def edit_ledger_json(pkg: Path, change: Callable[[dict[str, Any]], None]) -> Non
 
 
 def problems(path: Path, against: Path | None = None) -> list[str]:
-    r = review(path, against)
+    r = review(path) if against is None else review(path, against)
     assert r.intact == (not r.problems)
     return r.problems
 
