@@ -53,7 +53,9 @@ def test_the_head_follows_every_append(dpdesk_home: Path) -> None:
 
 def test_a_ledger_cut_at_an_entry_boundary_is_broken(dpdesk_home: Path) -> None:
     lg = fill(dpdesk_home, 3)
-    head = lg.verify()[-1]["hash"]
+    head = json.loads(lines(lg)[-1])[
+        "hash"
+    ]  # read, not verified: a verification would move the head up itself
     keep(lg, 2)
     with pytest.raises(
         LedgerError, match=r"ends at entry 2 but entry 3 \(hash " + head[:16] + r"\) was recorded"
