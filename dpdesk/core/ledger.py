@@ -948,11 +948,11 @@ def list_ledgers(home: Path) -> list[Ledger]:
     for p in sorted(folder.glob("ds-*.jsonl")):
         if is_dataset_id(p.stem):
             out.append(Ledger(p.stem, p, home=home))
-    for dataset in anchor.registered_datasets(
-        home
-    ):  # known, and its ledger gone: listed, and broken if it held any
+    # known, and its ledger gone: listed as broken (not one that got its id but never an entry)
+    for dataset in anchor.registered_datasets(home):
         p = folder / f"{dataset}.jsonl"
-        if not p.exists():
+        head = anchor.recorded_head(home, dataset)
+        if not p.exists() and (head is None or head.seq > 0):
             out.append(Ledger(dataset, p, home=home))
     for p in sorted(folder.glob("*.jsonl")):  # old-format ledgers left broken (not migrated)
         if _KEY_RE.fullmatch(p.stem) and _read_key(folder, p.stem) is None:
@@ -995,9 +995,8 @@ def _anchor_home(home: Path) -> None:
 
 
 def _write_key(folder: Path, sha256: str, dataset: str) -> None:
-    anchor.register_key(
-        folder.parent, dataset, sha256
-    )  # first: the register knows the dataset before its files
+    # first: the register knows the dataset before its files
+    anchor.register_key(folder.parent, dataset, sha256)
     write_atomic(folder / f"{dataset}.key", sha256.encode("ascii"))
     (folder / "keys").mkdir(parents=True, exist_ok=True)
     write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))

@@ -112,6 +112,13 @@ def test_a_dataset_whose_ledger_sidecar_and_key_were_deleted_is_still_known(dpde
         broken[0].verify()
 
 
+def test_a_dataset_with_an_id_but_no_entry_is_not_listed_as_broken(dpdesk_home: Path) -> None:
+    fill(dpdesk_home, 1)
+    Ledger.for_dataset(dpdesk_home, "cd" * 32).ensure_id()  # as a first release refused over budget leaves it
+    assert len(list_ledgers(dpdesk_home)) == 1
+    assert Ledger.for_dataset(dpdesk_home, "cd" * 32).verify() == []
+
+
 def test_a_replaced_ledger_of_the_same_length_is_broken(dpdesk_home: Path) -> None:
     lg = fill(dpdesk_home, 2)
     assert lg.path is not None
