@@ -266,6 +266,14 @@ def _build_parser() -> argparse.ArgumentParser:
     rv.add_argument(
         "path", help=_("a release package folder, or a ledger exported with dpdesk ledger --export")
     )
+    rv.add_argument(
+        "--against",
+        metavar="LATER_EXPORT",
+        help=_(
+            "a later export of the same dataset's ledger: check that it still reaches the head this package or "
+            "export was made at (a ledger rolled back behind it is named)"
+        ),
+    )
     rv.add_argument("--json", action="store_true")
 
     sg = sub.add_parser(
@@ -759,6 +767,12 @@ def _ledger_export(data: str, out: str) -> int:
             path=data, n=done.entries, out=out
         )
     )
+    print(
+        _(
+            "Its head is entry {seq} (hash {hash}). Keep this copy: dpdesk review {out} --against LATER_EXPORT shows "
+            "a later ledger rolled back behind it."
+        ).format(seq=done.head["seq"], hash=done.head["hash"], out=out)
+    )
     return 0
 
 
@@ -898,7 +912,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
 def _cmd_review(args: argparse.Namespace) -> int:
     from dpdesk.services.review import ReviewRequest, review_path
 
-    reviewed = review_path(ReviewRequest(args.path))
+    reviewed = review_path(ReviewRequest(args.path, args.against))
     r = reviewed.review
     if args.json:
         print(json.dumps(reviewed.summary(), indent=2, ensure_ascii=False))
@@ -941,6 +955,12 @@ def _cmd_review(args: argparse.Namespace) -> int:
                 )
         for name, status in r.files.items():
             print(f"  {name}: {status}")
+    if r.head is not None:
+        print(
+            "  " + _("ledger head: entry {seq} (hash {hash})").format(seq=r.head["seq"], hash=r.head["hash"])
+        )
+    for note in r.notes:
+        print("  " + _("note: {line}").format(line=note))
     for p in r.problems:
         print("  " + _("PROBLEM: {p}").format(p=p))
     print(_("Intact.") if r.intact else _("NOT INTACT: see the problems above."))

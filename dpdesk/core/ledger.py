@@ -46,7 +46,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
-from dpdesk.core import faults
+from dpdesk.core import anchor, faults
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
 from dpdesk.i18n import _
@@ -166,6 +166,7 @@ class Ledger:
                     folder=folder, err=exc.strerror or exc
                 )
             ) from None
+        _anchor_home(home)
         known = _read_key(folder, sha256)
         if known is not None:
             return Ledger(known, folder / f"{known}.jsonl", sha256, home)
@@ -266,7 +267,7 @@ class Ledger:
         """
         if not reason.strip():
             raise LedgerError(_("an acknowledgement needs a reason"))
-        args = (reason, costs, settings, head, exported)
+        args = (reason, costs, settings, self._head_to_reach(head), exported)
         if self.legacy:
             assert self.home is not None and self.key is not None
             with _locked(self.home / "ledgers" / "keys.lock"):
@@ -280,6 +281,14 @@ class Ledger:
         with _locked(self.lock_path):
             return self._acknowledge_locked(*args)
 
+    def _head_to_reach(self, head: tuple[int, str] | None) -> tuple[int, str] | None:
+        """``head`` if given, else the head recorded in the register (:func:`dpdesk.core.anchor.recorded_head`):
+        entries missing up to it are a gap whose cost the officer states, never nothing spent."""
+        if head is not None or self.home is None or self.dataset is None:
+            return head
+        recorded = anchor.recorded_head(self.home, self.dataset)
+        return (recorded.seq, recorded.hash) if recorded is not None and recorded.seq > 0 else None
+
     def assess_broken(
         self, *, head: tuple[int, str] | None = None, exported: Sequence[Mapping[str, Any]] = ()
     ) -> Assessment:
@@ -288,6 +297,7 @@ class Ledger:
         from dpdesk.core.carryover import assess
 
         assert self.path is not None
+        head = self._head_to_reach(head)
         try:
             entries = self.verify()
         except LedgerError as exc:
@@ -304,7 +314,7 @@ class Ledger:
                 path=self.path, seq=head[0]
             )
         try:
-            raw = self.path.read_bytes()
+            raw = self.path.read_bytes() if self.path.exists() else b""  # a deleted ledger of a known dataset
         except OSError as exc:
             raise LedgerError(
                 _("ledger {path}: cannot read it: {err}").format(path=self._name(), err=exc.strerror or exc)
@@ -324,7 +334,7 @@ class Ledger:
 
         assert self.path is not None
         found = self.assess_broken(head=head, exported=exported)
-        raw = self.path.read_bytes()
+        raw = self.path.read_bytes() if self.path.exists() else b""  # a deleted ledger of a known dataset
         carried, settings, stated = carry_over(found, costs, stated_settings)
         settings_from = "stated" if found.settings is None else "verified"
         if self.legacy:
@@ -382,7 +392,11 @@ class Ledger:
             **payload,
         }
         entry["hash"] = entry_hash(entry)
+        if self.legacy and self.home is not None:
+            anchor.advance_head(self.home, dataset, anchor.NO_ENTRY)  # registered before its ledger exists
         write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))
+        if self.home is not None:  # the new chain's head replaces the one recorded for the broken ledger
+            anchor.reset_head(self.home, dataset, anchor.Head(1, entry["hash"]))
         if self.legacy:
             assert self.home is not None and self.key is not None
             _write_key(self.home / "ledgers", self.key, dataset)
@@ -412,7 +426,11 @@ class Ledger:
         whose file name is the data's SHA-256, is named in words), so they can be shown and recorded.
         """
         self._refresh()
+        anchored, before = self._recorded()
         if self.path is None or not self.path.exists():
+            if anchored:
+                assert self.home is not None and self.dataset is not None
+                anchor.check_ledger(self.home, self.dataset, str(self.path), before, [])
             return []
         label = self._name() if self.legacy else str(self.path)
         expected = self.key if self.legacy else self.dataset
@@ -464,7 +482,24 @@ class Ledger:
                 )
             prev = entry["hash"]
             entries.append(entry)
+        if anchored:
+            assert self.home is not None and self.dataset is not None
+            anchor.check_ledger(self.home, self.dataset, label, before, entries)
         return entries
+
+    def _recorded(self) -> tuple[bool, anchor.Record | None]:
+        """Whether this ledger is checked against the register, and its register file, read *before* the ledger
+        (an append made meanwhile can then only put the ledger ahead of it, never behind).
+
+        Not for a ledger outside a home (an exported copy under review), an old-format one, a data file with no
+        id yet, or a home whose register cannot be written (nothing was recorded there to check against).
+        """
+        if self.home is None or self.dataset is None or self.legacy:
+            return False, None
+        _anchor_home(self.home)
+        if not anchor.is_anchored(self.home):
+            return False, None
+        return True, anchor.read_before(self.home, self.dataset, str(self.path))
 
 
 # ----------------------------------------------------------------------------- typed entries
@@ -793,6 +828,13 @@ class LedgerTransaction:
         if new_file:
             _fsync_dir(self.ledger.path.parent)
         self.entries.append(entry)
+        if self.ledger.home is not None:
+            # then the head (the entry is durable first: a crash between leaves the ledger ahead of its head, which
+            # the next verification accepts and repairs; a register that cannot be written is repaired likewise)
+            with contextlib.suppress(OSError):
+                anchor.advance_head(
+                    self.ledger.home, self.ledger.dataset, anchor.Head(entry["seq"], entry["hash"])
+                )
         return entry
 
 
@@ -961,6 +1003,7 @@ def list_ledgers(home: Path) -> list[Ledger]:
     folder = home / "ledgers"
     if not folder.exists():
         return []
+    _anchor_home(home)
     for p in sorted(folder.glob("*.jsonl")):
         if _KEY_RE.fullmatch(p.stem):
             Ledger.for_dataset(home, p.stem)
@@ -968,6 +1011,12 @@ def list_ledgers(home: Path) -> list[Ledger]:
     for p in sorted(folder.glob("ds-*.jsonl")):
         if is_dataset_id(p.stem):
             out.append(Ledger(p.stem, p, home=home))
+    # known, and its ledger gone: listed as broken (not one that got its id but never an entry)
+    for dataset in anchor.registered_datasets(home):
+        p = folder / f"{dataset}.jsonl"
+        head = anchor.recorded_head(home, dataset)
+        if not p.exists() and (head is None or head.seq > 0):
+            out.append(Ledger(dataset, p, home=home))
     for p in sorted(folder.glob("*.jsonl")):  # old-format ledgers left broken (not migrated)
         if _KEY_RE.fullmatch(p.stem) and _read_key(folder, p.stem) is None:
             out.append(Ledger(None, p, p.stem, home, legacy=True))
@@ -994,10 +1043,23 @@ def _read_key(folder: Path, sha256: str) -> str | None:
                 return side.stem
         except (OSError, UnicodeDecodeError):
             continue
-    return None
+    known = anchor.dataset_of_key(folder.parent, sha256)  # the register remembers it when both were lost
+    if known is not None:
+        with contextlib.suppress(OSError):
+            _write_key(folder, sha256, known)
+    return known
+
+
+def _anchor_home(home: Path) -> None:
+    """Register the ledgers of a home from before the register at their heads, once (best effort: a home that
+    cannot be written is not anchored, and nothing can be charged there either)."""
+    with contextlib.suppress(OSError):
+        anchor.ensure_anchored(home)
 
 
 def _write_key(folder: Path, sha256: str, dataset: str) -> None:
+    # first: the register knows the dataset before its files
+    anchor.register_key(folder.parent, dataset, sha256)
     write_atomic(folder / f"{dataset}.key", sha256.encode("ascii"))
     (folder / "keys").mkdir(parents=True, exist_ok=True)
     write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))
@@ -1118,8 +1180,10 @@ def _migrate(home: Path, sha256: str) -> Ledger:
         mig["hash"] = entry_hash(mig)
         rebuilt.append(mig)
         write_atomic(evidence, raw)
+        anchor.advance_head(home, dataset, anchor.NO_ENTRY)  # registered before its ledger exists
         write_atomic(path, "".join(canonical_json(e) + "\n" for e in rebuilt).encode("utf-8"))
         _write_key(folder, sha256, dataset)
+        anchor.advance_head(home, dataset, anchor.Head(mig["seq"], mig["hash"]))
         for src, dst in renamed:
             with contextlib.suppress(OSError):
                 os.replace(src, dst)

@@ -4,7 +4,8 @@ A package holds ``release.csv``, ``report.pdf``, ``plan.json`` and ``ledger.json
 (written to the ledger before any value was revealed) records the plan hash and the values hash;
 a ``package`` entry written after the files records their SHA-256 hashes. ``ledger.json`` carries
 copies of the settings entry in force, the spend entry and the package entry, so that a reviewer
-can check that the files are the ones recorded. This detects edits of any file; it cannot stop a
+can check that the files are the ones recorded, and the ledger's head when the package was made
+(the package entry's sequence number and hash), which every later export of the ledger must reach. This detects edits of any file; it cannot stop a
 forger who holds the ledger from recomputing every hash (see README).
 """
 
@@ -68,13 +69,22 @@ def write_package(
                 "spend_hash": spend["hash"],
                 "spend_seq": spend["seq"],
                 "files": hashes,
+                # which settings entry ledger.json carries (none: the settings came from an acknowledgement), so
+                # that review names a removed one
+                "settings_hash": settings["hash"] if settings is not None else None,
             },
         )
     copies = [e for e in (settings, spend, package) if e is not None]
+    # the head: the ledger's last entry when the package was made (its package entry); a later export of the
+    # ledger must still reach it (dpdesk review PACKAGE --against EXPORT)
+    head = {"seq": package["seq"], "hash": package["hash"]}
     write_atomic(
         out_dir / "ledger.json",
         (
-            json.dumps({"dataset": spend["dataset"], "entries": copies}, indent=2, ensure_ascii=False) + "\n"
+            json.dumps(
+                {"dataset": spend["dataset"], "head": head, "entries": copies}, indent=2, ensure_ascii=False
+            )
+            + "\n"
         ).encode(),
     )
     return package

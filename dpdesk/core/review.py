@@ -1,4 +1,12 @@
-"""Review: check a release package or an exported ledger, read-only, on any machine."""
+"""Review: check a release package or an exported ledger, read-only, on any machine.
+
+A package must hold exactly its four files (anything else, raw data say, is named), and its ``ledger.json``
+exactly its fields (``dataset``, ``head``, ``entries``) and entries: the settings entry its package entry names,
+the spend and the package entry, each once, of this dataset, unedited. An exported ledger must be a whole chain
+with at least one entry. With ``against``, a later export of the same dataset's ledger must still reach the head
+the package (or earlier export) was made at: a ledger rolled back behind it (cut, or restored from an older copy)
+is named, unless an acknowledgement restarted the chain carrying the release over (said in a note).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +31,12 @@ class Review:
     plan: dict[str, Any] | None = None
     spend: dict[str, Any] | None = None
     files: dict[str, str] = field(default_factory=dict)  # file -> "ok" / problem
+    #: the ledger's head when the package or export was made (sequence number and hash of its last entry)
+    head: dict[str, Any] | None = None
+    #: what was found that is not a problem (a later ledger restarted by an acknowledgement that carries this over)
+    notes: list[str] = field(default_factory=list)
+    #: the later ledger export reviewed against, if any
+    against: str | None = None
 
     @property
     def intact(self) -> bool:
@@ -30,14 +44,22 @@ class Review:
         return not self.problems
 
 
-def review(path: str | Path) -> Review:
-    """Review a release package folder, or an exported ledger file (.jsonl)."""
+def review(path: str | Path, against: str | Path | None = None) -> Review:
+    """Review a release package folder, or an exported ledger file (.jsonl); with ``against``, also check that the
+    later ledger export ``against`` still reaches the head it was made at."""
     p = Path(path)
     if p.is_dir():
-        return review_package(p)
-    if p.is_file():
-        return review_ledger_file(p)
-    raise DpdeskError(_("{path}: no such release package or ledger file").format(path=p))
+        out = review_package(p)
+    elif p.is_file():
+        out = review_ledger_file(p)
+    else:
+        raise DpdeskError(_("{path}: no such release package or ledger file").format(path=p))
+    if against is not None:
+        later = Path(against)
+        if not later.is_file():
+            raise DpdeskError(_("{path}: no such exported ledger").format(path=later))
+        review_against(out, later)
+    return out
 
 
 def review_ledger_file(path: Path) -> Review:
@@ -53,6 +75,15 @@ def review_ledger_file(path: Path) -> Review:
         out.entries = Ledger(dataset, path).verify()
     except LedgerError as exc:
         out.problems.append(str(exc))
+        return out
+    if not out.entries:
+        out.problems.append(
+            _("{path}: the exported ledger is empty (a dataset's ledger has at least one entry)").format(
+                path=path
+            )
+        )
+    else:
+        out.head = {"seq": out.entries[-1]["seq"], "hash": out.entries[-1]["hash"]}
     return out
 
 
@@ -66,6 +97,7 @@ def review_package(folder: Path) -> Review:
         out.problems.append(_("ledger.json is missing or unreadable: the package cannot be checked"))
         return out
     out.entries = entries
+    _check_folder(folder, out)
     for e in entries:
         if not isinstance(e, dict) or entry_hash(e) != e.get("hash"):
             out.problems.append(
@@ -81,6 +113,7 @@ def review_package(folder: Path) -> Review:
         return out
     if package.get("spend_hash") != spend.get("hash"):
         out.problems.append(_("ledger.json: the package entry does not belong to this release"))
+    _check_ledger_json(data, entries, spend, package, out)
     recorded = package.get("files", {})
     for name in PACKAGE_FILES:
         f = folder / name
@@ -116,6 +149,161 @@ def review_package(folder: Path) -> Review:
     return out
 
 
+def _check_folder(folder: Path, out: Review) -> None:
+    """Name every file or folder of a package that is not one of its four (raw data added, say)."""
+    expected = {*PACKAGE_FILES, "ledger.json"}
+    try:
+        found = sorted(p.name for p in folder.iterdir())
+    except OSError:
+        return
+    for name in found:
+        if name not in expected:
+            out.problems.append(
+                _(
+                    "{name} is not part of the release package (a package holds only {files}): it was added"
+                ).format(name=name, files=", ".join((*PACKAGE_FILES, "ledger.json")))
+            )
+
+
+def _check_ledger_json(
+    data: Any, entries: list[Any], spend: dict[str, Any], package: dict[str, Any], out: Review
+) -> None:
+    """ledger.json's fields and entries: exactly those the package entry vouches for, each once."""
+    fields = set(data) if isinstance(data, dict) else set()
+    for extra in sorted(fields - {"dataset", "head", "entries"}):
+        out.problems.append(
+            _("ledger.json: unexpected field {field} (it was added)").format(field=repr(extra))
+        )
+    if isinstance(data, dict) and data.get("dataset") != spend.get("dataset"):
+        out.problems.append(
+            _("ledger.json: its dataset field ({found}) is not the release's dataset ({id})").format(
+                found=repr(data.get("dataset")), id=spend.get("dataset")
+            )
+        )
+    head = {"seq": package.get("seq"), "hash": package.get("hash")}
+    if isinstance(data, dict) and "head" in data:
+        if data["head"] != head:
+            out.problems.append(
+                _(
+                    "ledger.json: its head field is not the package entry's sequence number and hash (it was changed)"
+                )
+            )
+    elif "settings_hash" in package:  # written by a version that records the head: it was removed
+        out.problems.append(_("ledger.json: its head field is missing (it was removed)"))
+    out.head = head
+    seen: dict[Any, int] = {}
+    for e in entries:
+        if not isinstance(e, dict):
+            continue
+        key = (e.get("seq"), e.get("hash"))
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            out.problems.append(
+                _("ledger.json: entry {n} appears more than once").format(n=e.get("seq", "?"))
+            )
+        if e.get("dataset") != spend.get("dataset"):
+            out.problems.append(
+                _("ledger.json: entry {n} belongs to another dataset").format(n=e.get("seq", "?"))
+            )
+        if e.get("type") not in ("settings", "spend", "package"):
+            out.problems.append(
+                _("ledger.json: entry {n} is a {type} entry, which a package does not carry").format(
+                    n=e.get("seq", "?"), type=e.get("type")
+                )
+            )
+    if sum(1 for e in entries if isinstance(e, dict) and e.get("type") in ("spend", "package")) > 2:
+        out.problems.append(_("ledger.json holds more than one spend or package entry"))
+    settings = [e for e in entries if isinstance(e, dict) and e.get("type") == "settings"]
+    named = package.get("settings_hash")
+    if "settings_hash" in package:
+        if named is not None and not any(e.get("hash") == named for e in settings):
+            out.problems.append(
+                _("ledger.json: the settings entry the package entry names is missing (it was removed)")
+            )
+        if any(e.get("hash") != named for e in settings):
+            out.problems.append(_("ledger.json: a settings entry the package entry does not name was added"))
+    elif not settings:  # a package from before the package entry named its settings
+        out.problems.append(_("ledger.json holds no settings entry (it was removed)"))
+
+
+def review_against(out: Review, later_path: Path) -> None:
+    """Check that the later ledger export ``later_path`` still reaches the head ``out`` was made at."""
+    out.against = str(later_path)
+    later = review_ledger_file(later_path)
+    for p in later.problems:
+        out.problems.append(_("{path}: {problem}").format(path=later_path, problem=p))
+    if later.problems:
+        return
+    if out.head is None:
+        out.problems.append(
+            _("{path} cannot be compared with {later}: it records no ledger head").format(
+                path=_("this package") if out.kind == "package" else _("this ledger"), later=later_path
+            )
+        )
+        return
+    mine = {e.get("dataset") for e in out.entries if isinstance(e, dict)}
+    theirs = later.entries[0]["dataset"]
+    if mine != {theirs}:
+        out.problems.append(
+            _("{later} is the ledger of another dataset ({id})").format(later=later_path, id=theirs)
+        )
+        return
+    seq, digest = out.head["seq"], out.head["hash"]
+    last = later.entries[-1]["seq"]
+    by_seq = {e["seq"]: e for e in later.entries}
+    reached = isinstance(seq, int) and seq in by_seq and by_seq[seq]["hash"] == digest
+    if reached:
+        wrong = [
+            e.get("seq")
+            for e in out.entries
+            if isinstance(e, dict)
+            and (e.get("seq") not in by_seq or by_seq[e.get("seq")]["hash"] != e.get("hash"))
+        ]
+        for n in wrong:
+            out.problems.append(
+                _("entry {n} is not the one the later ledger {later} holds at that place").format(
+                    n=n, later=later_path
+                )
+            )
+        if not wrong:
+            out.notes.append(
+                _("the later ledger {later} reaches this head (entry {seq} of its {last})").format(
+                    later=later_path, seq=seq, last=last
+                )
+            )
+        return
+    releases = {e.get("release_id") for e in out.entries if isinstance(e, dict) and e.get("type") == "spend"}
+    for e in later.entries:
+        if e["type"] != "acknowledge":
+            continue
+        carried = {c.get("release_id") for c in e.get("carried", []) if isinstance(c, dict)}
+        if releases and releases <= carried:
+            out.notes.append(
+                _(
+                    "the later ledger {later} was restarted by an acknowledgement (entry {n}: {reason}) that carries "
+                    "these releases over; the head recorded here (entry {seq}) is in the broken ledger it kept as "
+                    "evidence ({file})"
+                ).format(
+                    later=later_path, n=e["seq"], reason=e.get("reason"), seq=seq, file=e.get("broken_file")
+                )
+            )
+            return
+    if isinstance(seq, int) and seq > last:
+        out.problems.append(
+            _(
+                "the later ledger {later} ends at entry {last}, but entry {seq} (hash {hash}) was recorded when this "
+                "was made: the ledger was rolled back behind it (truncated, or restored from an older copy)"
+            ).format(later=later_path, last=last, seq=seq, hash=str(digest)[:16])
+        )
+    else:
+        out.problems.append(
+            _(
+                "the later ledger {later} does not hold entry {seq} (hash {hash}) recorded when this was made: the "
+                "ledger was replaced by another one"
+            ).format(later=later_path, seq=seq, hash=str(digest)[:16])
+        )
+
+
 def review_summary(r: Review) -> dict[str, Any]:
     """A JSON-ready summary for the command line."""
     return {
@@ -124,4 +312,7 @@ def review_summary(r: Review) -> dict[str, Any]:
         "problems": r.problems,
         "files": r.files,
         "entries": len(r.entries),
+        "head": r.head,
+        "notes": r.notes,
+        "against": r.against,
     }

@@ -125,10 +125,12 @@ class ExportLedgerRequest:
 
 @dataclass(frozen=True)
 class LedgerExported:
-    """Where the ledger went and how many entries it holds."""
+    """Where the ledger went, how many entries it holds and its head (the last entry's ``seq`` and ``hash``: the
+    officer keeps it, and a later export must still reach it)."""
 
     out: Path
     entries: int
+    head: dict[str, Any]
 
 
 def export_ledger(
@@ -143,8 +145,10 @@ def export_ledger(
         raise UsageError(_("nothing has been recorded for {path} yet").format(path=request.dataset.data))
     assert ledger.path is not None
     progress.update(0, 1, "writing")
-    write_atomic(request.out, ledger.path.read_bytes())
-    return LedgerExported(request.out, len(entries))
+    raw = ledger.path.read_bytes()
+    exported = raw.split(b"\n")[: len(entries)]  # the entries verified (an append made since is left out)
+    write_atomic(request.out, b"".join(line + b"\n" for line in exported))
+    return LedgerExported(request.out, len(entries), {"seq": entries[-1]["seq"], "hash": entries[-1]["hash"]})
 
 
 # ----------------------------------------------------------------------------- export a past release again

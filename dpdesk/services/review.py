@@ -14,9 +14,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ReviewRequest:
-    """A release package folder, or a ledger file exported for an officer."""
+    """A release package folder, or a ledger file exported for an officer; ``against``: a later export of the same
+    dataset's ledger, which must still reach the head the package or export was made at."""
 
     path: str | Path
+    against: str | Path | None = None
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,9 @@ class Reviewed:
 
 
 def review_path(request: ReviewRequest, progress: Progress = NULL_PROGRESS) -> Reviewed:
-    """Check the package's files against its ledger entries, or the exported ledger's hash chain."""
+    """Check the package's files against its ledger entries, or the exported ledger's hash chain (and, with
+    ``against``, that the later ledger was not rolled back behind it)."""
     from dpdesk.core.review import review
 
     progress.check_cancelled()
-    return Reviewed(review(request.path))
+    return Reviewed(review(request.path, request.against))

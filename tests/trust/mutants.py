@@ -70,6 +70,9 @@ SERVICES = "tests/services/test_services.py"
 BF = "tests/core/test_bruteforce.py"
 TYPES = "tests/core/test_types.py"
 ENTRIES = "tests/core/test_ledger_entries.py"
+ANCHOR = "tests/core/test_anchor.py"
+REVIEW_GAPS = "tests/core/test_review_gaps.py"
+ANCHOR_CLI = "tests/cli/test_anchor_cli.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
 BF_DROP = f"{BF}::test_rows_can_drop_says_exactly_when_the_code_drops_a_row"
@@ -123,6 +126,8 @@ M = "dpdesk/core/mechanisms.py"
 ACC = "dpdesk/core/accounting.py"
 OFC = "dpdesk/core/officer.py"
 CO = "dpdesk/core/carryover.py"
+ANC = "dpdesk/core/anchor.py"
+REV = "dpdesk/core/review.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- sensitivities (each statistic's module in dpdesk/core/statistics/, aggregates.py) ----------
@@ -1268,6 +1273,151 @@ import PySide6  # noqa: F401
         r"""                public.verify(_unb64(sig, 64, label), message)""",
         r"""                _unb64(sig, 64, label)""",
         (f"{OFFICER}::test_a_public_key_file_changed_after_it_was_made_is_refused",),
+    ),
+    # --- issue 13, items 1 and 5: the anchored chain, and review that misses nothing ------------------------------
+    Mutant(
+        "AN01",
+        "anchor: a ledger that ends before its recorded head (cut, or an older copy put back) is accepted",
+        ANC,
+        r"""    if last < head.seq:""",
+        r"""    if False:""",
+        (
+            f"{ANCHOR}::test_a_ledger_cut_at_an_entry_boundary_is_broken",
+            f"{ANCHOR}::test_an_older_copy_put_back_is_broken",
+        ),
+    ),
+    Mutant(
+        "AN02",
+        "anchor: a missing or emptied ledger of a known dataset reads as fresh",
+        ANC,
+        r"""    if not entries and head.seq > 0:""",
+        r"""    if not entries:
+        return
+    if False:""",
+        (f"{ANCHOR}::test_an_emptied_or_deleted_ledger_of_a_known_dataset_is_broken",),
+    ),
+    Mutant(
+        "AN03",
+        "anchor: an append does not move the recorded head (a cut within one transaction goes unseen)",
+        L,
+        r"""                anchor.advance_head(
+                    self.ledger.home, self.ledger.dataset, anchor.Head(entry["seq"], entry["hash"])
+                )""",
+        r"""                pass""",
+        (f"{ANCHOR}::test_a_ledger_cut_at_an_entry_boundary_is_broken",),
+    ),
+    Mutant(
+        "AN04",
+        "anchor: the register's key -> id is not consulted (a file whose ledger, sidecar and key were deleted is new)",
+        L,
+        r"""    known = anchor.dataset_of_key(folder.parent, sha256)""",
+        r"""    known = None""",
+        (f"{ANCHOR}::test_a_dataset_whose_ledger_sidecar_and_key_were_deleted_is_still_known",),
+    ),
+    Mutant(
+        "AN05",
+        "anchor: a ledger ahead of its head (an interrupted append) is not repaired",
+        ANC,
+        r"""            advance_head(home, dataset, Head(last, str(entries[-1]["hash"])))""",
+        r"""            pass""",
+        (f"{ANCHOR}::test_an_interrupted_append_leaves_the_ledger_ahead_which_is_accepted_and_repaired",),
+    ),
+    Mutant(
+        "AN06",
+        "anchor: only the head's sequence number is checked, not its hash (a replaced ledger passes)",
+        ANC,
+        r"""    if head.seq > 0 and entries[head.seq - 1]["hash"] != head.hash:""",
+        r"""    if False:""",
+        (f"{ANCHOR}::test_a_replaced_ledger_of_the_same_length_is_broken",),
+    ),
+    Mutant(
+        "AN07",
+        "anchor: a home from before the register is anchored at nothing instead of its ledgers' current heads",
+        ANC,
+        r"""                    head = Head(entries[-1]["seq"], entries[-1]["hash"]) if entries else NO_ENTRY""",
+        r"""                    head = NO_ENTRY""",
+        (f"{ANCHOR}::test_a_home_from_before_the_register_is_anchored_at_its_current_heads",),
+    ),
+    Mutant(
+        "AN08",
+        "anchor: a dataset whose register file was removed is taken as it is (the register deleted with a cut)",
+        ANC,
+        r"""    if before is None:""",
+        r"""    if before is None:
+        return""",
+        (f"{ANCHOR}::test_a_removed_or_damaged_register_file_is_broken_not_fresh",),
+    ),
+    Mutant(
+        "AN09",
+        "anchor: an acknowledgement keeps the old head (the acknowledged chain is refused forever)",
+        L,
+        r"""            anchor.reset_head(self.home, dataset, anchor.Head(1, entry["hash"]))""",
+        r"""            pass""",
+        (f"{ANCHOR}::test_acknowledging_a_cut_ledger_starts_a_chain_whose_head_is_recorded",),
+    ),
+    Mutant(
+        "AN10",
+        "review: files added to a package (raw data, say) are not named",
+        REV,
+        r"""    _check_folder(folder, out)""",
+        r"""    pass""",
+        (f"{REVIEW_GAPS}::test_an_added_file_is_named",),
+    ),
+    Mutant(
+        "AN11",
+        "review: a duplicated entry in ledger.json is not named",
+        REV,
+        r"""        if seen[key] == 2:""",
+        r"""        if False:""",
+        (f"{REVIEW_GAPS}::test_a_duplicated_entry_is_named",),
+    ),
+    Mutant(
+        "AN12",
+        "review: a field added to ledger.json is not named",
+        REV,
+        r"""    for extra in sorted(fields - {"dataset", "head", "entries"}):""",
+        r"""    for extra in ():""",
+        (f"{REVIEW_GAPS}::test_a_changed_top_level_field_is_named",),
+    ),
+    Mutant(
+        "AN13",
+        "review: an empty exported ledger is intact",
+        REV,
+        r"""    if not out.entries:""",
+        r"""    if not out.entries and False:""",
+        (f"{REVIEW_GAPS}::test_an_empty_exported_ledger_is_named",),
+    ),
+    Mutant(
+        "AN14",
+        "review: a settings entry removed from ledger.json is not named",
+        REV,
+        r"""        if named is not None and not any(e.get("hash") == named for e in settings):""",
+        r"""        if False:""",
+        (f"{REVIEW_GAPS}::test_a_removed_settings_entry_is_named",),
+    ),
+    Mutant(
+        "AN15",
+        "review: --against is ignored (a later ledger rolled back behind a package is not named)",
+        REV,
+        r"""        review_against(out, later)""",
+        r"""        pass""",
+        (f"{REVIEW_GAPS}::test_a_later_export_rolled_back_behind_the_package_is_named",),
+    ),
+    Mutant(
+        "AN16",
+        "review: --against compares the head's sequence number only (a replaced later ledger passes)",
+        REV,
+        r"""    reached = isinstance(seq, int) and seq in by_seq and by_seq[seq]["hash"] == digest""",
+        r"""    reached = isinstance(seq, int) and seq in by_seq""",
+        (f"{REVIEW_GAPS}::test_a_later_export_of_a_replaced_ledger_is_named",),
+    ),
+    Mutant(
+        "AN17",
+        "anchor: budget --data, release and ledger verify do not check the ledger against its head",
+        L,
+        r"""        if not anchor.is_anchored(self.home):""",
+        r"""        if True:""",
+        (f"{ANCHOR_CLI}::test_a_ledger_behind_its_head_or_gone_is_refused_with_exit_3",),
     ),
     # --- issue 12: typed values, validated when built ------------------------------------------------------
     Mutant(

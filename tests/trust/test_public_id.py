@@ -155,6 +155,8 @@ def to_legacy(home: Path, sha: str) -> list[dict[str, Any]]:
     lg.path.unlink()
     (home / "ledgers" / "keys" / sha).unlink()
     (home / "ledgers" / f"{lg.dataset}.key").unlink()  # the sidecar link did not exist before public ids
+    (home / "ledgers" / "heads" / f"{lg.dataset}.json").unlink()  # nor the register of heads
+    (home / "ledgers" / "anchored").unlink()
     return old
 
 

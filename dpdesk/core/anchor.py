@@ -1,0 +1,383 @@
+"""The register of ledger heads: what dpdesk already recorded for each dataset, so that a ledger that went back is seen.
+
+A hash chain detects an edited, reordered or removed entry, but not a ledger cut at an entry boundary, an older
+copy put back (a backup restore does this by accident) or a deleted file: each is a valid chain, shorter or
+empty. So, beside the ledgers, the home keeps a **register**:
+
+- ``<home>/ledgers/heads/<id>.json`` for every dataset: its public id, the **head** of its ledger (the sequence
+  number and hash of its last entry, ``seq`` 0 before the first) and every local key (the data file's SHA-256)
+  that names it. It is written when the dataset gets its id (before its first entry, with ``seq`` 0) and after
+  every entry is appended, under the ledger's lock: the entry is fsynced first, then the head (written to a
+  temporary file, fsynced, renamed, the folder fsynced). A crash between the two leaves the ledger one entry
+  *ahead* of its head, which is accepted, and the head is moved up the next time the ledger is verified.
+- ``<home>/ledgers/anchored``: written once, after every ledger of the home was registered at its head, the first
+  time this version opened the home (a home from before the register takes its ledgers as they are then).
+
+Verifying a ledger (:meth:`dpdesk.core.ledger.Ledger.verify`) then also checks it against its head: a ledger that
+ends before its recorded head (cut, or restored from an older copy), whose entry at the head's sequence number is
+another one (replaced), or that is missing while the dataset is known, is broken (exit 3, named) until a privacy
+officer acknowledges it; so is a dataset of an anchored home whose register file is missing or damaged (the
+register was removed or edited, so a rollback cannot be ruled out). Because the register also lists each
+dataset's keys, a data file whose ledger, ``<id>.key`` sidecar and ``keys/`` entry were all deleted is still
+recognised as that dataset.
+
+What one machine cannot see: a rollback of the whole home, register included (restoring the dpdesk folder from a
+backup), or someone who deletes the ``anchored`` marker, the register and a ledger together. The officer's own
+copies catch these: every release package and exported ledger carries the head it was made at, and
+``dpdesk review PACKAGE --against LATER_EXPORT`` shows a later ledger that no longer reaches it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpdesk.core.errors import LedgerError
+from dpdesk.i18n import _
+
+_ID_RE = re.compile(r"ds-[0-9a-f]{32}")
+_HEX_RE = re.compile(r"[0-9a-f]{64}")
+_ZERO = "0" * 64
+#: The largest register file read (a few keys and a head: far smaller).
+_MAX_RECORD = 1 << 20
+
+
+@dataclass(frozen=True)
+class Head:
+    """A ledger's head: the sequence number and hash of its last entry (``seq`` 0 and zeros before the first)."""
+
+    seq: int
+    hash: str
+
+    def to_dict(self) -> dict[str, int | str]:
+        """As written into a register file, a package's ``ledger.json`` and the review's summary."""
+        return {"seq": self.seq, "hash": self.hash}
+
+    @staticmethod
+    def from_dict(raw: object) -> Head:
+        """A head read back; ValueError when it is not one."""
+        if not isinstance(raw, dict):
+            raise ValueError("not a head")
+        seq, digest = raw.get("seq"), raw.get("hash")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+            raise ValueError("not a head")
+        if not isinstance(digest, str) or _HEX_RE.fullmatch(digest) is None:
+            raise ValueError("not a head")
+        return Head(seq, digest)
+
+
+NO_ENTRY = Head(0, _ZERO)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One dataset's register file: its public id, its ledger's head and the local keys that name it."""
+
+    dataset: str
+    #: None for a ledger that was already broken when the register was first made (it has no usable head)
+    head: Head | None
+    keys: tuple[str, ...] = field(default=())
+
+
+class DamagedRecord(Exception):
+    """A register file that exists but cannot be read as one."""
+
+
+def register_folder(home: Path) -> Path:
+    """Where the register files are: ``<home>/ledgers/heads``."""
+    return home / "ledgers" / "heads"
+
+
+def _record_path(home: Path, dataset: str) -> Path:
+    return register_folder(home) / f"{dataset}.json"
+
+
+def _marker(home: Path) -> Path:
+    return home / "ledgers" / "anchored"
+
+
+def is_anchored(home: Path) -> bool:
+    """Whether the home's ledgers are registered (the marker is written once, after every ledger was)."""
+    return _marker(home).exists()
+
+
+def read_record(home: Path, dataset: str) -> Record | None:
+    """The register file of a dataset; None when it has none; :class:`DamagedRecord` when it cannot be read."""
+    path = _record_path(home, dataset)
+    try:
+        with path.open("rb") as f:
+            raw = f.read(_MAX_RECORD + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise DamagedRecord(str(exc.strerror or exc)) from None
+    try:
+        if len(raw) > _MAX_RECORD:
+            raise ValueError("too large")
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict) or data.get("dataset") != dataset:
+            raise ValueError("another dataset")
+        keys = data.get("keys", [])
+        if not isinstance(keys, list) or not all(isinstance(k, str) and _HEX_RE.fullmatch(k) for k in keys):
+            raise ValueError("keys")
+        raw_head = data.get("head")
+        return Record(dataset, None if raw_head is None else Head.from_dict(raw_head), tuple(keys))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise DamagedRecord(path.name) from None
+
+
+def recorded_head(home: Path, dataset: str) -> Head | None:
+    """The head dpdesk recorded for a dataset's ledger: what the ledger must still reach.
+
+    None when nothing can be read (no register file, a damaged one, or one made for a ledger already broken
+    then: the caller cannot rely on it, and an acknowledgement must not take that as "nothing was spent").
+    ``Head(0, ...)`` when the dataset has an id but no
+    entry was ever recorded. For the acknowledgement: entries missing up to this head are a gap.
+    """
+    try:
+        rec = read_record(home, dataset)
+    except DamagedRecord:
+        return None
+    return rec.head if rec is not None else None
+
+
+def _write_record(home: Path, rec: Record) -> None:
+    from dpdesk.core.ledger import _fsync_dir, write_atomic
+
+    folder = register_folder(home)
+    new_folder = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    if new_folder:
+        _fsync_dir(folder.parent)
+    body = {
+        "dataset": rec.dataset,
+        "head": None if rec.head is None else rec.head.to_dict(),
+        "keys": sorted(set(rec.keys)),
+    }
+    write_atomic(_record_path(home, rec.dataset), (json.dumps(body, sort_keys=True) + "\n").encode("utf-8"))
+    _fsync_dir(folder)
+
+
+@contextlib.contextmanager
+def _register_lock(home: Path) -> Iterator[None]:
+    """A short lock around each read-compare-write of a register file (never held while taking another lock)."""
+    from dpdesk.core.ledger import _locked
+
+    (home / "ledgers").mkdir(parents=True, exist_ok=True)
+    with _locked(home / "ledgers" / "heads.lock"):
+        yield
+
+
+def _current(home: Path, dataset: str) -> Record | None:
+    try:
+        return read_record(home, dataset)
+    except DamagedRecord:
+        return None  # rewritten below: only an acknowledgement or a forward move writes it
+
+
+def advance_head(home: Path, dataset: str, head: Head) -> None:
+    """Record ``head`` as the dataset's head if it is further on than the one recorded (never moves it back).
+
+    Called after an entry is fsynced, under the ledger's lock, and when a verified ledger is found ahead of its
+    head (an interrupted append). Raises OSError when the register cannot be written.
+    """
+    with _register_lock(home):
+        rec = _current(home, dataset)
+        if rec is not None and (rec.head is None or rec.head.seq >= head.seq):
+            return  # never back; a head-less (broken) record changes only by an acknowledgement
+        _write_record(home, Record(dataset, head, rec.keys if rec is not None else ()))
+
+
+def reset_head(home: Path, dataset: str, head: Head) -> None:
+    """Record ``head`` whatever was recorded: only for a new chain an officer's acknowledgement just wrote."""
+    with _register_lock(home):
+        rec = _current(home, dataset)
+        _write_record(home, Record(dataset, head, rec.keys if rec is not None else ()))
+
+
+def register_key(home: Path, dataset: str, key: str) -> None:
+    """Remember that the local key ``key`` (a data file's SHA-256) names ``dataset`` (registering it, head 0)."""
+    with _register_lock(home):
+        rec = _current(home, dataset)
+        if rec is not None and key in rec.keys:
+            return
+        head = rec.head if rec is not None else NO_ENTRY
+        keys = (*rec.keys, key) if rec is not None else (key,)
+        _write_record(home, Record(dataset, head, keys))
+
+
+def dataset_of_key(home: Path, key: str) -> str | None:
+    """The dataset the register lists ``key`` under, or None (the last resort when ``keys/`` and the sidecars
+    were lost)."""
+    folder = register_folder(home)
+    if not folder.is_dir():
+        return None
+    for p in sorted(folder.glob("ds-*.json")):
+        dataset = p.name.removesuffix(".json")
+        if _ID_RE.fullmatch(dataset) is None:
+            continue
+        rec = _current(home, dataset)
+        if rec is not None and key in rec.keys:
+            return dataset
+    return None
+
+
+def registered_datasets(home: Path) -> list[str]:
+    """Every dataset the register knows (including those whose ledger is gone)."""
+    folder = register_folder(home)
+    if not folder.is_dir():
+        return []
+    out = [p.name.removesuffix(".json") for p in sorted(folder.glob("ds-*.json"))]
+    return [d for d in out if _ID_RE.fullmatch(d)]
+
+
+def ensure_anchored(home: Path) -> None:
+    """Register every ledger of a home from before the register at its head, then mark the home anchored.
+
+    A no-op once the marker exists. A ledger whose chain does not verify is registered with its keys but no head
+    (it is broken anyway; its acknowledgement records the new chain's head). Run under the key folder's lock.
+    """
+    if is_anchored(home):
+        return
+    folder = home / "ledgers"
+    if not folder.is_dir():
+        with contextlib.suppress(OSError):
+            folder.mkdir(parents=True, exist_ok=True)
+            _write_marker(home)
+        return
+    from dpdesk.core.ledger import Ledger, _locked, is_dataset_id
+
+    with _locked(folder / "keys.lock"):
+        if is_anchored(home):
+            return
+        keys: dict[str, set[str]] = {}
+        for side in folder.glob("ds-*.key"):
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                k = side.read_text(encoding="ascii").strip()
+                if is_dataset_id(side.stem) and _HEX_RE.fullmatch(k):
+                    keys.setdefault(side.stem, set()).add(k)
+        if (folder / "keys").is_dir():
+            for kf in (folder / "keys").iterdir():
+                with contextlib.suppress(OSError, UnicodeDecodeError):
+                    d = kf.read_text(encoding="ascii").strip()
+                    if is_dataset_id(d) and _HEX_RE.fullmatch(kf.name):
+                        keys.setdefault(d, set()).add(kf.name)
+        for p in folder.glob("ds-*.jsonl"):
+            if is_dataset_id(p.stem):
+                keys.setdefault(p.stem, set())
+        for dataset, ks in sorted(keys.items()):
+            path = folder / f"{dataset}.jsonl"
+            head: Head | None = NO_ENTRY
+            if path.exists():
+                try:
+                    entries = Ledger(dataset, path).verify()  # no home: the chain alone
+                    head = Head(entries[-1]["seq"], entries[-1]["hash"]) if entries else NO_ENTRY
+                except LedgerError:
+                    head = None  # broken already: it stays known (its keys), and broken until acknowledged
+            with _register_lock(home):
+                rec = _current(home, dataset)
+                merged = tuple(sorted(ks | set(rec.keys if rec is not None else ())))
+                if rec is not None and rec.head is not None and (head is None or rec.head.seq >= head.seq):
+                    head = rec.head
+                _write_record(home, Record(dataset, head, merged))
+        _write_marker(home)
+
+
+def _write_marker(home: Path) -> None:
+    from dpdesk.core.ledger import _fsync_dir, write_atomic
+
+    write_atomic(
+        _marker(home),
+        b"dpdesk records every ledger's head in heads/ since this file was written; do not delete either\n",
+    )
+    _fsync_dir(home / "ledgers")
+
+
+def _short(digest: str) -> str:
+    return digest[:16]
+
+
+def _fix() -> str:
+    return _(
+        'A privacy officer must acknowledge it (dpdesk ledger acknowledge --data FILE --reason "...") before '
+        "anything else is released"
+    )
+
+
+def check_ledger(
+    home: Path, dataset: str, name: str, before: Record | None, entries: Sequence[Mapping[str, Any]]
+) -> None:
+    """Check a verified chain (``entries``; empty when the file is missing) against the head recorded for it.
+
+    ``before`` is the register file read *before* the ledger was (so that an append made meanwhile can only put
+    the ledger ahead of it). Raises :class:`LedgerError` naming what was found; moves the head up when the ledger
+    is ahead of it (an append interrupted between the entry and its head).
+    """
+    if before is None:
+        raise LedgerError(
+            _(
+                "ledger {name}: dpdesk has no recorded head for this dataset, although it records one for every "
+                "ledger of this home: the register ({folder}) was removed or edited, so the ledger may have been "
+                "cut or replaced. {fix}"
+            ).format(name=name, folder=register_folder(home), fix=_fix())
+        )
+    head = before.head
+    if head is None:
+        raise LedgerError(
+            _(
+                "ledger {name} was already broken when dpdesk first recorded the heads of this home's ledgers. "
+                "{fix}"
+            ).format(name=name, fix=_fix())
+        )
+    if not entries and head.seq > 0:
+        raise LedgerError(
+            _(
+                "ledger {name}: the ledger is missing or empty, but dpdesk recorded {seq} entries for this dataset "
+                "(the last one with hash {hash}): it was deleted or replaced. {fix}"
+            ).format(name=name, seq=head.seq, hash=_short(head.hash), fix=_fix())
+        )
+    last = int(str(entries[-1]["seq"])) if entries else 0
+    if last < head.seq:
+        raise LedgerError(
+            _(
+                "ledger {name}: the ledger ends at entry {last} but entry {seq} (hash {hash}) was recorded: it was "
+                "truncated or restored from an older copy. {fix}"
+            ).format(name=name, last=last, seq=head.seq, hash=_short(head.hash), fix=_fix())
+        )
+    if head.seq > 0 and entries[head.seq - 1]["hash"] != head.hash:
+        raise LedgerError(
+            _(
+                "ledger {name}: entry {seq} has hash {found} but dpdesk recorded {hash}: the ledger was replaced "
+                "by another one. {fix}"
+            ).format(
+                name=name,
+                seq=head.seq,
+                found=_short(str(entries[head.seq - 1]["hash"])),
+                hash=_short(head.hash),
+                fix=_fix(),
+            )
+        )
+    if last > head.seq:
+        with contextlib.suppress(OSError):  # a read-only home still verifies; the head moves up next time
+            advance_head(home, dataset, Head(last, str(entries[-1]["hash"])))
+
+
+def read_before(home: Path, dataset: str, name: str) -> Record | None:
+    """The register file of a dataset, read before its ledger is; broken (:class:`LedgerError`) when damaged.
+
+    None when the dataset has no register file (:func:`check_ledger` says what that means).
+    """
+    try:
+        return read_record(home, dataset)
+    except DamagedRecord:
+        raise LedgerError(
+            _(
+                "ledger {name}: the head dpdesk recorded for this dataset ({path}) cannot be read: the register "
+                "was damaged or edited, so the ledger may have been cut or replaced. {fix}"
+            ).format(name=name, path=_record_path(home, dataset), fix=_fix())
+        ) from None
