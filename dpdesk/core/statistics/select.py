@@ -15,7 +15,7 @@ import numpy as np
 from dpdesk.core.aggregates import Exact, _below_at_most
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import MAX_CANDIDATES, ColumnSpec, Plan, QuerySpec, _num_out
+from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec, _num_out
 from dpdesk.core.queries import QueryDesign, _fmt, em_curve, exponential_component
 from dpdesk.core.statistics.base import (
     AuditExample,
@@ -26,6 +26,7 @@ from dpdesk.core.statistics.base import (
     Statistic,
     parse_param,
 )
+from dpdesk.core.statistics.quantile import CANDIDATES  # the same parameter: public candidates
 from dpdesk.core.statistics.sum import NUMERIC_COLUMN
 from dpdesk.i18n import _
 
@@ -40,14 +41,6 @@ class SelectQuery(QuerySpec):
     utility: str | None = None
 
 
-CANDIDATES = Param(
-    "candidates",
-    ParamKind.NUMBER_LIST,
-    lambda: _("Candidates"),
-    lambda: _("The values the mechanism may choose from, e.g. 1, 2, 5, 10."),
-    min_len=2,
-    max_len=MAX_CANDIDATES,
-)
 UTILITY = Param(
     "utility",
     ParamKind.CHOICE,
