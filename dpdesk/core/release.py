@@ -221,10 +221,10 @@ def release(
     ledger = Ledger.for_dataset(home, table.sha256)
     with ledger.transaction() as tx:
         settings = tx.settings()
-        approved = _check_governance(tx.entries, plan, settings, approval, approval_source)
         _check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, tx.entries)
+        approved = _check_governance(tx.entries, plan, settings, approval, approval_source)
         if not report.fits:
             rem = report.remaining_before
             name = acc.method_name(report.method)

@@ -79,7 +79,9 @@ def _full_history(home: Path, tmp_path: Path) -> tuple[Path, Ledger]:
     write_release_dir(out, rows_from_entry(spend), parse_plan(spend["plan"]), spend, lg, d.name)  # package
     from dpdesk.core import officer
 
-    keys = officer.create_officer(tmp_path / "officer", "Ann", "", "officer passphrase", "recovery passphrase")
+    keys = officer.create_officer(
+        tmp_path / "officer", "Ann", "", "officer passphrase", "recovery passphrase"
+    )
     with lg.transaction() as tx:  # what dpdesk ledger govern writes
         assert lg.dataset is not None
         tx.append("govern", {"governance": officer.govern(lg.dataset, keys.officer).to_payload()})
