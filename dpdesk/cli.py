@@ -118,6 +118,11 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
     r.add_argument("--bom", action="store_true", help=_("write release.csv with a UTF-8 BOM (for Excel)"))
     r.add_argument(
+        "--approval",
+        metavar="FILE",
+        help=_("the privacy officer's signed approval of this plan (a dataset that requires signed plans)"),
+    )
+    r.add_argument(
         "--accept-data-problems",
         action="store_true",
         help=_(
@@ -167,6 +172,7 @@ def _build_parser() -> argparse.ArgumentParser:
         lg.add_argument(flag, dest="old_" + flag[2:].replace("-", "_"), type=kind, help=argparse.SUPPRESS)
     verbs = lg.add_subparsers(dest="verb", parser_class=_Parser, metavar="VERB", title=_("verbs"))
     data_help = _("the dataset file (its SHA-256 names its ledger)")
+    approval_help = _("the privacy officer's signed approval (a governed dataset needs one)")
 
     v = verbs.add_parser(
         "list",
@@ -248,6 +254,7 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help=_("an exported copy of the ledger or a release package: its costs are offered too"),
     )
+    v.add_argument("--approval", metavar="FILE", help=approval_help)
 
     v = verbs.add_parser(
         "change-settings",
@@ -261,6 +268,39 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--data", required=True, metavar="FILE", help=data_help)
     v.add_argument("--reason", required=True, help=_("why the settings change (recorded in the ledger)"))
+    v.add_argument("--approval", metavar="FILE", help=approval_help)
+
+    v = verbs.add_parser(
+        "head",
+        prog="dpdesk ledger head",
+        help=_("print the dataset's public name and ledger head (what an officer's approval is signed for)"),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--json", action="store_true", help=_("print JSON"))
+
+    v = verbs.add_parser(
+        "govern",
+        prog="dpdesk ledger govern",
+        help=_(
+            "place the dataset under a privacy officer's key (or change the policy or key, with approval)"
+        ),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--officer", required=True, metavar="PUBLIC.json", help=_("the officer's public key file"))
+    v.add_argument(
+        "--require-signed-plans",
+        action="store_true",
+        help=_("release only plans the officer signed (the two-person rule)"),
+    )
+    v.add_argument(
+        "--approval",
+        metavar="FILE",
+        help=_(
+            "on a governed dataset: the officer's approval of the new policy (or the recovery key's of a new key)"
+        ),
+    )
+
+    _add_officer_parser(sub)
 
     rv = sub.add_parser("review", help=_("check a release package or an exported ledger (read-only)"))
     rv.add_argument(
@@ -283,6 +323,111 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _add_officer_parser(sub: Any) -> None:
+    """``dpdesk officer VERB``: the privacy officer's key and approvals (on the officer's machine)."""
+    of = sub.add_parser(
+        "officer",
+        help=_("(privacy officer) make a key pair, show a public key, sign approvals"),
+        description=_(
+            "The privacy officer's key: make it once, give the public file to curators, and sign an approval for "
+            "each change of a governed dataset (its public name and ledger head come from dpdesk ledger head). "
+            "Passphrases are asked for, or read from the first line of a file with --passphrase-file; never "
+            "given on the command line."
+        ),
+    )
+    verbs = of.add_subparsers(dest="officer_verb", parser_class=_Parser, metavar="VERB", title=_("verbs"))
+    verbs.required = True
+    pass_help = _("read the passphrase from the first line of this file (for scripts) instead of asking")
+
+    v = verbs.add_parser(
+        "create", prog="dpdesk officer create", help=_("make an officer key pair and a recovery key")
+    )
+    v.add_argument("--name", required=True, help=_("the officer's name (public)"))
+    v.add_argument("--contact", default="", help=_("how curators reach the officer (public)"))
+    v.add_argument("--out", required=True, metavar="DIR", help=_("the folder for the three key files"))
+    v.add_argument("--passphrase-file", metavar="FILE", help=pass_help)
+    v.add_argument(
+        "--recovery-passphrase-file", metavar="FILE", help=_("the same, for the recovery key's passphrase")
+    )
+
+    v = verbs.add_parser(
+        "show", prog="dpdesk officer show", help=_("check a public key file and show its fingerprints")
+    )
+    v.add_argument("public", metavar="PUBLIC.json")
+
+    def approval_args(v: Any, *, recovery: bool = False) -> None:
+        v.add_argument("--dataset", required=True, metavar="ds-...", help=_("the dataset's public name"))
+        v.add_argument(
+            "--head",
+            required=True,
+            metavar="SEQ:HASH",
+            help=_("the ledger head, as dpdesk ledger head prints it"),
+        )
+        v.add_argument(
+            "--key",
+            required=True,
+            metavar="RECOVERY.pem" if recovery else "PRIVATE.pem",
+            help=_("the recovery key file") if recovery else _("the officer's private key file"),
+        )
+        v.add_argument("--out", required=True, metavar="APPROVAL.json", help=_("the approval file to write"))
+        v.add_argument("--passphrase-file", metavar="FILE", help=pass_help)
+        v.add_argument(
+            "--expires-days", type=float, metavar="DAYS", help=_("the approval is valid this long")
+        )
+
+    v = verbs.add_parser(
+        "approve-plan", prog="dpdesk officer approve-plan", help=_("approve a plan and its budget")
+    )
+    v.add_argument("plan", metavar="PLAN")
+    approval_args(v)
+    v = verbs.add_parser(
+        "approve-settings",
+        prog="dpdesk officer approve-settings",
+        help=_("approve new settings: the budget, unit of privacy and accounting method of PLAN"),
+    )
+    v.add_argument("plan", metavar="PLAN")
+    approval_args(v)
+    v = verbs.add_parser(
+        "approve-acknowledge",
+        prog="dpdesk officer approve-acknowledge",
+        help=_("approve the acknowledgement of a broken ledger, with its reason and stated costs"),
+    )
+    approval_args(v)
+    v.add_argument("--reason", required=True, help=_("the reason the curator will record (the same words)"))
+    v.add_argument(
+        "--cost", action="append", default=[], metavar="SEQ=EPS[,DELTA,RHO]", help=_("a stated cost")
+    )
+    v.add_argument("--costs", metavar="FILE.json", help=_("the stated costs as a JSON file"))
+    v.add_argument(
+        "--settings", metavar="PLAN", help=_("the settings stated, when no settings entry verifies")
+    )
+    v = verbs.add_parser(
+        "approve-policy",
+        prog="dpdesk officer approve-policy",
+        help=_("approve a change of the dataset's policy"),
+    )
+    approval_args(v)
+    v.add_argument(
+        "--require-signed-plans", action="store_true", help=_("the new policy requires signed plans")
+    )
+    v = verbs.add_parser(
+        "approve-declare-new",
+        prog="dpdesk officer approve-declare-new",
+        help=_("approve declaring a near-copy a new dataset"),
+    )
+    approval_args(v)
+    v.add_argument("--new-dataset", required=True, metavar="ds-...", help=_("the near-copy's public name"))
+    v = verbs.add_parser(
+        "approve-rotate",
+        prog="dpdesk officer approve-rotate",
+        help=_("(recovery key) approve replacing a lost officer key by a new one"),
+    )
+    approval_args(v, recovery=True)
+    v.add_argument(
+        "--new-officer", required=True, metavar="PUBLIC.json", help=_("the new officer key's public file")
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -303,6 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "ledger": _cmd_ledger,
             "review": _cmd_review,
             "suggest": _cmd_suggest,
+            "officer": _cmd_officer,
         }[args.command]
         return int(handler(args))
     except DpdeskError as exc:
@@ -376,6 +522,8 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         _print_budget(result.report)
+        if result.governance:
+            print(result.governance)
     return 0 if result.fits else 1
 
 
@@ -513,6 +661,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         delimiter=args.delimiter,
         bom=args.bom,
         accept_data_problems=args.accept_data_problems,
+        approval=Path(args.approval) if args.approval else None,
     )
     result = release_plan(request, _progress(), on_data_check=show_check)
     if sys.stderr.isatty():
@@ -665,24 +814,18 @@ def _ledger_acknowledge(
     costs_file: str | None = None,
     settings: str | None = None,
     exported: Sequence[str] = (),
+    approval: str | None = None,
 ) -> int:
-    from dpdesk.core.carryover import CostsNeeded, parse_stated_cost, stated_costs_from_json
+    from dpdesk.core.carryover import CostsNeeded
     from dpdesk.services.ledger import AcknowledgeRequest, acknowledge
 
-    stated = [parse_stated_cost(c) for c in costs]
-    if costs_file is not None:
-        try:
-            stated += stated_costs_from_json(Path(costs_file).read_bytes())
-        except OSError as exc:
-            raise UsageError(
-                _("cannot read {path}: {err}").format(path=costs_file, err=exc.strerror or exc)
-            ) from None
     request = AcknowledgeRequest(
         _dataset(data),
         reason,
-        tuple(stated),
+        _stated_costs(costs, costs_file),
         Path(settings) if settings else None,
         tuple(Path(x) for x in exported),
+        approval=Path(approval) if approval else None,
     )
     try:
         e = acknowledge(request, notify=_tell_migration).entry
@@ -694,6 +837,175 @@ def _ledger_acknowledge(
             "Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
             "count against the budget (ledger entry {seq})."
         ).format(file=e["broken_file"], n=len(e["carried"]), seq=e["seq"])
+    )
+    return 0
+
+
+def _stated_costs(costs: Sequence[str], costs_file: str | None) -> tuple[Any, ...]:
+    """The stated costs of ``--cost`` options and a ``--costs`` file."""
+    from dpdesk.core.carryover import parse_stated_cost, stated_costs_from_json
+
+    stated = [parse_stated_cost(c) for c in costs]
+    if costs_file is not None:
+        try:
+            stated += stated_costs_from_json(Path(costs_file).read_bytes())
+        except OSError as exc:
+            raise UsageError(
+                _("cannot read {path}: {err}").format(path=costs_file, err=exc.strerror or exc)
+            ) from None
+    return tuple(stated)
+
+
+def _ledger_head(data: str, as_json: bool) -> int:
+    from dpdesk.services.ledger import HeadRequest, ledger_head
+
+    info = ledger_head(HeadRequest(_dataset(data)), notify=_tell_migration)
+    head = f"{info.head.seq}:{info.head.hash}"
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    "dataset": info.dataset,
+                    "head": info.head.to_payload(),
+                    "status": "chain verified" if info.error is None else f"BROKEN: {info.error}",
+                    "governance": info.governance,
+                },
+                ensure_ascii=False,
+            )
+        )
+        return info.exit_code
+    if info.dataset is None:
+        print(_("Nothing has been recorded for {path} yet: it has no public name.").format(path=data))
+        return 0
+    print(_("Dataset {id}").format(id=info.dataset))
+    if info.error is None:
+        print(_("Ledger head: {head}").format(head=head))
+    else:
+        print(_("BROKEN: {err}").format(err=info.error))
+        print(_("Head to acknowledge at: {head}").format(head=head))
+    print(info.governance)
+    return info.exit_code
+
+
+def _ledger_govern(data: str, officer: str, require_signed_plans: bool, approval: str | None) -> int:
+    from dpdesk.services.ledger import GovernRequest, govern_dataset
+
+    done = govern_dataset(
+        GovernRequest(
+            _dataset(data), Path(officer), require_signed_plans, Path(approval) if approval else None
+        ),
+        notify=_tell_migration,
+    )
+    print(
+        _("Recorded governance for dataset {id} (ledger entry {seq}).").format(
+            id=done.record.dataset, seq=done.entry["seq"]
+        )
+    )
+    from dpdesk.core.officer import describe_governance
+
+    print(describe_governance(done.record))
+    return 0
+
+
+def _passphrase(path: str | None, prompt: str, *, confirm: bool = False) -> str:
+    """A passphrase: the first line of ``path``, or asked for without echo (twice to confirm a new one)."""
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                _("cannot read the passphrase file {path}: {err}").format(path=path, err=exc)
+            ) from None
+        return text.splitlines()[0] if text.splitlines() else ""
+    import getpass
+
+    first = getpass.getpass(prompt)
+    if confirm and getpass.getpass(_("Again, to confirm: ")) != first:
+        raise UsageError(_("the two passphrases differ"))
+    return first
+
+
+def _cmd_officer(args: argparse.Namespace) -> int:
+    from dpdesk.services import officer as svc
+
+    verb = args.officer_verb
+    if verb == "create":
+        files = svc.create_officer(
+            svc.CreateOfficerRequest(
+                Path(args.out),
+                args.name,
+                args.contact,
+                _passphrase(args.passphrase_file, _("Passphrase for the officer key: "), confirm=True),
+                _passphrase(
+                    args.recovery_passphrase_file, _("Passphrase for the recovery key: "), confirm=True
+                ),
+            )
+        )
+        print(
+            _("Officer key of {name}: fingerprint {fp}").format(
+                name=files.officer.name, fp=files.officer.fingerprint
+            )
+        )
+        print(_("Recovery key fingerprint: {fp}").format(fp=files.officer.recovery_fingerprint))
+        print(_("Give to curators: {path}").format(path=files.public))
+        print(_("Keep, with its passphrase: {path}").format(path=files.private))
+        print(
+            _("Keep offline and apart (it replaces a lost officer key): {path}").format(path=files.recovery)
+        )
+        return 0
+    if verb == "show":
+        pub = svc.show_officer(Path(args.public))
+        print(
+            _("Officer: {name} {contact}").format(
+                name=pub.name, contact=f"<{pub.contact}>" if pub.contact else ""
+            )
+        )
+        print(_("Officer key fingerprint: {fp}").format(fp=pub.fingerprint))
+        print(_("Recovery key fingerprint: {fp}").format(fp=pub.recovery_fingerprint))
+        print(_("Created: {when}").format(when=pub.created))
+        return 0
+    from dpdesk.core.governance import parse_head
+    from dpdesk.core.ledger import is_dataset_id
+
+    if not is_dataset_id(args.dataset):
+        raise UsageError(_("{name} is not a dataset's public name (ds-...)").format(name=args.dataset))
+    head = parse_head(args.head)
+    if verb == "approve-plan":
+        action, params = "approve_plan", svc.plan_approval(Path(args.plan))
+    elif verb == "approve-settings":
+        action, params = "change_settings", svc.settings_approval(Path(args.plan))
+    elif verb == "approve-acknowledge":
+        action = "acknowledge"
+        params = svc.acknowledge_approval(
+            args.reason, _stated_costs(args.cost, args.costs), Path(args.settings) if args.settings else None
+        )
+    elif verb == "approve-policy":
+        action, params = "change_policy", svc.policy_approval(args.require_signed_plans)
+    elif verb == "approve-declare-new":
+        action, params = "declare_new", svc.declare_new_approval(args.new_dataset)
+    else:
+        action, params = "rotate_key", svc.rotate_approval(Path(args.new_officer))
+    prompt = (
+        _("Passphrase for the recovery key: ")
+        if action == "rotate_key"
+        else _("Passphrase for the officer key: ")
+    )
+    done = svc.approve(
+        svc.ApproveRequest(
+            Path(args.key),
+            _passphrase(args.passphrase_file, prompt),
+            args.dataset,
+            head,
+            action,
+            params,
+            Path(args.out),
+            args.expires_days,
+        )
+    )
+    print(
+        _(
+            "Wrote {out}: {action} for dataset {id} at ledger entry {seq}, signed by key {fp}. It is good for one use."
+        ).format(out=done.out, action=done.action, id=done.dataset, seq=done.head.seq, fp=done.fingerprint)
     )
     return 0
 
@@ -784,10 +1096,12 @@ def _ledger_statement(data: str, out: str) -> int:
     return 0 if done.entries else 3
 
 
-def _ledger_change_settings(data: str, plan: str, reason: str | None) -> int:
+def _ledger_change_settings(data: str, plan: str, reason: str | None, approval: str | None = None) -> int:
     from dpdesk.services.ledger import ChangeSettingsRequest, change_settings
 
-    request = ChangeSettingsRequest(_dataset(data), Path(plan), reason or "")
+    request = ChangeSettingsRequest(
+        _dataset(data), Path(plan), reason or "", Path(approval) if approval else None
+    )
     done = change_settings(request, notify=_tell_migration)
     print(
         _("Recorded new settings for dataset {id} (ledger entry {seq}).").format(
@@ -819,8 +1133,12 @@ _LEDGER_VERBS: dict[str, Any] = {
     "export": lambda a: _ledger_export(a.data, a.out),
     "export-release": lambda a: _ledger_export_release(a.data, a.seq, a.out),
     "statement": lambda a: _ledger_statement(a.data, a.out),
-    "acknowledge": lambda a: _ledger_acknowledge(a.data, a.reason, a.cost, a.costs, a.settings, a.exported),
-    "change-settings": lambda a: _ledger_change_settings(a.data, a.plan, a.reason),
+    "acknowledge": lambda a: _ledger_acknowledge(
+        a.data, a.reason, a.cost, a.costs, a.settings, a.exported, a.approval
+    ),
+    "change-settings": lambda a: _ledger_change_settings(a.data, a.plan, a.reason, a.approval),
+    "head": lambda a: _ledger_head(a.data, a.json),
+    "govern": lambda a: _ledger_govern(a.data, a.officer, a.require_signed_plans, a.approval),
 }
 
 
@@ -857,6 +1175,8 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
                 else ""
             )
         )
+    if ledger.governance:
+        print("  " + ledger.governance)
     if ledger.pending:
         print(
             "  "
@@ -868,7 +1188,14 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         )
     if brief:
         return code
-    from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
+    from dpdesk.core.ledger import (
+        CorrectionEntry,
+        GovernEntry,
+        SettingsEntry,
+        SimulateEntry,
+        SpendEntry,
+        parse_entries,
+    )
 
     for e in parse_entries(entries):
         if isinstance(e, SpendEntry):
@@ -902,6 +1229,18 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
                     d=f"{e.budget_delta:g}",
                     method=e.method,
                     reason=e.fields["reason"],
+                )
+            )
+        elif isinstance(e, GovernEntry):
+            off = e.governance.get("officer", {})
+            print(
+                f"  {e.seq:>4}  {e.time}  "
+                + _("govern  {name} (key {fp}){signed}").format(
+                    name=off.get("name", "?"),
+                    fp=off.get("fingerprint", "?"),
+                    signed=_(", signed plans only")
+                    if e.governance.get("policy", {}).get("require_signed_plans")
+                    else "",
                 )
             )
         else:

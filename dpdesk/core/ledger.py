@@ -24,7 +24,9 @@ stand-in and public tables; still read, and charged by a correction), ``settings
 privacy and accounting fixed at the first release, or changed later by a privacy officer with a
 reason), ``acknowledge`` (a broken ledger accepted by an officer), ``package`` (the files of a release
 package), ``migrate`` (the rebuild of a ledger from before public ids), ``correction`` (a charge added
-for spends booked too low by an earlier version; see :mod:`dpdesk.core.recost`).
+for spends booked too low by an earlier version; see :mod:`dpdesk.core.recost`), ``govern`` (the dataset placed
+under a privacy officer's key, or its policy or key changed with their approval; see
+:mod:`dpdesk.core.governance`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -68,6 +70,7 @@ class EntryType(StrEnum):
     PACKAGE = "package"
     MIGRATE = "migrate"
     CORRECTION = "correction"
+    GOVERN = "govern"
 
 
 ENTRY_TYPES = tuple(t.value for t in EntryType)
@@ -247,6 +250,8 @@ class Ledger:
         settings: Mapping[str, Any] | None = None,
         head: tuple[int, str] | None = None,
         exported: Sequence[Mapping[str, Any]] = (),
+        gate: Callable[[Assessment, Sequence[StatedCost], Mapping[str, Any] | None], Mapping[str, Any]]
+        | None = None,
     ) -> dict[str, Any]:
         """A privacy officer's answer to a broken ledger: keep it as evidence and start a new chain.
 
@@ -264,10 +269,14 @@ class Ledger:
         either the broken ledger (which refuses releases and can be acknowledged again) or the new chain, never
         a ledger that reads as less spent. A broken ledger from before public ids gets its public id here, and
         nothing carried over names the data file's SHA-256.
+
+        ``gate`` (a governed dataset's check, :mod:`dpdesk.core.governance`) is called under the lock with the
+        assessment, the stated costs and settings before anything is written; it raises to refuse, or returns
+        fields added to the ``acknowledge`` entry (the governance carried over and the approval).
         """
         if not reason.strip():
             raise LedgerError(_("an acknowledgement needs a reason"))
-        args = (reason, costs, settings, self._head_to_reach(head), exported)
+        args = (reason, costs, settings, self._head_to_reach(head), exported, gate)
         if self.legacy:
             assert self.home is not None and self.key is not None
             with _locked(self.home / "ledgers" / "keys.lock"):
@@ -329,6 +338,8 @@ class Ledger:
         stated_settings: Mapping[str, Any] | None,
         head: tuple[int, str] | None,
         exported: Sequence[Mapping[str, Any]],
+        gate: Callable[[Assessment, Sequence[StatedCost], Mapping[str, Any] | None], Mapping[str, Any]]
+        | None = None,
     ) -> dict[str, Any]:
         from dpdesk.core.carryover import carry_over
 
@@ -336,6 +347,7 @@ class Ledger:
         found = self.assess_broken(head=head, exported=exported)
         raw = self.path.read_bytes() if self.path.exists() else b""  # a deleted ledger of a known dataset
         carried, settings, stated = carry_over(found, costs, stated_settings)
+        governed = dict(gate(found, costs, stated_settings)) if gate is not None else {}
         settings_from = "stated" if found.settings is None else "verified"
         if self.legacy:
             assert self.home is not None and self.key is not None
@@ -367,6 +379,7 @@ class Ledger:
                     "settings": settings,
                     "settings_from": settings_from,
                     "stated": stated,
+                    **governed,
                 },
             )
         except OSError as exc:
@@ -745,6 +758,22 @@ class CorrectionEntry(Entry):
         return float(self.fields["added_epsilon"])
 
 
+@dataclass(frozen=True)
+class GovernEntry(Entry):
+    """The dataset placed under a privacy officer's key (or its policy or key changed, with their approval)."""
+
+    @property
+    def governance(self) -> dict[str, Any]:
+        """The governance record as stored (:class:`dpdesk.core.officer.GovernanceRecord` reads it)."""
+        return dict(self.fields["governance"])
+
+    @property
+    def approval(self) -> dict[str, Any] | None:
+        """The approval of a change of policy or key (None for the first governance entry)."""
+        a = self.fields.get("approval")
+        return dict(a) if isinstance(a, dict) else None
+
+
 _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.SETTINGS: SettingsEntry,
     EntryType.SPEND: SpendEntry,
@@ -753,6 +782,7 @@ _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.PACKAGE: PackageEntry,
     EntryType.MIGRATE: MigrateEntry,
     EntryType.CORRECTION: CorrectionEntry,
+    EntryType.GOVERN: GovernEntry,
 }
 _HEADER = ("seq", "type", "time", "dataset", "prev", "hash")
 

@@ -29,7 +29,8 @@ nested, invalid UTF-8, duplicate keys, NaN, wrong types, non-canonical base64) g
 Action kinds (:data:`ACTIONS`) and their parameters:
 
 - ``change_settings``: ``{"settings": {...}}``, the new settings (budget, unit of privacy, accounting);
-- ``acknowledge``: ``{"reason": str, "costs": [{...}, ...]}``, a broken ledger accepted at stated costs;
+- ``acknowledge``: ``{"reason": str, "costs": [{...}, ...]}``, a broken ledger accepted at stated costs (and
+  ``"settings"`` when the officer states them too);
 - ``declare_new``: ``{"new_dataset": "ds-..."}``, a near-copy declared a new dataset;
 - ``approve_plan``: ``{"plan_sha256": hex, "budget": {...}}``, a plan by its canonical hash, and its budget;
 - ``change_policy``: ``{"policy": {"require_signed_plans": bool}}``;
@@ -807,7 +808,9 @@ def _check_params(action: str, params: Any, dataset: str) -> dict[str, Any]:
         if not _object(p["settings"], "params.settings"):
             raise _Bad(_("params.settings must not be empty"))
     elif action == "acknowledge":
-        _exact_keys(p, ("reason", "costs"), (), "params")
+        _exact_keys(p, ("reason", "costs"), ("settings",), "params")
+        if "settings" in p:
+            _object(p["settings"], "params.settings")
         _text(p, "reason", "params", empty=False)
         if not isinstance(p["costs"], list) or not all(isinstance(c, dict) for c in p["costs"]):
             raise _Bad(_("params.costs must be a list of objects (the stated costs)"))

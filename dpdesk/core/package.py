@@ -3,7 +3,8 @@
 A package holds ``release.csv``, ``report.pdf``, ``plan.json`` and ``ledger.json``. The spend entry
 (written to the ledger before any value was revealed) records the plan hash and the values hash;
 a ``package`` entry written after the files records their SHA-256 hashes. ``ledger.json`` carries
-copies of the settings entry in force, the spend entry and the package entry, so that a reviewer
+copies of the settings entry in force, the spend entry and the package entry (and, for a governed
+dataset, the entry that set its governance, so that review verifies the officer's approvals), so that a reviewer
 can check that the files are the ones recorded, and the ledger's head when the package was made
 (the package entry's sequence number and hash), which every later export of the ledger must reach. This detects edits of any file; it cannot stop a
 forger who holds the ledger from recomputing every hash (see README).
@@ -50,6 +51,7 @@ def write_package(
     )
     entries = ledger.verify()
     settings = _settings_before(entries, spend["seq"])
+    governance = _governance_before(entries, spend["seq"])
     tmp = out_dir / ".report.pdf.tmp"
     write_release_report(
         tmp,
@@ -72,9 +74,12 @@ def write_package(
                 # which settings entry ledger.json carries (none: the settings came from an acknowledgement), so
                 # that review names a removed one
                 "settings_hash": settings["hash"] if settings is not None else None,
+                # on a governed dataset: the entry that set its governance, which ledger.json carries too, so that
+                # review can verify the approvals of the settings and the plan (and names a removed one)
+                **({"governance_hash": governance["hash"]} if governance is not None else {}),
             },
         )
-    copies = [e for e in (settings, spend, package) if e is not None]
+    copies = [e for e in (governance, settings, spend, package) if e is not None]
     # the head: the ledger's last entry when the package was made (its package entry); a later export of the
     # ledger must still reach it (dpdesk review PACKAGE --against EXPORT)
     head = {"seq": package["seq"], "hash": package["hash"]}
@@ -88,6 +93,14 @@ def write_package(
         ).encode(),
     )
     return package
+
+
+def _governance_before(entries: Sequence[dict[str, Any]], seq: int) -> dict[str, Any] | None:
+    """The entry that set the governance in force at entry ``seq`` (None: ungoverned)."""
+    from dpdesk.core.governance import governance_of
+
+    g = governance_of([e for e in entries if e["seq"] < seq])
+    return entries[g.seq - 1] if g is not None else None
 
 
 def _settings_before(entries: Sequence[dict[str, Any]], seq: int) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
 from dpdesk.core.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.officer import VerifiedApproval
 
 
 class SettingsMismatch(DpdeskError):
@@ -175,6 +178,8 @@ def release(
     bom: bool = False,
     accept_data_problems: bool = False,
     on_data_check: Callable[[DataCheck], None] | None = None,
+    approval: bytes | None = None,
+    approval_source: str | None = None,
 ) -> ReleaseResult:
     """Run a whole release: spend before reveal. Writes ``out_dir`` (if given) only after the ledger.
 
@@ -183,6 +188,10 @@ def release(
     ``on_data_check`` shown the counts; a declared column with values outside its categories or
     unparsable values stops the release (:class:`DataProblems`, nothing charged) unless
     ``accept_data_problems`` (the curator saw the counts and goes ahead: those values count as missing).
+
+    On a governed dataset (:mod:`dpdesk.core.governance`) the officer fixes the settings: the first release needs
+    settings recorded with their approval; when the policy requires signed plans, ``approval`` (an approval file's
+    bytes, named ``approval_source``) must approve this plan and its budget, and is recorded in the spend entry.
     """
     if out_dir is not None:
         check_out_dir(out_dir)
@@ -215,6 +224,7 @@ def release(
         _check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, tx.entries)
+        approved = _check_governance(tx.entries, plan, settings, approval, approval_source)
         if not report.fits:
             rem = report.remaining_before
             name = acc.method_name(report.method)
@@ -261,12 +271,37 @@ def release(
                 "columns": list(CSV_COLUMNS),
                 "values": [r.as_list() for r in rows],
                 "values_hash": rows_hash(rows),
+                **({"approval": approved.to_record()} if approved is not None else {}),
             },
         )
     # revealed only now, after the spend entry is durable
     if out_dir is not None:
         write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
     return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger, check)
+
+
+def _check_governance(
+    entries: Sequence[dict[str, Any]],
+    plan: Plan,
+    settings: dict[str, Any] | None,
+    approval: bytes | None,
+    source: str | None,
+) -> VerifiedApproval | None:
+    """A governed dataset's release: its settings were fixed with the officer's approval, and, when the policy
+    requires signed plans, the plan's approval verifies (raises the :class:`~dpdesk.core.officer.ApprovalError`
+    naming why). Before anything is charged."""
+    from dpdesk.core.governance import ApprovalRequired, governance_of, require_plan
+    from dpdesk.core.officer import plan_params
+
+    g = governance_of(entries)
+    if g is not None and settings is None:
+        raise ApprovalRequired(
+            _(
+                "this dataset is governed by {name} (key {fp}), who fixes its budget: record its settings first with "
+                "their approval (dpdesk ledger change-settings PLAN --approval FILE); nothing was charged"
+            ).format(name=g.record.officer.name, fp=g.record.officer.fingerprint)
+        )
+    return require_plan(entries, plan_params(plan), approval, source=source)
 
 
 def record_corrections(tx: Any) -> dict[str, Any] | None:

@@ -3,7 +3,8 @@
 A package must hold exactly its four files (anything else, raw data say, is named), and its ``ledger.json``
 exactly its fields (``dataset``, ``head``, ``entries``) and entries: the settings entry its package entry names,
 the spend and the package entry, each once, of this dataset, unedited. An exported ledger must be a whole chain
-with at least one entry. With ``against``, a later export of the same dataset's ledger must still reach the head
+with at least one entry. On a governed dataset every approval recorded is verified again against the governance
+recorded before it (:func:`dpdesk.core.governance.check_chain`). With ``against``, a later export of the same dataset's ledger must still reach the head
 the package (or earlier export) was made at: a ledger rolled back behind it (cut, or restored from an older copy)
 is named, unless an acknowledgement restarted the chain carrying the release over (said in a note).
 """
@@ -84,6 +85,11 @@ def review_ledger_file(path: Path) -> Review:
         )
     else:
         out.head = {"seq": out.entries[-1]["seq"], "hash": out.entries[-1]["hash"]}
+        from dpdesk.core.governance import check_chain
+
+        problems, notes = check_chain(out.entries)
+        out.problems.extend(problems)
+        out.notes.extend(notes)
     return out
 
 
@@ -205,7 +211,8 @@ def _check_ledger_json(
             out.problems.append(
                 _("ledger.json: entry {n} belongs to another dataset").format(n=e.get("seq", "?"))
             )
-        if e.get("type") not in ("settings", "spend", "package"):
+        governs = "governance_hash" in package and e.get("hash") == package.get("governance_hash")
+        if e.get("type") not in ("settings", "spend", "package") and not governs:
             out.problems.append(
                 _("ledger.json: entry {n} is a {type} entry, which a package does not carry").format(
                     n=e.get("seq", "?"), type=e.get("type")
@@ -224,6 +231,23 @@ def _check_ledger_json(
             out.problems.append(_("ledger.json: a settings entry the package entry does not name was added"))
     elif not settings:  # a package from before the package entry named its settings
         out.problems.append(_("ledger.json holds no settings entry (it was removed)"))
+    _check_package_approvals(entries, package, out)
+
+
+def _check_package_approvals(entries: list[Any], package: dict[str, Any], out: Review) -> None:
+    """A governed dataset's package: the entry that set its governance is there, and every approval verifies."""
+    from dpdesk.core.governance import check_chain
+
+    named = package.get("governance_hash")
+    carried = [e for e in entries if isinstance(e, dict)]
+    if named is not None and not any(e.get("hash") == named for e in carried):
+        out.problems.append(
+            _("ledger.json: the governance entry the package entry names is missing (it was removed)")
+        )
+    ordered = sorted(carried, key=lambda e: int(e["seq"]) if isinstance(e.get("seq"), int) else 0)
+    problems, notes = check_chain(ordered, whole=False)
+    out.problems.extend(_("ledger.json: {problem}").format(problem=p) for p in problems)
+    out.notes.extend(notes)
 
 
 def review_against(out: Review, later_path: Path) -> None:

@@ -193,6 +193,19 @@ class MainWindow(QMainWindow):
                 "from)"
             ),
         )
+        self.approve_plan_action = act(
+            _("&Approve a plan…"),
+            self.approve_plan,
+            None,
+            _("(Privacy officer) sign an approval of the open plan and its budget with your private key"),
+        )
+        self.import_approval_action = act(
+            _("&Import an approval…"),
+            self.import_approval,
+            None,
+            _("Attach a privacy officer's signed approval to the next release"),
+        )
+        self.pending_approval: Path | None = None
         self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)
         self.undo_action = self.state.undo_stack.createUndoAction(self, _("&Undo"))
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -211,6 +224,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.release_action)
         file_menu.addAction(self.review_action)
+        file_menu.addAction(self.import_approval_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = bar.addMenu(_("&Edit"))
@@ -218,6 +232,7 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self.redo_action)
         tools_menu = bar.addMenu(_("&Tools"))
         tools_menu.addAction(self.simulate_action)
+        tools_menu.addAction(self.approve_plan_action)
         help_menu = bar.addMenu(_("&Help"))
         help_menu.addAction(act(_("&About dpdesk"), self.about))
         self._fill_recent()
@@ -294,6 +309,18 @@ class MainWindow(QMainWindow):
             | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel,
         )
+
+    def ask_passphrase(self, title: str, label: str) -> str:
+        from PySide6.QtWidgets import QInputDialog, QLineEdit
+
+        text, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Password)
+        return text if ok else ""
+
+    def ask_text(self, title: str, label: str) -> str:
+        from PySide6.QtWidgets import QInputDialog
+
+        text, ok = QInputDialog.getText(self, title, label)
+        return text if ok else ""
 
     def show_info(self, title: str, text: str) -> None:
         QMessageBox.information(self, title, text)
@@ -515,10 +542,16 @@ class MainWindow(QMainWindow):
             from dpdesk.services.release import ReleaseRequest, release_plan
 
             # the curator saw the data check's counts in the confirmation and chose to go ahead
-            request = ReleaseRequest(plan, path, home, None, table=table, accept_data_problems=True)
+            request = ReleaseRequest(
+                plan, path, home, None, table=table, accept_data_problems=True, approval=approval
+            )
             return release_plan(request, progress)
 
+        approval = self.pending_approval
+
         def done(result: Any) -> None:
+            if approval is not None:
+                self.pending_approval = None  # used: an approval is good for one release
             self.state.read_ledger()
             e = result.entry
             self.state.show_results(
@@ -618,6 +651,85 @@ class MainWindow(QMainWindow):
         window.show()
         self.review_window = window
         return window
+
+    # ------------------------------------------------------------------ the privacy officer
+    def approve_plan(self) -> Worker | None:
+        """(Officer) sign an approval of the open plan and its budget for a dataset at its ledger head: the open
+        table's, or the dataset's public name and head as the curator gave them (dpdesk ledger head)."""
+        from dpdesk.core.officer import plan_params
+
+        if self.state.plan is None:
+            self.show_error(self.state.plan_error or _("The plan is not complete."))
+            return None
+        if self.state.dataset_id is not None and not self.state.ledger_error:
+            from dpdesk.core.governance import head_of
+
+            dataset, head = self.state.dataset_id, head_of(self.state.ledger_entries)
+        else:
+            from dpdesk.core.errors import UsageError
+            from dpdesk.core.governance import parse_head
+
+            given = self.ask_text(
+                _("Approve a plan"),
+                _(
+                    "The dataset's public name and ledger head, as dpdesk ledger head prints them (ds-... SEQ:HASH):"
+                ),
+            ).split()
+            if not given:
+                return None
+            try:
+                if len(given) != 2:
+                    raise UsageError(_("give the public name and the head, separated by a space"))
+                dataset, head = given[0], parse_head(given[1])
+            except UsageError as exc:
+                self.show_error(str(exc))
+                return None
+        key = self.ask_open_path(_("Choose your private key"), _("Officer private key (*.pem)"))
+        if not key:
+            return None
+        passphrase = self.ask_passphrase(_("Approve a plan"), _("Passphrase of the officer key:"))
+        if not passphrase:
+            return None
+        out = self.ask_save_path(_("Save the approval as"), _("Approval (*.json)"))
+        if not out:
+            return None
+        params = plan_params(self.state.plan)
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.services.officer import ApproveRequest, approve
+
+            return approve(
+                ApproveRequest(Path(key), passphrase, dataset, head, "approve_plan", params, Path(out)),
+                progress,
+            )
+
+        def done(result: Any) -> None:
+            self.show_info(
+                _("Approval written"),
+                _(
+                    "Wrote {out}: the plan approved for dataset {id} at ledger entry {seq}, signed by key {fp}."
+                ).format(out=result.out, id=result.dataset, seq=result.head.seq, fp=result.fingerprint),
+            )
+
+        return self.run_job(job, done, _("Signing…"))
+
+    def import_approval(self, path: str | None = None) -> bool:
+        """(Curator) attach an officer's approval file to the next release (checked when the release runs)."""
+        path = path or self.ask_open_path(_("Import an approval"), _("Approval (*.json)"))
+        if not path:
+            return False
+        from dpdesk.core.officer import ApprovalError, read_approval_file
+
+        try:
+            read_approval_file(path)
+        except ApprovalError as exc:
+            self.show_error(str(exc))
+            return False
+        self.pending_approval = Path(path)
+        self.status_label.setText(
+            _("Approval {name} will be attached to the next release.").format(name=Path(path).name)
+        )
+        return True
 
     def export_statement(self, path: str | None = None) -> Worker | None:
         """Write the opened dataset's budget statement (all releases, all methods) as a PDF."""

@@ -28,6 +28,8 @@ class BudgetResult:
 
     report: BudgetReport
     dataset: str | None = None
+    #: with a dataset: one line saying who governs it, or that it is ungoverned
+    governance: str | None = None
 
     @property
     def fits(self) -> bool:
@@ -39,6 +41,8 @@ class BudgetResult:
         out = self.report.to_dict()
         if self.dataset:
             out["dataset"] = self.dataset
+        if self.governance is not None:
+            out["governance"] = self.governance
         return out
 
 
@@ -53,13 +57,15 @@ def plan_budget(
     from dpdesk.core.budget import budget_report
 
     entries: list[dict[str, Any]] = []
-    dataset = None
+    dataset = governance = None
     if request.dataset is not None:
+        from dpdesk.core.governance import describe
         from dpdesk.core.ledger import settings_in_force
         from dpdesk.core.release import _check_settings
 
         ledger = request.dataset.open_ledger(notify)
         entries, dataset = ledger.verify(), ledger.dataset
         _check_settings(request.plan, settings_in_force(entries))
+        governance = describe(entries)
     progress.check_cancelled()
-    return BudgetResult(budget_report(request.plan, entries), dataset or None)
+    return BudgetResult(budget_report(request.plan, entries), dataset or None, governance)

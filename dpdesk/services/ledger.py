@@ -12,9 +12,12 @@ from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from dpdesk.core.budget import EpsilonDelta
     from dpdesk.core.carryover import Assessment, StatedCost
     from dpdesk.core.ledger import Ledger
+    from dpdesk.core.officer import GovernanceRecord, LedgerHead
     from dpdesk.services.common import Dataset, Notify
 
 
@@ -32,6 +35,8 @@ class LedgerStatus:
     releases: int
     left: EpsilonDelta | None
     pending: int
+    #: one line: who governs the dataset, or that it is ungoverned (empty when the chain is broken)
+    governance: str = ""
 
     @property
     def verified(self) -> bool:
@@ -62,8 +67,20 @@ def ledger_status(ledger: Ledger) -> LedgerStatus:
     if settings and spends:
         left = budget_report(parse_plan(spends[-1]["plan"]), entries).remaining_before
     pending = pending_corrections(entries) if entries else []
+    governance = ""
+    if error is None:
+        from dpdesk.core.governance import describe
+
+        governance = describe(entries)
     return LedgerStatus(
-        ledger.dataset, tuple(entries), error, settings, len(past_releases(entries)), left, len(pending)
+        ledger.dataset,
+        tuple(entries),
+        error,
+        settings,
+        len(past_releases(entries)),
+        left,
+        len(pending),
+        governance,
     )
 
 
@@ -249,6 +266,8 @@ class AcknowledgeRequest:
     settings_plan: Path | None = None
     exported: tuple[Path, ...] = ()
     head: tuple[int, str] | None = None
+    #: the officer's signed approval, which a governed dataset's acknowledgement needs
+    approval: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -288,11 +307,71 @@ def acknowledge(
 
         settings = load_plan(request.settings_plan).settings()
     copies = [e for p in request.exported for e in exported_entries(p)]
+    doc = _read_approval(request.approval)
     progress.check_cancelled()
+
+    def gate(
+        found: Assessment, costs: Sequence[StatedCost], stated: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        from dpdesk.core.governance import acknowledge_params, require_with
+
+        record = governance_for_acknowledgement(ledger, found)
+        verified = require_with(
+            record,
+            acknowledgement_head(ledger, found),
+            used_nonces(found.confirmed),
+            "acknowledge",
+            acknowledge_params(request.reason, [c.to_dict() for c in costs], stated),
+            doc,
+            source=str(request.approval) if request.approval is not None else None,
+            what=_("an acknowledgement"),
+        )
+        if record is None or verified is None:
+            return {}
+        return {"governance": record.to_payload(), "approval": verified.to_record()}
+
+    from dpdesk.core.governance import used_nonces
+
     entry = ledger.acknowledge(
-        request.reason, costs=request.costs, settings=settings, head=request.head, exported=copies
+        request.reason, costs=request.costs, settings=settings, head=request.head, exported=copies, gate=gate
     )
     return Acknowledged(entry)
+
+
+def governance_for_acknowledgement(ledger: Ledger, found: Assessment) -> GovernanceRecord | None:
+    """Whose approval a broken ledger's acknowledgement needs: the governance record the home kept for the
+    dataset, else the last one among the entries that still verify (None: ungoverned)."""
+    from dpdesk.core.governance import governance_of, remembered
+
+    if ledger.home is not None and ledger.dataset is not None:
+        kept = remembered(ledger.home, ledger.dataset)
+        if kept is not None:
+            return kept
+    g = governance_of(sorted(found.confirmed, key=lambda e: int(e["seq"])))
+    return g.record if g is not None else None
+
+
+def acknowledgement_head(ledger: Ledger, found: Assessment) -> LedgerHead:
+    """The head an acknowledgement's approval is signed for: the head recorded for the dataset in the home's
+    register, else the last entry that still verifies (0 and zeros when none does)."""
+    from dpdesk.core import anchor
+    from dpdesk.core.governance import head_of
+    from dpdesk.core.officer import LedgerHead
+
+    if ledger.home is not None and ledger.dataset is not None:
+        recorded = anchor.recorded_head(ledger.home, ledger.dataset)
+        if recorded is not None and recorded.seq > 0:
+            return LedgerHead(recorded.seq, recorded.hash)
+    return head_of(sorted(found.confirmed, key=lambda e: int(e["seq"])))
+
+
+def _read_approval(path: Path | None) -> bytes | None:
+    """An approval file's bytes (size-capped), or None."""
+    if path is None:
+        return None
+    from dpdesk.core.officer import read_approval_file
+
+    return read_approval_file(path)
 
 
 @dataclass(frozen=True)
@@ -303,6 +382,8 @@ class ChangeSettingsRequest:
     dataset: Dataset
     plan: Path
     reason: str
+    #: the officer's signed approval of these settings, which a governed dataset needs
+    approval: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -333,8 +414,20 @@ def change_settings(
     from dpdesk.core.release import record_corrections
 
     new = load_plan(request.plan)
+    doc = _read_approval(request.approval)
     progress.check_cancelled()
     with ledger.transaction() as tx:
+        from dpdesk.core.governance import require
+        from dpdesk.core.officer import settings_params
+
+        approved = require(
+            tx.entries,
+            "change_settings",
+            settings_params(new.settings()),
+            doc,
+            source=str(request.approval) if request.approval is not None else None,
+            what=_("a change of settings"),
+        )
         try:
             rescaled = check_unit_change(tx.entries, new.settings()["privacy_unit"])
         except UnboundedChange:
@@ -345,7 +438,143 @@ def change_settings(
                     "start a new dataset"
                 )
             ) from None
+        if approved is not None and record_corrections(tx) is not None:
+            # the approval was for the head before the correction: the change is refused, the correction stays
+            raise UsageError(
+                _(
+                    "past releases had to be corrected first (ledger entry {seq}), which moved the ledger's head: ask "
+                    "the officer for an approval at the new head (dpdesk ledger head)"
+                ).format(seq=tx.entries[-1]["seq"])
+            )
         record_corrections(tx)
-        entry = tx.append("settings", {"settings": new.settings(), "reason": reason})
+        payload: dict[str, Any] = {"settings": new.settings(), "reason": reason}
+        if approved is not None:
+            payload["approval"] = approved.to_record()
+        entry = tx.append("settings", payload)
         correction = record_corrections(tx)
     return SettingsChanged(ledger.dataset, entry, tuple(rescaled), correction)
+
+
+# ----------------------------------------------------------------------------- governance
+@dataclass(frozen=True)
+class HeadRequest:
+    """The dataset's public name and its ledger's head, for the officer to sign an approval against."""
+
+    dataset: Dataset
+
+
+@dataclass(frozen=True)
+class HeadInfo:
+    """The dataset's public name (None before anything was recorded), its ledger head (for a broken ledger: the
+    head an acknowledgement is approved at), who governs it, and why the ledger is broken (None if it verifies)."""
+
+    dataset: str | None
+    head: LedgerHead
+    governance: str
+    error: str | None
+
+    @property
+    def exit_code(self) -> int:
+        """0 verified, 3 broken."""
+        return 0 if self.error is None else 3
+
+
+def ledger_head(
+    request: HeadRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> HeadInfo:
+    """The head an approval for this dataset is signed against (nothing is written)."""
+    from dpdesk.core.errors import LedgerError
+    from dpdesk.core.governance import describe, head_of
+    from dpdesk.core.officer import describe_governance
+
+    ledger = request.dataset.open_ledger(notify)
+    progress.check_cancelled()
+    try:
+        entries = ledger.verify()
+    except LedgerError as exc:
+        found = ledger.assess_broken()
+        record = governance_for_acknowledgement(ledger, found)
+        return HeadInfo(
+            ledger.dataset, acknowledgement_head(ledger, found), describe_governance(record), str(exc)
+        )
+    return HeadInfo(ledger.dataset, head_of(entries), describe(entries), None)
+
+
+@dataclass(frozen=True)
+class GovernRequest:
+    """Place the dataset under the officer whose public key file is ``officer`` (policy: ``require_signed_plans``).
+
+    On a governed dataset this changes the policy (an approval of ``change_policy`` by the officer) or the key (an
+    approval of ``rotate_key`` signed by the recovery key), given as ``approval``.
+    """
+
+    dataset: Dataset
+    officer: Path
+    require_signed_plans: bool = False
+    approval: Path | None = None
+
+
+@dataclass(frozen=True)
+class Governed:
+    """The ``govern`` entry written and the governance record now in force."""
+
+    entry: dict[str, Any]
+    record: GovernanceRecord
+
+
+def govern_dataset(
+    request: GovernRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
+) -> Governed:
+    """Record a ``govern`` entry under the ledger's lock (the first needs no approval; a change of policy or key
+    needs the officer's, verified against the governance in force, the head and the nonces used)."""
+    from dpdesk.core.governance import governance_of, remember, require
+    from dpdesk.core.officer import govern, load_officer_public_key, rotate_params
+
+    officer = load_officer_public_key(request.officer)
+    doc = _read_approval(request.approval)
+    ledger = request.dataset.open_ledger(notify)
+    progress.check_cancelled()
+    with ledger.transaction() as tx:
+        assert ledger.dataset is not None
+        record = govern(ledger.dataset, officer, require_signed_plans=request.require_signed_plans)
+        current = governance_of(tx.entries)
+        payload: dict[str, Any] = {"governance": record.to_payload()}
+        if current is None:
+            if doc is not None:
+                raise UsageError(
+                    _("this dataset is ungoverned: placing it under an officer's key needs no approval")
+                )
+        else:
+            now = current.record
+            if record == now:
+                raise UsageError(_("this dataset is already governed so: nothing to change"))
+            if officer.key != now.officer.key:
+                if record.policy != now.policy:
+                    raise UsageError(
+                        _("change the officer's key and the policy one at a time (each has its own approval)")
+                    )
+                action, params, what = (
+                    "rotate_key",
+                    rotate_params(officer),
+                    _("a change of the officer's key"),
+                )
+            else:
+                action, params, what = (
+                    "change_policy",
+                    {"policy": record.policy.to_payload()},
+                    _("a change of policy"),
+                )
+            approved = require(
+                tx.entries,
+                action,
+                params,
+                doc,
+                source=str(request.approval) if request.approval is not None else None,
+                what=what,
+            )
+            assert approved is not None
+            payload["approval"] = approved.to_record()
+        entry = tx.append("govern", payload)
+    assert ledger.home is not None
+    remember(ledger.home, record)
+    return Governed(entry, record)

@@ -62,6 +62,8 @@ class ReleaseRequest:
     delimiter: str | None = None
     bom: bool = False
     accept_data_problems: bool = False
+    #: the officer's approval of this plan, which a dataset whose policy requires signed plans needs
+    approval: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,11 @@ def release_plan(
 
     if request.out is not None:
         check_out_dir(request.out)
+    approval = None
+    if request.approval is not None:
+        from dpdesk.core.officer import read_approval_file
+
+        approval = read_approval_file(request.approval)
     table = request.table
     if table is None:
         table = load_table(
@@ -127,6 +134,8 @@ def release_plan(
         bom=request.bom,
         accept_data_problems=request.accept_data_problems,
         on_data_check=checked,
+        approval=approval,
+        approval_source=str(request.approval) if request.approval is not None else None,
     )
     migrated = result.ledger.migrated if result.ledger is not None else None
     if migrated is None and resolved and resolved[0] is not None:

@@ -15,7 +15,17 @@ from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"
 DATA = SAMPLES / "census_sample.csv"
-VERBS = ("list", "verify", "export", "export-release", "statement", "acknowledge", "change-settings")
+VERBS = (
+    "list",
+    "verify",
+    "export",
+    "export-release",
+    "statement",
+    "acknowledge",
+    "change-settings",
+    "head",
+    "govern",
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -47,8 +57,19 @@ def test_each_verbs_help_lists_only_its_own_options(capsys: pytest.CaptureFixtur
         "export": {"--help", "--data", "--out"},
         "export-release": {"--help", "--data", "--out"},
         "statement": {"--help", "--data", "--out"},
-        "acknowledge": {"--help", "--data", "--reason", "--cost", "--costs", "--settings", "--exported"},
-        "change-settings": {"--help", "--data", "--reason"},
+        "acknowledge": {
+            "--help",
+            "--data",
+            "--reason",
+            "--cost",
+            "--costs",
+            "--settings",
+            "--exported",
+            "--approval",
+        },
+        "change-settings": {"--help", "--data", "--reason", "--approval"},
+        "head": {"--help", "--data", "--json"},
+        "govern": {"--help", "--data", "--officer", "--require-signed-plans", "--approval"},
     }
     assert set(expected) == set(VERBS)
     for verb, options in expected.items():

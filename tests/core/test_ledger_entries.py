@@ -16,6 +16,7 @@ from dpdesk.core.ledger import (
     CorrectionEntry,
     Entry,
     EntryType,
+    GovernEntry,
     Ledger,
     MigrateEntry,
     PackageEntry,
@@ -39,6 +40,7 @@ CLASSES = {
     "package": PackageEntry,
     "migrate": MigrateEntry,
     "correction": CorrectionEntry,
+    "govern": GovernEntry,
 }
 
 
@@ -75,6 +77,14 @@ def _full_history(home: Path, tmp_path: Path) -> tuple[Path, Ledger]:
     out = tmp_path / "again"
     out.mkdir()
     write_release_dir(out, rows_from_entry(spend), parse_plan(spend["plan"]), spend, lg, d.name)  # package
+    from dpdesk.core import officer
+
+    keys = officer.create_officer(
+        tmp_path / "officer", "Ann", "", "officer passphrase", "recovery passphrase"
+    )
+    with lg.transaction() as tx:  # what dpdesk ledger govern writes
+        assert lg.dataset is not None
+        tx.append("govern", {"governance": officer.govern(lg.dataset, keys.officer).to_payload()})
     return d, lg
 
 

@@ -94,6 +94,8 @@ PROP = "tests/core/test_proportion.py"
 PROP_WORST = f"{PROP}::test_the_worst_neighbours_reach_the_booked_sensitivity"
 PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivity"
 ACK = "tests/trust/test_acknowledge.py"
+GOV = "tests/cli/test_govern.py"
+GV = "dpdesk/core/governance.py"
 
 
 @dataclass(frozen=True)
@@ -1630,6 +1632,69 @@ import PySide6  # noqa: F401
         r"""            max(o.cost.epsilon for o in self.offers),""",
         r"""            min(o.cost.epsilon for o in self.offers),""",
         (ACK,),
+    ),
+    # --- issue 13, item 4: an officer who holds the key -------------------------------------------------------
+    Mutant(
+        "GV01",
+        "governance: a governed dataset's settings change goes through without the officer's approval",
+        GV,
+        r"""    if doc is None:
+        raise ApprovalRequired(
+            _(
+                "this dataset is governed by {name} (key {fp}): {what}""",
+        r"""    if doc is None:
+        return None
+    if doc is None:
+        raise ApprovalRequired(
+            _(
+                "this dataset is governed by {name} (key {fp}): {what}""",
+        (f"{GOV}::test_a_governed_settings_change_without_approval_is_refused", GOV),
+    ),
+    Mutant(
+        "GV02",
+        "governance: the nonces of recorded approvals are not read (an approval can be used twice)",
+        GV,
+        r"""            out.add(p["nonce"])""",
+        r"""            pass""",
+        (f"{GOV}::test_signed_plans_policy_refuses_an_unsigned_release_and_accepts_a_signed_one_once", GOV),
+    ),
+    Mutant(
+        "GV03",
+        "release: signed-plans policy not enforced (an unsigned plan is released)",
+        "dpdesk/core/release.py",
+        r"""    return require_plan(entries, plan_params(plan), approval, source=source)""",
+        r"""    return None""",
+        (f"{GOV}::test_signed_plans_policy_refuses_an_unsigned_release_and_accepts_a_signed_one_once", GOV),
+    ),
+    Mutant(
+        "GV04",
+        "review: a change of a governed dataset without an approval is not named",
+        GV,
+        r"""    if not isinstance(rec, Mapping):
+        problems.append(""",
+        r"""    if not isinstance(rec, Mapping):
+        return None
+        problems.append(""",
+        (f"{GOV}::test_review_catches_a_forged_or_edited_approval_in_an_export", GOV),
+    ),
+    Mutant(
+        "GV05",
+        "acknowledge: a governed broken ledger is acknowledged without the officer's approval",
+        "dpdesk/services/ledger.py",
+        r"""exported=copies, gate=gate""",
+        r"""exported=copies, gate=None""",
+        (
+            f"{GOV}::test_a_governed_broken_ledger_is_acknowledged_only_with_an_approval_and_stays_governed",
+            GOV,
+        ),
+    ),
+    Mutant(
+        "GV06",
+        "review: the approvals in a release package are not verified",
+        "dpdesk/core/review.py",
+        r"""    _check_package_approvals(entries, package, out)""",
+        r"""    pass""",
+        (f"{GOV}::test_review_catches_an_edited_plan_approval_in_a_package", GOV),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -81,6 +81,10 @@ class LedgerView(QWidget):
                     n=len(s.ledger_entries), r=n, id=s.dataset_id
                 )
             )
+        if s.sha256 is not None and not s.ledger_error:
+            from dpdesk.core.governance import describe
+
+            self.status.setText(self.status.text() + "<br>" + describe(s.ledger_entries))
         if s.ledger_notice:
             self.status.setText(self.status.text() + "<br>" + s.ledger_notice.replace("\n", "<br>"))
 
