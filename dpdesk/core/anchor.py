@@ -10,6 +10,12 @@ empty. So, beside the ledgers, the home keeps a **register**:
   every entry is appended, under the ledger's lock: the entry is fsynced first, then the head (written to a
   temporary file, fsynced, renamed, the folder fsynced). A crash between the two leaves the ledger one entry
   *ahead* of its head, which is accepted, and the head is moved up the next time the ledger is verified.
+- An acknowledgement replaces the ledger by a new chain, which is *behind* the old head. So that a crash between
+  the replace and the new head cannot leave that chain refused (and an acknowledgement again charge the same gap
+  twice), the new chain's first entry is recorded as the register file's **pending** head *before* the chain
+  replaces the broken ledger (:func:`begin_reset`), and made the head after (:func:`finish_reset`). A ledger that
+  holds the pending entry is that new chain, and is checked against it (the head is then moved to it); any other
+  ledger (the broken one, when the replace never happened) is checked against the old head, as before.
 - ``<home>/ledgers/anchored``: written once, after every ledger of the home was registered at its head, the first
   time this version opened the home (a home from before the register takes its ledgers as they are then).
 
@@ -82,6 +88,9 @@ class Record:
     #: None for a ledger that was already broken when the register was first made (it has no usable head)
     head: Head | None
     keys: tuple[str, ...] = field(default=())
+    #: the first entry of an acknowledgement's new chain, recorded before that chain replaced the broken ledger
+    #: (:func:`begin_reset`); None once it is the head (or when no acknowledgement is under way)
+    pending: Head | None = None
 
 
 class DamagedRecord(Exception):
@@ -125,8 +134,13 @@ def read_record(home: Path, dataset: str) -> Record | None:
         keys = data.get("keys", [])
         if not isinstance(keys, list) or not all(isinstance(k, str) and _HEX_RE.fullmatch(k) for k in keys):
             raise ValueError("keys")
-        raw_head = data.get("head")
-        return Record(dataset, None if raw_head is None else Head.from_dict(raw_head), tuple(keys))
+        raw_head, raw_pending = data.get("head"), data.get("pending")
+        return Record(
+            dataset,
+            None if raw_head is None else Head.from_dict(raw_head),
+            tuple(keys),
+            None if raw_pending is None else Head.from_dict(raw_pending),
+        )
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise DamagedRecord(path.name) from None
 
@@ -154,11 +168,13 @@ def _write_record(home: Path, rec: Record) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     if new_folder:
         _fsync_dir(folder.parent)
-    body = {
+    body: dict[str, Any] = {
         "dataset": rec.dataset,
         "head": None if rec.head is None else rec.head.to_dict(),
         "keys": sorted(set(rec.keys)),
     }
+    if rec.pending is not None:
+        body["pending"] = rec.pending.to_dict()
     write_atomic(_record_path(home, rec.dataset), (json.dumps(body, sort_keys=True) + "\n").encode("utf-8"))
     _fsync_dir(folder)
 
@@ -190,14 +206,42 @@ def advance_head(home: Path, dataset: str, head: Head) -> None:
         rec = _current(home, dataset)
         if rec is not None and (rec.head is None or rec.head.seq >= head.seq):
             return  # never back; a head-less (broken) record changes only by an acknowledgement
-        _write_record(home, Record(dataset, head, rec.keys if rec is not None else ()))
+        _write_record(
+            home,
+            Record(
+                dataset, head, rec.keys if rec is not None else (), rec.pending if rec is not None else None
+            ),
+        )
 
 
-def reset_head(home: Path, dataset: str, head: Head) -> None:
-    """Record ``head`` whatever was recorded: only for a new chain an officer's acknowledgement just wrote."""
+def begin_reset(home: Path, dataset: str, first: Head) -> None:
+    """Record ``first``, the first entry of the new chain an officer's acknowledgement is about to put in place of
+    the broken ledger, as the dataset's *pending* head; the head itself is kept (registered at ``seq`` 0 when the
+    dataset had no register file: a new id for an old-format ledger).
+
+    Called under the ledger's lock, after the new chain is made and before it replaces the broken ledger. Why this
+    is conservative at every instant: until the replace, the ledger is the broken one, which does not hold
+    ``first`` (a new entry, of a new time), so it is still checked against the old head and still refuses (and an
+    acknowledgement again reaches the same old head: the same gap, the same stated costs); from the replace on, the
+    ledger holds ``first`` and is the new chain, which carries over what the old head's ledger spent (every entry
+    missing up to that head was a gap the officer stated). Raises OSError when the register cannot be written
+    (then nothing was replaced).
+    """
     with _register_lock(home):
         rec = _current(home, dataset)
-        _write_record(home, Record(dataset, head, rec.keys if rec is not None else ()))
+        if rec is None:
+            rec = Record(dataset, NO_ENTRY)
+        _write_record(home, Record(dataset, rec.head, rec.keys, first))
+
+
+def finish_reset(home: Path, dataset: str, pending: Head, head: Head) -> None:
+    """Make ``head`` (the new chain's last entry, at or after ``pending``) the dataset's head, if ``pending`` is
+    still the pending head (else someone finished it already, and the head may have moved on since)."""
+    with _register_lock(home):
+        rec = _current(home, dataset)
+        if rec is None or rec.pending != pending:
+            return
+        _write_record(home, Record(dataset, head, rec.keys))
 
 
 def register_key(home: Path, dataset: str, key: str) -> None:
@@ -208,7 +252,7 @@ def register_key(home: Path, dataset: str, key: str) -> None:
             return
         head = rec.head if rec is not None else NO_ENTRY
         keys = (*rec.keys, key) if rec is not None else (key,)
-        _write_record(home, Record(dataset, head, keys))
+        _write_record(home, Record(dataset, head, keys, rec.pending if rec is not None else None))
 
 
 def dataset_of_key(home: Path, key: str) -> str | None:
@@ -284,7 +328,7 @@ def ensure_anchored(home: Path) -> None:
                 merged = tuple(sorted(ks | set(rec.keys if rec is not None else ())))
                 if rec is not None and rec.head is not None and (head is None or rec.head.seq >= head.seq):
                     head = rec.head
-                _write_record(home, Record(dataset, head, merged))
+                _write_record(home, Record(dataset, head, merged, rec.pending if rec is not None else None))
         _write_marker(home)
 
 
@@ -316,8 +360,15 @@ def check_ledger(
 
     ``before`` is the register file read *before* the ledger was (so that an append made meanwhile can only put
     the ledger ahead of it). Raises :class:`LedgerError` naming what was found; moves the head up when the ledger
-    is ahead of it (an append interrupted between the entry and its head).
+    is ahead of it (an append interrupted between the entry and its head). A ledger that holds the register's
+    pending head is the new chain of an acknowledgement interrupted before it recorded its head: it is accepted,
+    and its head recorded (:func:`begin_reset` says why that is conservative).
     """
+    pending = before.pending if before is not None else None
+    if pending is not None and _holds(entries, pending):
+        with contextlib.suppress(OSError):  # a read-only home still verifies; the head is recorded next time
+            finish_reset(home, dataset, pending, Head(int(str(entries[-1]["seq"])), str(entries[-1]["hash"])))
+        return
     if before is None:
         raise LedgerError(
             _(
@@ -365,6 +416,11 @@ def check_ledger(
     if last > head.seq:
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head moves up next time
             advance_head(home, dataset, Head(last, str(entries[-1]["hash"])))
+
+
+def _holds(entries: Sequence[Mapping[str, Any]], head: Head) -> bool:
+    """Whether a verified chain holds ``head`` (its entry at the head's sequence number has the head's hash)."""
+    return 1 <= head.seq <= len(entries) and entries[head.seq - 1]["hash"] == head.hash
 
 
 def read_before(home: Path, dataset: str, name: str) -> Record | None:

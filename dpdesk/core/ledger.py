@@ -257,7 +257,7 @@ class Ledger:
 
         What is carried over is never less than what was spent (:mod:`dpdesk.core.carryover`): the entries that
         still verify as they are, and, for every entry that does not and every gap in the sequence numbers (up to
-        ``head``, the recorded head of this ledger, when the caller has it), the cost the officer states in
+        ``head``, by default the head recorded for this ledger in the register), the cost the officer states in
         ``costs``; the settings of the last settings entry that verifies, or ``settings`` (the officer's) when
         none does. Without them :class:`~dpdesk.core.carryover.CostsNeeded` is raised with the offers, and
         nothing is written. ``exported`` are the entries of exported copies of the ledger (they add offers).
@@ -267,7 +267,9 @@ class Ledger:
         stated costs and the settings. The evidence copy and then the new chain are written and synced (file and
         folder) before the new chain replaces the broken one in one rename: an interruption at any point leaves
         either the broken ledger (which refuses releases and can be acknowledged again) or the new chain, never
-        a ledger that reads as less spent. A broken ledger from before public ids gets its public id here, and
+        a ledger that reads as less spent; the new chain's first entry is recorded in the register as pending
+        before the rename, so that the new chain is accepted even when the process dies before its head is
+        recorded (:func:`dpdesk.core.anchor.begin_reset`). A broken ledger from before public ids gets its public id here, and
         nothing carried over names the data file's SHA-256.
 
         ``gate`` (a governed dataset's check, :mod:`dpdesk.core.governance`) is called under the lock with the
@@ -276,7 +278,7 @@ class Ledger:
         """
         if not reason.strip():
             raise LedgerError(_("an acknowledgement needs a reason"))
-        args = (reason, costs, settings, self._head_to_reach(head), exported, gate)
+        args = (reason, costs, settings, head, exported, gate)  # the recorded head is read under the lock
         if self.legacy:
             assert self.home is not None and self.key is not None
             with _locked(self.home / "ledgers" / "keys.lock"):
@@ -292,7 +294,9 @@ class Ledger:
 
     def _head_to_reach(self, head: tuple[int, str] | None) -> tuple[int, str] | None:
         """``head`` if given, else the head recorded in the register (:func:`dpdesk.core.anchor.recorded_head`):
-        entries missing up to it are a gap whose cost the officer states, never nothing spent."""
+        entries missing up to it are a gap whose cost the officer states, never nothing spent. Read under the
+        ledger's lock, after the ledger was verified (which may have recorded an interrupted acknowledgement's
+        head)."""
         if head is not None or self.home is None or self.dataset is None:
             return head
         recorded = anchor.recorded_head(self.home, self.dataset)
@@ -306,11 +310,13 @@ class Ledger:
         from dpdesk.core.carryover import assess
 
         assert self.path is not None
-        head = self._head_to_reach(head)
         try:
-            entries = self.verify()
+            entries = (
+                self.verify()
+            )  # checked against the recorded head too (a ledger behind it does not verify)
         except LedgerError as exc:
             problem = str(exc)
+            head = self._head_to_reach(head)
         else:
             at_head = (
                 entries[head[0] - 1]["hash"] if head is not None and 1 <= head[0] <= len(entries) else None
@@ -405,11 +411,20 @@ class Ledger:
             **payload,
         }
         entry["hash"] = entry_hash(entry)
-        if self.legacy and self.home is not None:
-            anchor.advance_head(self.home, dataset, anchor.NO_ENTRY)  # registered before its ledger exists
+        first = anchor.Head(1, entry["hash"])
+        # The new chain is behind the head recorded for the broken ledger. Its first entry is recorded as the
+        # pending head before the chain replaces the broken ledger, and made the head after: a crash in between
+        # leaves a ledger that holds the pending entry, which verification accepts as this new chain and whose
+        # head it then records (no second acknowledgement, no gap stated and charged twice); a crash before the
+        # replace leaves the broken ledger, still checked against the old head (anchor.begin_reset says why).
+        if self.home is not None:
+            anchor.begin_reset(self.home, dataset, first)
         write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))
-        if self.home is not None:  # the new chain's head replaces the one recorded for the broken ledger
-            anchor.reset_head(self.home, dataset, anchor.Head(1, entry["hash"]))
+        if self.home is not None:
+            with contextlib.suppress(
+                OSError
+            ):  # the new chain is in place: verification records its head then
+                anchor.finish_reset(self.home, dataset, first, first)
         if self.legacy:
             assert self.home is not None and self.key is not None
             _write_key(self.home / "ledgers", self.key, dataset)

@@ -73,6 +73,7 @@ def test_a_ledger_behind_its_head_or_gone_is_refused_with_exit_3(
     shutil.copy(lg.path, tmp_path / "backup.jsonl")
     if damage is restore_older:
         release_once(plan, data, tmp_path / "r2", dpdesk_home)
+    spent_before = spent(plan, lg)
     found = damage(lg, tmp_path)
     before = lg.path.read_bytes() if lg.path.exists() else None
     for args in (
@@ -89,11 +90,31 @@ def test_a_ledger_behind_its_head_or_gone_is_refused_with_exit_3(
     assert not (tmp_path / "refused").exists()
     assert (lg.path.read_bytes() if lg.path.exists() else None) == before  # nothing charged
     assert ledger_of(dpdesk_home, data).dataset == lg.dataset  # never a fresh dataset
-    ack = run(
-        "ledger", "acknowledge", "--data", str(data), "--reason", "seen: " + damage.__name__, home=dpdesk_home
-    )
+    # a reason alone does not acknowledge it: the entries missing up to the recorded head are a gap whose cost the
+    # officer states; the last package (the officer's copy) makes dpdesk offer what it records for them
+    latest = tmp_path / ("r2" if damage is restore_older else "r1")
+    reason = ("--reason", "seen: " + damage.__name__, "--exported", str(latest))
+    ack = run("ledger", "acknowledge", "--data", str(data), *reason, home=dpdesk_home)
+    assert ack.returncode == 3, ack.stderr
+    gap = {cut: "3", restore_older: "4-5", delete_all: "1-3"}[damage]
+    assert f"entries {gap}: missing" in ack.stderr and "in an exported copy" in ack.stderr, ack.stderr
+    suggested = ack.stderr.rsplit('--reason "..." ', 1)[1].split()
+    assert suggested[:2] == ["--cost", f"{gap}={suggested[1].split('=', 1)[1]}"], suggested
+    args = [str(plan) if a == "PLAN" else a for a in suggested]
+    ack = run("ledger", "acknowledge", "--data", str(data), *reason, *args, home=dpdesk_home)
     assert ack.returncode == 0, ack.stderr
     assert run("ledger", "verify", "--data", str(data), home=dpdesk_home).returncode == 0
+    assert spent(plan, ledger_of(dpdesk_home, data)) >= spent_before  # never less spent than was recorded
+
+
+def spent(plan: Path, lg: Ledger) -> float:
+    """The sequential epsilon spent, as every command reads it."""
+    from dpdesk.core.budget import budget_report
+    from dpdesk.core.plan import load_plan
+
+    seq = budget_report(load_plan(plan), lg.verify()).methods["sequential"]
+    assert seq is not None
+    return seq.spent.epsilon
 
 
 def test_an_interrupted_append_is_accepted_and_the_head_repaired(dpdesk_home: Path, tmp_path: Path) -> None:

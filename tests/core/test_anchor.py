@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -226,17 +227,38 @@ def test_acknowledging_a_cut_ledger_starts_a_chain_whose_head_is_recorded(dpdesk
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
     keep(lg, 1)
-    entry = reopen(dpdesk_home).acknowledge("a backup was restored")
+    entry = acknowledge_gap(dpdesk_home, "a backup was restored", "2-3")
     assert "ends at entry 1 but entry 3" in entry["problem"]
     assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(1, entry["hash"])
+    rec = anchor.read_record(dpdesk_home, lg.dataset)
+    assert rec is not None and rec.pending is None  # the reset finished
     assert len(fill(dpdesk_home, 1).verify()) == 2
+
+
+def acknowledge_gap(home: Path, reason: str, gap: str) -> dict[str, Any]:
+    """Acknowledge with a reason alone (refused: the entries missing up to the recorded head are a gap whose cost
+    must be stated), then with the gap's cost and the settings stated; the gap is carried over at that cost."""
+    from dpdesk.core.carryover import CostsNeeded, parse_stated_cost
+    from dpdesk.core.plan import parse_plan
+    from tests.core.test_recost import plan
+
+    with pytest.raises(CostsNeeded) as caught:
+        reopen(home).acknowledge(reason)
+    assert [(u.label, u.missing) for u in caught.value.missing] == [(gap, True)]
+    assert caught.value.settings_needed  # simulations only: no settings entry to take them from
+    entry = reopen(home).acknowledge(
+        reason, costs=[parse_stated_cost(f"{gap}=0.7")], settings=parse_plan(plan()).settings()
+    )
+    assert [(s["entries"], s["missing"]) for s in entry["stated"]] == [(gap, True)]
+    assert sum(c["epsilon"] for r in entry["carried"] for c in r["costs"]) >= 0.7  # never less than stated
+    return entry
 
 
 def test_a_deleted_ledger_can_be_acknowledged(dpdesk_home: Path) -> None:
     lg = fill(dpdesk_home, 3)
     assert lg.path is not None and lg.dataset is not None
     lg.path.unlink()
-    entry = reopen(dpdesk_home).acknowledge("the file was deleted")
+    entry = acknowledge_gap(dpdesk_home, "the file was deleted", "1-3")
     assert "recorded 3 entries" in entry["problem"]
     assert reopen(dpdesk_home).verify()[0]["type"] == "acknowledge"
 

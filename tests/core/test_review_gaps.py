@@ -4,6 +4,7 @@ exported ledger; and a package reviewed against a later export of its ledger sho
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from dpdesk.core.carryover import CostsNeeded, StatedCost, parse_stated_cost
 from dpdesk.core.ledger import GENESIS, Ledger, entry_hash
 from dpdesk.core.release import release
 from dpdesk.core.review import review
@@ -188,8 +190,16 @@ def test_a_later_export_restarted_by_an_acknowledgement_that_carries_the_release
     lg = Ledger.for_dataset(home, made["sha"])
     assert lg.path is not None
     raw = lg.path.read_bytes()
-    lg.path.write_bytes(raw.replace(b"to move the head on", b"to move the head, edited"))  # entry 4 edited
-    lg.acknowledge("an edited entry")
+    lines = raw.split(b"\n")[:-1]
+    first = json.loads(lines[0])
+    first["reason"] = "edited"  # entry 1 (the settings) edited: 2-4 still verify from the recorded head down
+    lg.path.write_bytes(b"\n".join([json.dumps(first).encode(), *lines[1:]]) + b"\n")
+    with pytest.raises(CostsNeeded) as caught:
+        lg.acknowledge("an edited entry")  # the edited entry's cost must be stated, even a settings entry's
+    (u,) = caught.value.missing
+    offered = u.offered()
+    assert u.label == "1" and not caught.value.settings_needed and offered is not None
+    lg.acknowledge("an edited entry", costs=[StatedCost("1", offered)])
     later = tmp_path / "after-ack.jsonl"
     shutil.copy(lg.path, later)
     r = review(made["pkg"], later)
@@ -201,7 +211,16 @@ def test_a_later_export_restarted_by_an_acknowledgement_that_carries_the_release
     lg2 = Ledger.for_dataset(home2, made["sha"])
     assert lg2.path is not None
     lg2.path.write_bytes(raw.split(b"\n")[0] + b"\n")
-    lg2.acknowledge("restored from a backup by mistake")
+    with pytest.raises(CostsNeeded) as caught:
+        lg2.acknowledge(
+            "restored from a backup by mistake"
+        )  # entries 2-4 are missing up to the recorded head
+    assert [u.label for u in caught.value.missing] == ["2-4"]
+    spend = json.loads(raw.split(b"\n")[1])
+    eps = math.fsum(c["epsilon"] for c in spend["costs"])
+    entry = lg2.acknowledge("restored from a backup by mistake", costs=[parse_stated_cost(f"2-4={eps!r}")])
+    assert math.fsum(c["epsilon"] for r in entry["carried"] for c in r["costs"]) >= eps  # not less spent
+    # the release is carried over as a stated cost, not as itself: review cannot tell, and names the rollback
     assert any("rolled back behind it" in p for p in problems(made["pkg"], lg2.path))
 
 

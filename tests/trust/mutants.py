@@ -1353,7 +1353,7 @@ import PySide6  # noqa: F401
         "AN09",
         "anchor: an acknowledgement keeps the old head (the acknowledged chain is refused forever)",
         L,
-        r"""            anchor.reset_head(self.home, dataset, anchor.Head(1, entry["hash"]))""",
+        r"""            anchor.begin_reset(self.home, dataset, first)""",
         r"""            pass""",
         (f"{ANCHOR}::test_acknowledging_a_cut_ledger_starts_a_chain_whose_head_is_recorded",),
     ),
@@ -1695,6 +1695,24 @@ import PySide6  # noqa: F401
         r"""    _check_package_approvals(entries, package, out)""",
         r"""    pass""",
         (f"{GOV}::test_review_catches_an_edited_plan_approval_in_a_package", GOV),
+    ),
+    Mutant(
+        "AK11",
+        "acknowledge: a new chain put in place before its head was recorded is not recognised (refused, and a "
+        "second acknowledgement states and charges the gap twice)",
+        ANC,
+        r"""    if pending is not None and _holds(entries, pending):""",
+        r"""    if False:""",
+        (f"{ACK}::test_an_acknowledgement_interrupted_before_its_head_was_recorded_is_not_charged_twice",),
+    ),
+    Mutant(
+        "AK12",
+        "acknowledge: the head is reset before the new chain replaces the broken ledger (a crash between forgets "
+        "the entries missing up to the old head)",
+        ANC,
+        r"""        _write_record(home, Record(dataset, rec.head, rec.keys, first))""",
+        r"""        _write_record(home, Record(dataset, first, rec.keys))""",
+        (f"{ACK}::test_a_full_disk_at_every_step_of_an_acknowledgement_never_reads_less_spent",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -11,6 +11,7 @@ budget reading less spent than before, and the dataset can always be acknowledge
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -231,7 +232,7 @@ def json_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def test_the_recorded_head_turns_missing_entries_into_a_gap(dpdesk_home: Path, tmp_path: Path) -> None:
-    d, lg, _before = _released(dpdesk_home, tmp_path, n=4)
+    d, lg, before = _released(dpdesk_home, tmp_path, n=4)
     lines = _lines(lg)
     entries = [json.loads(x) for x in lines]
     assert lg.dataset is not None
@@ -246,17 +247,25 @@ def test_the_recorded_head_turns_missing_entries_into_a_gap(dpdesk_home: Path, t
     # the matching head confirms the whole chain
     right = assess(("\n".join(lines) + "\n").encode(), lg.dataset, "x", head=head)
     assert not right.unconfirmed and len(right.confirmed) == len(entries)
-    # the same through the ledger: a chain that verifies on its own but is behind the head
+    # the same through the ledger: a chain that verifies on its own but is behind the head dpdesk recorded
     assert lg.path is not None
     lg.path.write_bytes(raw)
-    assert lg.verify()
-    with pytest.raises(LedgerError, match="nothing to acknowledge"):
-        lg.acknowledge("restored a backup")  # without the head, nothing shows the rollback
-    need = _need(lg.acknowledge, "restored a backup", head=head)
+    assert [e["seq"] for e in Ledger(lg.dataset, lg.path).verify()] == [1, 2, 3]  # the chain alone: intact
+    with pytest.raises(LedgerError, match="ends at entry 3 but entry 5"):
+        lg.verify()  # against the recorded head: rolled back
+    # a reason alone is not enough: the recorded head is reached by default, the missing entries are a gap
+    need = _need(lg.acknowledge, "restored a backup")
     assert [u.label for u in need.missing] == [f"4-{len(entries)}"] and not need.settings_needed
-    entry = lg.acknowledge("restored a backup", head=head, costs=[parse_stated_cost(f"4-{len(entries)}=0.3")])
+    assert need.missing[0].missing and need.missing[0].offered() is None  # nothing to offer: no line, no copy
+    assert [u.label for u in _need(lg.acknowledge, "restored a backup", head=head).missing] == [
+        f"4-{len(entries)}"
+    ]  # the same as the head passed in
+    lost = sum(
+        Decimal(str(c["epsilon"])) for e in entries[3:] for c in e["costs"]
+    )  # the officer's own records
+    entry = lg.acknowledge("restored a backup", costs=[parse_stated_cost(f"4-{len(entries)}={lost}")])
     assert len(entry["carried"]) == 3 and entry["stated"][0]["missing"]
-    assert _spent(Ledger.for_dataset(dpdesk_home, sha(d))) >= Decimal("0.6")
+    assert _spent(Ledger.for_dataset(dpdesk_home, sha(d))) >= before  # never less spent than was recorded
 
 
 @pytest.mark.parametrize(
@@ -410,29 +419,94 @@ def test_sigkill_at_every_step_of_an_acknowledgement_never_reads_less_spent(
     assert outcomes == {False, True}  # the kills landed both before and after the new chain took over
 
 
-@pytest.mark.parametrize("step", range(1, 12))
-def test_a_full_disk_at_every_step_of_an_acknowledgement_never_reads_less_spent(
-    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int
+def _cut_home(home: Path, tmp_path: Path) -> tuple[Path, Decimal, list[str]]:
+    """A home whose ledger was rolled back behind the head dpdesk recorded (its last spend cut off), what it had
+    spent, and the stated cost of the gap (the lost spend's, from the officer's own records)."""
+    d, lg, before = _released(home, tmp_path)
+    lines = _lines(lg)
+    lost = json.loads(lines[-1])
+    _write(lg, lines[:-1])
+    eps = math.fsum(c["epsilon"] for c in lost["costs"])
+    return d, before, [f"{lost['seq']}={eps!r}"]
+
+
+#: More than the durable steps of an acknowledgement (checked below), so that the full disk hits each of them.
+ACK_STEPS = 22
+
+
+def test_the_full_disk_matrix_covers_every_step_of_an_acknowledgement(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    d, before, costs = _broken_home(dpdesk_home, tmp_path)
+    d, _before, costs = _cut_home(dpdesk_home, tmp_path)
+    trace = tmp_path / "trace.txt"
+    monkeypatch.setenv(faults.ENV, f"trace:{trace}")
+    faults.reset()
+    Ledger.for_dataset(dpdesk_home, sha(d)).acknowledge("x", costs=[parse_stated_cost(c) for c in costs])
+    steps = trace.read_text(encoding="utf-8").splitlines()
+    # the evidence, the pending head, the new chain and the head: each written, synced, renamed
+    assert sum("rename" in x for x in steps) == 4 and len(steps) < ACK_STEPS, steps
+
+
+@pytest.mark.parametrize("damage", ["edited", "cut"])
+@pytest.mark.parametrize("step", range(1, ACK_STEPS))
+def test_a_full_disk_at_every_step_of_an_acknowledgement_never_reads_less_spent(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int, damage: str
+) -> None:
+    """A full disk at each step of acknowledging an edited ledger, and one cut behind its recorded head: the
+    budget never reads less spent, and the same statement acknowledges it again (or there is nothing left to)."""
+    d, before, costs = (_broken_home if damage == "edited" else _cut_home)(dpdesk_home, tmp_path)
     stated = [parse_stated_cost(c) for c in costs]
+    settings = plan_settings() if damage == "edited" else None  # a cut ledger keeps its settings entry
     lg = Ledger.for_dataset(dpdesk_home, sha(d))
     monkeypatch.setenv(faults.ENV, f"enospc:{step}")
     faults.reset()
     try:
-        lg.acknowledge("x", costs=stated, settings=plan_settings())
+        lg.acknowledge("x", costs=stated, settings=settings)
         finished = True
     except LedgerError as exc:
         assert "No space left" in str(exc) or "unchanged" in str(exc), exc
         finished = False
     monkeypatch.delenv(faults.ENV)
     assert _reads_at_least(dpdesk_home, d, before) or not finished
-    assert not list((dpdesk_home / "ledgers").glob(".*.tmp"))  # no temporary file left behind
+    assert not list((dpdesk_home / "ledgers").rglob(".*.tmp"))  # no temporary file left behind
     try:
-        Ledger.for_dataset(dpdesk_home, sha(d)).acknowledge("again", costs=stated, settings=plan_settings())
+        Ledger.for_dataset(dpdesk_home, sha(d)).acknowledge("again", costs=stated, settings=settings)
     except LedgerError as exc:
         assert "nothing to acknowledge" in str(exc)
     assert _reads_at_least(dpdesk_home, d, before)
+
+
+def test_an_acknowledgement_interrupted_before_its_head_was_recorded_is_not_charged_twice(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process dies after the new chain replaced a ledger cut behind its head, before the head was recorded.
+    The new chain's first entry was recorded as pending before the replace, so the chain verifies as that
+    acknowledgement and its head is recorded: nothing to acknowledge again, and the gap is not stated (and
+    charged) a second time."""
+    from dpdesk.core import anchor
+
+    d, before, costs = _cut_home(dpdesk_home, tmp_path)
+    lg = Ledger.for_dataset(dpdesk_home, sha(d))
+    assert lg.dataset is not None
+    old = anchor.recorded_head(dpdesk_home, lg.dataset)
+    assert old is not None and old.seq == 3
+
+    def dies(*_a: object) -> None:
+        raise OSError(
+            28, "No space left on device"
+        )  # as a kill right after the replace: the head not recorded
+
+    monkeypatch.setattr(anchor, "finish_reset", dies)
+    entry = lg.acknowledge("restored a backup", costs=[parse_stated_cost(c) for c in costs])
+    monkeypatch.undo()
+    rec = anchor.read_record(dpdesk_home, lg.dataset)
+    assert rec is not None and rec.head == old and rec.pending == anchor.Head(1, entry["hash"])
+    again = Ledger.for_dataset(dpdesk_home, sha(d))
+    assert float(_spent(again)) == pytest.approx(float(before))  # verifies: at least as spent, not twice
+    rec = anchor.read_record(dpdesk_home, lg.dataset)
+    assert rec is not None and rec.head == anchor.Head(1, entry["hash"]) and rec.pending is None
+    with pytest.raises(LedgerError, match="nothing to acknowledge"):
+        again.acknowledge("again", costs=[parse_stated_cost(c) for c in costs])
 
 
 def test_faults_are_inert_unless_asked_for(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
