@@ -215,6 +215,15 @@ def _build_parser() -> argparse.ArgumentParser:
     v.add_argument("--out", required=True, metavar="OUT.pdf", help=_("the PDF file to write"))
 
     v = verbs.add_parser(
+        "forget-identity",
+        prog="dpdesk ledger forget-identity",
+        help=_(
+            "(privacy officer) start the content identities over when the identity secret is lost for good"
+        ),
+    )
+    v.add_argument("--reason", required=True, help=_("why (kept with the old identity folder)"))
+
+    v = verbs.add_parser(
         "acknowledge",
         prog="dpdesk ledger acknowledge",
         help=_("(privacy officer) accept a broken ledger: keep it as evidence, carry its spends over"),
@@ -667,6 +676,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _tell_migration(result.migration)
+    _tell_migration(result.resemblance)
     e = result.entry
     n = len(plan.queries)
     print(
@@ -1139,7 +1149,21 @@ _LEDGER_VERBS: dict[str, Any] = {
     "change-settings": lambda a: _ledger_change_settings(a.data, a.plan, a.reason, a.approval),
     "head": lambda a: _ledger_head(a.data, a.json),
     "govern": lambda a: _ledger_govern(a.data, a.officer, a.require_signed_plans, a.approval),
+    "forget-identity": lambda a: _ledger_forget_identity(a.reason),
 }
+
+
+def _ledger_forget_identity(reason: str) -> int:
+    from dpdesk.services.ledger import forget_identity
+
+    done = forget_identity(dpdesk_home(), reason)
+    print(
+        _(
+            "The content identities of {n} dataset(s) were forgotten; the old identity folder is kept beside the "
+            "home as evidence. Open each known table's own file again so that its re-saved copies are recognised."
+        ).format(n=len(done))
+    )
+    return 0
 
 
 def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:

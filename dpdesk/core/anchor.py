@@ -91,6 +91,9 @@ class Record:
     #: the first entry of an acknowledgement's new chain, recorded before that chain replaced the broken ledger
     #: (:func:`begin_reset`); None once it is the head (or when no acknowledgement is under way)
     pending: Head | None = None
+    #: the largest sequence number ever recorded as the head (since the last acknowledgement): a head below it
+    #: was moved back by hand
+    ever: int = 0
 
 
 class DamagedRecord(Exception):
@@ -140,6 +143,7 @@ def read_record(home: Path, dataset: str) -> Record | None:
             None if raw_head is None else Head.from_dict(raw_head),
             tuple(keys),
             None if raw_pending is None else Head.from_dict(raw_pending),
+            _int_field(data, "ever"),
         )
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise DamagedRecord(path.name) from None
@@ -157,10 +161,12 @@ def recorded_head(home: Path, dataset: str) -> Head | None:
         rec = read_record(home, dataset)
     except DamagedRecord:
         return None
+    if rec is not None and rec.head is not None and rec.head.seq < rec.ever:
+        return None  # the head was moved back by hand: it cannot be relied on
     return rec.head if rec is not None else None
 
 
-def _write_record(home: Path, rec: Record) -> None:
+def _write_record(home: Path, rec: Record, *, restart: bool = False) -> None:
     from dpdesk.core.ledger import _fsync_dir, write_atomic
 
     folder = register_folder(home)
@@ -175,8 +181,97 @@ def _write_record(home: Path, rec: Record) -> None:
     }
     if rec.pending is not None:
         body["pending"] = rec.pending.to_dict()
+    body.update(_kept_fields(home, rec, restart=restart))
     write_atomic(_record_path(home, rec.dataset), (json.dumps(body, sort_keys=True) + "\n").encode("utf-8"))
     _fsync_dir(folder)
+
+
+def _stored(home: Path, dataset: str) -> dict[str, Any]:
+    """A register file as stored (empty when it is missing or cannot be read): for the fields kept across writes."""
+    try:
+        with _record_path(home, dataset).open("rb") as f:
+            data = json.loads(f.read(_MAX_RECORD + 1).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _kept_fields(home: Path, rec: Record, *, restart: bool) -> dict[str, Any]:
+    """The fields every write keeps (under the register lock): ``ever``, the largest sequence number ever recorded
+    as the head (only an acknowledgement's new chain restarts it), and the content identity's record
+    (``identity``: a keyed fingerprint of the home's identity secret, ``contents``: how many content keys were
+    recorded for the dataset; :func:`record_identity`)."""
+    old = _stored(home, rec.dataset)
+    out: dict[str, Any] = {}
+    ever = _int_field(old, "ever")
+    seq = rec.head.seq if rec.head is not None else 0
+    out["ever"] = seq if restart else max(ever, seq)
+    fingerprint = old.get("identity")
+    if isinstance(fingerprint, str) and _HEX_RE.fullmatch(fingerprint):
+        out["identity"] = fingerprint
+        out["contents"] = _int_field(old, "contents")
+    return out
+
+
+def _int_field(data: Mapping[str, Any], name: str) -> int:
+    value = data.get(name, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def record_identity(home: Path, dataset: str, fingerprint: str, contents: int) -> None:
+    """Record, in the dataset's register file, the fingerprint of the home's identity secret (a keyed hash of a
+    constant under it, never the secret) and that ``contents`` content keys are recorded for the dataset.
+
+    Called after ``identity/datasets/<id>.json`` was written, under the identity lock; the count only grows (a
+    crash between the two leaves the identity file ahead of the register, which is accepted). A dataset with no
+    register file is not registered here (its ledger registers it). Raises OSError when it cannot be written.
+    """
+    with _register_lock(home):
+        old = _stored(home, dataset)
+        rec = _current(home, dataset)
+        if rec is None:
+            return
+        if old.get("identity") not in (None, fingerprint):
+            return  # another secret was recorded: never overwritten here (the check refuses until it is resolved)
+        count = max(contents, _int_field(old, "contents"))
+        if old.get("identity") == fingerprint and _int_field(old, "contents") == count:
+            return
+        from dpdesk.core.ledger import write_atomic
+
+        body = dict(old)
+        body["identity"], body["contents"] = fingerprint, count
+        body.setdefault("ever", rec.head.seq if rec.head is not None else 0)
+        write_atomic(_record_path(home, dataset), (json.dumps(body, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def recorded_identities(home: Path) -> dict[str, tuple[str, int]]:
+    """Every registered dataset whose content was recorded: public id -> (secret fingerprint, content keys)."""
+    out: dict[str, tuple[str, int]] = {}
+    for dataset in registered_datasets(home):
+        old = _stored(home, dataset)
+        fingerprint = old.get("identity")
+        if isinstance(fingerprint, str):
+            out[dataset] = (fingerprint, _int_field(old, "contents"))
+    return out
+
+
+def forget_identities(home: Path) -> list[str]:
+    """Drop the record of the content identity from every register file (an officer's way out when the identity
+    secret is lost for good: the content identities start over under a new secret). Returns the datasets."""
+    from dpdesk.core.ledger import write_atomic
+
+    done: list[str] = []
+    with _register_lock(home):
+        for dataset in registered_datasets(home):
+            old = _stored(home, dataset)
+            if "identity" not in old and "contents" not in old:
+                continue
+            body = {k: v for k, v in old.items() if k not in ("identity", "contents")}
+            write_atomic(
+                _record_path(home, dataset), (json.dumps(body, sort_keys=True) + "\n").encode("utf-8")
+            )
+            done.append(dataset)
+    return done
 
 
 @contextlib.contextmanager
@@ -241,7 +336,7 @@ def finish_reset(home: Path, dataset: str, pending: Head, head: Head) -> None:
         rec = _current(home, dataset)
         if rec is None or rec.pending != pending:
             return
-        _write_record(home, Record(dataset, head, rec.keys))
+        _write_record(home, Record(dataset, head, rec.keys), restart=True)
 
 
 def register_key(home: Path, dataset: str, key: str) -> None:
@@ -384,6 +479,14 @@ def check_ledger(
                 "ledger {name} was already broken when dpdesk first recorded the heads of this home's ledgers. "
                 "{fix}"
             ).format(name=name, fix=_fix())
+        )
+    ever = before.ever
+    if head.seq < ever:
+        raise LedgerError(
+            _(
+                "ledger {name}: dpdesk recorded {ever} entries for this dataset, but its recorded head now says "
+                "{seq}: the register ({path}) was edited, so the ledger may have been cut or replaced. {fix}"
+            ).format(name=name, ever=ever, seq=head.seq, path=_record_path(home, dataset), fix=_fix())
         )
     if not entries and head.seq > 0:
         raise LedgerError(

@@ -23,20 +23,25 @@ resembles are listed for the caller to show.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from dpdesk.core.errors import InputError
+from dpdesk.core import anchor
+from dpdesk.core.errors import InputError, LedgerError
 from dpdesk.core.ledger import Ledger, _locked, is_dataset_id, link_key, write_atomic
 from dpdesk.core.loading.identity import ContentIdentity, Sketch, content_identity, overlap
 from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.i18n import _
 
 #: A known dataset is listed as resembling a table when either estimated share is above this.
 RESEMBLANCE_THRESHOLD = 0.5
+_SECRET_RE = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -70,12 +75,114 @@ def _folder(home: Path) -> Path:
     return home / "identity"
 
 
+def _restore_fix() -> str:
+    return _(
+        "Restore the folder {folder} from the backup of this dpdesk home (it must be backed up with the home). If "
+        'it is lost for good, a privacy officer runs dpdesk ledger forget-identity --reason "...": re-saved '
+        "copies of the known tables are then no longer recognised until each table's own file is opened again"
+    )
+
+
+def _identity_broken(home: Path, what: str) -> LedgerError:
+    return LedgerError(
+        _(
+            "the content identities of this dpdesk home cannot be trusted: {what}. A re-saved copy of a known "
+            "table would get a fresh budget, so nothing is read or released. {fix}"
+        ).format(what=what, fix=_restore_fix().format(folder=_folder(home)))
+    )
+
+
+def _read_secret(home: Path) -> bytes | None:
+    """The home's secret as stored; None when there is none; a named :class:`LedgerError` when it is damaged."""
+    path = _folder(home) / "secret"
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if _SECRET_RE.fullmatch(text) is None:
+        raise _identity_broken(
+            home, _("the identity secret {path} is damaged (not 64 hexadecimal digits)").format(path=path)
+        )
+    return bytes.fromhex(text)
+
+
+def secret_fingerprint(secret: bytes) -> str:
+    """A keyed fingerprint of the home's secret (a hash of a constant under it; it does not reveal the secret),
+    recorded in the register so that a deleted or replaced secret is seen."""
+    return hashlib.blake2b(b"identity secret fingerprint", key=secret, person=b"dpdesk-idfp-v1").hexdigest()[
+        :64
+    ]
+
+
+def check_identity(home: Path) -> bytes | None:
+    """Check the home's identity store against what the register recorded; return the secret (None if none yet).
+
+    Refused (:class:`LedgerError`, exit 3, named) when a dataset's register file records a content identity and
+    the secret is missing, damaged or another one, or the dataset's ``identity/datasets/<id>.json`` is missing or
+    holds fewer content keys than were recorded: each would let a re-saved copy of a known table start afresh.
+    """
+    secret = _read_secret(home)
+    recorded = anchor.recorded_identities(home)
+    if not recorded:
+        return secret
+    if secret is None:
+        raise _identity_broken(
+            home, _("the identity secret {path} was deleted").format(path=_folder(home) / "secret")
+        )
+    fingerprint = secret_fingerprint(secret)
+    records = _dataset_records(home)
+    for dataset, (expected, count) in sorted(recorded.items()):
+        if expected != fingerprint:
+            raise _identity_broken(
+                home,
+                _("the identity secret {path} is not the one the register recorded (it was replaced)").format(
+                    path=_folder(home) / "secret"
+                ),
+            )
+        if len(records.get(dataset, {})) < count:
+            raise _identity_broken(
+                home,
+                _("the recorded contents of dataset {dataset} ({path}) are missing or were cut").format(
+                    dataset=dataset, path=_folder(home) / "datasets" / f"{dataset}.json"
+                ),
+            )
+    return secret
+
+
+def forget_identities(home: Path, reason: str) -> list[str]:
+    """The officer's way out when the identity secret is lost for good: the register no longer expects it, the
+    old secret, sketches and cache are moved aside (kept as evidence), and content identities start over.
+
+    Returns the datasets whose content identity was forgotten. ``reason`` is written beside the evidence.
+    """
+    import time
+
+    folder = _folder(home)
+    done = anchor.forget_identities(home)
+    if folder.exists():
+        aside = home / f"identity.forgotten.{time.strftime('%Y%m%dT%H%M%S')}.{secrets.token_hex(4)}"
+        folder.rename(aside)
+        with contextlib.suppress(OSError):
+            note = {
+                "reason": reason,
+                "datasets": done,
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            (aside / "forgotten.json").write_text(json.dumps(note, sort_keys=True) + "\n", encoding="utf-8")
+    return done
+
+
 def home_secret(home: Path) -> bytes:
-    """The home's secret (made once, readable by its owner only); every process of a home shares it."""
+    """The home's secret (made once, readable by its owner only); every process of a home shares it.
+
+    Checked first (:func:`check_identity`): a secret the register expects is never made afresh."""
     folder = _folder(home)
     path = folder / "secret"
-    with contextlib.suppress(OSError, ValueError):
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    found = check_identity(home)
+    if found is not None:
+        return found
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".secret.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -90,7 +197,9 @@ def home_secret(home: Path) -> bytes:
         pass
     finally:
         tmp.unlink()
-    return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    made = _read_secret(home)
+    assert made is not None
+    return made
 
 
 def _read_json(path: Path) -> Any:
@@ -136,10 +245,12 @@ def record_content(home: Path, dataset: str, content: str, sketch: Sketch) -> No
         path = folder / f"{dataset}.json"
         raw = _read_json(path)
         contents = raw["contents"] if isinstance(raw, dict) and isinstance(raw.get("contents"), dict) else {}
-        if content in contents:
-            return
-        contents[content] = sketch.to_json()
-        write_atomic(path, json.dumps({"contents": contents}).encode("utf-8"))
+        if content not in contents:
+            contents[content] = sketch.to_json()
+            write_atomic(path, json.dumps({"contents": contents}).encode("utf-8"))
+        secret = _read_secret(home)
+        if secret is not None:  # then the register: a deleted file or another secret is seen from now on
+            anchor.record_identity(home, dataset, secret_fingerprint(secret), len(contents))
 
 
 def remember_key(home: Path, sha256: str, dataset: str) -> None:
@@ -226,6 +337,7 @@ def resolve(
     ledger = Ledger.for_dataset(home, sha)
     if ledger.legacy:
         return Resolution(sha, None, "file", ledger)
+    check_identity(home)  # before the cache is trusted: a broken identity store is refused, named
     try:
         content, sketch = identify(
             home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.ledger import Ledger
@@ -65,4 +66,21 @@ class Dataset:
             ledger = Ledger.for_dataset(self.home, self.sha256)
         if notify is not None and ledger.migrated is not None:
             notify(migration_notice(ledger.migrated))
+        if notify is not None and resolution is not None:
+            note = resemblance_notice(resolution)
+            if note is not None:
+                notify(note)
         return ledger
+
+
+def resemblance_notice(resolution: Resolution | None) -> str | None:
+    """One line for the curator's screen when a new table resembles a known dataset: its public name and the
+    estimated shares (local estimates: shown, never recorded in a ledger entry or a package); None otherwise."""
+    if resolution is None or not resolution.resembles:
+        return None
+    near = resolution.resembles[0]
+    return _(
+        "this table is new to dpdesk but resembles dataset {dataset}: it holds about {contained} of that "
+        "dataset's rows, and about {found} of its own rows are in it (local estimates). It gets its own ledger "
+        "and budget: linking it to that dataset's ledger is not available yet."
+    ).format(dataset=near.dataset, contained=f"{near.contained:.0%}", found=f"{near.found:.0%}")

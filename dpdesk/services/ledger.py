@@ -578,3 +578,13 @@ def govern_dataset(
     assert ledger.home is not None
     remember(ledger.home, record)
     return Governed(entry, record)
+
+
+def forget_identity(home: Path, reason: str) -> list[str]:
+    """The officer's way out when the home's identity secret is lost for good
+    (:func:`dpdesk.core.recognition.forget_identities`); a blank reason is refused."""
+    if not reason.strip():
+        raise UsageError(_("a reason is required"))
+    from dpdesk.core.recognition import forget_identities
+
+    return forget_identities(home, reason.strip())

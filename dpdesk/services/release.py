@@ -76,6 +76,8 @@ class Released:
     out: Path | None
     notes: tuple[str, ...]
     migration: str | None = None
+    #: a one-line note when the table is new but resembles a known dataset (for the curator's screen only)
+    resemblance: str | None = None
 
 
 def release_plan(
@@ -93,7 +95,7 @@ def release_plan(
     from dpdesk.core.ledger import migration_notice
     from dpdesk.core.loading import load_table
     from dpdesk.core.release import check_out_dir, release
-    from dpdesk.services.common import Dataset
+    from dpdesk.services.common import Dataset, resemblance_notice
 
     if request.out is not None:
         check_out_dir(request.out)
@@ -146,4 +148,5 @@ def release_plan(
         result.out_dir,
         tuple(result.report_lines),
         migration_notice(migrated) if migrated is not None else None,
+        resemblance_notice(resolved[0]) if resolved else None,
     )
