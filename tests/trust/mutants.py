@@ -1714,6 +1714,31 @@ import PySide6  # noqa: F401
         r"""        _write_record(home, Record(dataset, first, rec.keys))""",
         (f"{ACK}::test_a_full_disk_at_every_step_of_an_acknowledgement_never_reads_less_spent",),
     ),
+    # --- issue 13, attack pass: the identity store and the register's head cannot be reset by a file edit -------
+    Mutant(
+        "ID09",
+        "register: a head set back below the highest entry number ever recorded is accepted",
+        "dpdesk/core/anchor.py",
+        r"""    if head.seq < ever:""",
+        r"""    if False:""",
+        ("tests/cli/test_identity_store.py::test_a_head_set_back_to_zero_is_refused",),
+    ),
+    Mutant(
+        "ID10",
+        "identity: a replaced identity secret is not compared with the register's fingerprint",
+        "dpdesk/core/recognition.py",
+        r"""        if expected != fingerprint:""",
+        r"""        if False:""",
+        ("tests/cli/test_identity_store.py::test_a_replaced_secret_and_deleted_contents_are_refused",),
+    ),
+    Mutant(
+        "ID11",
+        "identity: missing or cut recorded contents are not noticed",
+        "dpdesk/core/recognition.py",
+        r"""        if len(records.get(dataset, {})) < count:""",
+        r"""        if False:""",
+        ("tests/cli/test_identity_store.py::test_a_replaced_secret_and_deleted_contents_are_refused",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
