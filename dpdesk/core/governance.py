@@ -23,9 +23,11 @@ and what not: a change without a valid signature is *detectable*, not impossible
 still remove a ``govern`` entry and re-hash the chain, which only the anchoring of the ledger (and the officer's own
 exported copies, compared with ``dpdesk review --against``) detects.
 
-Beside the ledger, the home keeps the governance record of each governed dataset
-(``<home>/ledgers/governance/<id>.json``, local), so that the acknowledgement of a broken ledger, whose entries
-cannot be trusted, still knows whose approval it needs.
+Beside the ledger, the register (:mod:`dpdesk.core.anchor`) records the governance in force with the head of
+every ``govern`` entry, so that the acknowledgement of a broken ledger, whose entries cannot be trusted, still
+knows whose approval it needs (:func:`for_broken_ledger`), and a verified chain must agree with it (:func:`settle`).
+The home also keeps a copy of the record (``<home>/ledgers/governance/<id>.json``); it never overrides the ledger,
+and a copy that disagrees with it is an error (:func:`check_copy`).
 """
 
 from __future__ import annotations
