@@ -39,7 +39,7 @@ import contextlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +91,21 @@ class Record:
     #: the first entry of an acknowledgement's new chain, recorded before that chain replaced the broken ledger
     #: (:func:`begin_reset`); None once it is the head (or when no acknowledgement is under way)
     pending: Head | None = None
+    #: the governance record in force (its payload: the officer's key, recovery key and policy), None when the
+    #: dataset is ungoverned; written with the head of every ``govern`` entry (:func:`advance_head`)
+    governance: dict[str, Any] | None = None
+    #: whether ``governance`` was recorded (False: a register file from before this field, which takes the
+    #: governance of the next chain that verifies against its head)
+    governance_known: bool = True
     #: the largest sequence number ever recorded as the head (since the last acknowledgement): a head below it
     #: was moved back by hand
     ever: int = 0
+
+    def with_head(self, head: Head | None, pending: Head | None) -> Record:
+        """This record with another head and pending head (the keys and the governance kept)."""
+        return Record(
+            self.dataset, head, self.keys, pending, self.governance, self.governance_known, self.ever
+        )
 
 
 class DamagedRecord(Exception):
@@ -138,11 +150,16 @@ def read_record(home: Path, dataset: str) -> Record | None:
         if not isinstance(keys, list) or not all(isinstance(k, str) and _HEX_RE.fullmatch(k) for k in keys):
             raise ValueError("keys")
         raw_head, raw_pending = data.get("head"), data.get("pending")
+        governance = data.get("governance")
+        if governance is not None and not isinstance(governance, dict):
+            raise ValueError("governance")
         return Record(
             dataset,
             None if raw_head is None else Head.from_dict(raw_head),
             tuple(keys),
             None if raw_pending is None else Head.from_dict(raw_pending),
+            governance,
+            "governance" in data,
             _int_field(data, "ever"),
         )
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -182,6 +199,10 @@ def _write_record(home: Path, rec: Record, *, restart: bool = False) -> None:
     if rec.pending is not None:
         body["pending"] = rec.pending.to_dict()
     body.update(_kept_fields(home, rec, restart=restart))
+    if rec.governance_known:
+        body["governance"] = rec.governance
+        if rec.governance is not None:
+            body["governed_by"] = _fingerprints(rec.governance)
     write_atomic(_record_path(home, rec.dataset), (json.dumps(body, sort_keys=True) + "\n").encode("utf-8"))
     _fsync_dir(folder)
 
@@ -291,22 +312,45 @@ def _current(home: Path, dataset: str) -> Record | None:
         return None  # rewritten below: only an acknowledgement or a forward move writes it
 
 
-def advance_head(home: Path, dataset: str, head: Head) -> None:
+def advance_head(
+    home: Path,
+    dataset: str,
+    head: Head,
+    *,
+    governance: Mapping[str, Any] | None = None,
+    governs: bool = False,
+) -> None:
     """Record ``head`` as the dataset's head if it is further on than the one recorded (never moves it back).
 
-    Called after an entry is fsynced, under the ledger's lock, and when a verified ledger is found ahead of its
-    head (an interrupted append). Raises OSError when the register cannot be written.
+    ``governs``: the entry at ``head`` is a ``govern`` entry, whose ``governance`` is recorded in the same write
+    (written to a temporary file, fsynced, renamed, the folder fsynced). Called after an entry is fsynced, under
+    the ledger's lock, and when a verified ledger is found ahead of its head (an interrupted append). Raises
+    OSError when the register cannot be written.
     """
     with _register_lock(home):
         rec = _current(home, dataset)
         if rec is not None and (rec.head is None or rec.head.seq >= head.seq):
             return  # never back; a head-less (broken) record changes only by an acknowledgement
-        _write_record(
-            home,
-            Record(
-                dataset, head, rec.keys if rec is not None else (), rec.pending if rec is not None else None
-            ),
-        )
+        if rec is None:  # a new dataset (head 0) is ungoverned; otherwise its chain's governance is taken
+            rec = Record(dataset, head, governance_known=head.seq == 0)
+        new = rec.with_head(head, rec.pending)
+        if governs:
+            new = replace(new, governance=dict(governance) if governance is not None else None)
+            new = replace(new, governance_known=True)
+        _write_record(home, new)
+
+
+def record_governance(home: Path, dataset: str, governance: Mapping[str, Any] | None) -> None:
+    """Record the governance in force (a payload, None: ungoverned) of a chain that verified against its head:
+    one whose register file did not record it yet, or whose ``govern`` entry was appended (and its approval
+    checked) after the recorded head (:func:`dpdesk.core.governance.settle`). Raises OSError when it cannot be
+    written."""
+    with _register_lock(home):
+        rec = _current(home, dataset)
+        if rec is None:
+            return
+        gov = dict(governance) if governance is not None else None
+        _write_record(home, replace(rec, governance=gov, governance_known=True))
 
 
 def begin_reset(home: Path, dataset: str, first: Head) -> None:
@@ -325,18 +369,23 @@ def begin_reset(home: Path, dataset: str, first: Head) -> None:
     with _register_lock(home):
         rec = _current(home, dataset)
         if rec is None:
-            rec = Record(dataset, NO_ENTRY)
-        _write_record(home, Record(dataset, rec.head, rec.keys, first))
+            rec = Record(dataset, NO_ENTRY, governance_known=False)
+        _write_record(home, rec.with_head(rec.head, first))
 
 
-def finish_reset(home: Path, dataset: str, pending: Head, head: Head) -> None:
+def finish_reset(
+    home: Path, dataset: str, pending: Head, head: Head, governance: Mapping[str, Any] | None
+) -> None:
     """Make ``head`` (the new chain's last entry, at or after ``pending``) the dataset's head, if ``pending`` is
-    still the pending head (else someone finished it already, and the head may have moved on since)."""
+    still the pending head (else someone finished it already, and the head may have moved on since);
+    ``governance`` is the one the new chain's acknowledgement carries over (checked against the register's
+    before: :func:`check_governance`)."""
     with _register_lock(home):
         rec = _current(home, dataset)
         if rec is None or rec.pending != pending:
             return
-        _write_record(home, Record(dataset, head, rec.keys), restart=True)
+        gov = dict(governance) if governance is not None else None
+        _write_record(home, Record(dataset, head, rec.keys, None, gov, True), restart=True)
 
 
 def register_key(home: Path, dataset: str, key: str) -> None:
@@ -345,9 +394,10 @@ def register_key(home: Path, dataset: str, key: str) -> None:
         rec = _current(home, dataset)
         if rec is not None and key in rec.keys:
             return
-        head = rec.head if rec is not None else NO_ENTRY
-        keys = (*rec.keys, key) if rec is not None else (key,)
-        _write_record(home, Record(dataset, head, keys, rec.pending if rec is not None else None))
+        if rec is None:
+            _write_record(home, Record(dataset, NO_ENTRY, (key,)))
+            return
+        _write_record(home, replace(rec, keys=(*rec.keys, key)))
 
 
 def dataset_of_key(home: Path, key: str) -> str | None:
@@ -423,7 +473,9 @@ def ensure_anchored(home: Path) -> None:
                 merged = tuple(sorted(ks | set(rec.keys if rec is not None else ())))
                 if rec is not None and rec.head is not None and (head is None or rec.head.seq >= head.seq):
                     head = rec.head
-                _write_record(home, Record(dataset, head, merged, rec.pending if rec is not None else None))
+                if rec is None:  # its governance is taken from its chain when that next verifies
+                    rec = Record(dataset, head, governance_known=False)
+                _write_record(home, replace(rec.with_head(head, rec.pending), keys=merged))
         _write_marker(home)
 
 
@@ -435,6 +487,32 @@ def _write_marker(home: Path) -> None:
         b"dpdesk records every ledger's head in heads/ since this file was written; do not delete either\n",
     )
     _fsync_dir(home / "ledgers")
+
+
+def _fingerprints(governance: Mapping[str, Any]) -> dict[str, str]:
+    """The officer's and the recovery key's fingerprints of a governance payload (for whoever reads the file)."""
+    from dpdesk.core.officer import GovernanceError, GovernanceRecord
+
+    try:
+        rec = GovernanceRecord.from_payload(governance)
+    except GovernanceError:
+        return {}
+    return {"officer": rec.officer.fingerprint, "recovery": rec.officer.recovery_fingerprint}
+
+
+def _settle_governance(
+    home: Path, dataset: str, name: str, before: Record, entries: Sequence[Mapping[str, Any]], since: int
+) -> None:
+    """Check a verified chain's governance against the register's and the home's copy (a :class:`LedgerError`
+    naming the disagreement), and record it when the register did not hold it yet."""
+    from dpdesk.core.governance import check_copy, settle
+
+    found = settle(name, before.governance_known, before.governance, entries, since)
+    check_copy(home, dataset, name, found)
+    payload = found.to_payload() if found is not None else None
+    if not before.governance_known or payload != before.governance:
+        with contextlib.suppress(OSError):  # a read-only home still verifies; it is recorded next time
+            record_governance(home, dataset, payload)
 
 
 def _short(digest: str) -> str:
@@ -461,8 +539,19 @@ def check_ledger(
     """
     pending = before.pending if before is not None else None
     if pending is not None and _holds(entries, pending):
+        from dpdesk.core.governance import check_copy, settle
+
+        assert before is not None  # the pending head is read from it
+        found = settle(name, before.governance_known, before.governance, entries, 0)
+        check_copy(home, dataset, name, found)
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head is recorded next time
-            finish_reset(home, dataset, pending, Head(int(str(entries[-1]["seq"])), str(entries[-1]["hash"])))
+            finish_reset(
+                home,
+                dataset,
+                pending,
+                Head(int(str(entries[-1]["seq"])), str(entries[-1]["hash"])),
+                found.to_payload() if found is not None else None,
+            )
         return
     if before is None:
         raise LedgerError(
@@ -516,6 +605,7 @@ def check_ledger(
                 fix=_fix(),
             )
         )
+    _settle_governance(home, dataset, name, before, entries, head.seq)
     if last > head.seq:
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head moves up next time
             advance_head(home, dataset, Head(last, str(entries[-1]["hash"])))

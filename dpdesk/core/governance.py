@@ -23,9 +23,11 @@ and what not: a change without a valid signature is *detectable*, not impossible
 still remove a ``govern`` entry and re-hash the chain, which only the anchoring of the ledger (and the officer's own
 exported copies, compared with ``dpdesk review --against``) detects.
 
-Beside the ledger, the home keeps the governance record of each governed dataset
-(``<home>/ledgers/governance/<id>.json``, local), so that the acknowledgement of a broken ledger, whose entries
-cannot be trusted, still knows whose approval it needs.
+Beside the ledger, the register (:mod:`dpdesk.core.anchor`) records the governance in force with the head of
+every ``govern`` entry, so that the acknowledgement of a broken ledger, whose entries cannot be trusted, still
+knows whose approval it needs (:func:`for_broken_ledger`), and a verified chain must agree with it (:func:`settle`).
+The home also keeps a copy of the record (``<home>/ledgers/governance/<id>.json``); it never overrides the ledger,
+and a copy that disagrees with it is an error (:func:`check_copy`).
 """
 
 from __future__ import annotations
@@ -289,6 +291,181 @@ def remembered(home: Path, dataset: str) -> GovernanceRecord | None:
         return GovernanceRecord.from_payload(json.loads(raw))
     except (ValueError, RecursionError):
         raise GovernanceError(_("the governance record {path} is damaged").format(path=path)) from None
+
+
+# ----------------------------------------------------------------------------- the register's record
+
+
+def _who(record: GovernanceRecord | None) -> str:
+    if record is None:
+        return _("nobody (ungoverned)")
+    return _("{name} (key {fp})").format(name=record.officer.name, fp=record.officer.fingerprint)
+
+
+def _changes_after(
+    name: str,
+    start: GovernanceRecord | None,
+    entries: Sequence[Mapping[str, Any]],
+    since: int,
+) -> GovernanceRecord | None:
+    """``start`` (the governance the register records at its head, ``since``) moved on by the ``govern`` entries
+    after that head, each approved by the governance before it (a rotation by its recovery key); a
+    :class:`GovernanceError` naming the first that is not."""
+    current = start
+    ordered = sorted(entries, key=lambda e: int(e["seq"]))
+    for i, e in enumerate(ordered):
+        n = int(e["seq"])
+        if n <= since or e.get("type") != "govern":
+            continue
+        new = GovernanceRecord.from_payload(e.get("governance"))
+        problems: list[str] = []
+        if current is None:
+            ok = e.get("approval") is None
+        else:
+            prev = ordered[i - 1] if i > 0 else None
+            head = (
+                LedgerHead(int(prev["seq"]), str(prev["hash"]))
+                if prev is not None and int(prev["seq"]) == n - 1
+                else None
+            )
+            action = "rotate_key" if new.officer.key != current.officer.key else "change_policy"
+            verified = _verify_recorded(e, current, head, used_nonces(ordered[:i]), action, problems)
+            ok = verified is not None and current.after(verified) == new
+        if not ok:
+            raise GovernanceError(
+                _(
+                    "ledger {name}: entry {n} places the dataset under {new}, but dpdesk recorded it as governed by "
+                    "{old} and the entry holds no approval of theirs for it{problems}. {fix}"
+                ).format(
+                    name=name,
+                    n=n,
+                    new=_who(new),
+                    old=_who(current),
+                    problems=(" (" + "; ".join(problems) + ")") if problems else "",
+                    fix=_fix_governance(),
+                )
+            )
+        current = new
+    return current
+
+
+def _fix_governance() -> str:
+    return _(
+        "The governance of a dataset changes only by a govern entry its officer approved (a new key by the recovery "
+        "key): review the ledger with the officer (dpdesk ledger export, dpdesk review)"
+    )
+
+
+def settle(
+    name: str,
+    known: bool,
+    recorded: Mapping[str, Any] | None,
+    entries: Sequence[Mapping[str, Any]],
+    since: int,
+) -> GovernanceRecord | None:
+    """The governance in force of a chain that verified against the head the register recorded (``since``).
+
+    ``recorded`` is the governance the register holds (``known``: it holds one; else the chain's is taken as it
+    is). The chain's must be the recorded one, moved on only by ``govern`` entries after the recorded head whose
+    approval verifies (an append interrupted before its head was recorded); anything else is a
+    :class:`GovernanceError` (a ledger error: exit 3) naming both.
+    """
+    g = governance_of(entries)
+    found = g.record if g is not None else None
+    if not known:
+        return found
+    expected = GovernanceRecord.from_payload(recorded) if recorded is not None else None
+    if found == expected:
+        return found
+    if _changes_after(name, expected, entries, since) == found:
+        return found
+    raise GovernanceError(
+        _(
+            "ledger {name}: dpdesk recorded this dataset as governed by {recorded}, but its ledger says {found}: "
+            "the governance was changed without its officer's approval. {fix}"
+        ).format(name=name, recorded=_who(expected), found=_who(found), fix=_fix_governance())
+    )
+
+
+def check_copy(home: Path, dataset: str, name: str, record: GovernanceRecord | None) -> None:
+    """The home's copy of the governance record must be ``record`` (the ledger's): a copy never overrides the
+    ledger, and one that disagrees with it is a :class:`GovernanceError` naming both (none at all is fine)."""
+    kept = remembered(home, dataset)
+    if kept is not None and kept != record:
+        raise GovernanceError(
+            _(
+                "ledger {name}: the home's copy of the governance record ({path}) names {copy}, but the ledger and "
+                "dpdesk's register say {found}: the copy was changed, and it never overrides the ledger. Remove or "
+                "restore the copy"
+            ).format(name=name, path=_sidecar(home, dataset), copy=_who(kept), found=_who(record))
+        )
+
+
+def _claimed(raw: bytes) -> tuple[list[GovernanceRecord], bool]:
+    """The governance records that lines of a broken ledger claim (verified or not), and whether some line that
+    looks like a ``govern`` entry cannot be read as one."""
+    records: list[GovernanceRecord] = []
+    damaged = False
+    for line in raw.split(b"\n"):
+        if b"govern" not in line:
+            continue
+        try:
+            e = json.loads(line)
+        except (ValueError, RecursionError):
+            damaged = True
+            continue
+        if not isinstance(e, dict):
+            damaged = True
+            continue
+        if e.get("type") == "govern" or (e.get("type") == "acknowledge" and e.get("governance") is not None):
+            try:
+                records.append(GovernanceRecord.from_payload(e.get("governance")))
+            except GovernanceError:
+                damaged = True
+    return records, damaged
+
+
+def for_broken_ledger(
+    home: Path | None,
+    dataset: str | None,
+    confirmed: Sequence[Mapping[str, Any]],
+    raw: bytes,
+    register: tuple[bool, Mapping[str, Any] | None, int] | None,
+) -> GovernanceRecord | None:
+    """Whose approval a broken ledger's acknowledgement needs (None: ungoverned).
+
+    ``register``: whether the register recorded the governance, the governance it recorded, and its head's
+    sequence number (None without a readable register file). The register's record is in force, moved on only
+    by ``govern`` entries after its head that still verify and whose approval verifies; a recorded ungoverned
+    dataset whose broken ledger holds a ``govern`` line (verified or not) is governed by it. Without a recorded
+    governance: the chain's (the entries that still verify), else the home's copy, else a ``govern`` line's. The
+    home's copy never overrides: one that disagrees is a :class:`GovernanceError`, and so is a ``govern`` line
+    that cannot be read when nothing else says who governs.
+    """
+    name = str(dataset)
+    chain = sorted(confirmed, key=lambda e: int(e["seq"]))
+    claimed, damaged = _claimed(raw)
+    record: GovernanceRecord | None
+    if register is not None and register[0]:
+        start = GovernanceRecord.from_payload(register[1]) if register[1] is not None else None
+        record = _changes_after(name, start, chain, register[2])
+    else:
+        g = governance_of(chain)
+        record = g.record if g is not None else None
+        if record is None and home is not None and dataset is not None:
+            record = remembered(home, dataset)
+    if record is None and claimed:
+        record = claimed[-1]
+    if record is None and damaged:
+        raise GovernanceError(
+            _(
+                "ledger {name}: a governance entry of the broken ledger is damaged and dpdesk recorded nobody who "
+                "governs the dataset: its officer must restore the governance record before it is acknowledged"
+            ).format(name=name)
+        )
+    if home is not None and dataset is not None:
+        check_copy(home, dataset, name, record)
+    return record
 
 
 # ----------------------------------------------------------------------------- review

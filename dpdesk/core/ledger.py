@@ -424,7 +424,7 @@ class Ledger:
             with contextlib.suppress(
                 OSError
             ):  # the new chain is in place: verification records its head then
-                anchor.finish_reset(self.home, dataset, first, first)
+                anchor.finish_reset(self.home, dataset, first, first, entry.get("governance"))
         if self.legacy:
             assert self.home is not None and self.key is not None
             _write_key(self.home / "ledgers", self.key, dataset)
@@ -876,9 +876,15 @@ class LedgerTransaction:
         if self.ledger.home is not None:
             # then the head (the entry is durable first: a crash between leaves the ledger ahead of its head, which
             # the next verification accepts and repairs; a register that cannot be written is repaired likewise)
+            # a govern entry's governance is recorded in the same write as its head (a crash before it leaves the
+            # entry after the recorded head, whose approval the next verification checks before recording it)
             with contextlib.suppress(OSError):
                 anchor.advance_head(
-                    self.ledger.home, self.ledger.dataset, anchor.Head(entry["seq"], entry["hash"])
+                    self.ledger.home,
+                    self.ledger.dataset,
+                    anchor.Head(entry["seq"], entry["hash"]),
+                    governance=entry.get("governance"),
+                    governs=entry_type == "govern",
                 )
         return entry
 

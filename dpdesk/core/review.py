@@ -276,6 +276,7 @@ def review_against(out: Review, later_path: Path) -> None:
     last = later.entries[-1]["seq"]
     by_seq = {e["seq"]: e for e in later.entries}
     reached = isinstance(seq, int) and seq in by_seq and by_seq[seq]["hash"] == digest
+    _check_governance_against(out, later.entries, later_path, seq if reached else 0)
     if reached:
         wrong = [
             e.get("seq")
@@ -340,3 +341,84 @@ def review_summary(r: Review) -> dict[str, Any]:
         "notes": r.notes,
         "against": r.against,
     }
+
+
+def _check_governance_against(out: Review, later: list[dict[str, Any]], later_path: Path, since: int) -> None:
+    """The governance of the later export must follow from the one in force here: its key changes only by a
+    rotation its recovery key signed, a governed dataset never becomes ungoverned, and an acknowledgement that
+    restarted the later ledger holds an approval signed by the key in force here (``since``: the entries up to it
+    are the ones reviewed here)."""
+    from dpdesk.core.governance import _verify_recorded, governance_of
+    from dpdesk.core.officer import GovernanceError, GovernanceRecord, LedgerHead
+
+    mine = [e for e in out.entries if isinstance(e, dict) and isinstance(e.get("seq"), int)]
+    try:
+        g = governance_of(sorted(mine, key=lambda e: int(e["seq"])))
+    except GovernanceError:
+        return  # named by the review of this package or export
+    trusted = g.record if g is not None else None
+    if trusted is None:
+        return
+    for i, e in enumerate(later):
+        n = e.get("seq")
+        if not isinstance(n, int) or n <= since:
+            continue
+        kind = e.get("type")
+        if kind == "acknowledge":
+            raw = e.get("governance")
+            if raw is None:
+                out.problems.append(
+                    _(
+                        "{later}: entry {n} (an acknowledgement) leaves the dataset ungoverned, but it was governed by "
+                        "{name} (key {fp}) when this was made"
+                    ).format(later=later_path, n=n, name=trusted.officer.name, fp=trusted.officer.fingerprint)
+                )
+                return
+            new = GovernanceRecord.from_payload(raw)
+            if new.officer.key != trusted.officer.key:
+                out.problems.append(
+                    _(
+                        "{later}: entry {n} (an acknowledgement) places the dataset under key {new}, but it was "
+                        "governed by {name} (key {fp}) when this was made, and no rotation signed by its recovery key "
+                        "is recorded"
+                    ).format(
+                        later=later_path,
+                        n=n,
+                        new=new.officer.fingerprint,
+                        name=trusted.officer.name,
+                        fp=trusted.officer.fingerprint,
+                    )
+                )
+                return
+            problems: list[str] = []
+            if _verify_recorded(e, trusted, None, set(), "acknowledge", problems) is None:
+                out.problems.extend(
+                    _("{later}: {problem} (the key that governed it when this was made)").format(
+                        later=later_path, problem=p
+                    )
+                    for p in problems
+                )
+                return
+            trusted = new
+        elif kind == "govern":
+            new = GovernanceRecord.from_payload(e.get("governance"))
+            if new.officer.key != trusted.officer.key:
+                prev = later[i - 1] if i > 0 else None
+                head = LedgerHead(int(prev["seq"]), str(prev["hash"])) if prev is not None else None
+                problems = []
+                verified = _verify_recorded(e, trusted, head, set(), "rotate_key", problems)
+                if verified is None or trusted.after(verified) != new:
+                    out.problems.append(
+                        _(
+                            "{later}: entry {n} places the dataset under key {new} without a rotation signed by the "
+                            "recovery key of {name} (key {fp}), who governed it when this was made"
+                        ).format(
+                            later=later_path,
+                            n=n,
+                            new=new.officer.fingerprint,
+                            name=trusted.officer.name,
+                            fp=trusted.officer.fingerprint,
+                        )
+                    )
+                    return
+            trusted = new

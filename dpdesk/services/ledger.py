@@ -339,16 +339,25 @@ def acknowledge(
 
 
 def governance_for_acknowledgement(ledger: Ledger, found: Assessment) -> GovernanceRecord | None:
-    """Whose approval a broken ledger's acknowledgement needs: the governance record the home kept for the
-    dataset, else the last one among the entries that still verify (None: ungoverned)."""
-    from dpdesk.core.governance import governance_of, remembered
+    """Whose approval a broken ledger's acknowledgement needs (None: ungoverned): the governance the register
+    recorded for the dataset with its head, never the home's copy over it
+    (:func:`dpdesk.core.governance.for_broken_ledger`)."""
+    from dpdesk.core import anchor
+    from dpdesk.core.governance import for_broken_ledger
 
+    register: tuple[bool, Mapping[str, Any] | None, int] | None = None
     if ledger.home is not None and ledger.dataset is not None:
-        kept = remembered(ledger.home, ledger.dataset)
-        if kept is not None:
-            return kept
-    g = governance_of(sorted(found.confirmed, key=lambda e: int(e["seq"])))
-    return g.record if g is not None else None
+        try:
+            rec = anchor.read_record(ledger.home, ledger.dataset)
+        except anchor.DamagedRecord:
+            rec = None
+        if rec is not None:
+            register = (rec.governance_known, rec.governance, rec.head.seq if rec.head is not None else 0)
+    try:
+        raw = ledger.path.read_bytes() if ledger.path is not None and ledger.path.exists() else b""
+    except OSError:
+        raw = b""
+    return for_broken_ledger(ledger.home, ledger.dataset, found.confirmed, raw, register)
 
 
 def acknowledgement_head(ledger: Ledger, found: Assessment) -> LedgerHead:
@@ -575,8 +584,8 @@ def govern_dataset(
             assert approved is not None
             payload["approval"] = approved.to_record()
         entry = tx.append("govern", payload)
-    assert ledger.home is not None
-    remember(ledger.home, record)
+        assert ledger.home is not None
+        remember(ledger.home, record)  # under the lock: a verification compares it with the chain
     return Governed(entry, record)
 
 

@@ -95,6 +95,7 @@ PROP_WORST = f"{PROP}::test_the_worst_neighbours_reach_the_booked_sensitivity"
 PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivity"
 ACK = "tests/trust/test_acknowledge.py"
 GOV = "tests/cli/test_govern.py"
+GA = "tests/trust/test_attack_issue13.py"
 GV = "dpdesk/core/governance.py"
 
 
@@ -1303,7 +1304,11 @@ import PySide6  # noqa: F401
         "anchor: an append does not move the recorded head (a cut within one transaction goes unseen)",
         L,
         r"""                anchor.advance_head(
-                    self.ledger.home, self.ledger.dataset, anchor.Head(entry["seq"], entry["hash"])
+                    self.ledger.home,
+                    self.ledger.dataset,
+                    anchor.Head(entry["seq"], entry["hash"]),
+                    governance=entry.get("governance"),
+                    governs=entry_type == "govern",
                 )""",
         r"""                pass""",
         (f"{ANCHOR}::test_a_ledger_cut_at_an_entry_boundary_is_broken",),
@@ -1697,6 +1702,48 @@ import PySide6  # noqa: F401
         (f"{GOV}::test_review_catches_an_edited_plan_approval_in_a_package", GOV),
     ),
     Mutant(
+        "GV07",
+        "governance: a home's copy of the governance record that disagrees with the ledger is not refused (the "
+        "analyst's key put in charge)",
+        GV,
+        r"""    if kept is not None and kept != record:""",
+        r"""    if False:""",
+        (f"{GA}::test_a_swapped_governance_copy_never_overrides_the_ledger", GA),
+    ),
+    Mutant(
+        "GV08",
+        "acknowledge: the governance the register recorded is not used (a deleted copy and a damaged govern entry "
+        "read as ungoverned)",
+        GV,
+        r"""    if register is not None and register[0]:""",
+        r"""    if False:""",
+        (f"{GA}::test_a_deleted_copy_and_a_damaged_govern_entry_leave_the_dataset_governed", GA),
+    ),
+    Mutant(
+        "GV09",
+        "governance: a govern entry after the recorded head is accepted without its officer's approval",
+        GV,
+        r"""            ok = verified is not None and current.after(verified) == new""",
+        r"""            ok = True""",
+        (f"{GA}::test_a_govern_entry_appended_with_a_valid_hash_but_no_recovery_signature_is_refused", GA),
+    ),
+    Mutant(
+        "GV10",
+        "review --against: a later ledger restarted under another key, or ungoverned, is not named",
+        "dpdesk/core/review.py",
+        r"""    _check_governance_against(out, later.entries, later_path, seq if reached else 0)""",
+        r"""    pass""",
+        (f"{GA}::test_review_against_names_a_governance_the_whole_home_was_rewritten_for", GA),
+    ),
+    Mutant(
+        "GV11",
+        "register: a govern entry's governance is not recorded with its head",
+        "dpdesk/core/ledger.py",
+        r"""                    governs=entry_type == "govern",""",
+        r"""                    governs=False,""",
+        (f"{GA}::test_a_rotation_by_the_recovery_key_is_accepted_even_when_its_register_write_was_lost", GA),
+    ),
+    Mutant(
         "AK11",
         "acknowledge: a new chain put in place before its head was recorded is not recognised (refused, and a "
         "second acknowledgement states and charges the gap twice)",
@@ -1710,8 +1757,8 @@ import PySide6  # noqa: F401
         "acknowledge: the head is reset before the new chain replaces the broken ledger (a crash between forgets "
         "the entries missing up to the old head)",
         ANC,
-        r"""        _write_record(home, Record(dataset, rec.head, rec.keys, first))""",
-        r"""        _write_record(home, Record(dataset, first, rec.keys))""",
+        r"""        _write_record(home, rec.with_head(rec.head, first))""",
+        r"""        _write_record(home, rec.with_head(first, None))""",
         (f"{ACK}::test_a_full_disk_at_every_step_of_an_acknowledgement_never_reads_less_spent",),
     ),
     # --- issue 13, attack pass: the identity store and the register's head cannot be reset by a file edit -------
