@@ -80,7 +80,8 @@ def test_a_truncated_ledger_is_detected(dpdesk_home: Path) -> None:
     lg = fill(dpdesk_home)
     raw = lg.path.read_bytes()
     lg.path.write_bytes(raw[:-20])
-    with pytest.raises(LedgerError, match="truncated"):
+    # named as a cut inside the last entry (the register of heads would also see the ledger behind its head)
+    with pytest.raises(LedgerError, match=r"the last entry is incomplete \(the file was truncated\)"):
         lg.verify()
 
 
