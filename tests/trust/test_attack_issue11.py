@@ -113,6 +113,14 @@ def test_deleting_the_key_folder_does_not_give_a_fresh_budget(dpdesk_home: Path,
     shutil.rmtree(dpdesk_home / "ledgers" / "keys")
     with pytest.raises(DpdeskError):
         release(parse_plan(p), d, dpdesk_home)
+    # a home from before the register of heads and the content identity: the <id>.key sidecars alone still
+    # link the file to its ledger
+    shutil.rmtree(dpdesk_home / "ledgers" / "keys", ignore_errors=True)
+    shutil.rmtree(dpdesk_home / "ledgers" / "heads")
+    (dpdesk_home / "ledgers" / "anchored").unlink()
+    shutil.rmtree(dpdesk_home / "identity", ignore_errors=True)
+    with pytest.raises(DpdeskError):
+        release(parse_plan(p), d, dpdesk_home)
 
 
 @pytest.mark.slow
