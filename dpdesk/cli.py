@@ -147,6 +147,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--runs", type=int, required=True)
     s.add_argument("--out", required=True)
+    s.add_argument(
+        "--force",
+        action="store_true",
+        help=_("replace the file if it exists (never the data, the plan, or a file in the dpdesk home)"),
+    )
     s.add_argument("--rows", type=int, default=1000, help=_("rows of the stand-in table (without --public)"))
     s.add_argument("--seed", type=int, help=_("seed of the simulation's (non-cryptographic) generator"))
     s.add_argument("--codebook")
@@ -198,6 +203,11 @@ def _build_parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--out", required=True, metavar="OUT", help=_("the file to write (dpdesk review checks it)")
     )
+    v.add_argument(
+        "--force",
+        action="store_true",
+        help=_("replace the file if it exists (never the data, the plan, or a file in the dpdesk home)"),
+    )
 
     v = verbs.add_parser(
         "export-release",
@@ -213,6 +223,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--data", required=True, metavar="FILE", help=data_help)
     v.add_argument("--out", required=True, metavar="OUT.pdf", help=_("the PDF file to write"))
+    v.add_argument(
+        "--force",
+        action="store_true",
+        help=_("replace the file if it exists (never the data, the plan, or a file in the dpdesk home)"),
+    )
 
     v = verbs.add_parser(
         "forget-identity",
@@ -724,6 +739,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         rows=args.rows,
         public=args.public,
         seed=args.seed,
+        force=args.force,
+        reads=(Path(args.plan), *((Path(args.codebook),) if args.codebook else ())),
     )
     result = simulate_releases(request, _progress())
     if sys.stderr.isatty():
@@ -1080,10 +1097,10 @@ def _print_costs_needed(need: Any, data: str) -> None:
     )
 
 
-def _ledger_export(data: str, out: str) -> int:
+def _ledger_export(data: str, out: str, force: bool = False) -> int:
     from dpdesk.services.ledger import ExportLedgerRequest, export_ledger
 
-    done = export_ledger(ExportLedgerRequest(_dataset(data), Path(out)), notify=_tell_migration)
+    done = export_ledger(ExportLedgerRequest(_dataset(data), Path(out), force), notify=_tell_migration)
     print(
         _("Wrote the ledger of {path} ({n} entries, chain verified) to {out}.").format(
             path=data, n=done.entries, out=out
@@ -1098,10 +1115,10 @@ def _ledger_export(data: str, out: str) -> int:
     return 0
 
 
-def _ledger_statement(data: str, out: str) -> int:
+def _ledger_statement(data: str, out: str, force: bool = False) -> int:
     from dpdesk.services.ledger import StatementRequest, write_statement
 
-    done = write_statement(StatementRequest(_dataset(data), Path(out)), notify=_tell_migration)
+    done = write_statement(StatementRequest(_dataset(data), Path(out), force), notify=_tell_migration)
     print(_("Wrote the budget statement of {path} to {out}.").format(path=data, out=out))
     return 0 if done.entries else 3
 
@@ -1140,9 +1157,9 @@ def _ledger_export_release(data: str, seq: int, out: str) -> int:
 _LEDGER_VERBS: dict[str, Any] = {
     "list": lambda a: _ledger_list(a.json),
     "verify": lambda a: _ledger_verify(a.data, a.json),
-    "export": lambda a: _ledger_export(a.data, a.out),
+    "export": lambda a: _ledger_export(a.data, a.out, a.force),
     "export-release": lambda a: _ledger_export_release(a.data, a.seq, a.out),
-    "statement": lambda a: _ledger_statement(a.data, a.out),
+    "statement": lambda a: _ledger_statement(a.data, a.out, a.force),
     "acknowledge": lambda a: _ledger_acknowledge(
         a.data, a.reason, a.cost, a.costs, a.settings, a.exported, a.approval
     ),

@@ -864,10 +864,14 @@ class LedgerTransaction:
         except OSError as exc:
             os.close(fd)
             _truncate_partial(self.ledger.path, len(line))
+            # only a spend comes before a reveal; a later entry (a package's) may follow files already written
+            message = (
+                _("ledger {path}: could not record the release ({err}); nothing was revealed")
+                if entry_type == "spend"
+                else _("ledger {path}: could not record its {kind} entry ({err})")
+            )
             raise LedgerError(
-                _("ledger {path}: could not record the release ({err}); nothing was revealed").format(
-                    path=self.ledger.path, err=exc.strerror or exc
-                )
+                message.format(path=self.ledger.path, err=exc.strerror or exc, kind=entry_type)
             ) from None
         os.close(fd)
         if new_file:

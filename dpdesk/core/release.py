@@ -2,12 +2,15 @@
 
 Order of a release (spend before reveal):
 
-1. the plan's designs are computed from public facts; the output folder is checked;
+1. the output folder is checked and claimed (:func:`dpdesk.core.outputs.claim_out_dir`); the plan's designs are
+   computed from public facts;
 2. the data is loaded (its SHA-256 names its ledger) and the exact statistics computed in memory;
 3. under the ledger's exclusive lock: the chain is verified, the dataset's settings checked, the
    remaining budget checked, the noise drawn (OpenDP), and the spend entry with the noisy values
    appended and fsynced;
-4. only then are the values written (``release.csv``, ``plan.json``) or returned for display.
+4. only then are the values written (``release.csv``, ``plan.json``) or returned for display: the package is
+   built in the claimed temporary folder beside its place and renamed into place whole; a failure there leaves
+   nothing at ``--out`` and names the free way to write it again (``dpdesk ledger export-release SEQ``).
 
 A crash before step 3 ends charges nothing and reveals nothing; a crash after it has charged the
 release, whose values stay in the ledger and can be re-exported at no cost.
@@ -35,6 +38,7 @@ from dpdesk.core.datacheck import DataCheck, DataProblems, check_data
 from dpdesk.core.errors import BudgetExceeded, DpdeskError, UsageError
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.loading import Table, load_table
+from dpdesk.core.outputs import ClaimedFolder, claim_out_dir
 from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
@@ -193,8 +197,63 @@ def release(
     settings recorded with their approval; when the policy requires signed plans, ``approval`` (an approval file's
     bytes, named ``approval_source``) must approve this plan and its budget, and is recorded in the spend entry.
     """
-    if out_dir is not None:
-        check_out_dir(out_dir)
+    claim = claim_out_dir(out_dir) if out_dir is not None else None  # checked and claimed before any charge
+    try:
+        rows, entry, ledger, table, check = _charge(
+            plan,
+            data_path,
+            home,
+            progress=progress,
+            table=table,
+            encoding=encoding,
+            delimiter=delimiter,
+            accept_data_problems=accept_data_problems,
+            on_data_check=on_data_check,
+            approval=approval,
+            approval_source=approval_source,
+        )
+    except BaseException:
+        if claim is not None:
+            claim.abandon()
+        raise
+    # revealed only now, after the spend entry is durable
+    if claim is not None:
+        try:
+            write_release_dir(claim, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
+        except (OSError, DpdeskError) as exc:
+            raise ReleaseNotWritten(
+                _(
+                    "the release was charged and recorded as ledger entry {seq}, but its package could not be "
+                    "written to {out} ({err}); nothing was left there. Its values are kept in the ledger: write "
+                    "them again at no cost with dpdesk ledger export-release {seq} --data {data} --out NEW_FOLDER"
+                ).format(seq=entry["seq"], out=claim.final, err=_os_err(exc), data=data_path)
+            ) from None
+    return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger, check)
+
+
+class ReleaseNotWritten(DpdeskError):
+    """The release was charged, but its package could not be written (its values stay in the ledger)."""
+
+
+def _os_err(exc: BaseException) -> str:
+    return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+
+
+def _charge(
+    plan: Plan,
+    data_path: str | Path,
+    home: Path,
+    *,
+    progress: Progress,
+    table: Table | None,
+    encoding: str | None,
+    delimiter: str | None,
+    accept_data_problems: bool,
+    on_data_check: Callable[[DataCheck], None] | None,
+    approval: bytes | None,
+    approval_source: str | None,
+) -> tuple[list[Row], dict[str, Any], Ledger, Table, DataCheck]:
+    """Load and check the table, compute exactly, and under the ledger's lock charge it and draw the noise."""
     designs = design_plan(plan)
     if table is None:
         table = load_table(
@@ -274,10 +333,7 @@ def release(
                 **({"approval": approved.to_record()} if approved is not None else {}),
             },
         )
-    # revealed only now, after the spend entry is durable
-    if out_dir is not None:
-        write_release_dir(out_dir, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
-    return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger, check)
+    return rows, entry, ledger, table, check
 
 
 def _check_governance(
@@ -322,7 +378,7 @@ def record_corrections(tx: Any) -> dict[str, Any] | None:
 
 
 def write_release_dir(
-    out_dir: Path,
+    out_dir: Path | ClaimedFolder,
     rows: Sequence[Row],
     plan: Plan,
     spend: dict[str, Any],
@@ -331,10 +387,18 @@ def write_release_dir(
     *,
     bom: bool = False,
 ) -> None:
-    """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder."""
+    """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder:
+    built in its claimed temporary sibling (:func:`~dpdesk.core.outputs.claim_out_dir`) and renamed into place
+    whole; on any failure the temporary folder is removed and the error raised (nothing is left at ``out_dir``)."""
     from dpdesk.core.package import write_package
 
-    write_package(out_dir, rows, plan, spend, ledger, dataset_name, bom=bom)
+    claim = out_dir if isinstance(out_dir, ClaimedFolder) else claim_out_dir(out_dir)
+    try:
+        write_package(claim.work, rows, plan, spend, ledger, dataset_name, bom=bom)
+        claim.finish()
+    except BaseException:
+        claim.abandon()
+        raise
 
 
 def _check_table(table: Table, plan: Plan) -> None:

@@ -747,7 +747,8 @@ class MainWindow(QMainWindow):
             from dpdesk.services.ledger import StatementRequest, write_statement
 
             dataset = Dataset(home, sha256=sha, name=name)
-            return write_statement(StatementRequest(dataset, target), progress).out
+            # the save dialog asked before replacing a file (the data and the home stay refused)
+            return write_statement(StatementRequest(dataset, target, force=True), progress).out
 
         def done(out: Path) -> None:
             self.status_label.setText(_("Wrote the budget statement to {path}").format(path=out))

@@ -40,11 +40,24 @@ def export_release(request: ExportRequest, progress: Progress = NULL_PROGRESS) -
 def write_recorded_release(
     out: Path, entry: dict[str, Any], ledger: Ledger, dataset_name: str, progress: Progress = NULL_PROGRESS
 ) -> None:
-    """Check that ``out`` is new or empty, then write the package of the spend ``entry``."""
+    """Check and claim ``out`` (new or empty), then write the package of the spend ``entry`` beside it and rename
+    it into place whole; a failure leaves nothing there (:class:`~dpdesk.core.errors.UsageError`, exit 2)."""
+    from dpdesk.core.errors import UsageError
+    from dpdesk.core.outputs import claim_out_dir
     from dpdesk.core.plan import parse_plan
-    from dpdesk.core.release import check_out_dir, write_release_dir
+    from dpdesk.core.release import write_release_dir
     from dpdesk.core.values import rows_from_entry
+    from dpdesk.i18n import _
 
-    check_out_dir(out)
+    claim = claim_out_dir(out)
     progress.update(0, 1, "writing")
-    write_release_dir(out, rows_from_entry(entry), parse_plan(entry["plan"]), entry, ledger, dataset_name)
+    try:
+        write_release_dir(
+            claim, rows_from_entry(entry), parse_plan(entry["plan"]), entry, ledger, dataset_name
+        )
+    except OSError as exc:
+        raise UsageError(
+            _("could not write the release package to {path} ({err}); nothing was left there").format(
+                path=out, err=exc.strerror or exc
+            )
+        ) from None

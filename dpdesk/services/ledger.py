@@ -131,13 +131,23 @@ def list_ledgers(request: ListRequest, progress: Progress = NULL_PROGRESS) -> Le
     return LedgerList(request.home / "ledgers", tuple(out))
 
 
+def _check_out(dataset: Dataset, out: Path, force: bool) -> None:
+    """An output file is never the data file nor under the home; an existing one only with ``force``."""
+    from dpdesk.core.outputs import check_out_file
+
+    reads = (dataset.data,) if dataset.data is not None else ()
+    check_out_file(out, force=force, home=dataset.home, reads=reads)
+
+
 # ----------------------------------------------------------------------------- export the ledger
 @dataclass(frozen=True)
 class ExportLedgerRequest:
-    """Write the dataset's whole ledger (verified first) to ``out``, for a privacy officer."""
+    """Write the dataset's whole ledger (verified first) to ``out``, for a privacy officer; an existing ``out``
+    only with ``force``, never the data file or anything under the dpdesk home."""
 
     dataset: Dataset
     out: Path
+    force: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,7 @@ def export_ledger(
     """Copy the verified ledger atomically; refused (:class:`UsageError`) when nothing was recorded yet."""
     from dpdesk.core.ledger import write_atomic
 
+    _check_out(request.dataset, request.out, request.force)
     ledger = request.dataset.open_ledger(notify)
     entries = ledger.verify()
     if not entries:
@@ -204,10 +215,12 @@ def reexport_release(
 # ----------------------------------------------------------------------------- the budget statement
 @dataclass(frozen=True)
 class StatementRequest:
-    """Write the dataset's budget statement (all releases, all accounting methods) as a PDF to ``out``."""
+    """Write the dataset's budget statement (all releases, all accounting methods) as a PDF to ``out``; an
+    existing ``out`` only with ``force``, never the data file or anything under the dpdesk home."""
 
     dataset: Dataset
     out: Path
+    force: bool = False
 
 
 @dataclass(frozen=True)
@@ -229,6 +242,7 @@ def write_statement(
     from dpdesk.core.plan import parse_plan
     from dpdesk.core.report import write_budget_statement
 
+    _check_out(request.dataset, request.out, request.force)
     ledger = request.dataset.open_ledger(notify)
     try:
         entries = ledger.verify()

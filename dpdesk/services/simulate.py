@@ -27,6 +27,10 @@ class SimulateRequest:
     public: str | Path | None = None
     seed: int | None = None
     private_sha: str | None = None
+    #: replace an existing ``out`` (never the public file, ``reads`` or anything under ``home``)
+    force: bool = False
+    #: other files being read (the plan's file), which ``out`` must never be
+    reads: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,11 @@ class Simulated:
 
 def simulate_releases(request: SimulateRequest, progress: Progress = NULL_PROGRESS) -> Simulated:
     """Run the simulation (:func:`dpdesk.core.simulate.run_simulation`) and write it under its notice."""
+    from dpdesk.core.outputs import check_out_file
     from dpdesk.core.simulate import run_simulation
 
+    reads = (*request.reads, *((request.public,) if request.public is not None else ()))
+    check_out_file(request.out, force=request.force, home=request.home, reads=reads)
     result = run_simulation(
         request.plan,
         request.home,

@@ -86,7 +86,7 @@ def test_spend_is_recorded_before_values_are_written(
         raise OSError("disk on fire")
 
     monkeypatch.setattr(rel, "write_release_dir", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(rel.ReleaseNotWritten, match="export-release 2"):
         release(small_plan(), data, dpdesk_home, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     entries = Ledger.for_dataset(dpdesk_home, _sha(data)).verify()

@@ -1107,9 +1107,10 @@ import opendp  # noqa: F401
         "SV04",
         "services: exporting a recorded release no longer checks that its folder is new or empty",
         "dpdesk/services/export.py",
-        r"""    check_out_dir(out)
+        r"""    claim = claim_out_dir(out)
     progress.update(0, 1, "writing")""",
-        r"""    progress.update(0, 1, "writing")""",
+        r"""    claim = claim_out_dir.__globals__["ClaimedFolder"](out, out, None)
+    progress.update(0, 1, "writing")""",
         (f"{SERVICES}::test_export_review_and_reexport_write_the_recorded_values",),
     ),
     Mutant(
@@ -1778,6 +1779,43 @@ import PySide6  # noqa: F401
         r"""        if len(records.get(dataset, {})) < count:""",
         r"""        if False:""",
         ("tests/cli/test_identity_store.py::test_a_replaced_secret_and_deleted_contents_are_refused",),
+    ),
+    Mutant(
+        "HB01",
+        "release: --out is no longer checked and claimed before the charge (a bad folder charges, then fails)",
+        "dpdesk/core/release.py",
+        r"""    claim = claim_out_dir(out_dir) if out_dir is not None else None  # checked and claimed before any charge""",
+        r"""    claim = None  # checked and claimed before any charge""",
+        ("tests/trust/test_outputs.py::test_a_bad_out_is_refused_before_anything_is_charged",),
+    ),
+    Mutant(
+        "HB02",
+        "release: a package that fails to write is left half-written beside its place",
+        "dpdesk/core/release.py",
+        r"""    except BaseException:
+        claim.abandon()
+        raise""",
+        r"""    except BaseException:
+        raise""",
+        (
+            "tests/trust/test_outputs.py::test_a_full_disk_at_any_step_after_the_charge_leaves_no_partial_package",
+        ),
+    ),
+    Mutant(
+        "HB03",
+        "outputs: an existing file is replaced without --force",
+        "dpdesk/core/outputs.py",
+        r"""    if os.path.lexists(out) and not force:""",
+        r"""    if False:""",
+        ("tests/trust/test_outputs.py::test_output_files_refuse_an_existing_file_unless_forced",),
+    ),
+    Mutant(
+        "HB04",
+        "outputs: a file under the dpdesk home (a ledger) can be replaced with --force",
+        "dpdesk/core/outputs.py",
+        r"""    if home is not None and _under(out, home):""",
+        r"""    if False:""",
+        ("tests/trust/test_outputs.py::test_output_files_never_replace_the_data_the_plan_or_the_home",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
