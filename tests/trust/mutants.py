@@ -1797,6 +1797,7 @@ import PySide6  # noqa: F401
             f"{HA}::test_a_title_cannot_forge_intact_in_review",
             f"{HA}::test_a_reason_cannot_blank_a_ledger_line",
             f"{HA}::test_pdf_text_shows_control_characters",
+            f"{HA}::test_the_review_window_shows_control_characters",
         ),
     ),
     Mutant(

@@ -92,6 +92,37 @@ def test_pdf_text_shows_control_characters() -> None:
     assert "\x1b" not in markup("title\x1b[8m") and "\\x1b[8m" in markup("title\x1b[8m")
 
 
+def test_the_review_window_shows_control_characters(qtbot: Any) -> None:
+    from types import SimpleNamespace
+
+    from PySide6.QtWidgets import QLabel, QTableWidget
+
+    from dpdesk.gui.views.review_window import ReviewWindow
+
+    result = SimpleNamespace(
+        intact=False,
+        kind="package",
+        problems=["release.csv\x1b[2K\rIntact."],
+        spend={"release_id": "r\x1b[8m", "time": "t", "dataset": "ds", "method": "basic", "charged": {}},
+        plan={"title": FORGED_TITLE, "queries": []},
+        files={"release.csv\r": "modified\x1b[8m"},
+        entries=[{"seq": 1, "type": "spend\x1b[2K", "time": "t", "hash": "h"}],
+    )
+    w = ReviewWindow(result, "pkg\x1b[2K")
+    qtbot.addWidget(w)
+    texts = [lab.text() for lab in w.findChildren(QLabel)] + [w.windowTitle()]
+    for table in w.findChildren(QTableWidget):
+        texts += [
+            table.item(r, c).text()
+            for r in range(table.rowCount())
+            for c in range(table.columnCount())
+            if table.item(r, c) is not None
+        ]
+    joined = "\n".join(texts)
+    _no_control(joined)
+    assert "\\x1b[2K\\rIntact." in joined and "\\x1b[8m" in joined
+
+
 # item 4 -----------------------------------------------------------------------------------------------------
 
 
