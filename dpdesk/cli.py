@@ -18,6 +18,7 @@ from dpdesk.core.errors import DpdeskError, PlanError, UsageError
 from dpdesk.core.home import dpdesk_home
 from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.core.progress import Progress, stage_label
+from dpdesk.core.text import shown
 from dpdesk.i18n import _, ngettext
 
 if TYPE_CHECKING:
@@ -462,6 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run()
     args = _build_parser().parse_args(argv)
+    code: int | None = None
     try:
         if args.command is None or args.command == "open":
             return _gui(args)
@@ -474,13 +476,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             "suggest": _cmd_suggest,
             "officer": _cmd_officer,
         }[args.command]
-        return int(handler(args))
+        code = int(handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, not after main returned
+        return code
+    except BrokenPipeError:  # the reader went away (dpdesk ledger | head -1): end quietly
+        _silence_stdout()
+        return 0 if code is None else code
     except DpdeskError as exc:
-        print(f"dpdesk: {exc}", file=sys.stderr)
+        print("dpdesk: " + shown(exc, keep_newlines=True), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("dpdesk: " + _("interrupted"), file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush cannot fail on a closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's captured stream)
+        pass
 
 
 def _gui(args: argparse.Namespace) -> int:
@@ -533,7 +551,7 @@ def _tell_migration(text: str | None) -> None:
     """Tell the user, on stderr, that a ledger was migrated from the old format (a service's notice)."""
     if text is not None:
         for line in text.split("\n"):
-            print("dpdesk: " + _("note: {line}").format(line=line), file=sys.stderr)
+            print("dpdesk: " + _("note: {line}").format(line=shown(line)), file=sys.stderr)
 
 
 def _cmd_budget(args: argparse.Namespace) -> int:
@@ -560,17 +578,17 @@ def _print_budget(rep: BudgetReport) -> None:
     title = rep.title or _("(untitled plan)")
     print(
         _("{title}: budget epsilon {e}, delta {d}").format(
-            title=title, e=f"{rep.budget.epsilon:g}", d=f"{rep.budget.delta:g}"
+            title=shown(title), e=f"{rep.budget.epsilon:g}", d=f"{rep.budget.delta:g}"
         ),
         file=out,
     )
     print(_("Computed from the plan alone; no data was read.") + "\n", file=out)
     for q in rep.queries:
-        extra = " " + _("by {g}").format(g=q.group_by) if q.group_by else ""
+        extra = " " + _("by {g}").format(g=shown(q.group_by)) if q.group_by else ""
         col = f"({q.column})" if q.column else ""
         print(
             _("- {name}: {what}, {mechanism}, epsilon {e}").format(
-                name=q.name,
+                name=shown(q.name),
                 what=f"{q.statistic}{col}{extra}",
                 mechanism=q.mechanism,
                 e=_g(q.epsilon),
@@ -582,7 +600,9 @@ def _print_budget(rep: BudgetReport) -> None:
             if c.mechanism == "exponential":
                 print(
                     "    "
-                    + _("utility sensitivity {s}: {why}").format(s=_g(c.sensitivity_used), why=c.derivation),
+                    + _("utility sensitivity {s}: {why}").format(
+                        s=_g(c.sensitivity_used), why=shown(c.derivation)
+                    ),
                     file=out,
                 )
             else:
@@ -594,11 +614,11 @@ def _print_budget(rep: BudgetReport) -> None:
                         "{label}: {kind} sensitivity {s} ({why}); {name} = {scale}; 95% of errors within "
                         "±{err}"
                     ).format(
-                        label=c.label,
+                        label=shown(c.label),
                         kind=kind,
                         s=_g(c.sensitivity_used),
-                        why=c.derivation,
-                        name=name,
+                        why=shown(c.derivation),
+                        name=shown(name),
                         scale=_g(c.scale),
                         err=_g(c.error95),
                     ),
@@ -616,7 +636,7 @@ def _print_budget(rep: BudgetReport) -> None:
                 file=out,
             )
         for n in q.notes:
-            print("    " + _("note: {n}").format(n=n), file=out)
+            print("    " + _("note: {n}").format(n=shown(n)), file=out)
     print("\n" + _("Totals (the method in force is marked *):"), file=out)
     for m, v in rep.methods.items():
         mark = "*" if m == rep.method else " "
@@ -672,9 +692,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     def show_check(check: Any) -> None:  # before anything is charged; on stderr, never in a file
         if sys.stderr.isatty():
             print(file=sys.stderr)
-        print("dpdesk: " + check.heading(), file=sys.stderr)
+        print("dpdesk: " + shown(check.heading()), file=sys.stderr)
         for line in check.lines():
-            print("  " + line, file=sys.stderr)
+            print("  " + shown(line), file=sys.stderr)
 
     request = ReleaseRequest(
         plan,
@@ -704,7 +724,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         ).format(
             values=len(result.rows),
             n=n,
-            out=out,
+            out=shown(out),
             e=_g(e["charged"]["epsilon"]),
             d=f"{e['charged']['delta']:.3g}",
             method=e["method"],
@@ -747,7 +767,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     print(
         _("Wrote {runs} simulated release(s) to {out} ({src}).").format(
-            runs=result.runs, out=result.out, src=result.source
+            runs=result.runs, out=shown(result.out), src=shown(result.source)
         )
     )
     print(simulation_notice())
@@ -765,7 +785,7 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
             raise UsageError(
                 _(
                     "{options}: the options of dpdesk ledger {verb} come after the verb (see dpdesk ledger {verb} --help)"
-                ).format(options=", ".join(given), verb=args.verb)
+                ).format(options=", ".join(given), verb=shown(args.verb))
             )
         return int(_LEDGER_VERBS[args.verb](args))
     modes = [flag for flag in _OLD_LEDGER_MODES if getattr(args, _old_dest(flag)) is not None]
@@ -794,7 +814,9 @@ def _cmd_ledger(args: argparse.Namespace) -> int:
     print(
         "dpdesk: "
         + _("note: {line}").format(
-            line=_("{old} is now spelled {new} (the old spelling still works)").format(old=old, new=new)
+            line=_("{old} is now spelled {new} (the old spelling still works)").format(
+                old=shown(old), new=shown(new)
+            )
         ),
         file=sys.stderr,
     )
@@ -820,7 +842,7 @@ def _ledger_list(as_json: bool) -> int:
 
     found = list_ledgers(ListRequest(dpdesk_home()))
     if not found.ledgers:
-        print(_("No ledgers yet in {folder}.").format(folder=found.folder))
+        print(_("No ledgers yet in {folder}.").format(folder=shown(found.folder)))
         return 0
     for status in found.ledgers:
         _print_ledger(status, as_json, brief=True)
@@ -863,7 +885,7 @@ def _ledger_acknowledge(
         _(
             "Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
             "count against the budget (ledger entry {seq})."
-        ).format(file=e["broken_file"], n=len(e["carried"]), seq=e["seq"])
+        ).format(file=shown(e["broken_file"]), n=len(e["carried"]), seq=e["seq"])
     )
     return 0
 
@@ -878,7 +900,7 @@ def _stated_costs(costs: Sequence[str], costs_file: str | None) -> tuple[Any, ..
             stated += stated_costs_from_json(Path(costs_file).read_bytes())
         except OSError as exc:
             raise UsageError(
-                _("cannot read {path}: {err}").format(path=costs_file, err=exc.strerror or exc)
+                _("cannot read {path}: {err}").format(path=shown(costs_file), err=exc.strerror or exc)
             ) from None
     return tuple(stated)
 
@@ -902,14 +924,14 @@ def _ledger_head(data: str, as_json: bool) -> int:
         )
         return info.exit_code
     if info.dataset is None:
-        print(_("Nothing has been recorded for {path} yet: it has no public name.").format(path=data))
+        print(_("Nothing has been recorded for {path} yet: it has no public name.").format(path=shown(data)))
         return 0
-    print(_("Dataset {id}").format(id=info.dataset))
+    print(_("Dataset {id}").format(id=shown(info.dataset)))
     if info.error is None:
-        print(_("Ledger head: {head}").format(head=head))
+        print(_("Ledger head: {head}").format(head=shown(head)))
     else:
-        print(_("BROKEN: {err}").format(err=info.error))
-        print(_("Head to acknowledge at: {head}").format(head=head))
+        print(_("BROKEN: {err}").format(err=shown(info.error)))
+        print(_("Head to acknowledge at: {head}").format(head=shown(head)))
     print(info.governance)
     return info.exit_code
 
@@ -925,7 +947,7 @@ def _ledger_govern(data: str, officer: str, require_signed_plans: bool, approval
     )
     print(
         _("Recorded governance for dataset {id} (ledger entry {seq}).").format(
-            id=done.record.dataset, seq=done.entry["seq"]
+            id=shown(done.record.dataset), seq=done.entry["seq"]
         )
     )
     from dpdesk.core.officer import describe_governance
@@ -941,7 +963,7 @@ def _passphrase(path: str | None, prompt: str, *, confirm: bool = False) -> str:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(
-                _("cannot read the passphrase file {path}: {err}").format(path=path, err=exc)
+                _("cannot read the passphrase file {path}: {err}").format(path=shown(path), err=shown(exc))
             ) from None
         return text.splitlines()[0] if text.splitlines() else ""
     import getpass
@@ -970,32 +992,34 @@ def _cmd_officer(args: argparse.Namespace) -> int:
         )
         print(
             _("Officer key of {name}: fingerprint {fp}").format(
-                name=files.officer.name, fp=files.officer.fingerprint
+                name=shown(files.officer.name), fp=files.officer.fingerprint
             )
         )
         print(_("Recovery key fingerprint: {fp}").format(fp=files.officer.recovery_fingerprint))
-        print(_("Give to curators: {path}").format(path=files.public))
-        print(_("Keep, with its passphrase: {path}").format(path=files.private))
+        print(_("Give to curators: {path}").format(path=shown(files.public)))
+        print(_("Keep, with its passphrase: {path}").format(path=shown(files.private)))
         print(
-            _("Keep offline and apart (it replaces a lost officer key): {path}").format(path=files.recovery)
+            _("Keep offline and apart (it replaces a lost officer key): {path}").format(
+                path=shown(files.recovery)
+            )
         )
         return 0
     if verb == "show":
         pub = svc.show_officer(Path(args.public))
         print(
             _("Officer: {name} {contact}").format(
-                name=pub.name, contact=f"<{pub.contact}>" if pub.contact else ""
+                name=shown(pub.name), contact=f"<{shown(pub.contact)}>" if pub.contact else ""
             )
         )
         print(_("Officer key fingerprint: {fp}").format(fp=pub.fingerprint))
         print(_("Recovery key fingerprint: {fp}").format(fp=pub.recovery_fingerprint))
-        print(_("Created: {when}").format(when=pub.created))
+        print(_("Created: {when}").format(when=shown(pub.created)))
         return 0
     from dpdesk.core.governance import parse_head
     from dpdesk.core.ledger import is_dataset_id
 
     if not is_dataset_id(args.dataset):
-        raise UsageError(_("{name} is not a dataset's public name (ds-...)").format(name=args.dataset))
+        raise UsageError(_("{name} is not a dataset's public name (ds-...)").format(name=shown(args.dataset)))
     head = parse_head(args.head)
     if verb == "approve-plan":
         action, params = "approve_plan", svc.plan_approval(Path(args.plan))
@@ -1032,7 +1056,13 @@ def _cmd_officer(args: argparse.Namespace) -> int:
     print(
         _(
             "Wrote {out}: {action} for dataset {id} at ledger entry {seq}, signed by key {fp}. It is good for one use."
-        ).format(out=done.out, action=done.action, id=done.dataset, seq=done.head.seq, fp=done.fingerprint)
+        ).format(
+            out=shown(done.out),
+            action=shown(done.action),
+            id=shown(done.dataset),
+            seq=done.head.seq,
+            fp=done.fingerprint,
+        )
     )
     return 0
 
@@ -1041,10 +1071,12 @@ def _print_costs_needed(need: Any, data: str) -> None:
     """What an acknowledgement still needs from the officer (a :class:`dpdesk.core.carryover.CostsNeeded`)."""
     print(
         "dpdesk: "
-        + _("the ledger of {path} is broken: {problem}").format(path=data, problem=need.assessment.problem),
+        + _("the ledger of {path} is broken: {problem}").format(
+            path=shown(data), problem=shown(need.assessment.problem)
+        ),
         file=sys.stderr,
     )
-    print(f"dpdesk: {need}", file=sys.stderr)
+    print("dpdesk: " + shown(need, keep_newlines=True), file=sys.stderr)
     sources = {
         "recorded": _("recorded"),
         "correction": _("raised by a correction"),
@@ -1054,12 +1086,12 @@ def _print_costs_needed(need: Any, data: str) -> None:
     suggest = []
     for u in need.missing:
         if u.missing:
-            what = _("entries {label}: missing (no line holds them)").format(label=u.label)
+            what = _("entries {label}: missing (no line holds them)").format(label=shown(u.label))
         elif u.claimed is None:
-            what = _("entry {label}: unreadable").format(label=u.label)
+            what = _("entry {label}: unreadable").format(label=shown(u.label))
         else:
             what = _("entry {label}: claims to be a {type} entry, does not verify").format(
-                label=u.label, type=u.claimed
+                label=shown(u.label), type=u.claimed
             )
         print("  " + what, file=sys.stderr)
         for o in u.offers:
@@ -1103,14 +1135,14 @@ def _ledger_export(data: str, out: str, force: bool = False) -> int:
     done = export_ledger(ExportLedgerRequest(_dataset(data), Path(out), force), notify=_tell_migration)
     print(
         _("Wrote the ledger of {path} ({n} entries, chain verified) to {out}.").format(
-            path=data, n=done.entries, out=out
+            path=shown(data), n=done.entries, out=out
         )
     )
     print(
         _(
             "Its head is entry {seq} (hash {hash}). Keep this copy: dpdesk review {out} --against LATER_EXPORT shows "
             "a later ledger rolled back behind it."
-        ).format(seq=done.head["seq"], hash=done.head["hash"], out=out)
+        ).format(seq=done.head["seq"], hash=done.head["hash"], out=shown(out))
     )
     return 0
 
@@ -1119,7 +1151,7 @@ def _ledger_statement(data: str, out: str, force: bool = False) -> int:
     from dpdesk.services.ledger import StatementRequest, write_statement
 
     done = write_statement(StatementRequest(_dataset(data), Path(out), force), notify=_tell_migration)
-    print(_("Wrote the budget statement of {path} to {out}.").format(path=data, out=out))
+    print(_("Wrote the budget statement of {path} to {out}.").format(path=shown(data), out=shown(out)))
     return 0 if done.entries else 3
 
 
@@ -1132,7 +1164,7 @@ def _ledger_change_settings(data: str, plan: str, reason: str | None, approval: 
     done = change_settings(request, notify=_tell_migration)
     print(
         _("Recorded new settings for dataset {id} (ledger entry {seq}).").format(
-            id=done.dataset, seq=done.entry["seq"]
+            id=shown(done.dataset), seq=done.entry["seq"]
         )
     )
     corr = done.correction
@@ -1150,7 +1182,7 @@ def _ledger_export_release(data: str, seq: int, out: str) -> int:
     from dpdesk.services.ledger import ReexportRequest, reexport_release
 
     done = reexport_release(ReexportRequest(_dataset(data), seq, Path(out)), notify=_tell_migration)
-    print(_("Re-exported release {seq} to {out} (no budget spent).").format(seq=seq, out=done.out))
+    print(_("Re-exported release {seq} to {out} (no budget spent).").format(seq=seq, out=shown(done.out)))
     return 0
 
 
@@ -1187,9 +1219,9 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
     """Print a verified ledger (a :class:`dpdesk.services.ledger.LedgerStatus`); returns 0, or 3 if broken."""
     entries = list(ledger.entries)
     if ledger.error is None:
-        status, shown, code = "chain verified", _("chain verified"), 0
+        status, said, code = "chain verified", _("chain verified"), 0
     else:  # JSON keeps the English status words for scripts; the screen is translated
-        status, shown, code = f"BROKEN: {ledger.error}", _("BROKEN: {err}").format(err=ledger.error), 3
+        status, said, code = f"BROKEN: {ledger.error}", _("BROKEN: {err}").format(err=shown(ledger.error)), 3
     if as_json:
         print(
             json.dumps({"dataset": ledger.dataset, "status": status, "entries": entries}, ensure_ascii=False)
@@ -1197,7 +1229,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         return code
     print(
         _("Dataset {id}: {status}").format(
-            id=ledger.dataset or _("(older format, not yet migrated)"), status=shown
+            id=shown(ledger.dataset or _("(older format, not yet migrated)")), status=said
         )
     )
     settings = ledger.settings
@@ -1217,7 +1249,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
             )
         )
     if ledger.governance:
-        print("  " + ledger.governance)
+        print("  " + shown(ledger.governance, keep_newlines=True))
     if ledger.pending:
         print(
             "  "
@@ -1241,51 +1273,51 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
     for e in parse_entries(entries):
         if isinstance(e, SpendEntry):
             c = e.charged
-            names = ", ".join(e.query_names)
+            names = ", ".join(shown(n) for n in e.query_names)
             print(
-                f"  {e.seq:>4}  {e.time}  "
+                f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("release  epsilon {e}, delta {d}  [{names}]").format(
                     e=_g(c.epsilon), d=f"{c.delta:.3g}", names=names
                 )
             )
         elif isinstance(e, SimulateEntry):
             print(
-                f"  {e.seq:>4}  {e.time}  "
+                f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("simulate  {n} run(s) of the data by an older version; charged by a correction").format(
                     n=e.runs
                 )
             )
         elif isinstance(e, CorrectionEntry):
             print(
-                f"  {e.seq:>4}  {e.time}  "
+                f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("correction  epsilon +{e} for {n} past release(s) booked too low").format(
                     e=_g(e.added_epsilon), n=len(e.releases)
                 )
             )
         elif isinstance(e, SettingsEntry):
             print(
-                f"  {e.seq:>4}  {e.time}  "
+                f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("settings  budget epsilon {e}, delta {d}, {method}: {reason}").format(
                     e=f"{e.budget_epsilon:g}",
                     d=f"{e.budget_delta:g}",
-                    method=e.method,
-                    reason=e.fields["reason"],
+                    method=shown(e.method),
+                    reason=shown(e.fields["reason"]),
                 )
             )
         elif isinstance(e, GovernEntry):
             off = e.governance.get("officer", {})
             print(
-                f"  {e.seq:>4}  {e.time}  "
+                f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("govern  {name} (key {fp}){signed}").format(
-                    name=off.get("name", "?"),
-                    fp=off.get("fingerprint", "?"),
+                    name=shown(off.get("name", "?")),
+                    fp=shown(off.get("fingerprint", "?")),
                     signed=_(", signed plans only")
                     if e.governance.get("policy", {}).get("require_signed_plans")
                     else "",
                 )
             )
         else:
-            print(f"  {e.seq:>4}  {e.time}  {_('package') if e.type == 'package' else e.type}")
+            print(f"  {e.seq:>4}  {shown(e.time)}  {_('package') if e.type == 'package' else shown(e.type)}")
     return code
 
 
@@ -1300,49 +1332,56 @@ def _cmd_review(args: argparse.Namespace) -> int:
     if r.kind == "ledger":
         print(
             _("Ledger {path}: {status} ({n} entries)").format(
-                path=args.path, status=_("chain verified") if r.intact else _("BROKEN"), n=len(r.entries)
+                path=shown(args.path),
+                status=_("chain verified") if r.intact else _("BROKEN"),
+                n=len(r.entries),
             )
         )
     else:
         s = r.spend or {}
-        print(_("Release package {path}").format(path=args.path))
+        print(_("Release package {path}").format(path=shown(args.path)))
         if s:
             c = s.get("charged", {})
             print(
                 "  "
                 + _("release {rid} of {time}, dataset {id}").format(
-                    rid=s.get("release_id", "?"), time=s.get("time", "?"), id=s.get("dataset", "?")
+                    rid=shown(s.get("release_id", "?")),
+                    time=shown(s.get("time", "?")),
+                    id=shown(s.get("dataset", "?")),
                 )
             )
             print(
                 "  "
                 + _("accounting: {method}; spent epsilon {e}, delta {d}").format(
-                    method=s.get("method"), e=c.get("epsilon"), d=c.get("delta")
+                    method=shown(s.get("method")), e=shown(c.get("epsilon")), d=shown(c.get("delta"))
                 )
             )
             for m, t in (s.get("totals") or {}).items():
                 if t:
                     print(
-                        f"    {m:<10} "
+                        f"    {shown(m):<10} "
                         + _("epsilon {e}, delta {d}").format(e=f"{t['epsilon']:.6g}", d=f"{t['delta']:.3g}")
                     )
             if r.plan:
                 print(
                     "  "
                     + _("plan: {title}, {n} queries").format(
-                        title=r.plan.get("title") or _("(untitled)"), n=len(r.plan.get("queries", []))
+                        title=shown(r.plan.get("title") or _("(untitled)")), n=len(r.plan.get("queries", []))
                     )
                 )
         for name, status in r.files.items():
-            print(f"  {name}: {status}")
+            print(f"  {shown(name)}: {shown(status)}")
     if r.head is not None:
         print(
-            "  " + _("ledger head: entry {seq} (hash {hash})").format(seq=r.head["seq"], hash=r.head["hash"])
+            "  "
+            + _("ledger head: entry {seq} (hash {hash})").format(
+                seq=shown(r.head["seq"]), hash=shown(r.head["hash"])
+            )
         )
     for note in r.notes:
-        print("  " + _("note: {line}").format(line=note))
+        print("  " + _("note: {line}").format(line=shown(note)))
     for p in r.problems:
-        print("  " + _("PROBLEM: {p}").format(p=p))
+        print("  " + _("PROBLEM: {p}").format(p=shown(p)))
     print(_("Intact.") if r.intact else _("NOT INTACT: see the problems above."))
     return 0 if r.intact else 1
 
@@ -1358,7 +1397,7 @@ def _cmd_suggest(args: argparse.Namespace) -> int:
         )
     )
     for name, t in types.items():
-        print(f"  {name}: {t}")
+        print(f"  {shown(name)}: {shown(t)}")
     return 0
 
 

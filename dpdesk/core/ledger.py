@@ -108,7 +108,10 @@ def loads_entries(text: str | bytes) -> Any:
     """JSON as dpdesk writes it. NaN, Infinity and numbers that overflow to infinity, which dpdesk never
     writes (its canonical JSON refuses them), are refused like any other damage (a ValueError), instead of
     reaching the hash check, whose canonical JSON would fail on them."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:  # nested deeper than the decoder can go: damage, like invalid JSON
+        raise ValueError("nested too deeply") from None
 
 
 def entry_hash(entry: dict[str, Any]) -> str:

@@ -69,6 +69,11 @@ MAX_NAME_LENGTH = 200
 #: The smallest non-zero delta a budget or a query may have: the Gaussian calibration is proven (and
 #: tested against 50-digit references) down to here; smaller deltas buy nothing a person could notice.
 MIN_DELTA = 1e-30
+#: The smallest epsilon a query may have: below it the noise scale (sensitivity / epsilon) leaves the floats
+#: (5e-324 makes it infinite) and no released number would carry information anyway.
+MIN_EPSILON = 1e-9
+#: The narrowest range a column's bounds may span: a narrower one makes sensitivities underflow to zero.
+MIN_BOUND_WIDTH = 1e-9
 
 
 def _set(obj: object, name: str, value: object) -> None:
@@ -303,6 +308,8 @@ def parse_plan_text(raw: bytes | str, source: str = "plan") -> Plan:
         ) from None
     except RecursionError:
         raise PlanError("", f"{source} is nested too deeply") from None
+    except ValueError:  # a whole number of more digits than Python converts (4,300)
+        raise PlanError("", _("{source} holds a number with too many digits").format(source=source)) from None
     found = _find_non_finite(data, "")
     if found is not None:
         key, name = found
@@ -545,6 +552,13 @@ def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]
         raise PlanError(key, f"lower bound {value[0]} is above upper bound {value[1]} (reversed bounds)")
     if lo == hi:
         raise PlanError(key, f"lower and upper bound are equal ({value[0]}); give a range")
+    if hi - lo < MIN_BOUND_WIDTH:
+        raise PlanError(
+            key,
+            _("the bounds span less than {width}: give a wider range (or rescale the column)").format(
+                width=f"{MIN_BOUND_WIDTH:g}"
+            ),
+        )
     if max(abs(lo), abs(hi)) > MAX_ABS_BOUND:
         raise PlanError(key, f"bounds beyond ±{MAX_ABS_BOUND:g} are not supported")
     if integer and (lo != math.floor(lo) or hi != math.floor(hi)):
@@ -689,6 +703,13 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
             f"{key}.mechanism", f"{stat.name} is released with {' or '.join(stat.mechanisms)}, not {mech}"
         )
     eps = _positive(obj["epsilon"], f"{key}.epsilon")
+    if eps < MIN_EPSILON:
+        raise PlanError(
+            f"{key}.epsilon",
+            _("{value} is too small: use an epsilon of at least {floor}").format(
+                value=obj["epsilon"], floor=f"{MIN_EPSILON:g}"
+            ),
+        )
     if eps > 100:
         raise PlanError(
             f"{key}.epsilon", f"{obj['epsilon']} is far beyond any meaningful privacy (at most 100)"

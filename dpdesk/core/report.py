@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
+from dpdesk.core.text import shown
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -55,11 +56,12 @@ def _register_fonts() -> None:
 
 
 def markup(text: str) -> str:
-    """Escape text for a Paragraph and set the characters DejaVu lacks (CJK) in the CJK font."""
+    """Escape text for a Paragraph and set the characters DejaVu lacks (CJK) in the CJK font; control
+    characters are made visible (user-supplied titles, names, labels and reasons pass here)."""
     out: list[str] = []
     run: list[str] = []
     in_cjk = False
-    for ch in str(text):
+    for ch in shown(text, keep_newlines=True):
         cjk = ord(ch) not in _LATIN_CMAP and not ch.isspace()
         if cjk != in_cjk and run:
             chunk = escape("".join(run))
@@ -152,7 +154,7 @@ def _build(path: Path, story: list[Any], title: str) -> None:
         rightMargin=18 * mm,
         topMargin=16 * mm,
         bottomMargin=18 * mm,
-        title=title,
+        title=shown(title),
         author="dpdesk",
         subject=_("Differentially private release"),
     )

@@ -69,7 +69,7 @@ def review_ledger_file(path: Path) -> Review:
     try:
         first = path.read_text(encoding="utf-8").split("\n", 1)[0]
         dataset = json.loads(first)["dataset"] if first.strip() else ""
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError):
         out.problems.append(_("{path}: not a dpdesk ledger").format(path=path))
         return out
     try:
@@ -141,7 +141,8 @@ def review_package(folder: Path) -> Review:
 
         if parse_plan(out.plan).plan_hash() != spend.get("plan_hash"):
             out.problems.append(_("plan.json is not the plan that was released (plan hash differs)"))
-    except (OSError, ValueError, DpdeskError):
+    except (OSError, ValueError, DpdeskError, RecursionError):  # RecursionError: nested too deeply
+        out.plan = None
         out.problems.append(_("plan.json cannot be read as a plan"))
     try:
         from dpdesk.core.values import rows_from_entry, rows_to_csv

@@ -7,7 +7,6 @@ their noise: this module is not on the release path, and nothing on the release 
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import design_plan
 from dpdesk.core.release import noisy_rows
+from dpdesk.core.values import csv_bytes
 from dpdesk.i18n import _
 
 
@@ -176,13 +176,9 @@ def run_simulation(
         ).format(rows=rows)
     drawn = simulate(plan, runs, table=table, rng=rng, progress=progress)
     progress.update(0, 1, "writing")
-    import csv
-
-    buf = io.StringIO()
-    buf.write(f"# {simulation_notice()}\n# {source}\n")
-    csv.writer(buf, lineterminator="\n").writerows([["run", "query", "group", "value"], *drawn])
+    data = csv_bytes(("run", "query", "group", "value"), drawn, comments=(simulation_notice(), source))
     try:
-        Path(out).write_text(buf.getvalue(), encoding="utf-8")
+        Path(out).write_bytes(data)
     except OSError as exc:
         raise UsageError(_("cannot write {path}: {err}").format(path=out, err=exc.strerror or exc)) from None
     return SimulationResult(Path(out), runs, source)

@@ -10,16 +10,20 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 from typing import Any
 
 import numpy as np
 
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
+from dpdesk.core.text import shown
 from dpdesk.i18n import _
+
+#: Enough digits for any finite float written out in full (10**308 has 309), so rounding never runs out of precision.
+_WIDE = Context(prec=400, Emax=1000, Emin=-1000)
 
 CSV_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")
 
@@ -62,9 +66,10 @@ def fmt_number(x: float | int) -> str:
     if not math.isfinite(x):
         raise ValueError("a released value must be finite")
     d = Decimal(repr(float(x)))
-    if d == d.to_integral_value():
-        return str(d.quantize(Decimal(1)))
-    return format(d, "f")
+    with localcontext(_WIDE):
+        if d == d.to_integral_value():
+            return str(d.quantize(Decimal(1)))
+        return format(d, "f")
 
 
 def rounding_step(halfwidth: float) -> Decimal:
@@ -79,10 +84,13 @@ def rounding_step(halfwidth: float) -> Decimal:
 
 
 def _rounded(x: float | int, step: Decimal) -> str:
-    if isinstance(x, int):
-        return str(x) if step < 1 else fmt_number(int(Decimal(x).quantize(step, rounding="ROUND_HALF_EVEN")))
-    d = Decimal(repr(float(x))).quantize(step, rounding="ROUND_HALF_EVEN")
-    return fmt_number(float(d)) if step >= 1 else format(d, "f")
+    with localcontext(_WIDE):
+        if isinstance(x, int):
+            return (
+                str(x) if step < 1 else fmt_number(int(Decimal(x).quantize(step, rounding="ROUND_HALF_EVEN")))
+            )
+        d = Decimal(repr(float(x))).quantize(step, rounding="ROUND_HALF_EVEN")
+        return fmt_number(float(d)) if step >= 1 else format(d, "f")
 
 
 def rounded_row(
@@ -108,12 +116,25 @@ def rounded_row(
 
 def rows_to_csv(rows: Sequence[Row], *, bom: bool = False) -> bytes:
     """release.csv bytes: the header and one line per value, UTF-8 (optionally with a BOM)."""
+    return csv_bytes(CSV_COLUMNS, [r.as_list() for r in rows], bom=bom)
+
+
+def csv_bytes(
+    header: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    *,
+    comments: Sequence[str] = (),
+    bom: bool = False,
+) -> bytes:
+    """The one CSV writer of dpdesk (release.csv, simulate's CSV): UTF-8 (optionally with a BOM), lines ending
+    in "\n", every cell that a spreadsheet would run as a formula neutralised, ``comments`` as leading
+    ``# `` lines (control characters made visible)."""
     import csv
 
     # csv quotes a field holding any character of its line terminator: "\r\n" makes it quote fields with
     # either (a lone "\r" in a category label would otherwise break the row); lines still end in "\n"
-    lines = []
-    for cells in [list(CSV_COLUMNS)] + [[_neutralise(c) for c in r.as_list()] for r in rows]:
+    lines = [f"# {shown(c)}\n" for c in comments]
+    for cells in [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]:
         one = io.StringIO()
         csv.writer(one, lineterminator="\r\n").writerow(cells)
         lines.append(one.getvalue()[:-2] + "\n")

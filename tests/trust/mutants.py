@@ -72,6 +72,7 @@ TYPES = "tests/core/test_types.py"
 ENTRIES = "tests/core/test_ledger_entries.py"
 ANCHOR = "tests/core/test_anchor.py"
 REVIEW_GAPS = "tests/core/test_review_gaps.py"
+HA = "tests/trust/test_attack_issue14a.py"
 ANCHOR_CLI = "tests/cli/test_anchor_cli.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
@@ -1816,6 +1817,71 @@ import PySide6  # noqa: F401
         r"""    if home is not None and _under(out, home):""",
         r"""    if False:""",
         ("tests/trust/test_outputs.py::test_output_files_never_replace_the_data_the_plan_or_the_home",),
+    ),
+    Mutant(
+        "HA01",
+        "shown text: control characters in titles, names and reasons reach the terminal, app and PDF raw",
+        "dpdesk/core/text.py",
+        r"""    return str(text).translate(_TABLE_LINES if keep_newlines else _TABLE)""",
+        r"""    return str(text)""",
+        (
+            f"{HA}::test_a_title_cannot_forge_intact_in_review",
+            f"{HA}::test_a_reason_cannot_blank_a_ledger_line",
+            f"{HA}::test_pdf_text_shows_control_characters",
+            f"{HA}::test_the_review_window_shows_control_characters",
+        ),
+    ),
+    Mutant(
+        "HA02",
+        "a closed output pipe ends in a traceback",
+        "dpdesk/cli.py",
+        r"""        _silence_stdout()
+        return 0 if code is None else code""",
+        r"""        raise""",
+        (f"{HA}::test_a_closed_pipe_ends_quietly_in_process", f"{HA}::test_a_closed_pipe_ends_quietly"),
+    ),
+    Mutant(
+        "HA03",
+        "a polars panic on a malformed file escapes the readers (a traceback, exit 1)",
+        "dpdesk/core/loading/panics.py",
+        r"""    return (Exception, PanicException)""",
+        r"""    return (Exception,)""",
+        (
+            f"{HA}::test_a_parquet_file_that_makes_polars_panic",
+            f"{HA}::test_a_reader_panic_is_caught_narrowly",
+        ),
+    ),
+    Mutant(
+        "HA04",
+        "a query epsilon of 5e-324 or 1e-300 is accepted (infinite noise scale, a traceback)",
+        "dpdesk/core/plan.py",
+        r"""    if eps < MIN_EPSILON:""",
+        r"""    if False:""",
+        (f"{HA}::test_extreme_numbers_are_refused", f"{HA}::test_fuzz_the_command_line"),
+    ),
+    Mutant(
+        "HA05",
+        "bounds narrower than 1e-9 are accepted (sensitivity underflows, a traceback)",
+        "dpdesk/core/plan.py",
+        r"""    if hi - lo < MIN_BOUND_WIDTH:""",
+        r"""    if False:""",
+        (f"{HA}::test_extreme_numbers_are_refused",),
+    ),
+    Mutant(
+        "HA06",
+        "deeply nested JSON in a package's ledger.json ends in a traceback",
+        "dpdesk/core/ledger.py",
+        r"""    except RecursionError:  # nested deeper than the decoder can go: damage, like invalid JSON""",
+        r"""    except ZeroDivisionError:  # mutant""",
+        (f"{HA}::test_a_hostile_package_is_a_review_failure",),
+    ),
+    Mutant(
+        "HA07",
+        "the one CSV writer (release.csv, simulate's CSV) writes formula-like cells live",
+        "dpdesk/core/values.py",
+        r"""    for cells in [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]:""",
+        r"""    for cells in [list(header)] + [[str(c) for c in r] for r in rows]:""",
+        (f"{HA}::test_the_simulate_csv_is_formula_safe", G_CSV),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from dpdesk.core.errors import InputError
 from dpdesk.core.loading.guards import check_rows
+from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.table import Column, ColumnIssues, LoadReport, Table, file_sha256
 from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.progress import Progress
@@ -419,7 +420,9 @@ def load_frame(
         frame = read(path)
     except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - readers raise many exception types for malformed files
+    except (
+        reader_errors()
+    ) as exc:  # readers raise many exception types (and polars panics) for malformed files
         raise InputError(
             str(path), f"cannot read this {kind} file ({str(exc).splitlines()[0][:200]})"
         ) from None

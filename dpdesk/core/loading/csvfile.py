@@ -26,6 +26,7 @@ import numpy as np
 from dpdesk.core.errors import Cancelled, InputError
 from dpdesk.core.loading.columns import TableBuilder, id_exprs, int_dtype, match_columns
 from dpdesk.core.loading.guards import MAX_RECORD_BYTES
+from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.table import LoadReport, Table
 from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.progress import Progress
@@ -372,7 +373,9 @@ def _stream_attempts(
                 progress.update(min(int(tb.n_rows * bytes_per_row), size - 1), size, "reading")
         except (InputError, Cancelled):
             raise
-        except Exception as exc:  # noqa: BLE001 - polars raises several exception types for malformed input
+        except (
+            reader_errors()
+        ) as exc:  # polars raises several exception types (and panics) for malformed input
             bad = _BAD_FIELD.search(str(exc))
             if bad and bad.group(1) not in as_text and int(bad.group(1)[1:]) in dict(wanted):
                 as_text.add(bad.group(1))
@@ -630,7 +633,7 @@ def _parse_typed(
             encoding="utf8",
             ignore_errors=False,
         )
-    except Exception:  # noqa: BLE001 - any parse problem: the text path explains it
+    except reader_errors():  # any parse problem (a polars panic too): the text path explains it
         return None
     # every field is parsed, not only the wanted ones: polars checks a line's number of fields only
     # then, and a line with a field too many would otherwise shift silently into the wrong columns
@@ -664,7 +667,7 @@ def _parse_piece(
             raise_if_empty=False,
             encoding="utf8",
         )
-    except Exception as exc:  # noqa: BLE001 - polars raises several exception types for malformed input
+    except reader_errors() as exc:  # polars raises several exception types (and panics) for malformed input
         # located in the piece as read, so that the line number counts the dropped blank lines
         at, fields = _long_record(piece if original is None else original, len(header), delim)
         if at is not None:
@@ -696,7 +699,7 @@ def _long_record(piece: bytes, n_fields: int, delim: str) -> tuple[int | None, i
     return None, 0
 
 
-def _polars_message(exc: Exception, line: int) -> str:
+def _polars_message(exc: BaseException, line: int) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "utf-8" in text.lower() or "utf8" in text.lower():
         return "contains bytes that are not valid UTF-8 at or after this line; choose the file's encoding explicitly"

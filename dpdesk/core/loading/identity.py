@@ -68,6 +68,7 @@ from dpdesk.core.loading.csvfile import (
 )
 from dpdesk.core.loading.excel import XLSX_SUFFIXES, read_checked_xlsx
 from dpdesk.core.loading.guards import MAX_RECORD_BYTES, check_rows
+from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES
 from dpdesk.core.loading.table import file_sha256
 from dpdesk.core.progress import NULL_PROGRESS, Progress
@@ -360,7 +361,9 @@ def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress
             header, order = canonical_header(names)
     except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - readers raise many exception types for malformed files
+    except (
+        reader_errors()
+    ) as exc:  # readers raise many exception types (and polars panics) for malformed files
         kind = "xlsx" if xlsx else "parquet"
         raise InputError(
             str(path), f"cannot read this {kind} file ({str(exc).splitlines()[0][:200]})"

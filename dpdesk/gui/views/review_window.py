@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.text import shown
 from dpdesk.i18n import _
 
 
@@ -22,7 +23,7 @@ class ReviewWindow(QDialog):
 
     def __init__(self, result: Any, path: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(_("Review: {path}").format(path=path))
+        self.setWindowTitle(_("Review: {path}").format(path=shown(path)))
         self.resize(900, 640)
         self.review_result = result
         lay = QVBoxLayout(self)
@@ -49,14 +50,14 @@ class ReviewWindow(QDialog):
                     "Release {rid} of {time}<br>Dataset {id}<br>Plan: {title} ({n} queries)<br>"
                     "Accounting: {m}; this release spent ε {e}, δ {d}"
                 ).format(
-                    rid=spend.get("release_id", "?"),
-                    time=spend.get("time", "?"),
+                    rid=_esc(spend.get("release_id", "?")),
+                    time=_esc(spend.get("time", "?")),
                     id=_esc(str(spend.get("dataset", "?"))),
                     title=_esc(plan.get("title") or _("untitled")),
                     n=len(plan.get("queries", [])),
-                    m=spend.get("method"),
-                    e=c.get("epsilon"),
-                    d=c.get("delta"),
+                    m=_esc(spend.get("method")),
+                    e=_esc(c.get("epsilon")),
+                    d=_esc(c.get("delta")),
                 )
             )
             info.setWordWrap(True)
@@ -66,7 +67,7 @@ class ReviewWindow(QDialog):
             t.setHorizontalHeaderLabels([_("Accounting"), _("This release")])
             for i, (m, v) in enumerate(totals.items()):
                 mark = " ▶" if m == spend.get("method") else ""
-                t.setItem(i, 0, QTableWidgetItem(m + mark))
+                t.setItem(i, 0, QTableWidgetItem(shown(m) + mark))
                 t.setItem(
                     i, 1, QTableWidgetItem("—" if v is None else f"ε {v['epsilon']:.6g}, δ {v['delta']:.3g}")
                 )
@@ -79,8 +80,8 @@ class ReviewWindow(QDialog):
             files.setObjectName("review_files")
             files.setHorizontalHeaderLabels([_("File"), _("Status")])
             for i, (name, st) in enumerate(result.files.items()):
-                files.setItem(i, 0, QTableWidgetItem(name))
-                files.setItem(i, 1, QTableWidgetItem(st))
+                files.setItem(i, 0, QTableWidgetItem(shown(name)))
+                files.setItem(i, 1, QTableWidgetItem(shown(st)))
             files.horizontalHeader().setStretchLastSection(True)
             files.verticalHeader().setVisible(False)
             files.setMaximumHeight(120)
@@ -89,7 +90,7 @@ class ReviewWindow(QDialog):
         entries.setHorizontalHeaderLabels(["#", _("Entry"), _("Time (UTC)"), _("Hash")])
         for i, e in enumerate(result.entries):
             for j, v in enumerate((e.get("seq"), e.get("type"), e.get("time"), e.get("hash"))):
-                entries.setItem(i, j, QTableWidgetItem(str(v)))
+                entries.setItem(i, j, QTableWidgetItem(shown(v)))
         entries.resizeColumnsToContents()
         entries.horizontalHeader().setStretchLastSection(True)
         entries.verticalHeader().setVisible(False)
@@ -101,4 +102,5 @@ class ReviewWindow(QDialog):
 
 
 def _esc(s: Any) -> str:
-    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text from a package for rich text: control characters made visible, then HTML-escaped."""
+    return shown(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
