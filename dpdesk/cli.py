@@ -502,16 +502,29 @@ def _silence_stdout() -> None:
 
 
 def _gui(args: argparse.Namespace) -> int:
+    """Start the desktop app; a start-up failure is one line with its cause and fix on the terminal, exit 2 (and
+    a dialog where Qt can start, a line in the dpdesk home's startup.log where it is writable)."""
+    from dpdesk.gui import startup
+
+    problem = startup.display_problem() or startup.qt_problem()  # before Qt can abort the process
+    if problem is None:
+        home, problem = startup.home_problem()
+    if problem is not None:
+        print(f"dpdesk: {startup.report(problem)}", file=sys.stderr)
+        return 2
     try:
         from dpdesk.gui.app import main as gui_main
-    except ImportError as exc:
-        gui_missing = _(
-            "The dpdesk desktop app cannot start: Qt (PySide6) is not installed. Everything it does is available "
-            "from the command line: dpdesk budget, release, simulate, ledger (see dpdesk --help)."
-        )
-        print(f"{gui_missing} ({exc})", file=sys.stderr)
+
+        return int(gui_main(getattr(args, "file", None)))  # pragma: no cover - the GUI has its own tests
+    except DpdeskError as exc:
+        print(f"dpdesk: {startup.report(str(exc), home=home)}", file=sys.stderr)
         return 2
-    return int(gui_main(getattr(args, "file", None)))  # pragma: no cover - the GUI has its own tests
+    except Exception as exc:  # noqa: BLE001 - any failure to start is reported, never a bare traceback
+        what = _(
+            "the desktop app could not start ({kind}); use the command line meanwhile: dpdesk --help"
+        ).format(kind=type(exc).__name__)
+        print(f"dpdesk: {startup.report(what, exc, home)}", file=sys.stderr)
+        return 2
 
 
 def _load_plan(path: str, codebook: str | None) -> Plan:

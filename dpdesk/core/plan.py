@@ -65,6 +65,9 @@ MAX_CATEGORIES = 10_000
 MAX_BINS = 10_000
 MAX_ABS_BOUND = 1e15
 MAX_QUERIES = 1_000
+#: At most this many released cells in one plan (a grouped histogram has categories x bins x groups): the
+#: designs, the tables and the noise are allocated per cell, so a larger plan is refused before any of them.
+MAX_PLAN_CELLS = 1_000_000
 MAX_NAME_LENGTH = 200
 #: The smallest non-zero delta a budget or a query may have: the Gaussian calibration is proven (and
 #: tested against 50-digit references) down to here; smaller deltas buy nothing a person could notice.
@@ -672,10 +675,20 @@ def _parse_queries(
         raise PlanError("queries", "list at least one query")
     if len(value) > MAX_QUERIES:
         raise PlanError("queries", f"at most {MAX_QUERIES} queries are supported in one plan")
+    from dpdesk.core import statistics
+
     out: list[QuerySpec] = []
     names: set[str] = set()
+    cells = 0
     for i, q in enumerate(value):
         spec = _parse_query(q, f"queries[{i}]", columns)
+        cells += statistics.REGISTRY[spec.statistic].n_cells(spec, columns)
+        if cells > MAX_PLAN_CELLS:
+            raise PlanError(
+                f"queries[{i}]",
+                f"the plan would release more than {MAX_PLAN_CELLS:,} cells (a grouped histogram has "
+                "categories x bins x groups); split it into smaller plans",
+            )
         if spec.name in names:
             raise PlanError(
                 f"queries[{i}].name", f"{spec.name!r} is used by an earlier query; names must differ"

@@ -10,7 +10,10 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
+import stat
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from dpdesk.core.errors import InputError
@@ -23,6 +26,44 @@ MAX_XLSX_UNPACKED = 2 * 1024**3
 MAX_XLSX_RATIO = 200
 #: Read and inflate size when checking an .xlsx part's real size (bounds the check's memory).
 XLSX_CHECK_CHUNK = 1024 * 1024
+#: An .xlsx sheet may span at most this many cells (its last row x its last column, as its dimension and every
+#: cell and row reference say): calamine allocates the whole rectangle, so one far-off cell in a small file
+#: would otherwise cost gigabytes (and a cell at XFD1048576 aborted the process).
+MAX_XLSX_CELLS = 20_000_000
+#: The largest sheet Excel itself makes: 1,048,576 rows by 16,384 columns (XFD).
+XLSX_MAX_ROW, XLSX_MAX_COL = 1_048_576, 16_384
+#: A Parquet file is refused when its declared columns would decode to more than this many bytes and more
+#: than :data:`MAX_PARQUET_RATIO` times the file's size (estimated from its metadata, before any decoding).
+MAX_PARQUET_DECODED = 1024**3
+MAX_PARQUET_RATIO = 200
+#: A Parquet footer (its metadata) larger than this is refused.
+MAX_PARQUET_FOOTER = 64 * 1024**2
+
+
+def check_regular_file(path: Path) -> None:
+    """Refuse anything but a regular file (a device such as /dev/zero, a FIFO, a socket, a folder) at once:
+    such a file never ends, or blocks the reader, and has no stable contents to key a ledger on.
+
+    The file is opened without blocking (a FIFO with no writer would block a plain open) and checked on the
+    open descriptor."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise InputError(str(path), "no such file") from None
+    except IsADirectoryError:
+        raise InputError(str(path), "is a folder, not a data file") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise InputError(str(path), "is a folder, not a data file")
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            str(path), "is not a regular file (a device, pipe or socket); dpdesk reads data only from files"
+        )
 
 
 def check_rows(path: Path, n_rows: int) -> None:
@@ -129,6 +170,7 @@ def _check_xlsx_part(
     copy = zipfile.ZipInfo(name)
     copy.file_size = declared  # known up front, so the writer picks zip64 for a part over 2 GiB
     crc = 0
+    refs = _CellRefScan(path, name)
     with out.open(copy, "w") if out is not None else contextlib.nullcontext() as w:
         left, data, real = info.compress_size, b"", 0
         if stored:
@@ -138,6 +180,7 @@ def _check_xlsx_part(
                     raise InputError(str(path), damaged)  # the file ends before the part does
                 left -= len(data)
                 real += len(data)
+                refs.feed(data)
                 if w is not None:
                     w.write(data)
                 else:
@@ -160,6 +203,7 @@ def _check_xlsx_part(
                         )
                     if not chunk and not data and not left:
                         raise InputError(str(path), damaged)  # the stream stops before its end
+                    refs.feed(chunk)
                     if w is not None:
                         w.write(chunk)
                     else:
@@ -172,5 +216,311 @@ def _check_xlsx_part(
                 f"the workbook part {name!r} unpacks to {real} bytes, not the {declared} bytes its header "
                 "declares; the workbook is damaged or forged",
             )
+    refs.finish()
     if (copy.CRC if w is not None else crc) != info.CRC:  # the copy carries a fresh checksum: check it here
         raise InputError(str(path), damaged)
+
+
+#: A sheet's ``<dimension ref="A1:C9">``, ``<row r="9">`` and ``<c r="C9">`` (any namespace prefix), as calamine
+#: reads them: the tag's local name, then its attributes up to the end of the tag.
+_TAG_RE = re.compile(rb"""<(?:[A-Za-z_][\w.-]*:)?(dimension|row|c)(?=[\s/>])((?:[^>"']|"[^"]*"|'[^']*')*)>""")
+_ATTR_RE = re.compile(rb"(?:^|\s)(r|ref)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
+_CELL_RE = re.compile(rb"\$?([A-Za-z]{0,3})\$?([0-9]{0,7})")
+#: A tag may not be longer than this (the scan keeps an unfinished tag between chunks).
+_MAX_TAG = 1024 * 1024
+
+
+class _CellRefScan:
+    """Pre-scan of one workbook part, as it is inflated, for the cell references a sheet can lie about: its
+    dimension and every row and cell reference (a cell or row without one follows the previous). Refuses a
+    reference past Excel's last row or column, or a sheet whose last row x last column exceeds
+    :data:`MAX_XLSX_CELLS`, before calamine ever reads the part."""
+
+    def __init__(self, path: Path, part: str) -> None:
+        self.path, self.part = path, part
+        self.tail = b""
+        self.row = 0
+        self.col = 0
+        self.max_row = 0
+        self.max_col = 0
+        self.cells = 0
+
+    def feed(self, data: bytes) -> None:
+        buf = self.tail + data
+        end = buf.rfind(b">") + 1
+        start = buf.rfind(b"<")
+        cut = start if start >= end else len(buf)
+        for m in _TAG_RE.finditer(buf, 0, cut):
+            self._tag(m.group(1), m.group(2))
+        self.tail = buf[cut:]
+        if len(self.tail) > _MAX_TAG:
+            self._refuse("has a tag longer than 1 MiB")
+
+    def finish(self) -> None:
+        self.tail = b""
+
+    def _tag(self, kind: bytes, attrs: bytes) -> None:
+        # every value that looks like the reference is bounded (not only the one a reader would take)
+        want = b"ref" if kind == b"dimension" else b"r"
+        refs = [
+            a.group(2) if a.group(2) is not None else a.group(3)
+            for a in _ATTR_RE.finditer(attrs)
+            if a.group(1) == want
+        ]
+        if kind == b"dimension":
+            for ref in refs:
+                for part in ref.split(b":"):
+                    self._cell(part)
+            return
+        if kind == b"row":
+            rows = [self._number(ref) for ref in refs]
+            self.row = rows[0] if rows else self.row + 1
+            self.col = 0
+            self._bound(max(rows, default=self.row), 1)
+            return
+        self.cells += 1
+        if self.cells > MAX_XLSX_CELLS:
+            self._refuse(f"has more than {MAX_XLSX_CELLS:,} cells, more than dpdesk reads from a workbook")
+        found = [self._cell(ref) for ref in refs]
+        if found:
+            self.col, row = found[0]
+            if row:
+                self.row = row
+        else:
+            self.col += 1
+        self._bound(max(self.row, 1), self.col)
+
+    def _cell(self, ref: bytes) -> tuple[int, int]:
+        m = _CELL_RE.fullmatch(ref.strip())
+        if m is None:
+            self._refuse(f"has a malformed cell reference {ref[:40].decode('latin-1')!r}")
+        assert m is not None
+        col = 0
+        for ch in m.group(1).upper():
+            col = col * 26 + ch - 64
+        row = int(m.group(2)) if m.group(2) else 0
+        self._bound(row, col)
+        return col, row
+
+    def _number(self, ref: bytes) -> int:
+        if not ref.strip().isdigit() or len(ref.strip()) > 7:
+            self._refuse(f"has a malformed row number {ref[:40].decode('latin-1')!r}")
+        return int(ref)
+
+    def _bound(self, row: int, col: int) -> None:
+        if row > XLSX_MAX_ROW or col > XLSX_MAX_COL:
+            self._refuse(
+                f"refers to a cell beyond Excel's last row {XLSX_MAX_ROW} or column XFD "
+                f"(row {row}, column {col})"
+            )
+        self.max_row, self.max_col = max(self.max_row, row), max(self.max_col, col)
+        if self.max_row * self.max_col > MAX_XLSX_CELLS:
+            self._refuse(
+                f"spans {self.max_row} rows by {self.max_col} columns, more than the {MAX_XLSX_CELLS:,} cells "
+                "dpdesk reads from a workbook (a far-off cell makes the reader allocate them all); delete "
+                "the far-off cells or export the sheet as CSV"
+            )
+
+    def _refuse(self, what: str) -> None:
+        raise InputError(str(self.path), f"the workbook part {self.part!r} {what}")
+
+
+def check_parquet(path: Path, columns: set[str] | None = None) -> None:
+    """Refuse a Parquet file whose metadata (read here, before polars decodes anything) is damaged, or says that
+    the named columns (stripped names; None: every column) would decode to more than :data:`MAX_PARQUET_DECODED`
+    bytes and more than :data:`MAX_PARQUET_RATIO` times the file's size, or to more than :data:`MAX_ROWS` rows.
+
+    The estimate, per column chunk: 16 bytes per row or value (whichever the metadata says is more) plus its
+    uncompressed size. A run-length or dictionary encoding can make a small file stand for a very large table;
+    the metadata says how large before any page is decoded.
+    """
+    damaged = "is not a valid Parquet file (its metadata is damaged)"
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            if size < 12:
+                raise InputError(str(path), damaged)
+            f.seek(size - 8)
+            tail = f.read(8)
+            if tail[4:] != b"PAR1":
+                raise InputError(str(path), "is not a Parquet file (it does not end in PAR1)")
+            length = int.from_bytes(tail[:4], "little")
+            if length > MAX_PARQUET_FOOTER or length > size - 12:
+                raise InputError(str(path), damaged)
+            f.seek(size - 8 - length)
+            footer = f.read(length)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        rows, chunks = _ThriftCompact(footer).file_metadata()
+    except (IndexError, ValueError, RecursionError):
+        raise InputError(str(path), damaged) from None
+    group_rows = sum(max(r, 0) for r, _ in chunks)
+    if max(rows, group_rows) > MAX_ROWS or rows < 0:
+        raise InputError(
+            str(path), f"more than {MAX_ROWS} rows (as its metadata says); dpdesk handles at most that many"
+        )
+    estimate = 0
+    for group_rows, cols in chunks:
+        for name, values, uncompressed in cols:
+            if columns is None or name.strip() in columns:
+                estimate += 16 * max(group_rows, values, 0) + max(uncompressed, 0)
+    if estimate > MAX_PARQUET_DECODED and estimate > MAX_PARQUET_RATIO * max(size, 1):
+        raise InputError(
+            str(path),
+            f"its columns would decode to about {estimate / 2**20:,.0f} MiB from a {size / 2**20:.1f} MiB file "
+            f"(as its metadata says); refused as a possible decompression bomb (limit: "
+            f"{MAX_PARQUET_DECODED // 2**20} MiB, or {MAX_PARQUET_RATIO} times the file's size)",
+        )
+
+
+class _ThriftCompact:
+    """Just enough of Thrift's compact protocol to read a Parquet footer's row counts and column chunk sizes;
+    everything else is skipped. Every length is checked against the bytes left (IndexError/ValueError)."""
+
+    MAX_DEPTH = 64
+
+    def __init__(self, data: bytes) -> None:
+        self.d = data
+        self.i = 0
+
+    def byte(self) -> int:
+        b = self.d[self.i]
+        self.i += 1
+        return b
+
+    def varint(self) -> int:
+        out = shift = 0
+        while True:
+            b = self.byte()
+            out |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return out
+            shift += 7
+            if shift > 70:
+                raise ValueError("varint too long")
+
+    def zigzag(self) -> int:
+        n = self.varint()
+        return (n >> 1) ^ -(n & 1)
+
+    def binary(self) -> bytes:
+        n = self.varint()
+        if n > len(self.d) - self.i:
+            raise ValueError("binary past the end")
+        out = self.d[self.i : self.i + n]
+        self.i += n
+        return out
+
+    def fields(self) -> Iterator[tuple[int, int]]:
+        """A struct's (field id, type) pairs; the caller reads or skips each value."""
+        last = 0
+        while True:
+            head = self.byte()
+            if head == 0:
+                return
+            delta, kind = head >> 4, head & 0x0F
+            last = last + delta if delta else self.zigzag()
+            yield last, kind
+
+    def list_head(self) -> tuple[int, int]:
+        head = self.byte()
+        n, kind = head >> 4, head & 0x0F
+        if n == 15:
+            n = self.varint()
+        if n > len(self.d) - self.i:  # every element takes at least a byte
+            raise ValueError("list past the end")
+        return n, kind
+
+    def skip(self, kind: int, depth: int = 0) -> None:
+        if depth > self.MAX_DEPTH:
+            raise ValueError("nested too deeply")
+        if kind in (1, 2):
+            return
+        if kind == 3:
+            self.i += 1
+        elif kind in (4, 5, 6):
+            self.varint()
+        elif kind == 7:
+            self.i += 8
+        elif kind == 8:
+            self.binary()
+        elif kind in (9, 10):
+            n, elem = self.list_head()
+            for _ in range(n):
+                if elem in (1, 2):
+                    self.byte()
+                else:
+                    self.skip(elem, depth + 1)
+        elif kind == 11:
+            n = self.varint()
+            if n > len(self.d) - self.i:
+                raise ValueError("map past the end")
+            if n:
+                kv = self.byte()
+                for _ in range(n):
+                    self.skip(kv >> 4, depth + 1)
+                    self.skip(kv & 0x0F, depth + 1)
+        elif kind == 12:
+            for _, k in self.fields():
+                self.skip(k, depth + 1)
+        else:
+            raise ValueError(f"unknown type {kind}")
+        if self.i > len(self.d):
+            raise ValueError("past the end")
+
+    def file_metadata(self) -> tuple[int, list[tuple[int, list[tuple[str, int, int]]]]]:
+        """FileMetaData: (num_rows, [(row group num_rows, [(column name, num_values, uncompressed size)])])."""
+        rows, groups = 0, []
+        for fid, kind in self.fields():
+            if fid == 3 and kind == 6:
+                rows = self.zigzag()
+            elif fid == 4 and kind == 9:
+                n, elem = self.list_head()
+                if elem != 12:
+                    raise ValueError("row groups are not structs")
+                groups = [self._row_group() for _ in range(n)]
+            else:
+                self.skip(kind)
+        return rows, groups
+
+    def _row_group(self) -> tuple[int, list[tuple[str, int, int]]]:
+        rows, cols = 0, []
+        for fid, kind in self.fields():
+            if fid == 1 and kind == 9:
+                n, elem = self.list_head()
+                if elem != 12:
+                    raise ValueError("column chunks are not structs")
+                cols = [self._column_chunk() for _ in range(n)]
+            elif fid == 3 and kind == 6:
+                rows = self.zigzag()
+            else:
+                self.skip(kind)
+        return rows, cols
+
+    def _column_chunk(self) -> tuple[str, int, int]:
+        out = ("", 0, 0)
+        for fid, kind in self.fields():
+            if fid == 3 and kind == 12:
+                out = self._column_meta()
+            else:
+                self.skip(kind)
+        return out
+
+    def _column_meta(self) -> tuple[str, int, int]:
+        name, values, uncompressed = "", 0, 0
+        for fid, kind in self.fields():
+            if fid == 3 and kind == 9:
+                n, elem = self.list_head()
+                parts = [self.binary().decode("utf-8", "replace") for _ in range(n)] if elem == 8 else []
+                if elem != 8:
+                    for _ in range(n):
+                        self.skip(elem)
+                name = parts[0] if parts else ""
+            elif fid == 5 and kind == 6:
+                values = self.zigzag()
+            elif fid == 6 and kind == 6:
+                uncompressed = self.zigzag()
+            else:
+                self.skip(kind)
+        return name, values, uncompressed

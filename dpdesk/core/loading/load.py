@@ -7,6 +7,7 @@ from pathlib import Path
 from dpdesk.core.errors import InputError
 from dpdesk.core.loading.csvfile import load_csv
 from dpdesk.core.loading.excel import XLSX_SUFFIXES, load_xlsx
+from dpdesk.core.loading.guards import check_regular_file
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES, load_parquet
 from dpdesk.core.loading.table import Table
 from dpdesk.core.plan import ColumnSpec
@@ -24,10 +25,7 @@ def load_table(
 ) -> Table:
     """Load the declared ``columns`` (and an optional id column) of a CSV, .xlsx or Parquet file."""
     p = Path(path)
-    if not p.exists():
-        raise InputError(str(p), "no such file")
-    if p.is_dir():
-        raise InputError(str(p), "is a folder, not a data file")
+    check_regular_file(p)  # a device or a FIFO is refused at once, before any reader opens it
     suffix = p.suffix.lower()
     if suffix in XLSX_SUFFIXES:
         return load_xlsx(p, columns, id_column, progress)

@@ -93,7 +93,10 @@ class Table:
 
 def file_sha256(path: str | Path, progress: Progress = NULL_PROGRESS) -> str:
     """SHA-256 of a file's bytes (the dataset key), read in blocks with progress."""
+    from dpdesk.core.loading.guards import check_regular_file
+
     p = Path(path)
+    check_regular_file(p)  # /dev/zero would be hashed for ever, a FIFO would block the open
     h = hashlib.sha256()
     try:
         total = p.stat().st_size

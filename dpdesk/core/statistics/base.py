@@ -236,6 +236,13 @@ class Statistic:
         """Its own fields in the plan file's format (after the shared ones)."""
         return {}
 
+    def n_cells(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
+        """How many cells its design will have (one per group, or one), counted from the plan alone so that
+        a plan too large to design is refused before anything is allocated."""
+        if spec.group_by is None:
+            return 1
+        return len(columns[spec.group_by].categories or ())
+
     # ------------------------------------------------------------------ design, exact, release
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
         """Sensitivity (with the derivation), components and cells, from the plan alone."""

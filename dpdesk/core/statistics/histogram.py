@@ -117,6 +117,12 @@ class Histogram(Statistic):
         bins = cast(HistogramQuery, spec).bins
         return {} if bins is None else {"bins": [_num_out(b) for b in bins]}
 
+    def n_cells(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
+        col = columns[spec.column or ""]
+        bins = cast(HistogramQuery, spec).bins
+        per_group = len(col.categories or ()) if col.type == "category" else len(bins or ()) - 1
+        return super().n_cells(spec, columns) * per_group
+
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
         col = plan.columns[spec.column or ""]
         groups = group_cells(spec, plan)
