@@ -238,6 +238,31 @@ def _build_parser() -> argparse.ArgumentParser:
         ),
     )
     v.add_argument("--reason", required=True, help=_("why (kept with the old identity folder)"))
+    v.add_argument(
+        "--approval",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help=_("the officer's approval, one for each governed dataset of this home"),
+    )
+
+    v = verbs.add_parser(
+        "link",
+        prog="dpdesk ledger link",
+        help=_("charge a table that resembles a known dataset to that dataset's ledger"),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--to", required=True, metavar="ds-...", help=_("the known dataset's public name"))
+
+    v = verbs.add_parser(
+        "declare-new",
+        prog="dpdesk ledger declare-new",
+        help=_("(privacy officer) declare a table that resembles a known dataset a new dataset"),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument("--resembles", required=True, metavar="ds-...", help=_("the known dataset it resembles"))
+    v.add_argument("--reason", required=True, help=_("why it is a new dataset (recorded in both ledgers)"))
+    v.add_argument("--approval", metavar="FILE", help=approval_help)
 
     v = verbs.add_parser(
         "acknowledge",
@@ -442,6 +467,13 @@ def _add_officer_parser(sub: Any) -> None:
     )
     approval_args(v)
     v.add_argument("--new-dataset", required=True, metavar="ds-...", help=_("the near-copy's public name"))
+    v = verbs.add_parser(
+        "approve-forget-identity",
+        prog="dpdesk officer approve-forget-identity",
+        help=_("approve forgetting the content identities of the curator's dpdesk home"),
+    )
+    approval_args(v)
+    v.add_argument("--reason", required=True, help=_("the reason the curator will record (the same words)"))
     v = verbs.add_parser(
         "approve-rotate",
         prog="dpdesk officer approve-rotate",
@@ -724,7 +756,6 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _tell_migration(result.migration)
-    _tell_migration(result.resemblance)
     e = result.entry
     n = len(plan.queries)
     print(
@@ -1047,6 +1078,8 @@ def _cmd_officer(args: argparse.Namespace) -> int:
         action, params = "change_policy", svc.policy_approval(args.require_signed_plans)
     elif verb == "approve-declare-new":
         action, params = "declare_new", svc.declare_new_approval(args.new_dataset)
+    elif verb == "approve-forget-identity":
+        action, params = "forget_identity", svc.forget_identity_approval(args.reason)
     else:
         action, params = "rotate_key", svc.rotate_approval(Path(args.new_officer))
     prompt = (
@@ -1211,14 +1244,59 @@ _LEDGER_VERBS: dict[str, Any] = {
     "change-settings": lambda a: _ledger_change_settings(a.data, a.plan, a.reason, a.approval),
     "head": lambda a: _ledger_head(a.data, a.json),
     "govern": lambda a: _ledger_govern(a.data, a.officer, a.require_signed_plans, a.approval),
-    "forget-identity": lambda a: _ledger_forget_identity(a.reason),
+    "forget-identity": lambda a: _ledger_forget_identity(a.reason, a.approval),
+    "link": lambda a: _ledger_link(a.data, a.to),
+    "declare-new": lambda a: _ledger_declare_new(a.data, a.resembles, a.reason, a.approval),
 }
 
 
-def _ledger_forget_identity(reason: str) -> int:
-    from dpdesk.services.ledger import forget_identity
+def _ledger_link(data: str, to: str) -> int:
+    from dpdesk.services.ledger import LinkRequest, link_dataset
 
-    done = forget_identity(dpdesk_home(), reason)
+    done = link_dataset(LinkRequest(_dataset(data), to), _progress())
+    if done.entry is None:
+        print(_("{data} is charged to dataset {dataset} already.").format(data=data, dataset=done.dataset))
+    else:
+        print(
+            _(
+                "{data} is now charged to dataset {dataset}: its releases spend that dataset's budget (ledger entry "
+                "{seq}, a link)."
+            ).format(data=data, dataset=done.dataset, seq=done.entry["seq"])
+        )
+    return 0
+
+
+def _ledger_declare_new(data: str, resembles: str, reason: str, approval: str | None) -> int:
+    from dpdesk.core.governance import ApprovalRequired
+    from dpdesk.services.ledger import DeclareNewRequest, declare_new, new_dataset_name
+
+    dataset = _dataset(data)
+    try:
+        done = declare_new(
+            DeclareNewRequest(dataset, resembles, reason, Path(approval) if approval else None), _progress()
+        )
+    except ApprovalRequired:
+        print(
+            _(
+                "dpdesk: the officer signs this with: dpdesk officer approve-declare-new --dataset {known} "
+                "--head SEQ:HASH --new-dataset {new} (the head of {known}: dpdesk ledger head --data <its file>)"
+            ).format(known=resembles, new=new_dataset_name(dataset)),
+            file=sys.stderr,
+        )
+        raise
+    print(
+        _(
+            "{data} is a new dataset, {new}, with its own budget; recorded in the ledger of {known} (entry {seq}) "
+            "and as the first entry of its own."
+        ).format(data=data, new=done.dataset, known=resembles, seq=done.entry["seq"])
+    )
+    return 0
+
+
+def _ledger_forget_identity(reason: str, approvals: list[str]) -> int:
+    from dpdesk.services.ledger import ForgetIdentityRequest, forget_identity
+
+    done = forget_identity(ForgetIdentityRequest(dpdesk_home(), reason, tuple(Path(a) for a in approvals)))
     print(
         _(
             "The content identities of {n} dataset(s) were forgotten; the old identity folder is kept beside the "

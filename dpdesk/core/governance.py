@@ -8,7 +8,8 @@ them from a ledger's entries and gates the ledger's changes:
   ``change_policy``) or the key (an approval of ``rotate_key``, signed by the recovery key);
 - an ``acknowledge`` entry of a governed dataset carries the governance over into the new chain (its
   ``governance`` field);
-- from then on each ``settings``, ``acknowledge`` and later ``govern`` entry holds the officer's signed approval
+- from then on each ``settings``, ``acknowledge``, ``declare_new``, ``forget_identity`` and later ``govern``
+  entry holds the officer's signed approval
   (``approval``: its payload and signature, as :meth:`~dpdesk.core.officer.VerifiedApproval.to_record` gives),
   bound to the ledger head it applies to, and, when the policy requires signed plans, so does each ``spend``;
 - an approval is good once: its nonce is recorded with it, and an approval whose nonce any entry holds is refused.
@@ -52,9 +53,14 @@ from dpdesk.i18n import _
 
 GENESIS = "0" * 64
 #: The entry types whose every instance on a governed dataset needs an approval (``govern`` after the first).
-GATED = ("settings", "acknowledge")
+GATED = ("settings", "acknowledge", "declare_new", "forget_identity")
 #: The approval action each gated entry type records.
-ACTION_OF = {"settings": "change_settings", "acknowledge": "acknowledge"}
+ACTION_OF = {
+    "settings": "change_settings",
+    "acknowledge": "acknowledge",
+    "declare_new": "declare_new",
+    "forget_identity": "forget_identity",
+}
 
 
 class ApprovalRequired(ApprovalError):
@@ -477,6 +483,10 @@ def _params_of(e: Mapping[str, Any], action: str) -> Mapping[str, Any] | None:
         from dpdesk.core.officer import settings_params
 
         return settings_params(e["settings"]) if isinstance(e.get("settings"), Mapping) else None
+    if action == "declare_new":
+        return {"new_dataset": e.get("new_dataset")}
+    if action == "forget_identity":
+        return {"reason": e.get("reason")}
     if action == "approve_plan":
         plan = e.get("plan")
         if isinstance(plan, Mapping) and isinstance(plan.get("budget"), Mapping):

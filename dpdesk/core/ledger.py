@@ -26,7 +26,11 @@ reason), ``acknowledge`` (a broken ledger accepted by an officer), ``package`` (
 package), ``migrate`` (the rebuild of a ledger from before public ids), ``correction`` (a charge added
 for spends booked too low by an earlier version; see :mod:`dpdesk.core.recost`), ``govern`` (the dataset placed
 under a privacy officer's key, or its policy or key changed with their approval; see
-:mod:`dpdesk.core.governance`).
+:mod:`dpdesk.core.governance`), ``link`` (a near-copy of the table, a new local key, charged to this ledger from
+now on), ``declare_new`` (a near-copy declared a new dataset, naming it; with the officer's approval when
+governed) and ``declared_new`` (the first entry of that new dataset, naming the one it resembles), and
+``forget_identity`` (the home's content identities forgotten, with the officer's approval when governed). None
+of them records an overlap count or anything else derived from the rows (see :mod:`dpdesk.core.recognition`).
 """
 
 from __future__ import annotations
@@ -71,6 +75,10 @@ class EntryType(StrEnum):
     MIGRATE = "migrate"
     CORRECTION = "correction"
     GOVERN = "govern"
+    LINK = "link"
+    DECLARE_NEW = "declare_new"
+    DECLARED_NEW = "declared_new"
+    FORGET_IDENTITY = "forget_identity"
 
 
 ENTRY_TYPES = tuple(t.value for t in EntryType)
@@ -792,6 +800,44 @@ class GovernEntry(Entry):
         return dict(a) if isinstance(a, dict) else None
 
 
+@dataclass(frozen=True)
+class LinkEntry(Entry):
+    """A near-copy of the table linked to this dataset: a new local key, charged to this ledger from now on.
+
+    It records who decided (``decided_by``), never which file, how much it overlaps, or a hash of it."""
+
+    @property
+    def decided_by(self) -> str:
+        """Who decided (``curator``)."""
+        return str(self.fields.get("decided_by", ""))
+
+
+@dataclass(frozen=True)
+class DeclareNewEntry(Entry):
+    """A near-copy of this dataset's table declared a new dataset (``new_dataset``), with the reason and, when
+    governed, the officer's approval."""
+
+    @property
+    def new_dataset(self) -> str:
+        """The new dataset's public name."""
+        return str(self.fields["new_dataset"])
+
+
+@dataclass(frozen=True)
+class DeclaredNewEntry(Entry):
+    """The first entry of a dataset declared new although it resembles another (``resembles``)."""
+
+    @property
+    def resembles(self) -> str:
+        """The public name of the dataset it resembles."""
+        return str(self.fields["resembles"])
+
+
+@dataclass(frozen=True)
+class ForgetIdentityEntry(Entry):
+    """The home's content identities were forgotten (the reason; the officer's approval when governed)."""
+
+
 _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.SETTINGS: SettingsEntry,
     EntryType.SPEND: SpendEntry,
@@ -801,6 +847,10 @@ _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.MIGRATE: MigrateEntry,
     EntryType.CORRECTION: CorrectionEntry,
     EntryType.GOVERN: GovernEntry,
+    EntryType.LINK: LinkEntry,
+    EntryType.DECLARE_NEW: DeclareNewEntry,
+    EntryType.DECLARED_NEW: DeclaredNewEntry,
+    EntryType.FORGET_IDENTITY: ForgetIdentityEntry,
 }
 _HEADER = ("seq", "type", "time", "dataset", "prev", "hash")
 
@@ -1147,6 +1197,22 @@ def link_key(home: Path, sha256: str, dataset: str) -> str:
         _fsync_dir(folder / "keys")
     _remember_content(home, sha256, dataset)
     return dataset
+
+
+def assign_key(home: Path, sha256: str, dataset: str) -> None:
+    """Give a file with no dataset yet the public name ``dataset`` (a near-copy declared new); refused
+    (:class:`LedgerError`) when the file names another dataset already."""
+    folder = home / "ledgers"
+    with _locked(folder / "keys.lock"):
+        known = _read_key(folder, sha256)
+        if known is None:
+            _write_key(folder, sha256, dataset)
+        elif known != dataset:
+            raise LedgerError(
+                _("this table belongs to dataset {dataset} already; nothing was declared").format(
+                    dataset=known
+                )
+            )
 
 
 def _scrub(value: Any, key: str, dataset: str) -> Any:

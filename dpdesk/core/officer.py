@@ -32,6 +32,7 @@ Action kinds (:data:`ACTIONS`) and their parameters:
 - ``acknowledge``: ``{"reason": str, "costs": [{...}, ...]}``, a broken ledger accepted at stated costs (and
   ``"settings"`` when the officer states them too);
 - ``declare_new``: ``{"new_dataset": "ds-..."}``, a near-copy declared a new dataset;
+- ``forget_identity``: ``{"reason": str}``, the home's content identities forgotten (the lost secret);
 - ``approve_plan``: ``{"plan_sha256": hex, "budget": {...}}``, a plan by its canonical hash, and its budget;
 - ``change_policy``: ``{"policy": {"require_signed_plans": bool}}``;
 - ``rotate_key``: ``{"officer": <new public key file>}``, signed by the *recovery* key (every other action
@@ -81,6 +82,7 @@ ACTIONS: Final = (
     "approve_plan",
     "change_policy",
     "rotate_key",
+    "forget_identity",
 )
 #: The one action the recovery key signs (and the officer key does not).
 ROTATE: Final = "rotate_key"
@@ -818,6 +820,9 @@ def _check_params(action: str, params: Any, dataset: str) -> dict[str, Any]:
         _exact_keys(p, ("new_dataset",), (), "params")
         if _match(_DATASET, p, "new_dataset", "params") == dataset:
             raise _Bad(_("params.new_dataset must differ from the approval's dataset"))
+    elif action == "forget_identity":
+        _exact_keys(p, ("reason",), (), "params")
+        _text(p, "reason", "params", empty=False)
     elif action == "approve_plan":
         _exact_keys(p, ("plan_sha256", "budget"), (), "params")
         _match(_HEX64, p, "plan_sha256", "params")

@@ -18,6 +18,12 @@ Files under ``<home>/identity/``:
 is recorded for its dataset the first time); (b) an unknown file whose content key is a known dataset's gets that
 dataset (its SHA-256 becomes another local key of it); (c) otherwise the file is new, and the datasets it
 resembles are listed for the caller to show.
+
+A new table that resembles a known dataset never starts a fresh budget on its own (:class:`NearCopy`, exit 3):
+the curator links it to that dataset's ledger (a ``link`` entry there; its key and content become that
+dataset's), or declares it a new dataset (a ``declare_new`` entry in the known ledger, with the officer's
+approval when governed, and a ``declared_new`` entry opening the new one). The new dataset's public name is
+fixed before the approval is asked for (:func:`pending_dataset`), so that the officer can sign it.
 """
 
 from __future__ import annotations
@@ -69,6 +75,47 @@ class Resolution:
     how: Literal["file", "content", "new"]
     ledger: Ledger
     resembles: tuple[Resemblance, ...] = field(default=())
+
+
+class NearCopy(LedgerError):
+    """A new table resembles a known dataset: no fresh budget until it is linked or declared new (exit 3).
+
+    The message (for the curator's screen only: it holds local estimates) names the dataset, the estimated
+    shares and the two ways on; ``resolution`` is what :func:`resolve` found."""
+
+    def __init__(self, resolution: Resolution) -> None:
+        super().__init__(near_copy_message(resolution))
+        self.resolution = resolution
+
+
+def near_copy_message(resolution: Resolution) -> str:
+    """Why a near-copy is refused and the two ways on (screen only: the shares are local estimates)."""
+    near = resolution.resembles[0]
+    return _(
+        "this table is new to dpdesk but resembles dataset {dataset}: it holds about {contained} of that "
+        "dataset's rows, and about {found} of its own rows are in it (local estimates, shown here only). It does "
+        "not get a fresh budget on its own. Either charge it to that dataset's ledger: dpdesk ledger link --data "
+        "FILE --to {dataset}; or, as the privacy officer, declare it a new dataset: dpdesk ledger declare-new "
+        '--data FILE --resembles {dataset} --reason "..." (with --approval FILE when the dataset is governed)'
+    ).format(dataset=near.dataset, contained=f"{near.contained:.0%}", found=f"{near.found:.0%}")
+
+
+def pending_dataset(home: Path, sha256: str) -> str:
+    """The public name a near-copy will get if it is declared new: made once per file and kept
+    (``<home>/ledgers/pending/<sha256>``, local), so that an officer's approval can name it before it exists."""
+    from dpdesk.core.ledger import new_dataset_id
+
+    folder = home / "ledgers" / "pending"
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(home / "ledgers" / "keys.lock"):
+        path = folder / sha256
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            known = path.read_text(encoding="ascii").strip()
+            if is_dataset_id(known):
+                return known
+        made = new_dataset_id()
+        write_atomic(path, made.encode("ascii"))
+        return made
 
 
 def _folder(home: Path) -> Path:

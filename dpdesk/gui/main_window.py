@@ -145,6 +145,8 @@ class MainWindow(QMainWindow):
         self.schema_view.codebook_button.clicked.connect(self.import_codebook)
         self.results_view.export_button.clicked.connect(self.export_release)
         self.ledger_view.statement_button.clicked.connect(self.export_statement)
+        self.ledger_view.link_button.clicked.connect(self.link_near_copy)
+        self.ledger_view.declare_button.clicked.connect(self.declare_near_copy_new)
         self.views_ready = True
         self._update_actions()
 
@@ -401,15 +403,30 @@ class MainWindow(QMainWindow):
             return None
         p = Path(path)
 
+        home = self.state.home
+
         def job(progress: Progress) -> Any:
+            from dpdesk.core.errors import LedgerError
             from dpdesk.core.loading import file_sha256, peek, suggest_from_peek
+            from dpdesk.services.common import Dataset
 
             pk = peek(p)
-            return pk, suggest_from_peek(pk), file_sha256(p, progress)
+            sha = file_sha256(p, progress)
+            # which dataset the table belongs to, by its bytes or its content (here in the worker: the first time,
+            # the content identity reads the whole file); a re-saved copy is linked to its dataset here
+            near: tuple[Any, ...] = ()
+            error = None
+            try:
+                found = Dataset(home, p, sha256=sha).resolve(progress)
+                if found is not None and found.dataset is None:
+                    near = found.resembles
+            except LedgerError as exc:
+                error = str(exc)
+            return pk, suggest_from_peek(pk), sha, near, error
 
         def done(result: Any) -> None:
-            pk, suggested, sha = result
-            self.state.set_data(p, pk, suggested, sha)
+            pk, suggested, sha, near, error = result
+            self.state.set_data(p, pk, suggested, sha, near, error)
             self._add_recent(p)
             self.tabs.setCurrentWidget(self.schema_view)
 
@@ -730,6 +747,79 @@ class MainWindow(QMainWindow):
             _("Approval {name} will be attached to the next release.").format(name=Path(path).name)
         )
         return True
+
+    def link_near_copy(self) -> Worker | None:
+        """(Curator) charge the opened table, which resembles a known dataset, to that dataset's ledger."""
+        s = self.state
+        if not s.near_copy or s.data_path is None:
+            return None
+        to, data, home, sha = s.near[0].dataset, s.data_path, s.home, s.sha256
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.services.common import Dataset
+            from dpdesk.services.ledger import LinkRequest, link_dataset
+
+            return link_dataset(LinkRequest(Dataset(home, data, sha256=sha), to), progress)
+
+        def done(result: Any) -> None:
+            self.state.read_ledger()
+            self.status_label.setText(
+                _("This table is now charged to dataset {dataset}.").format(dataset=result.dataset)
+            )
+
+        return self.run_job(job, done, _("Linking…"))
+
+    def declare_near_copy_new(self) -> Worker | None:
+        """(Officer) declare the opened table, which resembles a known dataset, a new dataset: a reason, and the
+        officer's approval file when that dataset is governed (cancel the file dialog when it is not)."""
+        s = self.state
+        if not s.near_copy or s.data_path is None:
+            return None
+        known, data, home, sha = s.near[0].dataset, s.data_path, s.home, s.sha256
+        reason = self.ask_text(
+            _("Declare it a new dataset"),
+            _(
+                "Why is this table a new dataset and not a copy of {dataset}? (recorded in both ledgers)"
+            ).format(dataset=known),
+        ).strip()
+        if not reason:
+            return None
+        approval = self.ask_open_path(
+            _("The officer's approval (cancel if the dataset is not governed)"), _("Approval (*.json)")
+        )
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.core.governance import ApprovalRequired
+            from dpdesk.services.common import Dataset
+            from dpdesk.services.ledger import DeclareNewRequest, declare_new, new_dataset_name
+
+            dataset = Dataset(home, data, sha256=sha)
+            request = DeclareNewRequest(dataset, known, reason, Path(approval) if approval else None)
+            try:
+                return declare_new(request, progress)
+            except ApprovalRequired as exc:
+                return str(exc), new_dataset_name(dataset)
+
+        def done(result: Any) -> None:
+            if isinstance(result, tuple):
+                message, new = result
+                self.show_error(
+                    message
+                    + "\n\n"
+                    + _(
+                        "The officer approves declaring it new (dpdesk officer approve-declare-new) for dataset "
+                        "{known} at its ledger head, naming the new dataset {new}."
+                    ).format(known=known, new=new)
+                )
+                return
+            self.state.read_ledger()
+            self.status_label.setText(
+                _("This table is now the new dataset {dataset}, with its own budget.").format(
+                    dataset=result.dataset
+                )
+            )
+
+        return self.run_job(job, done, _("Declaring a new dataset…"))
 
     def export_statement(self, path: str | None = None) -> Worker | None:
         """Write the opened dataset's budget statement (all releases, all methods) as a PDF."""

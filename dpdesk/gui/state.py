@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the engine is imported when first used, after the window is
     from dpdesk.core.budget import BudgetReport
     from dpdesk.core.loading import Peek
     from dpdesk.core.plan import Plan
+    from dpdesk.core.recognition import Resemblance
 
 
 def new_plan_data(title: str = "") -> dict[str, Any]:
@@ -89,6 +90,9 @@ class AppState(QObject):
         self.sha256: str | None = None  # the data file's SHA-256: its local ledger key, never shown or saved
         self.dataset_id: str | None = None  # the dataset's public id, once it has a ledger
         self.ledger_notice: str | None = None  # told once: the ledger was migrated from the old format
+        #: the known datasets a new table resembles (local estimates, shown on screen only), most similar first
+        self.near: tuple[Resemblance, ...] = ()
+        self.identity_error: str | None = None  # the home's content identities cannot be trusted
         self.suggested: dict[str, str] = {}
         self.plan_data: dict[str, Any] = new_plan_data()
         self.plan: Plan | None = None
@@ -168,12 +172,24 @@ class AppState(QObject):
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     # ------------------------------------------------------------------ data
-    def set_data(self, path: Path, peek: Peek, suggested: dict[str, str], sha256: str) -> None:
-        """A table was opened: show it, read its ledger, and start a plan for it if none is open."""
+    def set_data(
+        self,
+        path: Path,
+        peek: Peek,
+        suggested: dict[str, str],
+        sha256: str,
+        near: tuple[Resemblance, ...] = (),
+        identity_error: str | None = None,
+    ) -> None:
+        """A table was opened (and resolved, in the worker): show it, read its ledger, and start a plan for it if
+        none is open. ``near``: the known datasets it resembles when it is new; ``identity_error``: why its
+        dataset could not be found by content."""
         self.data_path = path
         self.peek = peek
         self.suggested = suggested
         self.sha256 = sha256
+        self.near = near
+        self.identity_error = identity_error
         self.ledger_notice = None
         self.results = []
         self.results_title = ""
@@ -207,9 +223,16 @@ class AppState(QObject):
                 self.ledger_entries = ledger.verify()
             except LedgerError as exc:
                 self.ledger_error = str(exc)
+            if self.identity_error and not self.ledger_error:
+                self.ledger_error = self.identity_error
         self._validate()
         self.ledger_changed.emit()
         self.plan_changed.emit()
+
+    @property
+    def near_copy(self) -> bool:
+        """The opened table is new but resembles a known dataset: linked or declared new before a release."""
+        return bool(self.near) and self.dataset_id is None
 
     def ledger_settings(self) -> dict[str, Any] | None:
         """The dataset's fixed settings, if it was released before."""
@@ -223,6 +246,11 @@ class AppState(QObject):
             return False, _("Open a table first.")
         if self.ledger_error:
             return False, _("The ledger of this dataset is broken; a privacy officer must look at it.")
+        if self.near_copy:
+            return False, _(
+                "This table resembles a known dataset: use that dataset's ledger, or declare it a new dataset "
+                "(Ledger tab), before releasing."
+            )
         if self.plan is None:
             return False, self.plan_error or _("The plan is not complete.")
         if self.report is not None and not self.report.fits:

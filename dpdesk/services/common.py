@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dpdesk.core.progress import NULL_PROGRESS, Progress
-from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.ledger import Ledger
@@ -54,7 +53,9 @@ class Dataset:
     def open_ledger(self, notify: Notify | None = None) -> Ledger:
         """The dataset's ledger (nothing is created); ``notify`` is told once if it was migrated just now.
 
-        With a data file, the ledger is found by content when the file's bytes are new (see :meth:`resolve`).
+        With a data file, the ledger is found by content when the file's bytes are new (see :meth:`resolve`);
+        a new table that resembles a known dataset is refused (:class:`~dpdesk.core.recognition.NearCopy`, exit
+        3): it is linked to that dataset or declared new first (:mod:`dpdesk.services.ledger`).
         """
         from dpdesk.core.ledger import Ledger, migration_notice
 
@@ -66,21 +67,13 @@ class Dataset:
             ledger = Ledger.for_dataset(self.home, self.sha256)
         if notify is not None and ledger.migrated is not None:
             notify(migration_notice(ledger.migrated))
-        if notify is not None and resolution is not None:
-            note = resemblance_notice(resolution)
-            if note is not None:
-                notify(note)
+        refuse_near_copy(resolution)
         return ledger
 
 
-def resemblance_notice(resolution: Resolution | None) -> str | None:
-    """One line for the curator's screen when a new table resembles a known dataset: its public name and the
-    estimated shares (local estimates: shown, never recorded in a ledger entry or a package); None otherwise."""
-    if resolution is None or not resolution.resembles:
-        return None
-    near = resolution.resembles[0]
-    return _(
-        "this table is new to dpdesk but resembles dataset {dataset}: it holds about {contained} of that "
-        "dataset's rows, and about {found} of its own rows are in it (local estimates). It gets its own ledger "
-        "and budget: linking it to that dataset's ledger is not available yet."
-    ).format(dataset=near.dataset, contained=f"{near.contained:.0%}", found=f"{near.found:.0%}")
+def refuse_near_copy(resolution: Resolution | None) -> None:
+    """Raise :class:`~dpdesk.core.recognition.NearCopy` when a new table resembles a known dataset."""
+    if resolution is not None and resolution.how == "new" and resolution.resembles:
+        from dpdesk.core.recognition import NearCopy
+
+        raise NearCopy(resolution)

@@ -1,5 +1,7 @@
 """The ledger's actions: list and verify, export it for an officer, export a past release again, write the
-budget statement, and the privacy officer's two: acknowledge a broken ledger, change the dataset's settings."""
+budget statement, the privacy officer's actions (acknowledge a broken ledger, change the dataset's settings,
+govern it, forget the home's content identities), and a near-copy's two ways on: link it to the dataset it
+resembles, or declare it new."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 
     from dpdesk.core.budget import EpsilonDelta
     from dpdesk.core.carryover import Assessment, StatedCost
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger import Ledger, LedgerTransaction
     from dpdesk.core.officer import GovernanceRecord, LedgerHead
     from dpdesk.services.common import Dataset, Notify
 
@@ -603,11 +605,239 @@ def govern_dataset(
     return Governed(entry, record)
 
 
-def forget_identity(home: Path, reason: str) -> list[str]:
+# ----------------------------------------------------------------------------- near-copies
+def _known_ledger(home: Path, dataset: str) -> Ledger:
+    """A known dataset's ledger by its public name (refused, :class:`UsageError`, when there is none)."""
+    from dpdesk.core.ledger import Ledger, is_dataset_id
+
+    path = home / "ledgers" / f"{dataset}.jsonl"
+    if not is_dataset_id(dataset) or not path.exists():
+        raise UsageError(
+            _("{dataset} is not a dataset with a ledger in this dpdesk home").format(dataset=dataset)
+        )
+    return Ledger(dataset, path, home=home)
+
+
+@dataclass(frozen=True)
+class LinkRequest:
+    """Charge the table ``dataset.data`` (a near-copy) to the known dataset ``to`` from now on."""
+
+    dataset: Dataset
+    to: str
+
+
+@dataclass(frozen=True)
+class Linked:
+    """The ``link`` entry written in the known dataset's ledger (None when the file was linked already)."""
+
+    dataset: str
+    entry: dict[str, Any] | None
+
+
+def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Linked:
+    """Link a new table to a known dataset: a ``link`` entry in its ledger (who decided, nothing about the
+    file), then the file's key and content become that dataset's, so its releases are charged there.
+
+    Refused (:class:`UsageError`) when the file already belongs to another dataset or ``to`` is unknown.
+    """
+    from dpdesk.core.ledger import link_key
+    from dpdesk.core.recognition import identify, record_content
+
+    home = request.dataset.home
+    resolution = request.dataset.resolve(progress)
+    if resolution is None:
+        raise UsageError(_("linking needs the data file (--data FILE)"))
+    if resolution.dataset is not None:
+        if resolution.dataset == request.to:
+            return Linked(request.to, None)
+        raise UsageError(
+            _("this table already belongs to dataset {dataset}: it cannot be linked to another").format(
+                dataset=resolution.dataset
+            )
+        )
+    ledger = _known_ledger(home, request.to)
+    progress.check_cancelled()
+    with ledger.transaction() as tx:
+        # recorded first (durably): the link is never in force without its entry
+        entry = tx.append("link", {"decided_by": "curator"})
+    link_key(home, resolution.sha256, request.to)
+    assert request.dataset.data is not None
+    content, sketch = identify(home, request.dataset.data, sha256=resolution.sha256)
+    record_content(home, request.to, content, sketch)
+    return Linked(request.to, entry)
+
+
+@dataclass(frozen=True)
+class DeclareNewRequest:
+    """(Privacy officer) declare the table ``dataset.data``, which resembles the known dataset ``resembles``, a
+    new dataset, recording ``reason`` in both ledgers; ``approval`` when ``resembles`` is governed."""
+
+    dataset: Dataset
+    resembles: str
+    reason: str
+    approval: Path | None = None
+
+
+@dataclass(frozen=True)
+class DeclaredNew:
+    """The new dataset's public name, the ``declare_new`` entry in the known ledger and the ``declared_new``
+    entry that opens the new one."""
+
+    dataset: str
+    entry: dict[str, Any]
+    first: dict[str, Any]
+
+
+def new_dataset_name(dataset: Dataset) -> str:
+    """The public name a near-copy gets if declared new (fixed now, for the officer's approval to name it)."""
+    from dpdesk.core.recognition import pending_dataset
+
+    resolution = dataset.resolve()
+    if resolution is None:
+        raise UsageError(_("declaring a new dataset needs the data file (--data FILE)"))
+    if resolution.dataset is not None:
+        raise UsageError(
+            _("this table already belongs to dataset {dataset}: there is nothing to declare").format(
+                dataset=resolution.dataset
+            )
+        )
+    return pending_dataset(dataset.home, resolution.sha256)
+
+
+def declare_new(request: DeclareNewRequest, progress: Progress = NULL_PROGRESS) -> DeclaredNew:
+    """Declare a near-copy a new dataset: a ``declare_new`` entry in the known dataset's ledger (with the
+    officer's approval of ``declare_new`` naming the new dataset, when it is governed), then the file's key
+    under the new name and a ``declared_new`` entry naming the known dataset. Nothing derived from the rows
+    is recorded.
+
+    Refused (:class:`UsageError`) without a reason, when the file belongs to a dataset already or does not
+    resemble ``resembles``; :class:`~dpdesk.core.officer.ApprovalError` when the approval is missing or wrong.
+    """
+    from dpdesk.core.governance import require
+    from dpdesk.core.ledger import Ledger, assign_key
+    from dpdesk.core.recognition import pending_dataset
+
+    reason = request.reason.strip()
+    if not reason:
+        raise UsageError(_('declaring a new dataset needs --reason "..." (it is recorded in both ledgers)'))
+    home = request.dataset.home
+    resolution = request.dataset.resolve(progress)
+    if resolution is None:
+        raise UsageError(_("declaring a new dataset needs the data file (--data FILE)"))
+    if resolution.dataset is not None:
+        raise UsageError(
+            _("this table already belongs to dataset {dataset}: there is nothing to declare").format(
+                dataset=resolution.dataset
+            )
+        )
+    if request.resembles not in {r.dataset for r in resolution.resembles}:
+        raise UsageError(
+            _("this table does not resemble dataset {dataset}: there is nothing to declare").format(
+                dataset=request.resembles
+            )
+        )
+    known = _known_ledger(home, request.resembles)
+    new = pending_dataset(home, resolution.sha256)
+    doc = _read_approval(request.approval)
+    progress.check_cancelled()
+    with known.transaction() as tx:
+        approved = require(
+            tx.entries,
+            "declare_new",
+            {"new_dataset": new},
+            doc,
+            source=str(request.approval) if request.approval is not None else None,
+            what=_("declaring a near-copy a new dataset"),
+        )
+        payload: dict[str, Any] = {
+            "new_dataset": new,
+            "reason": reason,
+            "decided_by": "officer" if approved is not None else "curator",
+        }
+        if approved is not None:
+            payload["approval"] = approved.to_record()
+        entry = tx.append("declare_new", payload)
+    assign_key(home, resolution.sha256, new)
+    ledger = Ledger.for_dataset(home, resolution.sha256)
+    with ledger.transaction() as tx:
+        first = tx.append("declared_new", {"resembles": request.resembles, "reason": reason})
+    return DeclaredNew(new, entry, first)
+
+
+@dataclass(frozen=True)
+class ForgetIdentityRequest:
+    """(Privacy officer) forget the home's content identities; ``approvals``: one approval of
+    ``forget_identity`` with this reason for each governed dataset whose identity is forgotten."""
+
+    home: Path
+    reason: str
+    approvals: tuple[Path, ...] = ()
+
+
+def _approval_dataset(doc: bytes) -> str | None:
+    """The dataset an approval file names (read only to match it to a ledger: it is verified there)."""
+    import json
+
+    try:
+        raw = json.loads(doc)
+        name = raw["payload"]["dataset"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return name if isinstance(name, str) else None
+
+
+def forget_identity(request: ForgetIdentityRequest) -> list[str]:
     """The officer's way out when the home's identity secret is lost for good
-    (:func:`dpdesk.core.recognition.forget_identities`); a blank reason is refused."""
-    if not reason.strip():
+    (:func:`dpdesk.core.recognition.forget_identities`); a blank reason is refused.
+
+    Each governed dataset whose content identity is forgotten needs the officer's approval of
+    ``forget_identity`` (with this reason, at its head): all are verified under their ledgers' locks and a
+    ``forget_identity`` entry recording each is written before anything is forgotten.
+    """
+    import contextlib
+
+    from dpdesk.core import anchor
+    from dpdesk.core.governance import governance_of, require
+    from dpdesk.core.ledger import Ledger
+
+    reason = request.reason.strip()
+    if not reason:
         raise UsageError(_("a reason is required"))
     from dpdesk.core.recognition import forget_identities
 
-    return forget_identities(home, reason.strip())
+    home = request.home
+    docs: dict[str, tuple[bytes, Path]] = {}
+    for path in request.approvals:
+        doc = _read_approval(path)
+        assert doc is not None
+        name = _approval_dataset(doc)
+        if name is None or name in docs:
+            raise UsageError(_("{path}: not an approval for one more dataset").format(path=path))
+        docs[name] = (doc, path)
+    with contextlib.ExitStack() as stack:
+        gated: list[tuple[LedgerTransaction, dict[str, Any]]] = []
+        for dataset in sorted(anchor.recorded_identities(home)):
+            path = home / "ledgers" / f"{dataset}.jsonl"
+            tx = stack.enter_context(Ledger(dataset, path, home=home).transaction())
+            if governance_of(tx.entries) is None:
+                continue
+            doc, source = docs.pop(dataset, (None, None))
+            approved = require(
+                tx.entries,
+                "forget_identity",
+                {"reason": reason},
+                doc,
+                source=str(source) if source is not None else None,
+                what=_("forgetting the content identities of this home"),
+            )
+            assert approved is not None
+            gated.append((tx, {"reason": reason, "approval": approved.to_record()}))
+        if docs:
+            raise UsageError(
+                _("an approval names dataset {dataset}, whose content identity is not forgotten here").format(
+                    dataset=", ".join(sorted(docs))
+                )
+            )
+        for tx, payload in gated:  # recorded first: an approval is used once, and what was done is on record
+            tx.append("forget_identity", payload)
+        return forget_identities(home, reason)

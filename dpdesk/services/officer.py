@@ -155,3 +155,8 @@ def rotate_approval(new_officer: Path) -> dict[str, Any]:
 def declare_new_approval(new_dataset: str) -> dict[str, Any]:
     """``declare_new``: the near-copy's public name."""
     return {"new_dataset": new_dataset}
+
+
+def forget_identity_approval(reason: str) -> dict[str, Any]:
+    """``forget_identity``: the reason the curator will record (the same words)."""
+    return {"reason": reason.strip()}

@@ -76,8 +76,6 @@ class Released:
     out: Path | None
     notes: tuple[str, ...]
     migration: str | None = None
-    #: a one-line note when the table is new but resembles a known dataset (for the curator's screen only)
-    resemblance: str | None = None
 
 
 def release_plan(
@@ -95,7 +93,7 @@ def release_plan(
     from dpdesk.core.ledger import migration_notice
     from dpdesk.core.loading import load_table
     from dpdesk.core.release import check_out_dir, release
-    from dpdesk.services.common import Dataset, resemblance_notice
+    from dpdesk.services.common import Dataset, refuse_near_copy
 
     if request.out is not None:
         check_out_dir(request.out)
@@ -123,6 +121,8 @@ def release_plan(
             # the ledger follows the table: once the data check lets the release go on, a re-saved copy of a
             # known table is linked to its dataset, before the charge
             resolved.append(Dataset(request.home, request.data, sha256=table.sha256).resolve(progress))
+            # a table that resembles a known dataset is linked or declared new first, never charged afresh
+            refuse_near_copy(resolved[0])
 
     result = release(
         request.plan,
@@ -148,5 +148,4 @@ def release_plan(
         result.out_dir,
         tuple(result.report_lines),
         migration_notice(migrated) if migrated is not None else None,
-        resemblance_notice(resolved[0]) if resolved else None,
     )

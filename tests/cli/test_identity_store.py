@@ -118,13 +118,16 @@ def test_a_near_copy_is_named_with_its_estimates_on_screen_only(
     near.write_text("".join(lines[:-3]), encoding="utf-8")  # three rows fewer
     dataset = _dataset(dpdesk_home)
     code, err = _budget(near, capsys)
-    assert code == 0 and f"resembles dataset {dataset}" in err and "%" in err, err
+    # refused, not a fresh budget (tests/cli/test_near_copy.py: linked or declared new first)
+    assert code == 3 and f"resembles dataset {dataset}" in err and "%" in err, err
     out = tmp_path / "r2"
-    assert main(["release", str(PLAN), "--data", str(near), "--out", str(out)]) == 0
+    assert main(["release", str(PLAN), "--data", str(near), "--out", str(out)]) == 3
     assert f"resembles dataset {dataset}" in capsys.readouterr().err
-    published = [p for p in out.rglob("*") if p.is_file()] + list(
-        (dpdesk_home / "ledgers").glob("ds-*.jsonl")
-    )
-    for p in published:
-        text = p.read_bytes().decode("utf-8", "replace")
-        assert ("resembl" not in text and dataset not in text) or p.stem == dataset, p
+    assert not out.exists()
+    assert main(["ledger", "link", "--data", str(near), "--to", dataset]) == 0
+    ledger = (dpdesk_home / "ledgers" / f"{dataset}.jsonl").read_text(encoding="utf-8")
+    assert "resembl" not in ledger  # the estimates stay on screen
+    link = json.loads(ledger.splitlines()[-1])
+    assert link["type"] == "link" and set(link) - {"seq", "type", "time", "dataset", "prev", "hash"} == {
+        "decided_by"
+    }

@@ -80,6 +80,8 @@ def params_for(action: str, new_officer: of.OfficerPublicKey | None = None) -> d
         return plan_params()
     if action == "change_policy":
         return {"policy": {"require_signed_plans": False}}
+    if action == "forget_identity":
+        return {"reason": "the identity secret's backup was lost"}
     assert action == of.ROTATE and new_officer is not None
     return of.rotate_params(new_officer)
 

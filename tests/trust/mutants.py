@@ -97,6 +97,7 @@ PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivi
 ACK = "tests/trust/test_acknowledge.py"
 GOV = "tests/cli/test_govern.py"
 GA = "tests/trust/test_attack_issue13.py"
+NC = "tests/cli/test_near_copy.py"
 GV = "dpdesk/core/governance.py"
 
 
@@ -1965,6 +1966,64 @@ import PySide6  # noqa: F401
         r"""            lines.append(f"  {type(exc).__module__}.{type(exc).__qualname__}, raised at:")""",
         r"""            lines.append(f"  {type(exc).__module__}.{type(exc).__qualname__}: {exc}, raised at:")""",
         ("tests/gui/test_startup.py::test_failure_while_starting_is_logged_without_values",),
+    ),
+    Mutant(
+        "NC01",
+        "near-copy: release charges a table that resembles a known dataset to a fresh budget",
+        "dpdesk/services/release.py",
+        r"""            refuse_near_copy(resolved[0])""",
+        r"""            resolved[0]""",
+        (f"{NC}::test_a_copy_with_one_row_added_is_refused_until_linked_then_charged_to_the_same_ledger",),
+    ),
+    Mutant(
+        "NC02",
+        "near-copy: budget --data (any ledger opened by its file) gives a near-copy a fresh budget",
+        "dpdesk/services/common.py",
+        r"""    if resolution is not None and resolution.how == "new" and resolution.resembles:""",
+        r"""    if False:""",
+        (f"{NC}::test_a_copy_with_one_row_added_is_refused_until_linked_then_charged_to_the_same_ledger",),
+    ),
+    Mutant(
+        "NC03",
+        "near-copy: declaring a near-copy of a governed dataset new needs no approval",
+        "dpdesk/services/ledger.py",
+        r"""    with known.transaction() as tx:
+        approved = require(""",
+        r"""    with known.transaction() as tx:
+        approved = None and require(""",
+        (f"{NC}::test_declare_new_on_a_governed_dataset_needs_the_officers_approval",),
+    ),
+    Mutant(
+        "NC04",
+        "forget-identity: a governed dataset's content identity is forgotten without the officer's approval",
+        "dpdesk/services/ledger.py",
+        r"""            if governance_of(tx.entries) is None:""",
+        r"""            if True:""",
+        (f"{NC}::test_forget_identity_on_a_governed_dataset_needs_the_officers_approval",),
+    ),
+    Mutant(
+        "NC05",
+        "review: a declare_new or forget_identity entry of a governed dataset is not re-verified",
+        "dpdesk/core/governance.py",
+        r"""GATED = ("settings", "acknowledge", "declare_new", "forget_identity")""",
+        r"""GATED = ("settings", "acknowledge")""",
+        (f"{NC}::test_declare_new_on_a_governed_dataset_needs_the_officers_approval",),
+    ),
+    Mutant(
+        "NC06",
+        "review: a declare_new entry's new name is not compared with the one its approval signs",
+        "dpdesk/core/governance.py",
+        r"""        return {"new_dataset": e.get("new_dataset")}""",
+        r"""        return None""",
+        (f"{NC}::test_declare_new_on_a_governed_dataset_needs_the_officers_approval",),
+    ),
+    Mutant(
+        "NC07",
+        "declare-new: the new dataset's first entry does not name the dataset it resembles",
+        "dpdesk/services/ledger.py",
+        r"""        first = tx.append("declared_new", {"resembles": request.resembles, "reason": reason})""",
+        r"""        first = tx.append("declared_new", {"resembles": new, "reason": reason})""",
+        (f"{NC}::test_declare_new_records_both_entries_and_starts_a_fresh_budget",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -48,12 +48,30 @@ class LedgerView(QWidget):
         self.statement_button.setToolTip(
             _("Everything this dataset has spent, across all its releases, as a PDF for a privacy officer.")
         )
+        self.link_button = QPushButton(_("Use that dataset's ledger"))
+        self.link_button.setObjectName("link_button")
+        self.link_button.setToolTip(
+            _("Charge this table's releases to the budget of the dataset it resembles (recommended).")
+        )
+        self.declare_button = QPushButton(_("Declare it a new dataset…"))
+        self.declare_button.setObjectName("declare_button")
+        self.declare_button.setToolTip(
+            _(
+                "(Privacy officer) give this table a budget of its own, with a reason recorded in both ledgers; a "
+                "governed dataset needs the officer's approval file."
+            )
+        )
+        near = QHBoxLayout()
+        near.addWidget(self.link_button)
+        near.addWidget(self.declare_button)
+        near.addStretch(1)
         row = QHBoxLayout()
         row.addWidget(self.statement_button)
         row.addStretch(1)
         row.addWidget(self.show_button)
         lay = QVBoxLayout(self)
         lay.addWidget(self.status)
+        lay.addLayout(near)
         lay.addWidget(self.table)
         lay.addLayout(row)
         state.ledger_changed.connect(self.refresh)
@@ -70,6 +88,16 @@ class LedgerView(QWidget):
                     "this dataset."
                 ).format(e=s.ledger_error)
             )
+        elif s.near_copy:
+            near = s.near[0]
+            self.status.setText(
+                _(
+                    "<b>This table is new to dpdesk but resembles dataset {dataset}</b>: it holds about {contained} "
+                    "of that dataset's rows, and about {found} of its own rows are in it (local estimates, for you "
+                    "only). It gets no budget of its own until you use that dataset's ledger, or a privacy officer "
+                    "declares it a new dataset."
+                ).format(dataset=near.dataset, contained=f"{near.contained:.0%}", found=f"{near.found:.0%}")
+            )
         elif not s.ledger_entries:
             self.status.setText(_("Nothing has been released from this dataset yet."))
         else:
@@ -81,7 +109,9 @@ class LedgerView(QWidget):
                     n=len(s.ledger_entries), r=n, id=s.dataset_id
                 )
             )
-        if s.sha256 is not None and not s.ledger_error:
+        self.link_button.setVisible(s.near_copy and not s.ledger_error)
+        self.declare_button.setVisible(s.near_copy and not s.ledger_error)
+        if s.sha256 is not None and not s.ledger_error and not s.near_copy:
             from dpdesk.core.governance import describe
 
             self.status.setText(self.status.text() + "<br>" + describe(s.ledger_entries))

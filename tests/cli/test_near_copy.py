@@ -1,0 +1,182 @@
+"""Issue 13, item 3's decision: a table that resembles a known dataset (a row added, say) never starts a fresh
+budget on its own. It is refused (exit 3, naming the dataset and the two ways on) until the curator links it to
+that dataset's ledger (``dpdesk ledger link``) or, as the officer, declares it new (``dpdesk ledger
+declare-new``, with an approval when governed), each recorded in the ledgers without anything derived from the
+rows. ``forget-identity`` needs the officer's approval on a governed dataset.
+
+Run in-process. Deterministic: one row added to 2,000 leaves both estimated shares near 100%, far above the 50%
+threshold whatever the secret; keys and nonces are random but every check holds for any of them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_govern import DATA, PLAN, Keys, approve, head, run
+
+
+def _near(tmp_path: Path) -> Path:
+    """The sample table with one row added."""
+    near = tmp_path / "near.csv"
+    near.write_text(
+        DATA.read_text(encoding="utf-8") + "33,female,12,arts,40,2000.5,west,state_01,1.2345\n",
+        encoding="utf-8",
+    )
+    return near
+
+
+def _entries(capsys: pytest.CaptureFixture[str], data: Path) -> list[dict[str, Any]]:
+    code, out, err = run(capsys, "ledger", "verify", "--data", data, "--json")
+    assert code == 0, err
+    return list(json.loads(out)["entries"])
+
+
+def _spent(capsys: pytest.CaptureFixture[str], data: Path) -> float:
+    return sum(e["charged"]["epsilon"] for e in _entries(capsys, data) if e["type"] == "spend")
+
+
+@pytest.fixture
+def known(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> str:
+    code, _out, err = run(capsys, "release", PLAN, "--data", DATA, "--out", tmp_path / "first")
+    assert code == 0, err
+    return head(capsys)[0]
+
+
+def test_a_copy_with_one_row_added_is_refused_until_linked_then_charged_to_the_same_ledger(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str, dpdesk_home: Path
+) -> None:
+    near = _near(tmp_path)
+    code, _out, err = run(capsys, "budget", PLAN, "--data", near)
+    assert code == 3 and f"resembles dataset {known}" in err and "%" in err, err
+    assert f"ledger link --data FILE --to {known}" in err and "declare-new" in err, err
+    code, _out, err = run(capsys, "release", PLAN, "--data", near, "--out", tmp_path / "r2")
+    assert code == 3 and f"resembles dataset {known}" in err and not (tmp_path / "r2").exists()
+    assert sorted(p.stem for p in (dpdesk_home / "ledgers").glob("ds-*.jsonl")) == [known]  # no fresh ledger
+    before = _spent(capsys, DATA)
+
+    code, out, err = run(capsys, "ledger", "link", "--data", near, "--to", known)
+    assert code == 0 and known in out, err
+    link = _entries(capsys, DATA)[-1]
+    assert link["type"] == "link" and link["decided_by"] == "curator"
+    # the entry records who decided, nothing about the file: no overlap, no hash, no file name
+    assert set(link) == {"seq", "type", "time", "dataset", "prev", "hash", "decided_by"}
+
+    # charged to the known dataset's ledger: the plan (0.9 of 1.0) no longer fits what the first release spent
+    code, _out, err = run(capsys, "release", PLAN, "--data", near, "--out", tmp_path / "r3")
+    assert code == 1 and "over budget" in err and not (tmp_path / "r3").exists(), err
+    assert _spent(capsys, DATA) == before
+    code, out, err = run(capsys, "budget", PLAN, "--data", near, "--json")
+    assert code == 1 and json.loads(out)["dataset"] == known, err
+    assert head(capsys, near)[0] == known
+    code, out, _err = run(capsys, "ledger", "link", "--data", near, "--to", known)
+    assert code == 0 and "already" in out
+
+
+def test_declare_new_records_both_entries_and_starts_a_fresh_budget(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str
+) -> None:
+    near = _near(tmp_path)
+    code, _out, err = run(
+        capsys, "ledger", "declare-new", "--data", near, "--resembles", known, "--reason", "  "
+    )
+    assert code == 2, err
+    code, out, err = run(
+        capsys, "ledger", "declare-new", "--data", near, "--resembles", known, "--reason", "the 2025 wave"
+    )
+    assert code == 0, err
+    declared = _entries(capsys, DATA)[-1]
+    new = declared["new_dataset"]
+    assert declared["type"] == "declare_new" and new != known and new in out
+    assert declared["reason"] == "the 2025 wave" and declared["decided_by"] == "curator"
+    assert set(declared) == {
+        "seq",
+        "type",
+        "time",
+        "dataset",
+        "prev",
+        "hash",
+        "new_dataset",
+        "reason",
+        "decided_by",
+    }
+    first = _entries(capsys, near)
+    assert [e["type"] for e in first] == ["declared_new"] and first[0]["dataset"] == new
+    assert first[0]["resembles"] == known and first[0]["reason"] == "the 2025 wave"
+    code, _out, err = run(capsys, "release", PLAN, "--data", near, "--out", tmp_path / "r2")
+    assert code == 0, err
+    assert _spent(capsys, near) == pytest.approx(_spent(capsys, DATA))  # a budget of its own, spent once
+    for data in (DATA, near):  # review of both exported ledgers accepts the new entry types
+        out_file = tmp_path / f"{data.stem}.jsonl"
+        code, _o, err = run(capsys, "ledger", "export", "--data", data, "--out", out_file)
+        assert code == 0, err
+        code, o, err = run(capsys, "review", out_file)
+        assert code == 0, o + err
+
+
+def test_declare_new_on_a_governed_dataset_needs_the_officers_approval(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str
+) -> None:
+    ann = Keys(tmp_path / "ann", capsys)
+    code, _out, err = run(capsys, "ledger", "govern", "--data", DATA, "--officer", ann.public)
+    assert code == 0, err
+    near = _near(tmp_path)
+    args = ("ledger", "declare-new", "--data", near, "--resembles", known, "--reason", "new wave")
+    code, _out, err = run(capsys, *args)
+    assert code == 2 and "approval" in err and "approve-declare-new" in err, err
+    new = err.split("--new-dataset ")[1].split()[0]
+    # an approval naming another new dataset is refused
+    wrong = approve(
+        capsys, ann, "approve-declare-new", tmp_path / "w.json", "--new-dataset", "ds-" + "0" * 32
+    )
+    code, _out, err = run(capsys, *args, "--approval", wrong)
+    assert code == 2, err
+    good = approve(capsys, ann, "approve-declare-new", tmp_path / "a.json", "--new-dataset", new)
+    code, _out, err = run(capsys, *args, "--approval", good)
+    assert code == 0, err
+    declared = _entries(capsys, DATA)[-1]
+    assert declared["type"] == "declare_new" and declared["new_dataset"] == new
+    assert declared["decided_by"] == "officer" and declared["approval"]["payload"]["action"] == "declare_new"
+    assert _entries(capsys, near)[0]["dataset"] == new
+    out_file = tmp_path / "known.jsonl"
+    assert run(capsys, "ledger", "export", "--data", DATA, "--out", out_file)[0] == 0
+    code, o, err = run(capsys, "review", out_file)
+    assert code == 0, o + err
+    # an edited new name no longer matches the officer's signature: review names it
+    chain = [json.loads(line) for line in out_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from tests.cli.test_govern import _rehash, _write
+
+    chain = [e for e in chain if isinstance(e, dict)]
+    for e in chain:
+        if e.get("type") == "declare_new":
+            e["new_dataset"] = "ds-" + "1" * 32
+    code, o, _err = run(capsys, "review", _write(tmp_path / "edited.jsonl", _rehash(chain)))
+    assert code == 1 and "approval" in o, o
+
+
+def test_forget_identity_on_a_governed_dataset_needs_the_officers_approval(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str, dpdesk_home: Path
+) -> None:
+    ann = Keys(tmp_path / "ann", capsys)
+    assert run(capsys, "ledger", "govern", "--data", DATA, "--officer", ann.public)[0] == 0
+    at = head(capsys)  # the head the officer signs for (read before the identity store is lost)
+    shutil.rmtree(dpdesk_home / "identity")
+    reason = "lost the laptop's backup"
+    code, _out, err = run(capsys, "ledger", "forget-identity", "--reason", reason)
+    assert code == 2 and "approval" in err, err
+    assert (dpdesk_home / "ledgers" / "heads" / f"{known}.json").read_text().count('"identity"') == 1
+    other = approve(capsys, ann, "approve-forget-identity", tmp_path / "o.json", "--reason", "another", at=at)
+    code, _out, err = run(capsys, "ledger", "forget-identity", "--reason", reason, "--approval", other)
+    assert code == 2, err
+    good = approve(capsys, ann, "approve-forget-identity", tmp_path / "a.json", "--reason", reason, at=at)
+    code, _out, err = run(capsys, "ledger", "forget-identity", "--reason", reason, "--approval", good)
+    assert code == 0, err
+    last = _entries(capsys, DATA)[-1]
+    assert last["type"] == "forget_identity" and last["reason"] == reason
+    assert last["approval"]["payload"]["action"] == "forget_identity"
+    code, _out, err = run(capsys, "ledger", "forget-identity", "--reason", reason, "--approval", good)
+    assert code == 2, err  # used once
