@@ -25,6 +25,9 @@ VERBS = (
     "change-settings",
     "head",
     "govern",
+    "link",
+    "declare-new",
+    "forget-identity",
 )
 
 
@@ -54,9 +57,9 @@ def test_each_verbs_help_lists_only_its_own_options(capsys: pytest.CaptureFixtur
     expected = {
         "list": {"--help", "--json"},
         "verify": {"--help", "--data", "--json"},
-        "export": {"--help", "--data", "--out"},
+        "export": {"--help", "--data", "--out", "--force"},
         "export-release": {"--help", "--data", "--out"},
-        "statement": {"--help", "--data", "--out"},
+        "statement": {"--help", "--data", "--out", "--force"},
         "acknowledge": {
             "--help",
             "--data",
@@ -70,6 +73,9 @@ def test_each_verbs_help_lists_only_its_own_options(capsys: pytest.CaptureFixtur
         "change-settings": {"--help", "--data", "--reason", "--approval"},
         "head": {"--help", "--data", "--json"},
         "govern": {"--help", "--data", "--officer", "--require-signed-plans", "--approval"},
+        "link": {"--help", "--data", "--to"},
+        "declare-new": {"--help", "--data", "--resembles", "--reason", "--approval"},
+        "forget-identity": {"--help", "--reason", "--approval"},
     }
     assert set(expected) == set(VERBS)
     for verb, options in expected.items():
