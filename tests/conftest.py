@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +22,15 @@ def dpdesk_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "dpdesk-home"
     monkeypatch.setenv("DPDESK_HOME", str(home))
     return home
+
+
+@pytest.fixture(autouse=True)
+def _gc_on_the_gui_thread() -> Iterator[None]:
+    """After a test that built the app: wait for its workers, then give garbage collection back to Python."""
+    yield
+    guard = sys.modules.get("dpdesk.gui.gc_guard")
+    if guard is not None and guard.installed():
+        from PySide6.QtCore import QThreadPool
+
+        QThreadPool.globalInstance().waitForDone()
+        guard.uninstall()

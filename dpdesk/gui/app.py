@@ -78,6 +78,9 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("dpdesk")
     app.setOrganizationName("dpdesk")
+    from dpdesk.gui import gc_guard
+
+    gc_guard.install(app)  # cycles are collected on this thread only: a worker's collection can crash Qt
     if current_language() == "zh_CN":
         tr = QTranslator(app)
         if tr.load(

@@ -2025,6 +2025,14 @@ import PySide6  # noqa: F401
         r"""        first = tx.append("declared_new", {"resembles": new, "reason": reason})""",
         (f"{NC}::test_declare_new_records_both_entries_and_starts_a_fresh_budget",),
     ),
+    Mutant(
+        "GC01",
+        "app: garbage is collected in whichever thread allocates (a worker's collection can crash Qt)",
+        "dpdesk/gui/app.py",
+        r"""    gc_guard.install(app)""",
+        r"""    pass""",
+        ("tests/gui/test_gc_guard.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
