@@ -2033,6 +2033,30 @@ import PySide6  # noqa: F401
         r"""    pass""",
         ("tests/gui/test_gc_guard.py",),
     ),
+    Mutant(
+        "FT01",
+        "fit to the budget: the reserve kept for later releases is not kept",
+        "dpdesk/core/fit.py",
+        r"""        return rep if rep.fits and rep.remaining_after.epsilon >= reserve else None""",
+        r"""        return rep if rep.fits else None""",
+        ("tests/core/test_fit.py",),
+    ),
+    Mutant(
+        "FT02",
+        "fit to the budget: under zCDP the weights split epsilon, not rho",
+        "dpdesk/core/fit.py",
+        r"""            e = _epsilon_for_rho(plan, plan.queries[i], amount) if zcdp else amount""",
+        r"""            e = amount""",
+        ("tests/core/test_fit.py",),
+    ),
+    Mutant(
+        "FT03",
+        "fit to the budget: shares are rounded to the nearest, so they can exceed what is left",
+        "dpdesk/core/fit.py",
+        r"""    y = math.floor(x * scale) / scale""",
+        r"""    y = round(x * scale) / scale""",
+        ("tests/core/test_fit.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
