@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpdesk.core.budget import BudgetReport, budget_report
-from dpdesk.core.plan import Plan, QuerySpec
+from dpdesk.core import accounting as acc
+from dpdesk.core.budget import BudgetReport, budget_report, past_releases, plan_costs
+from dpdesk.core.budget import _remaining as remaining
+from dpdesk.core.plan import MIN_EPSILON, Plan, QuerySpec
 from dpdesk.core.queries import design_plan
 
 #: Shares are rounded down to this many significant digits (stable, readable numbers that still fit).
@@ -108,40 +110,55 @@ def fit_to_budget(
         raise FitError("no query is free to change (all are locked or have weight 0)")
     wsum = sum(weights[i] for i in free)
     share = [weights[i] / wsum if i in free else 0.0 for i in range(n)]
-    base = [q.epsilon for q in plan.queries]
-    zcdp = plan.accounting.method == "zcdp"
-    unit = "rho" if zcdp else "epsilon"
+    first = budget_report(plan, entries)  # the settings in force (the ledger's, else the plan's)
+    method, b_eps, b_delta = first.method, first.budget.epsilon, first.budget.delta
+    zcdp = method == "zcdp"
+    past = past_releases(entries or [])
+    costs = plan_costs(design_plan(plan))
 
-    def epsilons(t: float, rounding: Callable[[float], float] = lambda x: x) -> list[float]:
-        out = list(base)
+    # the search runs on the accountant's own totals (fast); the result is then re-costed in full
+    def fits(t: float) -> bool:
+        cs = list(costs)
         for i in free:
-            amount = t * share[i]
-            e = _epsilon_for_rho(plan, plan.queries[i], amount) if zcdp else amount
-            out[i] = rounding(e)
-        return out
+            c = costs[i]
+            cs[i] = (
+                acc.QueryCost(c.name, 0.0, c.delta, t * share[i])
+                if zcdp
+                else acc.QueryCost(c.name, t * share[i], c.delta, 0.0)
+            )
+        after = acc.dataset_total(
+            method, [*past, acc.Release(tuple(cs), plan.accounting.delta_prime)], b_delta
+        )
+        return acc.fits(after, b_eps, b_delta) and remaining(b_eps, after) >= reserve
 
-    def ok(eps: list[float]) -> BudgetReport | None:
-        if any(e <= 0 for e in eps):
-            return None
-        rep = budget_report(_with_epsilons(plan, eps), entries)
-        return rep if rep.fits and rep.remaining_after.epsilon >= reserve else None
-
-    # the upper end: the whole budget in the method's unit bounds what any share can be
-    hi = plan.budget.epsilon if not zcdp else max(plan.budget.epsilon**2, plan.budget.epsilon) * 4
-    if ok(epsilons(hi * 1e-12)) is None:
-        raise FitError("nothing is left to share once the locked queries and the reserve are counted")
-    lo = hi * 1e-12
-    while ok(epsilons(hi)) is not None:  # pragma: no cover - the budget bounds every share
+    lo, hi = 0.0, max(b_eps, 1.0) * 4
+    while fits(hi) and hi < 1e9:  # pragma: no cover - the budget bounds every share
         lo, hi = hi, hi * 2
     for _ in range(_STEPS):
-        mid = math.sqrt(lo * hi) if hi / lo > 4 else (lo + hi) / 2
-        if ok(epsilons(mid)) is not None:
+        mid = (lo + hi) / 2
+        if fits(mid):
             lo = mid
         else:
             hi = mid
-    final = epsilons(lo, round_down)
-    rep = ok(final)
-    if rep is None:  # pragma: no cover - rounding down only lowers each cost
-        raise FitError("the fitted plan does not fit")
-    shares = tuple((lo * share[i]) if i in free else None for i in range(n))
-    return FitResult(tuple(final), unit, shares, rep.remaining_after.epsilon, rep)
+    crumb = (1e3 * MIN_EPSILON) ** 2 / 2 if zcdp else 1e3 * MIN_EPSILON  # in the method's unit
+    if lo * min(share[i] for i in free) < crumb:  # nothing (or a rounding crumb) is left
+        raise FitError("nothing is left to share once the locked queries and the reserve are counted")
+
+    def epsilons(t: float) -> list[float]:
+        out = [q.epsilon for q in plan.queries]
+        for i in free:
+            e = _epsilon_for_rho(plan, plan.queries[i], t * share[i]) if zcdp else t * share[i]
+            out[i] = round_down(e)
+        return out
+
+    for _ in range(20):  # rounding down only lowers costs; shrink a little if the full re-costing disagrees
+        eps = epsilons(lo)
+        if all(e >= MIN_EPSILON for e in eps):
+            rep = budget_report(_with_epsilons(plan, eps), entries)
+            if rep.fits and rep.remaining_after.epsilon >= reserve:
+                shares = tuple((lo * share[i]) if i in free else None for i in range(n))
+                return FitResult(
+                    tuple(eps), "rho" if zcdp else "epsilon", shares, rep.remaining_after.epsilon, rep
+                )
+        lo *= 1 - 1e-6
+    raise FitError("nothing is left to share once the locked queries and the reserve are counted")
