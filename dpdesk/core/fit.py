@@ -23,6 +23,7 @@ from dpdesk.core.budget import BudgetReport, budget_report, past_releases, plan_
 from dpdesk.core.budget import _remaining as remaining
 from dpdesk.core.plan import MIN_EPSILON, Plan, QuerySpec
 from dpdesk.core.queries import design_plan
+from dpdesk.i18n import _
 
 #: Shares are rounded down to this many significant digits (stable, readable numbers that still fit).
 DIGITS = 6
@@ -72,7 +73,7 @@ def _epsilon_for_rho(plan: Plan, spec: QuerySpec, rho: float) -> float:
     lo, hi = 0.0, 1.0
     while _rho_of(plan, spec, hi) <= rho and hi < 1e6:
         lo, hi = hi, hi * 2
-    for _ in range(60):
+    for _step in range(60):
         mid = (lo + hi) / 2
         if mid <= 0:
             break
@@ -102,12 +103,12 @@ def fit_to_budget(
     if len(weights) != n or len(locked) != n:
         raise ValueError("one weight and one lock per query")
     if any(not math.isfinite(w) or w < 0 for w in weights):
-        raise FitError("weights must be zero or more")
+        raise FitError(_("weights must be zero or more"))
     if not math.isfinite(reserve) or reserve < 0:
-        raise FitError("the reserve must be zero or more")
+        raise FitError(_("the reserve must be zero or more"))
     free = [i for i in range(n) if not locked[i] and weights[i] > 0]
     if not free:
-        raise FitError("no query is free to change (all are locked or have weight 0)")
+        raise FitError(_("no query is free to change (all are locked or have weight 0)"))
     wsum = sum(weights[i] for i in free)
     share = [weights[i] / wsum if i in free else 0.0 for i in range(n)]
     first = budget_report(plan, entries)  # the settings in force (the ledger's, else the plan's)
@@ -134,7 +135,7 @@ def fit_to_budget(
     lo, hi = 0.0, max(b_eps, 1.0) * 4
     while fits(hi) and hi < 1e9:  # pragma: no cover - the budget bounds every share
         lo, hi = hi, hi * 2
-    for _ in range(_STEPS):
+    for _step in range(_STEPS):
         mid = (lo + hi) / 2
         if fits(mid):
             lo = mid
@@ -142,7 +143,7 @@ def fit_to_budget(
             hi = mid
     crumb = (1e3 * MIN_EPSILON) ** 2 / 2 if zcdp else 1e3 * MIN_EPSILON  # in the method's unit
     if lo * min(share[i] for i in free) < crumb:  # nothing (or a rounding crumb) is left
-        raise FitError("nothing is left to share once the locked queries and the reserve are counted")
+        raise FitError(_("nothing is left to share once the locked queries and the reserve are counted"))
 
     def epsilons(t: float) -> list[float]:
         out = [q.epsilon for q in plan.queries]
@@ -151,7 +152,7 @@ def fit_to_budget(
             out[i] = round_down(e)
         return out
 
-    for _ in range(20):  # rounding down only lowers costs; shrink a little if the full re-costing disagrees
+    for _attempt in range(20):  # rounding down only lowers costs; shrink a little if the full re-costing disagrees
         eps = epsilons(lo)
         if all(e >= MIN_EPSILON for e in eps):
             rep = budget_report(_with_epsilons(plan, eps), entries)
@@ -161,4 +162,4 @@ def fit_to_budget(
                     tuple(eps), "rho" if zcdp else "epsilon", shares, rep.remaining_after.epsilon, rep
                 )
         lo *= 1 - 1e-6
-    raise FitError("nothing is left to share once the locked queries and the reserve are counted")
+    raise FitError(_("nothing is left to share once the locked queries and the reserve are counted"))

@@ -272,6 +272,25 @@ class QueryForm(QWidget):
 
         self._split(weights, _("Scale to the budget"))
 
+    def fit_to_budget(self) -> None:
+        """Open 'Fit to the budget' (weights, locks, a reserve); apply its epsilons as one undoable edit."""
+        from dpdesk.gui.views.fit_dialog import FitDialog
+
+        qs = self.queries()
+        if not qs:
+            return
+        dialog = FitDialog(self.state, self)
+        self.fit_dialog = dialog  # tests drive it
+        if not self.exec_dialog(dialog) or dialog.result_epsilons is None:
+            return
+        for q, e in zip(qs, dialog.result_epsilons, strict=True):
+            q["epsilon"] = e
+        self._edit_queries(qs, _("Fit to the budget"), max(self.current, 0))
+
+    def exec_dialog(self, dialog: Any) -> bool:
+        """Run a modal dialog (tests replace this)."""
+        return bool(dialog.exec())
+
     def _split(self, weights_of: Any, text: str) -> None:
         from dpdesk.core.accounting import split_budget
 
