@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpdesk.i18n import _
+from dpdesk.i18n import _, current_language
 
 #: a per-release epsilon from which the app and the command line warn
 HIGH_EPSILON = 5.0
@@ -224,4 +224,4 @@ def describe(epsilon: float) -> str:
             "periods (one release, a day, a month) differ, and local DP adds noise on each device."
         )
     )
-    return " ".join(parts)
+    return ("" if current_language() == "zh_CN" else " ").join(parts)  # no spaces between Chinese sentences

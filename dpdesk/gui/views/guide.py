@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QDialog,
@@ -76,6 +76,8 @@ class GuideWindow(QDialog):
         for p in self.pages:
             self.page_list.addItem(p.title)
         self.page_list.setMinimumWidth(190)
+        self.page_list.setWordWrap(True)
+        self.page_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         split.addWidget(self.page_list)
         right = QWidget()
         rlay = QVBoxLayout(right)
@@ -110,7 +112,7 @@ class GuideWindow(QDialog):
         rlay.addWidget(self.browser, 1)
         split.addWidget(right)
         split.setStretchFactor(1, 1)
-        split.setSizes([220, 760])
+        split.setSizes([250, 730])
         lay.addWidget(split)
         self.page_list.currentRowChanged.connect(self._show)
         self._epsilon_changed(1.0)
