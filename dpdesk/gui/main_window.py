@@ -236,6 +236,12 @@ class MainWindow(QMainWindow):
         tools_menu.addAction(self.simulate_action)
         tools_menu.addAction(self.approve_plan_action)
         help_menu = bar.addMenu(_("&Help"))
+        self.guide_action = act(
+            _("&Guide to differential privacy…"),
+            self.open_guide,
+            QKeySequence.StandardKey.HelpContents,
+        )
+        help_menu.addAction(self.guide_action)
         help_menu.addAction(act(_("&About dpdesk"), self.about))
         self._fill_recent()
 
@@ -844,6 +850,11 @@ class MainWindow(QMainWindow):
             self.status_label.setText(_("Wrote the budget statement to {path}").format(path=out))
 
         return self.run_job(job, done, _("Writing the budget statement…"))
+
+    def open_guide(self, page: str | None = None) -> None:
+        from dpdesk.gui.views.guide import open_guide
+
+        open_guide(self, page if isinstance(page, str) else None)  # QAction.triggered passes a bool
 
     def about(self) -> None:
         from dpdesk import __version__

@@ -2057,6 +2057,25 @@ import PySide6  # noqa: F401
         r"""    y = round(x * scale) / scale""",
         ("tests/core/test_fit.py",),
     ),
+    # --- help choosing epsilon (issue 15 item 5) --------------------------------------------------------
+    Mutant(
+        "GD01",
+        "deployments: describe() warns from a per-release epsilon of 5 (not only above it)",
+        "dpdesk/core/deployments.py",
+        r"""    if epsilon >= HIGH_EPSILON:""",
+        r"""    if epsilon > HIGH_EPSILON:""",
+        ("tests/core/test_deployments.py",),
+    ),
+    Mutant(
+        "GD02",
+        "epsilon scale: the plan's marker is drawn at the epsilon it is given",
+        "dpdesk/gui/views/epsilon_scale.py",
+        r"""        self._epsilon = epsilon
+""",
+        r"""        self._epsilon = None if epsilon is None else 1.0
+""",
+        ("tests/gui/test_guide.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
