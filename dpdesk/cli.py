@@ -31,6 +31,29 @@ class _HelpFormatter(argparse.HelpFormatter):
     def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None) -> None:
         super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
 
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """Each line of a description or epilog filled on its own: an example (an indented line) kept as written,
+        an exit code's meaning (an indented number) wrapped under itself."""
+        import re
+        import textwrap
+
+        lines = []
+        for line in text.splitlines():
+            code = re.match(r"(  \d+ +)(.*)", line)
+            if code:
+                lead = indent + code.group(1)
+                lines.append(
+                    textwrap.fill(
+                        code.group(2), width, initial_indent=lead, subsequent_indent=" " * len(lead)
+                    )
+                )
+            elif line.startswith("  "):
+                lines.append(indent + line)
+            else:
+                words = " ".join(line.split())
+                lines.append(textwrap.fill(words, width, initial_indent=indent, subsequent_indent=indent))
+        return "\n".join(lines)
+
 
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -99,22 +122,32 @@ def _build_parser() -> argparse.ArgumentParser:
         version=f"dpdesk {__version__}",
         help=_("show program's version number and exit"),
     )
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    p.add_argument(
+        "--selftest",
+        action="store_true",
+        help=_(
+            "release the bundled sample in a temporary dpdesk home and check it end to end (for installers; "
+            "given alone; exit 0 if every check passed, 1 if not)"
+        ),
+    )
+    sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND", title=_("commands"))
 
     o = sub.add_parser("open", help=_("open the desktop app with a table or a plan"))
-    o.add_argument("file")
+    o.add_argument("file", help=_("a table (CSV, Excel, Parquet) or a plan (.json) to open"))
 
     b = sub.add_parser("budget", help=_("sensitivity, noise and budget of a plan, without reading data"))
-    b.add_argument("plan")
+    b.add_argument("plan", help=_("the plan file (JSON)"))
     b.add_argument("--data", help=_("subtract what the ledger of this file already holds (hashes it only)"))
     b.add_argument("--json", action="store_true", help=_("print JSON"))
     b.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
 
     r = sub.add_parser("release", help=_("charge the ledger, then write the noisy release"))
-    r.add_argument("plan")
-    r.add_argument("--data", required=True)
+    r.add_argument("plan", help=_("the plan file (JSON)"))
+    r.add_argument(
+        "--data", required=True, metavar="FILE", help=_("the sensitive table (its SHA-256 names its ledger)")
+    )
     r.add_argument("--out", required=True, help=_("a new or empty folder"))
-    r.add_argument("--codebook")
+    r.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
     r.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
     r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
     r.add_argument("--bom", action="store_true", help=_("write release.csv with a UTF-8 BOM (for Excel)"))
@@ -136,7 +169,7 @@ def _build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "simulate", help=_("draw N uncharged releases for accuracy previews (not for publication)")
     )
-    s.add_argument("plan")
+    s.add_argument("plan", help=_("the plan file (JSON)"))
     s.add_argument("--data", help=argparse.SUPPRESS)  # refused with an explanation (see _cmd_simulate)
     s.add_argument(
         "--public",
@@ -146,8 +179,13 @@ def _build_parser() -> argparse.ArgumentParser:
             "published table); a file with a ledger is refused"
         ),
     )
-    s.add_argument("--runs", type=int, required=True)
-    s.add_argument("--out", required=True)
+    s.add_argument("--runs", type=int, required=True, metavar="N", help=_("how many releases to simulate"))
+    s.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE.csv",
+        help=_("the CSV file to write (marked not for publication)"),
+    )
     s.add_argument(
         "--force",
         action="store_true",
@@ -155,7 +193,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--rows", type=int, default=1000, help=_("rows of the stand-in table (without --public)"))
     s.add_argument("--seed", type=int, help=_("seed of the simulation's (non-cryptographic) generator"))
-    s.add_argument("--codebook")
+    s.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
 
     lg = sub.add_parser(
         "ledger",
@@ -364,13 +402,214 @@ def _build_parser() -> argparse.ArgumentParser:
             "export was made at (a ledger rolled back behind it is named)"
         ),
     )
-    rv.add_argument("--json", action="store_true")
+    rv.add_argument("--json", action="store_true", help=_("print JSON"))
 
     sg = sub.add_parser(
         "suggest", help=_("propose column types (only types: bounds and categories are yours)")
     )
-    sg.add_argument("file")
+    sg.add_argument("file", help=_("the table whose column types to propose"))
+    _add_help_notes(p)
     return p
+
+
+def _epilog(examples: Sequence[str], codes: Sequence[tuple[int, str]]) -> str:
+    """A help's closing notes: example commands, then the exit codes with what each means."""
+    lines = [_("Examples:") if len(examples) > 1 else _("Example:")]
+    lines += ["  " + e for e in examples]
+    lines += ["", _("Exit codes:")]
+    lines += [f"  {code:<4} {meaning}" for code, meaning in codes]
+    return "\n".join(lines)
+
+
+def _add_help_notes(top: argparse.ArgumentParser) -> None:
+    """Give dpdesk's help and each command's an example and its exit codes (the parsers are built first)."""
+    plan = "resources/samples/cps_wages_plan.json"
+    data = "resources/samples/census_sample.csv"
+    done = (0, _("done"))
+    usage = (2, _("bad plan, data or usage"))
+    broken = (
+        3,
+        _(
+            "the dataset's ledger is broken or unacknowledged, or the table resembles a known dataset "
+            "(dpdesk ledger link)"
+        ),
+    )
+    verified = (0, _("done; the hash chain verified"))
+    chain = (3, _("a hash chain is broken"))
+    recorded = (0, _("recorded in the ledger"))
+    approval = (2, _("bad plan or usage, or the officer's approval is missing or refused"))
+    signed = (0, _("the approval file was written"))
+    officer_usage = (2, _("bad usage, an unreadable key or a wrong passphrase"))
+    approve = ("--dataset ds-... --head SEQ:HASH --key officer/PRIVATE.pem --out approval.json",)
+    notes: dict[str, tuple[tuple[str, ...], tuple[tuple[int, str], ...]]] = {
+        "": (
+            (
+                f"dpdesk budget {plan}",
+                f"dpdesk release {plan} --data {data} --out demo-release",
+                "dpdesk review demo-release",
+                "dpdesk --selftest",
+            ),
+            (
+                done,
+                (1, _("over or exhausted budget (budget, release), or a package that was changed (review)")),
+                usage,
+                (3, _("a ledger broken or unacknowledged, or a table that resembles a known dataset")),
+                (130, _("interrupted (Ctrl+C)")),
+            ),
+        ),
+        "open": (
+            (f"dpdesk open {data}",),
+            (
+                (0, _("the app was closed")),
+                (2, _("the app could not start (the cause and the fix are printed)")),
+            ),
+        ),
+        "budget": (
+            (f"dpdesk budget {plan}", f"dpdesk budget {plan} --data {data}"),
+            (
+                (0, _("the plan fits the budget (with --data: what is left of it)")),
+                (1, _("the plan does not fit the budget")),
+                usage,
+                broken,
+            ),
+        ),
+        "release": (
+            (f"dpdesk release {plan} --data {data} --out demo-release",),
+            (
+                (0, _("charged, then written")),
+                (1, _("over or exhausted budget: nothing charged or written")),
+                (
+                    2,
+                    _(
+                        "bad plan, data or usage: nothing charged or written; or charged but not written (the message says how to export it again at no cost)"
+                    ),
+                ),
+                broken,
+            ),
+        ),
+        "simulate": (
+            (f"dpdesk simulate {plan} --runs 100 --out simulated.csv",),
+            (done, (2, _("bad plan or usage, the private table given, or a public file that has a ledger"))),
+        ),
+        "ledger": (
+            (f"dpdesk ledger --data {data}", f"dpdesk ledger export --data {data} --out ledger-export.json"),
+            (verified, usage, chain),
+        ),
+        "ledger list": (("dpdesk ledger list",), (verified, chain)),
+        "ledger verify": ((f"dpdesk ledger verify --data {data}",), (verified, usage, chain)),
+        "ledger export": (
+            (f"dpdesk ledger export --data {data} --out ledger-export.json",),
+            ((0, _("written; the hash chain verified")), usage, chain),
+        ),
+        "ledger export-release": (
+            (f"dpdesk ledger export-release 2 --data {data} --out again",),
+            ((0, _("re-exported (no budget spent)")), usage, broken),
+        ),
+        "ledger statement": (
+            (f"dpdesk ledger statement --data {data} --out statement.pdf",),
+            ((0, _("written")), usage, (3, _("the hash chain is broken (the statement, written, says so)"))),
+        ),
+        "ledger acknowledge": (
+            (f'dpdesk ledger acknowledge --data {data} --reason "restored from a backup"',),
+            (
+                recorded,
+                approval,
+                (
+                    3,
+                    _(
+                        "a stated cost is still needed (listed, with what dpdesk offers), or the ledger cannot be read"
+                    ),
+                ),
+            ),
+        ),
+        "ledger change-settings": (
+            (f'dpdesk ledger change-settings new_budget_plan.json --data {data} --reason "new budget year"',),
+            (recorded, approval, broken),
+        ),
+        "ledger head": (
+            (f"dpdesk ledger head --data {data}",),
+            (
+                verified,
+                usage,
+                (3, _("the hash chain is broken (the head printed is the one to acknowledge at)")),
+            ),
+        ),
+        "ledger govern": (
+            (f"dpdesk ledger govern --data {data} --officer officer/PUBLIC.json",),
+            (recorded, approval, broken),
+        ),
+        "ledger forget-identity": (
+            ('dpdesk ledger forget-identity --reason "the identity secret was lost"',),
+            (recorded, approval, broken),
+        ),
+        "ledger link": (("dpdesk ledger link --data new_copy.csv --to ds-...",), (recorded, usage, broken)),
+        "ledger declare-new": (
+            (
+                'dpdesk ledger declare-new --data new_survey.csv --resembles ds-... --reason "a new survey wave"',
+            ),
+            (recorded, approval, broken),
+        ),
+        "review": (
+            ("dpdesk review demo-release", "dpdesk review ledger-export.json --against later-export.json"),
+            ((0, _("intact")), (1, _("something was changed, added or removed (named)")), usage),
+        ),
+        "suggest": ((f"dpdesk suggest {data}",), (done, usage)),
+        "officer": (
+            (
+                'dpdesk officer create --name "A. Officer" --out officer',
+                "dpdesk officer show officer/PUBLIC.json",
+            ),
+            (done, officer_usage),
+        ),
+        "officer create": (
+            ('dpdesk officer create --name "A. Officer" --out officer',),
+            ((0, _("the key files were written")), officer_usage),
+        ),
+        "officer show": (("dpdesk officer show officer/PUBLIC.json",), (done, officer_usage)),
+        "officer approve-plan": (
+            (f"dpdesk officer approve-plan {plan} " + approve[0],),
+            (signed, officer_usage),
+        ),
+        "officer approve-settings": (
+            ("dpdesk officer approve-settings new_budget_plan.json " + approve[0],),
+            (signed, officer_usage),
+        ),
+        "officer approve-acknowledge": (
+            ('dpdesk officer approve-acknowledge --reason "restored from a backup" ' + approve[0],),
+            (signed, officer_usage),
+        ),
+        "officer approve-policy": (
+            ("dpdesk officer approve-policy --require-signed-plans " + approve[0],),
+            (signed, officer_usage),
+        ),
+        "officer approve-declare-new": (
+            ("dpdesk officer approve-declare-new --new-dataset ds-... " + approve[0],),
+            (signed, officer_usage),
+        ),
+        "officer approve-forget-identity": (
+            ('dpdesk officer approve-forget-identity --reason "the identity secret was lost" ' + approve[0],),
+            (signed, officer_usage),
+        ),
+        "officer approve-rotate": (
+            (
+                "dpdesk officer approve-rotate --new-officer new/PUBLIC.json --dataset ds-... --head SEQ:HASH --key officer/RECOVERY.pem --out approval.json",
+            ),
+            (signed, officer_usage),
+        ),
+    }
+    for path, parser in _parsers(top):
+        examples, codes = notes[path]
+        parser.epilog = _epilog(examples, codes)
+
+
+def _parsers(parser: argparse.ArgumentParser, path: str = "") -> list[tuple[str, argparse.ArgumentParser]]:
+    """``parser`` and every parser under it, each with its command path ("", "budget", "ledger verify", ...)."""
+    found = [(path, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                found += _parsers(child, f"{path} {name}".strip())
+    return found
 
 
 def _add_officer_parser(sub: Any) -> None:
@@ -403,7 +642,7 @@ def _add_officer_parser(sub: Any) -> None:
     v = verbs.add_parser(
         "show", prog="dpdesk officer show", help=_("check a public key file and show its fingerprints")
     )
-    v.add_argument("public", metavar="PUBLIC.json")
+    v.add_argument("public", metavar="PUBLIC.json", help=_("the officer's public key file"))
 
     def approval_args(v: Any, *, recovery: bool = False) -> None:
         v.add_argument("--dataset", required=True, metavar="ds-...", help=_("the dataset's public name"))
@@ -428,14 +667,18 @@ def _add_officer_parser(sub: Any) -> None:
     v = verbs.add_parser(
         "approve-plan", prog="dpdesk officer approve-plan", help=_("approve a plan and its budget")
     )
-    v.add_argument("plan", metavar="PLAN")
+    v.add_argument("plan", metavar="PLAN", help=_("the plan file to approve (JSON)"))
     approval_args(v)
     v = verbs.add_parser(
         "approve-settings",
         prog="dpdesk officer approve-settings",
         help=_("approve new settings: the budget, unit of privacy and accounting method of PLAN"),
     )
-    v.add_argument("plan", metavar="PLAN")
+    v.add_argument(
+        "plan",
+        metavar="PLAN",
+        help=_("the plan file whose budget, unit of privacy and accounting method are taken"),
+    )
     approval_args(v)
     v = verbs.add_parser(
         "approve-acknowledge",
@@ -494,7 +737,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from dpdesk.selftest import run
 
         return run()
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.selftest:
+        parser.error(_("--selftest is given alone"))
     code: int | None = None
     try:
         if args.command is None or args.command == "open":
@@ -682,7 +928,15 @@ def _print_budget(rep: BudgetReport) -> None:
             )
         for n in q.notes:
             print("    " + _("note: {n}").format(n=shown(n)), file=out)
-    print("\n" + _("Totals (the method in force is marked *):"), file=out)
+    from dpdesk.core.accounting import method_name
+
+    print(
+        "\n"
+        + _("Totals under each accounting method; in force: {method} (marked *).").format(
+            method=method_name(rep.method)
+        ),
+        file=out,
+    )
     for m, v in rep.methods.items():
         mark = "*" if m == rep.method else " "
         if v is None:
@@ -703,7 +957,12 @@ def _print_budget(rep: BudgetReport) -> None:
             line += _("; with earlier releases: epsilon {e}, delta {d}").format(
                 e=_g(a.epsilon), d=f"{a.delta:.3g}"
             )
-        line += "" if v.fits else "  " + _("OVER BUDGET")
+        if m != rep.method:  # only the method in force decides; the others are shown for comparison
+            line += "  " + (
+                _("(not in force; would fit)") if v.fits else _("(not in force; would exceed the budget)")
+            )
+        elif not v.fits:
+            line += "  " + _("OVER BUDGET")
         print(line, file=out)
     rb, ra = rep.remaining_before, rep.remaining_after
     if rep.releases_so_far:
@@ -721,9 +980,9 @@ def _print_budget(rep: BudgetReport) -> None:
         )
     else:
         print(
-            _("OVER BUDGET under {method} accounting: left before this plan epsilon {e}, delta {d}").format(
-                method=rep.method, e=_g(max(0.0, rb.epsilon)), d=f"{rb.delta:.3g}"
-            ),
+            _(
+                "OVER BUDGET under {method}, the method in force: left before this plan epsilon {e}, delta {d}"
+            ).format(method=method_name(rep.method), e=_g(max(0.0, rb.epsilon)), d=f"{rb.delta:.3g}"),
             file=out,
         )
 
@@ -1137,7 +1396,7 @@ def _print_costs_needed(need: Any, data: str) -> None:
             what = _("entry {label}: unreadable").format(label=shown(u.label))
         else:
             what = _("entry {label}: claims to be a {type} entry, does not verify").format(
-                label=shown(u.label), type=u.claimed
+                label=shown(u.label), type=shown(u.claimed)
             )
         print("  " + what, file=sys.stderr)
         for o in u.offers:
@@ -1154,7 +1413,7 @@ def _print_costs_needed(need: Any, data: str) -> None:
         best = u.offered()
         if best is None:
             print("    " + _("offered: nothing (state its cost from your own records)"), file=sys.stderr)
-            suggest.append(f"--cost {u.label}=EPS")
+            suggest.append(f"--cost {shown(u.label)}=EPS")
         else:
             print(
                 "    "
@@ -1163,13 +1422,13 @@ def _print_costs_needed(need: Any, data: str) -> None:
                 ),
                 file=sys.stderr,
             )
-            suggest.append(f"--cost {u.label}={best.epsilon!r},{best.delta!r},{best.rho!r}")
+            suggest.append(f"--cost {shown(u.label)}={best.epsilon!r},{best.delta!r},{best.rho!r}")
     if need.settings_needed:
         suggest.append("--settings PLAN")
     print(
         "dpdesk: "
         + _("to accept, after checking each figure: {command}").format(
-            command=f'dpdesk ledger acknowledge --data {data} --reason "..." ' + " ".join(suggest)
+            command=f'dpdesk ledger acknowledge --data {shown(data)} --reason "..." ' + " ".join(suggest)
         ),
         file=sys.stderr,
     )
@@ -1181,14 +1440,14 @@ def _ledger_export(data: str, out: str, force: bool = False) -> int:
     done = export_ledger(ExportLedgerRequest(_dataset(data), Path(out), force), notify=_tell_migration)
     print(
         _("Wrote the ledger of {path} ({n} entries, chain verified) to {out}.").format(
-            path=shown(data), n=done.entries, out=out
+            path=shown(data), n=done.entries, out=shown(out)
         )
     )
     print(
         _(
             "Its head is entry {seq} (hash {hash}). Keep this copy: dpdesk review {out} --against LATER_EXPORT shows "
             "a later ledger rolled back behind it."
-        ).format(seq=done.head["seq"], hash=done.head["hash"], out=shown(out))
+        ).format(seq=shown(done.head["seq"]), hash=shown(done.head["hash"]), out=shown(out))
     )
     return 0
 
@@ -1255,13 +1514,17 @@ def _ledger_link(data: str, to: str) -> int:
 
     done = link_dataset(LinkRequest(_dataset(data), to), _progress())
     if done.entry is None:
-        print(_("{data} is charged to dataset {dataset} already.").format(data=data, dataset=done.dataset))
+        print(
+            _("{data} is charged to dataset {dataset} already.").format(
+                data=shown(data), dataset=shown(done.dataset)
+            )
+        )
     else:
         print(
             _(
                 "{data} is now charged to dataset {dataset}: its releases spend that dataset's budget (ledger entry "
                 "{seq}, a link)."
-            ).format(data=data, dataset=done.dataset, seq=done.entry["seq"])
+            ).format(data=shown(data), dataset=shown(done.dataset), seq=done.entry["seq"])
         )
     return 0
 
@@ -1280,7 +1543,7 @@ def _ledger_declare_new(data: str, resembles: str, reason: str, approval: str | 
             _(
                 "dpdesk: the officer signs this with: dpdesk officer approve-declare-new --dataset {known} "
                 "--head SEQ:HASH --new-dataset {new} (the head of {known}: dpdesk ledger head --data <its file>)"
-            ).format(known=resembles, new=new_dataset_name(dataset)),
+            ).format(known=shown(resembles), new=shown(new_dataset_name(dataset))),
             file=sys.stderr,
         )
         raise
@@ -1288,7 +1551,7 @@ def _ledger_declare_new(data: str, resembles: str, reason: str, approval: str | 
         _(
             "{data} is a new dataset, {new}, with its own budget; recorded in the ledger of {known} (entry {seq}) "
             "and as the first entry of its own."
-        ).format(data=data, new=done.dataset, known=resembles, seq=done.entry["seq"])
+        ).format(data=shown(data), new=shown(done.dataset), known=shown(resembles), seq=done.entry["seq"])
     )
     return 0
 
@@ -1331,7 +1594,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         print(
             "  "
             + _("budget epsilon {e}, delta {d}; {method} accounting; {n} release(s)").format(
-                e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=method, n=ledger.releases
+                e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=shown(method), n=ledger.releases
             )
             + (
                 _("; left: epsilon {e}, delta {d}").format(e=_g(spent.epsilon), d=f"{spent.delta:.3g}")

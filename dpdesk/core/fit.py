@@ -152,7 +152,9 @@ def fit_to_budget(
             out[i] = round_down(e)
         return out
 
-    for _attempt in range(20):  # rounding down only lowers costs; shrink a little if the full re-costing disagrees
+    for _attempt in range(
+        20
+    ):  # rounding down only lowers costs; shrink a little if the full re-costing disagrees
         eps = epsilons(lo)
         if all(e >= MIN_EPSILON for e in eps):
             rep = budget_report(_with_epsilons(plan, eps), entries)

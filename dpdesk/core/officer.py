@@ -65,6 +65,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.core.plan import Plan, canonical_json
+from dpdesk.core.text import shown
 from dpdesk.i18n import _
 
 APPROVAL_FORMAT: Final = "dpdesk-approval"
@@ -758,7 +759,7 @@ def describe_governance(record: GovernanceRecord | None) -> str:
         )
     line = _(
         "Governed by {name} (key {fp}); budget, settings and acknowledgements need their signed approval."
-    ).format(name=record.officer.name, fp=record.officer.fingerprint)
+    ).format(name=shown(record.officer.name), fp=shown(record.officer.fingerprint))
     if record.policy.require_signed_plans:
         line += " " + _("Only plans the officer has signed may be released.")
     return line

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from dpdesk.core.text import shown
 from dpdesk.gui.state import AppState
 
 if TYPE_CHECKING:
@@ -394,7 +395,7 @@ class LedgerModel(_StateListModel):
         if col == "seq":
             return str(e.seq)
         if col == "time":
-            return e.time.replace("T", " ").replace("+00:00", "")
+            return shown(e.time.replace("T", " ").replace("+00:00", ""))
         if col == "type":
             return {
                 "spend": _("release"),
@@ -404,29 +405,29 @@ class LedgerModel(_StateListModel):
                 "package": _("package"),
                 "correction": _("correction"),
                 "migrate": _("upgrade"),
-            }.get(e.type, e.type)
+            }.get(e.type, shown(e.type))
         if isinstance(e, SpendEntry):
             if col == "epsilon":
                 return f"{e.charged.epsilon:.6g}"
             if col == "delta":
                 return f"{e.charged.delta:.3g}"
-            return ", ".join(e.query_names)
+            return ", ".join(shown(n) for n in e.query_names)
         if isinstance(e, SettingsEntry) and col == "what":
             b = e.settings["budget"]
             return _("budget ε {e}, δ {d}, {m}: {r}").format(
-                e=b["epsilon"], d=b["delta"], m=e.method, r=e.get("reason", "")
+                e=shown(b["epsilon"]), d=shown(b["delta"]), m=shown(e.method), r=shown(e.get("reason", ""))
             )
         if isinstance(e, SimulateEntry) and col == "what":
             return _("{n} simulated run(s) of the data by an older version; charged by a correction").format(
-                n=e.get("runs", "?")
+                n=shown(e.get("runs", "?"))
             )
         if isinstance(e, CorrectionEntry):
             if col == "epsilon":
                 return f"+{e.get('added_epsilon', 0):.6g}"
             if col == "what":
                 return _("past releases booked too low: {list}").format(
-                    list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
+                    list=", ".join(shown(r.get("seq")) for r in e.get("releases", []))
                 )
         if e.type == "migrate" and col == "what":
-            return _("renamed {id}: the data's hash is no longer published").format(id=e.dataset)
+            return _("renamed {id}: the data's hash is no longer published").format(id=shown(e.dataset))
         return ""

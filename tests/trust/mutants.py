@@ -58,6 +58,7 @@ GAPS = "tests/trust/test_mutation_gaps.py"
 STAT = "tests/core/test_statistical.py"
 AUDIT = "tests/trust/test_audit.py"
 AGG = "tests/core/test_aggregates.py"
+NEWCOMER = "tests/cli/test_newcomer.py"
 IDT = "tests/core/test_identity.py"
 DATA = "tests/core/test_data.py"
 FORMULAS = "tests/core/test_formulas.py"
@@ -2075,6 +2076,46 @@ import PySide6  # noqa: F401
         r"""        self._epsilon = None if epsilon is None else 1.0
 """,
         ("tests/gui/test_guide.py",),
+    ),
+    Mutant(
+        "CL01",
+        "budget: OVER BUDGET printed beside accounting methods that are not in force",
+        "dpdesk/cli.py",
+        r"""        if m != rep.method:  # only the method in force decides; the others are shown for comparison""",
+        r"""        if False:""",
+        (f"{NEWCOMER}::test_budget_names_the_method_in_force_and_no_over_budget_beside_the_others",),
+    ),
+    Mutant(
+        "CL02",
+        "help: the commands' help has no example and no exit codes",
+        "dpdesk/cli.py",
+        r"""        parser.epilog = _epilog(examples, codes)""",
+        r"""        parser.epilog = None""",
+        (f"{NEWCOMER}::test_every_option_has_a_help_and_every_help_an_example_and_the_exit_codes",),
+    ),
+    Mutant(
+        "CL03",
+        "ledger verbs: an officer's name printed with its control characters raw",
+        "dpdesk/core/officer.py",
+        r"""    ).format(name=shown(record.officer.name), fp=shown(record.officer.fingerprint))""",
+        r"""    ).format(name=record.officer.name, fp=shown(record.officer.fingerprint))""",
+        (f"{NEWCOMER}::test_ledger_verbs_show_user_text_with_its_control_characters_made_visible",),
+    ),
+    Mutant(
+        "CL04",
+        "ledger tab: a settings change's reason shown with its control characters raw",
+        "dpdesk/gui/models.py",
+        r"""m=shown(e.method), r=shown(e.get("reason", ""))""",
+        r"""m=shown(e.method), r=e.get("reason", "")""",
+        ("tests/gui/test_ledger_text.py",),
+    ),
+    Mutant(
+        "CL05",
+        "ledger tab: user text in the rich-text status line neither made visible nor escaped",
+        "dpdesk/gui/views/ledger_view.py",
+        r"""    return html.escape(shown(text, keep_newlines=True), quote=False).replace("\n", "<br>")""",
+        r"""    return str(text).replace("\n", "<br>")""",
+        ("tests/gui/test_ledger_text.py",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

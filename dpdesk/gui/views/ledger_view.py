@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.text import shown
 from dpdesk.gui.models import LedgerModel
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
@@ -86,7 +87,7 @@ class LedgerView(QWidget):
                 _(
                     "<b style='color:#c0392b'>The ledger is broken:</b> {e}. dpdesk will not release on "
                     "this dataset."
-                ).format(e=s.ledger_error)
+                ).format(e=_html(s.ledger_error))
             )
         elif s.near_copy:
             near = s.near[0]
@@ -96,7 +97,9 @@ class LedgerView(QWidget):
                     "of that dataset's rows, and about {found} of its own rows are in it (local estimates, for you "
                     "only). It gets no budget of its own until you use that dataset's ledger, or a privacy officer "
                     "declares it a new dataset."
-                ).format(dataset=near.dataset, contained=f"{near.contained:.0%}", found=f"{near.found:.0%}")
+                ).format(
+                    dataset=_html(near.dataset), contained=f"{near.contained:.0%}", found=f"{near.found:.0%}"
+                )
             )
         elif not s.ledger_entries:
             self.status.setText(_("Nothing has been released from this dataset yet."))
@@ -106,7 +109,7 @@ class LedgerView(QWidget):
             n = sum(1 for e in parse_entries(s.ledger_entries) if isinstance(e, SpendEntry))
             self.status.setText(
                 _("Chain verified: {n} entries, {r} release(s). Dataset {id}").format(
-                    n=len(s.ledger_entries), r=n, id=s.dataset_id
+                    n=len(s.ledger_entries), r=n, id=_html(s.dataset_id)
                 )
             )
         self.link_button.setVisible(s.near_copy and not s.ledger_error)
@@ -114,9 +117,9 @@ class LedgerView(QWidget):
         if s.sha256 is not None and not s.ledger_error and not s.near_copy:
             from dpdesk.core.governance import describe
 
-            self.status.setText(self.status.text() + "<br>" + describe(s.ledger_entries))
+            self.status.setText(self.status.text() + "<br>" + _html(describe(s.ledger_entries)))
         if s.ledger_notice:
-            self.status.setText(self.status.text() + "<br>" + s.ledger_notice.replace("\n", "<br>"))
+            self.status.setText(self.status.text() + "<br>" + _html(s.ledger_notice))
 
     def show_selected(self) -> None:
         from dpdesk.core.values import rows_from_entry
@@ -135,3 +138,11 @@ class LedgerView(QWidget):
             ),
             e,
         )
+
+
+def _html(text: object) -> str:
+    """Text for the status label (rich text): control characters made visible (:func:`shown`), markup
+    characters escaped, line breaks kept."""
+    import html
+
+    return html.escape(shown(text, keep_newlines=True), quote=False).replace("\n", "<br>")

@@ -1,0 +1,61 @@
+"""The ledger tab shows user-supplied text (a settings change's reason, an officer's name) with its control
+characters made visible and, in the rich-text status line, its markup escaped (issue 15, item 8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QThreadPool
+
+from dpdesk.cli import main
+from dpdesk.gui.app import build
+from tests.conftest import SAMPLES
+
+PLAN = SAMPLES / "cps_wages_plan.json"
+ESC = "\x1b[2J\rIntact."  # an escape code and a carriage return
+
+
+def test_the_ledger_tab_shows_a_reason_and_an_officers_name_made_visible(
+    qtbot: Any, dpdesk_home: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "census.csv"
+    data.write_bytes((SAMPLES / "census_sample.csv").read_bytes())
+    raised = tmp_path / "raised.json"
+    raised.write_text(PLAN.read_text(encoding="utf-8").replace('"epsilon": 1.0', '"epsilon": 2.0'), "utf-8")
+    reason = "new year " + ESC
+    assert main(["ledger", "change-settings", str(raised), "--data", str(data), "--reason", reason]) == 0
+    (tmp_path / "pass.txt").write_text("officer passphrase\n", encoding="utf-8")
+    (tmp_path / "rpass.txt").write_text("recovery passphrase\n", encoding="utf-8")
+    keys = tmp_path / "keys"
+    name = "Eve <b>" + ESC
+    assert (
+        main(
+            ["officer", "create", "--name", name, "--out", str(keys)]
+            + ["--passphrase-file", str(tmp_path / "pass.txt")]
+            + ["--recovery-passphrase-file", str(tmp_path / "rpass.txt")]
+        )
+        == 0
+    )
+    public = next(keys.glob("*-public.json"))
+    assert main(["ledger", "govern", "--data", str(data), "--officer", str(public)]) == 0
+
+    _app, win = build(dpdesk_home)
+    qtbot.addWidget(win)
+    try:
+        win.open_data(str(data))
+        qtbot.waitUntil(lambda: win.state.sha256 is not None and win.job is None, timeout=60_000)
+        view = win.ledger_view
+        model = view.model
+        cells = [
+            str(model.data(model.index(row, col)) or "")
+            for row in range(model.rowCount())
+            for col in range(model.columnCount())
+        ]
+        assert any("new year \\x1b[2J\\rIntact." in c for c in cells), cells
+        assert not any("\x1b" in c or "\r" in c for c in cells), cells
+        status = view.status.text()
+        assert "Governed by Eve &lt;b&gt;\\x1b[2J\\rIntact." in status, status
+        assert "\x1b" not in status and "\r" not in status and "<b>\\x1b" not in status
+    finally:
+        QThreadPool.globalInstance().waitForDone(30_000)
