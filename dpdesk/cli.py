@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -140,6 +141,32 @@ def _build_parser() -> argparse.ArgumentParser:
     b.add_argument("--data", help=_("subtract what the ledger of this file already holds (hashes it only)"))
     b.add_argument("--json", action="store_true", help=_("print JSON"))
     b.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
+    b.add_argument(
+        "--fit",
+        action="store_true",
+        help=_(
+            "fit the plan to what is left: split it across the queries by weight (equal unless --weight), in the "
+            "accounting method's own unit; show the fitted plan's budget"
+        ),
+    )
+    b.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="NAME=W",
+        help=_("with --fit: the query NAME gets W shares (default 1; 0 leaves it as it is); repeatable"),
+    )
+    b.add_argument(
+        "--lock", action="append", default=[], metavar="NAME", help=_("with --fit: keep this query's epsilon")
+    )
+    b.add_argument(
+        "--reserve",
+        type=float,
+        default=0.0,
+        metavar="EPS",
+        help=_("with --fit: epsilon to keep for later releases"),
+    )
+    b.add_argument("--write", metavar="FILE", help=_("with --fit: save the fitted plan to this new file"))
 
     r = sub.add_parser("release", help=_("charge the ledger, then write the noisy release"))
     r.add_argument("plan", help=_("the plan file (JSON)"))
@@ -465,7 +492,11 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ),
         ),
         "budget": (
-            (f"dpdesk budget {plan}", f"dpdesk budget {plan} --data {data}"),
+            (
+                f"dpdesk budget {plan}",
+                f"dpdesk budget {plan} --data {data}",
+                f"dpdesk budget {plan} --data {data} --fit --write fitted_plan.json",
+            ),
             (
                 (0, _("the plan fits the budget (with --data: what is left of it)")),
                 (1, _("the plan does not fit the budget")),
@@ -850,6 +881,10 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
     plan = _load_plan(args.plan, args.codebook)
     dataset = _dataset(args.data) if args.data is not None else None
+    if args.fit:
+        return _fit_budget(args, plan, dataset)
+    if args.weight or args.lock or args.reserve or args.write:
+        raise UsageError(_("--weight, --lock, --reserve and --write go with --fit"))
     result = plan_budget(BudgetRequest(plan, dataset), notify=_tell_migration)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
@@ -857,6 +892,46 @@ def _cmd_budget(args: argparse.Namespace) -> int:
         _print_budget(result.report)
         if result.governance:
             print(result.governance)
+    return 0 if result.fits else 1
+
+
+def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
+    from dpdesk.core.fit import FitError
+    from dpdesk.core.plan import save_plan
+    from dpdesk.services.budget import BudgetRequest, FitRequest, fit_plan
+
+    weights: dict[str, float] = {}
+    for item in args.weight:
+        name, sep, w = item.rpartition("=")
+        try:
+            value = float(w)
+        except ValueError:
+            value = -1.0
+        if not sep or not name or not math.isfinite(value) or value < 0:
+            raise UsageError(
+                _("--weight wants NAME=W with W a number, 0 or more (got {item!r})").format(item=item)
+            )
+        weights[name] = value
+    if not math.isfinite(args.reserve) or args.reserve < 0:
+        raise UsageError(_("--reserve wants an epsilon, 0 or more"))
+    out = Path(args.write) if args.write else None
+    if out is not None and (out.exists() or out.is_symlink()):
+        raise UsageError(_("{path} exists; --write makes a new file").format(path=shown(str(out))))
+    request = FitRequest(BudgetRequest(plan, dataset), weights, frozenset(args.lock), args.reserve)
+    try:
+        fitted, result = fit_plan(request, notify=_tell_migration)
+    except FitError as exc:
+        print(_("Nothing to fit: {reason}").format(reason=exc), file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        _print_budget(result.report)
+        if result.governance:
+            print(result.governance)
+    if out is not None:
+        save_plan(fitted, out)
+        print(_("Fitted plan saved to {path}.").format(path=shown(str(out))), file=sys.stderr)
     return 0 if result.fits else 1
 
 

@@ -69,3 +69,52 @@ def plan_budget(
         governance = describe(entries)
     progress.check_cancelled()
     return BudgetResult(budget_report(request.plan, entries), dataset or None, governance)
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    """Fit a plan to what is left of its budget: weights and locks by query name, a reserve kept for later."""
+
+    budget: BudgetRequest
+    weights: dict[str, float]
+    locked: frozenset[str]
+    reserve: float = 0.0
+
+
+def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan, BudgetResult]:
+    """The plan with its free queries' epsilons fitted (see :func:`dpdesk.core.fit.fit_to_budget`), and its
+    budget. Queries that state the accuracy they need keep their epsilon. Raises
+    :class:`~dpdesk.core.fit.FitError` when nothing can be fitted and :class:`~dpdesk.core.errors.PlanError`
+    for a weight or lock naming no query."""
+    import dataclasses
+
+    from dpdesk.core.errors import PlanError
+    from dpdesk.core.fit import fit_to_budget
+    from dpdesk.i18n import _
+
+    first = plan_budget(request.budget, notify=notify)
+    plan = request.budget.plan
+    names = [q.name for q in plan.queries]
+    for name in [*request.weights, *request.locked]:
+        if name not in names:
+            raise PlanError(
+                "",
+                _("no query is named {name!r} (the queries: {names})").format(
+                    name=name, names=", ".join(repr(n) for n in names)
+                ),
+            )
+    entries: list[dict[str, Any]] = []
+    if request.budget.dataset is not None:
+        entries = request.budget.dataset.open_ledger(notify).verify()
+    fit = fit_to_budget(
+        plan,
+        entries,
+        weights=[request.weights.get(q.name, 1.0) for q in plan.queries],
+        locked=[q.name in request.locked or getattr(q, "accuracy", None) is not None for q in plan.queries],
+        reserve=request.reserve,
+    )
+    queries = tuple(
+        dataclasses.replace(q, epsilon=e) for q, e in zip(plan.queries, fit.epsilons, strict=True)
+    )
+    fitted = dataclasses.replace(plan, queries=queries)
+    return fitted, BudgetResult(fit.report, first.dataset, first.governance)

@@ -79,3 +79,4 @@ def test_the_quick_start_works_in_the_order_written(dpdesk_home: Path, tmp_path:
         )
         assert r.returncode == 0, (words, r.stdout, r.stderr)
     assert (work / "demo-release" / "release.csv").is_file()
+    assert (work / "fitted_plan.json").is_file()  # the fitted plan the release used
