@@ -2033,6 +2033,14 @@ import PySide6  # noqa: F401
         r"""    pass""",
         ("tests/gui/test_gc_guard.py",),
     ),
+    Mutant(
+        "WL01",
+        "warnings: a release that spends everything that is left is not warned about (app and command line)",
+        "dpdesk/core/budget.py",
+        r"""    if epsilon > 0 and used_up(left_after, budget):""",
+        r"""    if epsilon > 0 and used_up(left_after, budget) and False:""",
+        ("tests/cli/test_spend_warnings.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
