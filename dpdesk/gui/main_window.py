@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,22 @@ def data_filter() -> str:
 def plan_filter() -> str:
     """The file dialog's filter for plans."""
     return _("dpdesk plans") + " (*.json);;" + _("All files") + " (*)"
+
+
+def package_folder(chosen: Path, number: int) -> Path:
+    """Where an export goes: the chosen folder if it is new or empty, else a new folder in it named after the
+    release (``release-N``, then ``release-N (2)``, ...); the export makes it."""
+    try:
+        empty = not chosen.exists() or (chosen.is_dir() and not any(chosen.iterdir()))
+    except OSError:
+        empty = False
+    if empty:
+        return chosen
+    base = f"release-{number}"
+    out, k = chosen / base, 2
+    while out.exists():
+        out, k = chosen / f"{base} ({k})", k + 1
+    return out
 
 
 class MainWindow(QMainWindow):
@@ -147,6 +164,7 @@ class MainWindow(QMainWindow):
         self.ledger_view.statement_button.clicked.connect(self.export_statement)
         self.ledger_view.link_button.clicked.connect(self.link_near_copy)
         self.ledger_view.declare_button.clicked.connect(self.declare_near_copy_new)
+        self.ledger_view.shown.connect(lambda: self.tabs.setCurrentWidget(self.results_view))
         self.views_ready = True
         self._update_actions()
 
@@ -257,7 +275,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         for path in self.recent_files():
             a = QAction(path, self)
-            a.triggered.connect(lambda _c=False, p=path: self.open_data(p))
+            a.triggered.connect(lambda _c=False, p=path: self.open_path(p))
             self.recent_menu.addAction(a)
         self.recent_menu.setEnabled(bool(self.recent_files()))
 
@@ -268,6 +286,9 @@ class MainWindow(QMainWindow):
         return [str(v) for v in (value or [])]
 
     def _add_recent(self, path: Path) -> None:
+        """Remember a table or a plan by its absolute path (a relative one would depend on the folder dpdesk
+        was started from)."""
+        path = Path(os.path.abspath(path))
         files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
         self.settings.setValue("recent/files", files[:MAX_RECENT])
         self._fill_recent()
@@ -281,7 +302,8 @@ class MainWindow(QMainWindow):
         )
         self.open_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
-        self.status_label.setText(why if not ok else _("Ready to release."))
+        if not busy:  # while a job runs, the status line says what it is doing
+            self.status_label.setText(why if not ok else _("Ready to release."))
         self._update_title()
 
     def _update_title(self) -> None:
@@ -299,8 +321,18 @@ class MainWindow(QMainWindow):
     def ask_folder(self, title: str) -> str:
         return QFileDialog.getExistingDirectory(self, title)
 
+    def confirm_box(self, title: str, text: str) -> QMessageBox:
+        """A yes/no question whose default (Return) and escape button is No: Return never spends."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.setEscapeButton(QMessageBox.StandardButton.No)
+        return box
+
     def ask_confirm(self, title: str, text: str) -> bool:
-        return QMessageBox.question(self, title, text) == QMessageBox.StandardButton.Yes
+        box = self.confirm_box(title, text)
+        box.exec()
+        return box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
 
     def ask_save_changes(self) -> QMessageBox.StandardButton:
         return QMessageBox.question(
@@ -446,6 +478,7 @@ class MainWindow(QMainWindow):
             self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=exc))
             return False
         self.state.load_plan_data(data, Path(path))
+        self._add_recent(Path(path))
         if self.state.plan_error:
             self.status_label.setText(self.state.plan_error)
         self.query_form.select_row(0)
@@ -540,6 +573,10 @@ class MainWindow(QMainWindow):
             le=f"{rep.remaining_after.epsilon:.4g}",
             ld=f"{rep.remaining_after.delta:.3g}",
         )
+        from dpdesk.core.budget import report_warnings
+
+        for warning in report_warnings(rep):
+            text += "\n\n" + warning
         text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
         title = _("Release")
         if check.problems:
@@ -569,15 +606,17 @@ class MainWindow(QMainWindow):
         def done(result: Any) -> None:
             if approval is not None:
                 self.pending_approval = None  # used: an approval is good for one release
+            from dpdesk.gui.models import release_number
+
             self.state.read_ledger()
             e = result.entry
-            self.state.show_results(
-                [r.as_list() for r in result.rows],
-                _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
-                    seq=e["seq"], e=f"{e['charged']['epsilon']:.4g}", d=f"{e['charged']['delta']:.3g}"
-                ),
-                e,
+            title = _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
+                seq=release_number(self.state.ledger_entries, e["seq"]),
+                e=f"{e['charged']['epsilon']:.4g}",
+                d=f"{e['charged']['delta']:.3g}",
             )
+            self.state.show_results([r.as_list() for r in result.rows], title, e)
+            self.status_label.setText(title)
             if result.notes:
                 log.info("load note shown (its counts are for the screen only, not for the log)")
             if result.notes:
@@ -630,19 +669,24 @@ class MainWindow(QMainWindow):
         entry = self.state.results_entry
         if not self.state.results or entry is None or self.state.sha256 is None:
             return None
-        folder = self.ask_folder(_("Choose a new or empty folder for the release"))
+        folder = self.ask_folder(
+            _("Choose a folder for the release package (a new folder is made in it unless it is empty)")
+        )
         if not folder:
             return None
-        out = Path(folder)
         home, sha = self.state.home, self.state.sha256
         name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
+        from dpdesk.gui.models import release_number
+
+        out = package_folder(Path(folder), release_number(self.state.ledger_entries, entry["seq"]))
+        title = self.results_view.report_title.text().strip() or None
 
         def job(progress: Progress) -> Path:
             from dpdesk.services.common import Dataset
             from dpdesk.services.export import ExportRequest, export_release
 
             dataset = Dataset(home, sha256=sha, name=name)
-            return export_release(ExportRequest(dataset, entry, out), progress).out
+            return export_release(ExportRequest(dataset, entry, out, title), progress).out
 
         def done(folder_out: Path) -> None:
             self.state.read_ledger()
