@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QToolBar,
     QVBoxLayout,
@@ -94,11 +95,39 @@ class MainWindow(QMainWindow):
         self.right = QWidget()
         self.right_layout = QVBoxLayout(self.right)
         self.right_layout.setContentsMargins(0, 0, 0, 0)
+        # the tabs under a banner that says, in words, what the current step still needs
+        self.step_label = QLabel("")
+        self.step_label.setObjectName("step_hint")
+        self.step_label.setWordWrap(True)
+        self.step_label.setStyleSheet(
+            "QLabel { background: #eef2f6; color: #2c3e50; padding: 6px 8px; border-radius: 3px }"
+        )
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.step_label)
+        left_layout.addWidget(self.tabs, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.tabs)
+        split.addWidget(left)
         split.addWidget(self.right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         split.setSizes([760, 560])
-        self.setCentralWidget(split)
+        from dpdesk.gui.views.welcome import WelcomePage
+
+        self.welcome = WelcomePage()
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.welcome)
+        self.pages.addWidget(split)
+        self.main_page = split
+        self.setCentralWidget(self.pages)
+        self.welcome.open_button.clicked.connect(self.open_data)
+        self.welcome.sample_button.clicked.connect(self.open_sample)
+        self.welcome.review_button.clicked.connect(self.review)
+        self.welcome.guide_button.clicked.connect(self.open_guide)
+        self.welcome.empty_button.clicked.connect(self.show_main)
+        self.welcome.recent_chosen.connect(self.open_path)
+        self.tabs.currentChanged.connect(lambda _i: self._update_step())
 
         self._make_actions()
         self.progress = QProgressBar()
@@ -108,6 +137,9 @@ class MainWindow(QMainWindow):
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel_job)
         self.status_label = QLabel("")
+        from dpdesk.gui.fit import elastic
+
+        elastic(self.status_label)  # a long message or path never widens the window
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
@@ -115,6 +147,9 @@ class MainWindow(QMainWindow):
         state.plan_changed.connect(self._update_actions)
         state.data_changed.connect(self._update_actions)
         state.ledger_changed.connect(self._update_actions)
+        state.results_changed.connect(self._update_step)
+        state.plan_changed.connect(self._leave_welcome)
+        state.data_changed.connect(self._leave_welcome)
         state.undo_stack.cleanChanged.connect(lambda _c: self._update_title())
         geometry = settings.value("window/geometry")
         if geometry is not None:
@@ -165,6 +200,9 @@ class MainWindow(QMainWindow):
         self.ledger_view.link_button.clicked.connect(self.link_near_copy)
         self.ledger_view.declare_button.clicked.connect(self.declare_near_copy_new)
         self.ledger_view.shown.connect(lambda: self.tabs.setCurrentWidget(self.results_view))
+        from dpdesk.gui.fit import compact
+
+        compact(self)
         self.views_ready = True
         self._update_actions()
 
@@ -278,6 +316,8 @@ class MainWindow(QMainWindow):
             a.triggered.connect(lambda _c=False, p=path: self.open_path(p))
             self.recent_menu.addAction(a)
         self.recent_menu.setEnabled(bool(self.recent_files()))
+        if hasattr(self, "welcome"):
+            self.welcome.set_recent(self.recent_files())
 
     def recent_files(self) -> list[str]:
         value = self.settings.value("recent/files", [])
@@ -305,6 +345,57 @@ class MainWindow(QMainWindow):
         if not busy:  # while a job runs, the status line says what it is doing
             self.status_label.setText(why if not ok else _("Ready to release."))
         self._update_title()
+        self._update_step()
+
+    # ------------------------------------------------------------------ the welcome page and the steps
+    def show_main(self) -> None:
+        """Leave the welcome page for the numbered tabs."""
+        self.pages.setCurrentWidget(self.main_page)
+
+    def _leave_welcome(self) -> None:
+        s = self.state
+        if (
+            s.data_path is not None
+            or s.plan_path is not None
+            or s.plan_data.get("queries")
+            or s.plan_data.get("columns")
+        ):
+            self.show_main()
+
+    def _update_step(self) -> None:
+        if not self.views_ready:
+            return
+        from dpdesk.gui.views.steps import what_is_missing
+
+        self.step_label.setText(what_is_missing(self.state, self.tabs.currentIndex()))
+
+    def open_sample(self) -> Worker | None:
+        """Open the bundled sample table and its plan (the README's quick start) in one go. The plan is opened
+        unsaved, so that Save asks where to put it and never writes over the bundled file."""
+        from dpdesk.resources import resource
+
+        if not self.maybe_save():
+            return None
+        plan = resource("samples", "cps_wages_plan.json")
+        try:
+            data = json.loads(plan.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # pragma: no cover - a damaged installation
+            self.show_error(_("Cannot open the plan {path}: {err}").format(path=plan, err=exc))
+            return None
+        self.state.load_plan_data(data, None)
+        self.show_main()
+        if self.views_ready:
+            self.query_form.select_row(0)
+        return self.open_data(str(resource("samples", "census_sample.csv")))
+
+    def open_guide(self) -> None:
+        """Help > Guide: what differential privacy promises and how to use dpdesk."""
+        try:
+            from dpdesk.gui.views.guide import open_guide
+        except ImportError:
+            self.show_info(_("Guide"), _("The guide is not part of this version of dpdesk."))
+            return
+        open_guide(self)
 
     def _update_title(self) -> None:
         name = self.state.data_path.name if self.state.data_path else _("no table")

@@ -2107,6 +2107,44 @@ import PySide6  # noqa: F401
         r"""        pass""",
         ("tests/gui/test_shell.py",),
     ),
+    Mutant(
+        "WL10",
+        "app: the empty window opens on the tabs and a red error instead of the welcome page",
+        "dpdesk/gui/main_window.py",
+        r"""        self.pages.addWidget(self.welcome)
+        self.pages.addWidget(split)""",
+        r"""        self.pages.addWidget(split)
+        self.pages.addWidget(self.welcome)""",
+        ("tests/gui/test_layout.py",),
+    ),
+    Mutant(
+        "WL11",
+        "app: the query form's seven buttons in one row (the window is wider than 1024 pixels)",
+        "dpdesk/gui/views/query_form.py",
+        r"""        budget_row.addStretch(1)
+        budget_row.addWidget(self.split_button)
+        budget_row.addWidget(self.scale_button)""",
+        r"""        edit_row.addWidget(self.split_button)
+        edit_row.addWidget(self.scale_button)""",
+        ("tests/gui/test_layout.py",),
+    ),
+    Mutant(
+        "WL12",
+        "app: the query table scrolls sideways and hides the epsilon column at 1024 pixels",
+        "dpdesk/gui/views/query_form.py",
+        r"""        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)""",
+        r"""        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)""",
+        ("tests/gui/test_layout.py",),
+    ),
+    Mutant(
+        "WL13",
+        "app: the sample button opens the table without its plan",
+        "dpdesk/gui/main_window.py",
+        r"""        self.state.load_plan_data(data, None)
+        self.show_main()""",
+        r"""        self.show_main()""",
+        ("tests/gui/test_layout.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -82,10 +82,12 @@ class BudgetMeter(QGroupBox):
         heads = [_("Accounting"), _("This plan"), _("With earlier releases"), ""]
         for c, h in enumerate(heads):
             lab = QLabel(f"<b>{h}</b>")
+            lab.setWordWrap(True)
             self.methods.addWidget(lab, 0, c)
         for r in range(1, 4):
             for c in range(4):
                 lab = QLabel("")
+                lab.setWordWrap(True)  # the meter fits beside the tabs from 1024 pixels wide
                 lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 self.methods.addWidget(lab, r, c)
                 self.method_labels[(r, c)] = lab
