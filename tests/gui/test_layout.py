@@ -102,8 +102,10 @@ def test_welcome_page_sample_in_one_click_and_every_tab_fits_1024_by_700(qtbot: 
     assert s.plan_path is None  # Save asks where: the bundled plan is never written over
     assert win.pages.currentWidget() is win.main_page
 
+    draft = s.draft()  # a long name must not push the ε column out of sight
+    draft["queries"][0]["name"] = "number of people in the whole table, all regions together"
+    s.edit(draft, "rename")
     table = win.query_form.table
-    eps = QUERY_COLUMNS.index("epsilon")
     for i in range(win.tabs.count()):
         win.tabs.setCurrentIndex(i)
         if win.tabs.currentWidget() is win.query_form:
@@ -112,9 +114,10 @@ def test_welcome_page_sample_in_one_click_and_every_tab_fits_1024_by_700(qtbot: 
         settle(qtbot, win)
         fits(win)
         assert win.step_label.text()
-        if win.tabs.currentWidget() is win.query_form:  # the ε column is never scrolled out of sight
-            x = table.columnViewportPosition(eps)
-            assert x >= 0 and x + table.columnWidth(eps) <= table.viewport().width()
+        if win.tabs.currentWidget() is win.query_form:  # ε and δ are never scrolled out of sight
+            for col in (QUERY_COLUMNS.index("epsilon"), QUERY_COLUMNS.index("delta")):
+                x = table.columnViewportPosition(col)
+                assert x >= 0 and x + table.columnWidth(col) <= table.viewport().width(), col
     assert win.release() is not None
     settle(qtbot, win)
     assert s.results, win.errors

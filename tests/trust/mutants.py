@@ -2118,17 +2118,6 @@ import PySide6  # noqa: F401
         ("tests/gui/test_layout.py",),
     ),
     Mutant(
-        "WL11",
-        "app: the query form's seven buttons in one row (the window is wider than 1024 pixels)",
-        "dpdesk/gui/views/query_form.py",
-        r"""        budget_row.addStretch(1)
-        budget_row.addWidget(self.split_button)
-        budget_row.addWidget(self.scale_button)""",
-        r"""        edit_row.addWidget(self.split_button)
-        edit_row.addWidget(self.scale_button)""",
-        ("tests/gui/test_layout.py",),
-    ),
-    Mutant(
         "WL12",
         "app: the query table scrolls sideways and hides the epsilon column at 1024 pixels",
         "dpdesk/gui/views/query_form.py",
