@@ -940,6 +940,8 @@ def _g(x: float | None) -> str:
 
 
 def _print_budget(rep: BudgetReport) -> None:
+    from dpdesk.core.budget import report_warnings
+
     out = sys.stdout
     title = rep.title or _("(untitled plan)")
     print(
@@ -1053,6 +1055,8 @@ def _print_budget(rep: BudgetReport) -> None:
             _("Left after this plan: epsilon {e}, delta {d}").format(e=_g(ra.epsilon), d=f"{ra.delta:.3g}"),
             file=out,
         )
+        for warning in report_warnings(rep):
+            print(warning, file=out)
     else:
         print(
             _(
@@ -1110,6 +1114,10 @@ def _cmd_release(args: argparse.Namespace) -> int:
             hash=e["hash"][:12],
         )
     )
+    from dpdesk.core.budget import entry_warnings
+
+    for warning in entry_warnings(e):
+        print(warning)
     return 0
 
 

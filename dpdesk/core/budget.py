@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from dpdesk.core import accounting as acc
 from dpdesk.core.plan import Plan
 from dpdesk.core.queries import QueryDesign, design_plan
+from dpdesk.i18n import _
 
 
 def plan_costs(designs: Sequence[QueryDesign]) -> list[acc.QueryCost]:
@@ -278,3 +280,51 @@ def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None
     from dpdesk.core.ledger import settings_in_force
 
     return settings_in_force(entries)
+
+
+#: a release of this epsilon or more is warned about: past it the e^ε factor (e^5 ≈ 148) promises little
+HIGH_EPSILON = 5.0
+#: what is left after a release, as a share of the budget's epsilon, at or under which the release spends it all
+USED_UP_SHARE = 1e-3
+
+
+def used_up(left: float, budget: float) -> bool:
+    """Whether ``left`` of a budget of ``budget`` (epsilon) counts as nothing left."""
+    return left <= USED_UP_SHARE * budget
+
+
+def spend_warnings(epsilon: float, left_after: float, budget: float) -> tuple[str, ...]:
+    """The warnings a release that spends ``epsilon`` and leaves ``left_after`` of ``budget`` gets (the one rule the
+    app's confirmation and meter and the command line's ``budget`` and ``release`` share): an epsilon of
+    :data:`HIGH_EPSILON` or more, and a release that spends everything that is left."""
+    out = []
+    if epsilon >= HIGH_EPSILON:
+        out.append(
+            _(
+                "Warning: this release spends ε {e}, which is {high} or more: the probability of any outcome may "
+                "change by a factor of up to e^{e} = {f} when one person is added or removed, a weak promise."
+            ).format(e=f"{epsilon:.4g}", high=f"{HIGH_EPSILON:g}", f=f"{math.exp(min(epsilon, 700.0)):.3g}")
+        )
+    if epsilon > 0 and used_up(left_after, budget):
+        out.append(
+            _(
+                "Warning: this release spends everything that is left of the budget (ε {b}): no later release of "
+                "this dataset will be possible unless a privacy officer raises the budget."
+            ).format(b=f"{budget:g}")
+        )
+    return tuple(out)
+
+
+def report_warnings(report: BudgetReport) -> tuple[str, ...]:
+    """:func:`spend_warnings` for a plan that fits (one that does not is refused whole, with its own message)."""
+    if not report.fits:
+        return ()
+    return spend_warnings(report.in_force.plan.epsilon, report.remaining_after.epsilon, report.budget.epsilon)
+
+
+def entry_warnings(entry: dict[str, Any]) -> tuple[str, ...]:
+    """:func:`spend_warnings` for a release already recorded (a spend entry)."""
+    charged = float(entry["charged"]["epsilon"])
+    budget = float((entry.get("budget") or {}).get("epsilon", math.inf))
+    after = float((entry.get("spent_after") or {}).get("epsilon", charged))
+    return spend_warnings(charged, budget - after, budget)

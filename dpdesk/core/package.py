@@ -39,8 +39,10 @@ def write_package(
     dataset_name: str,
     *,
     bom: bool = False,
+    title: str | None = None,
 ) -> dict[str, Any]:
-    """Write the package files, record their hashes in a ledger entry, and copy the entries into ledger.json."""
+    """Write the package files, record their hashes in a ledger entry, and copy the entries into ledger.json;
+    ``title`` heads the report instead of the plan's title."""
     from dpdesk.core.report import write_release_report
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -60,6 +62,7 @@ def write_package(
         spend=spend,
         settings_entry=settings,
         dataset_name=dataset_name,
+        title=title,
     )
     tmp.replace(out_dir / "report.pdf")
     hashes = {name: file_hash(out_dir / name) for name in PACKAGE_FILES}

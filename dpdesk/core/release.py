@@ -386,6 +386,7 @@ def write_release_dir(
     dataset_name: str,
     *,
     bom: bool = False,
+    title: str | None = None,
 ) -> None:
     """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder:
     built in its claimed temporary sibling (:func:`~dpdesk.core.outputs.claim_out_dir`) and renamed into place
@@ -394,7 +395,7 @@ def write_release_dir(
 
     claim = out_dir if isinstance(out_dir, ClaimedFolder) else claim_out_dir(out_dir)
     try:
-        write_package(claim.work, rows, plan, spend, ledger, dataset_name, bom=bom)
+        write_package(claim.work, rows, plan, spend, ledger, dataset_name, bom=bom, title=title)
         claim.finish()
     except BaseException:
         claim.abandon()

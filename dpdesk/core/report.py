@@ -212,8 +212,10 @@ def write_release_report(
     spend: dict[str, Any],
     settings_entry: dict[str, Any] | None,
     dataset_name: str,
+    title: str | None = None,
 ) -> None:
-    """The PDF report of one release (from the plan, the released rows and the ledger entries only)."""
+    """The PDF report of one release (from the plan, the released rows and the ledger entries only); ``title``
+    heads it instead of the plan's title (the plan itself is unchanged)."""
     _register_fonts()
     from reportlab.lib.units import mm
     from reportlab.platypus import PageBreak, Spacer
@@ -222,7 +224,7 @@ def write_release_report(
 
     st = _styles()
     width = 174 * mm
-    title = plan_dict.get("title") or _("Differentially private release")
+    title = title or plan_dict.get("title") or _("Differentially private release")
     budget = spend.get("budget") or plan_dict["budget"]
     charged = spend["charged"]
     after = spend.get("spent_after") or charged

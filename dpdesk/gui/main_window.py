@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStackedWidget,
     QTabWidget,
     QToolBar,
     QVBoxLayout,
@@ -49,6 +51,22 @@ def plan_filter() -> str:
     return _("dpdesk plans") + " (*.json);;" + _("All files") + " (*)"
 
 
+def package_folder(chosen: Path, number: int) -> Path:
+    """Where an export goes: the chosen folder if it is new or empty, else a new folder in it named after the
+    release (``release-N``, then ``release-N (2)``, ...); the export makes it."""
+    try:
+        empty = not chosen.exists() or (chosen.is_dir() and not any(chosen.iterdir()))
+    except OSError:
+        empty = False
+    if empty:
+        return chosen
+    base = f"release-{number}"
+    out, k = chosen / base, 2
+    while out.exists():
+        out, k = chosen / f"{base} ({k})", k + 1
+    return out
+
+
 class MainWindow(QMainWindow):
     """dpdesk's main window. Dialogs go through :meth:`ask_*` hooks so that tests can answer them."""
 
@@ -77,11 +95,39 @@ class MainWindow(QMainWindow):
         self.right = QWidget()
         self.right_layout = QVBoxLayout(self.right)
         self.right_layout.setContentsMargins(0, 0, 0, 0)
+        # the tabs under a banner that says, in words, what the current step still needs
+        self.step_label = QLabel("")
+        self.step_label.setObjectName("step_hint")
+        self.step_label.setWordWrap(True)
+        self.step_label.setStyleSheet(
+            "QLabel { background: #eef2f6; color: #2c3e50; padding: 6px 8px; border-radius: 3px }"
+        )
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.step_label)
+        left_layout.addWidget(self.tabs, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
-        split.addWidget(self.tabs)
+        split.addWidget(left)
         split.addWidget(self.right)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         split.setSizes([760, 560])
-        self.setCentralWidget(split)
+        from dpdesk.gui.views.welcome import WelcomePage
+
+        self.welcome = WelcomePage()
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.welcome)
+        self.pages.addWidget(split)
+        self.main_page = split
+        self.setCentralWidget(self.pages)
+        self.welcome.open_button.clicked.connect(self.open_data)
+        self.welcome.sample_button.clicked.connect(self.open_sample)
+        self.welcome.review_button.clicked.connect(self.review)
+        self.welcome.guide_button.clicked.connect(self.open_guide)
+        self.welcome.empty_button.clicked.connect(self.show_main)
+        self.welcome.recent_chosen.connect(self.open_path)
+        self.tabs.currentChanged.connect(lambda _i: self._update_step())
 
         self._make_actions()
         self.progress = QProgressBar()
@@ -91,6 +137,9 @@ class MainWindow(QMainWindow):
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel_job)
         self.status_label = QLabel("")
+        from dpdesk.gui.fit import elastic
+
+        elastic(self.status_label)  # a long message or path never widens the window
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
@@ -98,6 +147,9 @@ class MainWindow(QMainWindow):
         state.plan_changed.connect(self._update_actions)
         state.data_changed.connect(self._update_actions)
         state.ledger_changed.connect(self._update_actions)
+        state.results_changed.connect(self._update_step)
+        state.plan_changed.connect(self._leave_welcome)
+        state.data_changed.connect(self._leave_welcome)
         state.undo_stack.cleanChanged.connect(lambda _c: self._update_title())
         geometry = settings.value("window/geometry")
         if geometry is not None:
@@ -147,6 +199,10 @@ class MainWindow(QMainWindow):
         self.ledger_view.statement_button.clicked.connect(self.export_statement)
         self.ledger_view.link_button.clicked.connect(self.link_near_copy)
         self.ledger_view.declare_button.clicked.connect(self.declare_near_copy_new)
+        self.ledger_view.shown.connect(lambda: self.tabs.setCurrentWidget(self.results_view))
+        from dpdesk.gui.fit import compact
+
+        compact(self)
         self.views_ready = True
         self._update_actions()
 
@@ -263,9 +319,11 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         for path in self.recent_files():
             a = QAction(path, self)
-            a.triggered.connect(lambda _c=False, p=path: self.open_data(p))
+            a.triggered.connect(lambda _c=False, p=path: self.open_path(p))
             self.recent_menu.addAction(a)
         self.recent_menu.setEnabled(bool(self.recent_files()))
+        if hasattr(self, "welcome"):
+            self.welcome.set_recent(self.recent_files())
 
     def recent_files(self) -> list[str]:
         value = self.settings.value("recent/files", [])
@@ -274,6 +332,9 @@ class MainWindow(QMainWindow):
         return [str(v) for v in (value or [])]
 
     def _add_recent(self, path: Path) -> None:
+        """Remember a table or a plan by its absolute path (a relative one would depend on the folder dpdesk
+        was started from)."""
+        path = Path(os.path.abspath(path))
         files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
         self.settings.setValue("recent/files", files[:MAX_RECENT])
         self._fill_recent()
@@ -287,8 +348,51 @@ class MainWindow(QMainWindow):
         )
         self.open_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
-        self.status_label.setText(why if not ok else _("Ready to release."))
+        if not busy:  # while a job runs, the status line says what it is doing
+            self.status_label.setText(why if not ok else _("Ready to release."))
         self._update_title()
+        self._update_step()
+
+    # ------------------------------------------------------------------ the welcome page and the steps
+    def show_main(self) -> None:
+        """Leave the welcome page for the numbered tabs."""
+        self.pages.setCurrentWidget(self.main_page)
+
+    def _leave_welcome(self) -> None:
+        s = self.state
+        if (
+            s.data_path is not None
+            or s.plan_path is not None
+            or s.plan_data.get("queries")
+            or s.plan_data.get("columns")
+        ):
+            self.show_main()
+
+    def _update_step(self) -> None:
+        if not self.views_ready:
+            return
+        from dpdesk.gui.views.steps import what_is_missing
+
+        self.step_label.setText(what_is_missing(self.state, self.tabs.currentIndex()))
+
+    def open_sample(self) -> Worker | None:
+        """Open the bundled sample table and its plan (the README's quick start) in one go. The plan is opened
+        unsaved, so that Save asks where to put it and never writes over the bundled file."""
+        from dpdesk.resources import resource
+
+        if not self.maybe_save():
+            return None
+        plan = resource("samples", "cps_wages_plan.json")
+        try:
+            data = json.loads(plan.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # pragma: no cover - a damaged installation
+            self.show_error(_("Cannot open the plan {path}: {err}").format(path=plan, err=exc))
+            return None
+        self.state.load_plan_data(data, None)
+        self.show_main()
+        if self.views_ready:
+            self.query_form.select_row(0)
+        return self.open_data(str(resource("samples", "census_sample.csv")))
 
     def _update_title(self) -> None:
         name = self.state.data_path.name if self.state.data_path else _("no table")
@@ -305,8 +409,18 @@ class MainWindow(QMainWindow):
     def ask_folder(self, title: str) -> str:
         return QFileDialog.getExistingDirectory(self, title)
 
+    def confirm_box(self, title: str, text: str) -> QMessageBox:
+        """A yes/no question whose default (Return) and escape button is No: Return never spends."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.setEscapeButton(QMessageBox.StandardButton.No)
+        return box
+
     def ask_confirm(self, title: str, text: str) -> bool:
-        return QMessageBox.question(self, title, text) == QMessageBox.StandardButton.Yes
+        box = self.confirm_box(title, text)
+        box.exec()
+        return box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
 
     def ask_save_changes(self) -> QMessageBox.StandardButton:
         return QMessageBox.question(
@@ -452,6 +566,7 @@ class MainWindow(QMainWindow):
             self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=exc))
             return False
         self.state.load_plan_data(data, Path(path))
+        self._add_recent(Path(path))
         if self.state.plan_error:
             self.status_label.setText(self.state.plan_error)
         self.query_form.select_row(0)
@@ -546,6 +661,10 @@ class MainWindow(QMainWindow):
             le=f"{rep.remaining_after.epsilon:.4g}",
             ld=f"{rep.remaining_after.delta:.3g}",
         )
+        from dpdesk.core.budget import report_warnings
+
+        for warning in report_warnings(rep):
+            text += "\n\n" + warning
         text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
         title = _("Release")
         if check.problems:
@@ -575,15 +694,17 @@ class MainWindow(QMainWindow):
         def done(result: Any) -> None:
             if approval is not None:
                 self.pending_approval = None  # used: an approval is good for one release
+            from dpdesk.gui.models import release_number
+
             self.state.read_ledger()
             e = result.entry
-            self.state.show_results(
-                [r.as_list() for r in result.rows],
-                _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
-                    seq=e["seq"], e=f"{e['charged']['epsilon']:.4g}", d=f"{e['charged']['delta']:.3g}"
-                ),
-                e,
+            title = _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
+                seq=release_number(self.state.ledger_entries, e["seq"]),
+                e=f"{e['charged']['epsilon']:.4g}",
+                d=f"{e['charged']['delta']:.3g}",
             )
+            self.state.show_results([r.as_list() for r in result.rows], title, e)
+            self.status_label.setText(title)
             if result.notes:
                 log.info("load note shown (its counts are for the screen only, not for the log)")
             if result.notes:
@@ -636,19 +757,24 @@ class MainWindow(QMainWindow):
         entry = self.state.results_entry
         if not self.state.results or entry is None or self.state.sha256 is None:
             return None
-        folder = self.ask_folder(_("Choose a new or empty folder for the release"))
+        folder = self.ask_folder(
+            _("Choose a folder for the release package (a new folder is made in it unless it is empty)")
+        )
         if not folder:
             return None
-        out = Path(folder)
         home, sha = self.state.home, self.state.sha256
         name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
+        from dpdesk.gui.models import release_number
+
+        out = package_folder(Path(folder), release_number(self.state.ledger_entries, entry["seq"]))
+        title = self.results_view.report_title.text().strip() or None
 
         def job(progress: Progress) -> Path:
             from dpdesk.services.common import Dataset
             from dpdesk.services.export import ExportRequest, export_release
 
             dataset = Dataset(home, sha256=sha, name=name)
-            return export_release(ExportRequest(dataset, entry, out), progress).out
+            return export_release(ExportRequest(dataset, entry, out, title), progress).out
 
         def done(folder_out: Path) -> None:
             self.state.read_ledger()
@@ -852,6 +978,7 @@ class MainWindow(QMainWindow):
         return self.run_job(job, done, _("Writing the budget statement…"))
 
     def open_guide(self, page: str | None = None) -> None:
+        """Help > Guide (and the welcome page): what differential privacy promises and how to use dpdesk."""
         from dpdesk.gui.views.guide import open_guide
 
         open_guide(self, page if isinstance(page, str) else None)  # QAction.triggered passes a bool

@@ -368,6 +368,12 @@ class ResultsModel(_StateListModel):
 LEDGER_COLUMNS = ("seq", "time", "type", "epsilon", "delta", "what")
 
 
+def release_number(entries: list[dict[str, Any]], seq: int) -> int:
+    """The number of the release recorded as ledger entry ``seq``, counting the dataset's releases from 1 (the
+    ledger's entry numbers also count its settings, packages and other entries)."""
+    return sum(1 for e in entries if e.get("type") == "spend" and int(e.get("seq", 0)) <= seq)
+
+
 class LedgerModel(_StateListModel):
     """The dataset's ledger entries (read-only)."""
 

@@ -21,6 +21,8 @@ class ExportRequest:
     dataset: Dataset
     entry: dict[str, Any]
     out: Path
+    #: the report's title (the plan's title when None); the plan and the values are unchanged
+    title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -33,12 +35,20 @@ class Exported:
 def export_release(request: ExportRequest, progress: Progress = NULL_PROGRESS) -> Exported:
     """Write the package of a release already charged and recorded (the values come from its ledger entry)."""
     ledger = request.dataset.open_ledger()
-    write_recorded_release(request.out, request.entry, ledger, request.dataset.display_name, progress)
+    write_recorded_release(
+        request.out, request.entry, ledger, request.dataset.display_name, progress, title=request.title
+    )
     return Exported(request.out)
 
 
 def write_recorded_release(
-    out: Path, entry: dict[str, Any], ledger: Ledger, dataset_name: str, progress: Progress = NULL_PROGRESS
+    out: Path,
+    entry: dict[str, Any],
+    ledger: Ledger,
+    dataset_name: str,
+    progress: Progress = NULL_PROGRESS,
+    *,
+    title: str | None = None,
 ) -> None:
     """Check and claim ``out`` (new or empty), then write the package of the spend ``entry`` beside it and rename
     it into place whole; a failure leaves nothing there (:class:`~dpdesk.core.errors.UsageError`, exit 2)."""
@@ -53,7 +63,7 @@ def write_recorded_release(
     progress.update(0, 1, "writing")
     try:
         write_release_dir(
-            claim, rows_from_entry(entry), parse_plan(entry["plan"]), entry, ledger, dataset_name
+            claim, rows_from_entry(entry), parse_plan(entry["plan"]), entry, ledger, dataset_name, title=title
         )
     except OSError as exc:
         raise UsageError(

@@ -2117,6 +2117,107 @@ import PySide6  # noqa: F401
         r"""    return str(text).replace("\n", "<br>")""",
         ("tests/gui/test_ledger_text.py",),
     ),
+    Mutant(
+        "WL01",
+        "warnings: a release that spends everything that is left is not warned about (app and command line)",
+        "dpdesk/core/budget.py",
+        r"""    if epsilon > 0 and used_up(left_after, budget):""",
+        r"""    if epsilon > 0 and used_up(left_after, budget) and False:""",
+        ("tests/cli/test_spend_warnings.py",),
+    ),
+    Mutant(
+        "WL02",
+        "app: a job's status line is overwritten by 'Ready to release.' while it runs",
+        "dpdesk/gui/main_window.py",
+        r"""        if not busy:  # while a job runs, the status line says what it is doing""",
+        r"""        if True:  # while a job runs, the status line says what it is doing""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL03",
+        "app: Return in the release confirmation answers yes (spends)",
+        "dpdesk/gui/main_window.py",
+        r"""        box.setDefaultButton(QMessageBox.StandardButton.No)""",
+        r"""        box.setDefaultButton(QMessageBox.StandardButton.Yes)""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL04",
+        "app: releases are numbered by ledger entry (the first release is #2)",
+        "dpdesk/gui/models.py",
+        r"""    return sum(1 for e in entries if e.get("type") == "spend" and int(e.get("seq", 0)) <= seq)""",
+        r"""    return seq""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL05",
+        "app: recent files are stored as given (relative paths)",
+        "dpdesk/gui/main_window.py",
+        r"""        path = Path(os.path.abspath(path))""",
+        r"""        path = Path(path)""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL06",
+        "app: after a release that used the budget up, the meter advises to lower epsilons",
+        "dpdesk/gui/views/budget_meter.py",
+        r"""        if over and used_up(rep.remaining_before.epsilon, total):""",
+        r"""        if False:""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL07",
+        "app: the export's report title is ignored (the plan's title is used)",
+        "dpdesk/core/report.py",
+        r"""    title = title or plan_dict.get("title") or _("Differentially private release")""",
+        r"""    title = plan_dict.get("title") or _("Differentially private release")""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL08",
+        "app: export writes into a chosen folder that is not empty (refused) instead of making a new one",
+        "dpdesk/gui/main_window.py",
+        r"""    if empty:
+        return chosen""",
+        r"""    if True:
+        return chosen""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL09",
+        "app: 'Show this release' stays on the ledger tab",
+        "dpdesk/gui/views/ledger_view.py",
+        r"""        self.shown.emit()""",
+        r"""        pass""",
+        ("tests/gui/test_shell.py",),
+    ),
+    Mutant(
+        "WL10",
+        "app: the empty window opens on the tabs and a red error instead of the welcome page",
+        "dpdesk/gui/main_window.py",
+        r"""        self.pages.addWidget(self.welcome)
+        self.pages.addWidget(split)""",
+        r"""        self.pages.addWidget(split)
+        self.pages.addWidget(self.welcome)""",
+        ("tests/gui/test_layout.py",),
+    ),
+    Mutant(
+        "WL12",
+        "app: the query table scrolls sideways and hides the epsilon column at 1024 pixels",
+        "dpdesk/gui/views/query_form.py",
+        r"""        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)""",
+        r"""        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)""",
+        ("tests/gui/test_layout.py",),
+    ),
+    Mutant(
+        "WL13",
+        "app: the sample button opens the table without its plan",
+        "dpdesk/gui/main_window.py",
+        r"""        self.state.load_plan_data(data, None)
+        self.show_main()""",
+        r"""        self.show_main()""",
+        ("tests/gui/test_layout.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -72,15 +72,22 @@ class BudgetMeter(QGroupBox):
         self.headline = QLabel()
         self.headline.setObjectName("budget_headline")
         self.headline.setWordWrap(True)
+        self.warning = QLabel("")
+        self.warning.setObjectName("budget_warning")
+        self.warning.setWordWrap(True)
+        self.warning.setStyleSheet("color: #8a5a00")
+        self.warning.setVisible(False)
         self.methods = QGridLayout()
         self.method_labels: dict[tuple[int, int], QLabel] = {}
         heads = [_("Accounting"), _("This plan"), _("With earlier releases"), ""]
         for c, h in enumerate(heads):
             lab = QLabel(f"<b>{h}</b>")
+            lab.setWordWrap(True)
             self.methods.addWidget(lab, 0, c)
         for r in range(1, 4):
             for c in range(4):
                 lab = QLabel("")
+                lab.setWordWrap(True)  # the meter fits beside the tabs from 1024 pixels wide
                 lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 self.methods.addWidget(lab, r, c)
                 self.method_labels[(r, c)] = lab
@@ -89,6 +96,7 @@ class BudgetMeter(QGroupBox):
         self.note.setStyleSheet("color: #7f8a94")
         lay = QVBoxLayout(self)
         lay.addWidget(self.headline)
+        lay.addWidget(self.warning)
         lay.addWidget(self.bar)
         lay.addLayout(self.methods)
         lay.addWidget(self.note)
@@ -105,7 +113,8 @@ class BudgetMeter(QGroupBox):
             self.headline.setText(
                 _("The plan is not complete yet: {why}").format(why=self.state.plan_error or "")
             )
-            self.headline.setStyleSheet("color: #c0392b")
+            self.headline.setStyleSheet("color: #5d6d7e")  # a step still to do, not an error
+            self.warning.setVisible(False)
             for lab in self.method_labels.values():
                 lab.setText("")
             self.note.setText("")
@@ -121,7 +130,19 @@ class BudgetMeter(QGroupBox):
         over = not rep.fits
         self.bar.set_values(total, spent, parts, over)
         left = rep.remaining_after
-        if over:
+        from dpdesk.core.budget import report_warnings, used_up
+
+        warnings = report_warnings(rep)
+        self.warning.setText("\n".join(warnings))
+        self.warning.setVisible(bool(warnings))
+        if over and used_up(rep.remaining_before.epsilon, total):
+            text = _(
+                "The budget is used up: earlier releases of this dataset spent all of ε {t}. No further release "
+                "is possible; showing or exporting a past release again costs nothing (Ledger tab). Only a privacy "
+                "officer can raise the budget."
+            ).format(t=f"{total:g}")
+            self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
+        elif over:
             rb = rep.remaining_before
             text = _(
                 "Over budget: this plan needs more than the ε {e} and δ {d} that are left. Release is disabled; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -14,13 +15,16 @@ from PySide6.QtWidgets import (
 )
 
 from dpdesk.core.text import shown
-from dpdesk.gui.models import LedgerModel
+from dpdesk.gui.models import LedgerModel, release_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
 
 class LedgerView(QWidget):
     """Read-only view of the dataset's ledger; reopening a past release costs nothing."""
+
+    #: a past release was shown again (in the results)
+    shown = Signal()
 
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -134,10 +138,11 @@ class LedgerView(QWidget):
         self.state.show_results(
             rows,
             _("Release #{seq} of {time} (shown again: no budget spent)").format(
-                seq=e["seq"], time=e["time"].replace("T", " ")
+                seq=release_number(self.state.ledger_entries, e["seq"]), time=e["time"].replace("T", " ")
             ),
             e,
         )
+        self.shown.emit()
 
 
 def _html(text: object) -> str:

@@ -9,12 +9,14 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -23,7 +25,7 @@ from PySide6.QtWidgets import (
 from dpdesk.core import statistics
 from dpdesk.core.mechanism_kinds import MECHANISMS, get_mechanism
 from dpdesk.core.statistics.base import Param, ParamKind
-from dpdesk.gui.models import QueryListModel, parse_number
+from dpdesk.gui.models import QUERY_COLUMNS, QueryListModel, parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
@@ -60,7 +62,12 @@ class QueryForm(QWidget):
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # the columns share the width (long words are elided) and ε and δ fit their numbers: never a
+        # horizontal scroll that hides the ε column
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        for col in (QUERY_COLUMNS.index("epsilon"), QUERY_COLUMNS.index("delta")):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().setVisible(False)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self._select(cur.row()))
 
@@ -93,12 +100,17 @@ class QueryForm(QWidget):
             (self.scale_button, self.split_by_weights),
         ):
             b.clicked.connect(slot)
-        buttons = QHBoxLayout()
+        # two rows, so that the tab fits from 1024 pixels wide in every language
+        buttons = QVBoxLayout()
+        edit_row, budget_row = QHBoxLayout(), QHBoxLayout()
         for b in (self.add_button, self.dup_button, self.remove_button, self.up_button, self.down_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.split_button)
-        buttons.addWidget(self.scale_button)
+            edit_row.addWidget(b)
+        edit_row.addStretch(1)
+        budget_row.addStretch(1)
+        budget_row.addWidget(self.split_button)
+        budget_row.addWidget(self.scale_button)
+        buttons.addLayout(edit_row)
+        buttons.addLayout(budget_row)
 
         self.name = QLineEdit()
         self.name.setToolTip(_("A name for this statistic; it heads its rows in the release."))
@@ -184,7 +196,13 @@ class QueryForm(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(self.table, 2)
         lay.addLayout(buttons)
-        lay.addWidget(self.form_box, 3)
+        # the form scrolls rather than set the window's height (a statistic may show many fields)
+        form_scroll = QScrollArea()
+        form_scroll.setObjectName("query_form_scroll")
+        form_scroll.setWidgetResizable(True)
+        form_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        form_scroll.setWidget(self.form_box)
+        lay.addWidget(form_scroll, 3)
         lay.addWidget(self.error)
 
         self.current = -1

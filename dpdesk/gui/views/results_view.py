@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPushButton,
     QTableView,
     QVBoxLayout,
@@ -39,15 +40,24 @@ class ResultsView(QWidget):
         self.chart_query.setToolTip(_("Chart one histogram or grouped statistic."))
         self.export_button = QPushButton(_("Export release…"))
         self.export_button.setToolTip(_("Write release.csv and plan.json into a new folder (costs nothing)."))
+        self.report_title = QLineEdit()
+        self.report_title.setObjectName("report_title")
+        self.report_title.setToolTip(
+            _("The title of the exported PDF report (the plan's title unless you change it).")
+        )
         self.chart_holder = QVBoxLayout()
         row = QHBoxLayout()
         row.addWidget(QLabel(_("Chart:")))
         row.addWidget(self.chart_query, 1)
-        row.addWidget(self.export_button)
+        export_row = QHBoxLayout()
+        export_row.addWidget(QLabel(_("Report title:")))
+        export_row.addWidget(self.report_title, 1)
+        export_row.addWidget(self.export_button)
         lay = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addWidget(self.table, 3)
         lay.addLayout(row)
+        lay.addLayout(export_row)
         lay.addLayout(self.chart_holder, 2)
         self.canvas: Any = None
         self.chart_query.currentIndexChanged.connect(self._chart)
@@ -61,6 +71,10 @@ class ResultsView(QWidget):
             or _("No results yet: release the plan, or pick a past release in the Ledger tab.")
         )
         self.export_button.setEnabled(bool(rows))
+        self.report_title.setEnabled(bool(rows))
+        entry = self.state.results_entry
+        plan = entry.get("plan") if entry is not None else None
+        self.report_title.setText(str(plan.get("title") or "") if isinstance(plan, dict) else "")
         self.chart_query.blockSignals(True)
         self.chart_query.clear()
         multi = [q for q in dict.fromkeys(r[0] for r in rows) if sum(1 for r in rows if r[0] == q) > 1]
