@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -75,7 +76,7 @@ class FitDialog(QDialog):
             )
             w = QDoubleSpinBox()
             w.setRange(0.0, 1000.0)
-            w.setDecimals(2)
+            w.setDecimals(4)
             w.setValue(1.0)
             w.setToolTip(
                 _("A query with weight 2 gets twice the share of a query with weight 1; 0 leaves it out.")
@@ -102,8 +103,14 @@ class FitDialog(QDialog):
         self.reserve.setObjectName("fit_reserve")
         self.reserve.setToolTip(_("Epsilon to leave unspent for later releases of this table."))
         self.reserve.textChanged.connect(self._schedule)
+        self.as_weights = QPushButton(_("Weights from the current epsilons"))
+        self.as_weights.setToolTip(
+            _("Keep the queries' epsilons in proportion and scale them to what is left.")
+        )
+        self.as_weights.clicked.connect(self.weights_from_epsilons)
         form = QFormLayout()
         form.addRow(_("Keep in reserve (epsilon):"), self.reserve)
+        form.addRow("", self.as_weights)
 
         self.status = QLabel()
         self.status.setObjectName("fit_status")
@@ -128,6 +135,18 @@ class FitDialog(QDialog):
         self._timer.setSingleShot(True)
         self._timer.setInterval(150)
         self._timer.timeout.connect(self.recompute)
+        self.recompute()
+
+    def weights_from_epsilons(self) -> None:
+        """Each free query's weight in proportion to its epsilon now (the smallest gets 1)."""
+        now = [q.get("epsilon") for q in self.state.plan_data.get("queries", [])]
+        valid = [e for e in now if isinstance(e, int | float) and not isinstance(e, bool) and e > 0]
+        if not valid:
+            return
+        smallest = min(valid)
+        for w, e in zip(self.weights, now, strict=True):
+            if w.isEnabled() and e in valid:
+                w.setValue(float(e) / smallest)
         self.recompute()
 
     def _schedule(self, *_args: Any) -> None:

@@ -76,18 +76,11 @@ class QueryForm(QWidget):
         self.remove_button = QPushButton(_("Remove"))
         self.up_button = QPushButton(_("Up"))
         self.down_button = QPushButton(_("Down"))
-        self.split_button = QPushButton(_("Split the budget evenly"))
-        self.split_button.setToolTip(
+        self.fit_button = QPushButton(_("Fit to the budget…"))
+        self.fit_button.setToolTip(
             _(
-                "Give every query an equal share of the epsilon that is left, rounded down "
-                "so that the shares never add up to more."
-            )
-        )
-        self.scale_button = QPushButton(_("Scale to the budget"))
-        self.scale_button.setToolTip(
-            _(
-                "Keep the queries' epsilons in proportion (they are the weights) and scale "
-                "them to the epsilon that is left, rounded down."
+                "Share what is left of the budget across the queries by weights you choose, with locks and a "
+                "reserve for later releases; rounded down so that the shares never add up to more."
             )
         )
         for b, slot in (
@@ -96,8 +89,7 @@ class QueryForm(QWidget):
             (self.remove_button, self.remove),
             (self.up_button, lambda: self.move_query(-1)),
             (self.down_button, lambda: self.move_query(1)),
-            (self.split_button, self.split_evenly),
-            (self.scale_button, self.split_by_weights),
+            (self.fit_button, self.fit_to_budget),
         ):
             b.clicked.connect(slot)
         # two rows, so that the tab fits from 1024 pixels wide in every language
@@ -107,8 +99,7 @@ class QueryForm(QWidget):
             edit_row.addWidget(b)
         edit_row.addStretch(1)
         budget_row.addStretch(1)
-        budget_row.addWidget(self.split_button)
-        budget_row.addWidget(self.scale_button)
+        budget_row.addWidget(self.fit_button)
         buttons.addLayout(edit_row)
         buttons.addLayout(budget_row)
 
@@ -275,21 +266,6 @@ class QueryForm(QWidget):
         qs[i], qs[j] = qs[j], qs[i]
         self._edit_queries(qs, _("Move query"), j)
 
-    def split_evenly(self) -> None:
-        """Give every query an equal share of the epsilon that is left."""
-        self._split(lambda qs: [1.0] * len(qs), _("Split the budget"))
-
-    def split_by_weights(self) -> None:
-        """Scale the queries' epsilons, kept in proportion, to the epsilon that is left."""
-
-        def weights(qs: list[dict[str, Any]]) -> list[float] | None:
-            ws = [q.get("epsilon") for q in qs]
-            if not all(isinstance(w, (int, float)) and w > 0 for w in ws):
-                return None
-            return [float(w) for w in ws]  # type: ignore[arg-type]
-
-        self._split(weights, _("Scale to the budget"))
-
     def fit_to_budget(self) -> None:
         """Open 'Fit to the budget' (weights, locks, a reserve); apply its epsilons as one undoable edit."""
         from dpdesk.gui.views.fit_dialog import FitDialog
@@ -308,21 +284,6 @@ class QueryForm(QWidget):
     def exec_dialog(self, dialog: Any) -> bool:
         """Run a modal dialog (tests replace this)."""
         return bool(dialog.exec())
-
-    def _split(self, weights_of: Any, text: str) -> None:
-        from dpdesk.core.accounting import split_budget
-
-        qs = self.queries()
-        if not qs:
-            return
-        rep = self.state.report
-        total = rep.remaining_before.epsilon if rep else self.state.plan_data["budget"].get("epsilon", 0)
-        weights = weights_of(qs)
-        if not isinstance(total, (int, float)) or total <= 0 or not weights:
-            return
-        for q, s in zip(qs, split_budget(float(total), weights), strict=True):
-            q["epsilon"] = s
-        self._edit_queries(qs, text, max(self.current, 0))
 
     # ------------------------------------------------------------------ form
     def _plan_changed(self) -> None:
