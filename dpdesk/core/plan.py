@@ -510,11 +510,11 @@ def _wrote(value: object) -> str:
 def _did_you_mean(word: str, known: Any) -> str:
     """'did you mean "wage"?' for the closest of the ``known`` words (plan words, column headers, codebook
     categories: never data values), or empty."""
+    folded = {str(k).strip().casefold(): str(k) for k in known}
+    guess = folded.get(str(word).strip().casefold())  # a difference of case or spaces only ("Wage", " wage")
     close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)
-    if not close and isinstance(word, str):  # a difference of case or spaces only ("Wage", " wage")
-        folded = {str(k).strip().casefold(): str(k) for k in known}
-        guess = folded.get(word.strip().casefold())
-        close = [guess] if guess is not None else []
+    if guess is not None:
+        close = [guess]
     return _('did you mean "{guess}"?').format(guess=close[0]) if close else ""
 
 

@@ -184,3 +184,14 @@ def test_the_command_line_prints_every_problem_on_its_own_line(tmp_path: Path, d
     assert (
         lines[2] == '  - query 2 ("mean wage"): column "wag" is not declared in columns; did you mean "wage"?'
     )
+
+
+def test_a_declared_column_missing_from_the_file_suggests_the_closest_header(tmp_path: Path) -> None:
+    from dpdesk.core.errors import InputError
+    from dpdesk.core.loading.columns import match_columns
+
+    plan = parse_plan(EXAMPLE)
+    with pytest.raises(InputError) as err:
+        match_columns(["age", "Wage", "educ", "region"], plan.columns, None, tmp_path / "t.csv")
+    assert "'wage', 'education' not found in the header" in str(err.value)
+    assert str(err.value).endswith('; did you mean "Wage"?; did you mean "educ"?')
