@@ -2,22 +2,27 @@
 
 Everything public about a dataset lives here (column types, bounds, categories, the unit of
 privacy, the budget), together with the queries to release. Nothing here is ever read off the
-private data. Every problem raises :class:`~dpdesk.core.errors.PlanError` naming the key, e.g.
-``queries[2].epsilon``.
+private data. :func:`check_plan` collects every problem (a :class:`~dpdesk.core.errors.PlanError` naming
+the key, e.g. ``queries[2].epsilon``, with a message in the user's language and a likely fix read off the plan
+alone) and the plan restricted to its valid queries; :func:`parse_plan` raises them all at once
+(:class:`~dpdesk.core.errors.PlanErrors`).
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import json
 import math
+import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, cast
 
-from dpdesk.core.errors import InputError, PlanError
+from dpdesk.core.errors import InputError, PlanError, PlanErrors, field_of
 from dpdesk.i18n import _
 
 PLAN_VERSION = 1
@@ -117,7 +122,9 @@ class PrivacyUnit:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:
             raise PlanError(
                 "privacy_unit.max_rows_per_person",
-                f"must be a whole number from 1 to {MAX_ROWS_PER_PERSON} (got {k!r})",
+                _("{field} must be a whole number from 1 to {most} (you wrote {value})").format(
+                    field="max_rows_per_person", most=MAX_ROWS_PER_PERSON, value=_wrote(k)
+                ),
             )
         if self.id_column is not None:
             _text(self.id_column, "privacy_unit.id_column")
@@ -138,9 +145,7 @@ class Accounting:
         _set(self, "method", method)
         if method == AccountingMethod.ADVANCED:
             if self.delta_prime is None:
-                raise PlanError(
-                    "accounting.delta_prime", "is required with advanced composition (for example 1e-7)"
-                )
+                raise PlanError("accounting.delta_prime", _delta_prime_required())
             # no floor: delta' enters only the closed-form advanced bound, exact for any delta' > 0
             _set(
                 self,
@@ -148,7 +153,7 @@ class Accounting:
                 _delta(self.delta_prime, "accounting.delta_prime", allow_zero=False, floor=False),
             )
         elif self.delta_prime is not None:
-            raise PlanError("accounting.delta_prime", "only applies to advanced composition")
+            raise PlanError("accounting.delta_prime", _delta_prime_only_advanced())
 
 
 @dataclass(frozen=True)
@@ -193,33 +198,23 @@ class ColumnSpec:
     def __post_init__(self) -> None:
         key = f"columns.{self.name}"
         if not isinstance(self.name, str) or not self.name.strip():
-            raise PlanError(key, "a column name must not be empty")
+            raise PlanError(key, _("a column name must not be empty"))
         ctype = ColumnType(_text(self.type, f"{key}.type", COLUMN_TYPES))
         _set(self, "type", ctype)
         if ctype == ColumnType.CATEGORY:
             if self.bounds is not None:
-                raise PlanError(f"{key}.bounds", "a category column has categories, not bounds")
+                raise PlanError(f"{key}.bounds", _no_bounds_for_category())
             if self.categories is None:
-                raise PlanError(
-                    f"{key}.categories",
-                    "is required for a category column: list the possible values, or import them from a "
-                    "codebook (they must not be read off the data)",
-                )
+                raise PlanError(f"{key}.categories", _categories_required())
             _set(self, "categories", _parse_categories(self.categories, f"{key}.categories"))
         else:
             if self.categories is not None:
-                raise PlanError(
-                    f"{key}.categories", f"only category columns have categories ({self.name} is {ctype})"
-                )
+                raise PlanError(f"{key}.categories", _no_categories_for_numbers(self.name, ctype))
             if self.bounds is None:
-                raise PlanError(
-                    f"{key}.bounds",
-                    "is required for a numeric column: type the public lower and upper bound "
-                    "(they must not be read off the data)",
-                )
+                raise PlanError(f"{key}.bounds", _bounds_required())
             _set(self, "bounds", _parse_bounds(self.bounds, f"{key}.bounds", integer=ctype == ColumnType.INT))
         if not isinstance(self.missing, Missing):
-            raise PlanError(f"{key}.missing", 'must be "drop" or {"impute": value}')
+            raise PlanError(f"{key}.missing", _missing_shape())
         _check_impute(self.missing.impute, f"{key}.missing", ctype, self.bounds, self.categories)
 
     @property
@@ -288,7 +283,7 @@ def load_plan(path: str | Path) -> Plan:
     try:
         raw = p.read_bytes()
     except OSError as exc:
-        raise PlanError("", f"cannot read {p}: {exc.strerror or exc}") from None
+        raise PlanError("", _("cannot read {path}: {why}").format(path=p, why=exc.strerror or exc)) from None
     return parse_plan_text(raw, source=str(p))
 
 
@@ -298,25 +293,37 @@ def parse_plan_text(raw: bytes | str, source: str = "plan") -> Plan:
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise PlanError("", f"{source} is not UTF-8 text (byte {exc.start})") from None
+            raise PlanError(
+                "", _("{source} is not UTF-8 text (byte {byte})").format(source=source, byte=exc.start)
+            ) from None
     else:
         text = raw
     if len(text) > 50_000_000:
-        raise PlanError("", f"{source} is too large for a plan ({len(text)} characters)")
+        raise PlanError(
+            "", _("{source} is too large for a plan ({n} characters)").format(source=source, n=len(text))
+        )
     try:
         data = json.loads(text, parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
         raise PlanError(
-            "", f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            "",
+            _("{source} is not valid JSON: {why} at line {line}, column {column}").format(
+                source=source, why=exc.msg, line=exc.lineno, column=exc.colno
+            ),
         ) from None
     except RecursionError:
-        raise PlanError("", f"{source} is nested too deeply") from None
+        raise PlanError("", _("{source} is nested too deeply").format(source=source)) from None
     except ValueError:  # a whole number of more digits than Python converts (4,300)
         raise PlanError("", _("{source} holds a number with too many digits").format(source=source)) from None
     found = _find_non_finite(data, "")
     if found is not None:
         key, name = found
-        raise PlanError(key, f"{name} is not a number a plan may hold (use a finite number)")
+        raise PlanError(
+            key,
+            _("{field}: {token} is not a number a plan may hold (use a finite number)").format(
+                field=_subject(key), token=name
+            ),
+        )
     return parse_plan(data)
 
 
@@ -342,89 +349,249 @@ _TOP_KEYS = {"version", "title", "budget", "privacy_unit", "columns", "queries",
 _TOP_REQUIRED = ("version", "budget", "privacy_unit", "columns", "queries")
 
 
+@dataclass(frozen=True)
+class PlanCheck:
+    """What :func:`check_plan` found: every problem, and the plan restricted to its valid queries."""
+
+    #: Every problem, in plan order (the whole plan's first, then each query's), each a whole sentence.
+    problems: tuple[PlanError, ...]
+    #: The plan with only its valid queries (all of them when there is no problem); None when a problem of the
+    #: whole plan (its budget, unit of privacy, accounting, columns or query list) leaves nothing valid.
+    valid: Plan | None
+    #: The plan's indices (from 0) of the queries ``valid`` holds, in order.
+    rows: tuple[int, ...] = ()
+
+    @property
+    def plan(self) -> Plan | None:
+        """The whole plan, when it has no problem."""
+        return None if self.problems else self.valid
+
+    def raise_problems(self) -> Plan:
+        """The whole plan, or every problem at once (:class:`~dpdesk.core.errors.PlanErrors`)."""
+        if self.problems:
+            raise PlanErrors(self.problems)
+        assert self.valid is not None
+        return self.valid
+
+
 def parse_plan(data: Any) -> Plan:
-    """Validate a plan already parsed from JSON."""
-    obj = _object(data, "")
-    _check_keys(obj, "", _TOP_KEYS, _TOP_REQUIRED)
-    version = obj["version"]
+    """Validate a plan already parsed from JSON; every problem at once if it has any."""
+    return check_plan(data).raise_problems()
+
+
+def check_plan(data: Any) -> PlanCheck:
+    """Validate a plan already parsed from JSON, collecting every problem instead of stopping at the first.
+
+    A broken query does not stop the others from being checked, and the valid ones make up ``valid`` (the
+    meter and the previews show them); a problem of the whole plan leaves nothing valid.
+    """
+    problems: list[PlanError] = []
+
+    def attempt(parse: Any, *args: Any) -> Any:
+        try:
+            return parse(*args)
+        except PlanError as exc:
+            problems.append(exc)
+            return None
+
+    try:
+        obj = _object(data, "")
+    except PlanError as exc:
+        return PlanCheck((exc,), None)
+    problems.extend(_key_problems(obj, "", _TOP_KEYS, _TOP_REQUIRED))
+    version = obj.get("version", PLAN_VERSION)
     if isinstance(version, bool) or not isinstance(version, int) or version != PLAN_VERSION:
-        raise PlanError("version", f"must be {PLAN_VERSION} (this dpdesk reads plan version {PLAN_VERSION})")
+        problems.append(
+            PlanError(
+                "version",
+                _("version must be {v} (this dpdesk reads plan version {v})").format(v=PLAN_VERSION),
+            )
+        )
     title = obj.get("title", "")
     if not isinstance(title, str):
-        raise PlanError("title", "must be text")
-    budget = _parse_budget(obj["budget"])
-    unit = _parse_unit(obj["privacy_unit"])
-    accounting = _parse_accounting(obj.get("accounting", {}), budget)
-    columns = _parse_columns(obj["columns"])
-    if unit.id_column is not None and unit.id_column in columns:
-        raise PlanError(
-            "privacy_unit.id_column",
-            f"{unit.id_column!r} is declared as a statistic column; an id column is only used to bound "
-            "each person's rows",
+        problems.append(
+            PlanError("title", _("title must be text, not {kind}").format(kind=_json_type(title)))
         )
-    queries = _parse_queries(obj["queries"], columns, budget, unit, accounting)
-    return Plan(
+    budget: Budget | None = attempt(_parse_budget, obj["budget"]) if "budget" in obj else None
+    unit: PrivacyUnit | None = attempt(_parse_unit, obj["privacy_unit"]) if "privacy_unit" in obj else None
+    accounting: Accounting | None = attempt(_parse_accounting, obj.get("accounting", {}), budget)
+    columns: dict[str, ColumnSpec] = {}
+    broken: set[str] = set()
+    if "columns" in obj:
+        columns, broken = _parse_columns(obj["columns"], problems)
+    if unit is not None and unit.id_column is not None and unit.id_column in obj.get("columns", {}):
+        problems.append(
+            PlanError(
+                "privacy_unit.id_column",
+                _(
+                    "id_column {name} is declared as a statistic column; an id column is only used to bound "
+                    "each person's rows"
+                ).format(name=_quoted(unit.id_column)),
+            )
+        )
+    whole_plan_ok = not problems
+    found: list[tuple[int, QuerySpec]] = []
+    if "queries" in obj:
+        found = _parse_queries(obj["queries"], columns, broken, budget, problems)
+    if not whole_plan_ok or budget is None or unit is None or accounting is None or "queries" not in obj:
+        return PlanCheck(tuple(problems), None)
+    if not isinstance(obj["queries"], list) or not obj["queries"] or len(obj["queries"]) > MAX_QUERIES:
+        return PlanCheck(tuple(problems), None)
+    valid = Plan(
         budget=budget,
         privacy_unit=unit,
         columns=columns,
-        queries=queries,
+        queries=tuple(spec for _i, spec in found),
         title=title,
         accounting=accounting,
         version=version,
     )
+    return PlanCheck(tuple(problems), valid, tuple(i for i, _spec in found))
 
 
 def _object(value: Any, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise PlanError(key, f"must be an object, not {_json_type(value)}")
+        raise PlanError(
+            key,
+            _("{field} must be an object, not {kind}").format(field=_subject(key), kind=_json_type(value)),
+        )
     return value
 
 
 def _json_type(value: Any) -> str:
     if value is None:
-        return "null"
+        return _("null")
     if isinstance(value, bool):
-        return "true/false"
+        return _("true/false")
     if isinstance(value, (int, float)):
-        return "a number"
+        return _("a number")
     if isinstance(value, str):
-        return "text"
+        return _("text")
     if isinstance(value, list):
-        return "a list"
-    return "an object"
+        return _("a list")
+    return _("an object")
 
 
 def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
 
-def _check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]) -> None:
+def _subject(key: str) -> str:
+    """What a message calls the value at ``key``: its field (``epsilon``), or the query, column or plan."""
+    name = field_of(key)
+    if name:
+        return name
+    if key.startswith("queries["):
+        return _("the query")
+    if key.startswith("columns."):
+        return _("the column's declaration")
+    return _("this part of the plan") if key else _("the plan")
+
+
+def _quoted(value: object) -> str:
+    """A value the user wrote, quoted as the messages show it ("0.1x")."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f'"{text}"'
+
+
+def _wrote(value: object) -> str:
+    """A value the user wrote, as written: text quoted, numbers and others as JSON."""
+    if isinstance(value, str):
+        return _quoted(value)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _did_you_mean(word: str, known: Any) -> str:
+    """'did you mean "wage"?' for the closest of the ``known`` words (plan words, column headers, codebook
+    categories: never data values), or empty."""
+    folded = {str(k).strip().casefold(): str(k) for k in known}
+    guess = folded.get(str(word).strip().casefold())  # a difference of case or spaces only ("Wage", " wage")
+    close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)
+    if guess is not None:
+        close = [guess]
+    return _('did you mean "{guess}"?').format(guess=close[0]) if close else ""
+
+
+_NUMBER_INSIDE = re.compile(r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?")
+
+
+def _number_hint(value: object) -> str:
+    """For text that holds one number ("0.1x", " 0,5 "): write that number without quotes."""
+    if not isinstance(value, str):
+        return ""
+    found = _NUMBER_INSIDE.findall(value)
+    if len(found) != 1:
+        return ""
+    text = found[0].replace(",", ".")
+    try:
+        x = float(text)
+    except ValueError:
+        return ""
+    if not math.isfinite(x):
+        return ""
+    return _("write the number {number} without quotes").format(number=f"{x:g}" if x != int(x) else text)
+
+
+def _key_problems(
+    obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]
+) -> list[PlanError]:
+    """Every unknown key (with the closest known one) and every missing required key of an object."""
+    out: list[PlanError] = []
     for k in obj:
         if k not in allowed:
-            raise PlanError(
-                _join(prefix, str(k)), f"unknown key (allowed here: {', '.join(sorted(allowed))})"
+            out.append(
+                PlanError(
+                    _join(prefix, str(k)),
+                    _("unknown key {key} (allowed here: {allowed})").format(
+                        key=_quoted(str(k)), allowed=", ".join(sorted(allowed))
+                    ),
+                    hint=_did_you_mean(str(k), sorted(allowed)),
+                )
             )
-    for k in required:
-        if k not in obj:
-            raise PlanError(_join(prefix, k), "is required")
+    out.extend(
+        PlanError(_join(prefix, k), _("{field} is required").format(field=_subject(_join(prefix, k))))
+        for k in required
+        if k not in obj
+    )
+    return out
+
+
+def _check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]) -> None:
+    problems = _key_problems(obj, prefix, allowed, required)
+    if problems:
+        raise problems[0]
 
 
 def _number(value: Any, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PlanError(key, f"must be a number, not {_json_type(value)}")
+        message = _("{field} must be a number, not {kind}").format(
+            field=_subject(key), kind=_json_type(value)
+        )
+        if isinstance(value, str):
+            message = _("{message} (you wrote {value})").format(message=message, value=_quoted(value))
+        raise PlanError(key, message, hint=_number_hint(value))
     try:
         x = float(value)
     except OverflowError:  # a whole number too large for a float, e.g. 10**400
-        raise PlanError(key, "must be a finite number") from None
+        raise PlanError(key, _("{field} must be a finite number").format(field=_subject(key))) from None
     if not math.isfinite(x):
-        raise PlanError(key, "must be a finite number")
+        raise PlanError(key, _("{field} must be a finite number").format(field=_subject(key)))
     return x
 
 
 def _positive(value: Any, key: str) -> float:
     x = _number(value, key)
     if x <= 0:
-        raise PlanError(key, f"must be greater than 0 (got {value})")
+        raise PlanError(
+            key,
+            _("{field} must be greater than 0 (you wrote {value})").format(field=_subject(key), value=value),
+        )
     return x
 
 
@@ -432,7 +599,12 @@ def _delta(value: Any, key: str, *, allow_zero: bool, floor: bool = True) -> flo
     x = _number(value, key)
     if x < 0 or x >= 1 or (x == 0 and not allow_zero):
         lo = "[0, 1)" if allow_zero else "(0, 1)"
-        raise PlanError(key, f"must lie in {lo} (got {value})")
+        raise PlanError(
+            key,
+            _("{field} must lie in {range} (you wrote {value})").format(
+                field=_subject(key), range=lo, value=value
+            ),
+        )
     if floor and 0 < x < MIN_DELTA:
         what = (
             _("use a delta of at least {floor}, or 0 for a budget of pure epsilon")
@@ -451,13 +623,24 @@ def _delta(value: Any, key: str, *, allow_zero: bool, floor: bool = True) -> flo
 
 def _text(value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
     if not isinstance(value, str):
-        raise PlanError(key, f"must be text, not {_json_type(value)}")
+        raise PlanError(
+            key, _("{field} must be text, not {kind}").format(field=_subject(key), kind=_json_type(value))
+        )
     if choices is not None and value not in choices:
-        raise PlanError(key, f"must be one of {', '.join(choices)} (got {value!r})")
+        raise PlanError(
+            key,
+            _("{field} must be one of {choices} (you wrote {value})").format(
+                field=_subject(key), choices=", ".join(choices), value=_quoted(value)
+            ),
+            hint=_did_you_mean(value, choices),
+        )
     if choices is None and not value.strip():
-        raise PlanError(key, "must not be empty")
+        raise PlanError(key, _("{field} must not be empty").format(field=_subject(key)))
     if len(value) > MAX_NAME_LENGTH and choices is None:
-        raise PlanError(key, f"is longer than {MAX_NAME_LENGTH} characters")
+        raise PlanError(
+            key,
+            _("{field} is longer than {n} characters").format(field=_subject(key), n=MAX_NAME_LENGTH),
+        )
     return value
 
 
@@ -474,28 +657,37 @@ def _parse_unit(value: Any) -> PrivacyUnit:
     return PrivacyUnit(obj["neighbouring"], obj.get("max_rows_per_person", 1), obj.get("id_column"))
 
 
-def _parse_accounting(value: Any, budget: Budget) -> Accounting:
+def _delta_prime_required() -> str:
+    return _("delta_prime is required with advanced composition (for example 1e-7)")
+
+
+def _delta_prime_only_advanced() -> str:
+    return _("delta_prime only applies to advanced composition")
+
+
+def _parse_accounting(value: Any, budget: Budget | None) -> Accounting:
+    """The accounting; with ``budget`` None (it has a problem of its own) the checks against it are skipped."""
     obj = _object(value, "accounting")
     _check_keys(obj, "accounting", {"method", "delta_prime"}, ())
     method = _text(obj.get("method", "sequential"), "accounting.method", ACCOUNTING_METHODS)
     delta_prime = None
     if method == "advanced":
         if "delta_prime" not in obj:
-            raise PlanError(
-                "accounting.delta_prime", "is required with advanced composition (for example 1e-7)"
-            )
+            raise PlanError("accounting.delta_prime", _delta_prime_required())
         # no floor: delta' enters only the closed-form advanced bound, exact for any delta' > 0
         delta_prime = _delta(obj["delta_prime"], "accounting.delta_prime", allow_zero=False, floor=False)
-        if delta_prime > budget.delta:
+        if budget is not None and delta_prime > budget.delta:
             raise PlanError(
                 "accounting.delta_prime",
-                f"({delta_prime:g}) must not exceed budget.delta ({budget.delta:g}): it is spent from it",
+                _("delta_prime ({dp}) must not exceed budget.delta ({d}): it is spent from it").format(
+                    dp=f"{delta_prime:g}", d=f"{budget.delta:g}"
+                ),
             )
     elif "delta_prime" in obj:
-        raise PlanError("accounting.delta_prime", "only applies to advanced composition")
-    if method == "zcdp" and budget.delta <= 0:
+        raise PlanError("accounting.delta_prime", _delta_prime_only_advanced())
+    if method == "zcdp" and budget is not None and budget.delta <= 0:
         raise PlanError(
-            "budget.delta", "zCDP accounting converts to (epsilon, delta) and needs budget.delta > 0"
+            "budget.delta", _("zCDP accounting converts to (epsilon, delta) and needs budget.delta > 0")
         )
     return Accounting(AccountingMethod(method), delta_prime)
 
@@ -503,17 +695,53 @@ def _parse_accounting(value: Any, budget: Budget) -> Accounting:
 _COLUMN_KEYS = {"type", "bounds", "categories", "missing"}
 
 
-def _parse_columns(value: Any) -> dict[str, ColumnSpec]:
-    obj = _object(value, "columns")
-    if not obj:
-        raise PlanError("columns", "declare at least one column")
+def _parse_columns(value: Any, problems: list[PlanError]) -> tuple[dict[str, ColumnSpec], set[str]]:
+    """The valid columns and the names of the broken ones (their problems appended to ``problems``)."""
+    try:
+        obj = _object(value, "columns")
+        if not obj:
+            raise PlanError("columns", _("declare at least one column"))
+    except PlanError as exc:
+        problems.append(exc)
+        return {}, set()
     out: dict[str, ColumnSpec] = {}
+    broken: set[str] = set()
     for name, spec in obj.items():
         key = f"columns.{name}"
-        if not name.strip():
-            raise PlanError(key, "a column name must not be empty")
-        out[name] = _parse_column(name, spec, key)
-    return out
+        try:
+            if not name.strip():
+                raise PlanError(key, _("a column name must not be empty"))
+            out[name] = _parse_column(name, spec, key)
+        except PlanError as exc:
+            problems.append(exc)
+            broken.add(name)
+    return out, broken
+
+
+def _no_bounds_for_category() -> str:
+    return _("a category column has categories, not bounds")
+
+
+def _categories_required() -> str:
+    return _(
+        "categories are required for a category column: list the possible values, or import them from a "
+        "codebook (they must not be read off the data)"
+    )
+
+
+def _no_categories_for_numbers(name: str, ctype: str) -> str:
+    return _("only category columns have categories ({name} is {type})").format(name=name, type=ctype)
+
+
+def _bounds_required() -> str:
+    return _(
+        "bounds are required for a numeric column: type the public lower and upper bound "
+        "(they must not be read off the data)"
+    )
+
+
+def _missing_shape() -> str:
+    return _('missing must be "drop" or the value to impute, as in {example}').format(example='{"impute": 0}')
 
 
 def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
@@ -524,23 +752,15 @@ def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
     categories: tuple[str, ...] | None = None
     if ctype in ("int", "float"):
         if "categories" in obj:
-            raise PlanError(f"{key}.categories", f"only category columns have categories ({name} is {ctype})")
+            raise PlanError(f"{key}.categories", _no_categories_for_numbers(name, ctype))
         if "bounds" not in obj:
-            raise PlanError(
-                f"{key}.bounds",
-                "is required for a numeric column: type the public lower and upper bound "
-                "(they must not be read off the data)",
-            )
+            raise PlanError(f"{key}.bounds", _bounds_required())
         bounds = _parse_bounds(obj["bounds"], f"{key}.bounds", integer=ctype == "int")
     else:
         if "bounds" in obj:
-            raise PlanError(f"{key}.bounds", "a category column has categories, not bounds")
+            raise PlanError(f"{key}.bounds", _no_bounds_for_category())
         if "categories" not in obj:
-            raise PlanError(
-                f"{key}.categories",
-                "is required for a category column: list the possible values, or import them from a codebook "
-                "(they must not be read off the data)",
-            )
+            raise PlanError(f"{key}.categories", _categories_required())
         categories = _parse_categories(obj["categories"], f"{key}.categories")
     missing = _parse_missing(obj.get("missing", "drop"), f"{key}.missing", ctype, bounds, categories)
     return ColumnSpec(name, ColumnType(ctype), bounds, categories, missing)
@@ -548,13 +768,19 @@ def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
 
 def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise PlanError(key, "must be a list of two numbers [lower, upper]")
+        raise PlanError(key, _("bounds must be a list of two numbers [lower, upper]"))
     lo = _number(value[0], f"{key}[0]")
     hi = _number(value[1], f"{key}[1]")
     if lo > hi:
-        raise PlanError(key, f"lower bound {value[0]} is above upper bound {value[1]} (reversed bounds)")
+        raise PlanError(
+            key,
+            _("the lower bound {lo} is above the upper bound {hi} (reversed bounds)").format(
+                lo=value[0], hi=value[1]
+            ),
+            hint=_("write [{hi}, {lo}]").format(lo=value[0], hi=value[1]),
+        )
     if lo == hi:
-        raise PlanError(key, f"lower and upper bound are equal ({value[0]}); give a range")
+        raise PlanError(key, _("the lower and upper bound are equal ({x}); give a range").format(x=value[0]))
     if hi - lo < MIN_BOUND_WIDTH:
         raise PlanError(
             key,
@@ -563,31 +789,58 @@ def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]
             ),
         )
     if max(abs(lo), abs(hi)) > MAX_ABS_BOUND:
-        raise PlanError(key, f"bounds beyond ±{MAX_ABS_BOUND:g} are not supported")
+        raise PlanError(key, _("bounds beyond ±{most} are not supported").format(most=f"{MAX_ABS_BOUND:g}"))
     if integer and (lo != math.floor(lo) or hi != math.floor(hi)):
-        raise PlanError(key, "an int column needs whole-number bounds")
+        raise PlanError(
+            key,
+            _("an int column needs whole-number bounds"),
+            hint=_("write [{lo}, {hi}], or make the column float").format(
+                lo=math.floor(lo), hi=math.ceil(hi)
+            ),
+        )
     return (lo, hi)
 
 
 def _parse_categories(value: Any, key: str) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not value:
-        raise PlanError(key, "must be a non-empty list of category labels")
+        raise PlanError(key, _("categories must be a non-empty list of category labels"))
     if len(value) > MAX_CATEGORIES:
-        raise PlanError(key, f"at most {MAX_CATEGORIES} categories are supported")
+        raise PlanError(key, _("at most {n} categories are supported").format(n=MAX_CATEGORIES))
     out: list[str] = []
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, (str, int)):
-            raise PlanError(f"{key}[{i}]", "a category label must be text (or a whole number)")
+            raise PlanError(f"{key}[{i}]", _("a category label must be text (or a whole number)"))
         label = str(v)
         if not label.strip():
-            raise PlanError(f"{key}[{i}]", "a category label must not be empty")
+            raise PlanError(f"{key}[{i}]", _("a category label must not be empty"))
         out.append(label)
     seen: set[str] = set()
     for i, label in enumerate(out):
         if label in seen:
-            raise PlanError(f"{key}[{i}]", f"category {label!r} is listed twice")
+            raise PlanError(f"{key}[{i}]", _listed_twice(label))
         seen.add(label)
     return tuple(out)
+
+
+def _listed_twice(label: str) -> str:
+    return _("category {label} is listed twice").format(label=_quoted(label))
+
+
+def _not_a_category(v: object, categories: tuple[str, ...] | None) -> PlanError:
+    """An impute value that is not a declared category (``key`` set by the caller)."""
+    return PlanError(
+        "",
+        _("the value to impute must be one of the declared categories (you wrote {value})").format(
+            value=_wrote(v)
+        ),
+        hint=_did_you_mean(str(v), categories or ()),
+    )
+
+
+def _impute_outside(v: object, bounds: tuple[float, float]) -> str:
+    return _("the value to impute, {value}, lies outside the bounds [{lo}, {hi}]").format(
+        value=v, lo=f"{bounds[0]:g}", hi=f"{bounds[1]:g}"
+    )
 
 
 def _parse_missing(
@@ -604,16 +857,17 @@ def _parse_missing(
         v = value["impute"]
         if ctype == "category":
             if not isinstance(v, (str, int)) or isinstance(v, bool) or str(v) not in (categories or ()):
-                raise PlanError(f"{key}.impute", "must be one of the declared categories")
+                err = _not_a_category(v, categories)
+                raise PlanError(f"{key}.impute", err.message, hint=err.hint)
             return Missing(str(v))
         x = _number(v, f"{key}.impute")
         assert bounds is not None
         if not bounds[0] <= x <= bounds[1]:
-            raise PlanError(f"{key}.impute", f"{v} lies outside the bounds [{bounds[0]:g}, {bounds[1]:g}]")
+            raise PlanError(f"{key}.impute", _impute_outside(v, bounds))
         if ctype == "int" and x != math.floor(x):
-            raise PlanError(f"{key}.impute", "an int column needs a whole number")
+            raise PlanError(f"{key}.impute", _("an int column needs a whole number to impute"))
         return Missing(x)
-    raise PlanError(key, 'must be "drop" or {"impute": value}')
+    raise PlanError(key, _missing_shape(), hint=_did_you_mean(str(value), ("drop",)))
 
 
 def _check_impute(
@@ -628,14 +882,15 @@ def _check_impute(
         return
     if ctype == ColumnType.CATEGORY:
         if not isinstance(v, str) or v not in (categories or ()):
-            raise PlanError(f"{key}.impute", "must be one of the declared categories")
+            err = _not_a_category(v, categories)
+            raise PlanError(f"{key}.impute", err.message, hint=err.hint)
         return
     x = _number(v, f"{key}.impute")
     assert bounds is not None
     if not bounds[0] <= x <= bounds[1]:
-        raise PlanError(f"{key}.impute", f"{v} lies outside the bounds [{bounds[0]:g}, {bounds[1]:g}]")
+        raise PlanError(f"{key}.impute", _impute_outside(v, bounds))
     if ctype == ColumnType.INT and x != math.floor(x):
-        raise PlanError(f"{key}.impute", "an int column needs a whole number")
+        raise PlanError(f"{key}.impute", _("an int column needs a whole number to impute"))
 
 
 #: The fields every query has; each statistic adds its own (its parameters in the registry).
@@ -663,44 +918,146 @@ def _query_keys() -> set[str]:
 
 def _and_list(words: list[str]) -> str:
     """'a, b and c'."""
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    if len(words) == 1:
+        return words[0]
+    return _("{items} and {last}").format(items=", ".join(words[:-1]), last=words[-1])
+
+
+def _or_list(words: list[str]) -> str:
+    """'a or b'."""
+    return _(" or ").join(words)
 
 
 def _parse_queries(
-    value: Any, columns: dict[str, ColumnSpec], budget: Budget, unit: PrivacyUnit, accounting: Accounting
-) -> tuple[QuerySpec, ...]:
-    if not isinstance(value, list):
-        raise PlanError("queries", f"must be a list, not {_json_type(value)}")
-    if not value:
-        raise PlanError("queries", "list at least one query")
-    if len(value) > MAX_QUERIES:
-        raise PlanError("queries", f"at most {MAX_QUERIES} queries are supported in one plan")
+    value: Any,
+    columns: dict[str, ColumnSpec],
+    broken: AbstractSet[str],
+    budget: Budget | None,
+    problems: list[PlanError],
+) -> list[tuple[int, QuerySpec]]:
+    """The valid queries with their indices; each broken query's problem is appended to ``problems`` (named by
+    its number and name), and the others are still checked."""
+    try:
+        if not isinstance(value, list):
+            raise PlanError("queries", _("queries must be a list, not {kind}").format(kind=_json_type(value)))
+        if not value:
+            raise PlanError("queries", _("list at least one query"))
+        if len(value) > MAX_QUERIES:
+            raise PlanError(
+                "queries", _("at most {n} queries are supported in one plan").format(n=MAX_QUERIES)
+            )
+    except PlanError as exc:
+        problems.append(exc)
+        return []
     from dpdesk.core import statistics
 
-    out: list[QuerySpec] = []
+    out: list[tuple[int, QuerySpec]] = []
     names: set[str] = set()
     cells = 0
     for i, q in enumerate(value):
-        spec = _parse_query(q, f"queries[{i}]", columns)
-        cells += statistics.REGISTRY[spec.statistic].n_cells(spec, columns)
-        if cells > MAX_PLAN_CELLS:
-            raise PlanError(
-                f"queries[{i}]",
-                f"the plan would release more than {MAX_PLAN_CELLS:,} cells (a grouped histogram has "
-                "categories x bins x groups); split it into smaller plans",
-            )
-        if spec.name in names:
-            raise PlanError(
-                f"queries[{i}].name", f"{spec.name!r} is used by an earlier query; names must differ"
-            )
-        names.add(spec.name)
-        if spec.mechanism == "gaussian" and budget.delta <= 0:
-            raise PlanError(f"queries[{i}].delta", "a Gaussian query needs a budget with delta > 0")
-        out.append(spec)
-    return tuple(out)
+        raw_name = q.get("name") if isinstance(q, dict) else None
+        query_name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
+        n_cells = 0
+        try:
+            if query_name is not None and query_name in names:
+                raise PlanError(
+                    f"queries[{i}].name",
+                    _("the name {name} is used by an earlier query; names must differ").format(
+                        name=_quoted(query_name)
+                    ),
+                )
+            if query_name is not None:
+                names.add(query_name)
+            spec = _parse_query(q, f"queries[{i}]", columns, broken)
+            n_cells = statistics.REGISTRY[spec.statistic].n_cells(spec, columns)
+            cells += n_cells
+            if cells > MAX_PLAN_CELLS:
+                raise PlanError(
+                    f"queries[{i}]",
+                    _(
+                        "the plan would release more than {n} cells (a grouped histogram has "
+                        "categories x bins x groups); split it into smaller plans"
+                    ).format(n=f"{MAX_PLAN_CELLS:,}"),
+                )
+            if spec.mechanism == "gaussian" and budget is not None and budget.delta <= 0:
+                raise PlanError(f"queries[{i}].delta", _("a Gaussian query needs a budget with delta > 0"))
+        except _BrokenColumn:
+            continue
+        except PlanError as exc:
+            cells -= n_cells
+            exc.query_name = query_name
+            problems.append(exc)
+            continue
+        out.append((i, spec))
+    return out
 
 
-def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QuerySpec:
+#: A statistic a plan cannot name, and the registered one that gives it (the hint says how).
+_STATISTIC_HINTS = {
+    "median": lambda: _("use quantile with q = 0.5 for a median"),
+    "percentile": lambda: _("use quantile with q between 0 and 1 (q = 0.9 for the 90th percentile)"),
+    "quartile": lambda: _("use quantile with q = 0.25 or q = 0.75 for a quartile"),
+    "min": lambda: _("use quantile with a small q (for example 0.05): an exact minimum cannot be released"),
+    "minimum": lambda: _(
+        "use quantile with a small q (for example 0.05): an exact minimum cannot be released"
+    ),
+    "max": lambda: _("use quantile with a large q (for example 0.95): an exact maximum cannot be released"),
+    "maximum": lambda: _(
+        "use quantile with a large q (for example 0.95): an exact maximum cannot be released"
+    ),
+    "average": lambda: _("use mean for an average"),
+    "avg": lambda: _("use mean for an average"),
+    "total": lambda: _("use sum for a total"),
+    "frequency": lambda: _("use histogram for counts per category or bin"),
+    "frequencies": lambda: _("use histogram for counts per category or bin"),
+    "distribution": lambda: _("use histogram for counts per category or bin"),
+    "share": lambda: _("use proportion for a share"),
+    "percentage": lambda: _("use proportion for a share"),
+    "rate": lambda: _("use proportion for a share"),
+    "most_common": lambda: _("use mode for the most common category"),
+    "argmax": lambda: _("use select to pick the best of declared candidates"),
+}
+
+
+def _statistic(value: Any, key: str, names: tuple[str, ...]) -> str:
+    """The query's statistic word, with a hint that names the statistic to use for a common other word."""
+    if isinstance(value, str) and value not in names:
+        word = value.strip().casefold().replace(" ", "_").replace("-", "_")
+        known = {n.casefold(): n for n in names}
+        hint = _STATISTIC_HINTS[word]() if word in _STATISTIC_HINTS else _did_you_mean(value, names)
+        if word in known:
+            hint = _('write "{word}"').format(word=known[word])
+        raise PlanError(
+            key,
+            _("statistic must be one of {choices} (you wrote {value})").format(
+                choices=", ".join(names), value=_quoted(value)
+            ),
+            hint=hint,
+        )
+    return _text(value, key, names)
+
+
+class _BrokenColumn(PlanError):
+    """A query names a declared column whose declaration has a problem (reported once, for the column)."""
+
+
+def _column(value: Any, key: str, columns: dict[str, ColumnSpec], broken: AbstractSet[str], what: str) -> str:
+    """A query's column (or grouping column): declared and without a problem of its own."""
+    name = _text(value, key)
+    if name in broken:  # its declaration's problem is reported; the query is checked again once it is fixed
+        raise _BrokenColumn(key, "")
+    if name not in columns:
+        raise PlanError(
+            key,
+            _("{what} {name} is not declared in columns").format(what=what, name=_quoted(name)),
+            hint=_did_you_mean(name, list(columns) + sorted(broken)),
+        )
+    return name
+
+
+def _parse_query(
+    value: Any, key: str, columns: dict[str, ColumnSpec], broken: AbstractSet[str] = frozenset()
+) -> QuerySpec:
     from dpdesk.core import statistics
     from dpdesk.core.mechanism_kinds import MECHANISMS, Calibration, Mechanism
 
@@ -708,12 +1065,16 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
     keys = _query_keys()
     _check_keys(obj, key, keys, ("name", "statistic", "mechanism", "epsilon"))
     name = _text(obj["name"], f"{key}.name")
-    stat = statistics.get(_text(obj["statistic"], f"{key}.statistic", statistics.names()))
+    stat = statistics.get(_statistic(obj["statistic"], f"{key}.statistic", statistics.names()))
     mech = Mechanism(_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
     info = MECHANISMS[mech]
     if mech not in stat.mechanisms:
         raise PlanError(
-            f"{key}.mechanism", f"{stat.name} is released with {' or '.join(stat.mechanisms)}, not {mech}"
+            f"{key}.mechanism",
+            _("{statistic} is released with {allowed}, not {mechanism}").format(
+                statistic=stat.name, allowed=_or_list(list(stat.mechanisms)), mechanism=mech
+            ),
+            hint=_('write "{word}"').format(word=stat.mechanisms[0]) if len(stat.mechanisms) == 1 else "",
         )
     eps = _positive(obj["epsilon"], f"{key}.epsilon")
     if eps < MIN_EPSILON:
@@ -725,40 +1086,54 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         )
     if eps > 100:
         raise PlanError(
-            f"{key}.epsilon", f"{obj['epsilon']} is far beyond any meaningful privacy (at most 100)"
+            f"{key}.epsilon",
+            _("epsilon {value} is far beyond any meaningful privacy (at most 100)").format(
+                value=obj["epsilon"]
+            ),
         )
     delta = 0.0
     if info.takes_delta:
         if "delta" not in obj:
-            raise PlanError(f"{key}.delta", "is required for the Gaussian mechanism (for example 1e-7)")
+            raise PlanError(
+                f"{key}.delta", _("delta is required for the Gaussian mechanism (for example 1e-7)")
+            )
         delta = _delta(obj["delta"], f"{key}.delta", allow_zero=False)
     elif "delta" in obj:
         raise PlanError(
-            f"{key}.delta", f"only the Gaussian mechanism takes a delta ({mech} is pure epsilon-DP)"
+            f"{key}.delta",
+            _("only the Gaussian mechanism takes a delta ({mechanism} is pure epsilon-DP)").format(
+                mechanism=mech
+            ),
+            hint=_("remove delta, or choose the Gaussian mechanism"),
         )
     calibration = Calibration.CLASSIC
     if "calibration" in obj:
         if not info.calibrations:
-            raise PlanError(f"{key}.calibration", "only applies to the Gaussian mechanism")
+            raise PlanError(f"{key}.calibration", _("calibration only applies to the Gaussian mechanism"))
         calibration = Calibration(_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations)))
     if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1:
         raise PlanError(
             f"{key}.epsilon",
-            f"the classic Gaussian formula holds only for epsilon < 1 (got {obj['epsilon']}); "
-            'use "calibration": "analytic" for larger epsilon',
+            _("the classic Gaussian formula holds only for epsilon < 1 (you wrote {value})").format(
+                value=obj["epsilon"]
+            ),
+            hint=_('use "calibration": "analytic" for larger epsilon'),
         )
 
     column = obj.get("column")
     col_param = stat.column_param
     if col_param is None:
         if column is not None:
-            raise PlanError(f"{key}.column", stat.no_column or f"{stat.name} takes no column")
+            raise PlanError(
+                f"{key}.column",
+                stat.no_column_message() or _("{statistic} takes no column").format(statistic=stat.name),
+            )
     else:
         if column is None:
-            raise PlanError(f"{key}.column", f"is required for {stat.name}")
-        column = _text(column, f"{key}.column")
-        if column not in columns:
-            raise PlanError(f"{key}.column", f"{column!r} is not declared in columns")
+            raise PlanError(
+                f"{key}.column", _("column is required for {statistic}").format(statistic=stat.name)
+            )
+        column = _column(column, f"{key}.column", columns, broken, _("column"))
     col = columns[column] if column is not None else None
 
     group_by = obj.get("group_by")
@@ -766,30 +1141,50 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         group_by = _text(group_by, f"{key}.group_by")
         if not stat.groupable:
             can = _and_list([s.name for s in statistics.REGISTRY.values() if s.groupable])
-            raise PlanError(f"{key}.group_by", f"{stat.name} cannot be grouped ({can} can)")
-        if group_by not in columns:
-            raise PlanError(f"{key}.group_by", f"{group_by!r} is not declared in columns")
+            raise PlanError(
+                f"{key}.group_by",
+                _("{statistic} cannot be grouped ({can} can)").format(statistic=stat.name, can=can),
+            )
+        group_by = _column(group_by, f"{key}.group_by", columns, broken, _("the grouping column"))
         if columns[group_by].type != "category":
-            raise PlanError(f"{key}.group_by", f"{group_by!r} must be a category column")
+            categories = [n for n, c in columns.items() if c.type == ColumnType.CATEGORY and n != column]
+            raise PlanError(
+                f"{key}.group_by",
+                _("the grouping column {name} must be a category column").format(name=_quoted(group_by)),
+                hint=_("category columns: {names}").format(names=", ".join(categories)) if categories else "",
+            )
         if group_by == column:
-            raise PlanError(f"{key}.group_by", "cannot group a column by itself")
+            raise PlanError(f"{key}.group_by", _("a query cannot group a column by itself"))
 
     own = stat.own_keys
     for opt in sorted(keys - set(_COMMON_QUERY_KEYS), key=_option_order):
         if opt in obj and opt not in own:
-            raise PlanError(f"{key}.{opt}", f"does not apply to {stat.name}")
+            raise PlanError(
+                f"{key}.{opt}",
+                _("{field} does not apply to {statistic}").format(field=opt, statistic=stat.name),
+                hint=_("remove {field}").format(field=opt),
+            )
 
     if col_param is not None:
         assert col is not None
         allowed = col_param.column_types
         if col.type not in allowed:
+            fitting = [n for n, c in columns.items() if c.type in allowed]
+            hint = _("columns that fit: {names}").format(names=", ".join(fitting)) if fitting else ""
             if set(allowed) == {"int", "float"}:
                 raise PlanError(
-                    f"{key}.column", f"{stat.name} needs a numeric column; {column!r} is a category column"
+                    f"{key}.column",
+                    _("{statistic} needs a numeric column; {name} is a category column").format(
+                        statistic=stat.name, name=_quoted(column)
+                    ),
+                    hint=hint,
                 )
             raise PlanError(
                 f"{key}.column",
-                f"{stat.name} needs a {' or '.join(allowed)} column; {column!r} is {col.type}",
+                _("{statistic} needs a {types} column; {name} is {type}").format(
+                    statistic=stat.name, types=_or_list(list(allowed)), name=_quoted(column), type=col.type
+                ),
+                hint=hint,
             )
     common: dict[str, Any] = {
         "name": name,
@@ -814,15 +1209,25 @@ def _option_order(opt: str) -> tuple[int, str]:
 
 def _increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[float, ...]:
     if not isinstance(value, list):
-        raise PlanError(key, "must be a list of numbers")
+        raise PlanError(key, _("{field} must be a list of numbers").format(field=_subject(key)))
     if not minimum <= len(value) <= maximum:
-        raise PlanError(key, f"must hold from {minimum} to {maximum} numbers (got {len(value)})")
+        raise PlanError(
+            key,
+            _("{field} must hold from {lo} to {hi} numbers (you gave {n})").format(
+                field=_subject(key), lo=minimum, hi=maximum, n=len(value)
+            ),
+        )
     xs = tuple(_number(v, f"{key}[{i}]") for i, v in enumerate(value))
     for i in range(1, len(xs)):
         if xs[i] <= xs[i - 1]:
-            raise PlanError(f"{key}[{i}]", "values must be strictly increasing")
+            raise PlanError(
+                f"{key}[{i}]",
+                _("the values of {field} must be strictly increasing ({a} is followed by {b})").format(
+                    field=_subject(key), a=f"{xs[i - 1]:g}", b=f"{xs[i]:g}"
+                ),
+            )
     if max(abs(xs[0]), abs(xs[-1])) > MAX_ABS_BOUND:
-        raise PlanError(key, f"values beyond ±{MAX_ABS_BOUND:g} are not supported")
+        raise PlanError(key, _("values beyond ±{most} are not supported").format(most=f"{MAX_ABS_BOUND:g}"))
     return xs
 
 
@@ -830,7 +1235,10 @@ def _inside(xs: tuple[float, ...], bounds: tuple[float, float], key: str) -> Non
     for i, x in enumerate(xs):
         if not bounds[0] <= x <= bounds[1]:
             raise PlanError(
-                f"{key}[{i}]", f"{x:g} lies outside the column bounds [{bounds[0]:g}, {bounds[1]:g}]"
+                f"{key}[{i}]",
+                _("{x} lies outside the column bounds [{lo}, {hi}]").format(
+                    x=f"{x:g}", lo=f"{bounds[0]:g}", hi=f"{bounds[1]:g}"
+                ),
             )
 
 

@@ -281,7 +281,7 @@ class _StateListModel(QAbstractTableModel):
 
 
 class QueryListModel(_StateListModel):
-    """The plan's queries, one row each; the invalid one in red with the plan error as tooltip."""
+    """The plan's queries, one row each; a query with a problem has a warning sign and the problem as tooltip."""
 
     columns = QUERY_COLUMNS
 
@@ -300,14 +300,13 @@ class QueryListModel(_StateListModel):
         if not index.isValid():
             return None
         q = self.queries()[index.row()]
-        key = self.state.plan_error_key or ""
-        bad = key.startswith(f"queries[{index.row()}]")
-        if role == Qt.ItemDataRole.ForegroundRole and bad:
-            from PySide6.QtGui import QColor
+        problems = self.state.query_problems(index.row())
+        if role == Qt.ItemDataRole.DecorationRole and problems and index.column() == 0:
+            from PySide6.QtWidgets import QApplication, QStyle
 
-            return QColor("#c0392b")
-        if role == Qt.ItemDataRole.ToolTipRole and bad:
-            return self.state.plan_error
+            return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        if role == Qt.ItemDataRole.ToolTipRole and problems:
+            return "\n".join(p.text for p in problems)
         if role != DISPLAY:
             return None
         field = QUERY_COLUMNS[index.column()]

@@ -2,8 +2,10 @@
 
 The plan is edited as its JSON form (a dict), so that everything the GUI does is a plan file;
 each edit is an undoable command holding the old and new dicts. After every edit the plan is
-validated by the engine (:func:`dpdesk.core.plan.parse_plan`) and the budget recomputed by it
-(:func:`dpdesk.core.budget.budget_report`); the GUI does no DP arithmetic itself.
+validated by the engine (:func:`dpdesk.core.plan.check_plan`: every problem at once, and the plan's valid
+part) and the budget recomputed by it (:func:`dpdesk.core.budget.budget_report`); the GUI does no DP
+arithmetic itself. While some queries have problems, the meter and the previews show the valid ones
+(``valid_plan``); only a plan without problems (``plan``) can be released.
 
 Signals:
     data_changed(): a new table was opened (or hashed).
@@ -27,6 +29,7 @@ from dpdesk.i18n import _
 
 if TYPE_CHECKING:  # the engine is imported when first used, after the window is on screen
     from dpdesk.core.budget import BudgetReport
+    from dpdesk.core.errors import PlanError
     from dpdesk.core.loading import Peek
     from dpdesk.core.plan import Plan
     from dpdesk.core.recognition import Resemblance
@@ -98,6 +101,11 @@ class AppState(QObject):
         self.plan: Plan | None = None
         self.plan_error: str | None = None
         self.plan_error_key: str | None = None
+        #: every problem of the plan, in plan order (the form marks each one's field)
+        self.plan_problems: tuple[PlanError, ...] = ()
+        #: the plan restricted to its valid queries (the meter and the previews), and their rows in the plan
+        self.valid_plan: Plan | None = None
+        self.valid_rows: tuple[int, ...] = ()
         self.plan_path: Path | None = None
         self.report: BudgetReport | None = None
         self.ledger_entries: list[dict[str, Any]] = []
@@ -147,24 +155,37 @@ class AppState(QObject):
         self.plan_changed.emit()
 
     def _validate(self) -> None:
-        from dpdesk.core.errors import PlanError
-        from dpdesk.core.plan import parse_plan
+        from dpdesk.core.errors import PlanErrors
+        from dpdesk.core.plan import check_plan
 
-        try:
-            self.plan = parse_plan(self.plan_data)
+        check = check_plan(self.plan_data)
+        self.plan = check.plan
+        self.valid_plan, self.valid_rows = check.valid, check.rows
+        self.plan_problems = check.problems
+        if check.problems:
+            self.plan_error = str(PlanErrors(check.problems))
+            self.plan_error_key = check.problems[0].key
+        else:
             self.plan_error = self.plan_error_key = None
-        except PlanError as exc:
-            self.plan = None
-            self.plan_error = str(exc)
-            self.plan_error_key = exc.key
         self.report = None
-        if self.plan is not None:
+        if self.valid_plan is not None:  # the valid part is metered while other queries have problems
             from dpdesk.core.budget import budget_report
 
             try:
-                self.report = budget_report(self.plan, self.ledger_entries)
+                self.report = budget_report(self.valid_plan, self.ledger_entries)
             except DpdeskError as exc:  # pragma: no cover - budget_report raises nothing for a valid plan
                 self.plan_error = str(exc)
+
+    def query_problems(self, row: int) -> list[PlanError]:
+        """The problems of the plan's query at ``row`` (from 0)."""
+        prefix = f"queries[{row}]"
+        return [
+            p for p in self.plan_problems if p.key == prefix or p.key.startswith((prefix + ".", prefix + "["))
+        ]
+
+    def valid_query(self, row: int) -> int | None:
+        """Where the plan's query at ``row`` is in ``valid_plan`` (None: it has a problem)."""
+        return self.valid_rows.index(row) if row in self.valid_rows else None
 
     def plan_json(self) -> str:
         """The plan as it would be saved."""

@@ -85,7 +85,7 @@ def test_bad_plan_exit_2_names_the_key(dpdesk_home: Path, tmp_path: Path) -> Non
     p.write_text(json.dumps(data), encoding="utf-8")
     r = run("release", str(p), "--data", str(DATA), "--out", str(tmp_path / "o"), home=dpdesk_home)
     assert r.returncode == 2
-    assert "queries[0].epsilon" in r.stderr and "Traceback" not in r.stderr
+    assert 'query 1 ("people"): epsilon must be greater than 0' in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o").exists()
 
 

@@ -46,7 +46,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpdesk.core.errors import InputError, PlanError
+from dpdesk.core.errors import InputError, PlanError, where_in_plan
 from dpdesk.core.loading import Table, csvfile, load_table
 from dpdesk.core.plan import ColumnSpec, Plan, parse_plan_text
 
@@ -395,7 +395,7 @@ def parse_or_plan_error(text: str | bytes) -> Plan | PlanError:
     try:
         return parse_plan_text(text)
     except PlanError as exc:
-        assert isinstance(exc.key, str) and str(exc).startswith("plan: ")
+        assert isinstance(exc.key, str) and str(exc).startswith(exc.where) and exc.message.strip()
         return exc
 
 
@@ -680,7 +680,7 @@ def test_plan_mutation_names_its_key(kind: str, data: st.DataObject) -> None:
     with pytest.raises(PlanError) as ei:
         parse_plan_text(text)
     assert ei.value.key == key, str(ei.value)
-    assert str(ei.value).startswith(f"plan: {key}: ")
+    assert str(ei.value).startswith(where_in_plan(key, ei.value.query_name)), str(ei.value)
 
 
 @pytest.mark.timeout(120, method="thread")

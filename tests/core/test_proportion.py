@@ -92,7 +92,7 @@ def test_good_conditions_parse_and_round_trip() -> None:
         (
             {"column": "g", "categories": ["yes", "nope"]},
             "categories[1]",
-            "'nope' is not a declared category",
+            '"nope" is not a declared category',
         ),
         ({"column": "g", "categories": ["yes", "yes"]}, "categories[1]", "listed twice"),
         ({"column": "g", "categories": ["yes", "no", "maybe"]}, "categories", "would always be 1"),

@@ -109,13 +109,16 @@ def test_built_by_hand_is_refused_like_the_parser_refuses(
 
 def test_non_finite_numbers_are_refused_when_built() -> None:
     for bad in (math.nan, math.inf, -math.inf):
-        assert _error(lambda bad=bad: Budget(bad)) == ("budget.epsilon", "must be a finite number")
-        assert _error(lambda bad=bad: Budget(1.0, bad)) == ("budget.delta", "must be a finite number")
+        assert _error(lambda bad=bad: Budget(bad)) == ("budget.epsilon", "epsilon must be a finite number")
+        assert _error(lambda bad=bad: Budget(1.0, bad)) == ("budget.delta", "delta must be a finite number")
         assert _error(lambda bad=bad: Accounting(AccountingMethod.ADVANCED, bad)) == (
             "accounting.delta_prime",
-            "must be a finite number",
+            "delta_prime must be a finite number",
         )
-        assert _error(lambda bad=bad: Missing(bad)) == ("missing.impute", "must be a finite number")
+        assert _error(lambda bad=bad: Missing(bad)) == (
+            "missing.impute",
+            "missing.impute must be a finite number",
+        )
         assert (
             _error(lambda bad=bad: ColumnSpec("x", ColumnType.FLOAT, (0.0, bad)))[0] == "columns.x.bounds[1]"
         )
@@ -124,11 +127,11 @@ def test_non_finite_numbers_are_refused_when_built() -> None:
 def test_accounting_pairs_delta_prime_with_advanced_only() -> None:
     assert _error(lambda: Accounting(AccountingMethod.ADVANCED)) == (
         "accounting.delta_prime",
-        "is required with advanced composition (for example 1e-7)",
+        "delta_prime is required with advanced composition (for example 1e-7)",
     )
     assert _error(lambda: Accounting(AccountingMethod.SEQUENTIAL, 1e-7)) == (
         "accounting.delta_prime",
-        "only applies to advanced composition",
+        "delta_prime only applies to advanced composition",
     )
     assert Accounting("advanced", 1e-40).delta_prime == 1e-40
 
@@ -156,13 +159,13 @@ def test_columns_are_checked_when_built() -> None:
         == "columns.a.missing.impute"
     )
     assert _error(lambda: ColumnSpec("a", ColumnType.INT, (0, 9), missing=Missing(1.5)))[1] == (
-        "an int column needs a whole number"
+        "an int column needs a whole number to impute"
     )
     assert _error(lambda: ColumnSpec("a", ColumnType.FLOAT, (0, 9), missing=Missing("x")))[0] == (
         "columns.a.missing.impute"
     )
     assert _error(lambda: ColumnSpec("r", ColumnType.CATEGORY, None, ("a",), Missing("b")))[1] == (
-        "must be one of the declared categories"
+        'the value to impute must be one of the declared categories (you wrote "b")'
     )
 
 

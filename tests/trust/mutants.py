@@ -2218,6 +2218,43 @@ import PySide6  # noqa: F401
         r"""        self.show_main()""",
         ("tests/gui/test_layout.py",),
     ),
+    # --- issue 15 item 6: plan errors in plain words, all at once, the valid part kept -----------------------
+    Mutant(
+        "ER01",
+        "plan errors: validation stops at the first broken query (the others are not checked or reported)",
+        "dpdesk/core/plan.py",
+        r"""            exc.query_name = query_name
+            problems.append(exc)
+            continue""",
+        r"""            exc.query_name = query_name
+            problems.append(exc)
+            break""",
+        ("tests/core/test_plan_problems.py",),
+    ),
+    Mutant(
+        "ER02",
+        "plan errors: a query is numbered from 0 (its index), not from 1",
+        "dpdesk/core/errors.py",
+        r"""            n = int(number) + 1""",
+        r"""            n = int(number)""",
+        ("tests/core/test_plan_problems.py",),
+    ),
+    Mutant(
+        "ER03",
+        "plan errors: no likely fix is suggested for a misspelt column, key, category or choice",
+        "dpdesk/core/plan.py",
+        r"""    close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)""",
+        r"""    close: list[str] = []""",
+        ("tests/core/test_plan_problems.py",),
+    ),
+    Mutant(
+        "ER04",
+        "app: a plan with a broken query meters nothing (the valid queries are not counted)",
+        "dpdesk/gui/state.py",
+        r"""        if self.valid_plan is not None:  # the valid part is metered while other queries have problems""",
+        r"""        if self.plan is not None:""",
+        ("tests/gui/test_plan_problems_app.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

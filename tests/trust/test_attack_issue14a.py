@@ -133,11 +133,11 @@ def _set_query_epsilon(value: float) -> Any:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (_set_query_epsilon(5e-324), "queries[0].epsilon: 5e-324 is too small"),
-        (_set_query_epsilon(1e-300), "queries[0].epsilon: 1e-300 is too small"),
+        (_set_query_epsilon(5e-324), 'query 1 ("people"): 5e-324 is too small'),
+        (_set_query_epsilon(1e-300), 'query 1 ("people"): 1e-300 is too small'),
         (
             lambda d: d["columns"]["wage"].__setitem__("bounds", [0, 5e-324]),
-            "columns.wage.bounds: the bounds",
+            'column "wage": the bounds',
         ),
     ],
     ids=["epsilon-5e-324", "epsilon-1e-300", "bounds-5e-324"],

@@ -21,8 +21,9 @@ from dpdesk.core.errors import InputError
 from dpdesk.core.loading.guards import check_rows
 from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.table import Column, ColumnIssues, LoadReport, Table, file_sha256
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan import ColumnSpec, _did_you_mean
 from dpdesk.core.progress import Progress
+from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     import polars as pl
@@ -46,12 +47,12 @@ def match_columns(
             out.append((idx[0], name))
     if missing:
         shown = ", ".join(repr(h) for h in header[:30]) + (" …" if len(header) > 30 else "")
-        raise InputError(
-            str(path),
-            f"declared column(s) {', '.join(repr(m) for m in missing)} not found in the header; "
-            f"the file has: {shown}",
-            line=1,
+        message = _("declared column(s) {missing} not found in the header; the file has: {header}").format(
+            missing=", ".join(repr(m) for m in missing), header=shown
         )
+        # the likely fix from the header's names (public, like the plan), never from the data's values
+        hints = [h for h in (_did_you_mean(m, header) for m in missing) if h]
+        raise InputError(str(path), "; ".join([message, *hints]), line=1)
     return out
 
 
@@ -381,7 +382,7 @@ class TableBuilder:
 
     def add_frame(self, frame: pl.DataFrame, wanted: list[tuple[int, str]], typed: bool = False) -> None:
         """A parsed frame with one column per wanted name: as text, or ``typed`` (already the declared types)."""
-        for _, name in wanted:
+        for _index, name in wanted:
             s = frame.get_column(name)
             b = self.builders.get(name)
             if b is None:

@@ -27,14 +27,19 @@ from dpdesk.core.plan import (
     ColumnSpec,
     Plan,
     QuerySpec,
+    _did_you_mean,
     _increasing,
     _json_type,
+    _listed_twice,
     _number,
     _positive,
+    _quoted,
+    _subject,
     _text,
 )
 from dpdesk.core.queries import QueryDesign
 from dpdesk.core.values import Row, fmt_number, rounded_row
+from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,14 +95,21 @@ def parse_param(param: Param, value: Any, key: str, column: ColumnSpec | None = 
     if kind is ParamKind.FRACTION:
         x = _number(value, key)
         if not 0 < x < 1:
-            raise PlanError(key, f"must lie strictly between 0 and 1 (got {value})")
+            raise PlanError(
+                key,
+                _("{field} must lie strictly between 0 and 1 (you wrote {value})").format(
+                    field=_subject(key), value=value
+                ),
+            )
         return x
     if kind is ParamKind.POSITIVE:
         return _positive(value, key)
     if kind is ParamKind.NUMBER:
         x = _number(value, key)
         if abs(x) > MAX_ABS_BOUND:
-            raise PlanError(key, f"values beyond ±{MAX_ABS_BOUND:g} are not supported")
+            raise PlanError(
+                key, _("values beyond ±{most} are not supported").format(most=f"{MAX_ABS_BOUND:g}")
+            )
         return x
     if kind is ParamKind.NUMBER_LIST:
         return _increasing(value, key, minimum=param.min_len, maximum=param.max_len)
@@ -110,23 +122,37 @@ def parse_param(param: Param, value: Any, key: str, column: ColumnSpec | None = 
 
 def _category_set(param: Param, value: Any, key: str, column: ColumnSpec | None) -> tuple[str, ...]:
     if not isinstance(value, list):
-        raise PlanError(key, f"must be a list of categories, not {_json_type(value)}")
+        raise PlanError(
+            key,
+            _("{field} must be a list of categories, not {kind}").format(
+                field=_subject(key), kind=_json_type(value)
+            ),
+        )
     lo = max(1, param.min_len)
     hi = param.max_len or len(column.categories or ()) if column is not None else param.max_len
     if len(value) < lo or (hi and len(value) > hi):
-        raise PlanError(key, f"must list from {lo} to {hi} categories (got {len(value)})")
+        raise PlanError(
+            key,
+            _("{field} must list from {lo} to {hi} categories (you gave {n})").format(
+                field=_subject(key), lo=lo, hi=hi, n=len(value)
+            ),
+        )
     declared = column.categories if column is not None and column.categories is not None else ()
     out: list[str] = []
     for i, v in enumerate(value):
         if isinstance(v, bool) or not isinstance(v, (str, int)):
-            raise PlanError(f"{key}[{i}]", "a category label must be text (or a whole number)")
+            raise PlanError(f"{key}[{i}]", _("a category label must be text (or a whole number)"))
         label = str(v)
         if label not in declared:
             raise PlanError(
-                f"{key}[{i}]", f"{label!r} is not a declared category of {column.name if column else ''}"
+                f"{key}[{i}]",
+                _("{label} is not a declared category of column {column}").format(
+                    label=_quoted(label), column=_quoted(column.name if column else "")
+                ),
+                hint=_did_you_mean(label, declared),
             )
         if label in out:
-            raise PlanError(f"{key}[{i}]", f"category {label!r} is listed twice")
+            raise PlanError(f"{key}[{i}]", _listed_twice(label))
         out.append(label)
     return tuple(out)
 
@@ -190,8 +216,6 @@ class Statistic:
     figure: ClassVar[str] = "noise"
     #: Whether the exact statistic is a sum of per-row contributions (the brute-force test then needs few bases).
     additive: ClassVar[bool] = True
-    #: The message for a column given to a statistic that takes none.
-    no_column: ClassVar[str] = ""
 
     # ------------------------------------------------------------------ labels
     def label(self) -> str:
@@ -204,6 +228,10 @@ class Statistic:
 
     def help(self) -> str:
         """A sentence on what it computes."""
+        return ""
+
+    def no_column_message(self) -> str:
+        """The message for a column given to a statistic that takes none (empty: the plan's own)."""
         return ""
 
     # ------------------------------------------------------------------ parameters

@@ -87,7 +87,9 @@ class Count(Statistic):
     order = 10
     mechanisms = (Mechanism.LAPLACE, Mechanism.GAUSSIAN)
     params = (GROUP_BY,)
-    no_column = "a count takes no column (it counts rows)"
+
+    def no_column_message(self) -> str:
+        return _("a count takes no column (it counts rows)")
 
     def label(self) -> str:
         return _("count of rows")

@@ -102,11 +102,18 @@ class Histogram(Statistic):
         bins = None
         if col.type == "category":
             if "bins" in obj:
-                raise PlanError(f"{key}.bins", "a category column is counted over its declared categories")
+                raise PlanError(
+                    f"{key}.bins",
+                    _("a category column is counted over its declared categories: it takes no bins"),
+                    hint=_("remove {field}").format(field="bins"),
+                )
         else:
             if "bins" not in obj:
                 raise PlanError(
-                    f"{key}.bins", "a histogram of a numeric column needs bin edges, e.g. [0, 10, 20]"
+                    f"{key}.bins",
+                    _("a histogram of a numeric column needs bin edges, e.g. {example}").format(
+                        example="[0, 10, 20]"
+                    ),
                 )
             bins = parse_param(BINS, obj["bins"], f"{key}.bins")
         return HistogramQuery(**common, bins=bins)

@@ -53,7 +53,7 @@ import numpy as np
 from dpdesk.core.aggregates import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import ColumnSpec, ColumnType, Plan, QuerySpec, _num_out
+from dpdesk.core.plan import ColumnSpec, ColumnType, Plan, QuerySpec, _num_out, _quoted
 from dpdesk.core.queries import QueryDesign, _fmt, _noise_component, group_cells
 from dpdesk.core.statistics.base import (
     CATEGORY,
@@ -163,18 +163,23 @@ class Proportion(Statistic):
                 if opt in obj:
                     raise PlanError(
                         f"{key}.{opt}",
-                        f"applies to a numeric column; {col.name!r} is a category column (list the categories "
-                        "to count instead)",
+                        _(
+                            "{field} applies to a numeric column; {name} is a category column (list the "
+                            "categories to count instead)"
+                        ).format(field=opt, name=_quoted(col.name)),
                     )
             if "categories" not in obj:
                 raise PlanError(
                     f"{key}.categories",
-                    f'a proportion of a category column needs the categories it counts, e.g. ["{col.categories[0]}"]',
+                    _(
+                        "a proportion of a category column needs the categories it counts, e.g. {example}"
+                    ).format(example=f'["{col.categories[0]}"]'),
                 )
             cats = parse_param(CATEGORIES, obj["categories"], f"{key}.categories", col)
             if len(cats) == len(col.categories):
                 raise PlanError(
-                    f"{key}.categories", "lists every declared category: the share would always be 1"
+                    f"{key}.categories",
+                    _("categories lists every declared category: the share would always be 1"),
                 )
             return ProportionQuery(**common, categories=cats)
         assert col.bounds is not None
@@ -182,28 +187,45 @@ class Proportion(Statistic):
         if "categories" in obj:
             raise PlanError(
                 f"{key}.categories",
-                f"applies to a category column; {col.name!r} is numeric (give at_least, at_most or both)",
+                _(
+                    "categories applies to a category column; {name} is numeric (give at_least, at_most "
+                    "or both)"
+                ).format(name=_quoted(col.name)),
             )
         if "at_least" not in obj and "at_most" not in obj:
             raise PlanError(
                 f"{key}.at_least",
-                "a proportion of a numeric column needs a condition: at_least, at_most or both "
-                "(inclusive), e.g. at_least 18",
+                _(
+                    "a proportion of a numeric column needs a condition: at_least, at_most or both "
+                    "(inclusive), e.g. at_least 18"
+                ),
             )
         bounds: dict[str, float | None] = {"at_least": None, "at_most": None}
         for opt, param in (("at_least", AT_LEAST), ("at_most", AT_MOST)):
             if opt in obj:
                 x = parse_param(param, obj[opt], f"{key}.{opt}")
                 if not lo <= x <= hi:
-                    raise PlanError(f"{key}.{opt}", f"{x:g} lies outside the column bounds [{lo:g}, {hi:g}]")
+                    raise PlanError(
+                        f"{key}.{opt}",
+                        _("{x} lies outside the column bounds [{lo}, {hi}]").format(
+                            x=f"{x:g}", lo=f"{lo:g}", hi=f"{hi:g}"
+                        ),
+                    )
                 bounds[opt] = x
         a, b = bounds["at_least"], bounds["at_most"]
         if a is not None and b is not None and a > b:
-            raise PlanError(f"{key}.at_most", f"({b:g}) is below at_least ({a:g}): no value meets both")
+            raise PlanError(
+                f"{key}.at_most",
+                _("at_most ({b}) is below at_least ({a}): no value meets both").format(
+                    b=f"{b:g}", a=f"{a:g}"
+                ),
+            )
         if (a is None or a <= lo) and (b is None or b >= hi):
             raise PlanError(
                 f"{key}.{'at_least' if a is not None else 'at_most'}",
-                f"every value within the bounds [{lo:g}, {hi:g}] meets the condition: the share would always be 1",
+                _(
+                    "every value within the bounds [{lo}, {hi}] meets the condition: the share would always be 1"
+                ).format(lo=f"{lo:g}", hi=f"{hi:g}"),
             )
         return ProportionQuery(**common, at_least=a, at_most=b)
 

@@ -140,7 +140,7 @@ class Quantile(Statistic):
         if "q" in obj:
             q = parse_param(Q, obj["q"], f"{key}.q")
         if "candidates" in obj and "grid_step" in obj:
-            raise PlanError(f"{key}.grid_step", "give candidates or grid_step, not both")
+            raise PlanError(f"{key}.grid_step", _("give candidates or grid_step, not both"))
         if "candidates" in obj:
             candidates = parse_param(CANDIDATES, obj["candidates"], f"{key}.candidates")
             _inside(candidates, col.bounds, f"{key}.candidates")
@@ -148,10 +148,15 @@ class Quantile(Statistic):
             grid_step = parse_param(GRID_STEP, obj["grid_step"], f"{key}.grid_step")
             ratio = (col.bounds[1] - col.bounds[0]) / grid_step  # infinite for a tiny step
             if ratio >= MAX_CANDIDATES:
-                raise PlanError(f"{key}.grid_step", f"gives more than {MAX_CANDIDATES} candidates")
+                raise PlanError(
+                    f"{key}.grid_step",
+                    _("grid_step gives more than {n} candidates: use a larger step").format(n=MAX_CANDIDATES),
+                )
             n = math.floor(ratio) + 1
             if n < 2:
-                raise PlanError(f"{key}.grid_step", "is wider than the bounds; it gives a single candidate")
+                raise PlanError(
+                    f"{key}.grid_step", _("grid_step is wider than the bounds; it gives a single candidate")
+                )
         return QuantileQuery(**common, q=q, candidates=candidates, grid_step=grid_step)
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:

@@ -71,13 +71,16 @@ class Select(Statistic):
     ) -> QuerySpec:
         assert col is not None and col.bounds is not None
         if "candidates" not in obj:
-            raise PlanError(f"{key}.candidates", "select needs a declared list of candidates")
+            raise PlanError(f"{key}.candidates", _("select needs a declared list of candidates"))
         candidates = parse_param(CANDIDATES, obj["candidates"], f"{key}.candidates")
         if "utility" not in obj:
-            raise PlanError(f"{key}.utility", f"select needs a named utility ({', '.join(UTILITIES)})")
+            raise PlanError(
+                f"{key}.utility",
+                _("select needs a named utility ({names})").format(names=", ".join(UTILITIES)),
+            )
         utility = parse_param(UTILITY, obj["utility"], f"{key}.utility")
         if candidates[0] < 0:
-            raise PlanError(f"{key}.candidates", "revenue candidates are prices and must not be negative")
+            raise PlanError(f"{key}.candidates", _("revenue candidates are prices and must not be negative"))
         return SelectQuery(**common, candidates=candidates, utility=utility)
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:

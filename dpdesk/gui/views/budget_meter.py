@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from dpdesk.gui.state import AppState
-from dpdesk.i18n import _
+from dpdesk.i18n import _, ngettext
 
 PALETTE = ("#2a6fbb", "#3fa34d", "#d98e04", "#8e44ad", "#16a085", "#c2185b", "#5d6d7e")
 
@@ -94,9 +94,15 @@ class BudgetMeter(QGroupBox):
         self.note = QLabel("")
         self.note.setWordWrap(True)
         self.note.setStyleSheet("color: #7f8a94")
+        #: the plan's problems in words; the meter counts the valid queries meanwhile
+        self.problems = QLabel("")
+        self.problems.setObjectName("plan_problems")
+        self.problems.setWordWrap(True)
+        self.problems.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay = QVBoxLayout(self)
         lay.addWidget(self.headline)
         lay.addWidget(self.warning)
+        lay.addWidget(self.problems)
         lay.addWidget(self.bar)
         lay.addLayout(self.methods)
         lay.addWidget(self.note)
@@ -107,14 +113,27 @@ class BudgetMeter(QGroupBox):
     def refresh(self) -> None:
         rep = self.state.report
         b = self.state.plan_data.get("budget", {})
+        problems = self.state.plan_problems
+        self.problems.setText("\n".join(f"• {p}" for p in problems))
+        self.problems.setVisible(bool(problems))
         if rep is None:
             eps_total = b.get("epsilon") if isinstance(b.get("epsilon"), (int, float)) else 0.0
             self.bar.set_values(float(eps_total or 1.0), 0.0, [], False)
-            self.headline.setText(
-                _("The plan is not complete yet: {why}").format(why=self.state.plan_error or "")
-            )
-            self.headline.setStyleSheet("color: #5d6d7e")  # a step still to do, not an error
             self.warning.setVisible(False)
+            if problems:  # listed in words below, not as a red wall
+                self.headline.setText(
+                    ngettext(
+                        "The plan is not complete yet: {n} problem to fix.",
+                        "The plan is not complete yet: {n} problems to fix.",
+                        len(problems),
+                    ).format(n=len(problems))
+                )
+                self.headline.setStyleSheet("")
+            else:
+                self.headline.setText(
+                    _("The plan is not complete yet: {why}").format(why=self.state.plan_error or "")
+                )
+                self.headline.setStyleSheet("color: #5d6d7e")  # a step still to do, not an error
             for lab in self.method_labels.values():
                 lab.setText("")
             self.note.setText("")
@@ -160,6 +179,15 @@ class BudgetMeter(QGroupBox):
                 dl=f"{left.delta:.3g}",
             )
             self.headline.setStyleSheet("")
+        if problems:  # the meter counts the valid queries; the others wait for their problems to be fixed
+            n_bad = len(self.state.plan_data.get("queries", [])) - len(self.state.valid_rows)
+            text += " " + ngettext(
+                "It counts the complete queries only: {n} query has a problem (listed below) and is not counted "
+                "yet.",
+                "It counts the complete queries only: {n} queries have problems (listed below) and are not counted "
+                "yet.",
+                n_bad,
+            ).format(n=n_bad)
         self.headline.setText(text)
         names = {"sequential": _("sequential"), "advanced": _("advanced"), "zcdp": _("zCDP")}
         for r, m in enumerate(("sequential", "advanced", "zcdp"), start=1):

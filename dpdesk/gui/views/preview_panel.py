@@ -69,8 +69,9 @@ class PreviewPanel(QWidget):
 
     def refresh(self) -> None:
         self._clear()
-        plan = self.state.plan
-        if plan is None or not 0 <= self.row < len(plan.queries):
+        plan = self.state.valid_plan  # the valid queries are previewed while others have problems
+        at = self.state.valid_query(self.row)
+        if plan is None or at is None:
             self.title.setText(_("Select a complete query to preview its noise (no data is used)."))
             return
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: imported on first preview
@@ -79,7 +80,7 @@ class PreviewPanel(QWidget):
         from dpdesk.core.figures import noise_figure, selection_figure
         from dpdesk.core.queries import design_query
 
-        spec = plan.queries[self.row]
+        spec = plan.queries[at]
         design = design_query(spec, plan)
         self.title.setText(
             _("<b>{name}</b>: preview computed from the plan alone, before any data is used.").format(

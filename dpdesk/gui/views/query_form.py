@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
@@ -23,11 +24,15 @@ from PySide6.QtWidgets import (
 )
 
 from dpdesk.core import statistics
+from dpdesk.core.errors import field_of
 from dpdesk.core.mechanism_kinds import MECHANISMS, get_mechanism
 from dpdesk.core.statistics.base import Param, ParamKind
 from dpdesk.gui.models import QUERY_COLUMNS, QueryListModel, parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
+
+#: Before the label of a field that has a problem (its tooltip says which).
+PROBLEM_MARK = "⚠ "
 
 #: Every statistic's own parameters (not column or group_by), by plan key, in the registry's order: the
 #: form has one widget for each, built from its kind, shown when the selected statistic declares it.
@@ -181,8 +186,10 @@ class QueryForm(QWidget):
             self.rows[key] = (lab, w)
         self.error = QLabel("")
         self.error.setObjectName("plan_error")
-        self.error.setWordWrap(True)
-        self.error.setStyleSheet("color: #c0392b")
+        self.error.setWordWrap(True)  # the plan's problems in words (their fields are marked in the form)
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        #: the tooltips of the fields marked as having a problem, to give back once it is fixed
+        self._tips: dict[str, str] = {}
 
         lay = QVBoxLayout(self)
         lay.addWidget(self.table, 2)
@@ -294,13 +301,35 @@ class QueryForm(QWidget):
         for b in (self.dup_button, self.remove_button, self.up_button, self.down_button):
             b.setEnabled(self.current >= 0)
         self._fill()
+        self._mark_problems()
 
     def _select(self, row: int) -> None:
         self.current = row
         self._fill()
+        self._mark_problems()
         self.selection_changed.emit(row)
         for b in (self.dup_button, self.remove_button, self.up_button, self.down_button):
             b.setEnabled(row >= 0)
+
+    def _mark_problems(self) -> None:
+        """Mark the fields of the selected query that have a problem: a warning sign before the label and the
+        problem as the field's tooltip (the list of problems is below the form)."""
+        marks: dict[str, list[str]] = {}
+        for problem in self.state.query_problems(self.current) if self.current >= 0 else []:
+            word = re.split(r"[.\[]", field_of(problem.key))[0] or "name"
+            marks.setdefault(word if word in self.rows else "name", []).append(problem.text)
+        for key, (label, widget) in self.rows.items():
+            label.setText(label.text().removeprefix(PROBLEM_MARK))
+            if key in self._tips:
+                widget.setToolTip(self._tips.pop(key))
+            if key in marks:
+                why = "\n".join(marks[key])
+                label.setText(PROBLEM_MARK + label.text())
+                label.setToolTip(why)
+                self._tips[key] = widget.toolTip()
+                widget.setToolTip(why + ("\n\n" + self._tips[key] if self._tips[key] else ""))
+            else:
+                label.setToolTip("")
 
     def _columns(self, kinds: tuple[str, ...]) -> list[str]:
         """Declared columns of these types, in the order of ``kinds`` (so the first is the best default)."""
