@@ -228,6 +228,67 @@ class ColumnSpec:
         return self.type in (ColumnType.INT, ColumnType.FLOAT)
 
 
+#: The largest public estimate of the number of rows a plan may state (the row cap of the exact sums).
+MAX_EXPECTED_ROWS = 2**31
+#: How an accuracy target applies to a query with several cells: each cell, or all cells together.
+ACCURACY_CELLS = ("each", "all")
+
+
+@dataclass(frozen=True)
+class AccuracyTarget:
+    """A query's accuracy target, stated instead of its epsilon (``"accuracy"`` in the plan).
+
+    ``error``: the largest error wanted, in the statistic's own units (rows for a count or a histogram
+    cell, the column's units for a sum or a mean, a share for a proportion, ranks for a quantile, and for
+    a mode or a selection the lead L in the utility's units (rows for a mode) at which the best candidate
+    must win); ``confidence``: the probability of meeting it (for a mode or a selection, the probability
+    that the best candidate wins); ``cells``: for a query with several cells, whether every cell on its
+    own ("each") or all cells together ("all") must be within the error.
+    """
+
+    error: float
+    confidence: float = 0.95
+    cells: str = "each"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The target in the plan file's format (``cells`` only when it is "all")."""
+        d: dict[str, Any] = {"error": _num_out(self.error), "confidence": self.confidence}
+        if self.cells != "each":
+            d["cells"] = self.cells
+        return d
+
+
+def _parse_accuracy(value: Any, key: str) -> AccuracyTarget:
+    obj = _object(value, key)
+    _check_keys(obj, key, {"error", "confidence", "cells"}, ("error",))
+    error = _positive(obj["error"], f"{key}.error")
+    if error > MAX_ABS_BOUND:
+        raise PlanError(f"{key}.error", f"values beyond {MAX_ABS_BOUND:g} are not supported")
+    confidence = _number(obj.get("confidence", 0.95), f"{key}.confidence")
+    if not 0 < confidence < 1:
+        raise PlanError(
+            f"{key}.confidence",
+            _(
+                "must lie strictly between 0 and 1 (got {value}): no amount of noise is within an error "
+                "with certainty; 0.95 is usual"
+            ).format(value=obj.get("confidence")),
+        )
+    cells = _text(obj.get("cells", "each"), f"{key}.cells", ACCURACY_CELLS)
+    return AccuracyTarget(error, confidence, cells)
+
+
+def _parse_expected_rows(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EXPECTED_ROWS:
+        raise PlanError(
+            "expected_rows",
+            _(
+                "must be a whole number from 1 to {max} (got {value!r}): a public estimate of the number "
+                "of rows, never counted from the data"
+            ).format(max=MAX_EXPECTED_ROWS, value=value),
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class QuerySpec:
     """One statistic to release, as written in the plan: the fields every statistic has.
@@ -246,6 +307,8 @@ class QuerySpec:
     column: str | None = None
     group_by: str | None = None
     calibration: str = "classic"
+    #: The accuracy target the epsilon was solved from (None: the plan states the epsilon).
+    accuracy: AccuracyTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -259,6 +322,9 @@ class Plan:
     title: str = ""
     accounting: Accounting = field(default_factory=Accounting)
     version: int = PLAN_VERSION
+    #: A public estimate of the number of rows (never computed from the data): what accuracy that
+    #: depends on the number of rows is stated for, and solved for.
+    expected_rows: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as a JSON-ready dict in the file format (defaults written out)."""
@@ -338,7 +404,16 @@ def _find_non_finite(value: Any, key: str) -> tuple[str, str] | None:
     return None
 
 
-_TOP_KEYS = {"version", "title", "budget", "privacy_unit", "columns", "queries", "accounting"}
+_TOP_KEYS = {
+    "version",
+    "title",
+    "budget",
+    "privacy_unit",
+    "columns",
+    "queries",
+    "accounting",
+    "expected_rows",
+}
 _TOP_REQUIRED = ("version", "budget", "privacy_unit", "columns", "queries")
 
 
@@ -362,7 +437,8 @@ def parse_plan(data: Any) -> Plan:
             f"{unit.id_column!r} is declared as a statistic column; an id column is only used to bound "
             "each person's rows",
         )
-    queries = _parse_queries(obj["queries"], columns, budget, unit, accounting)
+    expected_rows = _parse_expected_rows(obj["expected_rows"]) if "expected_rows" in obj else None
+    queries = _parse_queries(obj["queries"], columns, budget, unit, accounting, expected_rows)
     return Plan(
         budget=budget,
         privacy_unit=unit,
@@ -371,6 +447,7 @@ def parse_plan(data: Any) -> Plan:
         title=title,
         accounting=accounting,
         version=version,
+        expected_rows=expected_rows,
     )
 
 
@@ -648,6 +725,7 @@ _COMMON_QUERY_KEYS = (
     "column",
     "group_by",
     "calibration",
+    "accuracy",
 )
 
 
@@ -667,7 +745,12 @@ def _and_list(words: list[str]) -> str:
 
 
 def _parse_queries(
-    value: Any, columns: dict[str, ColumnSpec], budget: Budget, unit: PrivacyUnit, accounting: Accounting
+    value: Any,
+    columns: dict[str, ColumnSpec],
+    budget: Budget,
+    unit: PrivacyUnit,
+    accounting: Accounting,
+    expected_rows: int | None = None,
 ) -> tuple[QuerySpec, ...]:
     if not isinstance(value, list):
         raise PlanError("queries", f"must be a list, not {_json_type(value)}")
@@ -682,6 +765,14 @@ def _parse_queries(
     cells = 0
     for i, q in enumerate(value):
         spec = _parse_query(q, f"queries[{i}]", columns)
+        if spec.accuracy is not None:
+            from dpdesk.core.accuracy import solve_query
+
+            spec = solve_query(
+                spec,
+                f"queries[{i}]",
+                Plan(budget, unit, columns, (spec,), "", accounting, PLAN_VERSION, expected_rows),
+            )
         cells += statistics.REGISTRY[spec.statistic].n_cells(spec, columns)
         if cells > MAX_PLAN_CELLS:
             raise PlanError(
@@ -706,7 +797,7 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
 
     obj = _object(value, key)
     keys = _query_keys()
-    _check_keys(obj, key, keys, ("name", "statistic", "mechanism", "epsilon"))
+    _check_keys(obj, key, keys, ("name", "statistic", "mechanism"))
     name = _text(obj["name"], f"{key}.name")
     stat = statistics.get(_text(obj["statistic"], f"{key}.statistic", statistics.names()))
     mech = Mechanism(_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
@@ -715,7 +806,18 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         raise PlanError(
             f"{key}.mechanism", f"{stat.name} is released with {' or '.join(stat.mechanisms)}, not {mech}"
         )
-    eps = _positive(obj["epsilon"], f"{key}.epsilon")
+    target = None
+    if "accuracy" in obj:
+        if "epsilon" in obj:
+            raise PlanError(
+                f"{key}.epsilon",
+                _("give epsilon or an accuracy target, not both (the epsilon is solved from the accuracy)"),
+            )
+        target = _parse_accuracy(obj["accuracy"], f"{key}.accuracy")
+    elif "epsilon" not in obj:
+        raise PlanError(f"{key}.epsilon", _("is required (or state an accuracy target instead)"))
+    # with an accuracy target, 1 stands in until the plan reader solves the epsilon
+    eps = 1.0 if target is not None else _positive(obj["epsilon"], f"{key}.epsilon")
     if eps < MIN_EPSILON:
         raise PlanError(
             f"{key}.epsilon",
@@ -741,7 +843,7 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         if not info.calibrations:
             raise PlanError(f"{key}.calibration", "only applies to the Gaussian mechanism")
         calibration = Calibration(_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations)))
-    if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1:
+    if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1 and target is None:
         raise PlanError(
             f"{key}.epsilon",
             f"the classic Gaussian formula holds only for epsilon < 1 (got {obj['epsilon']}); "
@@ -800,6 +902,7 @@ def _parse_query(value: Any, key: str, columns: dict[str, ColumnSpec]) -> QueryS
         "column": column,
         "group_by": group_by,
         "calibration": calibration,
+        "accuracy": target,
     }
     return stat.parse(obj, key, common, col)
 
@@ -864,7 +967,11 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     from dpdesk.core import statistics
 
     for q in plan.queries:
-        d = {"name": q.name, "statistic": q.statistic, "mechanism": q.mechanism, "epsilon": q.epsilon}
+        d = {"name": q.name, "statistic": q.statistic, "mechanism": q.mechanism}
+        if q.accuracy is not None:  # the epsilon is solved from it again when the plan is read
+            d["accuracy"] = q.accuracy.to_dict()
+        else:
+            d["epsilon"] = q.epsilon
         if q.mechanism == "gaussian":
             d["delta"] = q.delta
             d["calibration"] = q.calibration
@@ -883,7 +990,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     accounting: dict[str, Any] = {"method": plan.accounting.method.value}
     if plan.accounting.delta_prime is not None:
         accounting["delta_prime"] = plan.accounting.delta_prime
-    return {
+    out: dict[str, Any] = {
         "version": plan.version,
         "title": plan.title,
         "budget": {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta},
@@ -892,6 +999,9 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "columns": cols,
         "queries": queries,
     }
+    if plan.expected_rows is not None:  # only when stated: the hashes of plans without it do not change
+        out["expected_rows"] = plan.expected_rows
+    return out
 
 
 def save_plan(plan: Plan, path: str | Path) -> None:
