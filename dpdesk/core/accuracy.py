@@ -11,7 +11,8 @@ or discrete Gaussian P(x) ~ exp(-x^2 / (2 s^2)) with s = sigma / h, independentl
 
 * Count, sum, histogram cell (:func:`noise_halfwidth`): the published value is exact + Z, so the error
   within +-k h is P(|Z| <= k), and the smallest such k is computed from the discrete tail, not the
-  continuous one. Discrete Laplace: P(|Z| > k) = 2 r^(k+1) / (1 + r), r = e^(-1/t), exactly
+  continuous one; a value that is not whole is then rounded to 3 significant digits of its 95%
+  interval's half-width (a public number), which adds half that step (:func:`rounding_error`). Discrete Laplace: P(|Z| > k) = 2 r^(k+1) / (1 + r), r = e^(-1/t), exactly
   (:func:`dlap_tail`). Discrete Gaussian (:func:`dgauss_tail`): summed term by term for s <= 1000;
   above, the proven upper bound 2 Q(k/s) = erfc(k / (s sqrt 2)): the terms are decreasing for x > k,
   so sum_{x>k} w(x) <= integral_k^inf w, and the normaliser is sum_x w(x) = s sqrt(2 pi) (1 + 2 sum_j
@@ -26,7 +27,9 @@ or discrete Gaussian P(x) ~ exp(-x^2 / (2 s^2)) with s = sigma / h, independentl
   (then n~ >= 1 and max(1, n~) = n~): |S~/n~ - S/n| = |n Z_s - S Z_n| / (n (n + Z_n)) <= (n a_s + h n
   a_n) / (n (n - a_n)) = (a_s + h a_n) / (n - a_n), for EVERY table of n rows (|S| <= h n). The true
   mean mid + S/n lies in [L, U], so clamping only brings m closer, and m is never farther than U - L.
-  So the error is at most min(U - L, (a_s + h a_n) / (n - a_n)), and U - L when n - a_n < 1. A grouped
+  So the error is at most min(U - L, (a_s + h a_n) / (n - a_n) + rounding), and U - L when n - a_n < 1
+  (rounding: the published value keeps 3 significant digits of its interval's half-width, at most U - L,
+  so it moves by at most half of :func:`dpdesk.core.values.rounding_step` (U - L)). A grouped
   query's cells are stated for a group of n = expected_rows / groups rows (the groups' sizes are not
   public), and say so.
 * Quantile (:func:`rank_error`): R = 2 Du (ln m + ln(1/(1 - c))) / eps, the exponential mechanism's
@@ -217,12 +220,25 @@ def _pct(x: float) -> str:
     return _("{x}th").format(x=f"{x:.3g}")
 
 
+def rounding_error(halfwidth: float) -> float:
+    """Half the step a published value of this 95% interval half-width is rounded to (post-processing:
+    :func:`dpdesk.core.values.rounded_row` keeps 3 significant digits of it); the step is taken at the
+    larger side of a power of ten, so it is never below the release's."""
+    from dpdesk.core.values import rounding_step
+
+    return float(rounding_step(halfwidth * (1.0 + 1e-9))) / 2.0
+
+
 def value_error(design: QueryDesign, confidence: float, together: bool = False) -> float:
-    """Count, sum, histogram: the error every cell (or, ``together``, all cells at once) stays within."""
+    """Count, sum, histogram: the error every cell (or, ``together``, all cells at once) stays within,
+    the noise's and, where the value is not whole, its rounding to 3 significant digits of the interval."""
+    from dpdesk.core.release import interval_halfwidth
+
     (comp,) = design.components
     cells = len(design.cells)
     per_cell = confidence ** (1.0 / cells) if together and cells > 1 else confidence
-    return noise_halfwidth(comp, per_cell)
+    rounding = 0.0 if comp.grid >= 1.0 else rounding_error(interval_halfwidth(comp))
+    return noise_halfwidth(comp, per_cell) + rounding
 
 
 def ratio_error(design: QueryDesign, h: float, width: float, n: int, confidence: float) -> float:
@@ -233,7 +249,8 @@ def ratio_error(design: QueryDesign, h: float, width: float, n: int, confidence:
     a_n, a_s = noise_halfwidth(count_c, each), noise_halfwidth(sum_c, each)
     if n - a_n < 1:
         return width
-    return min(width, (a_s + h * a_n) / (n - a_n))
+    # plus the published value's rounding: its interval's half-width is at most U - L
+    return min(width, (a_s + h * a_n) / (n - a_n) + rounding_error(width))
 
 
 def _em(design: QueryDesign) -> tuple[float, float, int]:
