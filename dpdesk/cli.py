@@ -964,6 +964,23 @@ def _print_budget(rep: BudgetReport) -> None:
             + (_(", delta {d}").format(d=f"{q.delta:g}") if q.delta else ""),
             file=out,
         )
+        if q.accuracy is not None:
+            print("    " + _("Accuracy: {text}").format(text=shown(q.accuracy)), file=out)
+        if q.accuracy_target is not None:
+            t = q.accuracy_target
+            print(
+                "    "
+                + _(
+                    "Target: error {e} with confidence {c}{cells}; solved: epsilon {eps}, the smallest that "
+                    "meets it (rounded up)"
+                ).format(
+                    e=_g(t["error"]),
+                    c=f"{t['confidence']:g}",
+                    cells=" " + _("(all cells together)") if t.get("cells") == "all" else "",
+                    eps=_g(q.epsilon),
+                ),
+                file=out,
+            )
         for c in q.components:
             if c.mechanism == "exponential":
                 print(

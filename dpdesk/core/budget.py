@@ -108,10 +108,22 @@ class QueryReport:
     rank_error95: float | None
     rank_error95_exact_candidate: bool | None
     components: tuple[ComponentReport, ...]
+    #: the accuracy in the statistic's own units, in words (with the plan; None in a release's trace)
+    accuracy: str | None = None
+    #: the same in numbers (:class:`dpdesk.core.accuracy.Accuracy`: kind, confidence, error, ...)
+    accuracy_value: dict[str, Any] | None = None
+    #: the accuracy target the epsilon was solved from (None: the plan states the epsilon)
+    accuracy_target: dict[str, Any] | None = None
 
     @staticmethod
-    def of(d: QueryDesign) -> QueryReport:
-        """The report of one query design."""
+    def of(d: QueryDesign, plan: Plan | None = None) -> QueryReport:
+        """The report of one query design (with the plan: its accuracy in its own units too)."""
+        acc_text = acc_value = None
+        if plan is not None:
+            from dpdesk.core import statistics
+
+            a = statistics.get(d.spec.statistic).value_accuracy(d, plan)
+            acc_text, acc_value = a.sentence(), a.to_dict()
         return QueryReport(
             name=d.spec.name,
             statistic=d.spec.statistic,
@@ -147,6 +159,9 @@ class QueryReport:
                 )
                 for c in d.components
             ),
+            accuracy=acc_text,
+            accuracy_value=acc_value,
+            accuracy_target=d.spec.accuracy.to_dict() if d.spec.accuracy is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -168,7 +183,15 @@ class QueryReport:
             "rank_error95": self.rank_error95,
             "rank_error95_exact_candidate": self.rank_error95_exact_candidate,
             "components": [c.to_dict() for c in self.components],
-        }
+        } | (
+            {}  # a release's trace (no plan) keeps its former keys
+            if self.accuracy is None
+            else {
+                "accuracy": self.accuracy,
+                "accuracy_value": self.accuracy_value,
+                "accuracy_target": self.accuracy_target,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -254,7 +277,7 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
             _remaining(b_eps, in_force.after), max(0.0, b_delta - in_force.after.delta)
         ),
         methods=methods,
-        queries=tuple(QueryReport.of(d) for d in designs),
+        queries=tuple(QueryReport.of(d, plan) for d in designs),
         releases_so_far=len(past),
     )
 

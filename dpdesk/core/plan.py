@@ -223,6 +223,69 @@ class ColumnSpec:
         return self.type in (ColumnType.INT, ColumnType.FLOAT)
 
 
+#: The largest public estimate of the number of rows a plan may state (the row cap of the exact sums).
+MAX_EXPECTED_ROWS = 2**31
+#: How an accuracy target applies to a query with several cells: each cell, or all cells together.
+ACCURACY_CELLS = ("each", "all")
+
+
+@dataclass(frozen=True)
+class AccuracyTarget:
+    """A query's accuracy target, stated instead of its epsilon (``"accuracy"`` in the plan).
+
+    ``error``: the largest error wanted, in the statistic's own units (rows for a count or a histogram
+    cell, the column's units for a sum or a mean, a share for a proportion, ranks for a quantile, and for
+    a mode or a selection the lead L in the utility's units (rows for a mode) at which the best candidate
+    must win); ``confidence``: the probability of meeting it (for a mode or a selection, the probability
+    that the best candidate wins); ``cells``: for a query with several cells, whether every cell on its
+    own ("each") or all cells together ("all") must be within the error.
+    """
+
+    error: float
+    confidence: float = 0.95
+    cells: str = "each"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The target in the plan file's format (``cells`` only when it is "all")."""
+        d: dict[str, Any] = {"error": _num_out(self.error), "confidence": self.confidence}
+        if self.cells != "each":
+            d["cells"] = self.cells
+        return d
+
+
+def _parse_accuracy(value: Any, key: str) -> AccuracyTarget:
+    obj = _object(value, key)
+    _check_keys(obj, key, {"error", "confidence", "cells"}, ("error",))
+    error = _positive(obj["error"], f"{key}.error")
+    if error > MAX_ABS_BOUND:
+        raise PlanError(
+            f"{key}.error", _("an accuracy error beyond {m} is not supported").format(m=f"{MAX_ABS_BOUND:g}")
+        )
+    confidence = _number(obj.get("confidence", 0.95), f"{key}.confidence")
+    if not 0 < confidence < 1:
+        raise PlanError(
+            f"{key}.confidence",
+            _(
+                "the confidence must lie strictly between 0 and 1 (got {value}): no amount of noise is within "
+                "an error with certainty; 0.95 is usual"
+            ).format(value=obj.get("confidence")),
+        )
+    cells = _text(obj.get("cells", "each"), f"{key}.cells", ACCURACY_CELLS)
+    return AccuracyTarget(error, confidence, cells)
+
+
+def _parse_expected_rows(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EXPECTED_ROWS:
+        raise PlanError(
+            "expected_rows",
+            _(
+                "expected_rows must be a whole number from 1 to {max} (got {value!r}): a public estimate of the number "
+                "of rows, never counted from the data"
+            ).format(max=MAX_EXPECTED_ROWS, value=value),
+        )
+    return value
+
+
 @dataclass(frozen=True)
 class QuerySpec:
     """One statistic to release, as written in the plan: the fields every statistic has.
@@ -241,6 +304,8 @@ class QuerySpec:
     column: str | None = None
     group_by: str | None = None
     calibration: str = "classic"
+    #: The accuracy target the epsilon was solved from (None: the plan states the epsilon).
+    accuracy: AccuracyTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +319,9 @@ class Plan:
     title: str = ""
     accounting: Accounting = field(default_factory=Accounting)
     version: int = PLAN_VERSION
+    #: A public estimate of the number of rows (never computed from the data): what accuracy that
+    #: depends on the number of rows is stated for, and solved for.
+    expected_rows: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as a JSON-ready dict in the file format (defaults written out)."""
@@ -345,7 +413,16 @@ def _find_non_finite(value: Any, key: str) -> tuple[str, str] | None:
     return None
 
 
-_TOP_KEYS = {"version", "title", "budget", "privacy_unit", "columns", "queries", "accounting"}
+_TOP_KEYS = {
+    "version",
+    "title",
+    "budget",
+    "privacy_unit",
+    "columns",
+    "queries",
+    "accounting",
+    "expected_rows",
+}
 _TOP_REQUIRED = ("version", "budget", "privacy_unit", "columns", "queries")
 
 
@@ -429,10 +506,15 @@ def check_plan(data: Any) -> PlanCheck:
                 ).format(name=_quoted(unit.id_column)),
             )
         )
+    expected_rows: int | None = (
+        attempt(_parse_expected_rows, obj["expected_rows"]) if "expected_rows" in obj else None
+    )
     whole_plan_ok = not problems
     found: list[tuple[int, QuerySpec]] = []
     if "queries" in obj:
-        found = _parse_queries(obj["queries"], columns, broken, budget, problems)
+        found = _parse_queries(
+            obj["queries"], columns, broken, budget, problems, unit, accounting, expected_rows
+        )
     if not whole_plan_ok or budget is None or unit is None or accounting is None or "queries" not in obj:
         return PlanCheck(tuple(problems), None)
     if not isinstance(obj["queries"], list) or not obj["queries"] or len(obj["queries"]) > MAX_QUERIES:
@@ -445,6 +527,7 @@ def check_plan(data: Any) -> PlanCheck:
         title=title,
         accounting=accounting,
         version=version,
+        expected_rows=expected_rows,
     )
     return PlanCheck(tuple(problems), valid, tuple(i for i, _spec in found))
 
@@ -903,6 +986,7 @@ _COMMON_QUERY_KEYS = (
     "column",
     "group_by",
     "calibration",
+    "accuracy",
 )
 
 
@@ -934,6 +1018,9 @@ def _parse_queries(
     broken: AbstractSet[str],
     budget: Budget | None,
     problems: list[PlanError],
+    unit: PrivacyUnit | None = None,
+    accounting: Accounting | None = None,
+    expected_rows: int | None = None,
 ) -> list[tuple[int, QuerySpec]]:
     """The valid queries with their indices; each broken query's problem is appended to ``problems`` (named by
     its number and name), and the others are still checked."""
@@ -969,6 +1056,16 @@ def _parse_queries(
             if query_name is not None:
                 names.add(query_name)
             spec = _parse_query(q, f"queries[{i}]", columns, broken)
+            if spec.accuracy is not None:
+                if budget is None or unit is None or accounting is None:
+                    continue  # the plan's own problems are reported; nothing to solve against
+                from dpdesk.core.accuracy import solve_query
+
+                spec = solve_query(
+                    spec,
+                    f"queries[{i}]",
+                    Plan(budget, unit, columns, (spec,), "", accounting, PLAN_VERSION, expected_rows),
+                )
             n_cells = statistics.REGISTRY[spec.statistic].n_cells(spec, columns)
             cells += n_cells
             if cells > MAX_PLAN_CELLS:
@@ -1063,7 +1160,7 @@ def _parse_query(
 
     obj = _object(value, key)
     keys = _query_keys()
-    _check_keys(obj, key, keys, ("name", "statistic", "mechanism", "epsilon"))
+    _check_keys(obj, key, keys, ("name", "statistic", "mechanism"))
     name = _text(obj["name"], f"{key}.name")
     stat = statistics.get(_statistic(obj["statistic"], f"{key}.statistic", statistics.names()))
     mech = Mechanism(_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
@@ -1076,7 +1173,18 @@ def _parse_query(
             ),
             hint=_('write "{word}"').format(word=stat.mechanisms[0]) if len(stat.mechanisms) == 1 else "",
         )
-    eps = _positive(obj["epsilon"], f"{key}.epsilon")
+    target = None
+    if "accuracy" in obj:
+        if "epsilon" in obj:
+            raise PlanError(
+                f"{key}.epsilon",
+                _("give epsilon or an accuracy target, not both (the epsilon is solved from the accuracy)"),
+            )
+        target = _parse_accuracy(obj["accuracy"], f"{key}.accuracy")
+    elif "epsilon" not in obj:
+        raise PlanError(f"{key}.epsilon", _("epsilon is required (or state an accuracy target instead)"))
+    # with an accuracy target, 1 stands in until the plan reader solves the epsilon
+    eps = 1.0 if target is not None else _positive(obj["epsilon"], f"{key}.epsilon")
     if eps < MIN_EPSILON:
         raise PlanError(
             f"{key}.epsilon",
@@ -1111,7 +1219,7 @@ def _parse_query(
         if not info.calibrations:
             raise PlanError(f"{key}.calibration", _("calibration only applies to the Gaussian mechanism"))
         calibration = Calibration(_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations)))
-    if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1:
+    if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1 and target is None:
         raise PlanError(
             f"{key}.epsilon",
             _("the classic Gaussian formula holds only for epsilon < 1 (you wrote {value})").format(
@@ -1195,6 +1303,7 @@ def _parse_query(
         "column": column,
         "group_by": group_by,
         "calibration": calibration,
+        "accuracy": target,
     }
     return stat.parse(obj, key, common, col)
 
@@ -1272,7 +1381,11 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     from dpdesk.core import statistics
 
     for q in plan.queries:
-        d = {"name": q.name, "statistic": q.statistic, "mechanism": q.mechanism, "epsilon": q.epsilon}
+        d = {"name": q.name, "statistic": q.statistic, "mechanism": q.mechanism}
+        if q.accuracy is not None:  # the epsilon is solved from it again when the plan is read
+            d["accuracy"] = q.accuracy.to_dict()
+        else:
+            d["epsilon"] = q.epsilon
         if q.mechanism == "gaussian":
             d["delta"] = q.delta
             d["calibration"] = q.calibration
@@ -1291,7 +1404,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     accounting: dict[str, Any] = {"method": plan.accounting.method.value}
     if plan.accounting.delta_prime is not None:
         accounting["delta_prime"] = plan.accounting.delta_prime
-    return {
+    out: dict[str, Any] = {
         "version": plan.version,
         "title": plan.title,
         "budget": {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta},
@@ -1300,6 +1413,9 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "columns": cols,
         "queries": queries,
     }
+    if plan.expected_rows is not None:  # only when stated: the hashes of plans without it do not change
+        out["expected_rows"] = plan.expected_rows
+    return out
 
 
 def save_plan(plan: Plan, path: str | Path) -> None:

@@ -272,6 +272,7 @@ def write_release_report(
 
     story.append(_p(_("Statistics"), st["h1"]))
     traces = {t["name"]: t for t in spend["trace"]}
+    accuracy = plan_accuracy(plan_dict)
     names = list(dict.fromkeys(r[0] for r in rows))
     for name in names:
         qrows = [r for r in rows if r[0] == name]
@@ -307,6 +308,8 @@ def write_release_report(
                 st["body"],
             )
         )
+        if name in accuracy:
+            story.append(_p(_("Accuracy: {text}.").format(text=accuracy[name]), st["body"]))
         for c in tr.get("components", []):
             line = _("{label}: sensitivity {s} — {why}").format(
                 label=c["label"], s=f"{c['sensitivity_used']:.6g}", why=c["derivation"]
@@ -390,6 +393,24 @@ def write_release_report(
         )
         story.append(Spacer(1, 2 * mm))
     _build(path, story, title)
+
+
+def plan_accuracy(plan_dict: dict[str, Any]) -> dict[str, str]:
+    """Each query's accuracy in its own units, in words, from the plan alone (its expected_rows included):
+    the statement of :func:`dpdesk.core.accuracy.query_accuracy`. Empty when the plan does not read back."""
+    from dpdesk.core import statistics
+    from dpdesk.core.errors import DpdeskError
+    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.queries import design_plan
+
+    try:
+        plan = parse_plan(plan_dict)
+        return {
+            d.spec.name: statistics.get(d.spec.statistic).value_accuracy(d, plan).sentence()
+            for d in design_plan(plan)
+        }
+    except DpdeskError:
+        return {}
 
 
 def write_budget_statement(

@@ -99,6 +99,7 @@ ACK = "tests/trust/test_acknowledge.py"
 GOV = "tests/cli/test_govern.py"
 GA = "tests/trust/test_attack_issue13.py"
 NC = "tests/cli/test_near_copy.py"
+AC = "tests/core/test_accuracy.py"
 GV = "dpdesk/core/governance.py"
 
 
@@ -2254,6 +2255,43 @@ import PySide6  # noqa: F401
         r"""        if self.valid_plan is not None:  # the valid part is metered while other queries have problems""",
         r"""        if self.plan is not None:""",
         ("tests/gui/test_plan_problems_app.py",),
+    ),
+    Mutant(
+        "AC01",
+        "accuracy: the discrete Laplace tail is the continuous one (e^(-k/t)), not 2 r^(k+1)/(1+r)",
+        "dpdesk/core/accuracy.py",
+        r"""    return 2.0 * math.exp(-(k + 1) / scale) / (1.0 + r)""",
+        r"""    return math.exp(-k / scale) + 0.0 * r""",
+        (
+            f"{AC}::test_the_discrete_laplace_tail_is_exact",
+            f"{AC}::test_a_count_s_solved_epsilon_is_the_smallest_exactly",
+        ),
+    ),
+    Mutant(
+        "AC02",
+        "accuracy: a mean's bound gives the sum and the count 95% each instead of splitting the 5% between them",
+        "dpdesk/core/accuracy.py",
+        r"""    each = 1.0 - (1.0 - confidence) / 2.0
+    a_n, a_s = noise_halfwidth(count_c, each), noise_halfwidth(sum_c, each)""",
+        r"""    each = confidence
+    a_n, a_s = noise_halfwidth(count_c, each), noise_halfwidth(sum_c, each)""",
+        (f"{AC}::test_the_mean_bound_splits_the_confidence_between_sum_and_count",),
+    ),
+    Mutant(
+        "AC03",
+        "accuracy first: the solved epsilon is rounded down (it may then miss its target)",
+        "dpdesk/core/accuracy.py",
+        r"""    r = d.quantize(Decimal(1).scaleb(exp), rounding=ROUND_CEILING)""",
+        r"""    r = d.quantize(Decimal(1).scaleb(exp), rounding="ROUND_FLOOR")""",
+        (f"{AC}::test_round_up_never_rounds_down",),
+    ),
+    Mutant(
+        "AC04",
+        "accuracy: the mode's lead formula uses eps L / Du (the exponential mechanism's 2 Du is lost)",
+        "dpdesk/core/accuracy.py",
+        r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / (2.0 * du)))""",
+        r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / du))""",
+        (f"{AC}::test_the_mode_lead_formula_is_the_exponential_mechanism_s",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

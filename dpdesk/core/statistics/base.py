@@ -44,6 +44,7 @@ from dpdesk.i18n import _
 if TYPE_CHECKING:
     import numpy as np
 
+    from dpdesk.core.accuracy import Accuracy
     from dpdesk.core.aggregates import Exact
 
 NUMERIC = ("int", "float")
@@ -216,6 +217,9 @@ class Statistic:
     figure: ClassVar[str] = "noise"
     #: Whether the exact statistic is a sum of per-row contributions (the brute-force test then needs few bases).
     additive: ClassVar[bool] = True
+    #: How its accuracy is stated and solved (:mod:`dpdesk.core.accuracy`): "value" (noise added to the
+    #: value itself), "ratio" (a noisy sum over a noisy count), "rank" (a quantile) or "lead" (a selection).
+    accuracy_kind: ClassVar[str] = "value"
 
     # ------------------------------------------------------------------ labels
     def label(self) -> str:
@@ -309,6 +313,17 @@ class Statistic:
         """Its accuracy in its own units, from the design (public): the 95% error of each component, or
         for a quantile the rank error."""
         return {c.label: c.bound95 for c in design.components}
+
+    def value_accuracy(self, design: QueryDesign, plan: Plan, confidence: float = 0.95) -> Accuracy:
+        """Its accuracy in the statistic's own units, from the plan (and its expected_rows) alone: see
+        :func:`dpdesk.core.accuracy.query_accuracy`."""
+        from dpdesk.core.accuracy import query_accuracy
+
+        return query_accuracy(design, plan, confidence)
+
+    def ratio_shape(self, spec: QuerySpec, plan: Plan) -> tuple[float, float]:
+        """A ratio statistic's (h, U - L): the largest |x - mid| and the width of the released value's range."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ tests
     def examples(self, bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:

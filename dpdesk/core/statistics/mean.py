@@ -146,6 +146,7 @@ class Mean(Statistic):
     order = 30
     mechanisms = (Mechanism.LAPLACE, Mechanism.GAUSSIAN)
     params = (NUMERIC_COLUMN, GROUP_BY)
+    accuracy_kind = "ratio"
 
     def label(self) -> str:
         return _("mean")
@@ -167,6 +168,13 @@ class Mean(Statistic):
         col = plan.columns[design.spec.column or ""]
         assert col.bounds is not None
         return ratio_rows(design, exact, col.bounds, noise)
+
+    def ratio_shape(self, spec: QuerySpec, plan: Plan) -> tuple[float, float]:
+        """h = (U_int - L_int) 2^-(s+1), the largest centred value on the grid, and U - L."""
+        col = plan.columns[spec.column or ""]
+        assert col.bounds is not None
+        s, lo_i, hi_i = grid_bounds(col)
+        return (hi_i - lo_i) * math.ldexp(1.0, -(s + 1)), col.bounds[1] - col.bounds[0]
 
     def examples(self, bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:
         lap = {"mechanism": "laplace"}

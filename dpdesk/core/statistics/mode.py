@@ -43,6 +43,7 @@ class Mode(Statistic):
         ),
     )
     figure = "selection"
+    accuracy_kind = "lead"
 
     def label(self) -> str:
         return _("most frequent category")

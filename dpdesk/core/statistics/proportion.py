@@ -141,6 +141,11 @@ class Proportion(Statistic):
         AT_MOST,
     )
     query_type = ProportionQuery
+    accuracy_kind = "ratio"
+
+    def ratio_shape(self, spec: QuerySpec, plan: Plan) -> tuple[float, float]:
+        """|z - 1/2| = 1/2 for every row, and the share lies in [0, 1]."""
+        return 0.5, 1.0
 
     def label(self) -> str:
         return _("proportion (share of rows in categories or meeting a condition)")

@@ -123,6 +123,7 @@ class Quantile(Statistic):
     query_type = QuantileQuery
     figure = "selection"
     additive = False
+    accuracy_kind = "rank"
 
     def label(self) -> str:
         return _("quantile / median")

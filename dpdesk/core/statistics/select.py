@@ -59,6 +59,7 @@ class Select(Statistic):
     params = (NUMERIC_COLUMN, CANDIDATES, UTILITY)
     query_type = SelectQuery
     figure = "selection"
+    accuracy_kind = "lead"
 
     def label(self) -> str:
         return _("best price (exponential mechanism)")
