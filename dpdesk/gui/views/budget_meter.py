@@ -6,7 +6,16 @@ from typing import Any
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _, ngettext
@@ -99,6 +108,13 @@ class BudgetMeter(QGroupBox):
         self.problems.setObjectName("plan_problems")
         self.problems.setWordWrap(True)
         self.problems.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        #: how the plan's total compares with real deployments' published budgets (a dialog with the scale)
+        self.compare = QLabel("")
+        self.compare.setObjectName("compare_deployments")
+        self.compare.setWordWrap(True)  # a link that wraps: the meter fits beside the tabs from 1024 pixels
+        self.compare.setTextFormat(Qt.TextFormat.RichText)
+        self.compare.linkActivated.connect(lambda _link: self.show_scale())
+        self.compare.setVisible(False)
         lay = QVBoxLayout(self)
         lay.addWidget(self.headline)
         lay.addWidget(self.warning)
@@ -106,6 +122,7 @@ class BudgetMeter(QGroupBox):
         lay.addWidget(self.bar)
         lay.addLayout(self.methods)
         lay.addWidget(self.note)
+        lay.addWidget(self.compare)
         state.plan_changed.connect(self.refresh)
         state.ledger_changed.connect(self.refresh)
         self.refresh()
@@ -116,6 +133,13 @@ class BudgetMeter(QGroupBox):
         problems = self.state.plan_problems
         self.problems.setText("\n".join(f"• {p}" for p in problems))
         self.problems.setVisible(bool(problems))
+        self.compare.setVisible(rep is not None)
+        if rep is not None:
+            self.compare.setText(
+                _("How large is ε {e}? Compare with real deployments…").format(
+                    e=f"{rep.in_force.plan.epsilon:.4g}"
+                )
+            )
         if rep is None:
             eps_total = b.get("epsilon") if isinstance(b.get("epsilon"), (int, float)) else 0.0
             self.bar.set_values(float(eps_total or 1.0), 0.0, [], False)
@@ -219,3 +243,39 @@ class BudgetMeter(QGroupBox):
                 "shown for comparison only; parallel composition applies inside each histogram and grouped query."
             )
         )
+
+    def show_scale(self) -> None:
+        """The plan's total on the scale of real deployments, with the guide's page one click away."""
+        dialog = self.scale_dialog()
+        dialog.show()
+
+    def scale_dialog(self) -> QDialog:
+        """The dialog (tests read it): the scale, the comparison in words, a link to the guide's page."""
+        from dpdesk.core import deployments
+        from dpdesk.gui.views.epsilon_scale import EpsilonScale
+
+        rep = self.state.report
+        eps = rep.in_force.plan.epsilon if rep is not None else None
+        dialog = QDialog(self)
+        dialog.setWindowTitle(_("Epsilon and real deployments"))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        scale = EpsilonScale(dialog, eps)
+        text = QLabel(deployments.describe(eps) if eps is not None else "")
+        text.setObjectName("deployments_text")
+        text.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        guide = buttons.addButton(_("Choosing epsilon (guide)"), QDialogButtonBox.ButtonRole.HelpRole)
+        guide.clicked.connect(self._open_guide_page)
+        buttons.rejected.connect(dialog.reject)
+        lay = QVBoxLayout(dialog)
+        lay.addWidget(scale, 1)
+        lay.addWidget(text)
+        lay.addWidget(buttons)
+        dialog.resize(560, 620)
+        self.scale_window = dialog
+        return dialog
+
+    def _open_guide_page(self) -> None:
+        from dpdesk.gui.views.guide import open_guide
+
+        open_guide(self.window(), "choosing_epsilon")
