@@ -1,6 +1,7 @@
 """Take screenshots of each main screen of the running app, with the bundled sample, into docs/screenshots/.
 
-Run: QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py [--lang zh_CN]
+Run: QT_QPA_PLATFORM=offscreen python docs/make_screenshots.py [--lang zh_CN] [--size 1024x700]
+(the default size, 1440x900, has no size in the file names; other sizes add it, e.g. 2_queries_1024x700.png)
 A temporary dpdesk home is used, so no real ledger is touched.
 """
 
@@ -19,7 +20,9 @@ OUT = ROOT / "docs" / "screenshots"
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lang", default="en")
+    ap.add_argument("--size", default="1440x900")
     args = ap.parse_args()
+    width, height = (int(x) for x in args.size.split("x"))
     os.environ["DPDESK_LANG"] = args.lang
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     home = Path(tempfile.mkdtemp(prefix="dpdesk-shots-"))
@@ -31,9 +34,11 @@ def main() -> int:
 
     app, win = build(home)
     win.ask_confirm = lambda *_a: True  # the confirmation dialog is answered yes
-    win.resize(1440, 900)
+    win.resize(width, height)
     win.show()
-    suffix = "" if args.lang == "en" else f"_{args.lang}"
+    suffix = ("" if args.lang == "en" else f"_{args.lang}") + (
+        "" if args.size == "1440x900" else f"_{args.size}"
+    )
 
     def wait() -> None:
         for _ in range(10):  # a release is two jobs: loading and checking the table, then the charge
@@ -49,16 +54,45 @@ def main() -> int:
         win.grab().save(str(OUT / f"{name}{suffix}.png"))
         print("saved", OUT / f"{name}{suffix}.png")
 
-    sample = ROOT / "resources" / "samples"
-    win.open_data(str(sample / "census_sample.csv"))
+    shot("0_welcome")
+    win.welcome.sample_button.click()  # the sample table and its plan, in one click
     wait()
-    win.open_plan(str(sample / "cps_wages_plan.json"))
     win.tabs.setCurrentWidget(win.schema_view)
     shot("1_data")
     win.tabs.setCurrentWidget(win.query_form)
     win.query_form.select_row(3)
     win.preview.refresh()
     shot("2_queries")
+
+    def dialog_shot(dialog: object, name: str) -> None:
+        OUT.mkdir(parents=True, exist_ok=True)
+        dialog.grab().save(str(OUT / f"{name}{suffix}.png"))  # type: ignore[attr-defined]
+        print("saved", OUT / f"{name}{suffix}.png")
+
+    def fit_shot(dialog: object) -> bool:
+        dialog.weights[0].setValue(2.0)  # type: ignore[attr-defined]
+        dialog.reserve.setText("0.1")  # type: ignore[attr-defined]
+        dialog.recompute()  # type: ignore[attr-defined]
+        dialog.resize(720, 460)  # type: ignore[attr-defined]
+        dialog.show()  # type: ignore[attr-defined]
+        app.processEvents()
+        dialog_shot(dialog, "7_fit_to_budget")
+        return False  # cancelled: the screenshots release the sample plan as it is
+
+    win.query_form.exec_dialog = fit_shot
+    win.query_form.fit_to_budget()
+    scale = win.meter.scale_dialog()
+    scale.show()
+    app.processEvents()
+    dialog_shot(scale, "8_epsilon_scale")
+    scale.close()
+    from dpdesk.gui.views.guide import open_guide
+
+    guide = open_guide(win, "choosing_epsilon")
+    guide.resize(width, height)
+    app.processEvents()
+    dialog_shot(guide, "9_guide")
+    guide.close()
     win.release()
     wait()
     win.results_view.chart_query.setCurrentIndex(0)

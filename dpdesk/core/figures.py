@@ -49,12 +49,15 @@ def _use_cjk_font() -> None:
     rcParams["axes.unicode_minus"] = False
 
 
-def noise_figure(comp: Component, epsilon_range: Sequence[float] | None = None) -> Any:
-    """Density of a component's noise with its 95% bound, and its 95% error against epsilon."""
+def noise_figure(
+    comp: Component, epsilon_range: Sequence[float] | None = None, *, stacked: bool = False
+) -> Any:
+    """Density of a component's noise with its 95% bound, and its 95% error against epsilon (side by side,
+    or ``stacked`` one above the other for a narrow panel)."""
     import numpy as np
 
-    fig = _figure(6.4, 2.8)
-    ax, ax2 = fig.subplots(1, 2)
+    fig = _figure(3.6, 5.0) if stacked else _figure(6.4, 2.8)
+    ax, ax2 = fig.subplots(2, 1) if stacked else fig.subplots(1, 2)
     scale = comp.scale
     if comp.mechanism == "laplace":
         bound = mech.laplace_bound(scale)

@@ -23,6 +23,7 @@ def test_the_meter_offers_the_scale_with_the_plans_total(qtbot: Any, dpdesk_home
     win.state.undo_stack.setClean()
     meter = win.meter
     assert meter.compare.isVisibleTo(meter) and "0.9" in meter.compare.text()
+    assert meter.compare.text().startswith("<a href=")  # a link
     meter.compare.linkActivated.emit("#scale")  # the link opens the dialog
     dialog = meter.scale_window
     qtbot.addWidget(dialog)

@@ -135,11 +135,10 @@ class BudgetMeter(QGroupBox):
         self.problems.setVisible(bool(problems))
         self.compare.setVisible(rep is not None)
         if rep is not None:
-            self.compare.setText(
-                _("How large is ε {e}? Compare with real deployments…").format(
-                    e=f"{rep.in_force.plan.epsilon:.4g}"
-                )
+            words = _("How large is ε {e}? Compare with real deployments…").format(
+                e=f"{rep.in_force.plan.epsilon:.4g}"
             )
+            self.compare.setText(f'<a href="#scale" style="color: #2a6fbb">{words}</a>')
         if rep is None:
             eps_total = b.get("epsilon") if isinstance(b.get("epsilon"), (int, float)) else 0.0
             self.bar.set_values(float(eps_total or 1.0), 0.0, [], False)
@@ -189,7 +188,7 @@ class BudgetMeter(QGroupBox):
             rb = rep.remaining_before
             text = _(
                 "Over budget: this plan needs more than the ε {e} and δ {d} that are left. Release is disabled; "
-                "lower some epsilons or remove queries."
+                "Fit to the budget (Queries tab) shares what is left across the queries, or remove some."
             ).format(e=f"{max(0.0, rb.epsilon):.4g}", d=f"{rb.delta:.3g}")
             self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
         else:

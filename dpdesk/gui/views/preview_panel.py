@@ -88,10 +88,13 @@ class PreviewPanel(QWidget):
             )
         )
         figure = statistics.get(spec.statistic).figure  # "selection" or "noise", as its statistic declares
+        stacked = (
+            self.width() < 560
+        )  # a narrow panel (a 1024-pixel window): the two charts one above the other
         for comp in design.components:
-            fig = selection_figure(design) if figure == "selection" else noise_figure(comp)
+            fig = selection_figure(design) if figure == "selection" else noise_figure(comp, stacked=stacked)
             canvas = FigureCanvasQTAgg(fig)
-            canvas.setMinimumHeight(240)
+            canvas.setMinimumHeight(440 if stacked and figure != "selection" else 240)
             self.canvases.append(canvas)
             self.body_layout.addWidget(canvas)
             lines = []

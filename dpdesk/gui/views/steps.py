@@ -35,7 +35,10 @@ def _budget_problem(state: AppState) -> str | None:
 
     if used_up(rep.remaining_before.epsilon, rep.budget.epsilon):
         return _("The budget of this dataset is used up: no further release is possible.")
-    return _("The plan needs more than the budget has left: lower some epsilons or remove queries.")
+    return _(
+        "The plan needs more than the budget has left: Fit to the budget shares what is left across the "
+        "queries, or remove some."
+    )
 
 
 def what_is_missing(state: AppState, step: int) -> str:
