@@ -53,15 +53,32 @@ def test_sigkill_at_many_points_never_reveals_without_charging(tmp_path: Path, d
     p = start(plan, data, tmp_path / "full", tmp_path / "timing-home")
     assert p.wait(300) == 0
     full = time.perf_counter() - t0
-    kills = 14
-    outs = []
-    for i in range(kills):
-        out = tmp_path / f"o{i}"
+    outs: list[Path] = []
+
+    def kill_at(delay: float) -> None:
+        out = tmp_path / f"o{len(outs)}"
         outs.append(out)
         proc = start(plan, data, out, dpdesk_home)
-        time.sleep(full * (0.15 + 0.8 * i / (kills - 1)))  # spread over import, load, charge, write
+        time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait(60)
+
+    def charged() -> int:
+        return sum(e["type"] == "spend" for e in Ledger.for_dataset(dpdesk_home, sha).verify())
+
+    for i in range(14):  # spread over import, load, charge, write
+        kill_at(full * (0.15 + 0.8 * i / 13))
+    # a loaded machine slows the killed runs down (or a quiet one speeds them up) against the timing run:
+    # kill later (earlier) until the kills have landed both before and after a charge, so that both are tested
+    for factor in (1.2, 1.6, 2.2, 3.0, 4.0):
+        if charged() > 0:
+            break
+        kill_at(full * factor)
+    for factor in (0.1, 0.05, 0.02):
+        if charged() < len(outs):
+            break
+        kill_at(full * factor)
+    kills = len(outs)
     entries = Ledger.for_dataset(dpdesk_home, sha).verify()  # the chain survives every kill
     spends = [e for e in entries if e["type"] == "spend"]
     assert len(spends) <= kills
