@@ -156,11 +156,12 @@ class QueryForm(QWidget):
         self.spend_group.addButton(self.know_epsilon)
         self.spend_group.addButton(self.know_accuracy)
         spend = QWidget()
-        spend_row = QVBoxLayout(spend)
+        spend_row = QHBoxLayout(spend)
         spend_row.setContentsMargins(0, 0, 0, 0)
-        spend_row.setSpacing(2)
+        spend_row.setSpacing(16)
         spend_row.addWidget(self.know_epsilon)
         spend_row.addWidget(self.know_accuracy)
+        spend_row.addStretch(1)
         self.target_error = QLineEdit()
         self.target_error.setObjectName("target_error")
         self.target_confidence = QLineEdit()
@@ -221,10 +222,10 @@ class QueryForm(QWidget):
             ("group_by", _("Grouped by"), self.group_by),
             ("mechanism", _("Mechanism"), self.mechanism),
             ("spend", _("Privacy"), spend),
-            ("epsilon", "ε", self.epsilon),
             ("accuracy", _("Error"), self.target_error),
             ("confidence", _("Confidence"), self.target_confidence),
             ("cells", _("Cells"), self.target_cells),
+            ("epsilon", "ε", self.epsilon),
             ("accuracy_text", _("Accuracy"), self.accuracy_text),
             ("delta", "δ", self.delta),
             ("calibration", _("Calibration"), self.calibration),

@@ -190,7 +190,7 @@ class SchemaView(QWidget):
         split.addWidget(top)
         split.addWidget(schema_box)
         split.addWidget(unit_box)
-        split.setSizes([170, 340, 300])
+        split.setSizes([170, 340, 300])  # the unit box's four rows and, once fixed, the note below them
         lay = QVBoxLayout(self)
         lay.addWidget(split)
 
