@@ -311,6 +311,9 @@ class QueryListModel(_StateListModel):
             return None
         field = QUERY_COLUMNS[index.column()]
         v = q.get(field)
+        if field == "epsilon" and "accuracy" in q:  # accuracy first: the epsilon solved from the target
+            eps = self.state.solved_epsilon(index.row())
+            return _("(not solved)") if eps is None else _("{e} (solved)").format(e=f"{eps:g}")
         if field in ("statistic", "mechanism") and isinstance(v, str):
             return word_label(v)
         return "" if v is None else str(v)

@@ -187,6 +187,21 @@ class AppState(QObject):
         """Where the plan's query at ``row`` is in ``valid_plan`` (None: it has a problem)."""
         return self.valid_rows.index(row) if row in self.valid_rows else None
 
+    def solved_epsilon(self, row: int) -> float | None:
+        """The epsilon of the plan's query at ``row`` as the engine read it (solved from its accuracy target when
+        it states one); None while the query has a problem."""
+        at = self.valid_query(row)
+        return None if at is None or self.valid_plan is None else self.valid_plan.queries[at].epsilon
+
+    def query_accuracy(self, row: int) -> tuple[str, dict[str, Any]] | None:
+        """The accuracy of the plan's query at ``row`` in its own units (the engine's sentence and numbers), from
+        the plan alone; None while the query has a problem."""
+        at = self.valid_query(row)
+        if at is None or self.report is None or at >= len(self.report.queries):
+            return None
+        q = self.report.queries[at]
+        return (q.accuracy, q.accuracy_value or {}) if q.accuracy is not None else None
+
     def plan_json(self) -> str:
         """The plan as it would be saved."""
         data = self.plan.to_dict() if self.plan is not None else self.plan_data

@@ -100,6 +100,7 @@ GOV = "tests/cli/test_govern.py"
 GA = "tests/trust/test_attack_issue13.py"
 NC = "tests/cli/test_near_copy.py"
 AC = "tests/core/test_accuracy.py"
+AF = "tests/gui/test_accuracy_form.py"
 GV = "dpdesk/core/governance.py"
 
 
@@ -2292,6 +2293,31 @@ import PySide6  # noqa: F401
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / (2.0 * du)))""",
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / du))""",
         (f"{AC}::test_the_mode_lead_formula_is_the_exponential_mechanism_s",),
+    ),
+    Mutant(
+        "AF01",
+        "app: switching a query to its accuracy target keeps its epsilon too (the plan gets both keys)",
+        "dpdesk/gui/views/query_form.py",
+        r"""            q.pop("epsilon", None)
+            q["accuracy"] = target""",
+        r"""            q["accuracy"] = target""",
+        (
+            f"{AF}::test_typing_a_target_shows_the_solved_epsilon_and_the_plan_gets_accuracy_only",
+            f"{AF}::test_switching_back_and_forth_is_one_undoable_edit_each",
+        ),
+    ),
+    Mutant(
+        "AF02",
+        "app: opening a table fills in expected_rows from the rows read off it (leaks the row count)",
+        "dpdesk/gui/views/schema_view.py",
+        r"""        self._updating = False
+        self._plan_changed()""",
+        r"""        self._updating = False
+        if peek is not None:
+            self.expected_rows.setText(str(len(peek.rows)))
+            self._rows_edited()
+        self._plan_changed()""",
+        (f"{AF}::test_opening_a_table_never_fills_in_the_expected_rows",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -26,6 +26,60 @@ def guarantee_text(epsilon: float, delta: float) -> str:
     ).format(e=f"{epsilon:g}", f=f"{factor:.3g}")
 
 
+def accuracy_lines(state: AppState, row: int) -> list[str]:
+    """The selected query's accuracy in its own units (the engine's sentence, from the plan alone), and what it
+    depends on: the public estimate of the number of rows, and for a quantile the data (its value range is
+    shown only by simulating on a stand-in table or a file declared public, never on the private table)."""
+    from dpdesk.core import statistics
+    from dpdesk.core.accuracy import RANK, RATIO
+
+    acc = state.query_accuracy(row)
+    at = state.valid_query(row)
+    if acc is None or at is None or state.valid_plan is None:
+        return []
+    spec = state.valid_plan.queries[at]
+    rows = state.valid_plan.expected_rows
+    lines = [_("<b>Accuracy</b>: {sentence}.").format(sentence=_escape(acc[0]))]
+    if spec.accuracy is not None:
+        lines.append(
+            _("ε = {e} is the smallest epsilon that meets the accuracy this query asks for.").format(
+                e=f"{spec.epsilon:g}"
+            )
+        )
+    kind = statistics.get(spec.statistic).accuracy_kind
+    if kind == RANK:
+        lines.append(
+            _("The percentiles are for {n} rows, the public estimate given in the Data tab.").format(
+                n=f"{rows:,}"
+            )
+            if rows is not None
+            else _(
+                "Give a public estimate of the number of rows (Expected rows, in the Data tab) to see the ranks "
+                "as percentiles."
+            )
+        )
+    if kind == RATIO:
+        lines.append(
+            _(
+                "This depends on the number of rows: it is stated for {n} rows, the public estimate given in the "
+                "Data tab (fewer rows, less accurate)."
+            ).format(n=f"{rows:,}")
+            if rows is not None
+            else _(
+                "This depends on the number of rows: give a public estimate of it (Expected rows, in the Data "
+                "tab) to see it in the column's units."
+            )
+        )
+    if kind == RANK:
+        lines.append(
+            _(
+                "Which values these ranks span depends on the data: see it with Simulate releases…, on a stand-in "
+                "table or a file you declare public; dpdesk never computes it from your table."
+            )
+        )
+    return lines
+
+
 class PreviewPanel(QWidget):
     """Density of the selected query's noise, its error against epsilon, and the formula with numbers."""
 
@@ -87,6 +141,11 @@ class PreviewPanel(QWidget):
                 name=spec.name
             )
         )
+        for line in accuracy_lines(self.state, self.row):
+            acc = QLabel(line)
+            acc.setWordWrap(True)
+            acc.setObjectName("preview_accuracy")
+            self.body_layout.addWidget(acc)
         figure = statistics.get(spec.statistic).figure  # "selection" or "noise", as its statistic declares
         stacked = (
             self.width() < 560

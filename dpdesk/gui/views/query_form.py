@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QButtonGroup,
     QComboBox,
     QFormLayout,
     QFrame,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QRadioButton,
     QScrollArea,
     QTableView,
     QVBoxLayout,
@@ -24,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpdesk.core import statistics
+from dpdesk.core.accuracy import LEAD, RANK, RATIO, VALUE
 from dpdesk.core.errors import field_of
 from dpdesk.core.mechanism_kinds import MECHANISMS, get_mechanism
 from dpdesk.core.statistics.base import Param, ParamKind
@@ -41,7 +44,7 @@ for _stat in statistics.REGISTRY.values():
     for _p in _stat.params:
         if _p.kind not in (ParamKind.COLUMN, ParamKind.GROUP_BY):
             PARAMS.setdefault(_p.key, _p)
-OPTIONAL = ("group_by", *PARAMS, "delta", "calibration")
+OPTIONAL = ("group_by", *PARAMS, "delta", "calibration", "accuracy")
 #: The kinds the form writes as lists typed with commas.
 LIST_KINDS = (ParamKind.NUMBER_LIST, ParamKind.CATEGORY_SET)
 
@@ -137,6 +140,48 @@ class QueryForm(QWidget):
         self.epsilon.setToolTip(
             _("The privacy this query spends. Smaller epsilon: more noise, more privacy.")
         )
+        # accuracy first: the user types the epsilon OR the accuracy needed, and sees the other
+        self.know_epsilon = QRadioButton(_("I know the epsilon"))
+        self.know_epsilon.setObjectName("know_epsilon")
+        self.know_accuracy = QRadioButton(_("I know the accuracy I need"))
+        self.know_accuracy.setObjectName("know_accuracy")
+        self.know_accuracy.setToolTip(
+            _(
+                "State the error you can accept, in the statistic's own units, and how sure it must be: "
+                "dpdesk solves the smallest epsilon that meets it."
+            )
+        )
+        self.know_epsilon.setChecked(True)
+        self.spend_group = QButtonGroup(self)
+        self.spend_group.addButton(self.know_epsilon)
+        self.spend_group.addButton(self.know_accuracy)
+        spend = QWidget()
+        spend_row = QHBoxLayout(spend)
+        spend_row.setContentsMargins(0, 0, 0, 0)
+        spend_row.setSpacing(16)
+        spend_row.addWidget(self.know_epsilon)
+        spend_row.addWidget(self.know_accuracy)
+        spend_row.addStretch(1)
+        self.target_error = QLineEdit()
+        self.target_error.setObjectName("target_error")
+        self.target_confidence = QLineEdit()
+        self.target_confidence.setObjectName("target_confidence")
+        self.target_confidence.setToolTip(
+            _("How sure the error must be met, strictly between 0 and 1: 0.95 means 95 times in 100.")
+        )
+        self.target_cells = QComboBox()
+        self.target_cells.addItem(_("each cell on its own"), "each")
+        self.target_cells.addItem(_("all cells together"), "all")
+        self.target_cells.setToolTip(
+            _(
+                "Each cell on its own: every cell is within the error with that probability. All cells "
+                "together: all of them at once (this needs a larger epsilon)."
+            )
+        )
+        self.accuracy_text = QLabel("")
+        self.accuracy_text.setObjectName("accuracy_text")
+        self.accuracy_text.setWordWrap(True)
+        self.accuracy_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.delta = QLineEdit()
         self.delta.setToolTip(
             _(
@@ -176,7 +221,12 @@ class QueryForm(QWidget):
             ("column", _("Column"), self.column),
             ("group_by", _("Grouped by"), self.group_by),
             ("mechanism", _("Mechanism"), self.mechanism),
+            ("spend", _("Privacy"), spend),
+            ("accuracy", _("Error"), self.target_error),
+            ("confidence", _("Confidence"), self.target_confidence),
+            ("cells", _("Cells"), self.target_cells),
             ("epsilon", "ε", self.epsilon),
+            ("accuracy_text", _("Accuracy"), self.accuracy_text),
             ("delta", "δ", self.delta),
             ("calibration", _("Calibration"), self.calibration),
             *((key, PARAMS[key].label(), w) for key, w in self.params.items()),
@@ -209,11 +259,21 @@ class QueryForm(QWidget):
         self._session = 0  # typing in one field merges into one undo step until editing finishes
         lines = [w for w in self.params.values() if isinstance(w, QLineEdit)]
         combos = [w for w in self.params.values() if isinstance(w, QComboBox)]
-        for w in (self.name, self.epsilon, self.delta, *lines):
+        for w in (self.name, self.epsilon, self.target_error, self.target_confidence, self.delta, *lines):
             w.textEdited.connect(self._edited)
             w.editingFinished.connect(self._next_session)
-        for c in (self.statistic, self.column, self.group_by, self.mechanism, self.calibration, *combos):
+        for c in (
+            self.statistic,
+            self.column,
+            self.group_by,
+            self.mechanism,
+            self.calibration,
+            self.target_cells,
+            *combos,
+        ):
             c.activated.connect(self._edited)
+        self.know_epsilon.clicked.connect(lambda: self.set_accuracy_first(False))
+        self.know_accuracy.clicked.connect(lambda: self.set_accuracy_first(True))
         state.plan_changed.connect(self._plan_changed)
         self._plan_changed()
 
@@ -285,7 +345,10 @@ class QueryForm(QWidget):
         if not self.exec_dialog(dialog) or dialog.result_epsilons is None:
             return
         for q, e in zip(qs, dialog.result_epsilons, strict=True):
-            q["epsilon"] = e
+            if (
+                "accuracy" not in q
+            ):  # a query that states its accuracy keeps it (its epsilon is what it costs)
+                q["epsilon"] = e
         self._edit_queries(qs, _("Fit to the budget"), max(self.current, 0))
 
     def exec_dialog(self, dialog: Any) -> bool:
@@ -368,14 +431,23 @@ class QueryForm(QWidget):
                     self.mechanism.count() - 1, MECHANISMS[m].formula(), Qt.ItemDataRole.ToolTipRole
                 )
             self.mechanism.setCurrentIndex(max(0, self.mechanism.findData(q.get("mechanism"))))
-            _set(self.epsilon, q.get("epsilon"))
+            self._fill_accuracy(q, stat)
             _set(self.delta, q.get("delta"))
             self.calibration.setCurrentIndex(
                 max(0, self.calibration.findData(q.get("calibration", "classic")))
             )
             mech = _mechanism(q.get("mechanism"))
             col_type = self.state.plan_data["columns"].get(q.get("column") or "", {}).get("type")
+            first = "accuracy" in q
+            cells = stat is not None and stat.accuracy_kind == VALUE
+            cells = cells and (
+                q.get("group_by") is not None or (stat is not None and stat.name == "histogram")
+            )
             show = {
+                "accuracy": first,
+                "confidence": first,
+                "cells": first and cells,
+                "accuracy_text": bool(self.accuracy_text.text()),
                 "column": col_param is not None,
                 "group_by": stat is not None and stat.groupable,
                 "delta": mech is not None and mech.takes_delta,
@@ -406,6 +478,70 @@ class QueryForm(QWidget):
         finally:
             self._updating = False
 
+    def _fill_accuracy(self, q: dict[str, Any], stat: Any) -> None:
+        """The epsilon or the accuracy target, whichever the query states, and the other as the engine sees it."""
+        first = "accuracy" in q
+        self.know_accuracy.setChecked(first)
+        self.know_epsilon.setChecked(not first)
+        self.epsilon.setReadOnly(first)
+        solved = self.state.solved_epsilon(self.current)
+        if first:
+            self.epsilon.setText(
+                _("(not solved)") if solved is None else _("{e} (solved)").format(e=f"{solved:g}")
+            )
+            self.epsilon.setToolTip(
+                _("The smallest epsilon that meets the accuracy you need, solved by dpdesk.")
+            )
+        else:
+            _set(self.epsilon, q.get("epsilon"))
+            self.epsilon.setToolTip(
+                _("The privacy this query spends. Smaller epsilon: more noise, more privacy.")
+            )
+        target = q.get("accuracy") if isinstance(q.get("accuracy"), dict) else {}
+        _set(self.target_error, target.get("error"))
+        _set(self.target_confidence, target.get("confidence", 0.95 if first else None))
+        self.target_cells.setCurrentIndex(max(0, self.target_cells.findData(target.get("cells", "each"))))
+        label, tip = _target_words(stat)
+        self.rows["accuracy"][0].setText(label)
+        self.target_error.setToolTip(tip)
+        self.rows["confidence"][0].setText(
+            _("Chance the best wins") if stat is not None and stat.accuracy_kind == LEAD else _("Confidence")
+        )
+        acc = self.state.query_accuracy(self.current)
+        if acc is None or solved is None:
+            self.accuracy_text.setText("")
+        else:
+            self.accuracy_text.setText(
+                _("With ε = {e}, {sentence}.").format(e=f"{solved:g}", sentence=acc[0])
+            )
+
+    def set_accuracy_first(self, first: bool) -> None:
+        """Switch the selected query between stating its epsilon and stating the accuracy it needs, as one
+        undoable edit: the new side starts from what the other gives (the accuracy at the epsilon, or the
+        epsilon solved from the target)."""
+        qs = self.queries()
+        if not 0 <= self.current < len(qs) or first == ("accuracy" in qs[self.current]):
+            self._fill()
+            return
+        q = dict(qs[self.current])
+        if first:
+            acc = self.state.query_accuracy(self.current)
+            values = acc[1] if acc is not None else {}
+            target: dict[str, Any] = {"confidence": values.get("confidence", 0.95)}
+            error = values.get("error")
+            if isinstance(error, (int, float)) and error > 0:
+                target["error"] = parse_number(f"{error:.3g}")
+            q.pop("epsilon", None)
+            q["accuracy"] = target
+            text = _("State the accuracy of {name}")
+        else:
+            solved = self.state.solved_epsilon(self.current)
+            q.pop("accuracy", None)
+            q["epsilon"] = solved if solved is not None else default_query(self.state.plan_data, 0)["epsilon"]
+            text = _("State the epsilon of {name}")
+        qs[self.current] = q
+        self._edit_queries(qs, text.format(name=q.get("name", "")), self.current)
+
     def _next_session(self) -> None:
         self._session += 1
 
@@ -421,6 +557,11 @@ class QueryForm(QWidget):
         q["statistic"] = name
         col_param = stat.column_param
         if changed_stat:
+            if "accuracy" in q:  # a target is in the old statistic's units: back to its epsilon
+                q["epsilon"] = (
+                    self.state.solved_epsilon(self.current)
+                    or default_query(self.state.plan_data, 0)["epsilon"]
+                )
             for k in (*OPTIONAL, "column"):
                 q.pop(k, None)
             q["mechanism"] = str(stat.mechanisms[0])
@@ -439,7 +580,12 @@ class QueryForm(QWidget):
                 q.pop("group_by", None)
             mech = self.mechanism.currentData() or q.get("mechanism")
             q["mechanism"] = mech
-            q["epsilon"] = _number(self.epsilon.text())
+            if self.know_accuracy.isChecked():  # the target replaces the epsilon (the engine solves it)
+                q.pop("epsilon", None)
+                q["accuracy"] = self._target()
+            else:
+                q.pop("accuracy", None)
+                q["epsilon"] = _number(self.epsilon.text())
             info = _mechanism(mech)
             if info is not None and info.takes_delta:
                 q["delta"] = _number(self.delta.text(), 1e-7)
@@ -473,6 +619,41 @@ class QueryForm(QWidget):
             _("Edit query {name}").format(name=q.get("name", "")),
             merge_id=hash(("query", self.current, self._session)) & 0x7FFFFFFF,
         )
+
+    def _target(self) -> dict[str, Any]:
+        """The accuracy target as typed (an empty error is left out: the plan check asks for it)."""
+        target: dict[str, Any] = {}
+        error = _number(self.target_error.text())
+        if error is not None:
+            target["error"] = error
+        target["confidence"] = _number(self.target_confidence.text(), 0.95)
+        if self.shown.get("cells") and self.target_cells.currentData() == "all":
+            target["cells"] = "all"
+        return target
+
+
+def _target_words(stat: Any) -> tuple[str, str]:
+    """The label and the tooltip of the accuracy target's error, in the statistic's own units."""
+    kind = stat.accuracy_kind if stat is not None else VALUE
+    if kind == RANK:
+        return _("Rank error (±)"), _(
+            "How far, in ranks, the released value may be from the true quantile: the released value's rank "
+            "within ± this of q·n."
+        )
+    if kind == LEAD:
+        return _("Lead"), (
+            _("How many more rows than every other the largest category has when it must be chosen.")
+            if stat is not None and stat.name == "mode"
+            else _(
+                "How far, in the utility's units, the best candidate is above every other when it must be chosen."
+            )
+        )
+    if kind == RATIO:
+        return _("Error (±)"), _(
+            "The largest error you accept, in the column's units (a share for a proportion), for a table of "
+            "the expected number of rows (Data tab)."
+        )
+    return _("Error (±)"), _("The largest error you accept, in the statistic's own units (rows for a count).")
 
 
 def _set(edit: QLineEdit, value: Any) -> None:

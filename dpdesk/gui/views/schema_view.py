@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.gui.models import PreviewModel, SchemaModel
+from dpdesk.gui.models import PreviewModel, SchemaModel, parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
@@ -100,7 +100,9 @@ class SchemaView(QWidget):
         sl.addWidget(why)
 
         unit_box = QGroupBox(_("Unit of privacy and budget"))
-        unit_cols = QHBoxLayout(unit_box)
+        unit_lay = QVBoxLayout(unit_box)
+        unit_cols = QHBoxLayout()
+        unit_lay.addLayout(unit_cols)
         form = QFormLayout()
         form2 = QFormLayout()
         unit_cols.addLayout(form, 1)
@@ -125,6 +127,16 @@ class SchemaView(QWidget):
         self.id_column = QComboBox()
         self.id_column.setToolTip(
             _("A person or household id: dpdesk then keeps at most k rows per id itself.")
+        )
+        self.expected_rows = QLineEdit()
+        self.expected_rows.setObjectName("expected_rows")
+        self.expected_rows.setPlaceholderText(_("a public estimate, e.g. 12000"))
+        self.expected_rows.setToolTip(
+            _(
+                "A public estimate of how many rows the table has, never counted from the data: e.g. from the "
+                "survey's design. The accuracy of means, proportions and quantiles is stated for it; it costs no "
+                "privacy and is not checked against the table."
+            )
         )
         self.budget_eps = QLineEdit()
         self.budget_eps.setObjectName("budget_epsilon")
@@ -158,6 +170,7 @@ class SchemaView(QWidget):
         form.addRow(_("Neighbouring tables differ by"), self.relation)
         form.addRow(_("Rows per person (k)"), self.k)
         form.addRow(_("Person id column"), self.id_column)
+        form.addRow(_("Expected rows"), self.expected_rows)
         form2.addRow(_("Total budget ε"), self.budget_eps)
         form2.addRow(_("Total budget δ"), self.budget_delta)
         form2.addRow(_("Accounting"), self.method)
@@ -165,7 +178,8 @@ class SchemaView(QWidget):
         self.locked = QLabel("")
         self.locked.setWordWrap(True)
         self.locked.setStyleSheet("color: #7f8a94")
-        form.addRow(self.locked)
+        self.locked.hide()  # below both columns, and only when there is something to say
+        unit_lay.addWidget(self.locked)
 
         top = QWidget()
         tl = QVBoxLayout(top)
@@ -176,7 +190,7 @@ class SchemaView(QWidget):
         split.addWidget(top)
         split.addWidget(schema_box)
         split.addWidget(unit_box)
-        split.setSizes([170, 380, 260])
+        split.setSizes([170, 340, 300])  # the unit box's four rows and, once fixed, the note below them
         lay = QVBoxLayout(self)
         lay.addWidget(split)
 
@@ -188,6 +202,7 @@ class SchemaView(QWidget):
         self.budget_eps.textEdited.connect(self._unit_edited)
         self.budget_delta.textEdited.connect(self._unit_edited)
         self.delta_prime.textEdited.connect(self._unit_edited)
+        self.expected_rows.textEdited.connect(self._rows_edited)
         state.data_changed.connect(self._data_changed)
         state.plan_changed.connect(self._plan_changed)
         self._plan_changed()
@@ -230,6 +245,7 @@ class SchemaView(QWidget):
             acc = d.get("accounting", {})
             self.method.setCurrentIndex(max(0, self.method.findData(acc.get("method", "sequential"))))
             _set_text(self.delta_prime, acc.get("delta_prime"))
+            _set_text(self.expected_rows, d.get("expected_rows"))  # only ever what the plan states
             self.delta_prime.setEnabled(acc.get("method") == "advanced")
             fixed = self.state.ledger_settings()
             self.locked.setText(
@@ -240,6 +256,7 @@ class SchemaView(QWidget):
                 if fixed
                 else ""
             )
+            self.locked.setVisible(bool(fixed))
         finally:
             self._updating = False
 
@@ -268,6 +285,18 @@ class SchemaView(QWidget):
                 acc["delta_prime"] = dp
         new["accounting"] = acc
         self.state.edit(new, _("Edit unit of privacy and budget"), merge_id=1)
+
+    def _rows_edited(self) -> None:
+        """The public estimate of the number of rows, as typed (never counted from the table)."""
+        if self._updating:
+            return
+        new = self.state.draft()
+        text = self.expected_rows.text().strip().replace(",", "").replace("_", "").replace(" ", "")
+        if not text:
+            new.pop("expected_rows", None)
+        else:
+            new["expected_rows"] = parse_number(text)  # text that is no whole number: the plan check names it
+        self.state.edit(new, _("Edit the expected number of rows"), merge_id=2)
 
     def _suggest(self) -> None:
         new = self.state.draft()
