@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -897,7 +898,6 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
 def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
     from dpdesk.core.fit import FitError
-    from dpdesk.core.plan import save_plan
     from dpdesk.services.budget import BudgetRequest, FitRequest, fit_plan
 
     weights: dict[str, float] = {}
@@ -921,6 +921,8 @@ def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
     try:
         fitted, result = fit_plan(request, notify=_tell_migration)
     except FitError as exc:
+        if exc.usage:
+            raise UsageError(str(exc)) from exc
         print(_("Nothing to fit: {reason}").format(reason=exc), file=sys.stderr)
         return 1
     if args.json:
@@ -930,7 +932,18 @@ def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
         if result.governance:
             print(result.governance)
     if out is not None:
-        save_plan(fitted, out)
+        text = json.dumps(fitted.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:  # a new file only: never through a link planted meanwhile, never over a file
+            fd = os.open(out, flags, 0o644)
+        except OSError as exc:
+            raise UsageError(
+                _("cannot create {path} ({reason}); --write makes a new file in an existing folder").format(
+                    path=shown(str(out)), reason=exc.strerror or type(exc).__name__
+                )
+            ) from exc
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
         print(_("Fitted plan saved to {path}.").format(path=shown(str(out))), file=sys.stderr)
     return 0 if result.fits else 1
 

@@ -108,19 +108,44 @@ def _tail(comp: Component, k: int) -> float:
 
 
 def noise_steps(comp: Component, confidence: float) -> int:
-    """The smallest whole k with P(|Z| <= k) >= confidence for the component's noise (in grid steps)."""
+    """The smallest whole k with P(|Z| <= k) >= confidence for the component's noise (in grid steps).
+
+    The tail is non-increasing in k: a galloping search from the closed-form guess, then bisection, so a
+    huge scale (where neighbouring tails are equal in floating point) costs a few dozen evaluations, not a
+    walk of one step at a time.
+    """
     alpha = 1.0 - confidence
+    if not 0.0 < alpha < 1.0:
+        raise ValueError("the confidence must lie strictly between 0 and 1")
     s = comp.scale / comp.grid * (1.0 + SCALE_MARGIN)
     if comp.mechanism == "laplace":
         guess = -s * math.log(alpha * (1.0 + math.exp(-1.0 / s)) / 2.0) - 1.0
     else:
-        guess = NormalDist().inv_cdf(1.0 - alpha / 2.0) * s
+        guess = -NormalDist().inv_cdf(alpha / 2.0) * s  # the upper quantile, stable for a tiny alpha
     k = max(0, math.ceil(guess))
-    while k > 0 and _tail(comp, k - 1) <= alpha:
-        k -= 1
-    while _tail(comp, k) > alpha:
-        k += 1
-    return k
+    if _tail(comp, k) <= alpha:  # k meets it: find a lower k that does not (or 0)
+        hi, step = k, 1
+        lo = hi - step
+        while lo >= 0 and _tail(comp, lo) <= alpha:
+            hi, step = lo, step * 2
+            lo = hi - step
+        if lo < 0:
+            if _tail(comp, 0) <= alpha:
+                return 0
+            lo = 0
+    else:  # k does not meet it: find a higher k that does
+        lo, step = k, 1
+        hi = lo + step
+        while _tail(comp, hi) > alpha:
+            lo, step = hi, step * 2
+            hi = lo + step
+    while hi - lo > 1:  # invariant: tail(lo) > alpha >= tail(hi)
+        mid = (lo + hi) // 2
+        if _tail(comp, mid) <= alpha:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def noise_halfwidth(comp: Component, confidence: float) -> float:
@@ -154,6 +179,9 @@ class Accuracy:
     parts: tuple[tuple[str, float], ...] = ()
     #: the utility's unit for a lead: "rows" (mode) or "" (select: the utility's own units)
     unit: str = ""
+    #: a quantile: whether the candidates cover every value the column can take (else a candidate may lie
+    #: far from the true quantile, and the rank error holds only among the candidates)
+    exact_candidates: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -187,7 +215,7 @@ class Accuracy:
                 ).format(e=_fmt(self.error), p=pct, n=self.rows)
             return _(
                 "the published value is within ±{e} of the true value with probability {p} for every "
-                "table of {n} rows"
+                "table of {n} rows (the plan's public estimate of the row count: fewer rows, a larger error)"
             ).format(e=_fmt(self.error), p=pct, n=self.rows)
         if self.kind == RANK:
             text = _("the released value's rank is within ±{r} of q·n with probability {p}").format(
@@ -195,8 +223,14 @@ class Accuracy:
             )
             if self.percentiles is not None:
                 lo, hi = self.percentiles
-                text += _(": with {n} rows, between the {lo} and {hi} percentile").format(
+                text += _(": with {n} rows, between percentiles {lo} and {hi}").format(
                     n=self.rows, lo=_pct(lo), hi=_pct(hi)
+                )
+            if not self.exact_candidates:
+                text += _(
+                    ", if a candidate lies at the true quantile; the candidates do not cover every value, so "
+                    "the released candidate may also be as far off as the gap between the true quantile and "
+                    "the nearest candidate (add candidates to narrow it)"
                 )
             return text
         if self.unit == "rows":
@@ -217,7 +251,7 @@ def _fmt(x: float | None) -> str:
 
 
 def _pct(x: float) -> str:
-    return _("{x}th").format(x=f"{x:.3g}")
+    return f"{x:.3g}"
 
 
 def rounding_error(halfwidth: float) -> float:
@@ -323,7 +357,7 @@ def query_accuracy(design: QueryDesign, plan: Plan, confidence: float = 0.95) ->
         if n is not None:
             q = float(getattr(design.spec, "q", 0.5))
             pcts = (max(0.0, 100.0 * (q - r / n)), min(100.0, 100.0 * (q + r / n)))
-        return Accuracy(RANK, confidence, r, rows=n, percentiles=pcts)
+        return Accuracy(RANK, confidence, r, rows=n, percentiles=pcts, exact_candidates=design.rank_exact)
     unit = "rows" if design.spec.statistic == "mode" else ""
     return Accuracy(LEAD, confidence, lead_for(design, confidence), unit=unit)
 

@@ -27,6 +27,10 @@ from dpdesk.i18n import _
 
 #: Shares are rounded down to this many significant digits (stable, readable numbers that still fit).
 DIGITS = 6
+MIN_WEIGHT, MAX_WEIGHT = (
+    1e-6,
+    1e6,
+)  # a weight's range (0 leaves a query out): sums and shares stay exact enough
 _STEPS = 80  # bisection steps on the scale factor (relative precision far below the rounding)
 
 
@@ -45,7 +49,12 @@ class FitResult:
 
 
 class FitError(ValueError):
-    """Nothing can be fitted (no free query, no weight, or the locked queries and the reserve use it all)."""
+    """Nothing can be fitted (no free query, no weight, or the locked queries and the reserve use it all);
+    ``usage``: the request itself is wrong (weights, locks), not the budget."""
+
+    def __init__(self, message: str, *, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 def round_down(x: float, digits: int = DIGITS) -> float:
@@ -102,13 +111,13 @@ def fit_to_budget(
     locked = [False] * n if locked is None else list(locked)
     if len(weights) != n or len(locked) != n:
         raise ValueError("one weight and one lock per query")
-    if any(not math.isfinite(w) or w < 0 for w in weights):
-        raise FitError(_("weights must be zero or more"))
+    if any(not math.isfinite(w) or not (w == 0 or MIN_WEIGHT <= w <= MAX_WEIGHT) for w in weights):
+        raise FitError(_("weights must be 0 or from 0.000001 to 1,000,000"), usage=True)
     if not math.isfinite(reserve) or reserve < 0:
-        raise FitError(_("the reserve must be zero or more"))
+        raise FitError(_("the reserve must be zero or more"), usage=True)
     free = [i for i in range(n) if not locked[i] and weights[i] > 0]
     if not free:
-        raise FitError(_("no query is free to change (all are locked or have weight 0)"))
+        raise FitError(_("no query is free to change (all are locked or have weight 0)"), usage=True)
     wsum = sum(weights[i] for i in free)
     share = [weights[i] / wsum if i in free else 0.0 for i in range(n)]
     first = budget_report(plan, entries)  # the settings in force (the ledger's, else the plan's)

@@ -227,6 +227,8 @@ class ColumnSpec:
 MAX_EXPECTED_ROWS = 2**31
 #: How an accuracy target applies to a query with several cells: each cell, or all cells together.
 ACCURACY_CELLS = ("each", "all")
+#: The highest confidence an accuracy target may ask for (closer to 1, the solvers' floating point fails).
+MAX_CONFIDENCE = 0.999999
 
 
 @dataclass(frozen=True)
@@ -262,12 +264,12 @@ def _parse_accuracy(value: Any, key: str) -> AccuracyTarget:
             f"{key}.error", _("an accuracy error beyond {m} is not supported").format(m=f"{MAX_ABS_BOUND:g}")
         )
     confidence = _number(obj.get("confidence", 0.95), f"{key}.confidence")
-    if not 0 < confidence < 1:
+    if not 0 < confidence <= MAX_CONFIDENCE:
         raise PlanError(
             f"{key}.confidence",
             _(
-                "the confidence must lie strictly between 0 and 1 (got {value}): no amount of noise is within "
-                "an error with certainty; 0.95 is usual"
+                "the confidence must lie above 0 and at most 0.999999 (got {value}): no amount of noise is "
+                "within an error with certainty; 0.95 is usual"
             ).format(value=obj.get("confidence")),
         )
     cells = _text(obj.get("cells", "each"), f"{key}.cells", ACCURACY_CELLS)
@@ -1061,11 +1063,20 @@ def _parse_queries(
                     continue  # the plan's own problems are reported; nothing to solve against
                 from dpdesk.core.accuracy import solve_query
 
-                spec = solve_query(
-                    spec,
-                    f"queries[{i}]",
-                    Plan(budget, unit, columns, (spec,), "", accounting, PLAN_VERSION, expected_rows),
-                )
+                try:
+                    spec = solve_query(
+                        spec,
+                        f"queries[{i}]",
+                        Plan(budget, unit, columns, (spec,), "", accounting, PLAN_VERSION, expected_rows),
+                    )
+                except (ValueError, ArithmeticError) as exc:  # floating point at the edge: named, not a crash
+                    raise PlanError(
+                        f"queries[{i}].accuracy",
+                        _(
+                            "this accuracy target cannot be solved ({reason}): ask for a larger error or a "
+                            "lower confidence"
+                        ).format(reason=type(exc).__name__),
+                    ) from exc
             n_cells = statistics.REGISTRY[spec.statistic].n_cells(spec, columns)
             cells += n_cells
             if cells > MAX_PLAN_CELLS:

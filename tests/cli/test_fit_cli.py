@@ -51,3 +51,24 @@ def test_bad_fit_requests_are_refused_cleanly(dpdesk_home: Path, tmp_path: Path)
         assert r.returncode == code, (extra, r.returncode, r.stderr)
         assert words in r.stderr and "Traceback" not in r.stderr, (extra, r.stderr)
     assert taken.read_text() == "{}"
+
+
+def test_write_never_follows_a_link_and_names_a_missing_folder(dpdesk_home: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    link = tmp_path / "fitted.json"
+    link.symlink_to(victim)
+    r = run("budget", str(PLAN), "--fit", "--write", str(link), home=dpdesk_home)
+    assert r.returncode == 2 and victim.read_text() == "keep me", r.stderr
+    missing = tmp_path / "no-such-folder" / "fitted.json"
+    r = run("budget", str(PLAN), "--fit", "--write", str(missing), home=dpdesk_home)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "existing folder" in r.stderr, r.stderr
+
+
+def test_a_fit_with_nothing_free_is_a_usage_error(dpdesk_home: Path) -> None:
+    names = ["people", "mean wage", "regions", "wage by region", "median education", "largest region"]
+    locks = [a for n in names for a in ("--lock", n)]
+    r = run("budget", str(PLAN), "--fit", *locks, home=dpdesk_home)
+    assert r.returncode == 2 and "no query is free" in r.stderr, r.stderr
+    r = run("budget", str(PLAN), "--fit", "--weight", "people=1e308", home=dpdesk_home)
+    assert r.returncode == 2 and "1,000,000" in r.stderr, r.stderr

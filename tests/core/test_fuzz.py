@@ -395,7 +395,12 @@ def parse_or_plan_error(text: str | bytes) -> Plan | PlanError:
     try:
         return parse_plan_text(text)
     except PlanError as exc:
-        assert isinstance(exc.key, str) and str(exc).startswith(exc.where) and exc.message.strip()
+        from dpdesk.core.errors import PlanErrors
+
+        problems = exc.problems if isinstance(exc, PlanErrors) else (exc,)
+        for p in problems:  # every problem names its place and says something
+            assert isinstance(p.key, str) and str(p).startswith(p.where) and p.message.strip()
+            assert str(p) in str(exc)  # and is shown
         return exc
 
 

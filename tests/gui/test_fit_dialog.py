@@ -70,3 +70,30 @@ def test_a_reserve_larger_than_what_is_left_is_explained_not_applied(qtbot: Any,
     form.exec_dialog = drive
     form.fit_to_budget()
     assert [q["epsilon"] for q in win.state.plan_data["queries"]] == [0.1, 0.2, 0.2, 0.2, 0.1, 0.1]
+
+
+def test_a_query_that_states_its_accuracy_keeps_it(qtbot: Any, win: Any) -> None:
+    """Fit shares what the accuracy-first query leaves; that query keeps its target (never gets an epsilon too)."""
+    data = dict(win.state.plan_data)
+    queries = [dict(q) for q in data["queries"]]
+    del queries[0]["epsilon"]
+    queries[0]["accuracy"] = {"error": 50, "confidence": 0.95}  # people: a count within ±50
+    data["queries"] = queries
+    win.state.load_plan_data(data, None)
+    assert win.state.plan is not None, win.state.plan_error
+    solved = win.state.plan.queries[0].epsilon
+    form = win.query_form
+
+    def drive(dialog: Any) -> bool:
+        assert dialog.locks[0].isChecked() and not dialog.locks[0].isEnabled()
+        dialog.recompute()
+        return bool(dialog.apply_button.isEnabled())
+
+    form.exec_dialog = drive
+    form.fit_to_budget()
+    qs = win.state.plan_data["queries"]
+    assert "epsilon" not in qs[0] and qs[0]["accuracy"] == {"error": 50, "confidence": 0.95}
+    assert win.state.plan is not None and win.state.plan.queries[0].epsilon == solved
+    rest = sum(q["epsilon"] for q in qs[1:])
+    assert 1.0 - solved - 1e-12 <= rest + solved <= 1.0 and rest >= (1.0 - solved) * (1 - 1e-5)
+    assert win.state.report.fits

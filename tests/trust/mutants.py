@@ -2319,6 +2319,30 @@ import PySide6  # noqa: F401
         self._plan_changed()""",
         (f"{AF}::test_opening_a_table_never_fills_in_the_expected_rows",),
     ),
+    Mutant(
+        "AC05",
+        "accuracy: the noise's half-width is not the smallest whole k meeting the confidence",
+        "dpdesk/core/accuracy.py",
+        r"""    while hi - lo > 1:  # invariant: tail(lo) > alpha >= tail(hi)""",
+        r"""    while hi - lo > 2:  # invariant: tail(lo) > alpha >= tail(hi)""",
+        ("tests/core/test_accuracy_edges.py::test_noise_steps_is_the_smallest_k_meeting_the_confidence",),
+    ),
+    Mutant(
+        "AC06",
+        "accuracy: a quantile whose candidates miss the values claims its rank error unconditionally",
+        "dpdesk/core/accuracy.py",
+        r"""percentiles=pcts, exact_candidates=design.rank_exact)""",
+        r"""percentiles=pcts)""",
+        ("tests/core/test_accuracy_edges.py::test_a_quantile_whose_candidates_miss_the_values_says_so",),
+    ),
+    Mutant(
+        "AC07",
+        "accuracy: a confidence next to 1 reaches the solvers (a traceback, exit 1)",
+        "dpdesk/core/plan.py",
+        r"""    if not 0 < confidence <= MAX_CONFIDENCE:""",
+        r"""    if not 0 < confidence < 1:""",
+        ("tests/core/test_accuracy_edges.py::test_a_confidence_next_to_one_is_a_named_problem",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

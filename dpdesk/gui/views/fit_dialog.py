@@ -75,7 +75,7 @@ class FitDialog(QDialog):
                 i, NOW, QTableWidgetItem(fmt_number(eps) if isinstance(eps, float | int) else "")
             )
             w = QDoubleSpinBox()
-            w.setRange(0.0, 1000.0)
+            w.setRange(0.0, 1_000_000.0)
             w.setDecimals(4)
             w.setValue(1.0)
             w.setToolTip(

@@ -335,7 +335,7 @@ class QueryForm(QWidget):
 
     def fit_to_budget(self) -> None:
         """Open 'Fit to the budget' (weights, locks, a reserve); apply its epsilons as one undoable edit."""
-        from dpdesk.gui.views.fit_dialog import FitDialog
+        from dpdesk.gui.views.fit_dialog import FitDialog, has_target
 
         qs = self.queries()
         if not qs:
@@ -345,9 +345,7 @@ class QueryForm(QWidget):
         if not self.exec_dialog(dialog) or dialog.result_epsilons is None:
             return
         for q, e in zip(qs, dialog.result_epsilons, strict=True):
-            if (
-                "accuracy" not in q
-            ):  # a query that states its accuracy keeps it (its epsilon is what it costs)
+            if not has_target(q):  # a query that states its accuracy keeps it (its epsilon is what it costs)
                 q["epsilon"] = e
         self._edit_queries(qs, _("Fit to the budget"), max(self.current, 0))
 

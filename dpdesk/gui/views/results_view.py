@@ -42,6 +42,7 @@ class ResultsView(QWidget):
         self.export_button.setToolTip(_("Write release.csv and plan.json into a new folder (costs nothing)."))
         self.report_title = QLineEdit()
         self.report_title.setObjectName("report_title")
+        self.report_title.setMaxLength(200)  # a title, not a document (the PDF's first page holds it)
         self.report_title.setToolTip(
             _("The title of the exported PDF report (the plan's title unless you change it).")
         )
