@@ -32,5 +32,5 @@ def _gc_on_the_gui_thread() -> Iterator[None]:
     if guard is not None and guard.installed():
         from PySide6.QtCore import QThreadPool
 
-        QThreadPool.globalInstance().waitForDone()
+        QThreadPool.globalInstance().waitForDone(120_000)
         guard.uninstall()
