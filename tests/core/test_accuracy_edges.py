@@ -112,3 +112,18 @@ def test_a_quantile_whose_candidates_miss_the_values_says_so() -> None:
     )
     d2 = design_plan(ints)[0]
     assert "do not cover" not in get("quantile").value_accuracy(d2, ints).sentence()
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 3, 12_345, 10**15])
+@pytest.mark.parametrize("scale", [1.0, 300.0, 1e12])
+def test_the_search_finds_the_threshold_wherever_the_guess_lands(
+    monkeypatch: pytest.MonkeyPatch, threshold: int, scale: float
+) -> None:
+    """With a step-shaped tail (met from ``threshold`` on), the galloping search and the bisection must land on
+    the threshold exactly, from a closed-form guess far below or far above it."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(accuracy, "_tail", lambda _comp, k: 0.0 if k >= threshold else 1.0)
+    for mechanism in ("laplace", "gaussian"):
+        comp = SimpleNamespace(scale=scale, grid=1.0, mechanism=mechanism)
+        assert accuracy.noise_steps(comp, 0.95) == threshold  # type: ignore[arg-type]

@@ -2325,7 +2325,7 @@ import PySide6  # noqa: F401
         "dpdesk/core/accuracy.py",
         r"""    while hi - lo > 1:  # invariant: tail(lo) > alpha >= tail(hi)""",
         r"""    while hi - lo > 2:  # invariant: tail(lo) > alpha >= tail(hi)""",
-        ("tests/core/test_accuracy_edges.py::test_noise_steps_is_the_smallest_k_meeting_the_confidence",),
+        ("tests/core/test_accuracy_edges.py",),
     ),
     Mutant(
         "AC06",
