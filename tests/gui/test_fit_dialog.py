@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QThreadPool
+from PySide6.QtWidgets import QMessageBox
 
 from dpdesk.gui.app import build
 from tests.conftest import SAMPLES
@@ -20,6 +21,9 @@ PLAN = SAMPLES / "cps_wages_plan.json"
 def win(qtbot: Any, dpdesk_home: Path, tmp_path: Path) -> Any:
     _app, window = build(dpdesk_home)
     qtbot.addWidget(window)
+    window.ask_save_changes = lambda: (
+        QMessageBox.StandardButton.Discard
+    )  # closing never asks (no one answers)
     data = tmp_path / "cps.csv"
     shutil.copy(SAMPLES / "census_sample.csv", data)
     window.open_data(str(data))

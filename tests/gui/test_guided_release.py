@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QTabBar,
     QTableView,
     QWidget,
@@ -117,6 +118,7 @@ def settle(qtbot: Any, win: Any) -> None:
 def test_first_start_to_a_release_through_what_is_visible(qtbot: Any, dpdesk_home: Path) -> None:
     _app, win = build(dpdesk_home)
     qtbot.addWidget(win)
+    win.ask_save_changes = lambda: QMessageBox.StandardButton.Discard  # closing never asks (no one answers)
     win.resize(1024, 700)
     win.show()
     qtbot.waitExposed(win)

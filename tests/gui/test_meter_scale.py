@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtWidgets import QMessageBox
 
 from dpdesk.gui.app import build
 from tests.conftest import SAMPLES
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.timeout(300)
 def test_the_meter_offers_the_scale_with_the_plans_total(qtbot: Any, dpdesk_home: Path) -> None:
     _app, win = build(dpdesk_home)
     qtbot.addWidget(win)
+    win.ask_save_changes = lambda: QMessageBox.StandardButton.Discard  # closing never asks (no one answers)
     win.build_views()
     assert not win.meter.compare.isVisible()  # no plan: nothing to compare
     assert win.open_plan(str(SAMPLES / "cps_wages_plan.json"))
