@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from dpdesk.core import accounting as acc
+from dpdesk.core.deployments import HIGH_EPSILON  # a release of this epsilon or more is warned about
 from dpdesk.core.plan import Plan
 from dpdesk.core.queries import QueryDesign, design_plan
 from dpdesk.i18n import _
@@ -305,8 +306,6 @@ def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None
     return settings_in_force(entries)
 
 
-#: a release of this epsilon or more is warned about: past it the e^ε factor (e^5 ≈ 148) promises little
-HIGH_EPSILON = 5.0
 #: what is left after a release, as a share of the budget's epsilon, at or under which the release spends it all
 USED_UP_SHARE = 1e-3
 
@@ -332,7 +331,7 @@ def spend_warnings(epsilon: float, left_after: float, budget: float) -> tuple[st
         out.append(
             _(
                 "Warning: this release spends everything that is left of the budget (ε {b}): no later release of "
-                "this dataset will be possible unless a privacy officer raises the budget."
+                "this dataset will be possible unless its budget is raised (a settings change the ledger records)."
             ).format(b=f"{budget:g}")
         )
     return tuple(out)

@@ -180,8 +180,8 @@ class BudgetMeter(QGroupBox):
         if over and used_up(rep.remaining_before.epsilon, total):
             text = _(
                 "The budget is used up: earlier releases of this dataset spent all of ε {t}. No further release "
-                "is possible; showing or exporting a past release again costs nothing (Ledger tab). Only a privacy "
-                "officer can raise the budget."
+                "is possible; showing or exporting a past release again costs nothing (Ledger tab). Raising the budget "
+                "is a settings change the ledger records (the privacy officer's, if the dataset is governed)."
             ).format(t=f"{total:g}")
             self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
         elif over:
