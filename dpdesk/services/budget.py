@@ -56,19 +56,25 @@ def plan_budget(
     """
     from dpdesk.core.budget import budget_report
 
-    entries: list[dict[str, Any]] = []
-    dataset = governance = None
-    if request.dataset is not None:
-        from dpdesk.core.governance import describe
-        from dpdesk.core.ledger import settings_in_force
-        from dpdesk.core.release import _check_settings
-
-        ledger = request.dataset.open_ledger(notify)
-        entries, dataset = ledger.verify(), ledger.dataset
-        _check_settings(request.plan, settings_in_force(entries))
-        governance = describe(entries)
+    entries, dataset, governance = _dataset_ledger(request, notify)
     progress.check_cancelled()
-    return BudgetResult(budget_report(request.plan, entries), dataset or None, governance)
+    return BudgetResult(budget_report(request.plan, entries), dataset, governance)
+
+
+def _dataset_ledger(
+    request: BudgetRequest, notify: Notify | None
+) -> tuple[list[dict[str, Any]], str | None, str | None]:
+    """The dataset's verified entries (checked against the plan's settings), its id and who governs it."""
+    if request.dataset is None:
+        return [], None, None
+    from dpdesk.core.governance import describe
+    from dpdesk.core.ledger import settings_in_force
+    from dpdesk.core.release import _check_settings
+
+    ledger = request.dataset.open_ledger(notify)
+    entries = ledger.verify()
+    _check_settings(request.plan, settings_in_force(entries))
+    return entries, ledger.dataset or None, describe(entries)
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan
     from dpdesk.core.fit import fit_to_budget
     from dpdesk.i18n import _
 
-    first = plan_budget(request.budget, notify=notify)
+    entries, dataset, governance = _dataset_ledger(request.budget, notify)  # read once
     plan = request.budget.plan
     names = [q.name for q in plan.queries]
     for name in [*request.weights, *request.locked]:
@@ -103,9 +109,6 @@ def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan
                     name=name, names=", ".join(repr(n) for n in names)
                 ),
             )
-    entries: list[dict[str, Any]] = []
-    if request.budget.dataset is not None:
-        entries = request.budget.dataset.open_ledger(notify).verify()
     fit = fit_to_budget(
         plan,
         entries,
@@ -117,4 +120,4 @@ def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan
         dataclasses.replace(q, epsilon=e) for q, e in zip(plan.queries, fit.epsilons, strict=True)
     )
     fitted = dataclasses.replace(plan, queries=queries)
-    return fitted, BudgetResult(fit.report, first.dataset, first.governance)
+    return fitted, BudgetResult(fit.report, dataset, governance)
