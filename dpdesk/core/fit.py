@@ -41,8 +41,6 @@ class FitResult:
     epsilons: tuple[float, ...]
     #: the unit the weights split: "epsilon" or "rho"
     unit: str
-    #: each free query's share in that unit (None for locked queries)
-    shares: tuple[float | None, ...]
     #: what is left under the method in force after the fitted plan (at least the reserve)
     left_after: float
     report: BudgetReport
@@ -168,9 +166,6 @@ def fit_to_budget(
         if all(e >= MIN_EPSILON for e in eps):
             rep = budget_report(_with_epsilons(plan, eps), entries)
             if rep.fits and rep.remaining_after.epsilon >= reserve:
-                shares = tuple((lo * share[i]) if i in free else None for i in range(n))
-                return FitResult(
-                    tuple(eps), "rho" if zcdp else "epsilon", shares, rep.remaining_after.epsilon, rep
-                )
+                return FitResult(tuple(eps), "rho" if zcdp else "epsilon", rep.remaining_after.epsilon, rep)
         lo *= 1 - 1e-6
     raise FitError(_("nothing is left to share once the locked queries and the reserve are counted"))

@@ -341,7 +341,6 @@ class QueryForm(QWidget):
         if not qs:
             return
         dialog = FitDialog(self.state, self)
-        self.fit_dialog = dialog  # tests drive it
         if not self.exec_dialog(dialog) or dialog.result_epsilons is None:
             return
         for q, e in zip(qs, dialog.result_epsilons, strict=True):
