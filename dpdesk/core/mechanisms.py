@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 from functools import lru_cache
 from statistics import NormalDist
+from types import SimpleNamespace
 from typing import Any
 
 LN20 = math.log(20.0)
@@ -252,10 +253,29 @@ def _dp() -> Any:
     for every mechanism here. ``floating-point``/``idealized-numerics`` is *not* enabled: none of
     dpdesk's noise depends on real-number arithmetic.
     """
-    import opendp.prelude as dp
+    # Not ``opendp.prelude``: it also imports OpenDP's polars, numpy and scikit-learn extras (0.3 s and polars'
+    # memory), which no mechanism here uses. The same functions, from the modules that define them.
+    import opendp.combinators as combinators
+    import opendp.domains as domains
+    import opendp.measurements as measurements
+    import opendp.measures as measures
+    import opendp.metrics as metrics
+    import opendp.typing as typing_
+    from opendp.mod import enable_features
 
-    dp.enable_features("contrib")
-    return dp
+    enable_features("contrib")
+    return SimpleNamespace(
+        m=measurements,
+        c=combinators,
+        i64=typing_.i64,
+        vector_domain=domains.vector_domain,
+        atom_domain=domains.atom_domain,
+        l1_distance=metrics.l1_distance,
+        l2_distance=metrics.l2_distance,
+        linf_distance=metrics.linf_distance,
+        absolute_distance=metrics.absolute_distance,
+        zero_concentrated_divergence=measures.zero_concentrated_divergence,
+    )
 
 
 def _int_scale(make: Any, d_in: float, scale: float, target: float, cost: Any) -> tuple[Any, float]:

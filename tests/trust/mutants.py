@@ -2343,6 +2343,20 @@ import PySide6  # noqa: F401
         r"""    if not 0 < confidence < 1:""",
         ("tests/core/test_accuracy_edges.py::test_a_confidence_next_to_one_is_a_named_problem",),
     ),
+    Mutant(
+        "SU01",
+        "start-up: the noise adapter imports opendp.prelude (polars and OpenDP's extras, 0.3 s for dpdesk budget)",
+        "dpdesk/core/mechanisms.py",
+        r"""    enable_features("contrib")
+    return SimpleNamespace(""",
+        r"""    import opendp.prelude
+
+    enable_features("contrib")
+    return SimpleNamespace(""",
+        (
+            "tests/test_imports.py::test_budget_command_loads_opendp_without_its_prelude_and_nothing_for_the_output",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
