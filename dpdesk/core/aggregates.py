@@ -10,13 +10,15 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from dpdesk.core.loading import Table
 from dpdesk.core.plan import ColumnSpec, ColumnType
 from dpdesk.core.queries import QueryDesign, grid_bounds, quantile_fraction
+
+if TYPE_CHECKING:  # the loaders are not needed to plan (``dpdesk budget`` reads no table)
+    from dpdesk.core.loading import Table
 
 
 @dataclass

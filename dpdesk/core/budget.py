@@ -241,7 +241,7 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
     """
     designs = design_plan(plan)
     costs = plan_costs(designs)
-    settings = _ledger_settings(entries or [])
+    settings = _ledger_settings(entries) if entries else None  # no ledger: nothing to import or read
     method = str(settings["accounting"]["method"] if settings else plan.accounting.method)
     budget = settings["budget"] if settings else {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta}
     b_eps, b_delta = float(budget["epsilon"]), float(budget["delta"])
