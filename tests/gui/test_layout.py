@@ -143,3 +143,19 @@ def test_the_welcome_page_opens_the_guide(qtbot: Any, win: Any) -> None:
     finally:
         guide.open_guide = original
     assert opened == [(win, None)]
+
+
+def test_the_data_tab_gives_its_height_to_the_column_declarations_not_the_unit_box(
+    qtbot: Any, win: Any
+) -> None:
+    """At 1024×700 the column declarations show at least three rows, and the unit-of-privacy box is no taller
+    than its rows need (it used to take a third of the tab, mostly empty, and the declarations showed two rows)."""
+    qtbot.mouseClick(win.welcome.sample_button, Qt.MouseButton.LeftButton)
+    settle(qtbot, win)
+    win.tabs.setCurrentWidget(win.schema_view)
+    settle(qtbot, win)
+    view = win.schema_view
+    rows_shown = view.schema.viewport().height() / max(1, view.schema.rowHeight(0))
+    assert rows_shown >= 3, rows_shown
+    unit = view._unit_box
+    assert unit.height() <= unit.sizeHint().height() + 4, (unit.height(), unit.sizeHint().height())

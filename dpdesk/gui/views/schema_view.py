@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -71,7 +71,7 @@ class SchemaView(QWidget):
         self.schema.setModel(self.schema_model)
         self.schema.setItemDelegateForColumn(2, TypeDelegate(self.schema))
         header = self.schema.horizontalHeader()
-        for c, w in ((0, 40), (1, 120), (2, 150), (3, 90), (4, 90), (6, 110)):
+        for c, w in ((0, 36), (1, 110), (2, 130), (3, 80), (4, 80), (6, 100)):  # categories stretch (5)
             header.resizeSection(c, w)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
         self.schema.verticalHeader().setVisible(False)
@@ -191,6 +191,13 @@ class SchemaView(QWidget):
         split.addWidget(schema_box)
         split.addWidget(unit_box)
         split.setSizes([170, 340, 300])  # the unit box's four rows and, once fixed, the note below them
+        # Height beyond those goes to the column declarations (the rows the user edits), never to the unit box's
+        # empty bottom; a short window (1024x700) shrinks the data rows and the declarations, not the unit box.
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 0)
+        split.setCollapsible(2, False)
+        self._split, self._unit_box, self._split_fitted = split, unit_box, False
         lay = QVBoxLayout(self)
         lay.addWidget(split)
 
@@ -206,6 +213,22 @@ class SchemaView(QWidget):
         state.data_changed.connect(self._data_changed)
         state.plan_changed.connect(self._plan_changed)
         self._plan_changed()
+
+    def showEvent(self, event: Any) -> None:
+        """The first time the tab is shown: the unit box gets the height its rows need, the data rows a fifth of
+        the rest and the column declarations everything else (later resizes go to those two, see __init__)."""
+        super().showEvent(event)
+        if not self._split_fitted:
+            self._split_fitted = True
+            QTimer.singleShot(0, self._fit_split)  # once the window's layout has given the tab its height
+
+    def _fit_split(self) -> None:
+        total = sum(self._split.sizes())
+        unit = max(
+            self._unit_box.minimumSizeHint().height(), min(self._unit_box.sizeHint().height(), total // 2)
+        )
+        top = max(100, (total - unit) // 5)
+        self._split.setSizes([top, max(0, total - unit - top), unit])
 
     def _data_changed(self) -> None:
         peek = self.state.peek
@@ -256,7 +279,10 @@ class SchemaView(QWidget):
                 if fixed
                 else ""
             )
-            self.locked.setVisible(bool(fixed))
+            if self.locked.isVisibleTo(self) != bool(fixed):
+                self.locked.setVisible(bool(fixed))
+                if self._split_fitted:
+                    QTimer.singleShot(0, self._fit_split)  # the unit box's height changed with its note
         finally:
             self._updating = False
 
