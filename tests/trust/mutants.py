@@ -2357,6 +2357,17 @@ import PySide6  # noqa: F401
             "tests/test_imports.py::test_budget_command_loads_opendp_without_its_prelude_and_nothing_for_the_output",
         ),
     ),
+    Mutant(
+        "LY01",
+        "data tab: the unit box keeps a third of the tab and the column declarations show two rows at 1024x700",
+        "dpdesk/gui/views/schema_view.py",
+        r"""            QTimer.singleShot(0, self._fit_split)  # once the window's layout has given the tab its height""",
+        r"""            pass""",
+        (
+            "tests/gui/test_layout.py::"
+            "test_the_data_tab_gives_its_height_to_the_column_declarations_not_the_unit_box",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
