@@ -2364,8 +2364,7 @@ import PySide6  # noqa: F401
         r"""            QTimer.singleShot(0, self._fit_split)  # once the window's layout has given the tab its height""",
         r"""            pass""",
         (
-            "tests/gui/test_layout.py::"
-            "test_the_data_tab_gives_its_height_to_the_column_declarations_not_the_unit_box",
+            "tests/gui/test_layout.py::test_the_data_tab_gives_its_height_to_the_column_declarations_not_the_unit_box",
         ),
     ),
 )
