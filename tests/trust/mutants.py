@@ -102,6 +102,7 @@ NC = "tests/cli/test_near_copy.py"
 AC = "tests/core/test_accuracy.py"
 AF = "tests/gui/test_accuracy_form.py"
 GV = "dpdesk/core/governance.py"
+SYN = "tests/core/test_synthetic.py"
 
 
 @dataclass(frozen=True)
@@ -2356,6 +2357,55 @@ import PySide6  # noqa: F401
         (
             "tests/test_imports.py::test_budget_command_loads_opendp_without_its_prelude_and_nothing_for_the_output",
         ),
+    ),
+    # --- synthetic tables (dpdesk/core/synthetic/) -------------------------------------------------
+    Mutant(
+        "SY01",
+        "synthetic tables: a Gaussian measurement skips the noise (the exact marginal is released)",
+        "dpdesk/core/synthetic/measure.py",
+        r"""        noisy, _rho = mech.draw_gaussian(values, split.l2, scale)
+        return noisy""",
+        r"""        return values""",
+        (f"{SYN}::test_every_measurement_is_noisy_with_its_stated_scale",),
+    ),
+    Mutant(
+        "SY02",
+        "synthetic tables: the fit reads the real data (the exact two-way marginals instead of the released ones)",
+        "dpdesk/core/synthetic/pipeline.py",
+        r"""    del exact
+    if seed is None:
+        seed = secrets.randbits(128)
+    model = fit(released)""",
+        r"""    from dataclasses import replace
+
+    if seed is None:
+        seed = secrets.randbits(128)
+    model = fit(
+        replace(
+            released,
+            two_way=tuple(
+                replace(m, noisy=tuple(exact.two_way[(m.columns[0], m.columns[1])].ravel().tolist()))
+                for m in released.two_way
+            ),
+        )
+    )""",
+        (f"{SYN}::test_the_synthetic_table_is_a_function_of_the_released_values_and_the_seed",),
+    ),
+    Mutant(
+        "SY03",
+        "synthetic tables: a selection score's sensitivity under replace is k, not 2k",
+        "dpdesk/core/synthetic/measure.py",
+        r"""        return float(2 * self.k if self.replace else self.k)""",
+        r"""        return float(self.k)""",
+        (f"{SYN}::test_sensitivities_per_relation", SYN),
+    ),
+    Mutant(
+        "SY04",
+        "synthetic tables: a selection round is booked at eps_s^2 / 8 but drawn at twice eps_s",
+        "dpdesk/core/synthetic/measure.py",
+        r"""        sel = math.sqrt(8.0 * s_sel * rho / rounds) / up""",
+        r"""        sel = 2.0 * math.sqrt(8.0 * s_sel * rho / rounds) / up""",
+        (f"{SYN}::test_the_split_spends_the_budget_and_no_more",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
