@@ -251,12 +251,13 @@ def test_siblings_are_not_made_to_move_together_by_row_order() -> None:
 
 
 @pytest.mark.statistical
-def test_the_synthesiser_beats_the_independent_baseline_by_half() -> None:
-    """5 correlated columns, 4000 rows, eps = 1, delta = 1e-6: dpdesk's mean two-way TVD is at most 0.6x the
+def test_the_synthesiser_beats_the_independent_baseline_by_a_margin() -> None:
+    """5 correlated columns, 4000 rows, eps = 1, delta = 1e-6: dpdesk's mean two-way TVD is at most 0.3x the
     independent baseline's (each column sampled from its own noisy histogram, same budget), on average
-    over 3 runs of each. Observed offline over 200 repetitions of this test: ratio mean RATIO_MEAN, max
-    RATIO_MAX, 0 failures (false-failure rate below 1.5% at 95% confidence by the rule of three; the margin
-    is MARGIN_SD standard deviations of the ratio)."""
+    over 3 runs of each. Observed offline over 200 repetitions of this test (the noise and the sampling
+    varying, the table fixed): ratio mean 0.121, standard deviation 0.0046, max 0.132, 0 failures; the
+    threshold is 39 standard deviations above the mean, so the false-failure rate is below 1/200 observed
+    and, the ratio being a smooth mean of many cells (near normal), far below 1e-9."""
     real_rng = np.random.Generator(np.random.PCG64(2024))
     attrs, codes = small_table(4000, real_rng)
     sizes = tuple(a.size for a in attrs)
@@ -267,4 +268,4 @@ def test_the_synthesiser_beats_the_independent_baseline_by_half() -> None:
         model = syn.fit(syn.measure_independent(codes, attrs, 1.0, 1e-6))
         fake = syn.sample_codes(model, round(model.total), np.random.Generator(np.random.PCG64(out.seed)))
         base.append(mean_two_way_tvd(codes, fake, sizes))
-    assert np.mean(ours) <= 0.6 * np.mean(base), (ours, base)
+    assert np.mean(ours) <= 0.3 * np.mean(base), (ours, base)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -107,6 +108,14 @@ class Split:
         return mech.rho_to_epsilon(total, self.delta) if self.gaussian else total
 
 
+@lru_cache(maxsize=64)
+def _rho_budget(epsilon: float, delta: float) -> float:
+    """The largest rho whose CKS conversion at delta is within epsilon (a bisection over OpenDP: cached)."""
+    from dpdesk.core.accounting import rho_budget
+
+    return rho_budget(epsilon, delta)
+
+
 def split_budget(
     epsilon: float,
     delta: float,
@@ -131,9 +140,7 @@ def split_budget(
     probe = Split(epsilon, delta, d, replace, k, 0.0, 1.0, 1.0, 1.0)
     inf = math.inf
     if delta > 0:
-        from dpdesk.core.accounting import rho_budget
-
-        rho = rho_budget(epsilon, delta)
+        rho = _rho_budget(epsilon, delta)
         l2 = probe.l2
         one = l2 * math.sqrt(d / (2.0 * s_one * rho)) * up
         two = l2 * math.sqrt(rounds / (2.0 * s_two * rho)) * up if s_two > 0 else inf
