@@ -177,6 +177,20 @@ def test_selection_and_measurement_go_through_the_mechanisms(monkeypatch: pytest
     assert calls.count("e") == len(attrs) - 1
 
 
+def test_with_delta_zero_the_measurements_are_laplace(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, float]] = []
+    real_l = mech.draw_laplace
+    monkeypatch.setattr(mech, "draw_gaussian", lambda *a: pytest.fail("a Gaussian with delta = 0"))
+    monkeypatch.setattr(mech, "draw_laplace", lambda v, s, e: calls.append(("l", e)) or real_l(v, s, e))
+    rng = np.random.Generator(np.random.PCG64(2))
+    attrs, codes = small_table(500, rng)
+    split = syn.split_budget(0.8, 0.0, len(attrs), replace=True)
+    syn.measure(codes, attrs, split)
+    assert len(calls) == 2 * len(attrs) - 1
+    # pure composition: the marginals' epsilons and the rounds' add up to the query's epsilon
+    assert sum(e for _l, e in calls) + split.rounds * split.select_epsilon == pytest.approx(0.8)
+
+
 # ----------------------------------------------------------------------------- post-processing only
 
 
