@@ -1366,7 +1366,7 @@ import PySide6  # noqa: F401
         "AN10",
         "review: files added to a package (raw data, say) are not named",
         REV,
-        r"""    _check_folder(folder, out)""",
+        r"""    _check_folder(folder, out, files)""",
         r"""    pass""",
         (f"{REVIEW_GAPS}::test_an_added_file_is_named",),
     ),

@@ -110,5 +110,6 @@ def fit(released: Measurements) -> TreeModel:
     for e in released.two_way:
         a, b = e.columns
         x = project_simplex(e.table(), total)
+        x += 1e-6 * total / x.size  # every cell positive: proportional fitting then meets both margins
         two_way.append(_ipf(x, one_way[a], one_way[b]))
     return TreeModel(sizes, total, tuple(one_way), released.selected, tuple(two_way))
