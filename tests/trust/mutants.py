@@ -103,6 +103,7 @@ AC = "tests/core/test_accuracy.py"
 AF = "tests/gui/test_accuracy_form.py"
 GV = "dpdesk/core/governance.py"
 SYN = "tests/core/test_synthetic.py"
+SYQ = "tests/core/test_synthetic_query.py"
 
 
 @dataclass(frozen=True)
@@ -2406,6 +2407,38 @@ import PySide6  # noqa: F401
         r"""        sel = math.sqrt(8.0 * s_sel * rho / rounds) / up""",
         r"""        sel = 2.0 * math.sqrt(8.0 * s_sel * rho / rounds) / up""",
         (f"{SYN}::test_the_split_spends_the_budget_and_no_more",),
+    ),
+    Mutant(
+        "SY05",
+        "spend before reveal: a synthetic table written before the spend entry is appended",
+        R,
+        r"""        synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
+""",
+        r"""        synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
+        if synthetic:
+            from dpdesk.core.package import write_synthetic_tables
+
+            early = Path(str(home)) / "early"
+            early.mkdir(parents=True, exist_ok=True)
+            write_synthetic_tables(early, plan, {"synthetic": synthetic})
+""",
+        (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
+    ),
+    Mutant(
+        "SY06",
+        "synthetic tables: the table generated from the exact marginals (the data), not the released ones",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""        released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)""",
+        r"""        released = measure_marginals(exact.marginals, split, lambda v, _s, _c: v, pick_fn)""",
+        (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
+    ),
+    Mutant(
+        "SY07",
+        "synthetic tables: the file name taken from the data (an exact count) instead of the public query name",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""            "file": file_name(spec.name),""",
+        r"""            "file": file_name(str(int(exact.marginals.one_way[0][0]))),""",
+        (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
