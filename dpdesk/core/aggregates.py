@@ -209,7 +209,7 @@ def exact_statistic(
     from dpdesk.core import statistics
     from dpdesk.core.statistics.base import Rows
 
-    return statistics.get(spec.statistic).exact(Rows(design, col, x, g, n_groups, n_kept))
+    return statistics.get(spec.statistic).exact(Rows(design, col, x, g, n_groups, n_kept, table, mask))
 
 
 def is_finite_list(xs: list[float]) -> bool:

@@ -20,6 +20,7 @@ class Mechanism(StrEnum):
     LAPLACE = "laplace"
     GAUSSIAN = "gaussian"
     EXPONENTIAL = "exponential"
+    MST = "mst"
 
 
 class Calibration(StrEnum):
@@ -40,6 +41,8 @@ class MechanismInfo:
     formula: Callable[[], str]
     #: The label of each calibration in the form, in ``calibrations`` order.
     calibration_labels: tuple[Callable[[], str], ...] = ()
+    #: Whether its delta may be left out (then 0: pure epsilon-DP parts); only the synthesiser's.
+    delta_optional: bool = False
 
 
 MECHANISMS: dict[Mechanism, MechanismInfo] = {
@@ -67,6 +70,18 @@ MECHANISMS: dict[Mechanism, MechanismInfo] = {
         False,
         (),
         lambda: _("P(r) proportional to exp(epsilon u(r) / (2 Du))"),
+    ),
+    Mechanism.MST: MechanismInfo(
+        Mechanism.MST,
+        lambda: _("MST synthesiser (noisy marginals)"),
+        True,
+        (),
+        lambda: _(
+            "one-way marginals, a spanning tree of two-way marginals chosen by the exponential mechanism, "
+            "and those two-way marginals, measured with Gaussian noise (rho-zCDP, converted to (epsilon, delta)) "
+            "or, with delta 0, Laplace noise"
+        ),
+        delta_optional=True,
     ),
 }
 

@@ -25,6 +25,31 @@ from dpdesk.core.values import Row, rows_to_csv
 PACKAGE_FILES = ("release.csv", "report.pdf", "plan.json")
 
 
+def package_files(spend: dict[str, Any]) -> tuple[str, ...]:
+    """The files of a release's package: the four, and one CSV per synthetic table the spend entry records
+    (named from the public query name; a name that is not a plain file name is left out)."""
+    synthetic = spend.get("synthetic")
+    names = [f.get("file") for f in synthetic.values()] if isinstance(synthetic, dict) else []
+    safe = tuple(
+        n
+        for n in names
+        if isinstance(n, str) and n.endswith(".csv") and n == Path(n).name and not n.startswith(".")
+    )
+    return (*PACKAGE_FILES, *(n for n in safe if n not in PACKAGE_FILES))
+
+
+def write_synthetic_tables(out_dir: Path, plan: Plan, spend: dict[str, Any], *, bom: bool = False) -> None:
+    """Write each synthetic table of the release, regenerated from its spend entry (noisy marginals and seed:
+    post-processing, free); called only once the spend entry is durable."""
+    from dpdesk.core.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+
+    for name, fields in (spend.get("synthetic") or {}).items():
+        spec = next(q for q in plan.queries if q.name == name)
+        assert isinstance(spec, SyntheticQuery)
+        attrs, table = regenerate(fields, spec, plan)
+        write_atomic(out_dir / fields["file"], table_csv(attrs, table, bom=bom))
+
+
 def file_hash(path: Path) -> str:
     """SHA-256 of a file's bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -47,6 +72,7 @@ def write_package(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
+    write_synthetic_tables(out_dir, plan, spend, bom=bom)
     write_atomic(
         out_dir / "plan.json",
         (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
@@ -65,7 +91,7 @@ def write_package(
         title=title,
     )
     tmp.replace(out_dir / "report.pdf")
-    hashes = {name: file_hash(out_dir / name) for name in PACKAGE_FILES}
+    hashes = {name: file_hash(out_dir / name) for name in package_files(spend)}
     with ledger.transaction() as tx:
         package = tx.append(
             "package",

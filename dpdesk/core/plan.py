@@ -1087,6 +1087,10 @@ def _parse_queries(
                         "categories x bins x groups); split it into smaller plans"
                     ).format(n=f"{MAX_PLAN_CELLS:,}"),
                 )
+            if spec.mechanism == "mst" and spec.delta > 0 and budget is not None and budget.delta <= 0:
+                raise PlanError(
+                    f"queries[{i}].delta", _("a synthetic table with delta > 0 needs a budget with delta > 0")
+                )
             if spec.mechanism == "gaussian" and budget is not None and budget.delta <= 0:
                 raise PlanError(f"queries[{i}].delta", _("a Gaussian query needs a budget with delta > 0"))
         except _BrokenColumn:
@@ -1170,6 +1174,8 @@ def _parse_query(
     from dpdesk.core.mechanism_kinds import MECHANISMS, Calibration, Mechanism
 
     obj = _object(value, key)
+    if obj.get("statistic") == "synthetic" and "mechanism" not in obj:
+        obj = {**obj, "mechanism": "mst"}  # the synthesiser's own mechanism word, by default
     keys = _query_keys()
     _check_keys(obj, key, keys, ("name", "statistic", "mechanism"))
     name = _text(obj["name"], f"{key}.name")
@@ -1211,7 +1217,9 @@ def _parse_query(
             ),
         )
     delta = 0.0
-    if info.takes_delta:
+    if info.delta_optional:
+        delta = _delta(obj.get("delta", 0.0), f"{key}.delta", allow_zero=True)
+    elif info.takes_delta:
         if "delta" not in obj:
             raise PlanError(
                 f"{key}.delta", _("delta is required for the Gaussian mechanism (for example 1e-7)")
@@ -1316,7 +1324,7 @@ def _parse_query(
         "calibration": calibration,
         "accuracy": target,
     }
-    return stat.parse(obj, key, common, col)
+    return stat.parse_with_columns(obj, key, common, columns, broken)
 
 
 #: The order in which keys that do not apply are reported (as before the registry); others follow by name.
@@ -1400,6 +1408,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         if q.mechanism == "gaussian":
             d["delta"] = q.delta
             d["calibration"] = q.calibration
+        elif q.mechanism == "mst":
+            d["delta"] = q.delta
         if q.column is not None:
             d["column"] = q.column
         if q.group_by is not None:

@@ -306,6 +306,11 @@ def _charge(
         rows: list[Row] = []
         for d, ex in zip(designs, exacts, strict=True):
             rows.extend(noisy_rows(d, ex, plan))
+        kept = [
+            (d.spec.name, statistics.get(d.spec.statistic).ledger_fields(ex))
+            for d, ex in zip(designs, exacts, strict=True)
+        ]
+        synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
         if settings is None:
             tx.append(
                 "settings", {"settings": plan.settings(), "reason": _("fixed at the dataset's first release")}
@@ -330,6 +335,7 @@ def _charge(
                 "columns": list(CSV_COLUMNS),
                 "values": [r.as_list() for r in rows],
                 "values_hash": rows_hash(rows),
+                **({"synthetic": synthetic} if synthetic else {}),
                 **({"approval": approved.to_record()} if approved is not None else {}),
             },
         )

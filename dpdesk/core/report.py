@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
+from dpdesk.core.synthetic.report import synthetic_section
 from dpdesk.core.text import shown
 from dpdesk.i18n import _
 
@@ -326,6 +327,7 @@ def write_release_report(
             story.append(_p(acc.format(r=f"{tr['rank_error95']:.4g}"), st["body"]))
         for n in tr.get("notes", []):
             story.append(_p(_("Note: {n}").format(n=n), st["small"]))
+        story.extend(synthetic_section(name, plan_dict, spend, st, width))  # a synthetic table's own section
         story.append(Spacer(1, 3 * mm))
 
     story.append(PageBreak())

@@ -18,7 +18,7 @@ from typing import Any
 
 from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.core.ledger import Ledger, entry_hash, loads_entries
-from dpdesk.core.package import PACKAGE_FILES, file_hash
+from dpdesk.core.package import PACKAGE_FILES, file_hash, package_files
 from dpdesk.i18n import _
 
 
@@ -103,7 +103,9 @@ def review_package(folder: Path) -> Review:
         out.problems.append(_("ledger.json is missing or unreadable: the package cannot be checked"))
         return out
     out.entries = entries
-    _check_folder(folder, out)
+    spend0 = next((e for e in entries if isinstance(e, dict) and e.get("type") == "spend"), None)
+    files = package_files(spend0) if spend0 is not None else PACKAGE_FILES
+    _check_folder(folder, out, files)
     for e in entries:
         if not isinstance(e, dict) or entry_hash(e) != e.get("hash"):
             out.problems.append(
@@ -121,7 +123,7 @@ def review_package(folder: Path) -> Review:
         out.problems.append(_("ledger.json: the package entry does not belong to this release"))
     _check_ledger_json(data, entries, spend, package, out)
     recorded = package.get("files", {})
-    for name in PACKAGE_FILES:
+    for name in files:
         f = folder / name
         if not f.exists():
             out.files[name] = _("missing")
@@ -156,9 +158,9 @@ def review_package(folder: Path) -> Review:
     return out
 
 
-def _check_folder(folder: Path, out: Review) -> None:
-    """Name every file or folder of a package that is not one of its four (raw data added, say)."""
-    expected = {*PACKAGE_FILES, "ledger.json"}
+def _check_folder(folder: Path, out: Review, files: tuple[str, ...] = PACKAGE_FILES) -> None:
+    """Name every file or folder of a package that is not one of its files (raw data added, say)."""
+    expected = {*files, "ledger.json"}
     try:
         found = sorted(p.name for p in folder.iterdir())
     except OSError:
@@ -168,7 +170,7 @@ def _check_folder(folder: Path, out: Review) -> None:
             out.problems.append(
                 _(
                     "{name} is not part of the release package (a package holds only {files}): it was added"
-                ).format(name=name, files=", ".join((*PACKAGE_FILES, "ledger.json")))
+                ).format(name=name, files=", ".join((*files, "ledger.json")))
             )
 
 

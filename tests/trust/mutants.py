@@ -102,6 +102,8 @@ NC = "tests/cli/test_near_copy.py"
 AC = "tests/core/test_accuracy.py"
 AF = "tests/gui/test_accuracy_form.py"
 GV = "dpdesk/core/governance.py"
+SYN = "tests/core/test_synthetic.py"
+SYQ = "tests/core/test_synthetic_query.py"
 
 
 @dataclass(frozen=True)
@@ -1365,7 +1367,7 @@ import PySide6  # noqa: F401
         "AN10",
         "review: files added to a package (raw data, say) are not named",
         REV,
-        r"""    _check_folder(folder, out)""",
+        r"""    _check_folder(folder, out, files)""",
         r"""    pass""",
         (f"{REVIEW_GAPS}::test_an_added_file_is_named",),
     ),
@@ -2366,6 +2368,87 @@ import PySide6  # noqa: F401
         (
             "tests/gui/test_layout.py::test_the_data_tab_gives_its_height_to_the_column_declarations_not_the_unit_box",
         ),
+    ),
+    # --- synthetic tables (dpdesk/core/synthetic/) -------------------------------------------------
+    Mutant(
+        "SY01",
+        "synthetic tables: a Gaussian measurement skips the noise (the exact marginal is released)",
+        "dpdesk/core/synthetic/measure.py",
+        r"""        noisy, _rho = mech.draw_gaussian(values, split.l2, scale)
+        return noisy""",
+        r"""        return values""",
+        (f"{SYN}::test_every_measurement_is_noisy_with_its_stated_scale",),
+    ),
+    Mutant(
+        "SY02",
+        "synthetic tables: the fit reads the real data (the exact two-way marginals instead of the released ones)",
+        "dpdesk/core/synthetic/pipeline.py",
+        r"""    del exact
+    if seed is None:
+        seed = secrets.randbits(128)
+    model = fit(released)""",
+        r"""    from dataclasses import replace
+
+    if seed is None:
+        seed = secrets.randbits(128)
+    model = fit(
+        replace(
+            released,
+            two_way=tuple(
+                replace(m, noisy=tuple(exact.two_way[(m.columns[0], m.columns[1])].ravel().tolist()))
+                for m in released.two_way
+            ),
+        )
+    )""",
+        (f"{SYN}::test_the_synthetic_table_is_a_function_of_the_released_values_and_the_seed",),
+    ),
+    Mutant(
+        "SY03",
+        "synthetic tables: a selection score's sensitivity under replace is k, not 2k",
+        "dpdesk/core/synthetic/measure.py",
+        r"""        return float(2 * self.k if self.replace else self.k)""",
+        r"""        return float(self.k)""",
+        (f"{SYN}::test_sensitivities_per_relation", SYN),
+    ),
+    Mutant(
+        "SY04",
+        "synthetic tables: a selection round is booked at eps_s^2 / 8 but drawn at twice eps_s",
+        "dpdesk/core/synthetic/measure.py",
+        r"""        sel = math.sqrt(8.0 * s_sel * rho / rounds) / up""",
+        r"""        sel = 2.0 * math.sqrt(8.0 * s_sel * rho / rounds) / up""",
+        (f"{SYN}::test_the_split_spends_the_budget_and_no_more",),
+    ),
+    Mutant(
+        "SY05",
+        "spend before reveal: a synthetic table written before the spend entry is appended",
+        R,
+        r"""        synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
+""",
+        r"""        synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
+        if synthetic:
+            from dpdesk.core.package import write_synthetic_tables
+
+            early = Path(str(home)) / "early"
+            early.mkdir(parents=True, exist_ok=True)
+            write_synthetic_tables(early, plan, {"synthetic": synthetic})
+""",
+        (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
+    ),
+    Mutant(
+        "SY06",
+        "synthetic tables: the table generated from the exact marginals (the data), not the released ones",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""        released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)""",
+        r"""        released = measure_marginals(exact.marginals, split, lambda v, _s, _c: v, pick_fn)""",
+        (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
+    ),
+    Mutant(
+        "SY07",
+        "synthetic tables: the file name taken from the data (an exact count) instead of the public query name",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""            "file": file_name(spec.name),""",
+        r"""            "file": file_name(str(int(exact.marginals.one_way[0][0]))),""",
+        (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

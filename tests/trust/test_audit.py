@@ -385,7 +385,8 @@ DROP_CASE = _BY_NAME["sum/laplace, a row drops out"]
 
 def test_every_statistic_is_audited() -> None:
     audited = {c.query["statistic"] for c in CI_CASES}
-    assert audited == set(statistics.REGISTRY), set(statistics.REGISTRY) - audited
+    one_shot = {s.name for s in statistics.statistics() if not s.composite}  # the synthesiser: its own audit
+    assert audited == one_shot, one_shot - audited
 
 
 def _id(c: Case) -> str:

@@ -457,13 +457,43 @@ import random, sys
 from pathlib import Path
 import numpy as np
 
+import secrets
+
 def forbidden(*_a, **_k):
     raise AssertionError("non-cryptographic randomness reached a release")
 
+# The one exception: the synthesiser's sampler (post-processing of released marginals) makes numpy's PCG64 in
+# dpdesk.core.synthetic.pipeline.generator, from a seed that secrets drew; anything else is refused.
+DRAWN = set()
+_randbits = secrets.randbits
+
+def randbits(k):
+    v = _randbits(k)
+    DRAWN.add(v)
+    return v
+
+secrets.randbits = randbits
+_Generator, _PCG64 = np.random.Generator, np.random.PCG64
+
+def _from_sampler():
+    f = sys._getframe(2)
+    return f.f_code.co_name == "generator" and f.f_globals.get("__name__") == "dpdesk.core.synthetic.pipeline"
+
+def Generator(bits):
+    if not (_from_sampler() and isinstance(bits, _PCG64)):
+        raise AssertionError("non-cryptographic randomness reached a release")
+    return _Generator(bits)
+
+def PCG64(seed=None):
+    if not (_from_sampler() and seed in DRAWN):
+        raise AssertionError("numpy's PCG64 outside the synthesiser's sampler, or not seeded from secrets")
+    return _PCG64(seed)
+
 for name in ("default_rng", "Generator", "RandomState", "random", "rand", "randn", "randint", "laplace",
-             "normal", "gumbel", "choice", "uniform", "shuffle", "permutation", "integers", "seed"):
+             "normal", "gumbel", "choice", "uniform", "shuffle", "permutation", "integers", "seed", "PCG64"):
     if hasattr(np.random, name):
         setattr(np.random, name, forbidden)
+np.random.Generator, np.random.PCG64 = Generator, PCG64
 for name in ("random", "randint", "choice", "choices", "shuffle", "uniform", "gauss", "Random", "sample", "seed"):
     setattr(random, name, forbidden)
 
@@ -472,8 +502,11 @@ from dpdesk.core.plan import load_plan, parse_plan
 from dpdesk.core.release import release
 
 plan = load_plan(sys.argv[1])
-plan = parse_plan({**plan.to_dict(), "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 2,
-                                                      "id_column": "state"}})
+synthetic = {"name": "table", "statistic": "synthetic", "columns": ["wage", "education", "region"],
+             "epsilon": 0.1, "delta": 1e-7}
+d = plan.to_dict()
+plan = parse_plan({**d, "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 2,
+                                         "id_column": "state"}, "queries": [*d["queries"], synthetic]})
 res = release(plan, sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
 print(len(res.rows))
 """
@@ -502,11 +535,33 @@ def test_no_generator_of_numpy_or_random_exists_when_a_release_runs(
         check=False,
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split() == ["12"]
+    assert r.stdout.split() == ["13"]
+    assert (tmp_path / "out" / "table.csv").exists()  # the synthetic table was drawn, by the one exception
+
+
+def test_the_patched_process_refuses_a_pcg64_outside_the_sampler() -> None:
+    """The exception above is exactly one: numpy's PCG64 anywhere else (or seeded otherwise) is refused."""
+    script = _RELEASE_IN_A_PATCHED_PROCESS.split("# only now is dpdesk imported")[0] + (
+        "from dpdesk.core.synthetic.pipeline import generator\n"
+        "try:\n    np.random.PCG64(1)\nexcept AssertionError:\n    print('refused')\n"
+        "try:\n    generator(12345)\nexcept AssertionError:\n    print('refused unseeded')\n"
+        "import secrets\ngenerator(secrets.randbits(128))\nprint('ok')\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert r.stdout.split("\n")[:3] == ["refused", "refused unseeded", "ok"], r.stderr[-2000:]
 
 
 #: Where numpy.random may appear on the release path: nowhere (simulations and samples live outside it).
-_ALLOWED: set[tuple[str, str | None]] = set()  # simulations live in simulate.py, off the release path
+_ALLOWED: set[tuple[str, str | None]] = {  # simulations live in simulate.py, off the release path
+    # the synthesiser's sampler: numpy's PCG64 seeded from secrets, post-processing of released marginals only
+    # (the runtime test above allows it there and nowhere else); decode and sample_codes only name its type
+    ("synthetic/pipeline.py", "generator"),
+    ("synthetic/domain.py", "decode"),
+    ("synthetic/sample.py", "systematic_counts"),
+    ("synthetic/sample.py", "sample_codes"),
+}
 _RELEASE_PATH = (
     "accounting.py",
     "aggregates.py",
@@ -526,6 +581,7 @@ _RELEASE_PATH = (
     "mechanism_kinds.py",
     # the registry of statistics, every module of it (a statistic added later is scanned too)
     *sorted(f"statistics/{p.name}" for p in (ROOT / "dpdesk" / "core" / "statistics").glob("*.py")),
+    *sorted(f"synthetic/{p.name}" for p in (ROOT / "dpdesk" / "core" / "synthetic").glob("*.py")),
 )
 
 

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from dpdesk.core.accuracy import Accuracy
     from dpdesk.core.aggregates import Exact
+    from dpdesk.core.loading import Table
 
 NUMERIC = ("int", "float")
 CATEGORY = ("category",)
@@ -62,6 +63,9 @@ class ParamKind(StrEnum):
     NUMBER_LIST = "number_list"  # strictly increasing numbers, from min_len to max_len of them
     CATEGORY_SET = "category_set"  # distinct declared categories of the query's column
     CHOICE = "choice"  # one of fixed words (the form hides it when there is one)
+    COLUMN_LIST = "column_list"  # distinct declared columns, from min_len to max_len of them
+    WHOLE_NUMBER = "whole_number"  # a whole number from 1 to max_len
+    BIN_MAP = "bin_map"  # public bin edges per numeric column of the query's columns
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,9 @@ class Rows:
     groups: np.ndarray | None  # the group codes of the kept rows
     n_groups: int
     n_kept: int
+    #: The whole table and the kept rows (None: all), for a statistic of several columns (the synthesiser).
+    table: Table | None = None
+    keep: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +227,12 @@ class Statistic:
     #: How its accuracy is stated and solved (:mod:`dpdesk.core.accuracy`): "value" (noise added to the
     #: value itself), "ratio" (a noisy sum over a noisy count), "rank" (a quantile) or "lead" (a selection).
     accuracy_kind: ClassVar[str] = "value"
+    #: Whether the query form offers it (the synthesiser waits for its own form).
+    in_form: ClassVar[bool] = True
+    #: A query of adaptive stages over several columns (the synthesiser): the registry-wide harnesses of
+    #: one-shot mechanisms (neighbour enumeration, the audit by examples, accuracy solving) do not apply; its
+    #: own tests cover it (tests/core/test_synthetic*.py).
+    composite: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ labels
     def label(self) -> str:
@@ -264,9 +277,27 @@ class Statistic:
         """Validate its own fields (the shared ones are in ``common``) and build its query."""
         return self.query_type(**common)
 
+    def parse_with_columns(
+        self,
+        obj: dict[str, Any],
+        key: str,
+        common: dict[str, Any],
+        columns: dict[str, ColumnSpec],
+        broken: Any,
+    ) -> QuerySpec:
+        """A statistic of several columns validates them here (the plan's declared columns and those with a
+        problem of their own); the others parse their fields with :meth:`parse`."""
+        col = columns[common["column"]] if common.get("column") is not None else None
+        return self.parse(obj, key, common, col)
+
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
         """Its own fields in the plan file's format (after the shared ones)."""
         return {}
+
+    def ledger_fields(self, exact: Exact) -> dict[str, Any] | None:
+        """What the spend entry keeps of this query beyond its rows (the synthesiser's noisy marginals and
+        seed), once :meth:`release_rows` has noised it; None for the others."""
+        return None
 
     def n_cells(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
         """How many cells its design will have (one per group, or one), counted from the plan alone so that

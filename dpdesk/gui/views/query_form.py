@@ -41,6 +41,8 @@ PROBLEM_MARK = "⚠ "
 #: form has one widget for each, built from its kind, shown when the selected statistic declares it.
 PARAMS: dict[str, Param] = {}
 for _stat in statistics.REGISTRY.values():
+    if not _stat.in_form:
+        continue
     for _p in _stat.params:
         if _p.kind not in (ParamKind.COLUMN, ParamKind.GROUP_BY):
             PARAMS.setdefault(_p.key, _p)
@@ -115,7 +117,8 @@ class QueryForm(QWidget):
         self.name.setToolTip(_("A name for this statistic; it heads its rows in the release."))
         self.statistic = QComboBox()
         for stat in statistics.REGISTRY.values():
-            self.statistic.addItem(stat.label(), stat.name)
+            if stat.in_form:
+                self.statistic.addItem(stat.label(), stat.name)
         self.statistic.setToolTip(_("What to compute."))
         self.column = QComboBox()
         self.column.setToolTip(
