@@ -2450,6 +2450,16 @@ import PySide6  # noqa: F401
         r"""            "file": file_name(str(int(exact.marginals.one_way[0][0]))),""",
         (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
     ),
+    Mutant(
+        "SY08",
+        "synthetic tables: the Laplace measurements draw half the noise their booked epsilon needs",
+        "dpdesk/core/synthetic/measure.py",
+        r"""    noisy, _b = mech.draw_laplace(values, round(split.l1), split.l1 / scale)""",
+        r"""    noisy, _b = mech.draw_laplace(values, round(split.l1), 2 * split.l1 / scale)""",
+        (
+            "tests/trust/test_audit_synthetic.py::test_the_synthesisers_laplace_measurements_keep_the_booked_epsilon",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
