@@ -161,7 +161,10 @@ def _label(v: float, step: float) -> str:
 
 
 def _limits(lo: float, hi: float, sticky_zero: bool) -> tuple[float, float]:
-    span = hi - lo if hi > lo else (abs(hi) or 1.0)
+    if hi <= lo:  # one value (e.g. all zero): a small range around it, as matplotlib draws it
+        pad = 0.05 * abs(lo) or 0.055
+        return lo - pad, hi + pad
+    span = hi - lo
     low = lo if (sticky_zero and lo == 0.0) else lo - _MARGIN * span
     high = hi if (sticky_zero and hi == 0.0) else hi + _MARGIN * span
     return low, high
