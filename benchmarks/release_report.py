@@ -53,6 +53,7 @@ DATA = {
 SMALL = REPO / "resources" / "samples" / "census_sample.csv"
 
 BASELINE_TEMPLATE = '''"""Bare baseline, written by release_report.py: load with polars, the 20 statistics with numpy, numpy noise."""
+from __future__ import annotations
 import sys, json, time
 import numpy as np
 import polars as pl
@@ -93,23 +94,31 @@ import dpdesk.core.release as rel
 import dpdesk.core.package as pkg
 import dpdesk.core.report as rep
 import dpdesk.core.loading as loading
-T = {"statistics": 0.0, "charge": 0.0, "package": 0.0, "report": 0.0, "load": 0.0}
+import dpdesk.core.recognition as recognition
+T = {"statistics": 0.0, "charge": 0.0, "package": 0.0, "report": 0.0, "load": 0.0, "identity": 0.0}
+INSIDE = {"charge": 0}
+WITHIN = {"statistics": 0.0, "load": 0.0, "identity": 0.0}  # the parts of the charge timed separately
 def timed(mod, name, key):
     fn = getattr(mod, name)
     def wrapper(*a, **k):
         t = time.perf_counter()
+        INSIDE[key] = INSIDE.get(key, 0) + 1
         try:
             return fn(*a, **k)
         finally:
-            T[key] += time.perf_counter() - t
+            INSIDE[key] -= 1
+            dt = time.perf_counter() - t
+            T[key] += dt
+            if key in WITHIN and INSIDE["charge"] > 0:
+                WITHIN[key] += dt
     setattr(mod, name, wrapper)
 timed(rel, "exact_statistic", "statistics")
 timed(rel, "noisy_rows", "statistics")
 timed(rel, "_charge", "charge")
-timed(rel, "write_package", "package")
 timed(pkg, "write_package", "package")
 timed(rep, "write_release_report", "report")
 timed(loading, "load_table", "load")
+timed(recognition, "content_identity", "identity")
 from dpdesk.cli import main
 t0 = time.perf_counter()
 rc = main(sys.argv[1:])
@@ -118,7 +127,7 @@ with open("/proc/self/stat") as f:
     start = int(f.read().rsplit(")", 1)[1].split()[19])
 with open("/proc/uptime") as f:
     since_start = float(f.read().split()[0]) - start / os.sysconf("SC_CLK_TCK")
-T["ledger"] = T.pop("charge") - T["statistics"] - T["load"]
+T["ledger"] = T.pop("charge") - sum(WITHIN.values())
 T["package"] -= T["report"]
 print(json.dumps({"rc": rc, "main_s": total, "imports_s": since_start - total, **T}))
 """
@@ -188,8 +197,7 @@ def one(
     kind: str, version: Path | None, plan: Path, data: Path, scratch: Path, baseline: Path
 ) -> dict[str, Any]:
     if kind == "baseline":
-        r = run_measured([sys.executable, str(baseline), str(data)], {**os.environ, "PYTHONPATH": ""})
-        return r
+        return run_measured([sys.executable, str(baseline), str(data)], {**os.environ, "PYTHONPATH": ""})
     assert version is not None
     cmd, env, out = release_cmd(version, plan, data, scratch)
     r = run_measured(cmd, env)
@@ -306,18 +314,24 @@ def report_md(res: dict[str, Any], sizes: list[str]) -> str:
     lines = [
         "# The release report: before and after (issue 16, item 1)",
         "",
-        f"Written by `benchmarks/release_report.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-        f"before = `{res['before'][:12]}`, after = `{res['after'][:12]}`. Machine: {bench.machine()}.",
+        (
+            f"Written by `benchmarks/release_report.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+            f"before = `{res['before'][:12]}`, after = `{res['after'][:12]}`. Machine: {bench.machine()}."
+        ),
         "",
-        "Each figure is a fresh process, interleaved round by round; seconds are wall time from spawn to exit "
-        '(process start and imports included); peak RSS from `os.wait4`; "other cores" is the CPU other '
-        "processes used meanwhile (2.0 = the whole 2-core machine, which is shared: expect noise).",
+        (
+            "Each figure is a fresh process, interleaved round by round; seconds are wall time from spawn to exit "
+            '(process start and imports included); peak RSS from `os.wait4`; "other cores" is the CPU other '
+            "processes used meanwhile (2.0 = the whole 2-core machine, which is shared: expect noise)."
+        ),
         "",
-        "**The baseline** (a fresh process): start Python, import polars and numpy, load the CSV with polars "
-        "(declared schema: Enum, Int16, Float64), compute the same 20 statistics exactly with numpy "
-        "(`bench.numpy_queries`), add numpy noise (Laplace, Gumbel-max for quantiles and the mode). It writes nothing. "
-        "`dpdesk release` also checks the data, charges and fsyncs the ledger, writes release.csv, the PDF report, "
-        "plan.json and ledger.json.",
+        (
+            "**The baseline** (a fresh process): start Python, import polars and numpy, load the CSV with polars "
+            "(declared schema: Enum, Int16, Float64), compute the same 20 statistics exactly with numpy "
+            "(`bench.numpy_queries`), add numpy noise (Laplace, Gumbel-max for quantiles and the mode). It writes nothing. "
+            "`dpdesk release` also checks the data, charges and fsyncs the ledger, writes release.csv, the PDF report, "
+            "plan.json and ledger.json."
+        ),
         "",
         "| case | version | runs | median s | min s | ratio to baseline (medians) | peak RSS MiB | other cores (median) | PDF KB | PDF KB / query |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -342,19 +356,23 @@ def report_md(res: dict[str, Any], sizes: list[str]) -> str:
         "",
         "## Where a release's time goes (one instrumented run each, in-process seconds)",
         "",
-        "imports and start = process time before `main`; statistics = exact values and noise; ledger = the charge "
-        "without its statistics and loading (plan checks, budget, the fsynced entry); package = release.csv, "
-        "plan.json, ledger.json and the package entry; report = the PDF. Overhead = ledger + package + report, "
-        "against the target 0.3 s + 15 ms per query.",
+        (
+            "imports and start = process time before `main`; statistics = exact values and noise; ledger = the charge "
+            "without its statistics, loading and content identity (plan checks, budget, the fsynced entry); content identity = "
+            "the table's content key and resemblance sketch (issue 13: computed at a file's first release, then cached "
+            "by its SHA-256 in the dpdesk home; every run here has a fresh home, so every run pays it); package = release.csv, "
+            "plan.json, ledger.json and the package entry; report = the PDF. Overhead = ledger + package + report, "
+            "against the target 0.3 s + 15 ms per query."
+        ),
         "",
-        "| case | version | imports and start | main | load | statistics | ledger | package | report | overhead | target |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| case | version | imports and start | main | load | content identity | statistics | ledger | package | report | overhead | target |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, c in res["cases"].items():
         for k, s in c["split"].items():
             over = s["ledger"] + s["package"] + s["report"]
             lines.append(
-                f"| {name} | {k} | {s['imports_s']:.2f} | {s['main_s']:.2f} | {s['load']:.2f} | {s['statistics']:.2f} | {s['ledger']:.2f} | "
+                f"| {name} | {k} | {s['imports_s']:.2f} | {s['main_s']:.2f} | {s['load']:.2f} | {s['identity']:.2f} | {s['statistics']:.2f} | {s['ledger']:.2f} | "
                 f"{s['package']:.2f} | {s['report']:.2f} | {over:.2f} | {0.3 + 0.015 * queries[name]:.2f} |"
             )
     return "\n".join(lines) + "\n"
