@@ -157,11 +157,29 @@ def snapshot(rev: str, into: Path) -> Path:
     return into
 
 
+CWD = [Path(tempfile.gettempdir())]
+
+
+def check_imports(version: Path) -> None:
+    """The child imports the snapshot's dpdesk (not the repository's or the venv's)."""
+    r = subprocess.run(
+        [sys.executable, "-c", "import dpdesk; print(dpdesk.__file__)"],
+        env={**os.environ, "PYTHONPATH": str(version)},
+        cwd=CWD[0],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    if not Path(r.stdout.strip()).resolve().is_relative_to(version.resolve()):
+        raise RuntimeError(f"{version}: the child imported {r.stdout.strip()}")
+
+
 def run_measured(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
     """As :func:`run`, with the child's peak RSS and CPU from ``os.wait4`` (the child is reaped here)."""
     busy0 = bench._cpu_busy_s()
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    # cwd: a scratch folder, never the repository (``python -m``/``-c`` put the cwd before PYTHONPATH)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=CWD[0])
     assert p.stdout is not None
     out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
@@ -254,6 +272,9 @@ def main() -> int:
     }
     scratch = out / "scratch"
     scratch.mkdir(exist_ok=True)
+    CWD[0] = scratch
+    for v in versions.values():
+        check_imports(v)
     baseline = out / "baseline.py"
     baseline.write_text(
         BASELINE_TEMPLATE.format(
