@@ -10,6 +10,7 @@ Fallback (TrueType outlines, which reportlab needs); everything else in DejaVu S
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -363,20 +364,17 @@ def write_release_report(
         mech = tr.get("mechanism", qrows[0][5])
         if tr.get("calibration"):
             mech += f" ({tr['calibration']})"
-        story.append(
-            _p(
-                _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]),
-                st["body"],
-            )
-        )
+        lines: list[tuple[str, str]] = [
+            ("body", _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]))
+        ]
         if name in accuracy:
-            story.append(_p(_("Accuracy: {text}.").format(text=accuracy[name]), st["body"]))
+            lines.append(("body", _("Accuracy: {text}.").format(text=accuracy[name])))
         for c in tr.get("components", []):
             line = _("{label}: sensitivity {s} — {why}").format(
                 label=c["label"], s=f"{c['sensitivity_used']:.6g}", why=c["derivation"]
             )
-            story.append(_p(line, st["small"]))
-            story.append(_p(_("Formula: {f}").format(f=c["formula"]), st["small"]))
+            lines.append(("small", line))
+            lines.append(("small", _("Formula: {f}").format(f=c["formula"])))
         if tr.get("rank_error95") is not None:
             acc = _(
                 "Accuracy: with 95% probability the released value's rank is within ±{r} of q·n, "
@@ -384,9 +382,10 @@ def write_release_report(
                 "at least q·n − {r} at or below it. This follows from the plan alone; no interval of "
                 "values is given, because turning ranks into values would need the data."
             )
-            story.append(_p(acc.format(r=f"{tr['rank_error95']:.4g}"), st["body"]))
+            lines.append(("body", acc.format(r=f"{tr['rank_error95']:.4g}")))
         for n in tr.get("notes", []):
-            story.append(_p(_("Note: {n}").format(n=n), st["small"]))
+            lines.append(("small", _("Note: {n}").format(n=n)))
+        story.extend(_line_paragraphs(lines, st))
         story.append(Spacer(1, 3 * mm))
 
     story.append(PageBreak())
@@ -452,6 +451,15 @@ def write_release_report(
         )
         story.append(Spacer(1, 2 * mm))
     _build(path, story, title)
+
+
+def _line_paragraphs(lines: Sequence[tuple[str, str]], st: dict[str, Any]) -> list[Any]:
+    """Lines of text, each starting a new line: adjacent lines of one style set as one paragraph (the same look
+    as a paragraph each, with a fraction of the flowables a long report would lay out)."""
+    out: list[Any] = []
+    for key, group in itertools.groupby(lines, key=lambda kv: kv[0]):
+        out.append(_p("<br/>".join(markup(text) for _k, text in group), st[key], raw=True))
+    return out
 
 
 def _summary_table(
