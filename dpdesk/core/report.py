@@ -86,6 +86,8 @@ def _dejavu_folder() -> Path:
 def text_runs(text: str) -> list[tuple[str, str]]:
     """``text`` (control characters made visible) split into runs of (font name, characters): the characters
     DejaVu lacks (CJK) in the CJK font, the others in DejaVu Sans. Fonts must be registered."""
+    if text.isascii() and text.isprintable():  # no control character, every one in DejaVu: one run as it is
+        return [(LATIN, text)] if text else []
     out: list[tuple[str, str]] = []
     run: list[str] = []
     in_cjk = False
@@ -177,7 +179,9 @@ def _plain(text: str, width: float) -> bool:
     characters (no CJK, control or markup-sensitive character) that fits."""
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
-    if not text.isprintable() or shown(text) != text or any(ord(ch) not in _LATIN_CMAP for ch in text):
+    if not text.isprintable():
+        return False
+    if not text.isascii() and (shown(text) != text or any(ord(ch) not in _LATIN_CMAP for ch in text)):
         return False
     # measured only when the widest glyph would not fit as many times as there are characters
     return len(text) * _LATIN_WIDEST[0] * 8 / 1000 <= width or bool(stringWidth(text, LATIN, 8) <= width)
