@@ -313,6 +313,7 @@ def main() -> int:
         for k, s in splits.items():
             print(f"{name} split {k}: {s}", flush=True)
         results["cases"][name] = {"runs": got, "split": splits}
+        (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")  # after every case
 
     for size in sizes:
         case(size, ["before", "after", "baseline"], plans["20"], DATA[size], a.rounds, {})
