@@ -485,7 +485,7 @@ def _summary_table(
             what += " " + _("by {g}").format(g=tr["group_by"])
         acc = accuracies.get(name)
         table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])
-    return _table(table, [38 * mm, 32 * mm, 38 * mm, 12 * mm, 18 * mm, 36 * mm], st)
+    return _table(table, [36 * mm, 30 * mm, 36 * mm, 14 * mm, 22 * mm, 36 * mm], st)
 
 
 def _short_value(qrows: Sequence[Sequence[str]]) -> str:
