@@ -243,6 +243,28 @@ class Accuracy:
             "probability at least {p}"
         ).format(l=_fmt(self.error), p=pct)
 
+    def short(self) -> str:
+        """The statement's short form, for the report's summary table (translated)."""
+        pct = f"{self.confidence * 100:.4g}%"
+        if self.kind == VALUE:
+            if self.cells > 1:
+                text = (_("±{e}, all cells together") if self.together else _("±{e} per cell")).format(
+                    e=_fmt(self.error)
+                )
+            else:
+                text = f"±{_fmt(self.error)}"
+        elif self.kind == RATIO:
+            if self.error is None:
+                return _("depends on the number of rows")
+            text = (_("±{e} per group of {n} rows") if self.per_group else _("±{e} at {n} rows")).format(
+                e=_fmt(self.error), n=self.rows
+            )
+        elif self.kind == RANK:
+            text = _("rank ±{r}").format(r=_fmt(self.error))
+        else:
+            text = _("right if it leads by {l}").format(l=_fmt(self.error))
+        return f"{text} ({pct})"
+
 
 def _fmt(x: float | None) -> str:
     if x is None:

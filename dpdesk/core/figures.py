@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from dpdesk.core import mechanisms as mech
@@ -125,6 +126,57 @@ def selection_figure(design: QueryDesign) -> Any:
     return fig
 
 
+@dataclass(frozen=True)
+class BarChart:
+    """A bar chart computed once from public values (the released rows or the ledger's costs), drawn by
+    matplotlib in the app and by reportlab's vector graphics in the PDF report (``dpdesk.core.pdf_charts``).
+
+    ``horizontal``: bars along the x axis, one row per label from the top (the budget chart), each annotated
+    with its value; else vertical bars with 95% intervals ``lows``/``highs`` as error bars (the results chart).
+    """
+
+    title: str
+    labels: tuple[str, ...]
+    values: tuple[float, ...]
+    colours: tuple[str, ...]
+    lows: tuple[float, ...] | None = None
+    highs: tuple[float, ...] | None = None
+    horizontal: bool = False
+    alpha: float = 1.0
+    axis_label: str = ""
+    #: the value axis's upper limit (None: from the data)
+    value_max: float | None = None
+    #: the figure's size in inches, as the app shows it
+    size: tuple[float, float] = (6.4, 3.0)
+
+
+BAR_BLUE = "#2a6fbb"
+ERROR_GREY = "#333333"
+#: more queries than this: the budget chart shows this release as one bar (the summary table lists each query)
+BUDGET_BARS_MAX = 25
+
+
+def results_chart(
+    title: str,
+    labels: Sequence[str],
+    values: Sequence[float],
+    lows: Sequence[float] | None = None,
+    highs: Sequence[float] | None = None,
+) -> BarChart:
+    """The results chart of a histogram or grouped statistic, with 95% intervals as error bars."""
+    both = lows is not None and highs is not None
+    return BarChart(
+        title=title,
+        labels=tuple(labels),
+        values=tuple(float(v) for v in values),
+        colours=(BAR_BLUE,) * len(labels),
+        lows=tuple(float(v) for v in lows) if both and lows is not None else None,
+        highs=tuple(float(v) for v in highs) if both and highs is not None else None,
+        alpha=0.8,
+        size=(6.4, 3.0),
+    )
+
+
 def results_figure(
     title: str,
     labels: Sequence[str],
@@ -133,25 +185,53 @@ def results_figure(
     highs: Sequence[float] | None = None,
 ) -> Any:
     """Bar chart of a histogram or grouped statistic, with 95% intervals as error bars."""
+    return _results_figure(results_chart(title, labels, values, lows, highs))
+
+
+def _results_figure(chart: BarChart) -> Any:
     import numpy as np
 
-    fig = _figure(6.4, 3.0)
+    fig = _figure(*chart.size)
     ax = fig.subplots()
+    labels = chart.labels
     x = np.arange(len(labels))
-    vals = np.asarray(values, dtype=float)
-    ax.bar(x, vals, color="#2a6fbb", alpha=0.8)
-    if lows is not None and highs is not None:
-        lo = vals - np.asarray(lows, dtype=float)
-        hi = np.asarray(highs, dtype=float) - vals
+    vals = np.asarray(chart.values, dtype=float)
+    ax.bar(x, vals, color=chart.colours[0] if chart.colours else BAR_BLUE, alpha=chart.alpha)
+    if chart.lows is not None and chart.highs is not None:
+        lo = vals - np.asarray(chart.lows, dtype=float)
+        hi = np.asarray(chart.highs, dtype=float) - vals
         ax.errorbar(x, vals, yerr=[lo, hi], fmt="none", ecolor="#333", capsize=3, lw=1)
     ax.set_xticks(x)
     ax.set_xticklabels(
         labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center", fontsize=7
     )
-    ax.set_title(title, fontsize=9)
+    ax.set_title(chart.title, fontsize=9)
     ax.tick_params(labelsize=7)
     ax.grid(True, axis="y", alpha=0.3)
     return fig
+
+
+def budget_chart(
+    costs: Sequence[tuple[str, float]], total: float, earlier: float, remaining: float, method: str
+) -> BarChart:
+    """Spending per query of one release, earlier spending and what remains, against the total budget; more
+    than :data:`BUDGET_BARS_MAX` queries are shown as one bar (their sum)."""
+    spent_now = sum(e for _n, e in costs)
+    if len(costs) > BUDGET_BARS_MAX:
+        costs = [(_("this release ({n} queries)").format(n=len(costs)), spent_now)]
+    names = [_("earlier releases")] + [n for n, _e in costs] + [_("remaining")]
+    values = [earlier] + [e for _n, e in costs] + [remaining]
+    colours = ["#8a8f96"] + [BAR_BLUE] * len(costs) + ["#cfd8e3"]
+    return BarChart(
+        title=_("Budget: this release's queries ({m})").format(m=method),
+        labels=tuple(names),
+        values=tuple(float(v) for v in values),
+        colours=tuple(colours),
+        horizontal=True,
+        axis_label=_("epsilon (total budget {t})").format(t=f"{total:g}"),
+        value_max=max(total, earlier + spent_now) * 1.15,
+        size=(6.4, 2.6),
+    )
 
 
 def budget_figure(
@@ -162,21 +242,31 @@ def budget_figure(
     Under sequential accounting the queries' epsilons add up to the release's cost; under the other
     methods the release costs its composed total, shown with the remaining budget.
     """
-    fig = _figure(6.4, 2.6)
+    chart = budget_chart(costs, total, earlier, remaining, method)
+    fig = _figure(*chart.size)
     ax = fig.subplots()
-    names = [_("earlier releases")] + [n for n, _e in costs] + [_("remaining")]
-    spent_now = sum(e for _n, e in costs)
-    values = [earlier] + [e for _n, e in costs] + [remaining]
-    colours = ["#8a8f96"] + ["#2a6fbb"] * len(costs) + ["#cfd8e3"]
-    y = list(range(len(names)))[::-1]
-    ax.barh(y, values, color=colours)
+    y = list(range(len(chart.labels)))[::-1]
+    ax.barh(y, chart.values, color=chart.colours)
     ax.set_yticks(y)
-    ax.set_yticklabels(names, fontsize=7)
-    for yi, v in zip(y, values, strict=True):
+    ax.set_yticklabels(chart.labels, fontsize=7)
+    for yi, v in zip(y, chart.values, strict=True):
         ax.annotate(f"{v:.4g}", (v, yi), textcoords="offset points", xytext=(3, -3), fontsize=7)
-    ax.set_xlabel(_("epsilon (total budget {t})").format(t=f"{total:g}"), fontsize=8)
-    ax.set_xlim(0, max(total, earlier + spent_now) * 1.15)
+    ax.set_xlabel(chart.axis_label, fontsize=8)
+    ax.set_xlim(0, chart.value_max)
     ax.tick_params(labelsize=7)
     ax.grid(True, axis="x", alpha=0.3)
-    ax.set_title(_("Budget: this release's queries ({m})").format(m=method), fontsize=9)
+    ax.set_title(chart.title, fontsize=9)
     return fig
+
+
+def nice_ticks(lo: float, hi: float, most: int = 8) -> list[float]:
+    """Round tick positions covering [lo, hi] (steps of 1, 2, 2.5 or 5 times a power of ten, at most ``most``
+    ticks inside the range, as matplotlib's default locator chooses them)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(1, most - 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next((m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw), 10.0 * power)
+    first = math.ceil(lo / step - 1e-9)
+    last = math.floor(hi / step + 1e-9)
+    return [round(k * step, 12) for k in range(first, last + 1)]

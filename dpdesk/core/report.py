@@ -10,7 +10,7 @@ Fallback (TrueType outlines, which reportlab needs); everything else in DejaVu S
 
 from __future__ import annotations
 
-import io
+import itertools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +22,7 @@ from dpdesk.core.text import shown
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
+    from dpdesk.core.accuracy import Accuracy
     from dpdesk.core.budget import BudgetReport
 
 LATIN = "DejaVuSans"
@@ -29,23 +30,20 @@ LATIN_BOLD = "DejaVuSans-Bold"
 CJK = "DroidSansFallback"
 _FONTS_READY = False
 _LATIN_CMAP: set[int] = set()
+_LATIN_WIDEST = [1000.0]  # the widest DejaVu Sans glyph, in thousandths of the font size
 
 
 def _register_fonts() -> None:
     global _FONTS_READY  # noqa: PLW0603 - fonts are registered once per process
     if _FONTS_READY:
         return
-    import matplotlib
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
 
-    from dpdesk.resources import resource
-
-    ttf = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    ttf = _dejavu_folder()
     latin = TTFont(LATIN, str(ttf / "DejaVuSans.ttf"))
     pdfmetrics.registerFont(latin)
     pdfmetrics.registerFont(TTFont(LATIN_BOLD, str(ttf / "DejaVuSans-Bold.ttf")))
-    pdfmetrics.registerFont(TTFont(CJK, str(resource("fonts", "DroidSansFallbackFull.ttf"))))
     from reportlab.lib.fonts import addMapping
 
     addMapping(LATIN, 0, 0, LATIN)
@@ -53,27 +51,68 @@ def _register_fonts() -> None:
     addMapping(LATIN, 0, 1, LATIN)
     addMapping(LATIN, 1, 1, LATIN_BOLD)
     _LATIN_CMAP.update(latin.face.charToGlyph.keys())
+    _LATIN_WIDEST[0] = float(max(latin.face.charWidths.values(), default=1000.0))
     _FONTS_READY = True
 
 
-def markup(text: str) -> str:
-    """Escape text for a Paragraph and set the characters DejaVu lacks (CJK) in the CJK font; control
-    characters are made visible (user-supplied titles, names, labels and reasons pass here)."""
-    out: list[str] = []
+_CJK_READY = False
+
+
+def _register_cjk() -> None:
+    """The CJK font, registered when a report first needs it (parsing it takes 0.15 s; Latin-only reports
+    never do)."""
+    global _CJK_READY  # noqa: PLW0603 - fonts are registered once per process
+    if _CJK_READY:
+        return
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+
+    from dpdesk.resources import resource
+
+    pdfmetrics.registerFont(TTFont(CJK, str(resource("fonts", "DroidSansFallbackFull.ttf"))))
+    _CJK_READY = True
+
+
+def _dejavu_folder() -> Path:
+    """matplotlib's bundled DejaVu fonts, found without importing matplotlib (a second of imports that the
+    report, drawn with reportlab alone, does not need)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is None or spec.origin is None:  # pragma: no cover - matplotlib is a dependency
+        raise ImportError("matplotlib's fonts are needed for the report")
+    return Path(spec.origin).parent / "mpl-data" / "fonts" / "ttf"
+
+
+def text_runs(text: str) -> list[tuple[str, str]]:
+    """``text`` (control characters made visible) split into runs of (font name, characters): the characters
+    DejaVu lacks (CJK) in the CJK font, the others in DejaVu Sans. Fonts must be registered."""
+    if text.isascii() and text.isprintable():  # no control character, every one in DejaVu: one run as it is
+        return [(LATIN, text)] if text else []
+    out: list[tuple[str, str]] = []
     run: list[str] = []
     in_cjk = False
     for ch in shown(text, keep_newlines=True):
         cjk = ord(ch) not in _LATIN_CMAP and not ch.isspace()
         if cjk != in_cjk and run:
-            chunk = escape("".join(run))
-            out.append(f'<font name="{CJK}">{chunk}</font>' if in_cjk else chunk)
+            out.append((CJK if in_cjk else LATIN, "".join(run)))
             run = []
         in_cjk = cjk
         run.append(ch)
     if run:
-        chunk = escape("".join(run))
-        out.append(f'<font name="{CJK}">{chunk}</font>' if in_cjk else chunk)
-    return "".join(out)
+        out.append((CJK if in_cjk else LATIN, "".join(run)))
+    if any(font == CJK for font, _chunk in out):
+        _register_cjk()
+    return out
+
+
+def markup(text: str) -> str:
+    """Escape text for a Paragraph and set the characters DejaVu lacks (CJK) in the CJK font; control
+    characters are made visible (user-supplied titles, names, labels and reasons pass here)."""
+    return "".join(
+        f'<font name="{CJK}">{escape(chunk)}</font>' if font == CJK else escape(chunk)
+        for font, chunk in text_runs(text)
+    )
 
 
 def _styles() -> dict[str, Any]:
@@ -107,23 +146,24 @@ def _p(text: str, style: Any, *, raw: bool = False) -> Any:
     return Paragraph(text if raw else markup(text), style)
 
 
-def _figure_image(fig: Any, width: float) -> Any:
-    from reportlab.platypus import Image
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=160)
-    buf.seek(0)
-    w_in, h_in = fig.get_size_inches()
-    return Image(buf, width=width, height=width * h_in / w_in)
-
-
 def _table(rows: list[list[Any]], widths: Sequence[float], st: dict[str, Any], header: bool = True) -> Any:
     from reportlab.lib import colors
     from reportlab.platypus import Table, TableStyle
 
-    cells = [[c if not isinstance(c, str) else _p(c, st["small"]) for c in r] for r in rows]
+    small = st["small"]
+    cells = [
+        [
+            c if not isinstance(c, str) or _plain(c, w - 12) else _p(c, small)
+            for c, w in zip(r, widths, strict=True)
+        ]
+        for r in rows
+    ]
     t = Table(cells, colWidths=list(widths), repeatRows=1 if header else 0)
     style = [
+        # a short Latin cell is a plain string in the small style (no paragraph to parse and wrap: a large
+        # plan's tables have tens of thousands of cells); anything else is a paragraph
+        ("FONT", (0, 0), (-1, -1), LATIN, small.fontSize, small.leading),
+        ("TEXTCOLOR", (0, 0), (-1, -1), small.textColor),
         ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#b0b7bf")),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
         ("TOPPADDING", (0, 0), (-1, -1), 2),
@@ -133,6 +173,19 @@ def _table(rows: list[list[Any]], widths: Sequence[float], st: dict[str, Any], h
         style.append(("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8edf2")))
     t.setStyle(TableStyle(style))
     return t
+
+
+def _plain(text: str, width: float) -> bool:
+    """Whether ``text`` can be set as a plain string in a cell ``width`` points wide: one line of DejaVu
+    characters (no CJK, control or markup-sensitive character) that fits."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    if not text.isprintable():
+        return False
+    if not text.isascii() and (shown(text) != text or any(ord(ch) not in _LATIN_CMAP for ch in text)):
+        return False
+    # measured only when the widest glyph would not fit as many times as there are characters
+    return len(text) * _LATIN_WIDEST[0] * 8 / 1000 <= width or bool(stringWidth(text, LATIN, 8) <= width)
 
 
 def _build(path: Path, story: list[Any], title: str) -> None:
@@ -148,6 +201,11 @@ def _build(path: Path, story: list[Any], title: str) -> None:
         canvas.drawRightString(A4[0] - 18 * mm, 10 * mm, _("page {n}").format(n=doc.page))
         canvas.restoreState()
 
+    from reportlab import rl_config
+
+    # binary (Flate only) page streams: ASCII85 on top made the file a quarter larger and took seconds on a
+    # large plan's report
+    rl_config.useA85 = 0
     doc = SimpleDocTemplate(
         str(path),
         pagesize=A4,
@@ -221,7 +279,8 @@ def write_release_report(
     from reportlab.lib.units import mm
     from reportlab.platypus import PageBreak, Spacer
 
-    from dpdesk.core.figures import budget_figure, results_figure
+    from dpdesk.core.figures import budget_chart, results_chart
+    from dpdesk.core.pdf_charts import drawing
 
     st = _styles()
     width = 174 * mm
@@ -269,14 +328,18 @@ def write_release_report(
             st["small"],
         )
     )
+    traces = {t["name"]: t for t in spend["trace"]}
+    accuracies = _plan_accuracies(plan_dict)
+    accuracy = {name: a.sentence() for name, a in accuracies.items()}
+    by_name: dict[str, list[Sequence[str]]] = {}
+    for r in rows:
+        by_name.setdefault(r[0], []).append(r)
+    story.append(_p(_("Summary"), st["h1"]))
+    story.append(_summary_table(by_name, traces, accuracies, st))
     story.append(PageBreak())
 
     story.append(_p(_("Statistics"), st["h1"]))
-    traces = {t["name"]: t for t in spend["trace"]}
-    accuracy = plan_accuracy(plan_dict)
-    names = list(dict.fromkeys(r[0] for r in rows))
-    for name in names:
-        qrows = [r for r in rows if r[0] == name]
+    for name, qrows in by_name.items():
         tr = traces.get(name, {})
         what = tr.get("statistic", "")
         if tr.get("column"):
@@ -284,14 +347,17 @@ def write_release_report(
         if tr.get("group_by"):
             what += " " + _("by {g}").format(g=tr["group_by"])
         story.append(_p(f"{name}: {what}", st["h2"]))
-        table = [[_("Group"), _("Value"), _("95% interval"), "ε", "δ"]]
+        # ε and δ in columns only when they differ between the rows (else once, in the mechanism line below)
+        varying = len({(r[6], r[7]) for r in qrows}) > 1
+        table = [[_("Group"), _("Value"), _("95% interval"), *(("ε", "δ") if varying else ())]]
         for r in qrows:
             interval = f"[{r[3]}, {r[4]}]" if r[3] != "" else _("(a chosen candidate)")
-            table.append([r[1] or "—", r[2], interval, r[6], r[7]])
-        story.append(_table(table, [46 * mm, 32 * mm, 52 * mm, 16 * mm, 28 * mm], st))
+            table.append([r[1] or "—", r[2], interval, *((r[6], r[7]) if varying else ())])
+        widths = [46 * mm, 32 * mm, 52 * mm, 16 * mm, 28 * mm] if varying else [46 * mm, 42 * mm, 86 * mm]
+        story.append(_table(table, widths, st))
         numeric = len(qrows) > 1 and all(_is_number(r[2]) for r in qrows)
         if numeric:
-            fig = results_figure(
+            chart = results_chart(
                 name,
                 [r[1] for r in qrows],
                 [float(r[2]) for r in qrows],
@@ -299,24 +365,21 @@ def write_release_report(
                 [float(r[4]) for r in qrows],
             )
             story.append(Spacer(1, 2 * mm))
-            story.append(_figure_image(fig, width * 0.8))
+            story.append(drawing(chart, width * 0.8))
         mech = tr.get("mechanism", qrows[0][5])
         if tr.get("calibration"):
             mech += f" ({tr['calibration']})"
-        story.append(
-            _p(
-                _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]),
-                st["body"],
-            )
-        )
+        lines: list[tuple[str, str]] = [
+            ("body", _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]))
+        ]
         if name in accuracy:
-            story.append(_p(_("Accuracy: {text}.").format(text=accuracy[name]), st["body"]))
+            lines.append(("body", _("Accuracy: {text}.").format(text=accuracy[name])))
         for c in tr.get("components", []):
             line = _("{label}: sensitivity {s} — {why}").format(
                 label=c["label"], s=f"{c['sensitivity_used']:.6g}", why=c["derivation"]
             )
-            story.append(_p(line, st["small"]))
-            story.append(_p(_("Formula: {f}").format(f=c["formula"]), st["small"]))
+            lines.append(("small", line))
+            lines.append(("small", _("Formula: {f}").format(f=c["formula"])))
         if tr.get("rank_error95") is not None:
             acc = _(
                 "Accuracy: with 95% probability the released value's rank is within ±{r} of q·n, "
@@ -324,9 +387,10 @@ def write_release_report(
                 "at least q·n − {r} at or below it. This follows from the plan alone; no interval of "
                 "values is given, because turning ranks into values would need the data."
             )
-            story.append(_p(acc.format(r=f"{tr['rank_error95']:.4g}"), st["body"]))
+            lines.append(("body", acc.format(r=f"{tr['rank_error95']:.4g}")))
         for n in tr.get("notes", []):
-            story.append(_p(_("Note: {n}").format(n=n), st["small"]))
+            lines.append(("small", _("Note: {n}").format(n=n)))
+        story.extend(_line_paragraphs(lines, st))
         story.extend(synthetic_section(name, plan_dict, spend, st, width))  # a synthetic table's own section
         story.append(Spacer(1, 3 * mm))
 
@@ -336,9 +400,7 @@ def write_release_report(
     earlier = max(0.0, after["epsilon"] - charged["epsilon"])
     remaining = max(0.0, budget["epsilon"] - after["epsilon"])
     story.append(
-        _figure_image(
-            budget_figure(costs, budget["epsilon"], earlier, remaining, spend["method"]), width * 0.9
-        )
+        drawing(budget_chart(costs, budget["epsilon"], earlier, remaining, spend["method"]), width * 0.9)
     )
     totals = [[_("Accounting"), _("This release")]]
     for m, t in (spend.get("totals") or {}).items():
@@ -397,9 +459,55 @@ def write_release_report(
     _build(path, story, title)
 
 
+def _line_paragraphs(lines: Sequence[tuple[str, str]], st: dict[str, Any]) -> list[Any]:
+    """Lines of text, each starting a new line: adjacent lines of one style set as one paragraph (the same look
+    as a paragraph each, with a fraction of the flowables a long report would lay out)."""
+    out: list[Any] = []
+    for key, group in itertools.groupby(lines, key=lambda kv: kv[0]):
+        out.append(_p("<br/>".join(markup(text) for _k, text in group), st[key], raw=True))
+    return out
+
+
+def _summary_table(
+    by_name: dict[str, list[Sequence[str]]],
+    traces: dict[str, dict[str, Any]],
+    accuracies: dict[str, Accuracy],
+    st: dict[str, Any],
+) -> Any:
+    """One row per query: its name, statistic, released value (a short form of several), ε, δ and accuracy."""
+    from reportlab.lib.units import mm
+
+    table = [[_("Query"), _("Statistic"), _("Released value"), "ε", "δ", _("Accuracy")]]
+    for name, qrows in by_name.items():
+        tr = traces.get(name, {})
+        what = tr.get("statistic", "")
+        if tr.get("column"):
+            what += f" ({tr['column']})"
+        if tr.get("group_by"):
+            what += " " + _("by {g}").format(g=tr["group_by"])
+        acc = accuracies.get(name)
+        table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])
+    return _table(table, [36 * mm, 30 * mm, 36 * mm, 14 * mm, 22 * mm, 36 * mm], st)
+
+
+def _short_value(qrows: Sequence[Sequence[str]]) -> str:
+    """A query's released value, or the first of its values and how many there are."""
+    if len(qrows) == 1:
+        return qrows[0][2]
+    shown_rows = "; ".join(f"{r[1]} {r[2]}" for r in qrows[:3])
+    if len(qrows) <= 3:
+        return shown_rows
+    return _("{first}; … ({n} values)").format(first=shown_rows, n=len(qrows))
+
+
 def plan_accuracy(plan_dict: dict[str, Any]) -> dict[str, str]:
     """Each query's accuracy in its own units, in words, from the plan alone (its expected_rows included):
     the statement of :func:`dpdesk.core.accuracy.query_accuracy`. Empty when the plan does not read back."""
+    return {name: a.sentence() for name, a in _plan_accuracies(plan_dict).items()}
+
+
+def _plan_accuracies(plan_dict: dict[str, Any]) -> dict[str, Accuracy]:
+    """Each query's :class:`Accuracy` from the plan alone; empty when the plan does not read back."""
     from dpdesk.core import statistics
     from dpdesk.core.errors import DpdeskError
     from dpdesk.core.plan import parse_plan
@@ -408,8 +516,7 @@ def plan_accuracy(plan_dict: dict[str, Any]) -> dict[str, str]:
     try:
         plan = parse_plan(plan_dict)
         return {
-            d.spec.name: statistics.get(d.spec.statistic).value_accuracy(d, plan).sentence()
-            for d in design_plan(plan)
+            d.spec.name: statistics.get(d.spec.statistic).value_accuracy(d, plan) for d in design_plan(plan)
         }
     except DpdeskError:
         return {}

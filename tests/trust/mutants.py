@@ -2460,6 +2460,46 @@ import PySide6  # noqa: F401
             "tests/trust/test_audit_synthetic.py::test_the_synthesisers_laplace_measurements_keep_the_booked_epsilon",
         ),
     ),
+    # --- the release report at scale (issue 16) -----------------------------------------------------------
+    Mutant(
+        "RP01",
+        "report: the summary table lists every query (a long plan's summary stops after 50)",
+        "dpdesk/core/report.py",
+        r"""        table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])""",
+        r"""        if len(table) <= 50:
+            table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])""",
+        ("tests/core/test_report_charts.py::test_the_summary_table_lists_every_query_first",),
+    ),
+    Mutant(
+        "RP02",
+        "report: the charts are vectors (a results chart embedded as a matplotlib PNG again)",
+        "dpdesk/core/report.py",
+        r"""            story.append(drawing(chart, width * 0.8))""",
+        r"""            import io as _io
+
+            from reportlab.platypus import Image as _Image
+
+            from dpdesk.core.figures import _results_figure
+
+            _png = _io.BytesIO()
+            _results_figure(chart).savefig(_png, format="png", dpi=160)
+            _png.seek(0)
+            story.append(_Image(_png, width=width * 0.8, height=width * 0.8 * 3.0 / 6.4))""",
+        (
+            "tests/core/test_report_charts.py::test_the_charts_are_vectors_not_images",
+            "tests/core/test_report_charts.py::test_a_large_plans_report_grows_by_a_few_kb_per_query",
+        ),
+    ),
+    Mutant(
+        "RP03",
+        "report: a release never imports matplotlib (the fonts' folder found by importing it)",
+        "dpdesk/core/report.py",
+        r"""    spec = importlib.util.find_spec("matplotlib")""",
+        r"""    import matplotlib
+
+    spec = importlib.util.find_spec("matplotlib")""",
+        ("tests/core/test_report_charts.py::test_a_release_with_its_report_never_imports_matplotlib",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
