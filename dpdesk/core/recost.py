@@ -270,12 +270,14 @@ def _simulate_costs(
     )
 
 
-def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
-    """Every past release with what it costs now (see the module docstring), in ledger order."""
+def effective(
+    entries: Sequence[dict[str, Any]], *, settings: dict[str, Any] | None = None
+) -> list[Effective]:
+    """Every past release with what it costs now (see the module docstring), in ledger order; ``settings``: those
+    in force before the first of ``entries`` (the entries after a checkpoint, :mod:`dpdesk.core.checkpoint`)."""
     out: list[Effective] = []
     by_id: dict[str, Effective] = {}
     plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]] = {}
-    settings: dict[str, Any] | None = None
     for e in entries:
         t = e["type"]
         previous_unit = (settings or {}).get("privacy_unit")
@@ -341,10 +343,13 @@ def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
     return out
 
 
-def pending_corrections(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Releases whose cost now is above what the ledger records for them: the body of a ``correction`` entry."""
+def pending_corrections(
+    entries: Sequence[dict[str, Any]], *, settings: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Releases whose cost now is above what the ledger records for them: the body of a ``correction`` entry
+    (``settings``: those in force before the first of ``entries``, as :func:`effective` takes them)."""
     out = []
-    for eff in effective(entries):
+    for eff in effective(entries, settings=settings):
         if _higher(eff.costs, eff.recorded) or (not eff.recorded and eff.costs):
             out.append(
                 {

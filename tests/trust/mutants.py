@@ -559,9 +559,9 @@ MUTANTS: tuple[Mutant, ...] = (
                 )
             ) from None
         try:
-            entries = self.verify()
+            state = self.read()
 """,
-        r"""        early = self.verify()
+        r"""        early = self.read()
         try:
             lock = _locked(self.lock_path)
             lock.__enter__()
@@ -572,7 +572,7 @@ MUTANTS: tuple[Mutant, ...] = (
                 )
             ) from None
         try:
-            entries = early
+            state = early
 """,
         (
             f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain",
@@ -588,14 +588,14 @@ MUTANTS: tuple[Mutant, ...] = (
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
-        report = budget_report(plan, tx.entries)
+        report = budget_report(plan, state=tx.state)
 """,
-        r"""    seen = ledger.verify()
+        r"""    seen = ledger.read()
     with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
-        report = budget_report(plan, seen)
+        report = budget_report(plan, state=seen)
 """,
         (f"{REL}::test_two_processes_never_overspend",),
         (G_QUEUE,),
@@ -605,16 +605,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "T01",
         "tampering: an entry's hash is not checked",
         L,
-        r"""            if entry_hash(entry) != entry["hash"]:""",
-        r"""            if False:""",
+        r"""    if entry_hash(entry) != entry["hash"]:""",
+        r"""    if False:""",
         (LEDGER, f"{REL}::test_a_broken_ledger_stops_releases", f"{CLI}::test_tampered_ledger_exit_3"),
     ),
     Mutant(
         "T02",
         "tampering: the link to the previous entry is not checked",
         L,
-        r"""            if entry.get("prev") != prev:""",
-        r"""            if False:""",
+        r"""    if entry.get("prev") != prev:""",
+        r"""    if False:""",
         (LEDGER,),
     ),
     Mutant(
@@ -631,18 +631,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "T04",
         "tampering: entries of another dataset are accepted",
         L,
-        r"""            if entry.get("dataset") != expected:""",
-        r"""            if False:""",
+        r"""    if entry.get("dataset") != expected:""",
+        r"""    if False:""",
         (LEDGER,),
     ),
     Mutant(
         "T05",
         "tampering: a release transaction does not verify the chain",
         L,
-        r"""            entries = self.verify()
-            yield LedgerTransaction(self, entries)""",
-        r"""            entries = [json.loads(x) for x in self.path.read_bytes().splitlines()] if self.path.exists() else []
-            yield LedgerTransaction(self, entries)""",
+        r"""        if state is None:
+            entries = self.verify()
+            state = ck.state_of(entries)""",
+        r"""        if state is None:
+            entries = [json.loads(x) for x in self.path.read_bytes().splitlines()] if self.path.exists() else []
+            state = ck.state_of(entries)""",
         (
             f"{LEDGER}::test_append_on_a_broken_ledger_is_refused",
             f"{REL}::test_a_broken_ledger_stops_releases",
@@ -661,8 +663,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "T07",
         "tampering: an entry edited to hold NaN or Infinity crashes the chain check (a traceback)",
         "dpdesk/core/ledger.py",
-        r"""                entry = loads_entries(line.decode("utf-8"))""",
-        r"""                entry = json.loads(line.decode("utf-8"))""",
+        r"""        entry = loads_entries(line.decode("utf-8"))""",
+        r"""        entry = json.loads(line.decode("utf-8"))""",
         (
             "tests/trust/test_attack_issue11.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",
         ),
