@@ -507,8 +507,16 @@ def write_budget_statement(
                 e.hash[:16] + "…",
             ]
         )
-    story.append(_table(table, [9 * mm, 30 * mm, 18 * mm, 30 * mm, 57 * mm, 30 * mm], st))
+    # many small tables, each with its header row, rather than one long one: reportlab re-measures the rows left
+    # of a table at every page break it splits, which made a long ledger's statement quadratic in its length
+    widths = [9 * mm, 30 * mm, 18 * mm, 30 * mm, 57 * mm, 30 * mm]
+    for start in range(1, max(len(table), 2), STATEMENT_ROWS):
+        story.append(_table([table[0], *table[start : start + STATEMENT_ROWS]], widths, st))
     _build(path, story, _("Budget statement"))
+
+
+#: Rows of the budget statement's entries per table (about a page's worth)
+STATEMENT_ROWS = 25
 
 
 def _is_number(s: str) -> bool:

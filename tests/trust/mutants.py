@@ -2345,6 +2345,59 @@ import PySide6  # noqa: F401
         r"""    if not 0 < confidence < 1:""",
         ("tests/core/test_accuracy_edges.py::test_a_confidence_next_to_one_is_a_named_problem",),
     ),
+    # --- a ledger of any length (checkpoints) -------------------------------------------------------
+    Mutant(
+        "CK01",
+        "checkpoints: a checkpoint is trusted although the chain's end is not the head the register recorded",
+        L,
+        r"""        if last["seq"] != before.head.seq or last["hash"] != before.head.hash:""",
+        r"""        if False:""",
+        (
+            "tests/core/test_checkpoint.py::test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught",
+        ),
+    ),
+    Mutant(
+        "CK02",
+        "checkpoints: the running totals a checkpoint keeps leave out a release's delta",
+        "dpdesk/core/checkpoint.py",
+        r"""            d += acc.dec(c.delta)""",
+        r"""            pass""",
+        (
+            "tests/core/test_checkpoint.py::test_running_totals_equal_the_accountants",
+            "tests/core/test_checkpoint.py::test_checkpoint_totals_are_the_whole_chains",
+        ),
+    ),
+    Mutant(
+        "CK03",
+        "checkpoints: a full verification (ledger verify, export, review) does not check the last checkpoint",
+        "dpdesk/core/checkpoint.py",
+        r"""        return None if expected == st else str(e["seq"])""",
+        r"""        return None""",
+        (
+            "tests/core/test_checkpoint.py::test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught",
+        ),
+    ),
+    Mutant(
+        "CK04",
+        "checkpoints: a checkpoint made by other costing code (another version) is trusted",
+        "dpdesk/core/checkpoint.py",
+        r"""        if st["costing"] != costing_fingerprint():""",
+        r"""        if False:""",
+        ("tests/core/test_checkpoint.py::test_a_checkpoint_of_other_costing_code_is_not_trusted",),
+    ),
+    Mutant(
+        "CK05",
+        "checkpoints: the releases after a checkpoint are not added to its totals",
+        "dpdesk/core/checkpoint.py",
+        r"""        for eff in effective(tail, settings=settings):
+            spent = spent.add(eff.release())""",
+        r"""        for eff in effective(tail, settings=settings):
+            pass""",
+        (
+            "tests/core/test_checkpoint.py::test_checkpoint_totals_are_the_whole_chains",
+            "tests/core/test_checkpoint.py::test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
