@@ -46,11 +46,29 @@ def tiny_plan(method: str = "sequential") -> Plan:
     )
 
 
-def build(home: Path, tmp_path: Path, n: int, method: str = "sequential") -> tuple[Ledger, Plan]:
+def lean_plan() -> Plan:
+    """One Laplace count under a budget without delta: a release whose costing is the cheapest there is (no
+    Gaussian re-solve, no zCDP conversion through OpenDP), so that thousands of releases build in seconds."""
+    return parse_plan(
+        {
+            "version": 1,
+            "title": "t",
+            "budget": {"epsilon": 1e6, "delta": 0.0},
+            "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+            "accounting": {"method": "sequential"},
+            "columns": {"x": {"type": "float", "bounds": [0, 100]}},
+            "queries": [{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.01}],
+        }
+    )
+
+
+def build(
+    home: Path, tmp_path: Path, n: int, method: str = "sequential", plan: Plan | None = None
+) -> tuple[Ledger, Plan]:
     """``n`` releases through the release code (no package; fsync skipped by the caller for speed)."""
     data = tmp_path / "d.csv"
     data.write_text("x\n1\n2\n3\n", encoding="utf-8")
-    plan = tiny_plan(method)
+    plan = plan or tiny_plan(method)
     table = load_table(data, plan.columns)
     for _ in range(n):
         release(plan, data, home, None, table=table)
@@ -102,7 +120,7 @@ def _totals(report: Any) -> dict[str, Any]:
 def test_a_5000_release_ledger_is_read_from_its_tail_and_forgeries_are_caught(
     dpdesk_home: Path, tmp_path: Path, no_fsync: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _tail_and_forgeries(dpdesk_home, tmp_path, monkeypatch, 5000)
+    _tail_and_forgeries(dpdesk_home, tmp_path, monkeypatch, 5000, lean_plan())
 
 
 def test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught(
@@ -111,8 +129,10 @@ def test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught(
     _tail_and_forgeries(dpdesk_home, tmp_path, monkeypatch, 3 * ck.CHECKPOINT_EVERY + 5)
 
 
-def _tail_and_forgeries(dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
-    lg, plan = build(dpdesk_home, tmp_path, n)
+def _tail_and_forgeries(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, plan: Plan | None = None
+) -> None:
+    lg, plan = build(dpdesk_home, tmp_path, n, plan=plan)
     assert lg.path is not None
     size = lg.path.stat().st_size
     full = lg.verify()
@@ -237,7 +257,8 @@ costs = st.lists(
     st.tuples(
         st.floats(0, 3, allow_nan=False),
         st.floats(0, 1e-4, allow_nan=False),
-        st.floats(0, 5, allow_nan=False),
+        # rho: 0 or at least 1e-12 (OpenDP's zCDP conversion overflows on a subnormal rho, which no plan books)
+        st.one_of(st.just(0.0), st.floats(1e-12, 5, allow_nan=False)),
     ),
     min_size=1,
     max_size=4,

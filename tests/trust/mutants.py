@@ -2398,6 +2398,15 @@ import PySide6  # noqa: F401
             "tests/core/test_checkpoint.py::test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught",
         ),
     ),
+    Mutant(
+        "CK06",
+        "checkpoints: the re-costing memo answers for a plan under another unit of privacy (past releases not "
+        "re-costed when k rises)",
+        "dpdesk/core/recost.py",
+        r"""        key: str | None = json.dumps([plan_dict, unit], sort_keys=True, allow_nan=False)""",
+        r"""        key: str | None = json.dumps([plan_dict], sort_keys=True, allow_nan=False)""",
+        ("tests/core/test_recost.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
