@@ -2407,6 +2407,31 @@ import PySide6  # noqa: F401
         r"""        key: str | None = json.dumps([plan_dict], sort_keys=True, allow_nan=False)""",
         ("tests/core/test_recost.py",),
     ),
+    Mutant(
+        "CK07",
+        "budget statement: every cell of the entries is a Paragraph again (built and measured per cell: a 5,000-"
+        "release statement far above 2 s)",
+        "dpdesk/core/report.py",
+        r"""        if all(ord(ch) in _LATIN_CMAP for ch in flat) and all(""",
+        r"""        if False and all(""",
+        ("tests/core/test_statement.py::test_a_long_statement_is_linear_work",),
+    ),
+    Mutant(
+        "CK08",
+        "budget statement: a page's table holds every row left (re-built and re-measured at each page break)",
+        "dpdesk/core/report.py",
+        r"""        return [self._table(k), _entry_rows([], [], self.st, start=self.start + k, laid=self.laid)]""",
+        r"""        return [self._table(self._rows_left())]""",
+        ("tests/core/test_statement.py::test_a_long_statement_is_linear_work",),
+    ),
+    Mutant(
+        "CK09",
+        "the app's ledger list shows a checkpoint with no words of what it is",
+        "dpdesk/gui/models.py",
+        r"""            return _("totals carried forward")""",
+        '            return "(none)"',
+        ("tests/gui/test_ledger_text.py::test_a_checkpoint_entry_is_named_in_words",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
