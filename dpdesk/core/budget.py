@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpdesk.core import accounting as acc
 from dpdesk.core.deployments import HIGH_EPSILON  # a release of this epsilon or more is warned about
 from dpdesk.core.plan import Plan
 from dpdesk.core.queries import QueryDesign, design_plan
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.checkpoint import Spent, State
 
 
 def plan_costs(designs: Sequence[QueryDesign]) -> list[acc.QueryCost]:
@@ -234,18 +237,24 @@ class BudgetReport:
         }
 
 
-def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -> BudgetReport:
+def budget_report(
+    plan: Plan, entries: Sequence[dict[str, Any]] | None = None, *, state: State | None = None
+) -> BudgetReport:
     """Everything the budget meter shows, computed without touching any data.
 
-    ``entries`` are the dataset's ledger entries (what earlier releases spent), if known.
+    ``entries`` are the dataset's ledger entries (what earlier releases spent), if known; or ``state``, what its
+    ledger's history adds up to (:meth:`dpdesk.core.ledger.Ledger.read`: from its last checkpoint).
     """
+    if state is not None and state.full:
+        entries, state = state.tail, None  # the whole chain was read: exactly as from its entries
     designs = design_plan(plan)
     costs = plan_costs(designs)
-    settings = _ledger_settings(entries) if entries else None  # no ledger: nothing to import or read
+    settings = state.settings if state is not None else (_ledger_settings(entries) if entries else None)
     method = str(settings["accounting"]["method"] if settings else plan.accounting.method)
     budget = settings["budget"] if settings else {"epsilon": plan.budget.epsilon, "delta": plan.budget.delta}
     b_eps, b_delta = float(budget["epsilon"]), float(budget["delta"])
-    past = past_releases(entries or [])
+    past = past_releases(entries or []) if state is None else []
+    base = _base(state, b_delta)
     rel = acc.Release(tuple(costs), plan.accounting.delta_prime)
     methods: dict[str, MethodTotals | None] = {}
     for m in acc.METHOD_NAMES:
@@ -253,8 +262,11 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
             methods[m] = None
             continue
         plan_t = acc.dataset_total(m, [rel], b_delta)
-        spent_t = acc.dataset_total(m, [*past_as(m, past, b_delta)], b_delta)
-        after_t = acc.dataset_total(m, [*past_as(m, past, b_delta), rel], b_delta)
+        if base is not None:  # the checkpoint's running totals, folded as dataset_total folds the releases
+            spent_t, after_t = base.total(m), base.add(rel).total(m)
+        else:
+            spent_t = acc.dataset_total(m, [*past_as(m, past, b_delta)], b_delta)
+            after_t = acc.dataset_total(m, [*past_as(m, past, b_delta), rel], b_delta)
         methods[m] = MethodTotals(
             name=acc.METHOD_NAMES[m],
             plan=plan_t,
@@ -279,8 +291,42 @@ def budget_report(plan: Plan, entries: Sequence[dict[str, Any]] | None = None) -
         ),
         methods=methods,
         queries=tuple(QueryReport.of(d, plan) for d in designs),
-        releases_so_far=len(past),
+        releases_so_far=base.releases if base is not None else len(past),
     )
+
+
+def _base(state: State | None, b_delta: float) -> Spent | None:
+    """The running totals of a state read from a checkpoint (composed at the budget's delta), or None."""
+    if state is None:
+        return None
+    from dpdesk.core.checkpoint import Spent
+
+    if state.spent.releases == 0:
+        return Spent(budget_delta=b_delta)
+    if state.spent.budget_delta != b_delta:  # the checkpoint's reader refuses this; never compose at another
+        raise ValueError("running totals composed at another budget delta")
+    return state.spent
+
+
+def left_of(state: State) -> EpsilonDelta | None:
+    """What is left of the budget after the releases of a ledger's history (None before the first release or
+    without settings), as :attr:`BudgetReport.remaining_before` states it."""
+    settings = state.settings
+    if state.full:
+        past = past_releases(state.tail)
+        if not settings or not any(e["type"] == "spend" for e in state.tail):
+            return None
+    elif not settings:
+        return None
+    method = str(settings["accounting"]["method"])
+    b_eps, b_delta = float(settings["budget"]["epsilon"]), float(settings["budget"]["delta"])
+    if state.full:
+        spent = acc.dataset_total(method, past, b_delta)
+    else:
+        base = _base(state, b_delta)
+        assert base is not None
+        spent = base.total(method)
+    return EpsilonDelta(_remaining(b_eps, spent), max(0.0, b_delta - spent.delta))
 
 
 def past_as(method: str, past: list[acc.Release], b_delta: float) -> list[acc.Release]:

@@ -29,8 +29,9 @@ under a privacy officer's key, or its policy or key changed with their approval;
 :mod:`dpdesk.core.governance`), ``link`` (a near-copy of the table, a new local key, charged to this ledger from
 now on), ``declare_new`` (a near-copy declared a new dataset, naming it; with the officer's approval when
 governed) and ``declared_new`` (the first entry of that new dataset, naming the one it resembles), and
-``forget_identity`` (the home's content identities forgotten, with the officer's approval when governed). None
-of them records an overlap count or anything else derived from the rows (see :mod:`dpdesk.core.recognition`).
+``forget_identity`` (the home's content identities forgotten, with the officer's approval when governed), and
+``checkpoint`` (what the history before it adds up to, so that commands read the tail of the ledger: see
+:mod:`dpdesk.core.checkpoint`). None of them records an overlap count or anything else derived from the rows (see :mod:`dpdesk.core.recognition`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from dpdesk.i18n import _
 if TYPE_CHECKING:
     from dpdesk.core.accounting import QueryCost, Total
     from dpdesk.core.carryover import Assessment, StatedCost
+    from dpdesk.core.checkpoint import State
 
 GENESIS = "0" * 64
 
@@ -79,6 +81,7 @@ class EntryType(StrEnum):
     DECLARE_NEW = "declare_new"
     DECLARED_NEW = "declared_new"
     FORGET_IDENTITY = "forget_identity"
+    CHECKPOINT = "checkpoint"
 
 
 ENTRY_TYPES = tuple(t.value for t in EntryType)
@@ -233,7 +236,8 @@ class Ledger:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[LedgerTransaction]:
-        """Hold the ledger's exclusive lock, verify it, and allow appends until the block ends."""
+        """Hold the ledger's exclusive lock, read it (:meth:`read`: from its last checkpoint when that is bound to
+        the recorded head, else verified whole), and allow appends until the block ends."""
         if self.legacy:
             self.verify()  # an old-format ledger is only left unmigrated when broken: this names the problem
         if self.dataset is None:
@@ -248,8 +252,8 @@ class Ledger:
                 )
             ) from None
         try:
-            entries = self.verify()
-            yield LedgerTransaction(self, entries)
+            state = self.read()
+            yield LedgerTransaction(self, state.tail if state.full else None, state=state)
         finally:
             lock.__exit__(None, None, None)
 
@@ -487,44 +491,95 @@ class Ledger:
         prev = GENESIS
         for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
             where = _("ledger {path}, line {line}").format(path=label, line=lineno)
-            try:
-                entry = loads_entries(line.decode("utf-8"))
-            except ValueError:  # undecodable bytes, invalid JSON, non-finite numbers
-                raise LedgerError(
-                    _("{where}: not a valid entry (damaged or edited)").format(where=where)
-                ) from None
-            if not isinstance(entry, dict) or "hash" not in entry:
-                raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where))
-            if entry.get("prev") != prev:
-                raise LedgerError(
-                    _("{where}: the chain is broken (an entry was removed, reordered or edited)").format(
-                        where=where
-                    )
-                )
-            if entry.get("seq") != lineno:
-                raise LedgerError(
-                    _("{where}: wrong sequence number (entries were removed or reordered)").format(
-                        where=where
-                    )
-                )
-            if entry.get("dataset") != expected:
-                raise LedgerError(_("{where}: the entry belongs to another dataset").format(where=where))
-            if entry.get("type") not in ENTRY_TYPES:
-                raise LedgerError(
-                    _("{where}: unknown entry type {type}").format(where=where, type=repr(entry.get("type")))
-                )
-            if entry_hash(entry) != entry["hash"]:
-                raise LedgerError(
-                    _("{where}: the entry's content does not match its hash (it was edited)").format(
-                        where=where
-                    )
-                )
+            entry = _checked_line(line, where, prev, lineno, expected)
             prev = entry["hash"]
             entries.append(entry)
         if anchored:
             assert self.home is not None and self.dataset is not None
             anchor.check_ledger(self.home, self.dataset, label, before, entries)
         return entries
+
+    def read(self) -> State:
+        """What the history holds (:class:`dpdesk.core.checkpoint.State`), read from the end of the file: the last
+        checkpoint and the entries after it, trusted only when bound to the head the register recorded
+        (:meth:`_read_from_checkpoint`); otherwise the whole chain, verified exactly as :meth:`verify` does (raises
+        :class:`LedgerError` if it is broken)."""
+        from dpdesk.core import checkpoint as ck
+
+        self._refresh()
+        state = self._read_from_checkpoint()
+        if state is None:
+            entries = self.verify()
+            state = ck.state_of(entries)
+        return state
+
+    def _read_from_checkpoint(self) -> State | None:
+        """The state from the last checkpoint and the entries after it, or None (then the caller verifies the whole
+        chain, which names whatever is wrong). Only the file's tail is read (:func:`dpdesk.core.checkpoint.read_tail`).
+
+        Trusted only when: the home is anchored and the dataset's register file is readable, holds a head, no
+        pending acknowledgement, a known governance and was never moved back; the checkpoint line and every line
+        after it verify as a chain (hash, link, sequence numbers, dataset, type); the last entry is the recorded
+        head (sequence number and hash); the governance in force is the register's and the home's copy's; and the
+        checkpoint is this code's, of the entry before it, with entries after it whose effect is known
+        (:func:`dpdesk.core.checkpoint.from_checkpoint`)."""
+        from dpdesk.core import checkpoint as ck
+        from dpdesk.core.governance import check_copy
+        from dpdesk.core.officer import GovernanceRecord
+
+        if self.path is None or self.legacy:
+            return None
+        try:
+            anchored, before = self._recorded()
+        except LedgerError:
+            return None
+        if not anchored or before is None or before.head is None or before.pending is not None:
+            return None
+        if not before.governance_known or before.head.seq < before.ever or before.head.seq == 0:
+            return None
+        try:
+            got = ck.read_tail(self.path)
+        except OSError:
+            return None
+        if got is None:
+            return None
+        lines, _offset = got
+        try:
+            cp = loads_entries(lines[0].decode("utf-8"))
+            if (
+                not isinstance(cp, dict)
+                or cp.get("type") != "checkpoint"
+                or cp.get("dataset") != self.dataset
+            ):
+                return None
+            seq = cp.get("seq")
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+                return None
+            if not isinstance(cp.get("prev"), str) or entry_hash(cp) != cp.get("hash"):
+                return None
+            tail: list[dict[str, Any]] = []
+            prev = str(cp["hash"])
+            for n, line in enumerate(lines[1:], start=seq + 1):
+                entry = _checked_line(line, str(n), prev, n, self.dataset)
+                prev = entry["hash"]
+                tail.append(entry)
+        except (ValueError, LedgerError):
+            return None
+        last = tail[-1] if tail else cp
+        if last["seq"] != before.head.seq or last["hash"] != before.head.hash:
+            return None  # not bound to the recorded head: the whole chain is verified (and names why)
+        try:
+            state = ck.from_checkpoint(cp, tail)
+            payload = state.governance_entry.get("governance") if state.governance_entry else None
+            found = GovernanceRecord.from_payload(payload) if payload is not None else None
+            recorded = before.governance
+            if found != (GovernanceRecord.from_payload(recorded) if recorded is not None else None):
+                return None
+            assert self.home is not None and self.dataset is not None
+            check_copy(self.home, self.dataset, str(self.path), found)
+        except (ck.Unusable, LedgerError):
+            return None
+        return state
 
     def _recorded(self) -> tuple[bool, anchor.Record | None]:
         """Whether this ledger is checked against the register, and its register file, read *before* the ledger
@@ -539,6 +594,36 @@ class Ledger:
         if not anchor.is_anchored(self.home):
             return False, None
         return True, anchor.read_before(self.home, self.dataset, str(self.path))
+
+
+def _checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | None) -> dict[str, Any]:
+    """One line of a ledger as the entry ``seq`` linked to ``prev``; a :class:`LedgerError` naming ``where`` when it
+    is not (damaged, edited, out of order, of another dataset, of an unknown type)."""
+    try:
+        entry = loads_entries(line.decode("utf-8"))
+    except ValueError:  # undecodable bytes, invalid JSON, non-finite numbers
+        raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
+    if not isinstance(entry, dict) or "hash" not in entry:
+        raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where))
+    if entry.get("prev") != prev:
+        raise LedgerError(
+            _("{where}: the chain is broken (an entry was removed, reordered or edited)").format(where=where)
+        )
+    if entry.get("seq") != seq:
+        raise LedgerError(
+            _("{where}: wrong sequence number (entries were removed or reordered)").format(where=where)
+        )
+    if entry.get("dataset") != expected:
+        raise LedgerError(_("{where}: the entry belongs to another dataset").format(where=where))
+    if entry.get("type") not in ENTRY_TYPES:
+        raise LedgerError(
+            _("{where}: unknown entry type {type}").format(where=where, type=repr(entry.get("type")))
+        )
+    if entry_hash(entry) != entry["hash"]:
+        raise LedgerError(
+            _("{where}: the entry's content does not match its hash (it was edited)").format(where=where)
+        )
+    return entry
 
 
 # ----------------------------------------------------------------------------- typed entries
@@ -838,6 +923,17 @@ class ForgetIdentityEntry(Entry):
     """The home's content identities were forgotten (the reason; the officer's approval when governed)."""
 
 
+@dataclass(frozen=True)
+class CheckpointEntry(Entry):
+    """What the history before it adds up to (:mod:`dpdesk.core.checkpoint`): read instead of the entries before it
+    when it is bound to the recorded head."""
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The state as stored (:class:`dpdesk.core.checkpoint.State` writes it)."""
+        return dict(self.fields["state"])
+
+
 _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.SETTINGS: SettingsEntry,
     EntryType.SPEND: SpendEntry,
@@ -851,6 +947,7 @@ _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.DECLARE_NEW: DeclareNewEntry,
     EntryType.DECLARED_NEW: DeclaredNewEntry,
     EntryType.FORGET_IDENTITY: ForgetIdentityEntry,
+    EntryType.CHECKPOINT: CheckpointEntry,
 }
 _HEADER = ("seq", "type", "time", "dataset", "prev", "hash")
 
@@ -882,22 +979,67 @@ def parse_entries(entries: Sequence[Mapping[str, Any]]) -> list[Entry]:
 
 
 class LedgerTransaction:
-    """Appends to a locked, verified ledger."""
+    """Appends to a locked, verified ledger: its whole chain (``entries``), or the state read from its last
+    checkpoint (``state``; the whole chain is then verified only if :attr:`entries` is asked for)."""
 
-    def __init__(self, ledger: Ledger, entries: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, ledger: Ledger, entries: list[dict[str, Any]] | None = None, *, state: State | None = None
+    ) -> None:
         self.ledger = ledger
-        self.entries = entries
+        self._entries = entries
+        self._state = state
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        """Every entry, verified (read and verified whole on first use when only the tail was read)."""
+        if self._entries is None:
+            self._entries = self.ledger.verify()
+        return self._entries
+
+    @property
+    def state(self) -> State:
+        """What the history holds (:class:`dpdesk.core.checkpoint.State`), with the entries appended since."""
+        if self._state is None:
+            from dpdesk.core.checkpoint import state_of
+
+            self._state = state_of(self.entries)
+        return self._state
 
     def settings(self) -> dict[str, Any] | None:
         """The settings in force, or None before the first release."""
-        return settings_in_force(self.entries)
+        return self.state.settings
+
+    def pending_corrections(self) -> list[dict[str, Any]]:
+        """:func:`dpdesk.core.recost.pending_corrections` of the history: of the whole chain when it was read, else
+        of the entries after the checkpoint (none before it is pending: a checkpoint is made after the
+        corrections of its transaction, by the same costing code)."""
+        from dpdesk.core.recost import pending_corrections
+
+        if self._entries is not None or self.state.full:
+            return pending_corrections(self.entries)
+        return pending_corrections(self.state.tail, settings=self.state.settings)
+
+    def checkpoint_if_due(self) -> dict[str, Any] | None:
+        """Append a ``checkpoint`` entry holding the state as of the last entry when :data:`CHECKPOINT_EVERY`
+        entries followed the last checkpoint this transaction could trust (or none was); called in the same locked
+        transaction as a spend, after it. None when none is due (or an entry appended since changed the settings).
+        """
+        from dpdesk.core.checkpoint import CHECKPOINT_EVERY
+
+        state = self.state
+        if state.stale or state.seq - state.checkpoint_seq < CHECKPOINT_EVERY:
+            return None
+        return self.append("checkpoint", state.to_dict())
 
     def append(self, entry_type: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Append one entry durably (write, flush, fsync) and return it with its hash."""
         assert self.ledger.path is not None and self.ledger.dataset is not None
-        prev = self.entries[-1]["hash"] if self.entries else GENESIS
+        if self._entries is not None:
+            seq, prev = len(self._entries) + 1, (self._entries[-1]["hash"] if self._entries else GENESIS)
+        else:
+            seq, prev = self.state.seq + 1, self.state.hash
         entry: dict[str, Any] = {
-            "seq": len(self.entries) + 1,
+            "seq": seq,
             "type": entry_type,
             "time": _now(),
             "dataset": self.ledger.dataset,
@@ -929,7 +1071,12 @@ class LedgerTransaction:
         os.close(fd)
         if new_file:
             _fsync_dir(self.ledger.path.parent)
-        self.entries.append(entry)
+        if self._entries is not None:
+            self._entries.append(entry)
+        if self._state is not None:
+            from dpdesk.core.checkpoint import extended
+
+            self._state = extended(self._state, entry)
         if self.ledger.home is not None:
             # then the head (the entry is durable first: a crash between leaves the ledger ahead of its head, which
             # the next verification accepts and repairs; a register that cannot be written is repaired likewise)

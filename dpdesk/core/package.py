@@ -65,9 +65,12 @@ def write_package(
     *,
     bom: bool = False,
     title: str | None = None,
+    before: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """Write the package files, record their hashes in a ledger entry, and copy the entries into ledger.json;
-    ``title`` heads the report instead of the plan's title."""
+    ``title`` heads the report instead of the plan's title. ``before``: the settings and governance entries in
+    force at the spend, when the caller has them (a release, from its transaction); else the whole chain is
+    verified and they are found in it (a past release written again)."""
     from dpdesk.core.report import write_release_report
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -77,9 +80,10 @@ def write_package(
         out_dir / "plan.json",
         (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
     )
-    entries = ledger.verify()
-    settings = _settings_before(entries, spend["seq"])
-    governance = _governance_before(entries, spend["seq"])
+    if before is None:
+        entries = ledger.verify()
+        before = (_settings_before(entries, spend["seq"]), _governance_before(entries, spend["seq"]))
+    settings, governance = before
     tmp = out_dir / ".report.pdf.tmp"
     write_release_report(
         tmp,

@@ -164,25 +164,51 @@ def _plan_under(plan_dict: dict[str, Any], unit: dict[str, Any]) -> Any:
     return parse_plan(d)
 
 
-def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCost, ...], list[str]]:
-    """What a past release costs under ``unit``, by today's design code (never below what it recorded)."""
+#: The sensitivities today's design code gives a recorded plan under a unit, by the two as canonical JSON: a ledger
+#: re-costs every release at each full read, and releases of one plan share the answer (in this process only, so
+#: always this code's). Bounded: cleared when full.
+_SENSITIVITIES: dict[str, tuple[tuple[float, ...], ...]] = {}
+_SENSITIVITIES_MAX = 1024
+
+
+def _sensitivities_under(plan_dict: dict[str, Any], unit: dict[str, Any]) -> tuple[tuple[float, ...], ...]:
+    """The components' sensitivities of each query of ``plan_dict`` under ``unit`` (:func:`_plan_under`, then
+    :func:`dpdesk.core.queries.design_plan`); raises what they raise."""
+    import json
+
     from dpdesk.core.queries import design_plan
 
+    try:
+        key: str | None = json.dumps([plan_dict, unit], sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        key = None  # not as a ledger holds it: computed, never remembered
+    if key is not None and (hit := _SENSITIVITIES.get(key)) is not None:
+        return hit
+    got = tuple(tuple(c.sensitivity for c in d.components) for d in design_plan(_plan_under(plan_dict, unit)))
+    if key is not None:
+        if len(_SENSITIVITIES) >= _SENSITIVITIES_MAX:
+            _SENSITIVITIES.clear()
+        _SENSITIVITIES[key] = got
+    return got
+
+
+def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCost, ...], list[str]]:
+    """What a past release costs under ``unit``, by today's design code (never below what it recorded)."""
     if eff.plan is None or eff.trace is None:
         return _fallback(eff, unit)
     try:
-        designs = design_plan(_plan_under(eff.plan, unit))
+        designs = _sensitivities_under(eff.plan, unit)
     except (DpdeskError, KeyError, TypeError, ValueError):
         return _fallback(eff, unit)
     out: list[acc.QueryCost] = []
     why: list[str] = []
-    for cost, traced, design in zip(eff.costs, eff.trace, designs, strict=False):
+    for cost, traced, sensitivities in zip(eff.costs, eff.trace, designs, strict=False):
         comps = traced.get("components", [])
-        if len(comps) != len(design.components):
+        if len(comps) != len(sensitivities):
             return _fallback(eff, unit)
         eps_add, rho_new = 0.0, 0.0
-        for comp, new in zip(comps, design.components, strict=True):
-            e, r, w = _component_cost(comp, new.sensitivity)
+        for comp, sensitivity in zip(comps, sensitivities, strict=True):
+            e, r, w = _component_cost(comp, sensitivity)
             eps_add += e - float(comp["epsilon"])
             rho_new += r
             if w:
@@ -270,12 +296,14 @@ def _simulate_costs(
     )
 
 
-def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
-    """Every past release with what it costs now (see the module docstring), in ledger order."""
+def effective(
+    entries: Sequence[dict[str, Any]], *, settings: dict[str, Any] | None = None
+) -> list[Effective]:
+    """Every past release with what it costs now (see the module docstring), in ledger order; ``settings``: those
+    in force before the first of ``entries`` (the entries after a checkpoint, :mod:`dpdesk.core.checkpoint`)."""
     out: list[Effective] = []
     by_id: dict[str, Effective] = {}
     plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]] = {}
-    settings: dict[str, Any] | None = None
     for e in entries:
         t = e["type"]
         previous_unit = (settings or {}).get("privacy_unit")
@@ -341,10 +369,13 @@ def effective(entries: Sequence[dict[str, Any]]) -> list[Effective]:
     return out
 
 
-def pending_corrections(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Releases whose cost now is above what the ledger records for them: the body of a ``correction`` entry."""
+def pending_corrections(
+    entries: Sequence[dict[str, Any]], *, settings: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Releases whose cost now is above what the ledger records for them: the body of a ``correction`` entry
+    (``settings``: those in force before the first of ``entries``, as :func:`effective` takes them)."""
     out = []
-    for eff in effective(entries):
+    for eff in effective(entries, settings=settings):
         if _higher(eff.costs, eff.recorded) or (not eff.recorded and eff.costs):
             out.append(
                 {

@@ -199,7 +199,7 @@ def release(
     """
     claim = claim_out_dir(out_dir) if out_dir is not None else None  # checked and claimed before any charge
     try:
-        rows, entry, ledger, table, check = _charge(
+        rows, entry, ledger, table, check, before = _charge(
             plan,
             data_path,
             home,
@@ -219,7 +219,7 @@ def release(
     # revealed only now, after the spend entry is durable
     if claim is not None:
         try:
-            write_release_dir(claim, rows, plan, entry, ledger, Path(table.path).name, bom=bom)
+            write_release_dir(claim, rows, plan, entry, ledger, Path(table.path).name, bom=bom, before=before)
         except (OSError, DpdeskError) as exc:
             raise ReleaseNotWritten(
                 _(
@@ -252,8 +252,16 @@ def _charge(
     on_data_check: Callable[[DataCheck], None] | None,
     approval: bytes | None,
     approval_source: str | None,
-) -> tuple[list[Row], dict[str, Any], Ledger, Table, DataCheck]:
-    """Load and check the table, compute exactly, and under the ledger's lock charge it and draw the noise."""
+) -> tuple[
+    list[Row],
+    dict[str, Any],
+    Ledger,
+    Table,
+    DataCheck,
+    tuple[dict[str, Any] | None, dict[str, Any] | None],
+]:
+    """Load and check the table, compute exactly, and under the ledger's lock charge it and draw the noise; also
+    returns the settings and governance entries in force at the spend (its package copies them)."""
     designs = design_plan(plan)
     if table is None:
         table = load_table(
@@ -282,8 +290,12 @@ def _charge(
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
-        report = budget_report(plan, tx.entries)
-        approved = _check_governance(tx.entries, plan, settings, approval, approval_source)
+        report = budget_report(plan, state=tx.state)
+        # a governed dataset's approvals are checked against its whole chain (the heads and nonces it holds)
+        governed = tx.state.governance_entry is not None
+        approved = _check_governance(
+            tx.entries if governed else [], plan, settings, approval, approval_source
+        )
         if not report.fits:
             rem = report.remaining_before
             name = acc.method_name(report.method)
@@ -339,7 +351,9 @@ def _charge(
                 **({"approval": approved.to_record()} if approved is not None else {}),
             },
         )
-    return rows, entry, ledger, table, check
+        tx.checkpoint_if_due()  # in the same locked transaction, after the spend (durable first)
+        before = (tx.state.settings_entry, tx.state.governance_entry)
+    return rows, entry, ledger, table, check, before
 
 
 def _check_governance(
@@ -368,9 +382,7 @@ def _check_governance(
 
 def record_corrections(tx: Any) -> dict[str, Any] | None:
     """Record what past releases cost above their booking (a ``correction`` entry), before anything else is charged."""
-    from dpdesk.core.recost import pending_corrections
-
-    pending = pending_corrections(tx.entries)
+    pending = tx.pending_corrections()
     if not pending:
         return None
     return tx.append(  # type: ignore[no-any-return]
@@ -393,6 +405,7 @@ def write_release_dir(
     *,
     bom: bool = False,
     title: str | None = None,
+    before: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = None,
 ) -> None:
     """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder:
     built in its claimed temporary sibling (:func:`~dpdesk.core.outputs.claim_out_dir`) and renamed into place
@@ -401,7 +414,9 @@ def write_release_dir(
 
     claim = out_dir if isinstance(out_dir, ClaimedFolder) else claim_out_dir(out_dir)
     try:
-        write_package(claim.work, rows, plan, spend, ledger, dataset_name, bom=bom, title=title)
+        write_package(
+            claim.work, rows, plan, spend, ledger, dataset_name, bom=bom, title=title, before=before
+        )
         claim.finish()
     except BaseException:
         claim.abandon()

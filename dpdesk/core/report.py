@@ -577,7 +577,8 @@ def write_budget_statement(
                 )
         story.append(_table(comp, [50 * mm, width - 50 * mm], st))
     story.append(_p(_("All entries"), st["h1"]))
-    table = [["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]]
+    header = ["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]
+    rows: list[list[str]] = []
     from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
 
     for e in parse_entries(entries):
@@ -604,20 +605,169 @@ def write_budget_statement(
             what = _("past releases booked too low: {list}").format(
                 list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
             )
+        elif e.type.value == "checkpoint":
+            spent_txt, what = "", _("totals carried forward")
         else:
             spent_txt, what = "", e.get("reason", "") or e.get("release_id", "")
-        table.append(
+        rows.append(
             [
                 str(e.seq),
                 e.time.replace("T", " ").replace("+00:00", ""),
                 e.type.value,
                 spent_txt,
                 what,
-                e.hash[:16] + "…",
+                e.hash[:12] + "…",
             ]
         )
-    story.append(_table(table, [9 * mm, 30 * mm, 18 * mm, 30 * mm, 57 * mm, 30 * mm], st))
+    story.append(_entry_rows(header, rows, st))
     _build(path, story, _("Budget statement"))
+
+
+#: The budget statement's entries table: font size, leading and column widths (mm; 174 in all)
+_ROW_FONT, _ROW_LEADING = 7.0, 9.0
+_ROW_WIDTHS_MM = (11, 31, 23, 22, 61, 26)
+_PAD_X, _PAD_Y = 6.0, 2.0
+
+
+class _EntryRows:
+    """The budget statement's entries, laid out one page at a time (with reportlab's Flowable: :func:`_entry_rows`).
+
+    A ledger of thousands of entries makes a table of thousands of rows: reportlab re-measures every row left of
+    one long table at each page break (quadratic), and a Paragraph per cell is slow to build and wrap. Here each
+    cell is a plain string wrapped once to its column (:func:`_cell`: a Paragraph only for text the Latin font
+    cannot set, e.g. Chinese), every row's height is known before layout, and each page gets its own small table
+    of the rows that fit (found by bisection over the heights' running sums), with the header row repeated: the
+    work is linear in the number of entries."""
+
+    def __init__(
+        self,
+        header: list[str],
+        rows: list[list[str]],
+        st: dict[str, Any],
+        *,
+        start: int = 0,
+        laid: tuple[list[Any], list[list[Any]], list[float], list[float]] | None = None,
+    ) -> None:
+        from reportlab.lib.units import mm
+
+        super().__init__()  # reportlab's Flowable (see _entry_rows)
+        self.st = st
+        self.start = start
+        self.widths = [w * mm for w in _ROW_WIDTHS_MM]
+        if laid is None:
+            cache: dict[tuple[str, float], tuple[Any, float]] = {}
+            head = [self._cell(h, w, cache) for h, w in zip(header, self.widths, strict=True)]
+            cells: list[list[Any]] = []
+            heights: list[float] = []
+            for r in rows:
+                row = [self._cell(t, w, cache) for t, w in zip(r, self.widths, strict=True)]
+                cells.append([c for c, _h in row])
+                heights.append(max(h for _c, h in row) + 2 * _PAD_Y)
+            sums = [0.0]
+            for h in heights:
+                sums.append(sums[-1] + h)
+            head_h = max(h for _c, h in head) + 2 * _PAD_Y
+            laid = ([c for c, _h in head], cells, sums, [head_h])
+        self.laid = laid
+        self.width = sum(self.widths)
+        self.height = 0.0
+        self.canv: Any = None  # set by Flowable.wrapOn/drawOn
+
+    def _cell(
+        self, text: str, width: float, cache: dict[tuple[str, float], tuple[Any, float]]
+    ) -> tuple[Any, float]:
+        """``text`` for a column of ``width`` points and its height: a plain string wrapped at spaces when the Latin
+        font sets every character and no word is wider than the column, else a Paragraph (measured once)."""
+        from reportlab.lib.utils import simpleSplit
+        from reportlab.pdfbase.pdfmetrics import stringWidth
+
+        key = (text, width)
+        got = cache.get(key)
+        if got is not None:
+            return got
+        room = width - 2 * _PAD_X
+        flat = " ".join(shown(text, keep_newlines=True).split())
+        lines = simpleSplit(flat, LATIN, _ROW_FONT, room) if flat else [""]
+        if all(ord(ch) in _LATIN_CMAP for ch in flat) and all(
+            stringWidth(x, LATIN, _ROW_FONT) <= room for x in lines
+        ):
+            got = ("\n".join(lines), len(lines) * _ROW_LEADING)
+        else:
+            from reportlab.lib.styles import ParagraphStyle
+
+            style = ParagraphStyle("row", parent=self.st["small"], fontSize=_ROW_FONT, leading=_ROW_LEADING)
+            p = _p(text, style)
+            got = (p, p.wrap(room, 1e9)[1])
+        cache[key] = got
+        return got
+
+    # ---------------------------------------------------------------- what platypus calls (Flowable's wrapOn etc.)
+    def _rows_left(self) -> int:
+        return len(self.laid[1]) - self.start
+
+    def _height(self, n: int) -> float:
+        sums = self.laid[2]
+        return float(self.laid[3][0] + sums[self.start + n] - sums[self.start])
+
+    def wrap(self, aw: float, ah: float) -> tuple[float, float]:
+        self.height = self._height(self._rows_left())
+        return self.width, self.height
+
+    def split(self, aw: float, ah: float) -> list[Any]:
+        """The rows that fit in ``ah`` points as a table, and the rest (none fit: [], the next page)."""
+        import bisect
+
+        sums = self.laid[2]
+        k = bisect.bisect_right(sums, sums[self.start] + ah - self.laid[3][0], lo=self.start) - 1 - self.start
+        k = min(k, self._rows_left())
+        if k <= 0:
+            return []
+        return [self._table(k), _entry_rows([], [], self.st, start=self.start + k, laid=self.laid)]
+
+    def draw(self) -> None:
+        t = self._table(self._rows_left())
+        t.wrapOn(self.canv, self.width, self.height)
+        t.drawOn(self.canv, 0, 0)
+
+    def _table(self, n: int) -> Any:
+        from reportlab.lib import colors
+        from reportlab.platypus import Table, TableStyle
+
+        head, cells, sums, (head_h,) = self.laid
+        part = cells[self.start : self.start + n]
+        heights = [head_h, *(sums[i + 1] - sums[i] for i in range(self.start, self.start + n))]
+        t = Table([head, *part], colWidths=self.widths, rowHeights=heights)
+        t.setStyle(
+            TableStyle(
+                [
+                    ("GRID", (0, 0), (-1, -1), 0.25, colors.HexColor("#b0b7bf")),
+                    ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                    ("TOPPADDING", (0, 0), (-1, -1), _PAD_Y),
+                    ("BOTTOMPADDING", (0, 0), (-1, -1), _PAD_Y),
+                    ("FONTNAME", (0, 0), (-1, -1), LATIN),
+                    ("FONTSIZE", (0, 0), (-1, -1), _ROW_FONT),
+                    ("LEADING", (0, 0), (-1, -1), _ROW_LEADING),
+                    ("TEXTCOLOR", (0, 0), (-1, -1), colors.HexColor("#444444")),
+                    ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#e8edf2")),
+                ]
+            )
+        )
+        return t
+
+
+def _entry_rows(
+    header: list[str],
+    rows: list[list[str]],
+    st: dict[str, Any],
+    *,
+    start: int = 0,
+    laid: tuple[list[Any], list[list[Any]], list[float], list[float]] | None = None,
+) -> Any:
+    """An :class:`_EntryRows` that is a reportlab Flowable (imported only when a statement is written)."""
+    from reportlab.platypus import Flowable
+
+    cls = type("EntryRows", (_EntryRows, Flowable), {})
+    return cls(header, rows, st, start=start, laid=laid)
 
 
 def _is_number(s: str) -> bool:

@@ -90,6 +90,16 @@ def review_ledger_file(path: Path) -> Review:
         problems, notes = check_chain(out.entries)
         out.problems.extend(problems)
         out.notes.extend(notes)
+        from dpdesk.core.checkpoint import check_checkpoint
+
+        bad = check_checkpoint(out.entries)  # what later commands read instead of the entries before it
+        if bad is not None:
+            out.problems.append(
+                _(
+                    "entry {seq}: the checkpoint does not hold what the entries before it add up to (it was edited "
+                    "or forged)"
+                ).format(seq=bad)
+            )
     return out
 
 

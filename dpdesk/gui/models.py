@@ -413,6 +413,7 @@ class LedgerModel(_StateListModel):
                 "package": _("package"),
                 "correction": _("correction"),
                 "migrate": _("upgrade"),
+                "checkpoint": _("checkpoint"),
             }.get(e.type, shown(e.type))
         if isinstance(e, SpendEntry):
             if col == "epsilon":
@@ -436,6 +437,8 @@ class LedgerModel(_StateListModel):
                 return _("past releases booked too low: {list}").format(
                     list=", ".join(shown(r.get("seq")) for r in e.get("releases", []))
                 )
+        if e.type == "checkpoint" and col == "what":
+            return _("totals carried forward")
         if e.type == "migrate" and col == "what":
             return _("renamed {id}: the data's hash is no longer published").format(id=shown(e.dataset))
         return ""

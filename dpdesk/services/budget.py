@@ -56,9 +56,18 @@ def plan_budget(
     """
     from dpdesk.core.budget import budget_report
 
-    entries, dataset, governance = _dataset_ledger(request, notify)
+    if request.dataset is None:
+        return BudgetResult(budget_report(request.plan, []))
+    from dpdesk.core.governance import describe
+    from dpdesk.core.release import _check_settings
+
+    # the history from the ledger's last checkpoint (bound to the recorded head), else the whole chain verified
+    ledger = request.dataset.open_ledger(notify)
+    state = ledger.read()
+    _check_settings(request.plan, state.settings)
     progress.check_cancelled()
-    return BudgetResult(budget_report(request.plan, entries), dataset, governance)
+    gov = [state.governance_entry] if state.governance_entry is not None else []
+    return BudgetResult(budget_report(request.plan, state=state), ledger.dataset or None, describe(gov))
 
 
 def _dataset_ledger(

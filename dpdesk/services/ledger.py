@@ -51,39 +51,52 @@ class LedgerStatus:
         return 0 if self.error is None else 3
 
 
-def ledger_status(ledger: Ledger) -> LedgerStatus:
-    """Verify a ledger and sum up what it holds."""
-    from dpdesk.core.budget import budget_report, past_releases
+def ledger_status(ledger: Ledger, *, full: bool = True) -> LedgerStatus:
+    """Verify a ledger and sum up what it holds. ``full``: verify the whole chain (and its last checkpoint against
+    it) and list every entry; else read it from its last checkpoint when that is bound to the recorded head
+    (:meth:`dpdesk.core.ledger.Ledger.read`; ``entries`` then holds the checkpoint and the entries after it)."""
+    from dpdesk.core.budget import left_of
+    from dpdesk.core.checkpoint import State, check_checkpoint, state_of
     from dpdesk.core.errors import LedgerError
-    from dpdesk.core.ledger import settings_in_force
-    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.governance import describe
     from dpdesk.core.recost import pending_corrections
 
+    state: State | None = None
     try:
-        entries, error = ledger.verify(), None
+        if full:
+            state = state_of(ledger.verify())
+            bad = check_checkpoint(state.tail)
+            if bad is not None:
+                raise LedgerError(_checkpoint_error(ledger, bad))
+        else:
+            state = ledger.read()
+        error = None
     except LedgerError as exc:
-        entries, error = [], str(exc)
-    settings = settings_in_force(entries)
-    left = None
-    spends = [e for e in entries if e["type"] == "spend"]
-    if settings and spends:
-        left = budget_report(parse_plan(spends[-1]["plan"]), entries).remaining_before
-    pending = pending_corrections(entries) if entries else []
-    governance = ""
-    if error is None:
-        from dpdesk.core.governance import describe
-
-        governance = describe(entries)
+        state, error = None, str(exc)
+    if state is None:
+        return LedgerStatus(ledger.dataset, (), error, None, 0, None, 0, "")
+    if state.full:
+        pending = pending_corrections(state.tail)
+    else:
+        pending = pending_corrections(state.tail, settings=state.settings)
+    gov = [state.governance_entry] if state.governance_entry is not None else []
     return LedgerStatus(
         ledger.dataset,
-        tuple(entries),
+        tuple(state.tail),
         error,
-        settings,
-        len(past_releases(entries)),
-        left,
+        state.settings,
+        state.spent.releases,
+        left_of(state),
         len(pending),
-        governance,
+        describe(gov),
     )
+
+
+def _checkpoint_error(ledger: Ledger, seq: str) -> str:
+    return _(
+        "ledger {path}, entry {seq}: the checkpoint does not hold what the entries before it add up to (it was "
+        "edited or forged). A privacy officer must acknowledge it before anything else is released"
+    ).format(path=ledger.path, seq=seq)
 
 
 @dataclass(frozen=True)
@@ -129,7 +142,7 @@ def list_ledgers(request: ListRequest, progress: Progress = NULL_PROGRESS) -> Le
     out = []
     for ledger in all_ledgers(request.home):
         progress.check_cancelled()
-        out.append(ledger_status(ledger))
+        out.append(ledger_status(ledger, full=False))  # in brief: from each ledger's last checkpoint
     return LedgerList(request.home / "ledgers", tuple(out))
 
 
@@ -169,10 +182,16 @@ def export_ledger(
     from dpdesk.core.ledger import write_atomic
 
     _check_out(request.dataset, request.out, request.force)
+    from dpdesk.core.checkpoint import check_checkpoint
+    from dpdesk.core.errors import LedgerError
+
     ledger = request.dataset.open_ledger(notify)
-    entries = ledger.verify()
+    entries = ledger.verify()  # always the whole chain, and its last checkpoint against it
     if not entries:
         raise UsageError(_("nothing has been recorded for {path} yet").format(path=request.dataset.data))
+    bad = check_checkpoint(entries)
+    if bad is not None:
+        raise LedgerError(_checkpoint_error(ledger, bad))
     assert ledger.path is not None
     progress.update(0, 1, "writing")
     raw = ledger.path.read_bytes()

@@ -13,6 +13,7 @@ from dpdesk.core.carryover import CostsNeeded, StatedCost
 from dpdesk.core.ledger import (
     ENTRY_TYPES,
     AcknowledgeEntry,
+    CheckpointEntry,
     CorrectionEntry,
     DeclaredNewEntry,
     DeclareNewEntry,
@@ -49,6 +50,7 @@ CLASSES = {
     "declare_new": DeclareNewEntry,
     "declared_new": DeclaredNewEntry,
     "forget_identity": ForgetIdentityEntry,
+    "checkpoint": CheckpointEntry,
 }
 #: written for near-copies and a forgotten identity store (round-tripped in test_near_copy_entries_round_trip)
 NEAR = {"link", "declare_new", "declared_new", "forget_identity"}
@@ -95,6 +97,7 @@ def _full_history(home: Path, tmp_path: Path) -> tuple[Path, Ledger]:
     with lg.transaction() as tx:  # what dpdesk ledger govern writes
         assert lg.dataset is not None
         tx.append("govern", {"governance": officer.govern(lg.dataset, keys.officer).to_payload()})
+        tx.append("checkpoint", tx.state.to_dict())  # what a release appends every CHECKPOINT_EVERY entries
     return d, lg
 
 

@@ -109,6 +109,13 @@ def test_a_failed_ledger_write_reveals_nothing(
         def settings(self) -> Any:
             return self.tx.settings()
 
+        @property
+        def state(self) -> Any:
+            return self.tx.state
+
+        def pending_corrections(self) -> Any:
+            return self.tx.pending_corrections()
+
         def append(self, *_a: Any, **_k: Any) -> None:
             raise LedgerError("could not record the release (disk full); nothing was revealed")
 

@@ -59,3 +59,42 @@ def test_the_ledger_tab_shows_a_reason_and_an_officers_name_made_visible(
         assert "\x1b" not in status and "\r" not in status and "<b>\\x1b" not in status
     finally:
         QThreadPool.globalInstance().waitForDone(30_000)
+
+
+def test_a_checkpoint_entry_is_named_in_words(
+    qtbot: Any, dpdesk_home: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A checkpoint row says what it is ("checkpoint", "totals carried forward"), not a raw type word and nothing."""
+    import os
+
+    from dpdesk.core.checkpoint import CHECKPOINT_EVERY
+    from dpdesk.core.loading import load_table
+    from dpdesk.core.plan import load_plan
+    from dpdesk.core.release import release
+    from dpdesk.gui.models import LEDGER_COLUMNS, LedgerModel
+    from dpdesk.gui.state import AppState
+
+    data = tmp_path / "census.csv"
+    data.write_bytes((SAMPLES / "census_sample.csv").read_bytes())
+    raw = PLAN.read_text(encoding="utf-8").replace(
+        '"epsilon": 1.0, "delta": 1e-6', '"epsilon": 100.0, "delta": 1e-3'
+    )
+    (tmp_path / "p.json").write_text(raw, encoding="utf-8")
+    plan = load_plan(tmp_path / "p.json")
+    table = load_table(data, plan.columns)
+    monkeypatch.setattr(os, "fsync", lambda _fd: None)  # durability is tested elsewhere
+    for _ in range(CHECKPOINT_EVERY):
+        release(plan, data, dpdesk_home, None, table=table)
+    state = AppState(dpdesk_home)
+    state.ledger_entries = _entries(dpdesk_home, table.sha256)
+    model = LedgerModel(state)
+    row = next(i for i, e in enumerate(state.ledger_entries) if e["type"] == "checkpoint")
+    shown = [model.data(model.index(row, c)) for c in range(len(LEDGER_COLUMNS))]
+    assert shown[LEDGER_COLUMNS.index("type")] == "checkpoint"
+    assert shown[LEDGER_COLUMNS.index("what")] == "totals carried forward"
+
+
+def _entries(home: Path, key: str) -> list[dict[str, Any]]:
+    from dpdesk.core.ledger import Ledger
+
+    return Ledger.for_dataset(home, key).verify()

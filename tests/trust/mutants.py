@@ -561,9 +561,9 @@ MUTANTS: tuple[Mutant, ...] = (
                 )
             ) from None
         try:
-            entries = self.verify()
+            state = self.read()
 """,
-        r"""        early = self.verify()
+        r"""        early = self.read()
         try:
             lock = _locked(self.lock_path)
             lock.__enter__()
@@ -574,7 +574,7 @@ MUTANTS: tuple[Mutant, ...] = (
                 )
             ) from None
         try:
-            entries = early
+            state = early
 """,
         (
             f"{LEDGER}::test_concurrent_writers_never_corrupt_the_chain",
@@ -590,14 +590,14 @@ MUTANTS: tuple[Mutant, ...] = (
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
-        report = budget_report(plan, tx.entries)
+        report = budget_report(plan, state=tx.state)
 """,
-        r"""    seen = ledger.verify()
+        r"""    seen = ledger.read()
     with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
-        report = budget_report(plan, seen)
+        report = budget_report(plan, state=seen)
 """,
         (f"{REL}::test_two_processes_never_overspend",),
         (G_QUEUE,),
@@ -607,16 +607,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "T01",
         "tampering: an entry's hash is not checked",
         L,
-        r"""            if entry_hash(entry) != entry["hash"]:""",
-        r"""            if False:""",
+        r"""    if entry_hash(entry) != entry["hash"]:""",
+        r"""    if False:""",
         (LEDGER, f"{REL}::test_a_broken_ledger_stops_releases", f"{CLI}::test_tampered_ledger_exit_3"),
     ),
     Mutant(
         "T02",
         "tampering: the link to the previous entry is not checked",
         L,
-        r"""            if entry.get("prev") != prev:""",
-        r"""            if False:""",
+        r"""    if entry.get("prev") != prev:""",
+        r"""    if False:""",
         (LEDGER,),
     ),
     Mutant(
@@ -633,18 +633,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "T04",
         "tampering: entries of another dataset are accepted",
         L,
-        r"""            if entry.get("dataset") != expected:""",
-        r"""            if False:""",
+        r"""    if entry.get("dataset") != expected:""",
+        r"""    if False:""",
         (LEDGER,),
     ),
     Mutant(
         "T05",
         "tampering: a release transaction does not verify the chain",
         L,
-        r"""            entries = self.verify()
-            yield LedgerTransaction(self, entries)""",
-        r"""            entries = [json.loads(x) for x in self.path.read_bytes().splitlines()] if self.path.exists() else []
-            yield LedgerTransaction(self, entries)""",
+        r"""        if state is None:
+            entries = self.verify()
+            state = ck.state_of(entries)""",
+        r"""        if state is None:
+            entries = [json.loads(x) for x in self.path.read_bytes().splitlines()] if self.path.exists() else []
+            state = ck.state_of(entries)""",
         (
             f"{LEDGER}::test_append_on_a_broken_ledger_is_refused",
             f"{REL}::test_a_broken_ledger_stops_releases",
@@ -663,8 +665,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "T07",
         "tampering: an entry edited to hold NaN or Infinity crashes the chain check (a traceback)",
         "dpdesk/core/ledger.py",
-        r"""                entry = loads_entries(line.decode("utf-8"))""",
-        r"""                entry = json.loads(line.decode("utf-8"))""",
+        r"""        entry = loads_entries(line.decode("utf-8"))""",
+        r"""        entry = json.loads(line.decode("utf-8"))""",
         (
             "tests/trust/test_attack_issue11.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",
         ),
@@ -2499,6 +2501,93 @@ import PySide6  # noqa: F401
 
     spec = importlib.util.find_spec("matplotlib")""",
         ("tests/core/test_report_charts.py::test_a_release_with_its_report_never_imports_matplotlib",),
+    ),
+    # --- a ledger of any length (checkpoints) -------------------------------------------------------
+    Mutant(
+        "CK01",
+        "checkpoints: a checkpoint is trusted although the chain's end is not the head the register recorded",
+        L,
+        r"""        if last["seq"] != before.head.seq or last["hash"] != before.head.hash:""",
+        r"""        if False:""",
+        (
+            "tests/core/test_checkpoint.py::test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught",
+        ),
+    ),
+    Mutant(
+        "CK02",
+        "checkpoints: the running totals a checkpoint keeps leave out a release's delta",
+        "dpdesk/core/checkpoint.py",
+        r"""            d += acc.dec(c.delta)""",
+        r"""            pass""",
+        (
+            "tests/core/test_checkpoint.py::test_running_totals_equal_the_accountants",
+            "tests/core/test_checkpoint.py::test_checkpoint_totals_are_the_whole_chains",
+        ),
+    ),
+    Mutant(
+        "CK03",
+        "checkpoints: a full verification (ledger verify, export, review) does not check the last checkpoint",
+        "dpdesk/core/checkpoint.py",
+        r"""        return None if expected == st else str(e["seq"])""",
+        r"""        return None""",
+        (
+            "tests/core/test_checkpoint.py::test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught",
+        ),
+    ),
+    Mutant(
+        "CK04",
+        "checkpoints: a checkpoint made by other costing code (another version) is trusted",
+        "dpdesk/core/checkpoint.py",
+        r"""        if st["costing"] != costing_fingerprint():""",
+        r"""        if False:""",
+        ("tests/core/test_checkpoint.py::test_a_checkpoint_of_other_costing_code_is_not_trusted",),
+    ),
+    Mutant(
+        "CK05",
+        "checkpoints: the releases after a checkpoint are not added to its totals",
+        "dpdesk/core/checkpoint.py",
+        r"""        for eff in effective(tail, settings=settings):
+            spent = spent.add(eff.release())""",
+        r"""        for eff in effective(tail, settings=settings):
+            pass""",
+        (
+            "tests/core/test_checkpoint.py::test_checkpoint_totals_are_the_whole_chains",
+            "tests/core/test_checkpoint.py::test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught",
+        ),
+    ),
+    Mutant(
+        "CK06",
+        "checkpoints: the re-costing memo answers for a plan under another unit of privacy (past releases not "
+        "re-costed when k rises)",
+        "dpdesk/core/recost.py",
+        r"""        key: str | None = json.dumps([plan_dict, unit], sort_keys=True, allow_nan=False)""",
+        r"""        key: str | None = json.dumps([plan_dict], sort_keys=True, allow_nan=False)""",
+        ("tests/core/test_recost.py",),
+    ),
+    Mutant(
+        "CK07",
+        "budget statement: every cell of the entries is a Paragraph again (built and measured per cell: a 5,000-"
+        "release statement far above 2 s)",
+        "dpdesk/core/report.py",
+        r"""        if all(ord(ch) in _LATIN_CMAP for ch in flat) and all(""",
+        r"""        if False and all(""",
+        ("tests/core/test_statement.py::test_a_long_statement_is_linear_work",),
+    ),
+    Mutant(
+        "CK08",
+        "budget statement: a page's table holds every row left (re-built and re-measured at each page break)",
+        "dpdesk/core/report.py",
+        r"""        return [self._table(k), _entry_rows([], [], self.st, start=self.start + k, laid=self.laid)]""",
+        r"""        return [self._table(self._rows_left())]""",
+        ("tests/core/test_statement.py::test_a_long_statement_is_linear_work",),
+    ),
+    Mutant(
+        "CK09",
+        "the app's ledger list shows a checkpoint with no words of what it is",
+        "dpdesk/gui/models.py",
+        r"""            return _("totals carried forward")""",
+        '            return "(none)"',
+        ("tests/gui/test_ledger_text.py::test_a_checkpoint_entry_is_named_in_words",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
