@@ -17,6 +17,7 @@ import pytest
 
 from dpdesk.core.errors import PlanError, PlanErrors
 from dpdesk.core.plan import check_plan, parse_plan
+from dpdesk.core.statistics import REGISTRY
 from dpdesk.i18n import translation
 from tests.conftest import SAMPLES
 
@@ -158,10 +159,9 @@ def test_a_problem_reads_in_chinese() -> None:
     assert text.splitlines() == [
         "计划有 2 个问题：",
         '  - 查询 1（"people"）：epsilon 必须是数字，而不是文本（你写的是 "0.1x"）；请写数字 0.1，不要加引号',
-        (
-            '  - 查询 5（"median education"）：statistic 必须是 count, sum, mean, histogram, quantile, mode, '
-            'select, proportion 之一（你写的是 "median"）；中位数请用 quantile，并设 q = 0.5'
-        ),
+        '  - 查询 5（"median education"）：statistic 必须是 '
+        + ", ".join(REGISTRY)  # every registered statistic, in the registry's order
+        + ' 之一（你写的是 "median"）；中位数请用 quantile，并设 q = 0.5',
     ]
 
 
