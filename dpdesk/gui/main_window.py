@@ -196,6 +196,8 @@ class MainWindow(QMainWindow):
         self.query_form.selection_changed.connect(self.preview.show_query)
         self.schema_view.codebook_button.clicked.connect(self.import_codebook)
         self.results_view.export_button.clicked.connect(self.export_release)
+        self.results_view.save_table_button.clicked.connect(self.save_synthetic_table)
+        state.results_changed.connect(self.load_synthetic)
         self.ledger_view.statement_button.clicked.connect(self.export_statement)
         self.ledger_view.link_button.clicked.connect(self.link_near_copy)
         self.ledger_view.declare_button.clicked.connect(self.declare_near_copy_new)
@@ -781,6 +783,43 @@ class MainWindow(QMainWindow):
             self.status_label.setText(_("Exported the release package to {folder}").format(folder=folder_out))
 
         return self.run_job(job, done, _("Writing the release package…"))
+
+    def load_synthetic(self) -> Worker | None:
+        """Regenerate the shown release's synthetic tables from its spend entry (the ledger's noisy marginals and
+        seeds: free, never the private table) in the worker, for the Results tab."""
+        entry = self.state.results_entry
+        if entry is None or not entry.get("synthetic") or entry is self.results_view.synth_entry:
+            return None
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.services.synthetic import synthetic_tables
+
+            return synthetic_tables(entry, progress)
+
+        return self.run_job(
+            job,
+            lambda tables: self.results_view.show_synthetic(entry, tables),
+            _("Making the synthetic table…"),
+        )
+
+    def save_synthetic_table(self) -> None:
+        """Write the shown synthetic table as CSV: the bytes the release package holds (costs nothing)."""
+        table = self.results_view.shown_synthetic()
+        if table is None:
+            return
+        path = self.ask_save_path(
+            _("Save the synthetic table as CSV"), _("CSV files") + " (*.csv);;" + _("All files") + " (*)"
+        )
+        if not path:
+            return
+        from dpdesk.core.ledger import write_atomic
+
+        try:
+            write_atomic(Path(path), table.csv)
+        except OSError as exc:
+            self.show_error(_("Could not write {path}: {err}").format(path=path, err=exc.strerror or exc))
+            return
+        self.status_label.setText(_("Saved the synthetic table to {path}").format(path=path))
 
     def review(self, path: str | None = None) -> Any:
         """Open a release package (folder) or an exported ledger file read-only, and show whether it is intact."""

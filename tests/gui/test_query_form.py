@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QComboBox, QLineEdit
+from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget
 
 from dpdesk.core import statistics
 from dpdesk.core.statistics.base import ParamKind
 from dpdesk.gui.state import AppState
-from dpdesk.gui.views.query_form import PARAMS, QueryForm
+from dpdesk.gui.views.query_form import PARAMS, BinEdges, QueryForm, form_key
 
 PLAN = {
     "version": 1,
@@ -48,8 +48,13 @@ def test_the_form_offers_every_statistic_of_the_registry(form: QueryForm) -> Non
     for stat in (s for s in statistics.REGISTRY.values() if s.in_form):
         for p in stat.params:
             if p.kind not in (ParamKind.COLUMN, ParamKind.GROUP_BY):
-                widget = form.params[p.key]
-                assert isinstance(widget, QComboBox if p.kind is ParamKind.CHOICE else QLineEdit)
+                widget = form.params[form_key(p)]  # the plan key, or key:kind when another kind has it
+                kinds = {
+                    ParamKind.CHOICE: QComboBox,
+                    ParamKind.COLUMN_LIST: QListWidget,
+                    ParamKind.BIN_MAP: BinEdges,
+                }
+                assert isinstance(widget, kinds.get(p.kind, QLineEdit))
 
 
 @pytest.mark.parametrize("name", [s.name for s in statistics.statistics() if s.in_form])
@@ -62,7 +67,9 @@ def test_choosing_a_statistic_shows_its_parameters_and_writes_a_valid_query(
     columns: dict[str, Any] = PLAN["columns"]  # type: ignore[assignment]  # a JSON object
     col_type = columns.get(query.get("column", ""), {}).get("type")
     for key in PARAMS:
-        declared = next((p for p in stat.params if p.key == key), None)
+        declared = next(
+            (p for p in stat.params if p.key == PARAMS[key].key and p.kind is PARAMS[key].kind), None
+        )
         want = declared is not None and declared.applies_to(col_type)
         if declared is not None and declared.kind is ParamKind.CHOICE:
             want = want and len(declared.choices) > 1

@@ -104,6 +104,7 @@ AF = "tests/gui/test_accuracy_form.py"
 GV = "dpdesk/core/governance.py"
 SYN = "tests/core/test_synthetic.py"
 SYQ = "tests/core/test_synthetic_query.py"
+SGA = "tests/gui/test_synthetic_app.py"
 
 
 @dataclass(frozen=True)
@@ -2588,6 +2589,48 @@ import PySide6  # noqa: F401
         r"""            return _("totals carried forward")""",
         '            return "(none)"',
         ("tests/gui/test_ledger_text.py::test_a_checkpoint_entry_is_named_in_words",),
+    ),
+    Mutant(
+        "SG01",
+        "synthetic tables in the app: the form starts a synthetic query from a single column",
+        "dpdesk/gui/views/query_form.py",
+        r"""                    q[param.key] = list(self.state.plan_data["columns"])[: param.min_len]""",
+        r"""                    q[param.key] = list(self.state.plan_data["columns"])[:1]""",
+        (SGA,),
+    ),
+    Mutant(
+        "SG02",
+        "synthetic tables in the app: the results chart's released marginals read from the private table",
+        "dpdesk/gui/main_window.py",
+        r"""            return synthetic_tables(entry, progress)
+""",
+        r"""            import dataclasses
+
+            import polars as pl
+
+            data = pl.read_csv(self.state.data_path, infer_schema_length=0)
+            return tuple(
+                dataclasses.replace(
+                    t,
+                    marginals=tuple(
+                        dataclasses.replace(
+                            m, released=tuple(int((data[m.column] == lab).sum()) for lab in m.labels)
+                        )
+                        for m in t.marginals
+                    ),
+                )
+                for t in synthetic_tables(entry, progress)
+            )
+""",
+        (SGA,),
+    ),
+    Mutant(
+        "SG03",
+        "synthetic tables in the app: Save table as CSV writes other bytes than the release package's CSV",
+        "dpdesk/services/synthetic.py",
+        r"""        data = table_csv(attrs, table)""",
+        r"""        data = table_csv(attrs, table, bom=True)""",
+        (SGA,),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -269,7 +269,6 @@ class Synthetic(Statistic):
     mechanisms = (Mechanism.MST,)
     params = (COLUMNS, ROWS, BIN_MAP)
     query_type = SyntheticQuery
-    in_form = False  # the query form offers it later (the GUI's own item)
     composite = True
 
     def label(self) -> str:

@@ -80,6 +80,47 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
     return lines
 
 
+def synthetic_lines(design: Any, plan: Any) -> list[str]:
+    """What a synthetic-table query does, in plain words, with its noise scales (from the plan's design alone),
+    and where its expected utility can be seen: only on a file the user declares public, never on the table."""
+    from dpdesk.core.statistics.synthetic import SyntheticQuery, attributes
+
+    spec = design.spec
+    assert isinstance(spec, SyntheticQuery)
+    one, sel, two = design.components
+    attrs = attributes(spec, plan.columns)
+    d = len(attrs)
+    noise = _("Gaussian") if one.mechanism == "gaussian" else _("Laplace")
+    rows = (
+        _("{n} rows").format(n=f"{spec.rows:,}")
+        if spec.rows is not None
+        else _("as many rows as the fitted model's total (free)")
+    )
+    return [
+        _(
+            "<b>What it does</b>: measures the one-way marginal of each of the {d} columns ({levels}) with "
+            "{noise} noise of scale {s1} per cell; chooses {r} two-way marginals in {r} rounds of the "
+            "exponential mechanism (ε {es} per round) and measures them with noise of scale {s2} per cell; fits "
+            "one consistent model to these noisy counts and draws {rows} from it. Nothing else is read from "
+            "the data."
+        ).format(
+            d=d,
+            levels=", ".join(_("{name}: {n} levels").format(name=_escape(a.name), n=a.size) for a in attrs),
+            noise=noise,
+            s1=f"{one.scale:.4g}",
+            r=max(d - 1, 0),
+            es=f"{sel.epsilon:.4g}",
+            s2=f"{two.scale:.4g}",
+            rows=rows,
+        ),
+        _(
+            "<b>Expected utility</b>: how faithful the table is depends on the data, so dpdesk shows it only on "
+            "a file you declare public (Simulate releases…), never on your table. A stand-in table's columns are "
+            "independent, so a simulation on it says nothing about how well two-way relations are kept."
+        ),
+    ]
+
+
 class PreviewPanel(QWidget):
     """Density of the selected query's noise, its error against epsilon, and the formula with numbers."""
 
@@ -146,16 +187,26 @@ class PreviewPanel(QWidget):
             acc.setWordWrap(True)
             acc.setObjectName("preview_accuracy")
             self.body_layout.addWidget(acc)
-        figure = statistics.get(spec.statistic).figure  # "selection" or "noise", as its statistic declares
+        stat = statistics.get(spec.statistic)
+        figure = stat.figure  # "selection" or "noise", as its statistic declares
         stacked = (
             self.width() < 560
         )  # a narrow panel (a 1024-pixel window): the two charts one above the other
+        if stat.composite:  # a synthetic table: its stages in words (a chart per stage would say little)
+            for line in synthetic_lines(design, plan):
+                words = QLabel(line)
+                words.setWordWrap(True)
+                words.setObjectName("preview_synthetic")
+                self.body_layout.addWidget(words)
         for comp in design.components:
-            fig = selection_figure(design) if figure == "selection" else noise_figure(comp, stacked=stacked)
-            canvas = FigureCanvasQTAgg(fig)
-            canvas.setMinimumHeight(440 if stacked and figure != "selection" else 240)
-            self.canvases.append(canvas)
-            self.body_layout.addWidget(canvas)
+            if not stat.composite:
+                fig = (
+                    selection_figure(design) if figure == "selection" else noise_figure(comp, stacked=stacked)
+                )
+                canvas = FigureCanvasQTAgg(fig)
+                canvas.setMinimumHeight(440 if stacked and figure != "selection" else 240)
+                self.canvases.append(canvas)
+                self.body_layout.addWidget(canvas)
             lines = []
             if comp.mechanism != "exponential":
                 lines.append(

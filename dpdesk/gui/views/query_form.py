@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPushButton,
     QRadioButton,
     QScrollArea,
@@ -37,16 +39,26 @@ from dpdesk.i18n import _
 #: Before the label of a field that has a problem (its tooltip says which).
 PROBLEM_MARK = "⚠ "
 
-#: Every statistic's own parameters (not column or group_by), by plan key, in the registry's order: the
-#: form has one widget for each, built from its kind, shown when the selected statistic declares it.
+#: Every statistic's own parameters (not column or group_by), by form key, in the registry's order: the
+#: form has one widget for each, built from its kind, shown when the selected statistic declares it. The form
+#: key is the plan key, or "key:kind" for a plan key another statistic uses with another kind (a histogram's
+#: bins are a list of edges, a synthetic table's a map of them per column).
 PARAMS: dict[str, Param] = {}
 for _stat in statistics.REGISTRY.values():
     if not _stat.in_form:
         continue
     for _p in _stat.params:
         if _p.kind not in (ParamKind.COLUMN, ParamKind.GROUP_BY):
-            PARAMS.setdefault(_p.key, _p)
-OPTIONAL = ("group_by", *PARAMS, "delta", "calibration", "accuracy")
+            _same = _p.key not in PARAMS or PARAMS[_p.key].kind is _p.kind
+            PARAMS.setdefault(_p.key if _same else f"{_p.key}:{_p.kind}", _p)
+OPTIONAL = ("group_by", *dict.fromkeys(p.key for p in PARAMS.values()), "delta", "calibration", "accuracy")
+
+
+def form_key(param: Param) -> str:
+    """The form's key of a statistic's parameter (see :data:`PARAMS`)."""
+    return next(k for k, p in PARAMS.items() if p.key == param.key and p.kind is param.kind)
+
+
 #: The kinds the form writes as lists typed with commas.
 LIST_KINDS = (ParamKind.NUMBER_LIST, ParamKind.CATEGORY_SET)
 
@@ -203,14 +215,23 @@ class QueryForm(QWidget):
                 "analytic: the smallest sigma that gives (epsilon, delta)."
             )
         )
-        #: One widget per parameter, built from its kind: a list to choose from, or a line to type in.
-        self.params: dict[str, QLineEdit | QComboBox] = {}
+        #: One widget per parameter, built from its kind: a list to choose from, a list of columns to tick, one
+        #: line per numeric column (bin edges), or a line to type in.
+        self.params: dict[str, QLineEdit | QComboBox | QListWidget | BinEdges] = {}
         for key, param in PARAMS.items():
-            widget: QLineEdit | QComboBox
+            widget: QLineEdit | QComboBox | QListWidget | BinEdges
             if param.kind is ParamKind.CHOICE:
                 widget = QComboBox()
                 for choice in param.choices:
                     widget.addItem(choice, choice)
+            elif param.kind is ParamKind.COLUMN_LIST:
+                widget = QListWidget()
+                widget.setObjectName(f"param_{key}")
+                widget.itemChanged.connect(self._edited)
+            elif param.kind is ParamKind.BIN_MAP:
+                widget = BinEdges()
+                widget.edited.connect(self._edited)
+                widget.finished.connect(self._next_session)
             else:
                 widget = QLineEdit()
             widget.setToolTip(param.help())
@@ -380,6 +401,8 @@ class QueryForm(QWidget):
         marks: dict[str, list[str]] = {}
         for problem in self.state.query_problems(self.current) if self.current >= 0 else []:
             word = re.split(r"[.\[]", field_of(problem.key))[0] or "name"
+            if not self.shown.get(word):  # a plan key the selected statistic's own widget writes
+                word = next((k for k in self.params if self.shown.get(k) and PARAMS[k].key == word), word)
             marks.setdefault(word if word in self.rows else "name", []).append(problem.text)
         for key, (label, widget) in self.rows.items():
             label.setText(label.text().removeprefix(PROBLEM_MARK))
@@ -398,6 +421,44 @@ class QueryForm(QWidget):
         """Declared columns of these types, in the order of ``kinds`` (so the first is the best default)."""
         cols = self.state.plan_data["columns"].items()
         return [n for k in kinds for n, c in cols if c.get("type") == k]
+
+    def _numeric_columns(self, columns: Any) -> list[tuple[str, str]]:
+        """The numeric columns among ``columns`` and, for each, its default bin edges as text (the placeholder)."""
+        from dpdesk.core.synthetic import default_edges
+
+        declared = self.state.plan_data["columns"]
+        out = []
+        for name in columns if isinstance(columns, list) else []:
+            col = declared.get(name) if isinstance(name, str) else None
+            if not isinstance(col, dict) or col.get("type") not in ("int", "float"):
+                continue
+            bounds = col.get("bounds")
+            default = ""
+            try:
+                lo, hi = (float(b) for b in bounds)
+                if lo < hi:
+                    default = ", ".join(f"{e:g}" for e in default_edges(col["type"], (lo, hi)))
+            except (TypeError, ValueError):
+                pass
+            out.append((name, default))
+        return out
+
+    def _fill_column_list(self, widget: QListWidget, value: Any) -> None:
+        """The declared columns, the query's ticked."""
+        chosen = set(value) if isinstance(value, list) else set()
+        widget.blockSignals(True)
+        try:
+            widget.clear()
+            for name, col in self.state.plan_data["columns"].items():
+                item = QListWidgetItem(f"{name} ({col.get('type', '?')})")
+                item.setData(Qt.ItemDataRole.UserRole, name)
+                item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked if name in chosen else Qt.CheckState.Unchecked)
+                widget.addItem(item)
+            rows = max(2, min(widget.count(), 6))
+            widget.setFixedHeight(rows * max(widget.sizeHintForRow(0), 18) + 2 * widget.frameWidth() + 2)
+        finally:
+            widget.blockSignals(False)
 
     def _fill(self) -> None:
         qs = self.queries()
@@ -443,7 +504,9 @@ class QueryForm(QWidget):
             cells = cells and (
                 q.get("group_by") is not None or (stat is not None and stat.name == "histogram")
             )
+            composite = stat is not None and stat.composite
             show = {
+                "spend": not composite,  # a synthetic table takes an epsilon, never an accuracy target
                 "accuracy": first,
                 "confidence": first,
                 "cells": first and cells,
@@ -453,7 +516,11 @@ class QueryForm(QWidget):
                 "delta": mech is not None and mech.takes_delta,
                 "calibration": mech is not None and bool(mech.calibrations),
             }
-            own = {p.key: p for p in stat.params} if stat is not None else {}
+            own = (
+                {form_key(p): p for p in stat.params if p.kind not in (ParamKind.COLUMN, ParamKind.GROUP_BY)}
+                if stat is not None
+                else {}
+            )
             for key, widget in self.params.items():
                 param = own.get(key)
                 shown = param is not None and param.applies_to(col_type)
@@ -464,8 +531,14 @@ class QueryForm(QWidget):
                 if param is not None:  # the statistic's own words for a key others share
                     label.setText(param.label())
                     widget.setToolTip(param.help())
-                value = q.get(key, param.shown_default if param is not None else None)
-                if isinstance(widget, QComboBox):
+                value = q.get(PARAMS[key].key, param.shown_default if param is not None else None)
+                if isinstance(widget, QListWidget):
+                    self._fill_column_list(widget, value)
+                elif isinstance(widget, BinEdges):
+                    widget.fill(self._numeric_columns(q.get("columns")), value)
+                    shown = shown and widget.count() > 0
+                    show[key] = shown
+                elif isinstance(widget, QComboBox):
                     widget.setCurrentIndex(max(0, widget.findData(value)))
                 elif PARAMS[key].kind in LIST_KINDS:
                     _set(widget, _list_text(value))
@@ -571,6 +644,8 @@ class QueryForm(QWidget):
             for param in stat.params:  # a single choice is written at once (the form does not show it)
                 if param.kind is ParamKind.CHOICE and len(param.choices) == 1:
                     q[param.key] = param.choices[0]
+                if param.kind is ParamKind.COLUMN_LIST:  # the first declared columns, as many as it needs
+                    q[param.key] = list(self.state.plan_data["columns"])[: param.min_len]
         else:
             if col_param is not None and self.column.currentData():
                 q["column"] = self.column.currentData()
@@ -587,23 +662,44 @@ class QueryForm(QWidget):
                 q.pop("accuracy", None)
                 q["epsilon"] = _number(self.epsilon.text())
             info = _mechanism(mech)
-            if info is not None and info.takes_delta:
-                q["delta"] = _number(self.delta.text(), 1e-7)
+            delta = _number(self.delta.text(), None if info is None or info.delta_optional else 1e-7)
+            if info is not None and info.takes_delta and delta is not None:
+                q["delta"] = delta
             else:
                 q.pop("delta", None)
             if info is not None and info.calibrations:
                 q["calibration"] = self.calibration.currentData()
             else:
                 q.pop("calibration", None)
-            for key, widget in self.params.items():
-                kind = PARAMS[key].kind
+            shown_keys = {PARAMS[k].key for k in self.params if self.shown.get(k)}
+            for fkey, widget in self.params.items():
+                kind, key = PARAMS[fkey].kind, PARAMS[fkey].key
+                if not self.shown.get(fkey) and key in shown_keys:
+                    continue  # another statistic's widget for the same plan key: the shown one writes it
                 if kind is ParamKind.CHOICE:
-                    if self.shown.get(key):
+                    if self.shown.get(fkey):
+                        assert isinstance(widget, QComboBox)
                         q[key] = widget.currentData()
                     continue  # a single choice keeps the value written with the statistic
+                if kind is ParamKind.COLUMN_LIST:
+                    assert isinstance(widget, QListWidget)
+                    if self.shown.get(fkey):  # the ticked columns, in the declared order
+                        q[key] = _ticked(widget)
+                    continue
+                if kind is ParamKind.BIN_MAP:
+                    assert isinstance(widget, BinEdges)
+                    ticked = set(q.get("columns") or ())
+                    edges = {
+                        c: [_number(x) for x in _split(t)] for c, t in widget.texts().items() if c in ticked
+                    }
+                    if self.shown.get(fkey) and edges:
+                        q[key] = edges
+                    else:
+                        q.pop(key, None)
+                    continue
                 assert isinstance(widget, QLineEdit)
                 text = widget.text().strip()
-                if not (self.shown.get(key) and text):
+                if not (self.shown.get(fkey) and text):
                     q.pop(key, None)
                 elif kind is ParamKind.NUMBER_LIST:
                     q[key] = [_number(x) for x in _split(text)]
@@ -630,6 +726,56 @@ class QueryForm(QWidget):
         if self.shown.get("cells") and self.target_cells.currentData() == "all":
             target["cells"] = "all"
         return target
+
+
+class BinEdges(QWidget):
+    """One line of bin edges per numeric column of the query (the default rule shown as the placeholder)."""
+
+    edited = Signal()
+    finished = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.form = QFormLayout(self)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        self.lines: dict[str, QLineEdit] = {}
+
+    def count(self) -> int:
+        return len(self.lines)
+
+    def texts(self) -> dict[str, str]:
+        """The edges typed per column (empty lines left out)."""
+        return {c: e.text().strip() for c, e in self.lines.items() if e.text().strip()}
+
+    def fill(self, columns: list[tuple[str, str]], value: Any) -> None:
+        """Lines for these (column, default edges) pairs, holding the query's declared edges."""
+        edges = value if isinstance(value, dict) else {}
+        if [c for c, _d in columns] != list(self.lines):
+            while self.form.rowCount():
+                self.form.removeRow(0)
+            self.lines = {}
+            for name, _default in columns:
+                line = QLineEdit()
+                line.setObjectName(f"bins_{name}")
+                line.textEdited.connect(lambda _t: self.edited.emit())
+                line.editingFinished.connect(self.finished.emit)
+                self.lines[name] = line
+                self.form.addRow(QLabel(name), line)
+        for name, default in columns:
+            line = self.lines[name]
+            line.setToolTip(self.toolTip())
+            line.setPlaceholderText(_("default: {edges}").format(edges=default) if default else "")
+            _set(line, _list_text(edges.get(name)))
+
+
+def _ticked(widget: QListWidget) -> list[str]:
+    """The ticked columns of a column list, in its order."""
+    out = []
+    for i in range(widget.count()):
+        item = widget.item(i)
+        if item.checkState() == Qt.CheckState.Checked:
+            out.append(str(item.data(Qt.ItemDataRole.UserRole)))
+    return out
 
 
 def _target_words(stat: Any) -> tuple[str, str]:

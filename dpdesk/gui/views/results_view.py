@@ -1,16 +1,22 @@
-"""The 'Results' tab: released values (new or reopened at no cost), a chart, and CSV export."""
+"""The 'Results' tab: released values (new or reopened at no cost), a chart, and CSV export; a synthetic table's
+first rows, its one-way marginals charted against the released noisy ones, and its CSV."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
+    QFrame,
+    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -19,6 +25,10 @@ from PySide6.QtWidgets import (
 from dpdesk.gui.models import ResultsModel
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
+from dpdesk.services.synthetic import SyntheticTable
+
+#: The height of one column's panel in the synthetic table's chart (the chart scrolls).
+PANEL_HEIGHT = 190
 
 
 class ResultsView(QWidget):
@@ -54,18 +64,130 @@ class ResultsView(QWidget):
         export_row.addWidget(QLabel(_("Report title:")))
         export_row.addWidget(self.report_title, 1)
         export_row.addWidget(self.export_button)
-        lay = QVBoxLayout(self)
+        self._build_synthetic()
+        lay = self._lay = QVBoxLayout(self)
         lay.addWidget(self.title)
         lay.addWidget(self.table, 3)
         lay.addLayout(row)
         lay.addLayout(export_row)
         lay.addLayout(self.chart_holder, 2)
+        lay.addWidget(self.synth_box, 8)
         self.canvas: Any = None
         self.chart_query.currentIndexChanged.connect(self._chart)
         state.results_changed.connect(self.refresh)
         self.refresh()
 
+    def _build_synthetic(self) -> None:
+        """The synthetic table's box: what it is, its first rows, its marginals' chart and a button to save it."""
+        self.synthetic: tuple[SyntheticTable, ...] = ()
+        self.synth_entry: dict[str, Any] | None = None  # the spend entry the shown tables come from
+        self.synth_canvas: Any = None
+        self.synth_box = QGroupBox(_("Synthetic table"))
+        self.synth_box.setObjectName("synthetic_box")
+        self.synth_query = QComboBox()
+        self.synth_query.setToolTip(
+            _("The synthetic table to show (one per synthetic query of the release).")
+        )
+        self.synth_info = QLabel("")
+        self.synth_info.setObjectName("synthetic_info")
+        self.synth_info.setWordWrap(True)
+        self.synth_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.save_table_button = QPushButton(_("Save table as CSV…"))
+        self.save_table_button.setToolTip(
+            _(
+                "Write the synthetic table as a CSV file, the same bytes as in the release package (costs nothing)."
+            )
+        )
+        self.synth_model = QStandardItemModel(self)
+        self.synth_table = QTableView()
+        self.synth_table.setObjectName("synthetic_table")
+        self.synth_table.setModel(self.synth_model)
+        self.synth_table.verticalHeader().setVisible(False)
+        self.synth_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.synth_chart = QWidget()
+        self.synth_chart_layout = QVBoxLayout(self.synth_chart)
+        self.synth_chart_layout.setContentsMargins(0, 0, 0, 0)
+        chart_scroll = QScrollArea()
+        chart_scroll.setWidgetResizable(True)
+        chart_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        chart_scroll.setWidget(self.synth_chart)
+        chart_scroll.setMinimumWidth(300)
+        split = QHBoxLayout()  # the first rows beside the chart, which scrolls (one panel per column)
+        split.addWidget(self.synth_table, 2)
+        split.addWidget(chart_scroll, 3)
+        top = QHBoxLayout()
+        top.addWidget(self.synth_info, 1)
+        top.addWidget(self.synth_query)
+        top.addWidget(self.save_table_button)
+        box = QVBoxLayout(self.synth_box)
+        box.addLayout(top)
+        box.addLayout(split, 1)
+        self.synth_box.setVisible(False)
+        self.synth_query.currentIndexChanged.connect(self._show_synthetic_table)
+
+    def show_synthetic(self, entry: dict[str, Any], tables: tuple[SyntheticTable, ...]) -> None:
+        """Show the synthetic tables of ``entry`` (computed in the worker), if its results are still shown."""
+        if entry is not self.state.results_entry:
+            return
+        self.synthetic, self.synth_entry = tables, entry
+        self.synth_query.blockSignals(True)
+        self.synth_query.clear()
+        for t in tables:
+            self.synth_query.addItem(t.query, t.query)
+        self.synth_query.setVisible(len(tables) > 1)
+        self.synth_query.blockSignals(False)
+        self.synth_box.setVisible(bool(tables))
+        self._lay.setStretchFactor(self.table, 1 if tables else 3)  # the table's box takes the room
+        self._show_synthetic_table()
+
+    def shown_synthetic(self) -> SyntheticTable | None:
+        """The synthetic table on screen, if any."""
+        i = self.synth_query.currentIndex()
+        return self.synthetic[i] if 0 <= i < len(self.synthetic) else None
+
+    def _show_synthetic_table(self) -> None:
+        if self.synth_canvas is not None:
+            self.synth_canvas.setParent(None)
+            self.synth_canvas.deleteLater()
+            self.synth_canvas = None
+        self.synth_model.clear()
+        t = self.shown_synthetic()
+        if t is None:
+            self.synth_info.setText("")
+            return
+        self.synth_info.setText(
+            _(
+                "{file}: {n} made-up rows of {cols} columns (no row is a person); the first {shown} below. The "
+                "chart compares each column's counts in the table with the released noisy counts."
+            ).format(file=t.file, n=f"{t.rows:,}", cols=len(t.header), shown=len(t.head))
+        )
+        self.synth_model.setHorizontalHeaderLabels(list(t.header))
+        for r in t.head:
+            items = [QStandardItem(v) for v in r]
+            for it in items:
+                it.setEditable(False)
+            self.synth_model.appendRow(items)
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: on first chart
+
+        from dpdesk.gui.synthetic_chart import marginals_figure
+
+        fig = marginals_figure(t.marginals, columns=1)
+        self.synth_canvas = FigureCanvasQTAgg(fig)
+        self.synth_canvas.setObjectName("synthetic_chart")
+        self.synth_canvas.setMinimumHeight(PANEL_HEIGHT * len(t.marginals))
+        self.synth_chart_layout.addWidget(self.synth_canvas)
+
     def refresh(self) -> None:
+        if (
+            self.state.results_entry is not self.synth_entry
+        ):  # other results: their tables come from the worker
+            self.synthetic, self.synth_entry = (), None
+            self.synth_query.blockSignals(True)
+            self.synth_query.clear()
+            self.synth_query.blockSignals(False)
+            self.synth_box.setVisible(False)
+            self._lay.setStretchFactor(self.table, 3)
+            self._show_synthetic_table()
         rows = self.state.results
         self.title.setText(
             self.state.results_title

@@ -1,0 +1,90 @@
+"""The synthetic tables of a recorded release, for the app's Results tab: their first rows, their CSV and their
+one-way marginals beside the released noisy ones.
+
+Reads only the spend entry (its plan, and for each synthetic query the released noisy marginals and the seed):
+the table is regenerated from them, post-processing at no cost, never from the private table. The CSV's bytes
+are those the release package holds (:func:`dpdesk.core.package.write_synthetic_tables`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from dpdesk.core.progress import NULL_PROGRESS, Progress
+
+#: At most this many rows of each table are kept for the table view.
+HEAD_ROWS = 200
+
+
+@dataclass(frozen=True)
+class Marginal:
+    """One column's one-way marginal: the released noisy counts (the ledger's) and the synthetic table's own."""
+
+    column: str
+    labels: tuple[str, ...]
+    released: tuple[int, ...]
+    synthetic: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SyntheticTable:
+    """One synthetic query's table as the package holds it."""
+
+    query: str
+    file: str
+    rows: int
+    header: tuple[str, ...]
+    #: the first rows (at most :data:`HEAD_ROWS`), as the CSV writes them
+    head: tuple[tuple[str, ...], ...]
+    #: the CSV's bytes, the same as the package's file
+    csv: bytes
+    marginals: tuple[Marginal, ...]
+
+
+def synthetic_tables(entry: dict[str, Any], progress: Progress = NULL_PROGRESS) -> tuple[SyntheticTable, ...]:
+    """The synthetic tables recorded in the spend ``entry`` (none when it holds none), regenerated from the
+    released marginals and seeds it keeps (free: post-processing)."""
+    fields = entry.get("synthetic")
+    if not isinstance(fields, dict) or not fields:
+        return ()
+    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.statistics.synthetic import (
+        SyntheticQuery,
+        attributes,
+        measurements_from_dict,
+        synthetic_table,
+        table_csv,
+    )
+
+    plan = parse_plan(entry["plan"])
+    out = []
+    for i, (name, f) in enumerate(fields.items()):
+        progress.update(i, len(fields), "computing")
+        spec = next(q for q in plan.queries if q.name == name)
+        assert isinstance(spec, SyntheticQuery)
+        attrs = attributes(spec, plan.columns)
+        released = measurements_from_dict(f)
+        table, codes = synthetic_table(attrs, released, int(f["rows"]), int(f["seed"]))
+        data = table_csv(attrs, table)
+        reader = csv.reader(io.StringIO(data.decode("utf-8")))
+        header = tuple(next(reader))
+        head: list[tuple[str, ...]] = []
+        for row in reader:
+            if len(head) >= HEAD_ROWS:
+                break
+            head.append(tuple(row))
+        marginals = tuple(
+            Marginal(
+                a.name,
+                a.labels(),
+                tuple(int(v) for v in released.one_way[j].noisy),
+                tuple(int((codes[:, j] == v).sum()) for v in range(a.size)) if len(codes) else (0,) * a.size,
+            )
+            for j, a in enumerate(attrs)
+        )
+        out.append(SyntheticTable(name, str(f["file"]), len(table), header, tuple(head), data, marginals))
+    progress.update(len(fields), len(fields), "computing")
+    return tuple(out)

@@ -1,0 +1,182 @@
+"""A synthetic table in the app (issue 17 item 3), driven through what a user sees: the query form (columns,
+rows, bin edges; a single column is named as a problem), the preview in plain words, the release, the Results
+tab's table and its marginals charted against the released noisy marginals (both from the ledger), and the
+export of the same bytes as the release package's CSV."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QMessageBox,
+    QTableView,
+    QWidget,
+)
+
+from dpdesk.core.ledger import Ledger
+from dpdesk.gui.app import build
+from tests.gui.test_guided_release import (
+    button,
+    click,
+    field,
+    open_tab,
+    plain,
+    settle,
+    type_text,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def visible_texts(win: QWidget) -> list[str]:
+    return [plain(lab.text()) for lab in win.findChildren(QLabel) if lab.isVisible()]
+
+
+def choose(combo: QWidget, text: str) -> None:
+    """Pick the item of a combo box whose visible text starts with ``text``, as a user would."""
+    assert isinstance(combo, QComboBox)
+    i = next(i for i in range(combo.count()) if combo.itemText(i).startswith(text))
+    combo.setCurrentIndex(i)
+    combo.activated.emit(i)
+
+
+def tick(columns: QWidget, name: str, on: bool) -> None:
+    """Tick or untick the column ``name`` in the form's list of columns (its visible text starts with it)."""
+    assert isinstance(columns, QListWidget)
+    item = next(
+        columns.item(i) for i in range(columns.count()) if columns.item(i).text().startswith(name + " ")
+    )
+    item.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
+
+
+def answer_release(qtbot: Any, seen: list[str]) -> None:
+    """When the release's confirmation is open (the visible message box that says what it will spend): note its
+    text and press Yes. Any other modal widget (one left over by an earlier test) is not answered."""
+
+    def act() -> None:
+        box = QApplication.activeModalWidget()
+        if not (isinstance(box, QMessageBox) and box.isVisible() and "spend" in box.text()):
+            QTimer.singleShot(50, act)
+            return
+        seen.append(box.text())
+        yes = box.button(QMessageBox.StandardButton.Yes)  # its visible text is Qt's, in the app's language
+        assert yes is not None and yes.isVisible()
+        click(qtbot, yes)
+
+    QTimer.singleShot(50, act)
+
+
+def bars(canvas: Any) -> list[tuple[str, list[list[float]]]]:
+    """Each panel's title and the heights of its two bar series (released noisy, synthetic table)."""
+    out = []
+    for ax in canvas.figure.axes:
+        out.append((ax.get_title(), [[float(p.get_height()) for p in c] for c in ax.containers]))
+    return out
+
+
+@pytest.fixture
+def win(qtbot: Any, dpdesk_home: Path) -> Any:
+    _app, w = build(dpdesk_home)
+    qtbot.addWidget(w)
+    w.ask_save_changes = lambda: QMessageBox.StandardButton.Discard  # closing never asks (no one answers)
+    w.resize(1024, 700)
+    w.show()
+    qtbot.waitExposed(w)
+    click(qtbot, button(w, "Try the sample"))
+    settle(qtbot, w)
+    return w
+
+
+def test_a_synthetic_table_from_the_form_to_its_csv(
+    qtbot: Any, win: Any, dpdesk_home: Path, tmp_path: Path
+) -> None:
+    open_tab(qtbot, win, "Queries")
+    n = len(win.state.plan_data["queries"])
+    click(qtbot, button(win, "Add"))
+    choose(field(win, "Statistic"), "synthetic table")
+    query = win.state.plan_data["queries"][n]
+    assert query["statistic"] == "synthetic" and query["mechanism"] == "mst"
+    # the form starts from two declared columns: a valid query
+    assert query["columns"] == ["wage", "education"] and win.state.plan is not None, win.state.plan_error
+    # a single column is named as a problem in the form, and the plan cannot be released
+    columns = field(win, "Columns")
+    tick(columns, "education", False)
+    assert win.state.plan_data["queries"][n]["columns"] == ["wage"]
+    assert win.state.plan is None and "at least 2 columns" in (win.state.plan_error or "")
+    assert any(t.startswith("⚠ Columns") for t in visible_texts(win)), visible_texts(win)
+    assert "at least 2 columns" in plain(win.query_form.error.text())
+    assert not win.release_action.isEnabled()
+    # three columns, 300 rows, public bins for wage (the default rule is the placeholder)
+    tick(columns, "education", True)
+    tick(columns, "region", True)
+    assert not any(t.startswith("⚠") for t in visible_texts(win)), visible_texts(win)
+    type_text(qtbot, field(win, "Rows to generate"), "300")
+    wage = next(e for e in field(win, "Bin edges").findChildren(QLineEdit) if e.objectName() == "bins_wage")
+    assert wage.placeholderText().startswith("default: 0, "), wage.placeholderText()
+    type_text(qtbot, wage, "0, 500, 1000, 2000, 5000")
+    type_text(qtbot, field(win, "ε"), "0.1")
+    query = win.state.plan_data["queries"][n]
+    assert query["columns"] == ["wage", "education", "region"] and query["rows"] == 300
+    assert query["bins"] == {"wage": [0, 500, 1000, 2000, 5000]} and query["epsilon"] == 0.1
+    assert win.state.plan is not None, win.state.plan_error
+    # the preview says what it does in plain words, and where its utility can (not) be seen
+    qtbot.waitUntil(lambda: any("What it does" in t for t in visible_texts(win)), timeout=10_000)
+    words = " ".join(t for t in visible_texts(win) if "marginal" in t or "utility" in t)
+    assert (
+        "one-way marginal of each of the 3 columns" in words and "wage: 5 levels" in words
+    )  # 4 bins and missing, words
+    assert "columns are independent" in words, words
+    # release (the same flow as any plan)
+    confirm: list[str] = []
+    answer_release(qtbot, confirm)
+    click(qtbot, button(win, "Release"))
+    qtbot.waitUntil(lambda: bool(confirm), timeout=30_000)
+    settle(qtbot, win)
+    qtbot.waitUntil(lambda: win.results_view.shown_synthetic() is not None, timeout=60_000)
+    settle(qtbot, win)
+    open_tab(qtbot, win, "Results")
+    spend = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e["type"] == "spend"]
+    fields = spend[-1]["synthetic"][query["name"]]
+    # the table: its file name and row count, and its first rows in a table view
+    info = next(t for t in visible_texts(win) if t.startswith(fields["file"]))
+    assert re.search(r"\b300 made-up rows of 3 columns", info), info
+    view = next(
+        v for v in win.findChildren(QTableView) if v.isVisible() and v.objectName() == "synthetic_table"
+    )
+    model = view.model()
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(3)] == [
+        "wage",
+        "education",
+        "region",
+    ]
+    assert model.rowCount() == 200  # the first 200 of 300
+    assert all(
+        model.data(model.index(r, 2)) in ("northeast", "midwest", "south", "west", "") for r in range(200)
+    )
+    # the chart: per column, the ledger's released noisy one-way marginal beside the table's own counts
+    canvas = win.results_view.synth_canvas
+    assert canvas is not None and canvas.isVisible()
+    drawn = bars(canvas)
+    assert [t for t, _b in drawn] == ["wage", "education", "region"]
+    for j, (_t, (released, own)) in enumerate(drawn):
+        assert released == [float(v) for v in fields["one_way"][j]]  # from the ledger, never the table
+        assert sum(own) == 300
+    # save: the same bytes as the release package's CSV
+    out = tmp_path / "table.csv"
+    win.ask_save_path = lambda *_a: str(out)
+    click(qtbot, button(win, "Save table as CSV"))
+    win.ask_folder = lambda *_a: str(tmp_path / "package")
+    click(qtbot, button(win, "Export release"))
+    settle(qtbot, win)
+    package = tmp_path / "package" / fields["file"]
+    assert package.is_file() and out.read_bytes() == package.read_bytes()
+    assert out.read_bytes().startswith(b"wage,education,region\n") and out.read_bytes().count(b"\n") == 301
