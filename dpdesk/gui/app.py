@@ -64,6 +64,10 @@ def _add_cjk_font() -> None:
     QFont.insertSubstitutions(base.family(), families)
 
 
+#: Qt's own translations (its dialogs' buttons) installed by :func:`build`, if any.
+_qt_translator: Any = None
+
+
 def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, Any]:
     """Create the application objects (used by main and by tests): (QApplication, MainWindow)."""
     from PySide6.QtCore import QLibraryInfo, QLocale, QSettings, QTranslator
@@ -81,12 +85,17 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
     from dpdesk.gui import gc_guard
 
     gc_guard.install(app)  # cycles are collected on this thread only: a worker's collection can crash Qt
+    global _qt_translator  # noqa: PLW0603 - one per application, replaced when a window is built in another language
+    if _qt_translator is not None:
+        app.removeTranslator(_qt_translator)
+        _qt_translator = None
     if current_language() == "zh_CN":
         tr = QTranslator(app)
         if tr.load(
             QLocale("zh_CN"), "qtbase", "_", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
         ):
             app.installTranslator(tr)
+            _qt_translator = tr
     _add_cjk_font()
     settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(AppState(home), settings, defer_views=defer_views)

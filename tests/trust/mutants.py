@@ -2632,6 +2632,26 @@ import PySide6  # noqa: F401
         r"""        data = table_csv(attrs, table, bom=True)""",
         (SGA,),
     ),
+    Mutant(
+        "LY02",
+        "app: Qt's Chinese translator stays installed when a window is built in English (dialogs say 是(&Y))",
+        "dpdesk/gui/app.py",
+        r"""        app.removeTranslator(_qt_translator)""",
+        r"""        pass""",
+        (
+            "tests/gui/test_build_language.py::test_an_english_window_after_a_chinese_one_has_english_qt_buttons",
+        ),
+    ),
+    Mutant(
+        "LY03",
+        "data tab: the table's whole path wraps over several lines and pushes the tab past 1024x700",
+        "dpdesk/gui/views/schema_view.py",
+        r"""                    path=Path(peek.path).name,""",
+        r"""                    path=peek.path,""",
+        (
+            "tests/gui/test_build_language.py::test_a_long_path_is_named_by_its_file_and_the_data_tab_still_fits",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -234,9 +235,10 @@ class SchemaView(QWidget):
         peek = self.state.peek
         self.preview_model.set_peek(peek)
         if peek is not None:
+            self.file_label.setToolTip(str(peek.path))  # the whole path; the label names the file (one line)
             self.file_label.setText(
                 _("{path}  ·  {dataset}  ·  first {n} rows shown (for you only)").format(
-                    path=peek.path,
+                    path=Path(peek.path).name,
                     n=len(peek.rows),
                     dataset=_("dataset {id}").format(id=self.state.dataset_id)
                     if self.state.dataset_id
