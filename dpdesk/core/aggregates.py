@@ -10,13 +10,16 @@ from __future__ import annotations
 import math
 import secrets
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from dpdesk.core.loading import Table
 from dpdesk.core.plan import ColumnSpec, ColumnType
 from dpdesk.core.queries import QueryDesign, grid_bounds, quantile_fraction
+
+if TYPE_CHECKING:
+    from dpdesk.core.statistics.base import Rows
 
 
 @dataclass
@@ -187,6 +190,25 @@ def exact_statistic(
     The column's values and the group codes are read here once, under their missing-value policies;
     rows without a value or a group (under "drop") and rows beyond k per person are left out.
     """
+    from dpdesk.core import statistics
+
+    return statistics.get(design.spec.statistic).exact(_rows(design, table, keep, columns))
+
+
+def partial_statistic(
+    design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]
+) -> list[list[int]]:
+    """A query's mergeable exact state on the kept rows of a part of the table (see ``Statistic.partial``):
+    summed element by element over the parts, it gives the state of the whole table."""
+    from dpdesk.core import statistics
+
+    return statistics.get(design.spec.statistic).partial(_rows(design, table, keep, columns))
+
+
+def _rows(design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]) -> Rows:
+    """The query's kept rows: its column's values and group codes under their missing-value policies."""
+    from dpdesk.core.statistics.base import Rows
+
     spec = design.spec
     col = columns[spec.column] if spec.column else None
     group = columns[spec.group_by] if spec.group_by else None
@@ -203,11 +225,7 @@ def exact_statistic(
         x = _select(x, mask)
     g = _select(g_codes, mask) if g_codes is not None else None
     n_kept = table.n_rows if mask is None else int(mask.sum())
-
-    from dpdesk.core import statistics
-    from dpdesk.core.statistics.base import Rows
-
-    return statistics.get(spec.statistic).exact(Rows(design, col, x, g, n_groups, n_kept))
+    return Rows(design, col, x, g, n_groups, n_kept)
 
 
 def is_finite_list(xs: list[float]) -> bool:
