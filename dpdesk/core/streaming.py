@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from dpdesk.core.aggregates import Exact, bound_rows_per_person, partial_statistic
+from dpdesk.core.aggregates import Exact, bound_rows_per_person, merge_states, partial_statistic
 from dpdesk.core.errors import UsageError
 from dpdesk.core.loading import Table, load_table
 from dpdesk.core.loading.columns import int_dtype
@@ -299,13 +299,6 @@ class StreamedAggregates:
         if self._parts is not None:
             self._parts.close()
             self._parts = None
-
-
-def merge_states(acc: list[list[int]] | None, part: list[list[int]]) -> list[list[int]]:
-    """Two mergeable states added element by element, as Python integers (exact whatever their size)."""
-    if acc is None:
-        return [list(v) for v in part]
-    return [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]
 
 
 def _outside(values: np.ndarray, lo: float, hi: float) -> int:
