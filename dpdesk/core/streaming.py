@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 #: The default memory limit, as a fraction of the machine's physical memory.
 DEFAULT_MEMORY_FRACTION = 0.5
 #: What the process takes before any table: the interpreter, numpy, polars, OpenDP and the report's libraries
-#: (measured about 250 MiB after a release's imports; see benchmarks/stream.py).
-BASE_BYTES = 300 * 2**20
+#: (a whole release of 1M rows peaked at 465 MiB, its columns taking about 40; see benchmarks/stream.py).
+BASE_BYTES = 400 * 2**20
 #: Working memory per row of the in-memory path beyond the loaded columns: the keep mask and the statistics'
 #: chunked temporaries (a float column's clipped copy), and the reader's batches in flight.
 WORK_BYTES_PER_ROW = 12

@@ -335,8 +335,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "Q01",
         "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c",
         "dpdesk/core/statistics/quantile.py",
-        r"""        return Exact([], quantile_utilities(below, at_most, n, spec.q))""",
-        r"""        old = -np.abs((1.0 - spec.q) * below - spec.q * (n - at_most))  # x > c: n - #(x<=c)
+        r"""        return Exact([], quantile_utilities(np.asarray(below), np.asarray(at_most), n, spec.q))""",
+        r"""        b, a = np.asarray(below), np.asarray(at_most)
+        old = -np.abs((1.0 - spec.q) * b - spec.q * (n - a))  # x > c: n - #(x<=c)
         return Exact([], [float(u) for u in old])""",
         (G_TIES, S_TIES),
     ),
@@ -2342,6 +2343,38 @@ import PySide6  # noqa: F401
         r"""    if not 0 < confidence <= MAX_CONFIDENCE:""",
         r"""    if not 0 < confidence < 1:""",
         ("tests/core/test_accuracy_edges.py::test_a_confidence_next_to_one_is_a_named_problem",),
+    ),
+    Mutant(
+        "SM01",
+        "streaming: merging two batches' exact states drifts (the last batch's state replaces the running one)",
+        "dpdesk/core/aggregates.py",
+        r"""    return [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]""",
+        r"""    return [[b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]""",
+        ("tests/core/test_streaming.py::test_merged_batches_give_the_in_memory_aggregates_bit_for_bit",),
+    ),
+    Mutant(
+        "SM02",
+        "streaming: a partition is aggregated without bounding the rows per person id (more than k rows of one)",
+        "dpdesk/core/streaming.py",
+        r"""                    self._aggregate(part, bound_rows_per_person(part, k))""",
+        r"""                    self._aggregate(part, ~part.ids_missing)""",
+        ("tests/core/test_streaming.py::test_streamed_bounding_keeps_at_most_k_rows_per_person",),
+    ),
+    Mutant(
+        "SM03",
+        "streaming: the memory limit is ignored (a table that does not fit is loaded whole)",
+        "dpdesk/core/streaming.py",
+        r"""        if estimate <= limit:""",
+        r"""        if estimate <= limit or True:""",
+        ("tests/core/test_streaming.py::test_the_memory_limit_decides_the_path",),
+    ),
+    Mutant(
+        "SM04",
+        "in-memory statistics: a large table is taken whole (whole-column float64 copies double the peak)",
+        "dpdesk/core/aggregates.py",
+        r"""    if n <= CHUNK_ROWS:""",
+        r"""    if n <= CHUNK_ROWS or True:""",
+        ("tests/core/test_streaming.py::test_the_statistics_make_no_whole_column_copies",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
