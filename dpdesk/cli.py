@@ -1134,6 +1134,15 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _tell_migration(result.migration)
+    if result.streamed:
+        print(
+            "dpdesk: "
+            + _(
+                "the table would not fit under the memory limit: its statistics were computed in one streaming "
+                "pass over the file"
+            ),
+            file=sys.stderr,
+        )
     e = result.entry
     n = len(plan.queries)
     print(

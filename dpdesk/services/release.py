@@ -82,6 +82,8 @@ class Released:
     out: Path | None
     notes: tuple[str, ...]
     migration: str | None = None
+    #: whether the table was streamed (it would not fit under the memory limit) rather than loaded whole
+    streamed: bool = False
 
 
 def release_plan(
@@ -154,4 +156,5 @@ def release_plan(
         result.out_dir,
         tuple(result.report_lines),
         migration_notice(migrated) if migrated is not None else None,
+        streamed=table.streamed is not None,
     )
