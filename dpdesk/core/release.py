@@ -42,7 +42,7 @@ from dpdesk.core.outputs import ClaimedFolder, claim_out_dir
 from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
-from dpdesk.core.streaming import check_streamed, load_for_release, streamed_exacts
+from dpdesk.core.streaming import check_streamed, close_streamed, load_for_release, streamed_exacts
 from dpdesk.core.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.i18n import _
 
@@ -272,14 +272,18 @@ def _charge(
             encoding=encoding,
             delimiter=delimiter,
         )
-    _check_table(table, plan)
-    check_streamed(table, designs)
-    check = check_data(table, plan)
-    if on_data_check is not None:
-        on_data_check(check)
-    if check.problems and not accept_data_problems:
-        raise DataProblems(check)
-    exacts = streamed_exacts(table, progress)  # a table larger than memory: merged batch by batch
+    try:
+        _check_table(table, plan)
+        check_streamed(table, designs)
+        check = check_data(table, plan)
+        if on_data_check is not None:
+            on_data_check(check)
+        if check.problems and not accept_data_problems:
+            raise DataProblems(check)
+        exacts = streamed_exacts(table, progress)  # a table larger than memory: merged batch by batch
+    except BaseException:
+        close_streamed(table)  # its partition files, if any, are removed now
+        raise
     if exacts is None:
         keep = _keep_mask(table, plan)
         exacts = []

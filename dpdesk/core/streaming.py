@@ -32,6 +32,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -140,12 +141,16 @@ def memory_estimate(path: Path, columns: dict[str, ColumnSpec], id_column: str |
 
 @dataclass
 class _Partitions:
-    """Rows spread over partition files by their id's keyed hash, in a private temporary folder."""
+    """Rows spread over partition files by their id's keyed hash, in a private temporary folder (removed by
+    :meth:`close`, or at the latest when the object is collected or the interpreter exits)."""
 
     folder: Path
     dtype: np.dtype[Any]
     files: list[BinaryIO]
     key: int = field(default_factory=lambda: secrets.randbits(64))
+
+    def __post_init__(self) -> None:
+        self._finalizer = weakref.finalize(self, _remove, self.files, self.folder)
 
     def write(self, rec: np.ndarray, ids: np.ndarray) -> None:
         n = len(self.files)
@@ -166,9 +171,13 @@ class _Partitions:
         return data
 
     def close(self) -> None:
-        for f in self.files:
-            f.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self._finalizer()
+
+
+def _remove(files: list[BinaryIO], folder: Path) -> None:
+    for f in files:
+        f.close()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class StreamedAggregates:
@@ -191,6 +200,7 @@ class StreamedAggregates:
         self.outside: dict[str, int] = {}
         self.rows = 0
         self._parts: _Partitions | None = None
+        self._pending = False
         self.restart()
 
     # -------------------------------------------------------------- the sink
@@ -202,6 +212,7 @@ class StreamedAggregates:
             (n for n, s in self.columns.items() if s.type == "float" and s.bounds is not None), 0
         )
         self.rows = 0
+        self._pending = False  # rows written to partitions and not yet aggregated
         return self
 
     def add(self, batch: Table) -> None:
@@ -250,6 +261,7 @@ class StreamedAggregates:
                 shutil.rmtree(folder, ignore_errors=True)
                 raise
             self._parts = _Partitions(folder, self._record_dtype(), files)
+            self._pending = True
         rec = np.empty(batch.n_rows, dtype=self._parts.dtype)
         rec["id"] = batch.ids
         rec["id_missing"] = batch.ids_missing
@@ -275,6 +287,10 @@ class StreamedAggregates:
     # -------------------------------------------------------------- the result
     def exacts(self, progress: Progress = NULL_PROGRESS) -> list[Exact]:
         """Every query's exact statistic (with an id column, the second pass over the partitions first)."""
+        if self._pending and self._parts is None:  # removed before the second pass: the rows are gone
+            raise UsageError(
+                _("the table's temporary files were removed before its statistics; load it again")
+            )
         if self.id_column is not None and self._parts is not None:
             k = self.plan.privacy_unit.max_rows_per_person
             for i in range(self.n_partitions):
@@ -282,6 +298,7 @@ class StreamedAggregates:
                 part = self._partition_table(self._parts.read(i))
                 if part.n_rows:
                     self._aggregate(part, bound_rows_per_person(part, k))
+            self._pending = False
             self.close()
         from dpdesk.core import statistics
 
@@ -397,3 +414,9 @@ def check_streamed(table: Table, designs: list[QueryDesign]) -> None:
                 "the table was read for another plan's statistics (it was too large to keep in memory); load it again"
             )
         )
+
+
+def close_streamed(table: Table) -> None:
+    """Remove a streamed table's partition files, if it has any (a release that stops before its statistics)."""
+    if isinstance(table.streamed, StreamedAggregates):
+        table.streamed.close()

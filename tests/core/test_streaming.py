@@ -320,3 +320,28 @@ def test_the_statistics_make_no_whole_column_copies(missing: Any, monkeypatch: A
         finally:
             tracemalloc.stop()
         assert peak < column_bytes / 4, (d.spec.name, peak / column_bytes)
+
+
+def test_partition_files_go_with_the_table_and_a_table_without_them_is_refused(tmp_path: Path) -> None:
+    """A release that stops before its statistics (data problems, a cancel) removes the partition files; the
+    table then cannot give statistics any more (it says to load it again); a dropped table takes its files."""
+    import gc
+
+    plan = make_plan("float", "drop", id_column="pid", k=2)
+    path = tmp_path / "t.csv"
+    write_csv(path, 500, 3, "float", person_ids(500, 4, 2))
+    table = st.load_for_release(plan, path, force_stream=True)
+    sink = table.streamed
+    assert isinstance(sink, st.StreamedAggregates) and sink._parts is not None
+    folder = sink._parts.folder
+    st.close_streamed(table)
+    assert not folder.exists()
+    with pytest.raises(UsageError, match="load it again"):
+        st.streamed_exacts(table)
+    again = st.load_for_release(plan, path, force_stream=True)
+    assert isinstance(again.streamed, st.StreamedAggregates) and again.streamed._parts is not None
+    folder = again.streamed._parts.folder
+    assert folder.exists()
+    del again, sink, table
+    gc.collect()
+    assert not folder.exists()
