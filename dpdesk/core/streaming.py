@@ -53,15 +53,17 @@ if TYPE_CHECKING:
 
 #: The default memory limit, as a fraction of the machine's physical memory.
 DEFAULT_MEMORY_FRACTION = 0.5
-#: What the process takes before any table: the interpreter, numpy, polars, OpenDP and the report's libraries
-#: (a whole release of 1M rows peaked at 465 MiB, its columns taking about 40; see benchmarks/stream.py).
-BASE_BYTES = 400 * 2**20
+#: What a release takes beside its table: the interpreter, numpy, polars, OpenDP, the identity pass and the
+#: report's libraries (a whole streamed release peaked at 433 MiB on 10M and on 76M rows; see benchmarks/stream.py).
+BASE_BYTES = 448 * 2**20
 #: Working memory per row of the in-memory path beyond the loaded columns: the keep mask and the statistics'
 #: chunked temporaries (a float column's clipped copy), and the reader's batches in flight.
 WORK_BYTES_PER_ROW = 12
 #: Working memory per row when bounding rows per person in memory (the random tie-break, the sort order, the
 #: sorted ids, the ranks: see :func:`~dpdesk.core.aggregates.bound_rows_per_person`).
 BOUND_BYTES_PER_ROW = 64
+#: At most this many partition files are open at once (a larger table makes larger partitions).
+MAX_PARTITIONS = 1024
 #: The smallest memory limit accepted (the process itself needs about this much).
 MIN_MEMORY_LIMIT = 256 * 2**20
 
@@ -330,7 +332,7 @@ def n_partitions(path: Path, columns: dict[str, ColumnSpec], id_column: str | No
         return 1
     per_row = row_bytes(columns, id_column) + 1 + WORK_BYTES_PER_ROW + BOUND_BYTES_PER_ROW
     room = max(limit - BASE_BYTES, 64 * 2**20) // 2  # half of what is left: a partition larger than average
-    return max(1, math.ceil(estimate_rows(path) * per_row / room))
+    return min(MAX_PARTITIONS, max(1, math.ceil(estimate_rows(path) * per_row / room)))
 
 
 def load_for_release(

@@ -345,3 +345,22 @@ def test_partition_files_go_with_the_table_and_a_table_without_them_is_refused(t
     del again, sink, table
     gc.collect()
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "gb18030", "cp1252"])
+def test_a_streamed_file_in_another_encoding_gives_the_same_aggregates(
+    tmp_path: Path, encoding: str, monkeypatch: Any
+) -> None:
+    """Every encoding the loader reads streams too (through the block reader, in small blocks)."""
+    monkeypatch.setattr(csvfile, "BLOCK_BYTES", 4096)
+    plan = make_plan("int", "drop")
+    utf8 = tmp_path / "t.csv"
+    write_csv(utf8, 3000, 17, "int")
+    path = tmp_path / f"t.{encoding}.csv"
+    path.write_bytes(utf8.read_text(encoding="utf-8").encode(encoding))
+    table = load_table(path, plan.columns, encoding=encoding)
+    streamed = st.load_for_release(plan, path, force_stream=True, encoding=encoding)
+    assert streamed.report.encoding == table.report.encoding and streamed.sha256 == table.sha256
+    exacts = st.streamed_exacts(streamed)
+    assert exacts is not None and as_tuple(exacts) == as_tuple(in_memory(plan, table))
+    assert check_data(streamed, plan) == check_data(table, plan)
