@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from dpdesk.core.aggregates import Exact, bound_rows_per_person, merge_states, partial_statistic
-from dpdesk.core.errors import UsageError
+from dpdesk.core.errors import InputError, UsageError
 from dpdesk.core.loading import Table, load_table
 from dpdesk.core.loading.columns import int_dtype
+from dpdesk.core.loading.guards import check_regular_file, parquet_rows
 from dpdesk.core.loading.table import Column
 from dpdesk.core.plan import ColumnSpec, Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
@@ -116,12 +117,10 @@ def estimate_rows(path: Path) -> int:
     suffix = path.suffix.lower()
     size = path.stat().st_size
     if suffix in (".parquet", ".pq"):
-        import polars as pl
-
         try:
-            return int(pl.scan_parquet(path).select(pl.len()).collect().item())
-        except Exception:  # noqa: BLE001 - a damaged file: the loader names the problem; size decides here
-            return size // 8
+            return parquet_rows(path)  # from the footer, as the loader's guard reads it: nothing decoded
+        except InputError:
+            return 0  # a damaged file: the loader names the problem
     if suffix in (".xlsx", ".xlsm", ".xls"):
         return size // 4  # compressed XML: a few bytes a row at the very least
     with path.open("rb") as f:
@@ -352,6 +351,7 @@ def load_for_release(
     from dpdesk.core.queries import design_plan
 
     p = Path(path)
+    check_regular_file(p)  # a FIFO would block the estimate's read, a device never end
     limit = memory_limit if memory_limit is not None else default_memory_limit()
     id_column = plan.privacy_unit.id_column
     if not force_stream:

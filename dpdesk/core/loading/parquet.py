@@ -72,11 +72,11 @@ def stream_parquet(
     hashed first, then read batch by batch, so that memory holds one batch, not the table."""
     import polars as pl
 
+    wanted_names = set(columns) | ({id_column} if id_column else set())
+    check_parquet(path, wanted_names)  # refused from its metadata before anything is read
     sha = file_sha256(path, progress)
     names = list(pl.read_parquet_schema(path))
-    wanted_names = set(columns) | ({id_column} if id_column else set())
     wanted = match_columns([n.strip() for n in names], columns, id_column, path)
-    check_parquet(path, wanted_names)
     tb = TableBuilder(path, columns, wanted, LoadReport(encoding="", delimiter=""), sink)
     try:
         lf = pl.scan_parquet(path).select(
