@@ -13,8 +13,8 @@ by batch (:class:`~dpdesk.core.loading.columns.TableBuilder` with a sink) into a
   same :class:`~dpdesk.core.aggregates.Exact` as the in-memory path, bit for bit;
 * the file's SHA-256 and the loader's counts (missing, undeclared, unparsable, clamped values, for the data
   check) come from the same pass; floats outside their bounds are counted batch by batch;
-* with a person id column, the rows (the declared columns only, in their compact form, and the id's keyed
-  128-bit hash) are first written to partition files in a private temporary folder, chosen by the id's hash
+* with a person id column, the rows that have an id (the declared columns only, in their compact form, and the
+  id's keyed 128-bit hash) are first written to partition files in a private temporary folder, chosen by the id's hash
   mixed with a key from :mod:`secrets`, so that all rows of one person land in one partition; then each
   partition is read back, bounded with :func:`~dpdesk.core.aggregates.bound_rows_per_person` (the same rule:
   at most k rows per id, picked with the OS's cryptographic generator) and aggregated. The folder is removed
@@ -271,7 +271,8 @@ class StreamedAggregates:
             rec[f"v{j}"] = col.values
             if spec.type == "int":
                 rec[f"m{j}"] = col.missing()
-        self._parts.write(rec, batch.ids)
+        has_id = ~batch.ids_missing  # a row without an id is never kept (as bound_rows_per_person drops it)
+        self._parts.write(rec[has_id], batch.ids[has_id])
 
     def _partition_table(self, rec: np.ndarray) -> Table:
         cols: dict[str, Column] = {}
