@@ -181,6 +181,14 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
     r.add_argument("--bom", action="store_true", help=_("write release.csv with a UTF-8 BOM (for Excel)"))
     r.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help=_(
+            "the most memory the release may use, e.g. 512MiB or 4GiB (default: half the machine's memory); "
+            "a larger table is read in one streaming pass instead of loaded whole"
+        ),
+    )
+    r.add_argument(
         "--approval",
         metavar="FILE",
         help=_("the privacy officer's signed approval of this plan (a dataset that requires signed plans)"),
@@ -1104,6 +1112,7 @@ def _print_budget(rep: BudgetReport) -> None:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
+    from dpdesk.core.streaming import parse_memory
     from dpdesk.services.release import ReleaseRequest, release_plan
 
     plan = _load_plan(args.plan, args.codebook)
@@ -1126,11 +1135,21 @@ def _cmd_release(args: argparse.Namespace) -> int:
         bom=args.bom,
         accept_data_problems=args.accept_data_problems,
         approval=Path(args.approval) if args.approval else None,
+        memory_limit=parse_memory(args.memory_limit) if args.memory_limit else None,
     )
     result = release_plan(request, _progress(), on_data_check=show_check)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _tell_migration(result.migration)
+    if result.streamed:
+        print(
+            "dpdesk: "
+            + _(
+                "the table would not fit under the memory limit: its statistics were computed in one streaming "
+                "pass over the file"
+            ),
+            file=sys.stderr,
+        )
     e = result.entry
     n = len(plan.queries)
     print(

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan import ColumnSpec, ColumnType
 from dpdesk.core.queries import QueryDesign, grid_bounds, quantile_fraction
 
-if TYPE_CHECKING:  # the loaders are not needed to plan (``dpdesk budget`` reads no table)
-    from dpdesk.core.loading import Table
+if TYPE_CHECKING:
+    from dpdesk.core.statistics.base import Rows
 
 
 @dataclass
@@ -181,14 +182,69 @@ def quantile_utilities(below: np.ndarray, at_most: np.ndarray, n: int, q: float)
     return [-(int(v) / den) if v else 0.0 for v in scaled]
 
 
+#: Rows per chunk of the in-memory statistics: each statistic's temporaries (clipped and converted copies, bin
+#: indices, the kept rows' values) are made for one chunk at a time, so that their memory stays a small constant
+#: beside the table's instead of a whole column's worth (or several) of float64 copies.
+CHUNK_ROWS = 1 << 20
+
+
 def exact_statistic(
     design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]
 ) -> Exact:
     """Compute a query's exact statistic on the kept rows of the table (its statistic's exact aggregate).
 
     The column's values and the group codes are read here once, under their missing-value policies;
-    rows without a value or a group (under "drop") and rows beyond k per person are left out.
+    rows without a value or a group (under "drop") and rows beyond k per person are left out. A table of more
+    than :data:`CHUNK_ROWS` rows is taken in chunks of that many, whose mergeable states (``Statistic.partial``:
+    integers) are added exactly: the same result, bit for bit, as one pass over the whole table.
     """
+    from dpdesk.core import statistics
+
+    stat = statistics.get(design.spec.statistic)
+    n = table.n_rows
+    if n <= CHUNK_ROWS or stat.composite:  # a statistic of several columns (the synthesiser) reads them whole
+        return stat.exact(_rows(design, table, keep, columns))
+    state: list[list[int]] | None = None
+    for start in range(0, n, CHUNK_ROWS):
+        stop = min(n, start + CHUNK_ROWS)
+        part = _rows(design, _rows_slice(table, start, stop), keep[start:stop], columns)
+        state = merge_states(state, stat.partial(part))
+    assert state is not None
+    return stat.from_partial(design, state)
+
+
+def _rows_slice(table: Table, start: int, stop: int) -> Table:
+    """Rows ``start:stop`` of the table's columns, as views (no copy); without the ids (the keep mask has them)."""
+    cols = {
+        name: Column(
+            c.spec, c.values[start:stop], None if c.missing_mask is None else c.missing_mask[start:stop]
+        )
+        for name, c in table.columns.items()
+    }
+    return Table(table.path, table.sha256, stop - start, cols, report=table.report)
+
+
+def merge_states(acc: list[list[int]] | None, part: list[list[int]]) -> list[list[int]]:
+    """Two mergeable states added element by element, as Python integers (exact whatever their size)."""
+    if acc is None:
+        return [list(v) for v in part]
+    return [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]
+
+
+def partial_statistic(
+    design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]
+) -> list[list[int]]:
+    """A query's mergeable exact state on the kept rows of a part of the table (see ``Statistic.partial``):
+    summed element by element over the parts, it gives the state of the whole table."""
+    from dpdesk.core import statistics
+
+    return statistics.get(design.spec.statistic).partial(_rows(design, table, keep, columns))
+
+
+def _rows(design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]) -> Rows:
+    """The query's kept rows: its column's values and group codes under their missing-value policies."""
+    from dpdesk.core.statistics.base import Rows
+
     spec = design.spec
     col = columns[spec.column] if spec.column else None
     group = columns[spec.group_by] if spec.group_by else None
@@ -205,11 +261,7 @@ def exact_statistic(
         x = _select(x, mask)
     g = _select(g_codes, mask) if g_codes is not None else None
     n_kept = table.n_rows if mask is None else int(mask.sum())
-
-    from dpdesk.core import statistics
-    from dpdesk.core.statistics.base import Rows
-
-    return statistics.get(spec.statistic).exact(Rows(design, col, x, g, n_groups, n_kept, table, mask))
+    return Rows(design, col, x, g, n_groups, n_kept, table, mask)
 
 
 def is_finite_list(xs: list[float]) -> bool:

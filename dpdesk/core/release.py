@@ -37,11 +37,12 @@ from dpdesk.core.budget import budget_report, design_to_dict, plan_costs
 from dpdesk.core.datacheck import DataCheck, DataProblems, check_data
 from dpdesk.core.errors import BudgetExceeded, DpdeskError, UsageError
 from dpdesk.core.ledger import Ledger
-from dpdesk.core.loading import Table, load_table
+from dpdesk.core.loading import Table
 from dpdesk.core.outputs import ClaimedFolder, claim_out_dir
 from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
+from dpdesk.core.streaming import check_streamed, close_streamed, load_for_release, streamed_exacts
 from dpdesk.core.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.i18n import _
 
@@ -184,8 +185,12 @@ def release(
     on_data_check: Callable[[DataCheck], None] | None = None,
     approval: bytes | None = None,
     approval_source: str | None = None,
+    memory_limit: int | None = None,
 ) -> ReleaseResult:
     """Run a whole release: spend before reveal. Writes ``out_dir`` (if given) only after the ledger.
+
+    A table that would not fit under ``memory_limit`` bytes (None: the default, a fraction of the machine's
+    memory) is streamed: its exact aggregates are computed in one pass (:mod:`dpdesk.core.streaming`).
 
     ``bom`` writes release.csv with a UTF-8 byte-order mark, so that Excel shows Chinese labels.
     After loading and before the ledger is touched, the table is checked (:func:`check_data`) and
@@ -211,6 +216,7 @@ def release(
             on_data_check=on_data_check,
             approval=approval,
             approval_source=approval_source,
+            memory_limit=memory_limit,
         )
     except BaseException:
         if claim is not None:
@@ -252,6 +258,7 @@ def _charge(
     on_data_check: Callable[[DataCheck], None] | None,
     approval: bytes | None,
     approval_source: str | None,
+    memory_limit: int | None = None,
 ) -> tuple[
     list[Row],
     dict[str, Any],
@@ -264,25 +271,33 @@ def _charge(
     returns the settings and governance entries in force at the spend (its package copies them)."""
     designs = design_plan(plan)
     if table is None:
-        table = load_table(
+        table = load_for_release(
+            plan,
             data_path,
-            plan.columns,
-            id_column=plan.privacy_unit.id_column,
+            memory_limit=memory_limit,
+            designs=designs,
             progress=progress,
             encoding=encoding,
             delimiter=delimiter,
         )
-    _check_table(table, plan)
-    check = check_data(table, plan)
-    if on_data_check is not None:
-        on_data_check(check)
-    if check.problems and not accept_data_problems:
-        raise DataProblems(check)
-    keep = _keep_mask(table, plan)
-    exacts = []
-    for i, d in enumerate(designs):
-        progress.update(i, len(designs), "computing")
-        exacts.append(exact_statistic(d, table, keep, plan.columns))
+    try:
+        _check_table(table, plan)
+        check_streamed(table, designs)
+        check = check_data(table, plan)
+        if on_data_check is not None:
+            on_data_check(check)
+        if check.problems and not accept_data_problems:
+            raise DataProblems(check)
+        exacts = streamed_exacts(table, progress)  # a table larger than memory: merged batch by batch
+    except BaseException:
+        close_streamed(table)  # its partition files, if any, are removed now
+        raise
+    if exacts is None:
+        keep = _keep_mask(table, plan)
+        exacts = []
+        for i, d in enumerate(designs):
+            progress.update(i, len(designs), "computing")
+            exacts.append(exact_statistic(d, table, keep, plan.columns))
     progress.check_cancelled()
     costs = plan_costs(designs)
     ledger = Ledger.for_dataset(home, table.sha256)

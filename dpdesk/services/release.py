@@ -24,6 +24,9 @@ class CheckRequest:
 
     plan: Plan
     data: str | Path
+    #: the release's memory limit in bytes (None: a fraction of the machine's memory); a table that would not
+    #: fit under it is streamed (see :mod:`dpdesk.core.streaming`)
+    memory_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,10 @@ class CheckedTable:
 def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> CheckedTable:
     """Load the table and run the data check (:func:`dpdesk.core.datacheck.check_data`), before any charge."""
     from dpdesk.core.datacheck import check_data
-    from dpdesk.core.loading import load_table
+    from dpdesk.core.streaming import load_for_release
 
     plan = request.plan
-    table = load_table(request.data, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
+    table = load_for_release(plan, request.data, memory_limit=request.memory_limit, progress=progress)
     return CheckedTable(table, check_data(table, plan))
 
 
@@ -64,6 +67,9 @@ class ReleaseRequest:
     accept_data_problems: bool = False
     #: the officer's approval of this plan, which a dataset whose policy requires signed plans needs
     approval: Path | None = None
+    #: the release's memory limit in bytes (None: a fraction of the machine's memory); a table that would not
+    #: fit under it is streamed: its exact aggregates are computed in one pass (see :mod:`dpdesk.core.streaming`)
+    memory_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,8 @@ class Released:
     out: Path | None
     notes: tuple[str, ...]
     migration: str | None = None
+    #: whether the table was streamed (it would not fit under the memory limit) rather than loaded whole
+    streamed: bool = False
 
 
 def release_plan(
@@ -91,8 +99,8 @@ def release_plan(
     is not empty), :class:`~dpdesk.core.errors.Cancelled`; nothing is charged or written when they are raised.
     """
     from dpdesk.core.ledger import migration_notice
-    from dpdesk.core.loading import load_table
     from dpdesk.core.release import check_out_dir, release
+    from dpdesk.core.streaming import load_for_release
     from dpdesk.services.common import Dataset, refuse_near_copy
 
     if request.out is not None:
@@ -104,10 +112,10 @@ def release_plan(
         approval = read_approval_file(request.approval)
     table = request.table
     if table is None:
-        table = load_table(
+        table = load_for_release(
+            request.plan,
             request.data,
-            request.plan.columns,
-            id_column=request.plan.privacy_unit.id_column,
+            memory_limit=request.memory_limit,
             progress=progress,
             encoding=request.encoding,
             delimiter=request.delimiter,
@@ -148,4 +156,5 @@ def release_plan(
         result.out_dir,
         tuple(result.report_lines),
         migration_notice(migrated) if migrated is not None else None,
+        streamed=table.streamed is not None,
     )

@@ -457,3 +457,46 @@ def test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger(dpdesk_home: Pat
     assert again.returncode == 1 and "epsilon 0.1 and delta 9e-07 left" in again.stderr
     assert not (tmp_path / "again").exists()
     assert len(list((dpdesk_home / "ledgers").glob("ds-*.jsonl"))) == 1
+
+
+def test_a_release_under_a_small_memory_limit_streams_and_shows_the_same_data_check(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """--memory-limit 256MiB: no table fits beside the process itself, so the file is streamed; the data check's
+    counts and first places are the in-memory path's; a size that is not one is a usage error."""
+    plan = json.loads(PLAN.read_text(encoding="utf-8"))
+    plan["budget"]["epsilon"] = 10
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps(plan), encoding="utf-8")
+    whole = run("release", str(p), "--data", str(DATA), "--out", str(tmp_path / "a"), home=dpdesk_home)
+    assert whole.returncode == 0, whole.stderr
+    assert "streaming pass" not in whole.stderr
+    r = run(
+        "release",
+        str(p),
+        "--data",
+        str(DATA),
+        "--out",
+        str(tmp_path / "b"),
+        "--memory-limit",
+        "256MiB",
+        home=dpdesk_home,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "computed in one streaming pass" in r.stderr
+    checks = [[ln for ln in x.stderr.splitlines() if ln.startswith("  column")] for x in (whole, r)]
+    assert checks[0] == checks[1] and checks[0]
+    with (tmp_path / "b" / "release.csv").open(encoding="utf-8") as f:
+        assert len(list(csv.DictReader(f))) == 12
+    bad = run(
+        "release",
+        str(p),
+        "--data",
+        str(DATA),
+        "--out",
+        str(tmp_path / "c"),
+        "--memory-limit",
+        "lots",
+        home=dpdesk_home,
+    )
+    assert bad.returncode == 2 and "cannot read 'lots' as a memory size" in bad.stderr

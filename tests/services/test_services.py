@@ -97,6 +97,25 @@ def test_check_then_release_spends_before_it_reveals(dpdesk_home: Path, tmp_path
     assert not (tmp_path / "again").exists()
 
 
+def test_a_table_over_the_memory_limit_is_checked_and_released_streamed(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """The service layer takes the memory limit (the app uses the default): a table that does not fit is
+    streamed by the check, released from its merged aggregates, and charged once like any other."""
+    from dpdesk.core.streaming import MIN_MEMORY_LIMIT
+
+    plan = load_plan(PLAN)
+    checked = check_table(CheckRequest(plan, DATA, memory_limit=MIN_MEMORY_LIMIT))
+    assert checked.table.streamed is not None and checked.table.n_rows == 2000
+    assert checked.check == check_table(CheckRequest(plan, DATA)).check  # the same counts as loaded whole
+    done = release_plan(ReleaseRequest(plan, DATA, dpdesk_home, tmp_path / "pkg", table=checked.table))
+    assert done.streamed and len(done.rows) == 12
+    (recorded,) = [
+        e for e in Ledger.for_dataset(dpdesk_home, checked.table.sha256).verify() if e["type"] == "spend"
+    ]
+    assert recorded == done.entry
+
+
 def test_a_cancelled_release_charges_nothing(dpdesk_home: Path) -> None:
     progress = Progress()
     progress.cancel()

@@ -338,8 +338,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "Q01",
         "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c",
         "dpdesk/core/statistics/quantile.py",
-        r"""        return Exact([], quantile_utilities(below, at_most, n, spec.q))""",
-        r"""        old = -np.abs((1.0 - spec.q) * below - spec.q * (n - at_most))  # x > c: n - #(x<=c)
+        r"""        return Exact([], quantile_utilities(np.asarray(below), np.asarray(at_most), n, spec.q))""",
+        r"""        b, a = np.asarray(below), np.asarray(at_most)
+        old = -np.abs((1.0 - spec.q) * b - spec.q * (n - a))  # x > c: n - #(x<=c)
         return Exact([], [float(u) for u in old])""",
         (G_TIES, S_TIES),
     ),
@@ -2650,6 +2651,58 @@ import PySide6  # noqa: F401
         r"""                    path=peek.path,""",
         (
             "tests/gui/test_build_language.py::test_a_long_path_is_named_by_its_file_and_the_data_tab_still_fits",
+        ),
+    ),
+    Mutant(
+        "SM01",
+        "streaming: merging two batches' exact states drifts (the last batch's state replaces the running one)",
+        "dpdesk/core/aggregates.py",
+        r"""    return [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]""",
+        r"""    return [[b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]""",
+        ("tests/core/test_streaming.py::test_merged_batches_give_the_in_memory_aggregates_bit_for_bit",),
+    ),
+    Mutant(
+        "SM02",
+        "streaming: a partition is aggregated without bounding the rows per person id (more than k rows of one)",
+        "dpdesk/core/streaming.py",
+        r"""                    self._aggregate(part, bound_rows_per_person(part, k))""",
+        r"""                    self._aggregate(part, ~part.ids_missing)""",
+        ("tests/core/test_streaming.py::test_streamed_bounding_keeps_at_most_k_rows_per_person",),
+    ),
+    Mutant(
+        "SM03",
+        "streaming: the memory limit is ignored (a table that does not fit is loaded whole)",
+        "dpdesk/core/streaming.py",
+        r"""        if estimate <= limit:""",
+        r"""        if estimate <= limit or True:""",
+        ("tests/core/test_streaming.py::test_the_memory_limit_decides_the_path",),
+    ),
+    Mutant(
+        "SM04",
+        "in-memory statistics: a large table is taken whole (whole-column float64 copies double the peak)",
+        "dpdesk/core/aggregates.py",
+        r"""    if n <= CHUNK_ROWS or stat.composite:""",
+        r"""    if n <= CHUNK_ROWS or True:""",
+        ("tests/core/test_streaming.py::test_the_statistics_make_no_whole_column_copies",),
+    ),
+    Mutant(
+        "SY09",
+        "synthetic tables: chunked in-memory statistics sum the synthesiser's per-chunk vectors (its marginals lost)",
+        "dpdesk/core/aggregates.py",
+        r"""    if n <= CHUNK_ROWS or stat.composite:""",
+        r"""    if n <= CHUNK_ROWS:""",
+        (
+            "tests/core/test_synthetic_query.py::test_a_synthetic_table_over_the_chunk_size_is_computed_on_the_whole_table",
+        ),
+    ),
+    Mutant(
+        "SY10",
+        "synthetic tables: a table too large for memory is streamed for a synthetic query (no marginals to measure)",
+        "dpdesk/core/streaming.py",
+        r"""    whole = [d.spec.name for d in designs if statistics.get(d.spec.statistic).composite]""",
+        r"""    whole = []""",
+        (
+            "tests/core/test_synthetic_query.py::test_a_table_too_large_for_memory_is_refused_for_a_synthetic_table",
         ),
     ),
 )

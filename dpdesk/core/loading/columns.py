@@ -20,7 +20,7 @@ import numpy as np
 from dpdesk.core.errors import InputError
 from dpdesk.core.loading.guards import check_rows
 from dpdesk.core.loading.panics import reader_errors
-from dpdesk.core.loading.table import Column, ColumnIssues, LoadReport, Table, file_sha256
+from dpdesk.core.loading.table import BatchSink, Column, ColumnIssues, LoadReport, Table, file_sha256
 from dpdesk.core.plan import ColumnSpec, _did_you_mean
 from dpdesk.core.progress import Progress
 from dpdesk.i18n import _
@@ -101,6 +101,7 @@ class ColumnBuilder:
         self.buf: np.ndarray | None = None  # preallocated values (see reserve), filled up to self.n
         self.miss_buf: np.ndarray | None = None
         self.n = 0
+        self.base = 0  # records handed on before this batch (streaming: see TableBuilder's sink)
         self.first_record: int | None = None  # 0-based index of the first data record with a problem
 
     def reserve(self, rows: int) -> None:
@@ -118,6 +119,7 @@ class ColumnBuilder:
             self.parts.append(values)
             if self.spec.type == "int":
                 self.miss_parts.append(miss if miss is not None else np.zeros(len(values), dtype=bool))
+            self.n += len(values)
             return
         m = len(values)
         if self.n + m > len(self.buf):
@@ -221,7 +223,7 @@ class ColumnBuilder:
     def _note(self, kind: str, mask: np.ndarray, count: int) -> None:
         setattr(self.issues, kind, getattr(self.issues, kind) + count)
         if self.first_record is None and count:
-            self.first_record = self.n + int(np.argmax(mask))  # values are put after their notes
+            self.first_record = self.base + self.n + int(np.argmax(mask))  # values are put after their notes
 
     def add(self, s: pl.Series) -> None:
         import polars as pl
@@ -287,6 +289,19 @@ class ColumnBuilder:
         if self.spec.type == "int" and m is not None and m.any():
             mask = m.copy() if m.base is not None else m
         return Column(self.spec, values, mask)
+
+    def take(self) -> Column:
+        """The values added since the last take, as a column of their own (streaming: the builder then starts
+        again empty, keeping its counts and the place of the first problem)."""
+        n = self.n
+        col = self.finish()
+        self.base += n
+        self.n = 0
+        return col
+
+    def empty(self) -> Column:
+        """A column with no values (a streamed table's placeholder: its values went to the sink)."""
+        return Column(self.spec, np.empty(0, dtype=self._empty_dtype()))
 
     def _empty_dtype(self) -> np.dtype[Any]:
         if self.spec.type == "category":
@@ -354,10 +369,19 @@ def _concat(parts: list[np.ndarray], dtype: np.dtype[Any]) -> np.ndarray:
 
 class TableBuilder:
     """The bookkeeping every reader repeats: one :class:`ColumnBuilder` per declared column, the id column's
-    hashes, the row count (refused past :data:`~dpdesk.core.loading.guards.MAX_ROWS`), and the finished table."""
+    hashes, the row count (refused past :data:`~dpdesk.core.loading.guards.MAX_ROWS`), and the finished table.
+
+    With a ``sink`` (a factory called once per builder, so that a reader's new attempt starts a fresh one), the
+    table is streamed: each batch is handed to the sink as a table of its own once the next batch starts (and at
+    the end), and the finished table holds no values, only its counts, its report and the sink."""
 
     def __init__(
-        self, path: Path, columns: dict[str, ColumnSpec], wanted: list[tuple[int, str]], report: LoadReport
+        self,
+        path: Path,
+        columns: dict[str, ColumnSpec],
+        wanted: list[tuple[int, str]],
+        report: LoadReport,
+        sink: Callable[[], BatchSink] | None = None,
     ) -> None:
         self.path = path
         self.report = report
@@ -365,15 +389,36 @@ class TableBuilder:
         self.id_parts: list[np.ndarray] = []
         self.id_missing_parts: list[np.ndarray] = []
         self.n_rows = 0
+        self.sink = sink() if sink is not None else None
+        self.pending = 0  # rows of the batch not yet handed to the sink
+        self.has_ids = any(name not in columns for _, name in wanted)
 
     def batch(self, rows: int, expected_rows: int | None = None) -> None:
         """Count a batch of ``rows`` records before its columns are added: at the first, preallocate the
-        columns for ``expected_rows`` in all (when given); refuse the table past the row cap."""
-        if self.n_rows == 0 and rows and expected_rows is not None:
+        columns for ``expected_rows`` in all (when given); refuse the table past the row cap. Streaming, the
+        previous batch goes to the sink first (nothing is preallocated)."""
+        if self.sink is not None:
+            self._flush()
+        elif self.n_rows == 0 and rows and expected_rows is not None:
             for b in self.builders.values():
                 b.reserve(expected_rows)
         check_rows(self.path, self.n_rows + rows)
         self.n_rows += rows
+        self.pending += rows
+
+    def _flush(self) -> None:
+        """Hand the pending batch to the sink as a table of its own."""
+        assert self.sink is not None
+        if not self.pending:
+            return
+        cols = {name: b.take() for name, b in self.builders.items()}
+        ids = ids_missing = None
+        if self.has_ids:
+            ids = _concat(self.id_parts, np.dtype(np.uint64)).reshape(-1, 2)
+            ids_missing = _concat(self.id_missing_parts, np.dtype(bool))
+            self.id_parts, self.id_missing_parts = [], []
+        self.sink.add(Table(str(self.path), "", self.pending, cols, ids, ids_missing, self.report))
+        self.pending = 0
 
     def add_ids(self, ids: np.ndarray, missing: np.ndarray) -> None:
         """A batch of the id column: its 128-bit hashes and which ids are empty."""
@@ -394,9 +439,14 @@ class TableBuilder:
 
     def finish(self, sha: str, id_column: str | None, where: Callable[[int], str]) -> Table:
         """The table, with each column's first problem named by ``where`` (0-based record to a place)."""
+        if self.sink is not None:
+            self._flush()
         for b in self.builders.values():
             if b.first_record is not None:
                 b.issues.first_problem = where(b.first_record)
+        if self.sink is not None:
+            cols = {name: b.empty() for name, b in self.builders.items()}
+            return Table(str(self.path), sha, self.n_rows, cols, report=self.report, streamed=self.sink)
         cols = {name: b.finish() for name, b in self.builders.items()}
         ids = ids_missing = None
         if id_column is not None:

@@ -27,7 +27,7 @@ from dpdesk.core.errors import Cancelled, InputError
 from dpdesk.core.loading.columns import TableBuilder, id_exprs, int_dtype, match_columns
 from dpdesk.core.loading.guards import MAX_RECORD_BYTES
 from dpdesk.core.loading.panics import reader_errors
-from dpdesk.core.loading.table import LoadReport, Table
+from dpdesk.core.loading.table import BatchSink, LoadReport, Table
 from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.progress import Progress
 
@@ -194,8 +194,10 @@ def load_csv(
     progress: Progress,
     encoding: str | None,
     delimiter: str | None,
+    sink: Callable[[], BatchSink] | None = None,
 ) -> Table:
-    """Load the declared columns of a delimited text file (``encoding`` and ``delimiter`` detected if None)."""
+    """Load the declared columns of a delimited text file (``encoding`` and ``delimiter`` detected if None);
+    with a ``sink``, streamed batch by batch (see :class:`~dpdesk.core.loading.columns.TableBuilder`)."""
     import polars as pl  # heavy; only loaded when a table is
 
     try:
@@ -226,14 +228,14 @@ def load_csv(
     if len(delim) != 1:
         raise InputError(str(path), f"the delimiter must be a single character (got {delim!r})")
     if enc == "utf-8" and STREAM_UTF8:
-        table = _stream_csv(pl, path, head, columns, id_column, progress, delim)
+        table = _stream_csv(pl, path, head, columns, id_column, progress, delim, sink)
         if table is not None:
             return table
     report = LoadReport(encoding=enc, delimiter=delim)
 
     src = _Source(path, enc)
     try:
-        return _read_csv_pieces(pl, src, path, columns, id_column, progress, report, delim)
+        return _read_csv_pieces(pl, src, path, columns, id_column, progress, report, delim, sink)
     finally:
         src.close()
 
@@ -274,6 +276,7 @@ def _stream_csv(
     id_column: str | None,
     progress: Progress,
     delim: str,
+    sink: Callable[[], BatchSink] | None = None,
 ) -> Table | None:
     """The fast path for UTF-8 files: polars' streaming reader with the declared types, batch by batch.
 
@@ -304,7 +307,19 @@ def _stream_csv(
     hasher.start()
     try:
         return _stream_attempts(
-            pl, path, columns, delim, header, wanted, typed, as_text, hasher, size, bytes_per_row, progress
+            pl,
+            path,
+            columns,
+            delim,
+            header,
+            wanted,
+            typed,
+            as_text,
+            hasher,
+            size,
+            bytes_per_row,
+            progress,
+            sink,
         )
     finally:
         hasher.stop.set()  # a no-op once it is done; stops it when the block reader takes over or on error
@@ -324,12 +339,13 @@ def _stream_attempts(
     size: int,
     bytes_per_row: float,
     progress: Progress,
+    sink: Callable[[], BatchSink] | None = None,
 ) -> Table | None:
     """Stream the file; a column that does not fit its type is read as text in a new attempt."""
     id_column = next((name for _, name in wanted if name not in columns), None)
     for _attempt in range(len(wanted) + 1):
         schema = {k: (pl.String if k in as_text else t) for k, t in typed.items()}
-        tb = TableBuilder(path, columns, wanted, LoadReport(encoding="utf-8", delimiter=delim))
+        tb = TableBuilder(path, columns, wanted, LoadReport(encoding="utf-8", delimiter=delim), sink)
         builders = tb.builders
         all_null_row = False
         try:
@@ -460,6 +476,7 @@ def _read_csv_pieces(
     progress: Progress,
     report: LoadReport,
     delim: str,
+    sink: Callable[[], BatchSink] | None = None,
 ) -> Table:
     buf = b""
     header: list[str] | None = None
@@ -489,7 +506,7 @@ def _read_csv_pieces(
             buf = buf[cut:] if cut >= 0 else b""
             header = _parse_header(head_bytes, path, delim)
             wanted = match_columns(header, columns, id_column, path)
-            tb = TableBuilder(path, columns, wanted, report)
+            tb = TableBuilder(path, columns, wanted, report, sink)
             line = 2
         if eof:
             piece, buf = buf, b""

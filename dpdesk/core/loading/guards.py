@@ -334,6 +334,33 @@ def check_parquet(path: Path, columns: set[str] | None = None) -> None:
     uncompressed size. A run-length or dictionary encoding can make a small file stand for a very large table;
     the metadata says how large before any page is decoded.
     """
+    rows, chunks, size = _parquet_metadata(path)
+    group_rows = sum(max(r, 0) for r, _ in chunks)
+    if max(rows, group_rows) > MAX_ROWS or rows < 0:
+        raise InputError(
+            str(path), f"more than {MAX_ROWS} rows (as its metadata says); dpdesk handles at most that many"
+        )
+    estimate = 0
+    for group_rows, cols in chunks:
+        for name, values, uncompressed in cols:
+            if columns is None or name.strip() in columns:
+                estimate += 16 * max(group_rows, values, 0) + max(uncompressed, 0)
+    if estimate > MAX_PARQUET_DECODED and estimate > MAX_PARQUET_RATIO * max(size, 1):
+        raise InputError(
+            str(path),
+            f"its columns would decode to about {estimate / 2**20:,.0f} MiB from a {size / 2**20:.1f} MiB file "
+            f"(as its metadata says); refused as a possible decompression bomb (limit: "
+            f"{MAX_PARQUET_DECODED // 2**20} MiB, or {MAX_PARQUET_RATIO} times the file's size)",
+        )
+
+
+def parquet_rows(path: Path) -> int:
+    """The number of rows a Parquet file's metadata declares (read without decoding anything)."""
+    return max(0, _parquet_metadata(path)[0])
+
+
+def _parquet_metadata(path: Path) -> tuple[int, list[tuple[int, list[tuple[str, int, int]]]], int]:
+    """A Parquet file's row count and row groups (rows and column chunks) from its footer, and its size."""
     damaged = "is not a valid Parquet file (its metadata is damaged)"
     try:
         size = os.path.getsize(path)
@@ -355,23 +382,7 @@ def check_parquet(path: Path, columns: set[str] | None = None) -> None:
         rows, chunks = _ThriftCompact(footer).file_metadata()
     except (IndexError, ValueError, RecursionError):
         raise InputError(str(path), damaged) from None
-    group_rows = sum(max(r, 0) for r, _ in chunks)
-    if max(rows, group_rows) > MAX_ROWS or rows < 0:
-        raise InputError(
-            str(path), f"more than {MAX_ROWS} rows (as its metadata says); dpdesk handles at most that many"
-        )
-    estimate = 0
-    for group_rows, cols in chunks:
-        for name, values, uncompressed in cols:
-            if columns is None or name.strip() in columns:
-                estimate += 16 * max(group_rows, values, 0) + max(uncompressed, 0)
-    if estimate > MAX_PARQUET_DECODED and estimate > MAX_PARQUET_RATIO * max(size, 1):
-        raise InputError(
-            str(path),
-            f"its columns would decode to about {estimate / 2**20:,.0f} MiB from a {size / 2**20:.1f} MiB file "
-            f"(as its metadata says); refused as a possible decompression bomb (limit: "
-            f"{MAX_PARQUET_DECODED // 2**20} MiB, or {MAX_PARQUET_RATIO} times the file's size)",
-        )
+    return rows, chunks, size
 
 
 class _ThriftCompact:

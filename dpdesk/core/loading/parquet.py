@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpdesk.core.loading.columns import load_frame, match_columns
+from dpdesk.core.errors import InputError
+from dpdesk.core.loading.columns import TableBuilder, load_frame, match_columns
 from dpdesk.core.loading.guards import check_parquet
-from dpdesk.core.loading.table import Table
+from dpdesk.core.loading.panics import reader_errors
+from dpdesk.core.loading.table import BatchSink, LoadReport, Table, file_sha256
 from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.progress import Progress
 
@@ -52,3 +55,41 @@ def load_parquet(
         lambda p: read_declared(p, columns, id_column),
         lambda r: f"record {r + 1}",
     )
+
+
+#: Rows per batch when a Parquet file is streamed (a row group larger than this is read in slices).
+STREAM_BATCH_ROWS = 256 * 1024
+
+
+def stream_parquet(
+    path: Path,
+    columns: dict[str, ColumnSpec],
+    id_column: str | None,
+    progress: Progress,
+    sink: Callable[[], BatchSink],
+) -> Table:
+    """Stream the declared columns of a Parquet file to ``sink`` in batches (row groups, or slices of them):
+    hashed first, then read batch by batch, so that memory holds one batch, not the table."""
+    import polars as pl
+
+    wanted_names = set(columns) | ({id_column} if id_column else set())
+    check_parquet(path, wanted_names)  # refused from its metadata before anything is read
+    sha = file_sha256(path, progress)
+    names = list(pl.read_parquet_schema(path))
+    wanted = match_columns([n.strip() for n in names], columns, id_column, path)
+    tb = TableBuilder(path, columns, wanted, LoadReport(encoding="", delimiter=""), sink)
+    try:
+        lf = pl.scan_parquet(path).select(
+            [pl.col(n).alias(n.strip()) for n in names if n.strip() in wanted_names]
+        )
+        for frame in lf.collect_batches(chunk_size=STREAM_BATCH_ROWS):
+            tb.batch(frame.height)
+            tb.add_frame(frame, wanted)
+            progress.update(tb.n_rows, max(tb.n_rows, 1), "reading")
+    except InputError:
+        raise
+    except reader_errors() as exc:  # polars raises many exception types (and panics) for malformed files
+        raise InputError(
+            str(path), f"cannot read this parquet file ({str(exc).splitlines()[0][:200]})"
+        ) from None
+    return tb.finish(sha, id_column, lambda r: f"record {r + 1}")

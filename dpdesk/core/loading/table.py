@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -74,9 +74,19 @@ class Column:
         return self.missing_mask
 
 
+class BatchSink(Protocol):
+    """Where a streamed load hands its batches (see :class:`~dpdesk.core.loading.columns.TableBuilder`)."""
+
+    def add(self, batch: Table) -> None:
+        """Take one batch of rows (a table of its own; its values are not kept after the call returns)."""
+
+
 @dataclass
 class Table:
-    """The declared columns of a loaded data file, and its SHA-256 (the dataset's ledger key)."""
+    """The declared columns of a loaded data file, and its SHA-256 (the dataset's ledger key).
+
+    A streamed table (``streamed`` set: see :mod:`dpdesk.core.streaming`) has columns without values: its
+    rows went batch by batch to the sink, which holds what the release needs of them."""
 
     path: str
     sha256: str
@@ -85,6 +95,7 @@ class Table:
     ids: np.ndarray | None = None
     ids_missing: np.ndarray | None = None
     report: LoadReport = field(default_factory=LoadReport)
+    streamed: BatchSink | None = None
 
     def specs(self) -> dict[str, ColumnSpec]:
         """The column declarations the table was loaded with."""

@@ -315,6 +315,18 @@ class Statistic:
         """The exact statistic of the kept rows: integer vectors per component, or the utilities."""
         raise NotImplementedError
 
+    def partial(self, rows: Rows) -> list[list[int]]:
+        """The exact statistic's mergeable state on some of the rows: integer vectors that add up, element by
+        element, over disjoint sets of rows (a streaming pass merges its batches so, exactly; see
+        :mod:`dpdesk.core.streaming`). By default the exact vectors themselves (counts and fixed-point sums)."""
+        return self.exact(rows).vectors
+
+    def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:
+        """The exact statistic from its merged state (:meth:`partial` over every kept row)."""
+        from dpdesk.core.aggregates import Exact
+
+        return Exact(state)
+
     def release_rows(
         self, design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn, pick: PickFn
     ) -> list[Row]:

@@ -68,9 +68,15 @@ class Mode(Statistic):
         return QueryDesign(spec, (comp,), ("",), cands, tuple(ctx.notes), em_curve(spec.epsilon, du))
 
     def exact(self, rows: Rows) -> Exact:
+        return self.from_partial(rows.design, self.partial(rows))
+
+    def partial(self, rows: Rows) -> list[list[int]]:
         col, x = rows.column, rows.x
         assert col is not None and col.categories is not None and x is not None
-        per_category = np.bincount(x, minlength=len(col.categories))
+        return [np.bincount(x, minlength=len(col.categories)).astype(np.int64).tolist()]
+
+    def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:
+        (per_category,) = state
         return Exact([], [float(c) for c in per_category])
 
     def examples(self, bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:

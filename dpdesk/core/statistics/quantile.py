@@ -222,14 +222,21 @@ class Quantile(Statistic):
         return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du), rank95, rank_exact)
 
     def exact(self, rows: Rows) -> Exact:
+        return self.from_partial(rows.design, self.partial(rows))
+
+    def partial(self, rows: Rows) -> list[list[int]]:
+        """#(x < c) and #(x <= c) for every candidate c, and n: counts, which add up over batches of rows."""
         design, col, x = rows.design, rows.column, rows.x
-        spec = cast(QuantileQuery, design.spec)
         assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
         cands = np.asarray(design.candidates, dtype=np.float64)
         xv = np.clip(x, col.bounds[0], col.bounds[1])
-        n = len(xv)
         below, at_most = _below_at_most(xv, cands, col)
-        return Exact([], quantile_utilities(below, at_most, n, spec.q))
+        return [below.tolist(), at_most.tolist(), [len(xv)]]
+
+    def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:
+        spec = cast(QuantileQuery, design.spec)
+        below, at_most, (n,) = state
+        return Exact([], quantile_utilities(np.asarray(below), np.asarray(at_most), n, spec.q))
 
     def accuracy(self, design: QueryDesign) -> dict[str, float | None]:
         return {"rank_error95": design.rank_error95}

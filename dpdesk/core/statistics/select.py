@@ -108,14 +108,22 @@ class Select(Statistic):
         return QueryDesign(spec, (comp,), ("",), cands, tuple(ctx.notes), em_curve(spec.epsilon, du))
 
     def exact(self, rows: Rows) -> Exact:
+        return self.from_partial(rows.design, self.partial(rows))
+
+    def partial(self, rows: Rows) -> list[list[int]]:
+        """#(x < p) for every candidate p, and n: counts, which add up over batches of rows."""
         design, col, x = rows.design, rows.column, rows.x
         assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
         cands = np.asarray(design.candidates, dtype=np.float64)
         xv = np.clip(x, col.bounds[0], col.bounds[1])
-        n = len(xv)
         below, _at_most = _below_at_most(xv, cands, col)
+        return [below.tolist(), [len(xv)]]
+
+    def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:
+        assert design.candidates is not None
+        below, (n,) = state
         # select, revenue: u(p) = p * #(x >= p) = p * (n - #(x < p))
-        at_or_above = n - below
+        at_or_above = n - np.asarray(below, dtype=np.int64)
         return Exact([], [float(c) * float(a) for c, a in zip(design.candidates, at_or_above, strict=True)])
 
     def examples(self, bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:
