@@ -241,7 +241,19 @@ def state_of(entries: Sequence[dict[str, Any]]) -> State:
         spent = spent.add(rel)
     g = governance_of(entries)
     settings_entry = next((e for e in reversed(entries) if e["type"] == "settings"), None)
-    last_cp = next((int(e["seq"]) for e in reversed(entries) if e["type"] == "checkpoint"), 0)
+    # Only a checkpoint this code could trust counts: after an upgrade (another version's checkpoint) the next
+    # release writes a new one, instead of every release reading the whole chain until 16 more entries are made.
+    mine = costing_fingerprint()
+    last_cp = next(
+        (
+            int(e["seq"])
+            for e in reversed(entries)
+            if e["type"] == "checkpoint"
+            and isinstance(e.get("state"), dict)
+            and e["state"].get("costing") == mine
+        ),
+        0,
+    )
     return State(
         seq=int(entries[-1]["seq"]) if entries else 0,
         hash=str(entries[-1]["hash"]) if entries else GENESIS,

@@ -253,6 +253,20 @@ def test_a_checkpoint_of_other_costing_code_is_not_trusted(
     assert lg.read().full
 
 
+def test_after_an_upgrade_the_next_release_writes_a_checkpoint_of_its_own(
+    dpdesk_home: Path, tmp_path: Path, no_fsync: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another version's checkpoint a few entries back must not delay this version's own: the first release
+    after an upgrade reads the whole chain once and appends a checkpoint, and the next command reads the tail
+    (before, every release read the whole chain until CHECKPOINT_EVERY more entries had been made)."""
+    lg, plan = build(dpdesk_home, tmp_path, ck.CHECKPOINT_EVERY + 3)  # a checkpoint, then a few entries
+    assert not lg.read().full
+    monkeypatch.setattr(ck, "_fingerprint", "the next version")
+    assert lg.read().full
+    build(dpdesk_home, tmp_path, 1, plan=plan)  # the first release of the new version
+    assert not lg.read().full
+
+
 costs = st.lists(
     st.tuples(
         st.floats(0, 3, allow_nan=False),

@@ -2705,6 +2705,16 @@ import PySide6  # noqa: F401
             "tests/core/test_synthetic_query.py::test_a_table_too_large_for_memory_is_refused_for_a_synthetic_table",
         ),
     ),
+    Mutant(
+        "CK10",
+        "ledger checkpoints: after an upgrade every release reads the whole chain until 16 more entries are made",
+        "dpdesk/core/checkpoint.py",
+        r"""            and e["state"].get("costing") == mine""",
+        r"""            and True""",
+        (
+            "tests/core/test_checkpoint.py::test_after_an_upgrade_the_next_release_writes_a_checkpoint_of_its_own",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
