@@ -213,3 +213,38 @@ def test_people_whose_ids_share_one_half_of_the_hash_stay_apart() -> None:
     t = Table("t", "", 4, {"x": Column(spec, np.arange(4))}, ids, np.zeros(4, dtype=bool))
     keep = bound_rows_per_person(t, 1)
     assert keep.sum() == 2 and keep[[0, 2]].sum() == 1 and keep[[1, 3]].sum() == 1
+
+
+def test_the_grid_search_of_quantile_candidates_is_the_binary_search_exactly() -> None:
+    """``_candidates_below`` finds positions by arithmetic on an even grid and checks every one; on grids,
+    rounded grids, uneven candidates, values at, just above and just below every candidate, it gives exactly
+    ``np.searchsorted(cands, x, side="left")`` (the quantile's counts, hence its released value, depend on it)."""
+    import numpy as np
+
+    from dpdesk.core.aggregates import _candidates_below
+
+    rng = np.random.default_rng(20261124)
+    for trial in range(200):
+        m = int(rng.integers(16, 3000))
+        lo = float(rng.normal() * 1e3)
+        hi = lo + float(rng.exponential(1e4)) + 1e-6
+        kind = trial % 4
+        if kind == 0:
+            c = np.linspace(lo, hi, m)
+        elif kind == 1:
+            c = lo + np.arange(m) * ((hi - lo) / (m - 1))
+        elif kind == 2:
+            c = np.sort(rng.uniform(lo, hi, m))  # uneven: the arithmetic guess fails, the check falls back
+        else:
+            c = np.unique(np.round(np.linspace(lo, hi, m), 2))
+        x = np.concatenate(
+            [
+                rng.uniform(lo, hi, 5000),
+                c,
+                np.nextafter(c, np.inf),
+                np.nextafter(c, -np.inf),
+                rng.choice(c, 3000),
+            ]
+        )
+        x = np.clip(x, lo, hi)
+        assert (_candidates_below(c, x) == np.searchsorted(c, x, side="left")).all(), trial

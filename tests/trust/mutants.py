@@ -2715,6 +2715,16 @@ import PySide6  # noqa: F401
             "tests/core/test_checkpoint.py::test_after_an_upgrade_the_next_release_writes_a_checkpoint_of_its_own",
         ),
     ),
+    Mutant(
+        "Q05",
+        "quantile: the grid search of the candidates trusts its arithmetic guess unchecked (uneven candidates miscounted)",
+        "dpdesk/core/aggregates.py",
+        r"""    if not ((lower[pos] < x) & (upper[pos] >= x)).all():  # not a grid after all: the binary search""",
+        r"""    if False:""",
+        (
+            "tests/core/test_aggregates.py::test_the_grid_search_of_quantile_candidates_is_the_binary_search_exactly",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
