@@ -6,11 +6,12 @@ export of the same bytes as the release package's CSV."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QThreadPool, QTimer
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -84,7 +85,7 @@ def bars(canvas: Any) -> list[tuple[str, list[list[float]]]]:
 
 
 @pytest.fixture
-def win(qtbot: Any, dpdesk_home: Path) -> Any:
+def win(qtbot: Any, dpdesk_home: Path) -> Iterator[Any]:
     _app, w = build(dpdesk_home)
     qtbot.addWidget(w)
     w.ask_save_changes = lambda: QMessageBox.StandardButton.Discard  # closing never asks (no one answers)
@@ -93,7 +94,14 @@ def win(qtbot: Any, dpdesk_home: Path) -> Any:
     qtbot.waitExposed(w)
     click(qtbot, button(w, "Try the sample"))
     settle(qtbot, w)
-    return w
+    yield w
+    # the table is regenerated in the worker: let it finish and deliver before the window goes, or its result
+    # arrives during the next test and touches this window's deleted state
+    QThreadPool.globalInstance().waitForDone(60_000)
+    for _ in range(5):
+        QApplication.processEvents()
+    w.state.undo_stack.setClean()
+    w.state.clean_index = w.state.undo_stack.index()
 
 
 def test_a_synthetic_table_from_the_form_to_its_csv(
