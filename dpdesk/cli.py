@@ -1720,6 +1720,10 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
             json.dumps({"dataset": ledger.dataset, "status": status, "entries": entries}, ensure_ascii=False)
         )
         return code
+    if not ledger.dataset and not entries and ledger.error is None:
+        # a table never released has no ledger yet (it is not an old-format one)
+        print(_("No releases yet from this table: its first release starts its ledger."))
+        return 0
     print(
         _("Dataset {id}: {status}").format(
             id=shown(ledger.dataset or _("(older format, not yet migrated)")), status=said

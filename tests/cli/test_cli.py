@@ -500,3 +500,12 @@ def test_a_release_under_a_small_memory_limit_streams_and_shows_the_same_data_ch
         home=dpdesk_home,
     )
     assert bad.returncode == 2 and "cannot read 'lots' as a memory size" in bad.stderr
+
+
+def test_the_ledger_of_a_table_never_released_says_so(tmp_path: Path) -> None:
+    """A table with no release has no ledger yet: `dpdesk ledger --data` says so, instead of calling it a ledger
+    of the older format (the README's quick start runs it first when the app released nothing)."""
+    r = run("ledger", "--data", str(SAMPLES / "census_sample.csv"), home=tmp_path / "home")
+    assert r.returncode == 0, r.stderr
+    assert "No releases yet from this table" in r.stdout
+    assert "older format" not in r.stdout

@@ -2725,6 +2725,14 @@ import PySide6  # noqa: F401
             "tests/core/test_aggregates.py::test_the_grid_search_of_quantile_candidates_is_the_binary_search_exactly",
         ),
     ),
+    Mutant(
+        "CL06",
+        "ledger: a table never released is called a ledger of the older format, not yet migrated",
+        "dpdesk/cli.py",
+        r"""    if not ledger.dataset and not entries and ledger.error is None:""",
+        r"""    if False:""",
+        ("tests/cli/test_cli.py::test_the_ledger_of_a_table_never_released_says_so",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
