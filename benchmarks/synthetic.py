@@ -23,9 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as _dt
-import itertools
 import json
-import math
 import os
 import secrets
 import statistics
@@ -44,6 +42,7 @@ RESULTS = HERE / "RESULTS-synth.md"
 
 from dpdesk.core import synthetic as syn  # noqa: E402
 from dpdesk.core.synthetic.domain import Attribute  # noqa: E402
+from dpdesk.core.synthetic.utility import tvd  # noqa: E402
 
 # ----------------------------------------------------------------------------- the tables
 
@@ -158,23 +157,6 @@ def run_method(
         raise ValueError(method)
     model = syn.fit(released)
     return syn.sample_codes(model, round(model.total), rng)
-
-
-def tvd(real: np.ndarray, fake: np.ndarray, sizes: tuple[int, ...], way: int) -> float:
-    """Mean total-variation distance over every ``way``-column marginal."""
-    out = []
-    for cols in itertools.combinations(range(len(sizes)), way):
-        shape = [sizes[c] for c in cols]
-
-        def dist(t: np.ndarray, cols: tuple[int, ...] = cols, shape: list[int] = shape) -> np.ndarray:
-            flat = np.zeros(len(t), dtype=np.int64)
-            for c, s in zip(cols, shape, strict=True):
-                flat = flat * s + t[:, c]
-            h = np.bincount(flat, minlength=math.prod(shape)).astype(np.float64)
-            return h / max(1.0, h.sum())
-
-        out.append(0.5 * float(np.abs(dist(real) - dist(fake)).sum()))
-    return float(np.mean(out))
 
 
 def worker(table: str, method: str, eps: float, delta: float) -> dict[str, Any]:

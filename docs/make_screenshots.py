@@ -29,6 +29,7 @@ def main() -> int:
     os.environ["DPDESK_HOME"] = str(home)
     sys.path.insert(0, str(ROOT))
     from PySide6.QtCore import QThreadPool
+    from PySide6.QtWidgets import QLabel, QScrollArea
 
     from dpdesk.gui.app import build
 
@@ -135,6 +136,29 @@ def main() -> int:
     win.tabs.setCurrentWidget(win.query_form)
     win.query_form.select_row(0)
     shot("11_synthetic_form")
+    # its expected fidelity, estimated on a file declared public (another table of the same columns)
+    from dpdesk.core.sample import write_census_csv
+    from dpdesk.core.simulate import simulation_notice
+    from dpdesk.gui.views.fidelity_dialog import FidelityDialog
+
+    public = Path(tempfile.mkdtemp(prefix="dpdesk-shots-public-")) / "published_sample_2025.csv"
+    write_census_csv(public, 20_000, seed=7)
+    dialog = FidelityDialog(win, "people table", win.ask_open_path, simulation_notice())
+    dialog.path.setText(str(public))
+    dialog.declare.setChecked(True)
+    dialog.show()
+    app.processEvents()
+    dialog_shot(dialog, "13_fidelity_dialog")
+    dialog.close()
+    win.ask_fidelity = lambda _q: (public, 3)
+    win.estimate_fidelity("people table")
+    wait()
+    found = win.preview.findChild(QLabel, "preview_fidelity")
+    if found is not None:  # scrolled into view, as a user would after the estimate
+        app.processEvents()
+        scroll = win.preview.findChild(QScrollArea)
+        scroll.ensureWidgetVisible(found)
+    shot("12_synthetic_fidelity")
     win.release()
     wait()
     wait()  # the synthetic table is regenerated from the ledger in the worker

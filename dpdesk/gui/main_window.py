@@ -194,6 +194,7 @@ class MainWindow(QMainWindow):
         self.right_layout.addWidget(self.meter)
         self.right_layout.addWidget(self.preview, 1)
         self.query_form.selection_changed.connect(self.preview.show_query)
+        self.preview.fidelity_requested.connect(self.estimate_fidelity)
         self.schema_view.codebook_button.clicked.connect(self.import_codebook)
         self.results_view.export_button.clicked.connect(self.export_release)
         self.results_view.save_table_button.clicked.connect(self.save_synthetic_table)
@@ -753,6 +754,44 @@ class MainWindow(QMainWindow):
             self.show_info(_("Simulated releases"), text + "\n\n" + simulation_notice())
 
         return self.run_job(job, done, _("Simulating releases…"))
+
+    def ask_fidelity(self, query: str) -> Any:
+        """The fidelity dialog's choice (public file, runs), or None if cancelled."""
+        from dpdesk.core.simulate import simulation_notice
+        from dpdesk.gui.views.fidelity_dialog import FidelityDialog
+
+        dialog = FidelityDialog(self, query, self.ask_open_path, simulation_notice())
+        if dialog.exec() != FidelityDialog.DialogCode.Accepted:
+            return None
+        return dialog.choice()
+
+    def estimate_fidelity(self, query: str) -> Worker | None:
+        """How faithful the synthetic-table query ``query`` would be, estimated by uncharged simulated releases
+        on a file the user declares public (never on the table opened for release); shown in the preview."""
+        plan = self.state.valid_plan
+        specs = [q for q in plan.queries if q.name == query] if plan is not None else []
+        if plan is None or not specs or self.job is not None:
+            return None
+        choice = self.ask_fidelity(query)
+        if choice is None:
+            return None
+        path, runs = choice
+        home, private, spec = self.state.home, self.state.sha256, specs[0]
+
+        def job(progress: Progress) -> Any:
+            from dpdesk.services.simulate import FidelityRequest, synthetic_fidelity
+
+            return synthetic_fidelity(
+                FidelityRequest(plan, home, query, path, runs, private_sha=private), progress
+            )
+
+        def done(result: Any) -> None:
+            self.status_label.setText(
+                _("Estimated the synthetic table's fidelity on {path} (uncharged).").format(path=path.name)
+            )
+            self.preview.show_fidelity(spec, result, str(path))
+
+        return self.run_job(job, done, _("Estimating the synthetic table's fidelity…"))
 
     def export_release(self) -> Worker | None:
         """Write the shown release as a package (release.csv, report.pdf, plan.json, ledger.json); costs nothing."""

@@ -316,6 +316,10 @@ class QueryListModel(_StateListModel):
             return _("(not solved)") if eps is None else _("{e} (solved)").format(e=f"{eps:g}")
         if field in ("statistic", "mechanism") and isinstance(v, str):
             return word_label(v)
+        if (
+            field == "column" and v is None and isinstance(q.get("columns"), list)
+        ):  # a synthetic table's columns
+            return ", ".join(str(c) for c in q["columns"])
         return "" if v is None else str(v)
 
 

@@ -11,6 +11,7 @@ from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
     from dpdesk.core.plan import Plan
+    from dpdesk.core.simulate import Fidelity
 
 
 @dataclass(frozen=True)
@@ -61,3 +62,38 @@ def simulate_releases(request: SimulateRequest, progress: Progress = NULL_PROGRE
         progress=progress,
     )
     return Simulated(result.out, result.runs, result.source)
+
+
+@dataclass(frozen=True)
+class FidelityRequest:
+    """How faithful the plan's synthetic-table query ``query`` would be, estimated by ``runs`` uncharged
+    simulated releases on ``public``, a file the user declares public (refused when it has a ledger or is
+    ``private_sha``, the table opened for release)."""
+
+    plan: Plan
+    home: Path
+    query: str
+    public: str | Path
+    runs: int = 3
+    seed: int | None = None
+    private_sha: str | None = None
+
+
+def synthetic_fidelity(request: FidelityRequest, progress: Progress = NULL_PROGRESS) -> Fidelity:
+    """Load the public file and estimate the query's fidelity on it (:func:`dpdesk.core.simulate.synthetic_fidelity`)."""
+    import numpy as np
+
+    from dpdesk.core.simulate import public_table
+    from dpdesk.core.simulate import synthetic_fidelity as estimate
+
+    table = public_table(
+        request.plan, request.public, request.home, progress=progress, private_sha=request.private_sha
+    )
+    return estimate(
+        request.plan,
+        request.query,
+        table=table,
+        runs=request.runs,
+        rng=np.random.default_rng(request.seed),
+        progress=progress,
+    )

@@ -188,3 +188,79 @@ def test_a_synthetic_table_from_the_form_to_its_csv(
     package = tmp_path / "package" / fields["file"]
     assert package.is_file() and out.read_bytes() == package.read_bytes()
     assert out.read_bytes().startswith(b"wage,education,region\n") and out.read_bytes().count(b"\n") == 301
+
+
+def answer_fidelity(qtbot: Any, path: Path, seen: list[str]) -> None:
+    """When the fidelity dialog is open: type the public file, tick the declaration and press Estimate (noting
+    whether Estimate was disabled before the box was ticked)."""
+    from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox
+
+    def act() -> None:
+        box = QApplication.activeModalWidget()
+        if not (isinstance(box, QDialog) and box.isVisible() and box.findChildren(QCheckBox)):
+            QTimer.singleShot(50, act)
+            return
+        buttons = box.findChild(QDialogButtonBox)
+        assert buttons is not None
+        estimate = next(b for b in buttons.buttons() if plain(b.text()) == "Estimate")
+        edit = next(e for e in box.findChildren(QLineEdit) if e.isVisible())
+        edit.setText(str(path))
+        seen.append(f"enabled before the declaration: {estimate.isEnabled()}")
+        next(c for c in box.findChildren(QCheckBox) if c.isVisible()).setChecked(True)
+        click(qtbot, estimate)
+
+    QTimer.singleShot(50, act)
+
+
+def test_the_expected_fidelity_on_a_file_declared_public(
+    qtbot: Any, win: Any, dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """Issue 17 item 3: the preview of a synthetic table offers an estimate on a public file; it runs uncharged
+    (the ledger does not move), shows the synthetic and the independent figures in plain words, and the table
+    opened for release is refused as a public file."""
+    from dpdesk.core.sample import write_census_csv
+
+    open_tab(qtbot, win, "Queries")
+    click(qtbot, button(win, "Add"))
+    choose(field(win, "Statistic"), "synthetic table")
+    tick(field(win, "Columns"), "region", True)
+    assert win.state.plan is not None, win.state.plan_error
+    # the query table names the table's columns in its Column cell
+    cells = [
+        v.model().data(v.model().index(r, c))
+        for v in win.findChildren(QTableView)
+        if v.isVisible()
+        for r in range(v.model().rowCount())
+        for c in range(v.model().columnCount())
+    ]
+    assert "wage, education, region" in cells, cells
+    qtbot.waitUntil(lambda: any("What it does" in t for t in visible_texts(win)), timeout=10_000)
+
+    def home_files() -> dict[str, bytes]:
+        return {str(p): p.read_bytes() for p in dpdesk_home.rglob("*") if p.is_file() and p.suffix != ".log"}
+
+    before = home_files()
+    public = tmp_path / "published_sample.csv"
+    write_census_csv(
+        public, 3000, seed=7
+    )  # another table of the same columns: a stand-in for a published one
+    seen: list[str] = []
+    errors: list[str] = []
+    win.show_error = lambda message, details="": errors.append(message)
+    answer_fidelity(qtbot, public, seen)
+    click(qtbot, button(win, "Estimate on a public file"))
+    qtbot.waitUntil(lambda: bool(seen), timeout=30_000)
+    settle(qtbot, win)
+    assert seen == ["enabled before the declaration: False"] and errors == [], errors
+    text = next((t for t in visible_texts(win) if "On published_sample.csv" in t), None)
+    assert text is not None, visible_texts(win)
+    assert "declared public, 3,000 rows; 3 simulated releases" in text and "uncharged" in text, text
+    figures = re.findall(r"(\d+\.\d)%", text)
+    assert len(figures) == 4 and all(0.0 <= float(f) <= 100.0 for f in figures), text
+    assert home_files() == before  # nothing charged: no ledger entry, nothing written to the home
+    # the table opened for release is not a public file
+    answer_fidelity(qtbot, Path(win.state.data_path), [])
+    click(qtbot, button(win, "Estimate on a public file"))
+    qtbot.waitUntil(lambda: bool(errors), timeout=30_000)
+    settle(qtbot, win)
+    assert "is not a public file" in errors[0], errors

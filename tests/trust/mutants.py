@@ -2733,6 +2733,24 @@ import PySide6  # noqa: F401
         r"""    if False:""",
         ("tests/cli/test_cli.py::test_the_ledger_of_a_table_never_released_says_so",),
     ),
+    Mutant(
+        "FD01",
+        "synthetic fidelity: the independent baseline is drawn with the synthesiser's own split (the comparison says nothing)",
+        "dpdesk/core/simulate.py",
+        r"""        split_budget(spec.epsilon, spec.delta, len(attrs), replace, k, shares=(1.0, 0.0, 0.0)),""",
+        r"""        split_budget(spec.epsilon, spec.delta, len(attrs), replace, k),""",
+        (
+            "tests/core/test_synthetic_fidelity.py::test_on_a_declared_public_file_the_estimate_shows_related_columns_kept",
+        ),
+    ),
+    Mutant(
+        "FD02",
+        "synthetic fidelity in the app: the table opened for release is accepted as a public file",
+        "dpdesk/gui/main_window.py",
+        r"""FidelityRequest(plan, home, query, path, runs, private_sha=private)""",
+        r"""FidelityRequest(plan, home, query, path, runs, private_sha=None)""",
+        (f"{SGA}::test_the_expected_fidelity_on_a_file_declared_public",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -31,7 +31,7 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -83,6 +83,9 @@ from dpdesk.core.synthetic import (
 from dpdesk.core.synthetic.pipeline import generator
 from dpdesk.core.values import Row, fmt_number
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.loading import Table
 
 #: At most this many rows in one synthetic table (its CSV is built in memory).
 MAX_ROWS = 10_000_000
@@ -148,6 +151,35 @@ def attributes(spec: SyntheticQuery, columns: dict[str, ColumnSpec]) -> list[Att
         edges = declared.get(name) or default_edges(col.type.value, col.bounds)
         out.append(Attribute(name, col.type.value, edges=edges, bounds=col.bounds, missing_level=missing))
     return out
+
+
+def encode_table(
+    spec: SyntheticQuery, table: Table, keep: np.ndarray | None
+) -> tuple[list[Attribute], np.ndarray]:
+    """The query's columns of ``table`` as levels (n x d) over their public domain, rows outside ``keep``
+    left out. A column whose missing values are imputed gets its imputed level; otherwise missing is a level.
+    Reads the table: on the release path only inside the charged exact step."""
+    cols = {n: table.columns[n].spec for n in spec.columns}
+    attrs = attributes(spec, cols)
+    levels = []
+    for a in attrs:
+        col = table.columns[a.name]
+        values = col.values
+        miss = col.missing()
+        if not col.spec.missing.drops and miss.any():
+            values = values.copy()
+            impute = col.spec.missing.impute
+            if col.spec.type == "category":
+                assert col.spec.categories is not None
+                values[miss] = col.spec.categories.index(str(impute))
+            else:
+                values[miss] = impute
+            miss = np.zeros(len(values), dtype=bool)
+        if keep is not None:
+            values, miss = values[keep], miss[keep]
+        levels.append(encode(a, values, miss if miss.any() else None))
+    codes = np.stack(levels, axis=1) if levels else np.zeros((0, 0), dtype=np.int64)
+    return attrs, codes
 
 
 def file_name(query_name: str) -> str:
@@ -507,29 +539,8 @@ class Synthetic(Statistic):
 
     def exact(self, rows: Rows) -> Exact:
         spec = cast(SyntheticQuery, rows.design.spec)
-        table = rows.table
-        assert table is not None
-        cols = {n: table.columns[n].spec for n in spec.columns}
-        attrs = attributes(spec, cols)
-        keep = rows.keep
-        levels = []
-        for a in attrs:
-            col = table.columns[a.name]
-            values = col.values
-            miss = col.missing()
-            if not col.spec.missing.drops and miss.any():
-                values = values.copy()
-                impute = col.spec.missing.impute
-                if col.spec.type == "category":
-                    assert col.spec.categories is not None
-                    values[miss] = col.spec.categories.index(str(impute))
-                else:
-                    values[miss] = impute
-                miss = np.zeros(len(values), dtype=bool)
-            if keep is not None:
-                values, miss = values[keep], miss[keep]
-            levels.append(encode(a, values, miss if miss.any() else None))
-        codes = np.stack(levels, axis=1) if levels else np.zeros((0, 0), dtype=np.int64)
+        assert rows.table is not None
+        attrs, codes = encode_table(spec, rows.table, rows.keep)
         return SyntheticExact([], None, exact_marginals(codes, attrs))
 
     def release_rows(

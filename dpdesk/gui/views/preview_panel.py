@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
-from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from dpdesk.gui.models import word_label
 from dpdesk.gui.state import AppState
@@ -114,19 +116,49 @@ def synthetic_lines(design: Any, plan: Any) -> list[str]:
             rows=rows,
         ),
         _(
-            "<b>Expected utility</b>: how faithful the table is depends on the data, so dpdesk shows it only on "
-            "a file you declare public (Simulate releases…), never on your table. A stand-in table's columns are "
-            "independent, so a simulation on it says nothing about how well two-way relations are kept."
+            "<b>Expected utility</b>: how faithful the table is depends on the data, so dpdesk estimates it only "
+            "on a file you declare public (a published sample, last year's published table), uncharged, never "
+            "on your table. A stand-in table's columns are independent, so a simulation on it says nothing "
+            "about how well two-way relations are kept."
         ),
     ]
+
+
+def fidelity_text(result: Any, path: str, epsilon: float) -> str:
+    """The estimate's result in plain words (a :class:`dpdesk.core.simulate.Fidelity`)."""
+
+    def pct(x: float) -> str:
+        return f"{100.0 * x:.1f}%"
+
+    return _(
+        "<b>On {file}</b> (declared public, {rows} rows; {runs} simulated releases at ε {eps}, uncharged): "
+        "pairs of columns in the synthetic table differ from the file's by {t2} on average, single columns by "
+        "{t1}. Sampling each column on its own at the same ε: {b2} for pairs, {b1} for single columns. 0% "
+        "would be an exact copy; the figure is the share of rows that would have to change for the two "
+        "tables' counts to agree (total-variation distance)."
+    ).format(
+        file=_escape(os.path.basename(path)),
+        rows=f"{result.rows:,}",
+        runs=result.runs,
+        eps=f"{epsilon:g}",
+        t2=pct(result.two_way),
+        t1=pct(result.one_way),
+        b2=pct(result.independent_two_way),
+        b1=pct(result.independent_one_way),
+    )
 
 
 class PreviewPanel(QWidget):
     """Density of the selected query's noise, its error against epsilon, and the formula with numbers."""
 
+    #: The user asks for a synthetic table's fidelity on a public file (the query's name).
+    fidelity_requested = Signal(str)
+
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
+        #: Estimates shown for synthetic-table queries: name -> (the query as estimated, the text).
+        self.fidelity: dict[str, tuple[Any, str]] = {}
         self.row = -1
         self.title = QLabel(_("Select a query to preview its noise."))
         self.title.setWordWrap(True)
@@ -198,6 +230,17 @@ class PreviewPanel(QWidget):
                 words.setWordWrap(True)
                 words.setObjectName("preview_synthetic")
                 self.body_layout.addWidget(words)
+            shown = self.fidelity.get(spec.name)
+            if shown is not None and shown[0] == spec:
+                estimate = QLabel(shown[1])
+                estimate.setWordWrap(True)
+                estimate.setObjectName("preview_fidelity")
+                self.body_layout.addWidget(estimate)
+            button = QPushButton(_("Estimate on a public file…"))
+            button.setObjectName("fidelity_button")
+            button.setToolTip(_("Uncharged simulated releases of this query on a file you declare public"))
+            button.clicked.connect(lambda _c=False, name=spec.name: self.fidelity_requested.emit(name))
+            self.body_layout.addWidget(button)
         for comp in design.components:
             if not stat.composite:
                 fig = (
@@ -228,6 +271,11 @@ class PreviewPanel(QWidget):
         g.setObjectName("guarantee")
         self.body_layout.addWidget(g)
         self.body_layout.addStretch(1)
+
+    def show_fidelity(self, spec: Any, result: Any, path: str) -> None:
+        """Keep and show the estimate of ``spec`` (until the query changes)."""
+        self.fidelity[spec.name] = (spec, fidelity_text(result, path, spec.epsilon))
+        self.refresh()
 
 
 def _escape(s: str) -> str:
