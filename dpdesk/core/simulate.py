@@ -220,6 +220,7 @@ def synthetic_fidelity(
     from dpdesk.core.statistics.synthetic import SyntheticQuery, encode_table
     from dpdesk.core.synthetic import exact_marginals, fit, measure_marginals, sample_codes, split_budget
     from dpdesk.core.synthetic.measure import Split
+    from dpdesk.core.synthetic.pipeline import table_rows
     from dpdesk.core.synthetic.utility import tvd
 
     if not 1 <= runs <= MAX_FIDELITY_RUNS:
@@ -256,7 +257,7 @@ def synthetic_fidelity(
         for which, split in enumerate(splits):
             progress.check_cancelled()
             model = fit(measure_marginals(exact, split, noise, pick))
-            n = round(model.total) if spec.rows is None else spec.rows
+            n = table_rows(model.total, spec.rows)
             fake = sample_codes(model, n, rng)
             sums[which][0] += tvd(codes, fake, sizes, 1)
             sums[which][1] += tvd(codes, fake, sizes, 2)

@@ -292,3 +292,20 @@ def test_the_synthesiser_beats_the_independent_baseline_by_a_margin() -> None:
         fake = syn.sample_codes(model, round(model.total), np.random.Generator(np.random.PCG64(out.seed)))
         base.append(mean_two_way_tvd(codes, fake, sizes))
     assert np.mean(ours) <= 0.3 * np.mean(base), (ours, base)
+
+
+def test_the_default_row_count_is_the_fitted_total_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no ``rows``, the table has the fitted model's total rows, but never more than MAX_ROWS (its CSV is
+    built in memory); an explicit ``rows`` is kept."""
+    from dpdesk.core.synthetic import pipeline
+
+    attrs, codes = small_table(2000, np.random.Generator(np.random.PCG64(3)))
+    released = syn.measure(codes, attrs, syn.split_budget(1.0, 1e-6, len(attrs)))
+    model, drawn = pipeline.replay(released, None, 7)
+    assert len(drawn) == round(model.total) and abs(len(drawn) - 2000) < 200
+    monkeypatch.setattr(pipeline, "MAX_ROWS", 50)
+    _model, drawn = pipeline.replay(released, None, 7)
+    assert len(drawn) == 50
+    _model, drawn = pipeline.replay(released, 80, 7)
+    assert len(drawn) == 80
+    assert pipeline.table_rows(-3.0, None) == 0

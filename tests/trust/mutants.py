@@ -2751,6 +2751,14 @@ import PySide6  # noqa: F401
         r"""FidelityRequest(plan, home, query, path, runs, private_sha=None)""",
         (f"{SGA}::test_the_expected_fidelity_on_a_file_declared_public",),
     ),
+    Mutant(
+        "FD03",
+        "synthetic tables: the default row count (the fitted total) is not capped (a huge table's CSV in memory)",
+        "dpdesk/core/synthetic/pipeline.py",
+        r"""    return rows if rows is not None else min(max(0, round(total)), MAX_ROWS)""",
+        r"""    return rows if rows is not None else max(0, round(total))""",
+        (f"{SYN}::test_the_default_row_count_is_the_fitted_total_capped",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -80,15 +80,12 @@ from dpdesk.core.synthetic import (
     sample_codes,
     split_budget,
 )
-from dpdesk.core.synthetic.pipeline import generator
+from dpdesk.core.synthetic.pipeline import MAX_ROWS, generator, table_rows
 from dpdesk.core.values import Row, fmt_number
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.loading import Table
-
-#: At most this many rows in one synthetic table (its CSV is built in memory).
-MAX_ROWS = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -112,7 +109,9 @@ ROWS = Param(
     "rows",
     ParamKind.WHOLE_NUMBER,
     lambda: _("Rows to generate"),
-    lambda: _("How many rows to generate (public); empty: the total of the fitted model, at no cost."),
+    lambda: _(
+        "How many rows to generate (public); empty: the total of the fitted model, at no cost (at most {n})."
+    ).format(n=f"{MAX_ROWS:,}"),
     max_len=MAX_ROWS,
 )
 BIN_MAP = Param(
@@ -252,7 +251,7 @@ def synthetic_table(
     Returns the rows (values: a category's label, a number drawn uniformly inside its bin, None for missing)
     and the levels (n x d)."""
     model = fit(released)
-    n = round(model.total) if rows is None else rows
+    n = table_rows(model.total, rows)
     rng = generator(seed)
     codes = sample_codes(model, n, rng)
     cols = [decode(a, codes[:, j], rng) for j, a in enumerate(attrs)]
@@ -561,7 +560,7 @@ class Synthetic(Statistic):
 
         released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)
         seed = secrets.randbits(128)
-        n = spec.rows if spec.rows is not None else round(fit(released).total)
+        n = table_rows(fit(released).total, spec.rows)
         exact.released = {
             **measurements_to_dict(released),
             "file": file_name(spec.name),

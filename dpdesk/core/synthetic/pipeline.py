@@ -13,6 +13,16 @@ from dpdesk.core.synthetic.fit import TreeModel, fit
 from dpdesk.core.synthetic.measure import Measurements, Split, exact_marginals, measure_marginals
 from dpdesk.core.synthetic.sample import sample_codes
 
+#: At most this many rows in one synthetic table (its CSV is built in memory); the default, the fitted model's
+#: total, is capped at it.
+MAX_ROWS = 10_000_000
+
+
+def table_rows(total: float, rows: int | None) -> int:
+    """How many rows to draw: the query's ``rows``, or else the fitted model's ``total`` (post-processing of
+    released values, free) rounded and capped at :data:`MAX_ROWS`."""
+    return rows if rows is not None else min(max(0, round(total)), MAX_ROWS)
+
 
 @dataclass(frozen=True)
 class Synthesis:
@@ -32,7 +42,7 @@ def generator(seed: int) -> np.random.Generator:
 def replay(released: Measurements, rows: int | None, seed: int) -> tuple[TreeModel, np.ndarray]:
     """The model and the table the released values and the seed give (anyone can recompute them)."""
     model = fit(released)
-    n = round(model.total) if rows is None else rows
+    n = table_rows(model.total, rows)
     return model, sample_codes(model, n, generator(seed))
 
 
@@ -51,5 +61,5 @@ def synthesise(
     if seed is None:
         seed = secrets.randbits(128)
     model = fit(released)
-    n = round(model.total) if rows is None else rows
+    n = table_rows(model.total, rows)
     return Synthesis(released, model, seed, sample_codes(model, n, generator(seed)))

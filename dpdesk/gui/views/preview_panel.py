@@ -86,6 +86,7 @@ def synthetic_lines(design: Any, plan: Any) -> list[str]:
     """What a synthetic-table query does, in plain words, with its noise scales (from the plan's design alone),
     and where its expected utility can be seen: only on a file the user declares public, never on the table."""
     from dpdesk.core.statistics.synthetic import SyntheticQuery, attributes
+    from dpdesk.core.synthetic.pipeline import MAX_ROWS
 
     spec = design.spec
     assert isinstance(spec, SyntheticQuery)
@@ -96,7 +97,7 @@ def synthetic_lines(design: Any, plan: Any) -> list[str]:
     rows = (
         _("{n} rows").format(n=f"{spec.rows:,}")
         if spec.rows is not None
-        else _("as many rows as the fitted model's total (free)")
+        else _("as many rows as the fitted model's total (free; at most {n})").format(n=f"{MAX_ROWS:,}")
     )
     return [
         _(
