@@ -111,3 +111,27 @@ def test_a_query_that_is_not_a_synthetic_table_and_bad_runs_are_refused(tmp_path
     for runs in (0, 21):
         with pytest.raises(UsageError, match="runs"):
             synthetic_fidelity(FidelityRequest(plan(), tmp_path, "table", path, runs=runs))  # type: ignore[arg-type]
+
+
+def test_the_command_line_prints_the_estimate_with_a_public_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import re
+
+    from dpdesk.cli import main
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("DPDESK_HOME", str(home))
+    path = public_file(tmp_path, 2000)
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(plan().to_dict()))  # type: ignore[attr-defined]
+    out = tmp_path / "sim.csv"
+    code = main(["simulate", str(plan_file), "--public", str(path), "--runs", "2", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    line = next(x for x in text.splitlines() if x.startswith("Synthetic table table on published.csv"))
+    assert "(2 simulated releases at epsilon 1)" in line, line
+    ours, _ours1, base, _base1 = (float(x) for x in re.findall(r"(\d+\.\d)%", line))
+    assert ours < base and 0.0 < base <= 100.0, line  # related columns: the tree keeps more than the baseline
+    assert not (home / "ledgers").exists() or not any((home / "ledgers").glob("*.jsonl"))
