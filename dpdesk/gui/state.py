@@ -248,6 +248,7 @@ class AppState(QObject):
     def read_ledger(self) -> None:
         """(Re)read and verify the opened dataset's ledger."""
         from dpdesk.core.ledger import Ledger, migration_notice
+        from dpdesk.services.ledger import ledger_status
 
         self.ledger_entries, self.ledger_error, self.dataset_id = [], None, None
         if self.sha256:
@@ -256,7 +257,11 @@ class AppState(QObject):
                 self.dataset_id = ledger.dataset
                 if ledger.migrated is not None:
                     self.ledger_notice = migration_notice(ledger.migrated)
-                self.ledger_entries = ledger.verify()
+                # the same verification as `dpdesk ledger verify`: the whole chain and its last checkpoint
+                status = ledger_status(ledger)
+                if status.error is not None:
+                    raise LedgerError(status.error)
+                self.ledger_entries = list(status.entries)
             except LedgerError as exc:
                 self.ledger_error = str(exc)
             if self.identity_error and not self.ledger_error:

@@ -2759,6 +2759,18 @@ import PySide6  # noqa: F401
         r"""    return rows if rows is not None else max(0, round(total))""",
         (f"{SYN}::test_the_default_row_count_is_the_fitted_total_capped",),
     ),
+    Mutant(
+        "AP01",
+        "the app: a ledger whose checkpoint differs from its entries is shown as verified (the command line says broken)",
+        "dpdesk/gui/state.py",
+        r"""                if status.error is not None:
+                    raise LedgerError(status.error)
+""",
+        r"""""",
+        (
+            "tests/gui/test_ledger_state.py::test_a_forged_checkpoint_is_named_in_the_app_as_on_the_command_line",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
