@@ -134,10 +134,17 @@ def csv_bytes(
     # csv quotes a field holding any character of its line terminator: "\r\n" makes it quote fields with
     # either (a lone "\r" in a category label would otherwise break the row); lines still end in "\n"
     lines = [f"# {shown(c)}\n" for c in comments]
-    for cells in [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]:
-        one = io.StringIO()
-        csv.writer(one, lineterminator="\r\n").writerow(cells)
-        lines.append(one.getvalue()[:-2] + "\n")
+    table = [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]
+    body = io.StringIO()
+    csv.writer(body, lineterminator="\r\n").writerows(table)
+    text = body.getvalue()
+    if text.count("\r\n") == len(table):  # every "\r\n" ends a row (no cell holds one): one pass
+        lines.append(text.replace("\r\n", "\n"))
+    else:  # a cell holds "\r\n": row by row, so that only the rows' own ends change
+        for cells in table:
+            one = io.StringIO()
+            csv.writer(one, lineterminator="\r\n").writerow(cells)
+            lines.append(one.getvalue()[:-2] + "\n")
     data = "".join(lines).encode("utf-8")
     return (b"\xef\xbb\xbf" + data) if bom else data
 

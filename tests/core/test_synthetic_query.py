@@ -303,3 +303,20 @@ def test_a_synthetic_table_over_the_chunk_size_is_computed_on_the_whole_table(mo
     for a, b in zip(whole.marginals.one_way, chunked.marginals.one_way, strict=True):  # type: ignore[attr-defined]
         assert (a == b).all()
     assert sum(int(t.sum()) for t in chunked.marginals.one_way) == len(plan.queries[0].columns) * table.n_rows  # type: ignore[attr-defined]
+
+
+def test_the_table_csv_is_written_by_the_one_csv_writer_formula_safe_and_unbroken() -> None:
+    """Issue 14 item 6 for the synthetic table: labels and column names a spreadsheet would run are prefixed with
+    ', and a label holding a lone carriage return or a line break is quoted (its row stays one row); the same
+    bytes as dpdesk's one CSV writer."""
+    from dpdesk.core.values import csv_bytes
+
+    attrs = [
+        syn.Attribute("=cmd", "category", categories=("a\rb", "=HYPERLINK(1)", "x\r\ny")),
+        syn.Attribute("n", "float", edges=(0.0, 1.0), bounds=(0.0, 1.0)),
+    ]
+    table: list[list[object]] = [["a\rb", 0.25], ["=HYPERLINK(1)", None], ["x\r\ny", -0.5]]
+    data = stat.table_csv(attrs, table)
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    assert rows == [["'=cmd", "n"], ["a\rb", "0.25"], ["'=HYPERLINK(1)", ""], ["x\r\ny", "-0.5"]]
+    assert data == csv_bytes(["'=cmd", "n"], [["a\rb", "0.25"], ["=HYPERLINK(1)", ""], ["x\r\ny", "-0.5"]])

@@ -2771,6 +2771,16 @@ import PySide6  # noqa: F401
             "tests/gui/test_ledger_state.py::test_a_forged_checkpoint_is_named_in_the_app_as_on_the_command_line",
         ),
     ),
+    Mutant(
+        "FD04",
+        "the one CSV writer: the one-pass line ends also rewrite a cell's own \\r\\n (the cell changes)",
+        "dpdesk/core/values.py",
+        r"""    if text.count("\r\n") == len(table):""",
+        r"""    if True:""",
+        (
+            "tests/core/test_synthetic_query.py::test_the_table_csv_is_written_by_the_one_csv_writer_formula_safe_and_unbroken",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -259,20 +259,16 @@ def synthetic_table(
 
 
 def table_csv(attrs: list[Attribute], table: list[list[object]], *, bom: bool = False) -> bytes:
-    """The synthetic table as CSV: a header of the column names, missing as an empty cell, text cells a
-    spreadsheet would run as formulas prefixed with ' (as release.csv)."""
-    import csv
-    import io
+    """The synthetic table as CSV through dpdesk's one CSV writer (:func:`dpdesk.core.values.csv_bytes`): a header
+    of the column names, missing as an empty cell, text cells a spreadsheet would run as formulas prefixed with '
+    (as release.csv), a cell holding a line break quoted."""
+    from dpdesk.core.values import _neutralise, csv_bytes
 
-    from dpdesk.core.values import _neutralise
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow([_neutralise(a.name) for a in attrs])
-    for row in table:
-        w.writerow(["" if v is None else _neutralise(v if isinstance(v, str) else _cell(v)) for v in row])
-    data = buf.getvalue().encode("utf-8")
-    return (b"\xef\xbb\xbf" + data) if bom else data
+    return csv_bytes(
+        [_neutralise(a.name) for a in attrs],
+        ([("" if v is None else v if isinstance(v, str) else _cell(v)) for v in row] for row in table),
+        bom=bom,
+    )
 
 
 def _cell(v: object) -> str:
