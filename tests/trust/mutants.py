@@ -1889,8 +1889,8 @@ import PySide6  # noqa: F401
         "HA07",
         "the one CSV writer (release.csv, simulate's CSV) writes formula-like cells live",
         "dpdesk/core/values.py",
-        r"""    for cells in [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]:""",
-        r"""    for cells in [list(header)] + [[str(c) for c in r] for r in rows]:""",
+        r"""    table = [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]""",
+        r"""    table = [list(header)] + [[str(c) for c in r] for r in rows]""",
         (f"{HA}::test_the_simulate_csv_is_formula_safe", G_CSV),
     ),
     Mutant(
