@@ -363,6 +363,38 @@ def identify(
     return ident.key, ident.sketch
 
 
+def private_match(
+    home: Path,
+    path: str | Path,
+    *,
+    sha256: str,
+    private_sha: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> str | None:
+    """Whether a file offered as PUBLIC (for a simulation) holds a private table's rows, by its content: the public
+    id of a known dataset whose table it is or resembles (a re-saved, sorted, converted or slightly edited copy,
+    or a large part of one), ``""`` for the table opened for release (``private_sha``, whose identity the opening
+    computed), None otherwise. A file the content readers cannot read is judged by its bytes alone (None here).
+    Nothing is linked or recorded for a dataset; the file's identity is remembered by its SHA-256 like any file's.
+    """
+    private = _cached(home, private_sha) if private_sha is not None else None
+    if private is None and not _dataset_records(home):
+        return None  # nothing private to compare with (and no identity secret made for it)
+    try:
+        content, sketch = identify(home, path, progress=progress, sha256=sha256)
+    except InputError:
+        return None
+    if private is not None and (
+        content == private[0] or max(overlap(private[1], sketch)) > RESEMBLANCE_THRESHOLD
+    ):
+        return ""
+    owner = dataset_of_content(home, content)
+    if owner is not None:
+        return owner
+    near = resembles(home, sketch)
+    return near[0][0] if near else None
+
+
 def resolve(
     home: Path,
     path: str | Path,

@@ -95,7 +95,8 @@ def simulate(
 
 
 class NotPublic(UsageError):
-    """A file offered as public for a simulation is a dataset dpdesk keeps a ledger for."""
+    """A file offered as public for a simulation is a dataset dpdesk keeps a ledger for, the table opened for release,
+    or a copy or a large part of either (by content)."""
 
 
 def public_table(
@@ -110,7 +111,8 @@ def public_table(
 
     A file with a ledger in this dpdesk home (``is_known_dataset``), or the table being released
     (``private_sha``), is private whatever it is called: it is refused after being hashed, before any of
-    it is read into a table.
+    it is read into a table. So is a file whose CONTENT is, or largely overlaps, a known dataset's or the opened
+    table's (:func:`dpdesk.core.recognition.private_match`: a re-saved, sorted, converted or edited copy).
     """
     from dpdesk.core.ledger import is_known_dataset
     from dpdesk.core.loading import file_sha256
@@ -124,6 +126,22 @@ def public_table(
                 "data, which average back to the truth. Simulate on the stand-in table generated from the plan's "
                 "schema, or on a file that is really public (a published sample, last year's published table)."
             ).format(path=path, home=home)
+        )
+    from dpdesk.core.recognition import private_match
+
+    owner = private_match(home, path, sha256=sha, private_sha=private_sha, progress=progress)
+    if owner is not None:
+        raise NotPublic(
+            _(
+                "{path} is not a public file: it holds the rows of {what}, or most of them (a re-saved, sorted, "
+                "converted or edited copy, or a large part of one). Simulations on it would be uncharged draws of "
+                "private data, which average back to the truth. Simulate on the stand-in table generated from the "
+                "plan's schema, or on a file that is really public (a published sample, last year's published "
+                "table)."
+            ).format(
+                path=path,
+                what=_("the table opened for release") if owner == "" else _("dataset {id}").format(id=owner),
+            )
         )
     table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
     if table.sha256 != sha:

@@ -135,3 +135,67 @@ def test_the_command_line_prints_the_estimate_with_a_public_file(
     ours, _ours1, base, _base1 = (float(x) for x in re.findall(r"(\d+\.\d)%", line))
     assert ours < base and 0.0 < base <= 100.0, line  # related columns: the tree keeps more than the baseline
     assert not (home / "ledgers").exists() or not any((home / "ledgers").glob("*.jsonl"))
+
+
+def test_a_copy_of_a_private_table_is_not_a_public_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-saved copy (CRLF line ends, rows in another order) of a table released from, or most of its rows, is
+    refused as a "public" file for simulations by its content, not only the same bytes; a different table is
+    accepted. (On the old code only the same bytes were refused.)"""
+    import json
+
+    from dpdesk.cli import main
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("DPDESK_HOME", str(home))
+    private = public_file(tmp_path, 600)
+    plan_file = tmp_path / "plan.json"
+    d = plan().to_dict()  # type: ignore[attr-defined]
+    plan_file.write_text(json.dumps(d))
+    count = {**d, "queries": [{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1}]}
+    count_file = tmp_path / "count.json"
+    count_file.write_text(json.dumps(count))
+    assert main(["release", str(count_file), "--data", str(private), "--out", str(tmp_path / "pkg")]) == 0
+    lines = private.read_text().splitlines()
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(("\r\n".join([lines[0], *reversed(lines[1:])]) + "\r\n").encode())
+    most = tmp_path / "most.csv"
+    most.write_text("\n".join(lines[:-30]) + "\n")  # 95% of the rows
+    capsys.readouterr()
+    for path in (copy, most):
+        code = main(
+            [
+                "simulate",
+                str(plan_file),
+                "--public",
+                str(path),
+                "--runs",
+                "1",
+                "--out",
+                str(tmp_path / "s.csv"),
+            ]
+        )
+        err = capsys.readouterr().err
+        assert code == 2 and "is not a public file: it holds the rows of dataset ds-" in err, (path, err)
+        assert not (tmp_path / "s.csv").exists()
+    # another table of the same columns (its float column continuous: its rows are its own)
+    fresh = tmp_path / "fresh.csv"
+    rng = np.random.Generator(np.random.PCG64(99))
+    attrs, codes = small_table(500, rng)
+    with fresh.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([a.name for a in attrs])
+        for row in codes:
+            w.writerow(
+                [
+                    a.categories[c]
+                    if a.kind == "category"
+                    else f"{rng.uniform(a.edges[c], a.edges[c + 1]):.6f}"
+                    for a, c in zip(attrs, row, strict=True)
+                ]
+            )
+    code = main(
+        ["simulate", str(plan_file), "--public", str(fresh), "--runs", "1", "--out", str(tmp_path / "s.csv")]
+    )
+    assert code == 0, capsys.readouterr().err

@@ -2781,6 +2781,22 @@ import PySide6  # noqa: F401
             "tests/core/test_synthetic_query.py::test_the_table_csv_is_written_by_the_one_csv_writer_formula_safe_and_unbroken",
         ),
     ),
+    Mutant(
+        "FD05",
+        "previews: a re-saved copy (or most) of a private table is accepted as a public file (only the same bytes refused)",
+        "dpdesk/core/simulate.py",
+        r"""    owner = private_match(home, path, sha256=sha, private_sha=private_sha, progress=progress)""",
+        r"""    owner = None""",
+        ("tests/core/test_synthetic_fidelity.py::test_a_copy_of_a_private_table_is_not_a_public_file",),
+    ),
+    Mutant(
+        "FD06",
+        "previews in the app: a re-saved copy of the table opened for release is accepted as a public file",
+        "dpdesk/core/recognition.py",
+        r"""        content == private[0] or max(overlap(private[1], sketch)) > RESEMBLANCE_THRESHOLD""",
+        r"""        False""",
+        (f"{SGA}::test_the_expected_fidelity_on_a_file_declared_public",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
