@@ -388,9 +388,9 @@ def private_match(
         content == private[0] or max(overlap(private[1], sketch)) > RESEMBLANCE_THRESHOLD
     ):
         return ""
-    owner = dataset_of_content(home, content)
-    if owner is not None:
-        return owner
+    same = dataset_of_content(home, content)
+    if same is not None:
+        return same
     near = resembles(home, sketch)
     return near[0][0] if near else None
 
