@@ -2815,6 +2815,17 @@ import PySide6  # noqa: F401
 """,
         (LAYERS,),
     ),
+    Mutant(
+        "OA05",
+        "layers: a new import cycle in the engine (the OpenDP adapter imports the query designs that import it)",
+        "dpdesk/core/mechanisms.py",
+        r"""    import numpy as np  # only for this sum
+""",
+        r"""    import numpy as np  # only for this sum
+    from dpdesk.core.queries import Component  # noqa: F401
+""",
+        (LAYERS,),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
