@@ -107,7 +107,9 @@ def main() -> int:
     win.export_release()
     wait()
     (pkg / "release.csv").write_bytes((pkg / "release.csv").read_bytes().replace(b"laplace", b"Laplace", 1))
-    review = win.review(str(pkg))
+    win.review(str(pkg))
+    wait()  # the review runs in the worker; its window opens when it is done
+    review = win.review_window
     review.resize(960, 640)
     wait()
     OUT.mkdir(parents=True, exist_ok=True)

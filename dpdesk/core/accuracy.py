@@ -288,7 +288,7 @@ def rounding_error(halfwidth: float) -> float:
 def value_error(design: QueryDesign, confidence: float, together: bool = False) -> float:
     """Count, sum, histogram: the error every cell (or, ``together``, all cells at once) stays within,
     the noise's and, where the value is not whole, its rounding to 3 significant digits of the interval."""
-    from dpdesk.core.release import interval_halfwidth
+    from dpdesk.core.queries import interval_halfwidth
 
     (comp,) = design.components
     cells = len(design.cells)

@@ -98,6 +98,24 @@ class Component:
         return self.l2 if self.mechanism == "gaussian" else self.l1
 
 
+def interval_halfwidth(comp: Component, conf: float = 0.95) -> float:
+    """Half-width of the released interval, exact for the discrete noise drawn on the component's grid."""
+    scale = comp.scale / comp.grid
+    if comp.mechanism == "laplace":
+        t = mech.discrete_laplace_halfwidth(scale, conf)
+    else:
+        t = mech.discrete_gaussian_halfwidth(scale, conf)
+    return float(t * comp.grid)
+
+
+def to_natural(v: int, comp: Component) -> float | int:
+    """A noisy integer on the noise grid, in natural units (an int when the grid is whole)."""
+    g = comp.grid
+    if g >= 1.0:
+        return int(v) * int(g)
+    return float(v * g)
+
+
 @dataclass(frozen=True)
 class QueryDesign:
     """The public design of one query: its cells, its components and their cost."""

@@ -57,16 +57,6 @@ class SettingsMismatch(DpdeskError):
 # ----------------------------------------------------------------------------- noise
 
 
-def interval_halfwidth(comp: Any, conf: float = 0.95) -> float:
-    """Half-width of the released interval, exact for the discrete noise drawn on the component's grid."""
-    scale = comp.scale / comp.grid
-    if comp.mechanism == "laplace":
-        t = mech.discrete_laplace_halfwidth(scale, conf)
-    else:
-        t = mech.discrete_gaussian_halfwidth(scale, conf)
-    return float(t * comp.grid)
-
-
 NoiseFn = Callable[[list[int], Any], list[int]]
 PickFn = Callable[[list[float], Any], int]
 
@@ -81,14 +71,6 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         return noisy
     noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid)
     return noisy
-
-
-def to_natural(v: int, comp: Any) -> float | int:
-    """A noisy integer on the noise grid, in natural units (an int when the grid is whole)."""
-    g = comp.grid
-    if g >= 1.0:
-        return int(v) * int(g)
-    return float(v * g)
 
 
 def _opendp_pick(utilities: list[float], comp: Any) -> int:

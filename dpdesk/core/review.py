@@ -19,6 +19,7 @@ from typing import Any
 from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.core.ledger import Ledger, entry_hash, loads_entries
 from dpdesk.core.package import PACKAGE_FILES, file_hash, package_files
+from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
 
 
@@ -45,13 +46,15 @@ class Review:
         return not self.problems
 
 
-def review(path: str | Path, against: str | Path | None = None) -> Review:
+def review(path: str | Path, against: str | Path | None = None, progress: Progress = NULL_PROGRESS) -> Review:
     """Review a release package folder, or an exported ledger file (.jsonl); with ``against``, also check that the
-    later ledger export ``against`` still reaches the head it was made at."""
+    later ledger export ``against`` still reaches the head it was made at. ``progress``: the package's files as
+    they are hashed (a cancel stops the review; it changes nothing)."""
     p = Path(path)
     if p.is_dir():
-        out = review_package(p)
+        out = review_package(p, progress)
     elif p.is_file():
+        progress.update(0, 0, "reading")
         out = review_ledger_file(p)
     else:
         raise DpdeskError(_("{path}: no such release package or ledger file").format(path=p))
@@ -59,6 +62,7 @@ def review(path: str | Path, against: str | Path | None = None) -> Review:
         later = Path(against)
         if not later.is_file():
             raise DpdeskError(_("{path}: no such exported ledger").format(path=later))
+        progress.update(0, 0, "reading")
         review_against(out, later)
     return out
 
@@ -103,8 +107,8 @@ def review_ledger_file(path: Path) -> Review:
     return out
 
 
-def review_package(folder: Path) -> Review:
-    """Check that a package's files are those its ledger entries recorded."""
+def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
+    """Check that a package's files are those its ledger entries recorded (``progress``: per file hashed)."""
     out = Review("package")
     try:
         data = loads_entries((folder / "ledger.json").read_text(encoding="utf-8"))
@@ -133,7 +137,8 @@ def review_package(folder: Path) -> Review:
         out.problems.append(_("ledger.json: the package entry does not belong to this release"))
     _check_ledger_json(data, entries, spend, package, out)
     recorded = package.get("files", {})
-    for name in files:
+    for done, name in enumerate(files):
+        progress.update(done, len(files), "hashing")
         f = folder / name
         if not f.exists():
             out.files[name] = _("missing")

@@ -350,6 +350,7 @@ class MainWindow(QMainWindow):
             why or _("Charge the ledger, draw the noise and show the noisy results")
         )
         self.open_action.setEnabled(not busy)
+        self.review_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
         if not busy:  # while a job runs, the status line says what it is doing
             self.status_label.setText(why if not ok else _("Ready to release."))
@@ -860,24 +861,28 @@ class MainWindow(QMainWindow):
             return
         self.status_label.setText(_("Saved the synthetic table to {path}").format(path=path))
 
-    def review(self, path: str | None = None) -> Any:
-        """Open a release package (folder) or an exported ledger file read-only, and show whether it is intact."""
+    def review(self, path: str | None = None) -> Worker | None:
+        """Open a release package (folder) or an exported ledger file read-only, and show whether it is intact.
+
+        The review service runs in the worker (a large package's files are hashed there, with progress and
+        cancel); the window opens, as ``review_window``, when it is done."""
         path = path or self.ask_folder(_("Choose a release package folder"))
         if not path:
             return None
-        from dpdesk.gui.views.review_window import ReviewWindow
         from dpdesk.services.review import ReviewRequest, review_path
 
-        try:
-            result = review_path(ReviewRequest(path)).review
-        except DpdeskError as exc:
-            self.show_error(str(exc))
-            return None
-        window = ReviewWindow(result, path, self)
-        window.setModal(False)
-        window.show()
-        self.review_window = window
-        return window
+        def job(progress: Progress) -> Any:
+            return review_path(ReviewRequest(path), progress).review
+
+        def done(result: Any) -> None:
+            from dpdesk.gui.views.review_window import ReviewWindow
+
+            window = ReviewWindow(result, path, self)
+            window.setModal(False)
+            window.show()
+            self.review_window = window
+
+        return self.run_job(job, done, _("Reviewing {name}…").format(name=Path(path).name))
 
     # ------------------------------------------------------------------ the privacy officer
     def approve_plan(self) -> Worker | None:

@@ -3,8 +3,8 @@
 The plan is edited as its JSON form (a dict), so that everything the GUI does is a plan file;
 each edit is an undoable command holding the old and new dicts. After every edit the plan is
 validated by the engine (:func:`dpdesk.core.plan.check_plan`: every problem at once, and the plan's valid
-part) and the budget recomputed by it (:func:`dpdesk.core.budget.budget_report`); the GUI does no DP
-arithmetic itself. While some queries have problems, the meter and the previews show the valid ones
+part) and the budget recomputed by the service layer (:func:`dpdesk.services.budget.budget_of_entries`, from
+the ledger entries read when the table was opened); the GUI does no DP arithmetic itself. While some queries have problems, the meter and the previews show the valid ones
 (``valid_plan``); only a plan without problems (``plan``) can be released.
 
 Signals:
@@ -169,11 +169,11 @@ class AppState(QObject):
             self.plan_error = self.plan_error_key = None
         self.report = None
         if self.valid_plan is not None:  # the valid part is metered while other queries have problems
-            from dpdesk.core.budget import budget_report
+            from dpdesk.services.budget import budget_of_entries
 
-            try:
-                self.report = budget_report(self.valid_plan, self.ledger_entries)
-            except DpdeskError as exc:  # pragma: no cover - budget_report raises nothing for a valid plan
+            try:  # the service's report, from the entries read and verified when the table was opened
+                self.report = budget_of_entries(self.valid_plan, self.ledger_entries)
+            except DpdeskError as exc:  # pragma: no cover - the report raises nothing for a valid plan
                 self.plan_error = str(exc)
 
     def query_problems(self, row: int) -> list[PlanError]:

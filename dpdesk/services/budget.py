@@ -3,6 +3,7 @@ what its ledger already holds subtracted (the data file is only hashed, never re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,8 @@ from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
     from dpdesk.core.budget import BudgetReport
-    from dpdesk.core.plan import Plan
+    from dpdesk.core.fit import FitResult
+    from dpdesk.core.plan import Plan, QuerySpec
     from dpdesk.services.common import Dataset, Notify
 
 
@@ -57,7 +59,7 @@ def plan_budget(
     from dpdesk.core.budget import budget_report
 
     if request.dataset is None:
-        return BudgetResult(budget_report(request.plan, []))
+        return BudgetResult(budget_of_entries(request.plan, []))
     from dpdesk.core.governance import describe
     from dpdesk.core.release import _check_settings
 
@@ -68,6 +70,43 @@ def plan_budget(
     progress.check_cancelled()
     gov = [state.governance_entry] if state.governance_entry is not None else []
     return BudgetResult(budget_report(request.plan, state=state), ledger.dataset or None, describe(gov))
+
+
+def budget_of_entries(plan: Plan, entries: Sequence[dict[str, Any]]) -> BudgetReport:
+    """The plan's budget report against a dataset's ledger entries already read and verified (the app's live
+    meter, recomputed after every edit from the entries it read when the table was opened; no file is read).
+    With no entries, the plan's own budget; with them, the settings and spends they record."""
+    from dpdesk.core.budget import budget_report
+
+    return budget_report(plan, entries)
+
+
+def keeps_epsilon(query: QuerySpec) -> bool:
+    """Whether fitting a plan to its budget keeps this query's epsilon whatever its lock and weight: it states the
+    accuracy it needs, so its epsilon is what that accuracy costs."""
+    return getattr(query, "accuracy", None) is not None
+
+
+def fit_entries(
+    plan: Plan,
+    entries: Sequence[dict[str, Any]],
+    *,
+    weights: Sequence[float],
+    locked: Sequence[bool],
+    reserve: float = 0.0,
+) -> FitResult:
+    """Fit ``plan``'s free queries to what ``entries`` (a dataset's verified ledger, already read) leave of the
+    budget: weights and locks by position, a query that states its accuracy locked (:func:`keeps_epsilon`).
+    Raises :class:`~dpdesk.core.fit.FitError` when nothing can be fitted."""
+    from dpdesk.core.fit import fit_to_budget
+
+    return fit_to_budget(
+        plan,
+        entries,
+        weights=weights,
+        locked=[bool(lock) or keeps_epsilon(q) for q, lock in zip(plan.queries, locked, strict=True)],
+        reserve=reserve,
+    )
 
 
 def _dataset_ledger(
@@ -104,7 +143,6 @@ def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan
     import dataclasses
 
     from dpdesk.core.errors import PlanError
-    from dpdesk.core.fit import fit_to_budget
     from dpdesk.i18n import _
 
     entries, dataset, governance = _dataset_ledger(request.budget, notify)  # read once
@@ -118,11 +156,11 @@ def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan
                     name=name, names=", ".join(repr(n) for n in names)
                 ),
             )
-    fit = fit_to_budget(
+    fit = fit_entries(
         plan,
         entries,
         weights=[request.weights.get(q.name, 1.0) for q in plan.queries],
-        locked=[q.name in request.locked or getattr(q, "accuracy", None) is not None for q in plan.queries],
+        locked=[q.name in request.locked for q in plan.queries],
         reserve=request.reserve,
     )
     queries = tuple(

@@ -45,4 +45,4 @@ def review_path(request: ReviewRequest, progress: Progress = NULL_PROGRESS) -> R
     from dpdesk.core.review import review
 
     progress.check_cancelled()
-    return Reviewed(review(request.path, request.against))
+    return Reviewed(review(request.path, request.against, progress))

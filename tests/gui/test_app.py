@@ -70,6 +70,14 @@ def edit_cell(qtbot: Any, view: Any, row: int, col: int, text: str) -> None:
     qtbot.wait(20)  # Qt commits an item editor on Return through a queued call
 
 
+def review(qtbot: Any, win: Any, path: Path) -> Any:
+    """Review ``path`` from the app (a worker job) and return the review window it opens."""
+    win.review_window = None
+    assert win.review(str(path)) is not None
+    qtbot.waitUntil(lambda: win.job is None and win.review_window is not None, timeout=60_000)
+    return win.review_window
+
+
 def row_of(model: Any, name: str) -> int:
     return model.names.index(name)
 
@@ -310,10 +318,10 @@ def test_review_window_names_a_tampered_file(qtbot: Any, win: Any, data: Path, t
     win.export_release()
     qtbot.waitUntil(lambda: win.job is None and (out / "ledger.json").exists(), timeout=60_000)
     assert sorted(p.name for p in out.iterdir()) == ["ledger.json", "plan.json", "release.csv", "report.pdf"]
-    w = win.review(str(out))
+    w = review(qtbot, win, out)
     assert "Intact" in w.status.text()
     (out / "report.pdf").write_bytes((out / "report.pdf").read_bytes() + b"%")
-    w = win.review(str(out))
+    w = review(qtbot, win, out)
     assert "NOT INTACT" in w.status.text() and "report.pdf" in w.status.text()
     w.grab().save(str(tmp_path / "review.png"))
     assert (tmp_path / "review.png").stat().st_size > 0

@@ -2797,6 +2797,61 @@ import PySide6  # noqa: F401
         r"""        False""",
         (f"{SGA}::test_the_expected_fidelity_on_a_file_declared_public",),
     ),
+    # --- issue 12, items 3 and 4: the app's flows through the services; no import cycle through the release ------
+    Mutant(
+        "OA01",
+        "the app: the budget meter's service leaves out what the dataset's ledger already spent",
+        "dpdesk/services/budget.py",
+        r"""    return budget_report(plan, entries)
+""",
+        r"""    return budget_report(plan, [])
+""",
+        (
+            "tests/gui/test_app_services.py::test_the_meter_shows_the_budget_services_report_of_the_datasets_ledger",
+        ),
+    ),
+    Mutant(
+        "OA02",
+        "fit: a query that states its accuracy is given a fitted epsilon too (the service's rule, seen through the app)",
+        "dpdesk/services/budget.py",
+        r"""    return getattr(query, "accuracy", None) is not None
+""",
+        r"""    return False
+""",
+        ("tests/gui/test_fit_dialog.py::test_a_query_that_states_its_accuracy_keeps_it",),
+    ),
+    Mutant(
+        "OA03",
+        "the app: a review runs on the GUI thread (the window freezes while a package is hashed)",
+        "dpdesk/gui/main_window.py",
+        r"""        return self.run_job(job, done, _("Reviewing {name}…").format(name=Path(path).name))
+""",
+        r"""        from dpdesk.core.progress import NULL_PROGRESS; return done(job(NULL_PROGRESS))
+""",
+        ("tests/gui/test_app_services.py::test_a_review_runs_in_the_worker_not_on_the_gui_thread",),
+    ),
+    Mutant(
+        "OA04",
+        "layers: what the release builds on imports the release module back (the package reaches it: a cycle)",
+        "dpdesk/core/package.py",
+        r"""    from dpdesk.core.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+""",
+        r"""    from dpdesk.core.release import noisy_rows  # noqa: F401
+    from dpdesk.core.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+""",
+        (LAYERS,),
+    ),
+    Mutant(
+        "OA05",
+        "layers: a new import cycle in the engine (the OpenDP adapter imports the query designs that import it)",
+        "dpdesk/core/mechanisms.py",
+        r"""    import numpy as np  # only for this sum
+""",
+        r"""    import numpy as np  # only for this sum
+    from dpdesk.core.queries import Component  # noqa: F401
+""",
+        (LAYERS,),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -37,7 +37,7 @@ from dpdesk.core.plan import (
     _subject,
     _text,
 )
-from dpdesk.core.queries import QueryDesign
+from dpdesk.core.queries import QueryDesign, interval_halfwidth, to_natural
 from dpdesk.core.values import Row, fmt_number, rounded_row
 from dpdesk.i18n import _
 
@@ -331,7 +331,6 @@ class Statistic:
         self, design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn, pick: PickFn
     ) -> list[Row]:
         """Noise the exact statistic and format its released rows (post-processing only)."""
-        from dpdesk.core.release import interval_halfwidth, to_natural
 
         spec = design.spec
         eps_s, delta_s = fmt_number(spec.epsilon), fmt_number(spec.delta)

@@ -27,7 +27,16 @@ import numpy as np
 from dpdesk.core.aggregates import Exact, _exact_sum, _grid, _group_sum
 from dpdesk.core.mechanism_kinds import Mechanism
 from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec
-from dpdesk.core.queries import Component, QueryDesign, _fmt, _noise_component, grid_bounds, group_cells
+from dpdesk.core.queries import (
+    Component,
+    QueryDesign,
+    _fmt,
+    _noise_component,
+    grid_bounds,
+    group_cells,
+    interval_halfwidth,
+    to_natural,
+)
 from dpdesk.core.statistics.base import (
     AuditExample,
     DesignContext,
@@ -115,7 +124,6 @@ def centered_exact(rows: Rows, col: ColumnSpec, x: np.ndarray) -> Exact:
 def ratio_rows(design: QueryDesign, exact: Exact, bounds: tuple[float, float], noise: NoiseFn) -> list[Row]:
     """Released rows mid + noisy sum / max(1, noisy count), clamped to the bounds, with a 95% interval
     from the two components' 97.5% half-widths (post-processing only)."""
-    from dpdesk.core.release import interval_halfwidth, to_natural
 
     spec = design.spec
     eps_s, delta_s = fmt_number(spec.epsilon), fmt_number(spec.delta)

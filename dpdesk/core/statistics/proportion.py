@@ -54,7 +54,7 @@ from dpdesk.core.aggregates import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
 from dpdesk.core.plan import ColumnSpec, ColumnType, Plan, QuerySpec, _num_out, _quoted
-from dpdesk.core.queries import QueryDesign, _fmt, _noise_component, group_cells
+from dpdesk.core.queries import QueryDesign, _fmt, _noise_component, group_cells, interval_halfwidth
 from dpdesk.core.statistics.base import (
     CATEGORY,
     NUMERIC,
@@ -112,7 +112,6 @@ AT_MOST = Param(
 def share_error95(design: QueryDesign, n_rows: int) -> float:
     """The 95% error of the released share for a table of ``n_rows`` rows (share units; 1 when n_rows is
     too small for the noisy count to bound it): (e_s + e_n / 2) / (n - e_n), from public quantities."""
-    from dpdesk.core.release import interval_halfwidth
 
     count_c, sum_c = design.components
     e_n, e_s = interval_halfwidth(count_c, 0.975), interval_halfwidth(sum_c, 0.975)

@@ -50,7 +50,7 @@ from dpdesk.core.plan import (
     _listed_twice,
     _quoted,
 )
-from dpdesk.core.queries import Component, QueryDesign, _fmt, exponential_component
+from dpdesk.core.queries import Component, QueryDesign, _fmt, exponential_component, interval_halfwidth
 from dpdesk.core.statistics.base import (
     DesignContext,
     NoiseFn,
@@ -586,7 +586,6 @@ class Synthetic(Statistic):
         """The noise of each released one-way marginal cell (what the synthetic table's one-way counts
         follow); the table itself adds the fit's and the sampling's error."""
         from dpdesk.core.accuracy import VALUE
-        from dpdesk.core.release import interval_halfwidth
 
         one = design.components[0]
         cells = sum(a.size for a in attributes(cast(SyntheticQuery, design.spec), plan.columns))

@@ -30,11 +30,6 @@ from dpdesk.i18n import _
 NAME, NOW, WEIGHT, LOCK, NEW = range(5)
 
 
-def has_target(query: dict[str, Any]) -> bool:
-    """Whether a query states the accuracy it needs (its epsilon is what that accuracy costs: kept)."""
-    return isinstance(query.get("accuracy"), dict)
-
-
 class FitDialog(QDialog):
     """Choose weights, locks and a reserve; the new epsilons are computed live by the engine."""
 
@@ -68,6 +63,8 @@ class FitDialog(QDialog):
         self.table.horizontalHeader().setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         self.weights: list[QDoubleSpinBox] = []
         self.locks: list[QCheckBox] = []
+        #: by row: the query keeps its epsilon by the service's rule (it states its accuracy), not by its lock
+        self.kept = [self._keeps_epsilon(i) for i in range(len(queries))]
         for i, q in enumerate(queries):
             self.table.setItem(i, NAME, QTableWidgetItem(f"{i + 1}. {q.get('name', '')}"))
             eps = q.get("epsilon")
@@ -85,7 +82,7 @@ class FitDialog(QDialog):
             self.table.setCellWidget(i, WEIGHT, w)
             self.weights.append(w)
             lock = QCheckBox()
-            if has_target(q):
+            if self.kept[i]:
                 lock.setChecked(True)
                 lock.setEnabled(False)
                 lock.setToolTip(_("This query states the accuracy it needs; its epsilon is what that costs."))
@@ -137,6 +134,12 @@ class FitDialog(QDialog):
         self._timer.timeout.connect(self.recompute)
         self.recompute()
 
+    def _keeps_epsilon(self, row: int) -> bool:
+        from dpdesk.services.budget import keeps_epsilon
+
+        at, valid = self.state.valid_query(row), self.state.valid_plan
+        return at is not None and valid is not None and keeps_epsilon(valid.queries[at])
+
     def weights_from_epsilons(self) -> None:
         """Each free query's weight in proportion to its epsilon now (the smallest gets 1)."""
         now = [q.get("epsilon") for q in self.state.plan_data.get("queries", [])]
@@ -153,8 +156,9 @@ class FitDialog(QDialog):
         self._timer.start()
 
     def recompute(self) -> None:
-        """Run the engine's fit with the current weights, locks and reserve; show the new epsilons."""
-        from dpdesk.core.fit import FitError, fit_to_budget
+        """Run the service's fit with the current weights, locks and reserve; show the new epsilons."""
+        from dpdesk.core.fit import FitError
+        from dpdesk.services.budget import fit_entries
 
         self.result_epsilons = None
         self.apply_button.setEnabled(False)
@@ -169,7 +173,7 @@ class FitDialog(QDialog):
             self.status.setText(_("The reserve must be a number, 0 or more (an epsilon)."))
             return
         try:
-            fit = fit_to_budget(
+            fit = fit_entries(
                 plan,
                 self.state.ledger_entries,
                 weights=[w.value() for w in self.weights],

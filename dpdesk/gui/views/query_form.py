@@ -359,7 +359,7 @@ class QueryForm(QWidget):
 
     def fit_to_budget(self) -> None:
         """Open 'Fit to the budget' (weights, locks, a reserve); apply its epsilons as one undoable edit."""
-        from dpdesk.gui.views.fit_dialog import FitDialog, has_target
+        from dpdesk.gui.views.fit_dialog import FitDialog
 
         qs = self.queries()
         if not qs:
@@ -367,8 +367,8 @@ class QueryForm(QWidget):
         dialog = FitDialog(self.state, self)
         if not self.exec_dialog(dialog) or dialog.result_epsilons is None:
             return
-        for q, e in zip(qs, dialog.result_epsilons, strict=True):
-            if not has_target(q):  # a query that states its accuracy keeps it (its epsilon is what it costs)
+        for q, e, kept in zip(qs, dialog.result_epsilons, dialog.kept, strict=True):
+            if not kept:  # a query that states its accuracy keeps it (its epsilon is what it costs)
                 q["epsilon"] = e
         self._edit_queries(qs, _("Fit to the budget"), max(self.current, 0))
 
