@@ -21,6 +21,7 @@ from dpdesk.core.errors import DpdeskError, PlanError, UsageError
 from dpdesk.core.home import dpdesk_home
 from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.core.progress import Progress, stage_label
+from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.core.text import shown
 from dpdesk.i18n import _, ngettext
 
@@ -853,17 +854,17 @@ def _gui(args: argparse.Namespace) -> int:
 
 
 def _load_plan(path: str, codebook: str | None) -> Plan:
-    if codebook is None:
-        from dpdesk.core.plan import load_plan
+    from dpdesk.core.plan import load_plan
 
+    if codebook is None:
         return load_plan(path)
     try:
-        raw = Path(path).read_bytes().decode("utf-8-sig")
-        data = json.loads(raw)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        # let the ordinary reader produce its precise message
-        del exc
-        return parse_plan_text(Path(path).read_bytes() if Path(path).exists() else b"", source=path)
+        raw = read_small_file(path, MAX_PLAN_BYTES)
+        data = json.loads(raw.decode("utf-8-sig"))
+    except OSError:
+        return load_plan(path)  # its precise message ("cannot read PATH: why"), read through the same reader
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return parse_plan_text(raw, source=path)  # let the ordinary reader produce its precise message
     return parse_plan(apply_codebook(data, read_codebook(codebook)))
 
 
@@ -1370,7 +1371,7 @@ def _stated_costs(costs: Sequence[str], costs_file: str | None) -> tuple[Any, ..
     stated = [parse_stated_cost(c) for c in costs]
     if costs_file is not None:
         try:
-            stated += stated_costs_from_json(Path(costs_file).read_bytes())
+            stated += stated_costs_from_json(read_small_file(costs_file, MAX_PLAN_BYTES))
         except OSError as exc:
             raise UsageError(
                 _("cannot read {path}: {err}").format(path=shown(costs_file), err=exc.strerror or exc)
@@ -1433,10 +1434,11 @@ def _passphrase(path: str | None, prompt: str, *, confirm: bool = False) -> str:
     """A passphrase: the first line of ``path``, or asked for without echo (twice to confirm a new one)."""
     if path is not None:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_small_file(path, 64 * 1024).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise UsageError(
-                _("cannot read the passphrase file {path}: {err}").format(path=shown(path), err=shown(exc))
+                _("cannot read the passphrase file {path}: {err}").format(path=shown(path), err=shown(why))
             ) from None
         return text.splitlines()[0] if text.splitlines() else ""
     import getpass

@@ -561,12 +561,17 @@ class MainWindow(QMainWindow):
         path = path or self.ask_open_path(_("Open plan"), plan_filter())
         if not path:
             return False
+        from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
+
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+            data = json.loads(read_small_file(path, MAX_PLAN_BYTES).decode("utf-8-sig"))
             if not isinstance(data, dict):
                 raise ValueError(_("a plan is a JSON object"))
-        except (OSError, ValueError) as exc:
-            self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=exc))
+        except (OSError, ValueError, RecursionError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            if isinstance(exc, RecursionError):
+                why = _("it nests too deeply to be a plan")
+            self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=why))
             return False
         self.state.load_plan_data(data, Path(path))
         self._add_recent(Path(path))
