@@ -9,13 +9,20 @@ machine.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from tests.trust.test_attack_issue14a import _JSON, _TEXT
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_PLAN = REPO / "resources" / "samples" / "cps_wages_plan.json"
@@ -121,3 +128,231 @@ def test_the_small_file_reader(tmp_path: Path) -> None:
         read_small_file(tmp_path, 10)
     with pytest.raises(FileNotFoundError):
         read_small_file(tmp_path / "nothing", 10)
+
+
+# ----------------------------------------------------------------------------- 2. review of a malformed package
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One release package of the sample, made once (copied by each test that changes it)."""
+    from dpdesk.cli import main
+
+    base = tmp_path_factory.mktemp("package")
+    old = os.environ.get("DPDESK_HOME")
+    os.environ["DPDESK_HOME"] = str(base / "home")
+    try:
+        assert (
+            main(["release", str(SAMPLE_PLAN), "--data", str(SAMPLE_DATA), "--out", str(base / "pkg")]) == 0
+        )
+    finally:
+        if old is None:
+            del os.environ["DPDESK_HOME"]
+        else:
+            os.environ["DPDESK_HOME"] = old
+    return base / "pkg"
+
+
+def _review(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> tuple[int, str, str]:
+    from dpdesk.cli import main
+
+    capsys.readouterr()
+    code = main(["review", str(folder), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _set_entry_field(folder: Path, kind: str, path: tuple[str, ...], value: object) -> None:
+    ledger = folder / "ledger.json"
+    data = json.loads(ledger.read_text(encoding="utf-8"))
+    entry = next(e for e in data["entries"] if e["type"] == kind)
+    target = entry
+    for k in path[:-1]:
+        target = target[k]
+    target[path[-1]] = value
+    ledger.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value"),
+    [
+        ("package", ("seq",), [1]),
+        ("package", ("hash",), {"a": 1}),
+        ("spend", ("seq",), {"n": 2}),
+        ("spend", ("hash",), ["x"]),
+        ("spend", ("charged",), [1.0, 0.0]),
+        ("spend", ("charged", "epsilon"), "1.0"),
+        ("spend", ("totals",), [1]),
+        ("spend", ("dataset",), ["ds"]),
+        ("package", ("files",), ["release.csv"]),
+        ("package", ("files", "release.csv"), {"h": 1}),
+        ("settings", ("type",), ["settings"]),
+        ("package", ("spend_hash",), [1]),
+    ],
+    ids=lambda v: "-".join(v) if isinstance(v, tuple) else None,
+)
+def test_a_malformed_package_entry_is_a_review_problem(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    package: Path,
+    kind: str,
+    field: tuple[str, ...],
+    value: object,
+) -> None:
+    """A list or object where review expects a number or a string (seq, hash, charged, ...) gave a traceback
+    (TypeError "unhashable type" in review._check_ledger_json, AttributeError in the command line); it is a
+    PROBLEM, exit 1, whether or not the forger recomputed the entry's hash."""
+    from dpdesk.core.ledger import entry_hash
+
+    folder = tmp_path / "pkg"
+    shutil.copytree(package, folder)
+    assert _review(capsys, folder)[0] == 0
+    _set_entry_field(folder, kind, field, value)
+    code, out, err = _review(capsys, folder)
+    assert code == 1 and "PROBLEM:" in out and out.endswith("NOT INTACT: see the problems above.\n"), (
+        out + err
+    )
+    # the forger recomputes the hash (it is unkeyed): still a problem named, never a crash
+    ledger = folder / "ledger.json"
+    data = json.loads(ledger.read_text(encoding="utf-8"))
+    for e in data["entries"]:
+        if e.get("type") == kind or (kind == "settings" and isinstance(e.get("type"), list)):
+            e["hash"] = entry_hash(e) if field != ("hash",) else e["hash"]
+    ledger.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = _review(capsys, folder)
+    assert code == 1 and "PROBLEM:" in out, out + err
+    code, out, err = _review(capsys, folder, "--json")
+    assert code == 1 and json.loads(out)["intact"] is False
+
+
+# ----------------------------------------------------------------------------- the fuzz test, wider
+
+_VERBS = [
+    "list",
+    "verify",
+    "head",
+    "export",
+    "export-release",
+    "statement",
+    "link",
+    "declare-new",
+    "acknowledge",
+    "change-settings",
+    "forget-identity",
+    "govern",
+]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON document (each object field and list item, at any depth)."""
+    out: list[tuple[Any, ...]] = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _put(doc: Any, path: tuple[Any, ...], value: Any) -> None:
+    target = doc
+    for k in path[:-1]:
+        target = target[k]
+    target[path[-1]] = value
+
+
+@posix_only
+@settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    target=st.sampled_from(["ledger.json", "plan.json", "release", "simulate", "ledger-verb"]),
+    where=st.integers(min_value=0, max_value=10**6),
+    value=_JSON,
+    rehash=st.booleans(),
+    verb=st.sampled_from(_VERBS),
+    extra=st.lists(_TEXT, max_size=3),
+)
+@example(target="ledger.json", where=0, value=[1], rehash=True, verb="list", extra=[])
+def test_fuzz_packages_release_simulate_and_ledger_verbs(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    dpdesk_home: Path,
+    package: Path,
+    target: str,
+    where: int,
+    value: Any,
+    rehash: bool,
+    verb: str,
+    extra: list[str],
+) -> None:
+    """A package file with any field of any JSON type (its entry's hash recomputed or not) is reviewed with exit
+    0 or 1; release, simulate and every ledger verb, given a plan with any field of any type and random arguments,
+    end with exit 0-3. Never a traceback (an exception out of main fails the test). Deterministic: hypothesis
+    derives the examples from a fixed seed (``derandomize``)."""
+    from dpdesk.cli import main
+    from dpdesk.core.ledger import entry_hash
+
+    tmp = tmp_path_factory.mktemp("fuzz")
+    capsys.readouterr()
+    if target in ("ledger.json", "plan.json"):
+        folder = tmp / "pkg"
+        shutil.copytree(package, folder)
+        doc = json.loads((folder / target).read_text(encoding="utf-8"))
+        places = _paths(doc)
+        place = places[where % len(places)]
+        _put(doc, place, value)
+        if rehash and target == "ledger.json" and place[0] == "entries" and len(place) > 2:
+            entry = doc["entries"][place[1]]
+            if isinstance(entry, dict):
+                entry["hash"] = entry_hash(entry)
+        (folder / target).write_text(json.dumps(doc), encoding="utf-8")
+        args = ["review", str(folder)]
+        allowed: tuple[int, ...] = (0, 1)
+    else:
+        # a copy of a home that holds one release of the sample (so the ledger verbs have a ledger to work on)
+        shutil.copytree(package.parent / "home", tmp / "home")
+        os.environ["DPDESK_HOME"] = str(tmp / "home")  # the dpdesk_home fixture restores it after the test
+        plan_doc = json.loads(SAMPLE_PLAN.read_text(encoding="utf-8"))
+        if not rehash:  # else the plan is left sound: the commands go deeper (and charge)
+            places = _paths(plan_doc)
+            _put(plan_doc, places[where % len(places)], value)
+        plan = tmp / "plan.json"
+        plan.write_text(json.dumps(plan_doc), encoding="utf-8")
+        data, known = str(SAMPLE_DATA), "ds-" + "0" * 32
+        more = (
+            extra[:1] if where % 3 == 0 else []
+        )  # mostly well-formed command lines, sometimes a random word
+        if target == "release":
+            args = ["release", str(plan), "--data", data, "--out", str(tmp / "out"), *more]
+        elif target == "simulate":
+            args = ["simulate", str(plan), "--runs", "2", "--rows", "50", "--out", str(tmp / "s.csv"), *more]
+        else:
+            verb_args = {
+                "list": [],
+                "verify": ["--data", data],
+                "head": ["--data", data],
+                "export": ["--data", data, "--out", str(tmp / "ledger.jsonl")],
+                "export-release": [str(where % 4), "--data", data, "--out", str(tmp / "again")],
+                "statement": ["--data", data, "--out", str(tmp / "statement.pdf")],
+                "link": ["--data", data, "--to", known],
+                "declare-new": ["--data", data, "--resembles", known, "--reason", "r"],
+                "acknowledge": ["--data", data, "--reason", "r", "--costs", str(plan)],
+                "change-settings": [str(plan), "--data", data, "--reason", "r"],
+                "forget-identity": ["--reason", "r"],
+                "govern": ["--data", data, "--officer", str(plan)],
+            }[verb]
+            args = ["ledger", verb, *verb_args, *more]
+        allowed = (0, 1, 2, 3)
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's usage errors and --help
+        code = int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    out, err = capsys.readouterr()
+    assert code in allowed, (args, code, out[-2000:], err[-2000:])
+    assert "Traceback" not in out + err
