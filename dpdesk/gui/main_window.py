@@ -732,7 +732,16 @@ class MainWindow(QMainWindow):
         choice = self.ask_simulation()
         if choice is None:
             return None
+        replace = choice.replace_confirmed
+        if not replace and choice.out.is_file():  # typed by hand: ask here, in the app's words
+            replace = self.ask_confirm(
+                _("Replace the file?"),
+                _("{path} already exists. Replace it with the simulated releases?").format(path=choice.out),
+            )
+            if not replace:
+                return None
         plan, home, private = self.state.plan, self.state.home, self.state.sha256
+        reads = tuple(p for p in (self.state.plan_path, self.state.data_path) if p is not None)
 
         def job(progress: Progress) -> Any:
             from dpdesk.services.simulate import SimulateRequest, simulate_releases
@@ -745,6 +754,8 @@ class MainWindow(QMainWindow):
                 rows=choice.rows,
                 public=choice.public,
                 private_sha=private,
+                force=replace,  # the user agreed to replace it (the data, the plan and the home stay refused)
+                reads=reads,
             )
             return simulate_releases(request, progress)
 

@@ -356,3 +356,150 @@ def test_fuzz_packages_release_simulate_and_ledger_verbs(
     out, err = capsys.readouterr()
     assert code in allowed, (args, code, out[-2000:], err[-2000:])
     assert "Traceback" not in out + err
+
+
+# ----------------------------------------------------------------------------- 3. outputs
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    from dpdesk.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _released_home(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the sample data, released once in the test's home; its ledger file."""
+    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.loading import file_sha256
+
+    data = tmp_path / "data.csv"
+    shutil.copy(SAMPLE_DATA, data)
+    code, _out, err = _cli(capsys, "release", SAMPLE_PLAN, "--data", data, "--out", tmp_path / "pkg")
+    assert code == 0, err
+    ledger = Ledger.for_dataset(Path(os.environ["DPDESK_HOME"]), file_sha256(data)).path
+    assert ledger is not None and ledger.is_file()
+    return data, ledger
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="hard links made with os.link on POSIX")
+def test_a_hard_link_to_a_ledger_is_never_replaced(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """`ledger statement --out LINK --force`, LINK a hard link (outside the home) to the ledger file, wrote the
+    PDF into the ledger in place: the dataset's ledger was destroyed (exit 3 afterwards)."""
+    data, ledger = _released_home(capsys, tmp_path)
+    before = ledger.read_bytes()
+    for i, args in enumerate(
+        (
+            ["ledger", "statement", "--data", data, "--force"],
+            ["ledger", "export", "--data", data, "--force"],
+            ["simulate", SAMPLE_PLAN, "--runs", "1", "--rows", "10", "--force"],
+        )
+    ):
+        link = tmp_path / f"innocent{i}.out"
+        os.link(ledger, link)
+        code, _out, err = _cli(capsys, *args, "--out", link)
+        assert code == 2 and "hard links" in err and "Traceback" not in err, (args, code, err)
+        assert ledger.read_bytes() == before
+    code, _out, err = _cli(capsys, "ledger", "verify", "--data", data)
+    assert code == 0, err
+
+
+def test_a_full_disk_keeps_the_file_force_would_replace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The statement and the simulation were written in place: a full disk with --force destroyed the old file
+    and left half a new one. Now they are written beside it and renamed: the old file is kept, no temporary
+    file is left, exit 2 with a message."""
+    from dpdesk.core import faults
+
+    data, _ledger = _released_home(capsys, tmp_path)
+    for name, args in (
+        ("statement.pdf", ["ledger", "statement", "--data", data, "--force"]),
+        ("ledger.jsonl", ["ledger", "export", "--data", data, "--force"]),
+        ("sim.csv", ["simulate", SAMPLE_PLAN, "--runs", "1", "--rows", "10", "--force"]),
+    ):
+        folder = tmp_path / name.replace(".", "_")
+        folder.mkdir()
+        out = folder / name
+        out.write_bytes(b"the old file")
+        trace = tmp_path / f"{name}.trace"
+        monkeypatch.setenv(faults.ENV, f"trace:{trace}")
+        faults.reset()
+        assert _cli(capsys, *args, "--out", out)[0] == 0
+        steps = [line.split(" ", 1) for line in trace.read_text(encoding="utf-8").splitlines()]
+        write = next(int(n) for n, what in steps if what == f"write {name}")
+        for n in (write, write + 1):  # the disk fills while writing, or when the file is renamed into place
+            out.write_bytes(b"the old file")
+            monkeypatch.setenv(faults.ENV, f"enospc:{n}")
+            faults.reset()
+            code, _out, err = _cli(capsys, *args, "--out", out)
+            assert code == 2 and "No space left on device" in err and "Traceback" not in err, (name, n, err)
+            assert out.read_bytes() == b"the old file", (name, n)
+            assert sorted(p.name for p in folder.iterdir()) == [name], (name, n)
+        monkeypatch.delenv(faults.ENV)
+        faults.reset()
+
+
+def test_out_under_a_regular_file_says_it_is_not_a_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """`--out regfile/sub` said the operating system's "File exists"; it says the parent is a file."""
+    regular = tmp_path / "regfile"
+    regular.write_text("x", encoding="utf-8")
+    for args in (
+        ["release", SAMPLE_PLAN, "--data", SAMPLE_DATA, "--out", regular / "sub"],
+        ["simulate", SAMPLE_PLAN, "--runs", "1", "--rows", "10", "--out", regular / "sub" / "s.csv"],
+    ):
+        code, _out, err = _cli(capsys, *args)
+        assert code == 2 and "regfile is a file, not a folder" in err and "File exists" not in err, err
+    assert not (dpdesk_home / "ledgers").exists() or not any((dpdesk_home / "ledgers").glob("*.jsonl"))
+
+
+def test_the_app_replaces_a_simulation_file_the_user_agreed_to_replace(
+    qtbot: Any, tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """The app's simulation passed no force: after the save dialog had asked "replace?", the engine refused the
+    file and told the user to "use --force" (a command-line flag). Now the app passes the user's answer; a
+    path typed by hand is asked about in the app's words; the plan file is never replaced."""
+    from PySide6.QtCore import QThreadPool
+
+    from dpdesk.gui.app import build
+    from dpdesk.gui.views.simulate_dialog import SimulationChoice
+
+    _app, win = build(dpdesk_home)
+    qtbot.addWidget(win)
+    errors: list[str] = []
+    asked: list[str] = []
+    win.show_error = lambda message, details="": errors.append(message)
+    win.show_info = lambda *_a: None
+    answer = [True]
+    win.ask_confirm = lambda _title, text: asked.append(text) or answer[0]
+    plan = tmp_path / "plan.json"
+    shutil.copy(SAMPLE_PLAN, plan)
+    assert win.open_plan(str(plan))
+    out = tmp_path / "sim.csv"
+    try:
+        for confirmed, agree, replaced in ((True, False, True), (False, False, False), (False, True, True)):
+            out.write_bytes(b"old")
+            asked.clear()
+            answer[0] = agree
+            win.ask_simulation = lambda c=confirmed: SimulationChoice(1, out, 10, replace_confirmed=c)
+            win.simulate_action.trigger()
+            qtbot.waitUntil(lambda: win.job is None, timeout=60_000)
+            assert errors == [], errors
+            assert (out.read_bytes() != b"old") == replaced, (confirmed, agree)
+            assert bool(asked) == (not confirmed), asked  # asked only when the save dialog did not ask
+        win.ask_simulation = lambda: SimulationChoice(1, plan, 10, replace_confirmed=True)
+        win.simulate_action.trigger()
+        qtbot.waitUntil(lambda: win.job is None, timeout=60_000)
+        assert errors and "--force" not in errors[-1] and plan.read_bytes() == SAMPLE_PLAN.read_bytes()
+    finally:
+        QThreadPool.globalInstance().waitForDone(30_000)
+        win.state.undo_stack.setClean()
