@@ -800,7 +800,7 @@ def _approval_dataset(doc: bytes) -> str | None:
     try:
         raw = json.loads(doc)
         name = raw["payload"]["dataset"]
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         return None
     return name if isinstance(name, str) else None
 

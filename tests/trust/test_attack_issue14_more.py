@@ -503,3 +503,98 @@ def test_the_app_replaces_a_simulation_file_the_user_agreed_to_replace(
     finally:
         QThreadPool.globalInstance().waitForDone(30_000)
         win.state.undo_stack.setClean()
+
+
+# ----------------------------------------------------------------------------- 4. every exit a documented code
+
+
+def _dpdesk(home: Path, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DPDESK_HOME": str(home), "PYTHONPATH": str(REPO), **kw.pop("env", {})}
+    return subprocess.run(
+        [sys.executable, "-m", "dpdesk", *args],
+        capture_output=kw.pop("capture_output", True),
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+        cwd=REPO,
+        **kw,
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_or_closed_stdout_is_exit_2_and_one_line(tmp_path: Path, dpdesk_home: Path) -> None:
+    """`dpdesk ledger > /dev/full` ended in an OSError traceback, and with stdout closed (`>&-`) in an
+    AttributeError traceback, both exit 1 (the over-budget code)."""
+    for args in (["ledger"], ["budget", str(SAMPLE_PLAN), "--json"]):
+        with open("/dev/full", "w") as full:
+            r = _dpdesk(dpdesk_home, *args, stdout=full, capture_output=False, stderr=subprocess.PIPE)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "standard output" in r.stderr, r.stderr
+        r = _dpdesk(
+            dpdesk_home, *args, stdout=subprocess.DEVNULL, capture_output=False, stderr=subprocess.PIPE
+        )
+        assert r.returncode in (0, 1), r.stderr  # a sound stdout: unchanged
+    code = "import sys; sys.stdout = None; from dpdesk.cli import main; sys.exit(main(['ledger']))"
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DPDESK_HOME": str(dpdesk_home)},
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "standard output is closed" in r.stderr, (
+        r.stderr
+    )
+
+
+def test_a_deeply_nested_identity_record_is_exit_3_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """Deeply nested JSON in the home's identity/datasets/ds-....json gave a RecursionError traceback (exit 1);
+    the same file holding [] was already exit 3 naming it."""
+    data, _ledger = _released_home(capsys, tmp_path)
+    records = list((dpdesk_home / "identity" / "datasets").glob("ds-*.json"))
+    assert records
+    records[0].write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    for args in (["ledger", "--data", data], ["budget", SAMPLE_PLAN, "--data", data]):
+        code, _out, err = _cli(capsys, *args)
+        assert code == 3 and records[0].name in err and "Traceback" not in err, (args, code, err)
+
+
+# ----------------------------------------------------------------------------- 5. honest words
+
+
+def test_budget_with_data_says_what_it_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """`budget --data` said "no data was read" after reading the whole file to recognise its dataset."""
+    code, out, _err = _cli(capsys, "budget", SAMPLE_PLAN)
+    assert code == 0 and "no data was read" in out
+    code, out, _err = _cli(capsys, "budget", SAMPLE_PLAN, "--data", SAMPLE_DATA)
+    assert code == 0 and "no data was read" not in out
+    assert "read only to recognise which dataset it is" in out
+
+
+def test_read_limits_are_translated_and_name_the_cell(tmp_path: Path, dpdesk_home: Path) -> None:
+    """guards.py's limit messages were English under zh_CN; a cell past XFD was reported as "column 1"."""
+    from tests.trust.test_attack_issue14_limits import workbook
+
+    r = _dpdesk(dpdesk_home, "budget", str(SAMPLE_PLAN), "--data", "/dev/zero", env={"DPDESK_LANG": "zh_CN"})
+    assert r.returncode == 2 and "不是普通文件" in r.stderr, r.stderr
+    book = workbook(tmp_path / "far.xlsx")
+    import zipfile
+
+    with zipfile.ZipFile(book) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    sheet = "xl/worksheets/sheet1.xml"
+    parts[sheet] = parts[sheet].replace(
+        b"</sheetData>", b'<row r="3"><c r="XFE3"><v>1</v></c></row></sheetData>'
+    )
+    with zipfile.ZipFile(book, "w", zipfile.ZIP_DEFLATED) as z:
+        for n, b in parts.items():
+            z.writestr(n, b)
+    r = _dpdesk(dpdesk_home, "suggest", str(book))
+    assert r.returncode == 2 and "XFE3" in r.stderr and "column 16385" in r.stderr, r.stderr
+    r = _dpdesk(dpdesk_home, "suggest", str(workbook(tmp_path / "row.xlsx", ("A", 1_048_577))))
+    assert r.returncode == 2 and "row 1048577" in r.stderr and "column 1)" not in r.stderr, r.stderr
