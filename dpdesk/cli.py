@@ -21,6 +21,7 @@ from dpdesk.core.errors import DpdeskError, PlanError, UsageError
 from dpdesk.core.home import dpdesk_home
 from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.core.progress import Progress, stage_label
+from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.core.text import shown
 from dpdesk.i18n import _, ngettext
 
@@ -783,10 +784,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.selftest:
         parser.error(_("--selftest is given alone"))
+    if (
+        args.command not in (None, "open") and sys.stdout is None
+    ):  # started with stdout closed (dpdesk ... >&-)
+        print("dpdesk: " + _("standard output is closed; nothing was done"), file=sys.stderr)
+        return 2
+    if args.command is None or args.command == "open":
+        return _gui(args)
+    real_stdout = sys.stdout
+    sys.stdout = _Stdout(real_stdout)  # all that print and json.dump use of a text stream
+    try:
+        return _run(args, as_program)
+    finally:
+        if sys.stdout is not None and isinstance(sys.stdout, _Stdout):
+            sys.stdout = real_stdout
+
+
+def _run(args: argparse.Namespace, as_program: bool) -> int:
+    """Run one command; every exit is a documented code (see :mod:`dpdesk.core.errors`)."""
     code: int | None = None
     try:
-        if args.command is None or args.command == "open":
-            return _gui(args)
         handler = {
             "budget": _cmd_budget,
             "release": _cmd_release,
@@ -807,12 +824,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (dpdesk ledger | head -1): end quietly
         _silence_stdout()
         return 0 if code is None else code
+    except (
+        _StdoutFailed
+    ) as exc:  # standard output cannot be written (dpdesk ledger > /dev/full): one line, exit 2
+        _silence_stdout()
+        print(
+            "dpdesk: "
+            + _("cannot write to standard output: {err}").format(err=exc.error.strerror or exc.error),
+            file=sys.stderr,
+        )
+        return 2
     except DpdeskError as exc:
         print("dpdesk: " + shown(exc, keep_newlines=True), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("dpdesk: " + _("interrupted"), file=sys.stderr)
         return 130
+
+
+class _StdoutFailed(Exception):
+    """Standard output could not be written (not a closed pipe: a full disk, an I/O error)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Stdout:
+    """Standard output, whose write errors (but a closed pipe's) are told apart from every other OSError."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise _StdoutFailed(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _silence_stdout() -> None:
@@ -853,17 +914,17 @@ def _gui(args: argparse.Namespace) -> int:
 
 
 def _load_plan(path: str, codebook: str | None) -> Plan:
-    if codebook is None:
-        from dpdesk.core.plan import load_plan
+    from dpdesk.core.plan import load_plan
 
+    if codebook is None:
         return load_plan(path)
     try:
-        raw = Path(path).read_bytes().decode("utf-8-sig")
-        data = json.loads(raw)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        # let the ordinary reader produce its precise message
-        del exc
-        return parse_plan_text(Path(path).read_bytes() if Path(path).exists() else b"", source=path)
+        raw = read_small_file(path, MAX_PLAN_BYTES)
+        data = json.loads(raw.decode("utf-8-sig"))
+    except OSError:
+        return load_plan(path)  # its precise message ("cannot read PATH: why"), read through the same reader
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return parse_plan_text(raw, source=path)  # let the ordinary reader produce its precise message
     return parse_plan(apply_codebook(data, read_codebook(codebook)))
 
 
@@ -905,7 +966,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
-        _print_budget(result.report)
+        _print_budget(result.report, read_data=dataset is not None)
         if result.governance:
             print(result.governance)
     return 0 if result.fits else 1
@@ -943,7 +1004,7 @@ def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
-        _print_budget(result.report)
+        _print_budget(result.report, read_data=dataset is not None)
         if result.governance:
             print(result.governance)
     if out is not None:
@@ -967,7 +1028,7 @@ def _g(x: float | None) -> str:
     return "-" if x is None else f"{x:.6g}"
 
 
-def _print_budget(rep: BudgetReport) -> None:
+def _print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
     from dpdesk.core.budget import report_warnings
 
     out = sys.stdout
@@ -978,7 +1039,14 @@ def _print_budget(rep: BudgetReport) -> None:
         ),
         file=out,
     )
-    print(_("Computed from the plan alone; no data was read.") + "\n", file=out)
+    if read_data:
+        line = _(
+            "Computed from the plan and the dataset's ledger; the data file was read only to recognise which "
+            "dataset it is, and nothing computed from its values is shown."
+        )
+    else:
+        line = _("Computed from the plan alone; no data was read.")
+    print(line + "\n", file=out)
     for q in rep.queries:
         extra = " " + _("by {g}").format(g=shown(q.group_by)) if q.group_by else ""
         col = f"({q.column})" if q.column else ""
@@ -1370,7 +1438,7 @@ def _stated_costs(costs: Sequence[str], costs_file: str | None) -> tuple[Any, ..
     stated = [parse_stated_cost(c) for c in costs]
     if costs_file is not None:
         try:
-            stated += stated_costs_from_json(Path(costs_file).read_bytes())
+            stated += stated_costs_from_json(read_small_file(costs_file, MAX_PLAN_BYTES))
         except OSError as exc:
             raise UsageError(
                 _("cannot read {path}: {err}").format(path=shown(costs_file), err=exc.strerror or exc)
@@ -1433,10 +1501,11 @@ def _passphrase(path: str | None, prompt: str, *, confirm: bool = False) -> str:
     """A passphrase: the first line of ``path``, or asked for without echo (twice to confirm a new one)."""
     if path is not None:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_small_file(path, 64 * 1024).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise UsageError(
-                _("cannot read the passphrase file {path}: {err}").format(path=shown(path), err=shown(exc))
+                _("cannot read the passphrase file {path}: {err}").format(path=shown(path), err=shown(why))
             ) from None
         return text.splitlines()[0] if text.splitlines() else ""
     import getpass

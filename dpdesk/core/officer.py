@@ -49,6 +49,7 @@ import base64
 import binascii
 import dataclasses
 import datetime as _dt
+import errno
 import hashlib
 import json
 import os
@@ -311,14 +312,16 @@ def _parse_json(raw: bytes | str) -> Any:
 
 def _read_capped(path: Path, cap: int = MAX_FILE_BYTES) -> bytes:
     """At most ``cap`` bytes of a file; :class:`_Bad` if it is larger or unreadable."""
+    from dpdesk.core.smallfile import NotSmallFile, read_small_file
+
     try:
-        with path.open("rb") as f:
-            raw = f.read(cap + 1)
+        return read_small_file(path, cap)
+    except NotSmallFile as exc:
+        if exc.errno == errno.EFBIG:
+            raise _Bad(_("larger than {n} bytes").format(n=cap)) from None
+        raise _Bad(str(exc.strerror)) from None
     except OSError as exc:
         raise _Bad(_("cannot read it: {err}").format(err=exc.strerror or exc)) from None
-    if len(raw) > cap:
-        raise _Bad(_("larger than {n} bytes").format(n=cap))
-    return raw
 
 
 def _object(value: Any, what: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,10 +72,75 @@ def check_out_file(out: Path, *, force: bool, home: Path | None, reads: Sequence
         )
     if out.is_dir():
         raise UsageError(_("{path} is a folder; give the name of a file to write").format(path=out))
+    _check_parent(out)
     if os.path.lexists(out) and not force:
         raise UsageError(
             _("{path} already exists; choose another name, or replace it with --force").format(path=out)
         )
+    try:
+        st = os.stat(out)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        # another name of the same file (a hard link): it may be a ledger, the data, or another file dpdesk must
+        # never replace, and whichever it is cannot be told from here
+        raise UsageError(
+            _(
+                "{path} has {n} names (hard links to one file), one of which may be a file dpdesk must never "
+                "replace, such as a ledger; it is not replaced even with --force: choose another output file"
+            ).format(path=out, n=st.st_nlink)
+        )
+
+
+def _check_parent(out: Path, *, release: bool = False) -> None:
+    """The folder ``out`` goes in is a folder (a regular file in the path is named as such)."""
+    parent = Path(os.path.abspath(out)).parent
+    for p in (parent, *parent.parents):
+        if os.path.lexists(p):
+            if not os.path.isdir(p):
+                what = _("{parent} is a file, not a folder: {path} cannot be written under it").format(
+                    parent=p, path=out
+                )
+                if release:
+                    what = _("{problem}; nothing was charged").format(problem=what)
+                raise UsageError(what)
+            return
+
+
+def write_out_file(out: Path, data: bytes) -> None:
+    """Write an output file (checked by :func:`check_out_file`) whole or not at all: into a new temporary file
+    beside it (made exclusively, never through a link), fsynced, then renamed over ``out``. A full disk or any
+    other failure leaves ``out`` as it was (an old file replaced with --force is kept) and no temporary file;
+    it is a :class:`UsageError` naming the file (exit 2)."""
+    import tempfile
+
+    out = Path(out)
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".dpdesk-writing", dir=out.parent)
+        with os.fdopen(fd, "wb") as f:
+            faults.step(f"write {out.name}")
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            mode = stat.S_IMODE(os.stat(out).st_mode)  # a replaced file keeps its permissions
+        except OSError:
+            mode = 0o644
+        os.chmod(tmp, mode)
+        faults.step(f"rename {out.name}")
+        os.replace(tmp, out)
+        tmp = None
+    except OSError as exc:
+        raise UsageError(
+            _("cannot write {path}: {err}; nothing was written there").format(path=out, err=_err(exc))
+        ) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    with contextlib.suppress(OSError):
+        _fsync(out.parent)
 
 
 class ClaimedFolder:
@@ -155,6 +221,7 @@ def claim_out_dir(out: Path) -> ClaimedFolder:
             _("{path} is a symbolic link; give the path of a new or empty folder itself").format(path=out)
         )
     work = out.parent / f".{out.name}.dpdesk-writing"
+    _check_parent(out, release=True)
     try:
         fd = _claim_work(out, work)
     except OSError as exc:

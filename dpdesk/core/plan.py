@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from dpdesk.core.errors import InputError, PlanError, PlanErrors, field_of
+from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.i18n import _
 
 PLAN_VERSION = 1
@@ -351,7 +352,7 @@ def load_plan(path: str | Path) -> Plan:
     """Read and validate a plan file."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_small_file(p, MAX_PLAN_BYTES)
     except OSError as exc:
         raise PlanError("", _("cannot read {path}: {why}").format(path=p, why=exc.strerror or exc)) from None
     return parse_plan_text(raw, source=str(p))
@@ -1456,7 +1457,7 @@ def read_codebook(path: str | Path) -> dict[str, list[str]]:
     """
     p = Path(path)
     try:
-        text = p.read_bytes().decode("utf-8-sig")
+        text = read_small_file(p, MAX_PLAN_BYTES).decode("utf-8-sig")
     except OSError as exc:
         raise InputError(str(p), f"cannot read the codebook: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -252,7 +252,7 @@ def home_secret(home: Path) -> bytes:
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, or nested too deeply: as if missing
         return None
 
 

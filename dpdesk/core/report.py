@@ -14,7 +14,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from dpdesk.core.synthetic.report import synthetic_section
@@ -188,7 +188,7 @@ def _plain(text: str, width: float) -> bool:
     return len(text) * _LATIN_WIDEST[0] * 8 / 1000 <= width or bool(stringWidth(text, LATIN, 8) <= width)
 
 
-def _build(path: Path, story: list[Any], title: str) -> None:
+def _build(path: Path | IO[bytes], story: list[Any], title: str) -> None:
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.units import mm
     from reportlab.platypus import SimpleDocTemplate
@@ -207,7 +207,7 @@ def _build(path: Path, story: list[Any], title: str) -> None:
     # large plan's report
     rl_config.useA85 = 0
     doc = SimpleDocTemplate(
-        str(path),
+        path if not isinstance(path, Path) else str(path),
         pagesize=A4,
         leftMargin=18 * mm,
         rightMargin=18 * mm,
@@ -620,7 +620,13 @@ def write_budget_statement(
             ]
         )
     story.append(_entry_rows(header, rows, st))
-    _build(path, story, _("Budget statement"))
+    import io
+
+    from dpdesk.core.outputs import write_out_file
+
+    buf = io.BytesIO()
+    _build(buf, story, _("Budget statement"))
+    write_out_file(path, buf.getvalue())  # whole or not at all: a full disk keeps the file it would replace
 
 
 #: The budget statement's entries table: font size, leading and column widths (mm; 174 in all)

@@ -20,7 +20,11 @@ from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.core.ledger import Ledger, entry_hash, loads_entries
 from dpdesk.core.package import PACKAGE_FILES, file_hash, package_files
 from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.i18n import _
+
+#: A package's ledger.json or release.csv larger than this is not read (a release has at most 10^6 cells).
+MAX_PACKAGE_FILE = 512 * 1024**2
 
 
 @dataclass
@@ -51,13 +55,25 @@ def review(path: str | Path, against: str | Path | None = None, progress: Progre
     later ledger export ``against`` still reaches the head it was made at. ``progress``: the package's files as
     they are hashed (a cancel stops the review; it changes nothing)."""
     p = Path(path)
+    if not p.is_dir() and not p.is_file():
+        raise DpdeskError(_("{path}: no such release package or ledger file").format(path=p))
+    try:
+        return _review(p, against, progress)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
+        # a malformed file in a shape the checks do not name: a review failure, never a traceback
+        out = Review("package" if p.is_dir() else "ledger")
+        out.problems.append(
+            _("{path} is malformed ({kind}): it cannot be checked").format(path=p, kind=type(exc).__name__)
+        )
+        return out
+
+
+def _review(p: Path, against: str | Path | None, progress: Progress) -> Review:
     if p.is_dir():
         out = review_package(p, progress)
-    elif p.is_file():
+    else:
         progress.update(0, 0, "reading")
         out = review_ledger_file(p)
-    else:
-        raise DpdeskError(_("{path}: no such release package or ledger file").format(path=p))
     if against is not None:
         later = Path(against)
         if not later.is_file():
@@ -107,16 +123,136 @@ def review_ledger_file(path: Path) -> Review:
     return out
 
 
+#: The fields review reads from a package's entries, and the JSON types they must have (a forger can give any
+#: field any type and recompute the entry's hash, which is unkeyed): a field of another type is a problem named,
+#: never a crash.
+_STR, _INT, _NUM, _DICT = (str,), (int,), (int, float), (dict,)
+_ENTRY_FIELDS: dict[str, tuple[type, ...]] = {"seq": _INT, "hash": _STR, "type": _STR, "dataset": _STR}
+_OPTIONAL_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "": {"time": _STR, "prev": _STR},
+    "spend": {"charged": _DICT, "totals": _DICT, "plan_hash": _STR, "plan": _DICT, "method": _STR},
+    "spend.charged": {"epsilon": _NUM, "delta": _NUM, "rho": _NUM},
+    "package": {"files": _DICT, "spend_hash": _STR, "settings_hash": _STR, "governance_hash": _STR},
+}
+
+
+def _json_type(value: Any) -> str:
+    """A value's JSON type in words."""
+    if isinstance(value, dict):
+        return _("an object")
+    if isinstance(value, list):
+        return _("a list")
+    if isinstance(value, str):
+        return _("a string")
+    if isinstance(value, bool):
+        return _("true or false")
+    if value is None:
+        return _("null")
+    return _("a number")
+
+
+def _wrong(value: Any, want: tuple[type, ...]) -> bool:
+    return isinstance(value, bool) or not isinstance(value, want)
+
+
+def malformed_entry(e: Any) -> list[str]:
+    """What is wrongly typed in one of a package's ledger entries (empty when every field review reads has its
+    type); a missing required field is named too."""
+    if not isinstance(e, dict):
+        return [_("ledger.json: an entry is {kind}, not an object").format(kind=_json_type(e))]
+    n = e.get("seq") if isinstance(e.get("seq"), int) and not isinstance(e.get("seq"), bool) else "?"
+    found: list[str] = []
+
+    def check(
+        where: dict[str, Any], fields: dict[str, tuple[type, ...]], *, required: bool, prefix: str
+    ) -> None:
+        for name, want in fields.items():
+            if name not in where:
+                if required:
+                    found.append(
+                        _("ledger.json: entry {n} lacks its {field} field").format(n=n, field=prefix + name)
+                    )
+                continue
+            value = where[name]
+            if value is None and not required:
+                continue
+            if _wrong(value, want):
+                found.append(
+                    _("ledger.json: entry {n} has {kind} as its {field} field, which is malformed").format(
+                        n=n, kind=_json_type(value), field=prefix + name
+                    )
+                )
+
+    check(e, _ENTRY_FIELDS, required=True, prefix="")
+    check(e, _OPTIONAL_FIELDS[""], required=False, prefix="")
+    kind = e.get("type")
+    if kind in ("spend", "package"):
+        check(e, _OPTIONAL_FIELDS[str(kind)], required=False, prefix="")
+    if kind == "spend" and isinstance(e.get("charged"), dict):
+        check(e["charged"], _OPTIONAL_FIELDS["spend.charged"], required=False, prefix="charged.")
+    if kind == "spend" and isinstance(e.get("totals"), dict):
+        for method, t in e["totals"].items():
+            if t is None:
+                continue
+            if not isinstance(t, dict):
+                found.append(
+                    _("ledger.json: entry {n} has {kind} as its {field} field, which is malformed").format(
+                        n=n, kind=_json_type(t), field=f"totals.{method}"
+                    )
+                )
+                continue
+            check(t, {"epsilon": _NUM, "delta": _NUM}, required=True, prefix=f"totals.{method}.")
+    if kind == "package" and isinstance(e.get("files"), dict):
+        for name, digest in e["files"].items():
+            if not isinstance(digest, str):
+                found.append(
+                    _("ledger.json: entry {n} has {kind} as its {field} field, which is malformed").format(
+                        n=n, kind=_json_type(digest), field=f"files.{name}"
+                    )
+                )
+    return found
+
+
 def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
-    """Check that a package's files are those its ledger entries recorded (``progress``: per file hashed)."""
+    """Check that a package's files are those its ledger entries recorded (``progress``: per file hashed); a
+    package whose ledger.json is malformed (a field of the wrong type anywhere review reads) is a review failure,
+    never a crash."""
     out = Review("package")
     try:
-        data = loads_entries((folder / "ledger.json").read_text(encoding="utf-8"))
+        raw = read_small_file(folder / "ledger.json", MAX_PACKAGE_FILE)
+        data = loads_entries(raw.decode("utf-8"))
         entries = list(data["entries"])
-    except (OSError, ValueError, KeyError, TypeError):  # ValueError: undecodable, invalid JSON, NaN/Infinity
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        RecursionError,
+    ):  # ValueError: undecodable, invalid JSON
         out.problems.append(_("ledger.json is missing or unreadable: the package cannot be checked"))
         return out
-    out.entries = entries
+    out.entries = [e for e in entries if isinstance(e, dict)]
+    bad = [p for e in entries for p in malformed_entry(e)]
+    if bad:
+        _check_folder(folder, out)
+        out.problems.extend(bad)
+        out.problems.append(_("ledger.json is malformed: the package cannot be checked"))
+        out.entries = []
+        return out
+    try:
+        _check_package(folder, out, data, entries, progress)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
+        # a shape the checks above do not name: still a review failure, never a traceback
+        out.spend = None
+        out.problems.append(
+            _("ledger.json is malformed ({kind}): the package cannot be checked").format(
+                kind=type(exc).__name__
+            )
+        )
+    return out
+
+
+def _check_package(folder: Path, out: Review, data: Any, entries: list[Any], progress: Progress) -> None:
     spend0 = next((e for e in entries if isinstance(e, dict) and e.get("type") == "spend"), None)
     files = package_files(spend0) if spend0 is not None else PACKAGE_FILES
     _check_folder(folder, out, files)
@@ -132,7 +268,7 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
     out.spend = spend
     if spend is None or package is None:
         out.problems.append(_("ledger.json lacks the release's spend or package entry"))
-        return out
+        return
     if package.get("spend_hash") != spend.get("hash"):
         out.problems.append(_("ledger.json: the package entry does not belong to this release"))
     _check_ledger_json(data, entries, spend, package, out)
@@ -153,7 +289,7 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
         else:
             out.files[name] = _("intact")
     try:
-        out.plan = json.loads((folder / "plan.json").read_text(encoding="utf-8"))
+        out.plan = json.loads(read_small_file(folder / "plan.json", MAX_PLAN_BYTES).decode("utf-8"))
         from dpdesk.core.plan import parse_plan
 
         if parse_plan(out.plan).plan_hash() != spend.get("plan_hash"):
@@ -164,13 +300,12 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
     try:
         from dpdesk.core.values import rows_from_entry, rows_to_csv
 
-        raw = (folder / "release.csv").read_bytes()
+        raw = read_small_file(folder / "release.csv", MAX_PACKAGE_FILE)
         expected = rows_to_csv(rows_from_entry(spend))
         if raw.removeprefix(b"\xef\xbb\xbf") != expected:
             out.problems.append(_("release.csv does not hold the values recorded in the ledger"))
-    except (OSError, ValueError, TypeError, KeyError, LedgerError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, LedgerError):
         out.problems.append(_("release.csv cannot be checked against the ledger"))
-    return out
 
 
 def _check_folder(folder: Path, out: Review, files: tuple[str, ...] = PACKAGE_FILES) -> None:

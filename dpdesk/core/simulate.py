@@ -195,10 +195,9 @@ def run_simulation(
     drawn = simulate(plan, runs, table=table, rng=rng, progress=progress)
     progress.update(0, 1, "writing")
     data = csv_bytes(("run", "query", "group", "value"), drawn, comments=(simulation_notice(), source))
-    try:
-        Path(out).write_bytes(data)
-    except OSError as exc:
-        raise UsageError(_("cannot write {path}: {err}").format(path=out, err=exc.strerror or exc)) from None
+    from dpdesk.core.outputs import write_out_file
+
+    write_out_file(Path(out), data)  # whole or not at all: a full disk keeps the file it would replace
     return SimulationResult(Path(out), runs, source)
 
 

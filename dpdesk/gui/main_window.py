@@ -562,12 +562,17 @@ class MainWindow(QMainWindow):
         path = path or self.ask_open_path(_("Open plan"), plan_filter())
         if not path:
             return False
+        from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
+
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+            data = json.loads(read_small_file(path, MAX_PLAN_BYTES).decode("utf-8-sig"))
             if not isinstance(data, dict):
                 raise ValueError(_("a plan is a JSON object"))
-        except (OSError, ValueError) as exc:
-            self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=exc))
+        except (OSError, ValueError, RecursionError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            if isinstance(exc, RecursionError):
+                why = _("it nests too deeply to be a plan")
+            self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=why))
             return False
         self.state.load_plan_data(data, Path(path))
         self._add_recent(Path(path))
@@ -728,7 +733,16 @@ class MainWindow(QMainWindow):
         choice = self.ask_simulation()
         if choice is None:
             return None
+        replace = choice.replace_confirmed
+        if not replace and choice.out.is_file():  # typed by hand: ask here, in the app's words
+            replace = self.ask_confirm(
+                _("Replace the file?"),
+                _("{path} already exists. Replace it with the simulated releases?").format(path=choice.out),
+            )
+            if not replace:
+                return None
         plan, home, private = self.state.plan, self.state.home, self.state.sha256
+        reads = tuple(p for p in (self.state.plan_path, self.state.data_path) if p is not None)
 
         def job(progress: Progress) -> Any:
             from dpdesk.services.simulate import SimulateRequest, simulate_releases
@@ -741,6 +755,8 @@ class MainWindow(QMainWindow):
                 rows=choice.rows,
                 public=choice.public,
                 private_sha=private,
+                force=replace,  # the user agreed to replace it (the data, the plan and the home stay refused)
+                reads=reads,
             )
             return simulate_releases(request, progress)
 

@@ -179,7 +179,7 @@ def export_ledger(
     request: ExportLedgerRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
 ) -> LedgerExported:
     """Copy the verified ledger atomically; refused (:class:`UsageError`) when nothing was recorded yet."""
-    from dpdesk.core.ledger import write_atomic
+    from dpdesk.core.outputs import write_out_file
 
     _check_out(request.dataset, request.out, request.force)
     from dpdesk.core.checkpoint import check_checkpoint
@@ -196,7 +196,7 @@ def export_ledger(
     progress.update(0, 1, "writing")
     raw = ledger.path.read_bytes()
     exported = raw.split(b"\n")[: len(entries)]  # the entries verified (an append made since is left out)
-    write_atomic(request.out, b"".join(line + b"\n" for line in exported))
+    write_out_file(request.out, b"".join(line + b"\n" for line in exported))
     return LedgerExported(request.out, len(entries), {"seq": entries[-1]["seq"], "hash": entries[-1]["hash"]})
 
 
@@ -800,7 +800,7 @@ def _approval_dataset(doc: bytes) -> str | None:
     try:
         raw = json.loads(doc)
         name = raw["payload"]["dataset"]
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError):
         return None
     return name if isinstance(name, str) else None
 

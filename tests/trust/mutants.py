@@ -2852,6 +2852,58 @@ import PySide6  # noqa: F401
 """,
         (LAYERS,),
     ),
+    Mutant(
+        "OD01",
+        "small inputs: a plan or codebook that is not a regular file (/dev/zero, a FIFO) is read",
+        "dpdesk/core/smallfile.py",
+        r"""        if not stat.S_ISREG(st.st_mode):""",
+        r"""        if False:""",
+        (
+            "tests/trust/test_attack_issue14_more.py::test_plan_and_codebook_that_never_end_are_refused_at_once",
+        ),
+    ),
+    Mutant(
+        "OD02",
+        "small inputs: a plan larger than the stated cap is read",
+        "dpdesk/core/smallfile.py",
+        r"""MAX_PLAN_BYTES: Final = 16 * 1024 * 1024""",
+        r"""MAX_PLAN_BYTES: Final = 2**40""",
+        (
+            "tests/trust/test_attack_issue14_more.py::test_a_plan_larger_than_the_cap_is_refused_before_it_is_read",
+        ),
+    ),
+    Mutant(
+        "OD03",
+        "review: a package entry's field of the wrong type is not named (review crashes or says less)",
+        "dpdesk/core/review.py",
+        r"""    bad = [p for e in entries for p in malformed_entry(e)]""",
+        r"""    bad: list[str] = []""",
+        ("tests/trust/test_attack_issue14_more.py::test_a_malformed_package_entry_is_a_review_problem",),
+    ),
+    Mutant(
+        "OD04",
+        "outputs: a target with several names (a hard link to a ledger) is replaced with --force",
+        "dpdesk/core/outputs.py",
+        r"""    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:""",
+        r"""    if False:""",
+        ("tests/trust/test_attack_issue14_more.py::test_a_hard_link_to_a_ledger_is_never_replaced",),
+    ),
+    Mutant(
+        "OD05",
+        "outputs: statement, export and simulate write in place (a full disk destroys the file --force replaces)",
+        "dpdesk/core/outputs.py",
+        r"""        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".dpdesk-writing", dir=out.parent)""",
+        r"""        fd, tmp = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), None""",
+        ("tests/trust/test_attack_issue14_more.py::test_a_full_disk_keeps_the_file_force_would_replace",),
+    ),
+    Mutant(
+        "OD06",
+        "command line: a full standard output is a traceback, exit 1",
+        "dpdesk/cli.py",
+        r"""    sys.stdout = _Stdout(real_stdout)  # all that print and json.dump use of a text stream""",
+        r"""    pass""",
+        ("tests/trust/test_attack_issue14_more.py::test_a_full_or_closed_stdout_is_exit_2_and_one_line",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

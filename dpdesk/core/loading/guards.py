@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dpdesk.core.errors import InputError
+from dpdesk.i18n import _
 
 #: Public cap on the number of rows; it keeps fixed-point sums exact in int64 (see queries.py).
 MAX_ROWS = 2**31 - 1
@@ -49,27 +50,32 @@ def check_regular_file(path: Path) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
+        raise InputError(str(path), _("no such file")) from None
     except IsADirectoryError:
-        raise InputError(str(path), "is a folder, not a data file") from None
+        raise InputError(str(path), _("is a folder, not a data file")) from None
     except OSError as exc:
-        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+        raise InputError(
+            str(path), _("cannot read the file: {err}").format(err=exc.strerror or exc)
+        ) from None
     try:
         mode = os.fstat(fd).st_mode
     finally:
         os.close(fd)
     if stat.S_ISDIR(mode):
-        raise InputError(str(path), "is a folder, not a data file")
+        raise InputError(str(path), _("is a folder, not a data file"))
     if not stat.S_ISREG(mode):
         raise InputError(
-            str(path), "is not a regular file (a device, pipe or socket); dpdesk reads data only from files"
+            str(path),
+            _("is not a regular file (a device, pipe or socket); dpdesk reads data only from files"),
         )
 
 
 def check_rows(path: Path, n_rows: int) -> None:
     """Refuse a table of more than :data:`MAX_ROWS` rows."""
     if n_rows > MAX_ROWS:
-        raise InputError(str(path), f"more than {MAX_ROWS} rows; dpdesk handles at most that many")
+        raise InputError(
+            str(path), _("more than {n} rows; dpdesk handles at most that many").format(n=MAX_ROWS)
+        )
 
 
 def check_xlsx(path: Path, copy_to: Path | None = None) -> None:
@@ -88,16 +94,20 @@ def check_xlsx(path: Path, copy_to: Path | None = None) -> None:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
     except zipfile.BadZipFile:
-        raise InputError(str(path), "is not a valid .xlsx workbook (not a zip archive)") from None
+        raise InputError(str(path), _("is not a valid .xlsx workbook (not a zip archive)")) from None
     except OSError as exc:
-        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+        raise InputError(
+            str(path), _("cannot read the file: {err}").format(err=exc.strerror or exc)
+        ) from None
     unpacked = sum(i.file_size for i in infos)
     packed = max(1, os.path.getsize(path))
     if unpacked > MAX_XLSX_UNPACKED or (unpacked / packed > MAX_XLSX_RATIO and unpacked > 50 * 2**20):
         raise InputError(
             str(path),
-            f"the workbook would unpack to {unpacked / 2**20:.0f} MiB from {packed / 2**20:.1f} MiB; "
-            "refused as a possible zip bomb (export it as CSV instead)",
+            _(
+                "the workbook would unpack to {big} MiB from {small} MiB; refused as a possible zip bomb "
+                "(export it as CSV instead)"
+            ).format(big=f"{unpacked / 2**20:.0f}", small=f"{packed / 2**20:.1f}"),
         )
     # The sizes above are only what the archive declares: calamine's zip reader inflates a part until
     # its deflate stream ends, whatever size was declared (a 3 GiB stream declared as 629 bytes made it
@@ -110,16 +120,18 @@ def check_xlsx(path: Path, copy_to: Path | None = None) -> None:
         if key in seen:
             raise InputError(
                 str(path),
-                f"is not a valid .xlsx workbook (the part {info.filename!r} appears twice in the "
-                "archive); refused as possibly forged",
+                _(
+                    "is not a valid .xlsx workbook (the part {part} appears twice in the archive); refused as "
+                    "possibly forged"
+                ).format(part=repr(info.filename)),
             )
         seen.add(key)
     no_room = ""
     if copy_to is not None:
-        no_room = (
-            f"there is not enough free disk space in {copy_to.parent} to check the workbook (it needs "
-            f"{unpacked / 2**20:.0f} MiB there while loading); free some space and try again"
-        )
+        no_room = _(
+            "there is not enough free disk space in {folder} to check the workbook (it needs {n} MiB there "
+            "while loading); free some space and try again"
+        ).format(folder=copy_to.parent, n=f"{unpacked / 2**20:.0f}")
         with contextlib.suppress(OSError):
             if shutil.disk_usage(copy_to.parent).free < unpacked + 2**20:
                 raise InputError(str(path), no_room)
@@ -133,7 +145,9 @@ def check_xlsx(path: Path, copy_to: Path | None = None) -> None:
     except OSError as exc:
         if no_room and exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG):
             raise InputError(str(path), no_room) from None  # only writing the copy runs out of room
-        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+        raise InputError(
+            str(path), _("cannot read the file: {err}").format(err=exc.strerror or exc)
+        ) from None
 
 
 def _check_xlsx_part(
@@ -145,20 +159,24 @@ def _check_xlsx_part(
 
     name, declared = info.filename, info.file_size
     if info.flag_bits & 0x1:
-        raise InputError(str(path), f"the workbook part {name!r} is encrypted; save the workbook unprotected")
+        raise InputError(
+            str(path),
+            _("the workbook part {part} is encrypted; save the workbook unprotected").format(part=repr(name)),
+        )
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         raise InputError(
             str(path),
-            f"the workbook part {name!r} uses zip compression method {info.compress_type}, "
-            "which .xlsx workbooks do not use; refused",
+            _(
+                "the workbook part {part} uses zip compression method {method}, which .xlsx workbooks do not "
+                "use; refused"
+            ).format(part=repr(name), method=info.compress_type),
         )
-    damaged = f"is not a valid .xlsx workbook (the part {name!r} is damaged)"
+    damaged = _("is not a valid .xlsx workbook (the part {part} is damaged)").format(part=repr(name))
     stored = info.compress_type == zipfile.ZIP_STORED or info.compress_size == 0
     if stored and info.compress_size != declared:  # the reader copies exactly the compressed bytes
         raise InputError(
             str(path),
-            f"the workbook part {name!r} unpacks to {info.compress_size} bytes, not the {declared} bytes "
-            "its header declares; the workbook is damaged or forged",
+            _forged(name, info.compress_size, declared),
         )
     # Read the raw data from where the local header says it starts (as calamine's zip reader does),
     # never more than the directory's compressed size, and inflate it in chunks.
@@ -198,8 +216,10 @@ def _check_xlsx_part(
                     if real > declared:
                         raise InputError(
                             str(path),
-                            f"the workbook part {name!r} unpacks to more than the {declared} bytes its "
-                            "header declares; refused as a possible zip bomb (export it as CSV instead)",
+                            _(
+                                "the workbook part {part} unpacks to more than the {n} bytes its header "
+                                "declares; refused as a possible zip bomb (export it as CSV instead)"
+                            ).format(part=repr(name), n=declared),
                         )
                     if not chunk and not data and not left:
                         raise InputError(str(path), damaged)  # the stream stops before its end
@@ -213,8 +233,7 @@ def _check_xlsx_part(
         if real != declared:
             raise InputError(
                 str(path),
-                f"the workbook part {name!r} unpacks to {real} bytes, not the {declared} bytes its header "
-                "declares; the workbook is damaged or forged",
+                _forged(name, real, declared),
             )
     refs.finish()
     if (copy.CRC if w is not None else crc) != info.CRC:  # the copy carries a fresh checksum: check it here
@@ -228,6 +247,22 @@ _ATTR_RE = re.compile(rb"(?:^|\s)(r|ref)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
 _CELL_RE = re.compile(rb"\$?([A-Za-z]{0,3})\$?([0-9]{0,7})")
 #: A tag may not be longer than this (the scan keeps an unfinished tag between chunks).
 _MAX_TAG = 1024 * 1024
+
+
+def _forged(part: str, real: int, declared: int) -> str:
+    return _(
+        "the workbook part {part} unpacks to {real} bytes, not the {declared} bytes its header declares; the "
+        "workbook is damaged or forged"
+    ).format(part=repr(part), real=real, declared=declared)
+
+
+def _column_letters(col: int) -> str:
+    """A column number's letters (1: A, 16384: XFD)."""
+    letters = ""
+    while col > 0:
+        col, rem = divmod(col - 1, 26)
+        letters = chr(65 + rem) + letters
+    return letters
 
 
 class _CellRefScan:
@@ -254,7 +289,7 @@ class _CellRefScan:
             self._tag(m.group(1), m.group(2))
         self.tail = buf[cut:]
         if len(self.tail) > _MAX_TAG:
-            self._refuse("has a tag longer than 1 MiB")
+            self._refuse(_("has a tag longer than 1 MiB"))
 
     def finish(self) -> None:
         self.tail = b""
@@ -280,7 +315,11 @@ class _CellRefScan:
             return
         self.cells += 1
         if self.cells > MAX_XLSX_CELLS:
-            self._refuse(f"has more than {MAX_XLSX_CELLS:,} cells, more than dpdesk reads from a workbook")
+            self._refuse(
+                _("has more than {n} cells, more than dpdesk reads from a workbook").format(
+                    n=f"{MAX_XLSX_CELLS:,}"
+                )
+            )
         found = [self._cell(ref) for ref in refs]
         if found:
             self.col, row = found[0]
@@ -293,7 +332,9 @@ class _CellRefScan:
     def _cell(self, ref: bytes) -> tuple[int, int]:
         m = _CELL_RE.fullmatch(ref.strip())
         if m is None:
-            self._refuse(f"has a malformed cell reference {ref[:40].decode('latin-1')!r}")
+            self._refuse(
+                _("has a malformed cell reference {ref}").format(ref=repr(ref[:40].decode("latin-1")))
+            )
         assert m is not None
         col = 0
         for ch in m.group(1).upper():
@@ -304,25 +345,35 @@ class _CellRefScan:
 
     def _number(self, ref: bytes) -> int:
         if not ref.strip().isdigit() or len(ref.strip()) > 7:
-            self._refuse(f"has a malformed row number {ref[:40].decode('latin-1')!r}")
+            self._refuse(_("has a malformed row number {ref}").format(ref=repr(ref[:40].decode("latin-1"))))
         return int(ref)
 
     def _bound(self, row: int, col: int) -> None:
         if row > XLSX_MAX_ROW or col > XLSX_MAX_COL:
-            self._refuse(
-                f"refers to a cell beyond Excel's last row {XLSX_MAX_ROW} or column XFD "
-                f"(row {row}, column {col})"
-            )
+            if col <= 1 and row > XLSX_MAX_ROW:  # a row element, or a cell in the first column: name the row
+                what = _("refers to row {row}, beyond Excel's last row {last}").format(
+                    row=row, last=XLSX_MAX_ROW
+                )
+            else:
+                what = _(
+                    "refers to the cell {cell} (row {row}, column {col}), beyond Excel's last row {last} or "
+                    "column XFD"
+                ).format(cell=f"{_column_letters(col)}{row or ''}", row=row, col=col, last=XLSX_MAX_ROW)
+            self._refuse(what)
         self.max_row, self.max_col = max(self.max_row, row), max(self.max_col, col)
         if self.max_row * self.max_col > MAX_XLSX_CELLS:
             self._refuse(
-                f"spans {self.max_row} rows by {self.max_col} columns, more than the {MAX_XLSX_CELLS:,} cells "
-                "dpdesk reads from a workbook (a far-off cell makes the reader allocate them all); delete "
-                "the far-off cells or export the sheet as CSV"
+                _(
+                    "spans {rows} rows by {cols} columns, more than the {n} cells dpdesk reads from a workbook "
+                    "(a far-off cell makes the reader allocate them all); delete the far-off cells or export the "
+                    "sheet as CSV"
+                ).format(rows=self.max_row, cols=self.max_col, n=f"{MAX_XLSX_CELLS:,}")
             )
 
     def _refuse(self, what: str) -> None:
-        raise InputError(str(self.path), f"the workbook part {self.part!r} {what}")
+        raise InputError(
+            str(self.path), _("the workbook part {part} {problem}").format(part=repr(self.part), problem=what)
+        )
 
 
 def check_parquet(path: Path, columns: set[str] | None = None) -> None:
@@ -338,7 +389,10 @@ def check_parquet(path: Path, columns: set[str] | None = None) -> None:
     group_rows = sum(max(r, 0) for r, _ in chunks)
     if max(rows, group_rows) > MAX_ROWS or rows < 0:
         raise InputError(
-            str(path), f"more than {MAX_ROWS} rows (as its metadata says); dpdesk handles at most that many"
+            str(path),
+            _("more than {n} rows (as its metadata says); dpdesk handles at most that many").format(
+                n=MAX_ROWS
+            ),
         )
     estimate = 0
     for group_rows, cols in chunks:
@@ -348,9 +402,15 @@ def check_parquet(path: Path, columns: set[str] | None = None) -> None:
     if estimate > MAX_PARQUET_DECODED and estimate > MAX_PARQUET_RATIO * max(size, 1):
         raise InputError(
             str(path),
-            f"its columns would decode to about {estimate / 2**20:,.0f} MiB from a {size / 2**20:.1f} MiB file "
-            f"(as its metadata says); refused as a possible decompression bomb (limit: "
-            f"{MAX_PARQUET_DECODED // 2**20} MiB, or {MAX_PARQUET_RATIO} times the file's size)",
+            _(
+                "its columns would decode to about {big} MiB from a {small} MiB file (as its metadata says); "
+                "refused as a possible decompression bomb (limit: {limit} MiB, or {ratio} times the file's size)"
+            ).format(
+                big=f"{estimate / 2**20:,.0f}",
+                small=f"{size / 2**20:.1f}",
+                limit=MAX_PARQUET_DECODED // 2**20,
+                ratio=MAX_PARQUET_RATIO,
+            ),
         )
 
 
@@ -361,7 +421,7 @@ def parquet_rows(path: Path) -> int:
 
 def _parquet_metadata(path: Path) -> tuple[int, list[tuple[int, list[tuple[str, int, int]]]], int]:
     """A Parquet file's row count and row groups (rows and column chunks) from its footer, and its size."""
-    damaged = "is not a valid Parquet file (its metadata is damaged)"
+    damaged = _("is not a valid Parquet file (its metadata is damaged)")
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
@@ -370,14 +430,16 @@ def _parquet_metadata(path: Path) -> tuple[int, list[tuple[int, list[tuple[str, 
             f.seek(size - 8)
             tail = f.read(8)
             if tail[4:] != b"PAR1":
-                raise InputError(str(path), "is not a Parquet file (it does not end in PAR1)")
+                raise InputError(str(path), _("is not a Parquet file (it does not end in PAR1)"))
             length = int.from_bytes(tail[:4], "little")
             if length > MAX_PARQUET_FOOTER or length > size - 12:
                 raise InputError(str(path), damaged)
             f.seek(size - 8 - length)
             footer = f.read(length)
     except OSError as exc:
-        raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+        raise InputError(
+            str(path), _("cannot read the file: {err}").format(err=exc.strerror or exc)
+        ) from None
     try:
         rows, chunks = _ThriftCompact(footer).file_metadata()
     except (IndexError, ValueError, RecursionError):

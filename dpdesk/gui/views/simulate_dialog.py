@@ -46,6 +46,8 @@ class SimulationChoice:
     out: Path
     rows: int = 1000
     public: Path | None = None
+    #: the save dialog chose ``out`` and asked before replacing it (it asks about an existing file)
+    replace_confirmed: bool = False
 
 
 class SimulateDialog(QDialog):
@@ -63,6 +65,9 @@ class SimulateDialog(QDialog):
         self.setMinimumWidth(640)
         self.ask_open_path = ask_open_path
         self.ask_save_path = ask_save_path
+        self._confirmed: str | None = (
+            None  # the output file the save dialog chose (it asked before replacing)
+        )
 
         intro = QLabel(
             _(
@@ -167,6 +172,7 @@ class SimulateDialog(QDialog):
         path = self.ask_save_path(_("Save the simulated releases"), "CSV (*.csv)")
         if path:
             self.out_path.setText(path if path.lower().endswith(".csv") else path + ".csv")
+            self._confirmed = path  # the save dialog asked before replacing this very file
 
     def why_not(self) -> str:
         """What is missing before the simulation can run (empty when it can)."""
@@ -195,5 +201,6 @@ class SimulateDialog(QDialog):
         if self.why_not():
             return None
         public = Path(self.public_path.text().strip()) if self.public.isChecked() else None
-        out = Path(self.out_path.text().strip())
-        return SimulationChoice(self.runs.value(), out, self.rows.value(), public)
+        text = self.out_path.text().strip()
+        confirmed = text == self._confirmed
+        return SimulationChoice(self.runs.value(), Path(text), self.rows.value(), public, confirmed)
