@@ -54,6 +54,7 @@ def synthetic_tables(entry: dict[str, Any], progress: Progress = NULL_PROGRESS) 
     from dpdesk.core.statistics.synthetic import (
         SyntheticQuery,
         attributes,
+        fit_version_of,
         measurements_from_dict,
         synthetic_table,
         table_csv,
@@ -67,7 +68,7 @@ def synthetic_tables(entry: dict[str, Any], progress: Progress = NULL_PROGRESS) 
         assert isinstance(spec, SyntheticQuery)
         attrs = attributes(spec, plan.columns)
         released = measurements_from_dict(f)
-        table, codes = synthetic_table(attrs, released, int(f["rows"]), int(f["seed"]))
+        table, codes = synthetic_table(attrs, released, int(f["rows"]), int(f["seed"]), fit_version_of(f))
         data = table_csv(attrs, table)
         reader = csv.reader(io.StringIO(data.decode("utf-8")))
         header = tuple(next(reader))

@@ -205,7 +205,8 @@ def test_with_delta_zero_the_measurements_are_laplace(monkeypatch: pytest.Monkey
 
 def test_the_fit_and_the_sampler_take_only_released_values() -> None:
     assert [(p.name, p.annotation) for p in inspect.signature(syn.fit).parameters.values()] == [
-        ("released", "Measurements")
+        ("released", "Measurements"),
+        ("version", "int"),  # public: which fit (kept in the ledger entry)
     ]
     assert [p.annotation for p in inspect.signature(syn.sample_codes).parameters.values()] == [
         "TreeModel",
@@ -236,6 +237,8 @@ def test_the_synthetic_table_is_a_function_of_the_released_values_and_the_seed()
 
 
 def test_the_fitted_model_is_consistent_and_non_negative() -> None:
+    """Both margins of every two-way table agree with the one-way tables (fit version 2 goes on until they do:
+    version 1 failed this in about 1 run in 75)."""
     rng = np.random.Generator(np.random.PCG64(9))
     attrs, codes = small_table(800, rng)
     released = syn.measure(codes, attrs, syn.split_budget(0.3, 1e-6, len(attrs)))
@@ -244,7 +247,7 @@ def test_the_fitted_model_is_consistent_and_non_negative() -> None:
         assert float(t.min()) >= 0.0 and float(t.sum()) == pytest.approx(model.total)
     for (a, b), t in zip(model.edges, model.two_way, strict=True):
         assert np.allclose(t.sum(axis=1), model.one_way[a])
-        assert np.allclose(t.sum(axis=0), model.one_way[b], atol=1e-3 * model.total)
+        assert np.allclose(t.sum(axis=0), model.one_way[b], atol=1e-6 * model.total)
 
 
 def test_systematic_rounding_allocates_floors_or_ceilings_summing_to_n() -> None:
@@ -309,3 +312,72 @@ def test_the_default_row_count_is_the_fitted_total_capped(monkeypatch: pytest.Mo
     _model, drawn = pipeline.replay(released, 80, 7)
     assert len(drawn) == 80
     assert pipeline.table_rows(-3.0, None) == 0
+
+
+def test_the_fit_meets_both_margins_of_every_two_way_table() -> None:
+    """Fit version 2 goes on with proportional fitting until both margins hold: over 150 measurements of a table
+    where version 1 (200 rounds) left a column margin up to 0.35% of the total off in about 1 fit in 75, every
+    version-2 two-way table's column sums are within 1e-6 of the total of the one-way marginal; and version 2
+    equals version 1 wherever version 1 had converged (so tables released before regenerate the same)."""
+    from dpdesk.core.synthetic.fit import fit
+
+    rng = np.random.Generator(np.random.PCG64(9))
+    attrs, codes = small_table(800, rng)
+    exact = syn.exact_marginals(codes, attrs)
+    split = syn.split_budget(0.3, 1e-6, len(attrs))
+    for _ in range(150):
+        released = syn.measure_marginals(exact, split)
+        new, old = fit(released), fit(released, 1)
+        dev_new = max(
+            float(np.abs(t.sum(axis=0) - new.one_way[b]).max())
+            for (_a, b), t in zip(new.edges, new.two_way, strict=True)
+        )
+        dev_old = max(
+            float(np.abs(t.sum(axis=0) - old.one_way[b]).max())
+            for (_a, b), t in zip(old.edges, old.two_way, strict=True)
+        )
+        assert dev_new <= 1e-6 * new.total
+        if dev_old <= 1e-12 * old.total:
+            assert all(np.array_equal(x, y) for x, y in zip(new.two_way, old.two_way, strict=True))
+    with pytest.raises(ValueError):
+        fit(released, 3)
+
+
+def released_where_version_1_did_not_converge() -> Measurements:
+    """Released marginals (numpy's noise, seed 3, found by search) whose version-1 fit left a column margin 0.09% of
+    the total off: there the two versions differ."""
+    attrs, codes = small_table(800, np.random.Generator(np.random.PCG64(9)))
+    exact = syn.exact_marginals(codes, attrs)
+    split = syn.split_budget(0.3, 1e-6, len(attrs))
+    rng = np.random.Generator(np.random.PCG64(3))
+
+    def noise(v: list[int], _sp: syn.Split, scale: float) -> list[int]:
+        return [int(x) for x in np.rint(np.asarray(v, float) + rng.normal(0, scale, len(v)))]
+
+    def pick(scores: list[float], sp: syn.Split) -> int:
+        u = np.asarray(scores) * sp.select_epsilon / (2 * sp.score_sensitivity)
+        return int(np.argmax(u + rng.gumbel(size=len(u))))
+
+    return syn.measure_marginals(exact, split, noise, pick)
+
+
+def test_a_table_regenerates_with_the_fit_it_was_made_with() -> None:
+    """A release's ledger field names its fit (``fit``: 2); an entry from before (no ``fit``) regenerates with
+    version 1, so its package's CSV still matches; the two differ on these released values."""
+    from dpdesk.core.statistics import synthetic as stat
+
+    released = released_where_version_1_did_not_converge()
+    attrs, _codes = small_table(10, np.random.Generator(np.random.PCG64(1)))
+    fields = {**stat.measurements_to_dict(released), "rows": 500, "seed": "77"}
+    v1, _c1 = stat.synthetic_table(attrs, released, 500, 77, 1)
+    v2, _c2 = stat.synthetic_table(attrs, released, 500, 77, 2)
+    assert v1 != v2
+    for version, bound in ((2, 1e-6), (1, None)):
+        model = syn.fit(released, version)
+        dev = max(
+            float(np.abs(t.sum(axis=0) - model.one_way[b]).max())
+            for (_a, b), t in zip(model.edges, model.two_way, strict=True)
+        )
+        assert (dev <= bound * model.total) if bound is not None else (dev > 1e-4 * model.total)
+    assert stat.fit_version_of(fields) == 1 and stat.fit_version_of({**fields, "fit": 2}) == 2
+    assert stat.synthetic_table(attrs, released, 500, 77, stat.fit_version_of(fields))[0] == v1

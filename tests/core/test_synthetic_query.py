@@ -222,7 +222,7 @@ def test_cli_plan_budget_release_review_and_export(tmp_path: Path, dpdesk_home: 
     release_csv = list(csv.reader(io.StringIO((out / "release.csv").read_text(encoding="utf-8"))))
     assert release_csv[1][:3] == ["people table", "people_table.csv", str(fields["rows"])]
     # the ledger keeps the noisy marginals and the seed, not the table
-    assert set(fields) == {"split", "sizes", "one_way", "selected", "two_way", "file", "rows", "seed"}
+    assert set(fields) == {"split", "sizes", "one_way", "selected", "two_way", "file", "rows", "seed", "fit"}
     assert len(json.dumps(fields)) < len(table.read_bytes()) / 10
     assert cli_main(["review", str(out)]) == 0
     assert (

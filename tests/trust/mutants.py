@@ -2904,6 +2904,22 @@ import PySide6  # noqa: F401
         r"""    pass""",
         ("tests/trust/test_attack_issue14_more.py::test_a_full_or_closed_stdout_is_exit_2_and_one_line",),
     ),
+    Mutant(
+        "FD07",
+        "synthetic fit: proportional fitting stops at 200 rounds (a two-way table's column sums off its one-way table)",
+        "dpdesk/core/synthetic/fit.py",
+        r"""        two_way.append(_ipf(x, one_way[a], one_way[b], converge=version >= 2))""",
+        r"""        two_way.append(_ipf(x, one_way[a], one_way[b], converge=False))""",
+        (f"{SYN}::test_a_table_regenerates_with_the_fit_it_was_made_with",),
+    ),
+    Mutant(
+        "FD08",
+        "synthetic tables released before the fit's version regenerate with today's fit (their package no longer matches)",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""    return int(entry_field.get("fit", 1))""",
+        r"""    return int(entry_field.get("fit", FIT_VERSION))""",
+        (f"{SYN}::test_a_table_regenerates_with_the_fit_it_was_made_with",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

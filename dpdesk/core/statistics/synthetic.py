@@ -80,6 +80,7 @@ from dpdesk.core.synthetic import (
     sample_codes,
     split_budget,
 )
+from dpdesk.core.synthetic.fit import FIT_VERSION
 from dpdesk.core.synthetic.pipeline import MAX_ROWS, generator, table_rows
 from dpdesk.core.values import Row, fmt_number
 from dpdesk.i18n import _
@@ -244,13 +245,17 @@ def measurements_from_dict(d: dict[str, Any]) -> Measurements:
 
 
 def synthetic_table(
-    attrs: list[Attribute], released: Measurements, rows: int | None, seed: int
+    attrs: list[Attribute],
+    released: Measurements,
+    rows: int | None,
+    seed: int,
+    fit_version: int = FIT_VERSION,
 ) -> tuple[list[list[object]], np.ndarray]:
     """The synthetic table the released marginals and the seed give (post-processing: reads nothing else).
 
     Returns the rows (values: a category's label, a number drawn uniformly inside its bin, None for missing)
     and the levels (n x d)."""
-    model = fit(released)
+    model = fit(released, fit_version)
     n = table_rows(model.total, rows)
     rng = generator(seed)
     codes = sample_codes(model, n, rng)
@@ -277,6 +282,11 @@ def _cell(v: object) -> str:
     return str(v)
 
 
+def fit_version_of(entry_field: dict[str, Any]) -> int:
+    """The fit a release's table was made with (its ledger field ``fit``; entries from before it: version 1)."""
+    return int(entry_field.get("fit", 1))
+
+
 def regenerate(
     entry_field: dict[str, Any], spec: SyntheticQuery, plan: Plan
 ) -> tuple[list[Attribute], list[list[object]]]:
@@ -284,7 +294,9 @@ def regenerate(
     attrs = attributes(spec, plan.columns)
     released = measurements_from_dict(entry_field)
     rows = int(entry_field["rows"])
-    table, _codes = synthetic_table(attrs, released, rows, int(entry_field["seed"]))
+    table, _codes = synthetic_table(
+        attrs, released, rows, int(entry_field["seed"]), fit_version_of(entry_field)
+    )
     return attrs, table
 
 
@@ -562,6 +574,7 @@ class Synthetic(Statistic):
             "file": file_name(spec.name),
             "rows": n,
             "seed": str(seed),
+            "fit": FIT_VERSION,
         }
         return [
             Row(

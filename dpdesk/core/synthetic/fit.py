@@ -26,6 +26,14 @@ from dpdesk.core.synthetic.measure import Measurements
 
 #: Iterations of proportional fitting per two-way table (each a row and a column scaling).
 IPF_ITERATIONS = 200
+#: Fit version 2 goes on past :data:`IPF_ITERATIONS`, up to this many, until every row sum is within
+#: :data:`IPF_TOLERANCE` of the total of its target (version 1 stopped at 200: about 1 fit in 75 left a two-way
+#: table's column sums up to 0.35% of the total away from the one-way marginal).
+IPF_MAX_ITERATIONS = 20_000
+IPF_TOLERANCE = 1e-9
+#: The fit's version, kept in each release's ledger entry (``fit``): a table regenerates with the fit it was made
+#: with (entries without it: version 1). Version 2 equals version 1 wherever version 1 had converged.
+FIT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -58,11 +66,15 @@ def project_simplex(y: np.ndarray, total: float) -> np.ndarray:
     return out
 
 
-def _ipf(x: np.ndarray, rows: np.ndarray, cols: np.ndarray, iterations: int = IPF_ITERATIONS) -> np.ndarray:
+def _ipf(
+    x: np.ndarray, rows: np.ndarray, cols: np.ndarray, iterations: int = IPF_ITERATIONS, converge: bool = True
+) -> np.ndarray:
     """Scale ``x`` (non-negative) until its row sums are ``rows`` and column sums ``cols`` (same total).
 
     A row (column) with a positive target but no mass is filled in proportion to the other margin first.
-    Ends with a row scaling, so the row sums are exact.
+    ``iterations`` rounds, then (``converge``) more until the row sums after a column scaling are within
+    :data:`IPF_TOLERANCE` of the total, at most :data:`IPF_MAX_ITERATIONS` in all. Ends with a row scaling, so
+    the row sums are exact.
     """
     x = x.copy()
     total = float(rows.sum())
@@ -72,18 +84,30 @@ def _ipf(x: np.ndarray, rows: np.ndarray, cols: np.ndarray, iterations: int = IP
     x[empty_r, :] = np.outer(rows[empty_r], cols / total)
     empty_c = (x.sum(axis=0) <= 0) & (cols > 0)
     x[:, empty_c] = np.outer(rows / total, cols[empty_c])
-    for _ in range(iterations):
-        rs = x.sum(axis=1)
-        x *= np.divide(rows, rs, out=np.zeros_like(rs), where=rs > 0)[:, None]
-        cs = x.sum(axis=0)
-        x *= np.divide(cols, cs, out=np.zeros_like(cs), where=cs > 0)[None, :]
+
+    def rounds(n: int) -> None:
+        for _ in range(n):
+            rs = x.sum(axis=1)
+            x[...] *= np.divide(rows, rs, out=np.zeros_like(rs), where=rs > 0)[:, None]
+            cs = x.sum(axis=0)
+            x[...] *= np.divide(cols, cs, out=np.zeros_like(cs), where=cs > 0)[None, :]
+
+    rounds(iterations)
+    done = iterations
+    while converge and done < IPF_MAX_ITERATIONS:
+        if float(np.abs(x.sum(axis=1) - rows).max()) <= IPF_TOLERANCE * total:
+            break  # both margins met: the columns exactly, the rows within the tolerance
+        rounds(16)
+        done += 16
     rs = x.sum(axis=1)
     x *= np.divide(rows, rs, out=np.zeros_like(rs), where=rs > 0)[:, None]
     return x
 
 
-def fit(released: Measurements) -> TreeModel:
-    """The tree model of the released marginals (reads nothing else)."""
+def fit(released: Measurements, version: int = FIT_VERSION) -> TreeModel:
+    """The tree model of the released marginals (reads nothing else), by the fit of ``version``."""
+    if version not in (1, 2):
+        raise ValueError(f"unknown fit version {version}")
     sizes = released.sizes
     # 1. the total
     sums = [
@@ -111,5 +135,5 @@ def fit(released: Measurements) -> TreeModel:
         a, b = e.columns
         x = project_simplex(e.table(), total)
         x += 1e-6 * total / x.size  # every cell positive: proportional fitting then meets both margins
-        two_way.append(_ipf(x, one_way[a], one_way[b]))
+        two_way.append(_ipf(x, one_way[a], one_way[b], converge=version >= 2))
     return TreeModel(sizes, total, tuple(one_way), released.selected, tuple(two_way))

@@ -28,6 +28,7 @@ def synthetic_section(
     from dpdesk.core.statistics.synthetic import (
         SyntheticQuery,
         attributes,
+        fit_version_of,
         measurements_from_dict,
         synthetic_table,
     )
@@ -37,7 +38,9 @@ def synthetic_section(
     assert isinstance(spec, SyntheticQuery)
     attrs = attributes(spec, plan.columns)
     released = measurements_from_dict(fields)
-    _rows, codes = synthetic_table(attrs, released, int(fields["rows"]), int(fields["seed"]))
+    _rows, codes = synthetic_table(
+        attrs, released, int(fields["rows"]), int(fields["seed"]), fit_version_of(fields)
+    )
     split = released.split
     pairs = ", ".join(f"{attrs[i].name} × {attrs[j].name}" for i, j in released.selected)
     out: list[Any] = [
