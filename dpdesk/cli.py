@@ -1556,8 +1556,11 @@ def _print_costs_needed(need: Any, data: str) -> None:
         "recorded": _("recorded"),
         "correction": _("raised by a correction"),
         "recomputed": _("recomputed from its plan"),
+        "trace": _("recomputed from its trace"),
+        "totals": _("in its recorded totals"),
         "exported": _("in an exported copy"),
     }
+    whole = need.conservative
     suggest = []
     for u in need.missing:
         if u.missing:
@@ -1582,8 +1585,35 @@ def _print_costs_needed(need: Any, data: str) -> None:
             )
         best = u.offered()
         if best is None:
-            print("    " + _("offered: nothing (state its cost from your own records)"), file=sys.stderr)
-            suggest.append(f"--cost {shown(u.label)}=EPS")
+            print(
+                "    "
+                + (
+                    _("every source gives 0: its cost cannot be recovered")
+                    if u.offers
+                    else _("nothing verifiable: its cost cannot be recovered")
+                ),
+                file=sys.stderr,
+            )
+            if whole is None:
+                print(
+                    "    "
+                    + _(
+                        "state it from your own records; the conservative value is the dataset's whole budget "
+                        "(of the settings you state)"
+                    ),
+                    file=sys.stderr,
+                )
+                suggest.append(f"--cost {shown(u.label)}=EPS")
+            else:
+                print(
+                    "    "
+                    + _(
+                        "state it from your own records; the conservative value is the dataset's whole budget: "
+                        "epsilon {e}, delta {d}, rho {r}"
+                    ).format(e=_g(whole.epsilon), d=_g(whole.delta), r=_g(whole.rho)),
+                    file=sys.stderr,
+                )
+                suggest.append(f"--cost {shown(u.label)}={whole.epsilon!r},{whole.delta!r},{whole.rho!r}")
         else:
             print(
                 "    "

@@ -96,6 +96,7 @@ PROP = "tests/core/test_proportion.py"
 PROP_WORST = f"{PROP}::test_the_worst_neighbours_reach_the_booked_sensitivity"
 PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivity"
 ACK = "tests/trust/test_acknowledge.py"
+ACF = "tests/trust/test_acknowledge_floor.py"
 GOV = "tests/cli/test_govern.py"
 GA = "tests/trust/test_attack_issue13.py"
 NC = "tests/cli/test_near_copy.py"
@@ -2770,6 +2771,22 @@ import PySide6  # noqa: F401
         (
             "tests/gui/test_ledger_state.py::test_a_forged_checkpoint_is_named_in_the_app_as_on_the_command_line",
         ),
+    ),
+    Mutant(
+        "OC01",
+        "acknowledge: the cost an unverified spend's trace records is not offered (its costs and plan edited: 0 offered)",
+        CO,
+        r"""            traced = _from_trace(e)""",
+        r"""            traced = None""",
+        (f"{ACF}::test_a_spend_with_its_costs_and_plan_edited_is_offered_its_trace",),
+    ),
+    Mutant(
+        "OC02",
+        "acknowledge: 0 is offered for an entry that may have charged when every source gives 0",
+        CO,
+        r"""        if self.may_charge and best == Cost(0.0, 0.0, 0.0):""",
+        r"""        if False:""",
+        (f"{ACF}::test_a_spend_with_nothing_left_to_go_by_is_never_offered_zero",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
