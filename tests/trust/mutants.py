@@ -2788,6 +2788,25 @@ import PySide6  # noqa: F401
         r"""        if False:""",
         (f"{ACF}::test_a_spend_with_nothing_left_to_go_by_is_never_offered_zero",),
     ),
+    Mutant(
+        "OC03",
+        "near-copy: the refusal does not say how much of the resembled dataset was spent",
+        "dpdesk/core/recognition.py",
+        r"""    near = tuple(Resemblance(d, c, f, *spent_by(home, d)) for d, c, f in resembles(home, sketch))""",
+        r"""    near = tuple(Resemblance(d, c, f) for d, c, f in resembles(home, sketch))""",
+        (
+            f"{NC}::test_the_refusal_says_how_much_of_the_resembled_dataset_was_spent",
+            "tests/gui/test_near_copy_app.py::test_a_near_copy_is_named_and_refused_until_linked",
+        ),
+    ),
+    Mutant(
+        "OC04",
+        "ledger: after an acknowledgement, what is left of the budget is not said (carried releases not counted)",
+        "dpdesk/core/budget.py",
+        r"""    if history is None or (state.full and history.releases == 0):""",
+        r"""    if history is None or (state.full and not any(e["type"] == "spend" for e in state.tail)):""",
+        ("tests/cli/test_issue13_polish.py::test_after_an_acknowledgement_the_ledger_says_what_is_left",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
