@@ -1891,7 +1891,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print(
             _("Ledger {path}: {status} ({n} entries)").format(
                 path=shown(args.path),
-                status=_("chain verified") if r.intact else _("BROKEN"),
+                status=_("chain verified") if r.intact_itself else _("BROKEN"),
                 n=len(r.entries),
             )
         )
@@ -1940,7 +1940,17 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print("  " + _("note: {line}").format(line=shown(note)))
     for p in r.problems:
         print("  " + _("PROBLEM: {p}").format(p=shown(p)))
-    print(_("Intact.") if r.intact else _("NOT INTACT: see the problems above."))
+    if r.intact:
+        print(_("Intact."))
+    elif r.intact_itself and r.against is not None:
+        print(
+            _(
+                "NOT INTACT: the later ledger {later} is behind {path}, replaced or broken; {path} itself is intact "
+                "(see the problems above)."
+            ).format(later=shown(r.against), path=shown(args.path))
+        )
+    else:
+        print(_("NOT INTACT: see the problems above."))
     return 0 if r.intact else 1
 
 

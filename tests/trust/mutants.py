@@ -1796,8 +1796,8 @@ import PySide6  # noqa: F401
         "HB01",
         "release: --out is no longer checked and claimed before the charge (a bad folder charges, then fails)",
         "dpdesk/core/release.py",
-        r"""    claim = claim_out_dir(out_dir) if out_dir is not None else None  # checked and claimed before any charge""",
-        r"""    claim = None  # checked and claimed before any charge""",
+        r"""            claim = claim_out_dir(out_dir)""",
+        r"""            claim = None""",
         ("tests/trust/test_outputs.py::test_a_bad_out_is_refused_before_anything_is_charged",),
     ),
     Mutant(
@@ -2806,6 +2806,34 @@ import PySide6  # noqa: F401
         r"""    if history is None or (state.full and history.releases == 0):""",
         r"""    if history is None or (state.full and not any(e["type"] == "spend" for e in state.tail)):""",
         ("tests/cli/test_issue13_polish.py::test_after_an_acknowledgement_the_ledger_says_what_is_left",),
+    ),
+    Mutant(
+        "OC05",
+        "review --against: the intact file is headed BROKEN when it is the later ledger that went back",
+        "dpdesk/cli.py",
+        r"""                status=_("chain verified") if r.intact_itself else _("BROKEN"),""",
+        r"""                status=_("chain verified") if r.intact else _("BROKEN"),""",
+        ("tests/cli/test_issue13_polish.py::test_a_review_against_a_ledger_that_went_back_names_that_one",),
+    ),
+    Mutant(
+        "OC06",
+        "governance: a key change without approval asks for the officer's approval, not the recovery key's",
+        GV,
+        r"""    if doc is None and action == ROTATE:""",
+        r"""    if doc is None and action == "never":""",
+        ("tests/cli/test_issue13_polish.py::test_a_key_change_without_approval_asks_for_the_recovery_keys",),
+    ),
+    Mutant(
+        "OC07",
+        "release: the output folder is refused before the approval is checked (its refusal hidden)",
+        R,
+        r"""            if approval is None:
+                raise""",
+        r"""            if True:
+                raise""",
+        (
+            "tests/cli/test_issue13_polish.py::test_a_refused_approval_is_named_before_an_output_folder_that_is_not_empty",
+        ),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
