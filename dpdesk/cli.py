@@ -1625,8 +1625,11 @@ def _print_costs_needed(need: Any, data: str) -> None:
         "recorded": _("recorded"),
         "correction": _("raised by a correction"),
         "recomputed": _("recomputed from its plan"),
+        "trace": _("recomputed from its trace"),
+        "totals": _("in its recorded totals"),
         "exported": _("in an exported copy"),
     }
+    whole = need.conservative
     suggest = []
     for u in need.missing:
         if u.missing:
@@ -1651,8 +1654,35 @@ def _print_costs_needed(need: Any, data: str) -> None:
             )
         best = u.offered()
         if best is None:
-            print("    " + _("offered: nothing (state its cost from your own records)"), file=sys.stderr)
-            suggest.append(f"--cost {shown(u.label)}=EPS")
+            print(
+                "    "
+                + (
+                    _("every source gives 0: its cost cannot be recovered")
+                    if u.offers
+                    else _("nothing verifiable: its cost cannot be recovered")
+                ),
+                file=sys.stderr,
+            )
+            if whole is None:
+                print(
+                    "    "
+                    + _(
+                        "state it from your own records; the conservative value is the dataset's whole budget "
+                        "(of the settings you state)"
+                    ),
+                    file=sys.stderr,
+                )
+                suggest.append(f"--cost {shown(u.label)}=EPS")
+            else:
+                print(
+                    "    "
+                    + _(
+                        "state it from your own records; the conservative value is the dataset's whole budget: "
+                        "epsilon {e}, delta {d}, rho {r}"
+                    ).format(e=_g(whole.epsilon), d=_g(whole.delta), r=_g(whole.rho)),
+                    file=sys.stderr,
+                )
+                suggest.append(f"--cost {shown(u.label)}={whole.epsilon!r},{whole.delta!r},{whole.rho!r}")
         else:
             print(
                 "    "
@@ -1930,7 +1960,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print(
             _("Ledger {path}: {status} ({n} entries)").format(
                 path=shown(args.path),
-                status=_("chain verified") if r.intact else _("BROKEN"),
+                status=_("chain verified") if r.intact_itself else _("BROKEN"),
                 n=len(r.entries),
             )
         )
@@ -1979,7 +2009,17 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print("  " + _("note: {line}").format(line=shown(note)))
     for p in r.problems:
         print("  " + _("PROBLEM: {p}").format(p=shown(p)))
-    print(_("Intact.") if r.intact else _("NOT INTACT: see the problems above."))
+    if r.intact:
+        print(_("Intact."))
+    elif r.intact_itself and r.against is not None:
+        print(
+            _(
+                "NOT INTACT: the later ledger {later} is behind {path}, replaced or broken; {path} itself is intact "
+                "(see the problems above)."
+            ).format(later=shown(r.against), path=shown(args.path))
+        )
+    else:
+        print(_("NOT INTACT: see the problems above."))
     return 0 if r.intact else 1
 
 

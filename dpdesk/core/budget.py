@@ -308,25 +308,55 @@ def _base(state: State | None, b_delta: float) -> Spent | None:
     return state.spent
 
 
-def left_of(state: State) -> EpsilonDelta | None:
-    """What is left of the budget after the releases of a ledger's history (None before the first release or
-    without settings), as :attr:`BudgetReport.remaining_before` states it."""
+@dataclass(frozen=True)
+class HistorySpend:
+    """What a ledger's history spent under the accounting method in force: the total, the budget, and how many
+    releases (spends, releases carried over by an acknowledgement, old uncharged simulations) it counts."""
+
+    method: str
+    spent: acc.Total
+    budget: EpsilonDelta
+    releases: int
+
+    @property
+    def spent_epsilon(self) -> float:
+        """The epsilon spent (the exact decimal sum when the method keeps one)."""
+        t = self.spent
+        return float(t.epsilon_decimal) if t.epsilon_decimal is not None else float(t.epsilon)
+
+    @property
+    def left(self) -> EpsilonDelta:
+        """What is left of the budget, as :attr:`BudgetReport.remaining_before` states it."""
+        return EpsilonDelta(
+            _remaining(self.budget.epsilon, self.spent), max(0.0, self.budget.delta - self.spent.delta)
+        )
+
+
+def spent_of(state: State) -> HistorySpend | None:
+    """What a ledger's history spent (None without settings)."""
     settings = state.settings
-    if state.full:
-        past = past_releases(state.tail)
-        if not settings or not any(e["type"] == "spend" for e in state.tail):
-            return None
-    elif not settings:
+    if not settings:
         return None
     method = str(settings["accounting"]["method"])
     b_eps, b_delta = float(settings["budget"]["epsilon"]), float(settings["budget"]["delta"])
     if state.full:
-        spent = acc.dataset_total(method, past, b_delta)
-    else:
-        base = _base(state, b_delta)
-        assert base is not None
-        spent = base.total(method)
-    return EpsilonDelta(_remaining(b_eps, spent), max(0.0, b_delta - spent.delta))
+        past = past_releases(state.tail)
+        return HistorySpend(
+            method, acc.dataset_total(method, past, b_delta), EpsilonDelta(b_eps, b_delta), len(past)
+        )
+    base = _base(state, b_delta)
+    assert base is not None
+    return HistorySpend(method, base.total(method), EpsilonDelta(b_eps, b_delta), base.releases)
+
+
+def left_of(state: State) -> EpsilonDelta | None:
+    """What is left of the budget after the releases of a ledger's history (None before the first release or
+    without settings), as :attr:`BudgetReport.remaining_before` states it. The releases an acknowledgement
+    carried over count as releases."""
+    history = spent_of(state)
+    if history is None or (state.full and history.releases == 0):
+        return None
+    return history.left
 
 
 def past_as(method: str, past: list[acc.Release], b_delta: float) -> list[acc.Release]:

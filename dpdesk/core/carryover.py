@@ -18,8 +18,13 @@ written unless it still verifies. :func:`assess` reads the broken file line by l
 
 Every unconfirmed entry and every gap blocks the carry-over until the privacy officer states its cost
 (:class:`StatedCost`). dpdesk offers, for each, the largest of the cost its line records (raised by any
-confirmed correction of it), the cost recomputed from the plan it records with today's code, and the cost
-recorded for it in any exported copy of the ledger the officer passes in (:meth:`Unconfirmed.offered`).
+confirmed correction of it), the cost recomputed from the plan it records with today's code, the cost
+recomputed from the trace it records (each mechanism's recorded cost and what its noise scale and sensitivity
+imply), the cost its recorded totals and charge give, and the cost recorded for it in any exported copy of the
+ledger the officer passes in (:meth:`Unconfirmed.offered`). An entry that may have charged the budget (a spend,
+an acknowledgement, a correction, a simulation, an unreadable line, a gap) is never offered 0: when every source
+gives 0, or there is none, its cost cannot be recovered and the officer states it (dpdesk suggests the
+dataset's whole budget, :attr:`CostsNeeded.conservative`).
 The settings come only from the last confirmed settings entry; when none is confirmed the officer states them
 (a plan file). Non-finite, negative and non-number costs are refused wherever they come from: a stated one
 with a message, a recorded one by leaving it out of the offer (never a crash).
@@ -87,7 +92,8 @@ def _not_a_cost() -> Cost:
 @dataclass(frozen=True)
 class Offer:
     """One source's figure for an unconfirmed entry: ``recorded`` (its line), ``correction`` (a confirmed
-    correction of its release), ``recomputed`` (its plan, with today's code) or ``exported`` (a copy)."""
+    correction of its release), ``recomputed`` (its plan, with today's code), ``trace`` (its recorded trace),
+    ``totals`` (its recorded totals and charge) or ``exported`` (a copy)."""
 
     source: str
     cost: Cost
@@ -111,15 +117,31 @@ class Unconfirmed:
         """How the officer names it: ``7``, or ``5-9`` for a gap of several entries."""
         return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
 
+    @property
+    def may_charge(self) -> bool:
+        """Whether what these entries were may have charged the budget: a gap, an unreadable line, or a line
+        that claims a type that charges (a settings entry, say, charges nothing)."""
+        return self.missing or self.claimed not in _FREE
+
     def offered(self) -> Cost | None:
-        """The largest of the offers, component by component (None when there is none)."""
+        """The largest of the offers, component by component. None when there is none, and when every offer
+        is 0 for entries that may have charged the budget (:attr:`may_charge`): their cost cannot be recovered,
+        and 0 is never offered for it."""
         if not self.offers:
             return None
-        return Cost(
+        best = Cost(
             max(o.cost.epsilon for o in self.offers),
             max(o.cost.delta for o in self.offers),
             max(o.cost.rho for o in self.offers),
         )
+        if self.may_charge and best == Cost(0.0, 0.0, 0.0):
+            return None
+        return best
+
+
+#: The entry types that never charge the budget (the others do, or may: a spend, an acknowledgement, a correction,
+#: a simulation).
+_FREE = frozenset(ENTRY_TYPES) - {"spend", "acknowledge", "correction", "simulate"}
 
 
 @dataclass(frozen=True)
@@ -155,11 +177,19 @@ class CostsNeeded(LedgerError):
     ``settings_needed``). Nothing was written."""
 
     def __init__(
-        self, assessment: Assessment, missing: Sequence[Unconfirmed], *, settings_needed: bool
+        self,
+        assessment: Assessment,
+        missing: Sequence[Unconfirmed],
+        *,
+        settings_needed: bool,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.assessment = assessment
         self.missing = tuple(missing)
         self.settings_needed = settings_needed
+        #: the dataset's whole budget under the settings in force (None when they are not known yet): the
+        #: conservative cost to state for an entry whose cost cannot be recovered
+        self.conservative: Cost | None = whole_budget(settings) if settings is not None else None
         parts = []
         if self.missing:
             parts.append(
@@ -409,6 +439,114 @@ def _recomputed(e: Mapping[str, Any]) -> Cost | None:
         return None
 
 
+def _amount(x: Any) -> float:
+    """A recorded number as a lower bound: itself when a finite number >= 0, else 0 (an edited value)."""
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return 0.0
+    y = float(x)
+    return y if math.isfinite(y) and y >= 0 else 0.0
+
+
+def _noise_cost(c: Mapping[str, Any]) -> tuple[float, float]:
+    """(epsilon, rho) that a recorded mechanism's noise scale and sensitivity imply (0 where they do not read):
+    Laplace b = Delta / epsilon, exponential Gumbel scale 2 Du / epsilon, Gaussian rho = Delta^2 / (2 sigma^2) and
+    its epsilon at the recorded delta (Balle & Wang 2018), as :mod:`dpdesk.core.queries` calibrates them."""
+    from dpdesk.core.queries import DISCRETE_MARGIN
+    from dpdesk.core.recost import gaussian_epsilon
+
+    scale, sens, kind = _amount(c.get("scale")), _amount(c.get("sensitivity_used")), c.get("mechanism")
+    if scale <= 0 or sens <= 0:
+        return 0.0, 0.0
+    try:
+        if kind == "laplace":
+            eps = sens / scale
+            return eps, eps * eps / 2.0
+        if kind == "exponential":
+            eps = 2.0 * sens / scale
+            return eps, eps * eps / 8.0
+        if kind == "gaussian":
+            delta = _amount(c.get("delta"))
+            eps = gaussian_epsilon(scale, sens, delta * (1.0 - DISCRETE_MARGIN)) if 0 < delta < 1 else 0.0
+            return eps if math.isfinite(eps) else 0.0, sens * sens / (2.0 * scale * scale)
+    except (ArithmeticError, ValueError):
+        pass
+    return 0.0, 0.0
+
+
+def _from_trace(e: Mapping[str, Any]) -> Cost | None:
+    """What the trace a line records costs (None when it holds none): per query, the largest of its recorded
+    cost, its mechanisms' recorded costs and what their noise implies (:func:`_noise_cost`). A lower bound: a
+    figure that does not read (edited) counts 0."""
+    trace = e.get("trace")
+    if not isinstance(trace, list):
+        return None
+    eps: list[float] = []
+    delta: list[float] = []
+    rho: list[float] = []
+    for q in trace:
+        if not isinstance(q, Mapping):
+            continue
+        comps = q.get("components")
+        parts = [c for c in comps if isinstance(c, Mapping)] if isinstance(comps, list) else []
+        noise = [_noise_cost(c) for c in parts]
+        eps.append(
+            max(
+                _amount(q.get("epsilon")),
+                math.fsum(_amount(c.get("epsilon")) for c in parts),
+                math.fsum(n[0] for n in noise),
+            )
+        )
+        delta.append(max(_amount(q.get("delta")), math.fsum(_amount(c.get("delta")) for c in parts)))
+        rho.append(
+            max(
+                _amount(q.get("rho")),
+                math.fsum(_amount(c.get("rho")) for c in parts),
+                math.fsum(n[1] for n in noise),
+            )
+        )
+    return _cost_or_none(math.fsum(eps), math.fsum(delta), math.fsum(rho))
+
+
+def _from_totals(e: Mapping[str, Any]) -> Cost | None:
+    """What a line's recorded totals and charge give its release (None when it holds neither): the sequential
+    total's epsilon and delta (and the charge's, when charged sequentially), the zCDP total's rho (without one,
+    epsilon^2 / 2 for a pure epsilon cost, as :func:`stated_cost` takes it)."""
+    totals, charged = e.get("totals"), e.get("charged")
+    if not isinstance(totals, Mapping) and not isinstance(charged, Mapping):
+        return None
+    figures: list[Mapping[str, Any]] = []
+    if isinstance(totals, Mapping) and isinstance(totals.get("sequential"), Mapping):
+        figures.append(totals["sequential"])
+    if isinstance(charged, Mapping) and charged.get("method") == "sequential":
+        figures.append(charged)
+    eps = max((_amount(f.get("epsilon")) for f in figures), default=0.0)
+    delta = max((_amount(f.get("delta")) for f in figures), default=0.0)
+    zcdp = totals.get("zcdp") if isinstance(totals, Mapping) else None
+    rho = _amount(zcdp.get("rho")) if isinstance(zcdp, Mapping) else 0.0
+    if rho == 0.0 and delta == 0.0:
+        rho = eps * eps / 2.0
+    return _cost_or_none(eps, delta, rho)
+
+
+def _cost_or_none(eps: float, delta: float, rho: float) -> Cost | None:
+    try:
+        return Cost(eps, min(1.0, delta), rho)
+    except ValueError:  # an overflow to inf
+        return None
+
+
+def whole_budget(settings: Mapping[str, Any] | None) -> Cost | None:
+    """A cost that takes the whole budget of these settings under every accounting method (None when they hold
+    no budget that reads): the conservative cost of an entry whose cost cannot be recovered."""
+    from dpdesk.core.recost import _whole_budget
+
+    try:
+        (whole,) = _whole_budget(dict(settings) if settings is not None else None, "whole budget")
+        return Cost(whole.epsilon, whole.delta, whole.rho)
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
+        return None
+
+
 def assess(
     raw: bytes,
     expected: str | None,
@@ -464,6 +602,12 @@ def assess(
             again = _recomputed(e)
             if again is not None:
                 offers.append(Offer("recomputed", again))
+            traced = _from_trace(e)
+            if traced is not None:
+                offers.append(Offer("trace", traced))
+            totals = _from_totals(e)
+            if totals is not None:
+                offers.append(Offer("totals", totals))
         for x in by_seq.get(ln.slot, []):
             got = _recorded(x, settings)
             if got is not None:
@@ -513,7 +657,7 @@ def carry_over(
     missing = [u for u in assessment.unconfirmed if u.label not in given]
     in_force = assessment.settings if assessment.settings is not None else settings
     if missing or in_force is None:
-        raise CostsNeeded(assessment, missing, settings_needed=in_force is None)
+        raise CostsNeeded(assessment, missing, settings_needed=in_force is None, settings=in_force)
     confirmed = list(assessment.confirmed)
     plain = [
         {

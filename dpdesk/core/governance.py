@@ -42,6 +42,7 @@ from typing import Any
 
 from dpdesk.core.errors import UsageError
 from dpdesk.core.officer import (
+    ROTATE,
     ApprovalError,
     GovernanceError,
     GovernanceRecord,
@@ -197,6 +198,18 @@ def require_with(
                 )
             )
         return None
+    if doc is None and action == ROTATE:
+        raise ApprovalRequired(
+            _(
+                "this dataset is governed by {name} (key {fp}): {what} needs an approval signed by their recovery key "
+                "(key {rfp}; dpdesk officer approve-rotate, then --approval FILE); nothing was changed"
+            ).format(
+                name=record.officer.name,
+                fp=record.officer.fingerprint,
+                rfp=record.officer.recovery_fingerprint,
+                what=what,
+            )
+        )
     if doc is None:
         raise ApprovalRequired(
             _(

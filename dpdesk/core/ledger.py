@@ -215,8 +215,8 @@ class Ledger:
         if self.legacy:
             raise LedgerError(
                 _(
-                    "{name} is broken: a privacy officer must acknowledge it first (dpdesk ledger "
-                    '--data FILE --acknowledge "reason")'
+                    "{name} is broken: a privacy officer must acknowledge it first (dpdesk ledger acknowledge "
+                    '--data FILE --reason "...")'
                 ).format(name=self._name())
             )
         assert self.home is not None and self.key is not None

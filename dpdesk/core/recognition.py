@@ -36,7 +36,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dpdesk.core import anchor
 from dpdesk.core.errors import InputError, LedgerError
@@ -44,6 +44,9 @@ from dpdesk.core.ledger import Ledger, _locked, is_dataset_id, link_key, write_a
 from dpdesk.core.loading.identity import ContentIdentity, Sketch, content_identity, overlap
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.budget import HistorySpend
 
 #: A known dataset is listed as resembling a table when either estimated share is above this.
 RESEMBLANCE_THRESHOLD = 0.5
@@ -61,6 +64,11 @@ class Resemblance:
     dataset: str
     contained: float
     found: float
+    #: what the known dataset's ledger says it spent (the curator's own ledger, read here; shown on the screen
+    #: only, like the shares); None when it holds no settings yet or ``ledger_broken``
+    spent: HistorySpend | None = None
+    #: the known dataset's ledger does not verify (so what it spent cannot be read)
+    ledger_broken: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,11 +101,42 @@ def near_copy_message(resolution: Resolution) -> str:
     near = resolution.resembles[0]
     return _(
         "this table is new to dpdesk but resembles dataset {dataset}: it holds about {contained} of that "
-        "dataset's rows, and about {found} of its own rows are in it (local estimates, shown here only). It does "
-        "not get a fresh budget on its own. Either charge it to that dataset's ledger: dpdesk ledger link --data "
-        "FILE --to {dataset}; or, as the privacy officer, declare it a new dataset: dpdesk ledger declare-new "
+        "dataset's rows, and about {found} of its own rows are in it (local estimates, shown here only). {spent} "
+        "It does not get a fresh budget on its own. Either charge it to that dataset's ledger: dpdesk ledger link "
+        "--data FILE --to {dataset}; or, as the privacy officer, declare it a new dataset: dpdesk ledger declare-new "
         '--data FILE --resembles {dataset} --reason "..." (with --approval FILE when the dataset is governed)'
-    ).format(dataset=near.dataset, contained=f"{near.contained:.0%}", found=f"{near.found:.0%}")
+    ).format(
+        dataset=near.dataset,
+        contained=f"{near.contained:.0%}",
+        found=f"{near.found:.0%}",
+        spent=spent_sentence(near),
+    )
+
+
+def spent_sentence(near: Resemblance) -> str:
+    """How much of the resembled dataset was spent, in one sentence (from the curator's own ledger)."""
+    if near.ledger_broken:
+        return _("That dataset's ledger does not verify, so what it spent cannot be read.")
+    h = near.spent
+    if h is None or h.releases == 0:
+        return _("Nothing has been released from that dataset yet.")
+    return _(
+        "That dataset has spent epsilon {spent} of its budget of {budget} in {n} release(s) ({method} accounting)."
+    ).format(spent=f"{h.spent_epsilon:.6g}", budget=f"{h.budget.epsilon:.6g}", n=h.releases, method=h.method)
+
+
+def spent_by(home: Path, dataset: str) -> tuple[HistorySpend | None, bool]:
+    """What a known dataset's ledger says it spent, and whether that ledger is broken (read as every command reads
+    it; nothing is written)."""
+    from dpdesk.core.budget import spent_of
+
+    if not is_dataset_id(dataset):
+        return None, True
+    try:
+        state = Ledger(dataset, home / "ledgers" / f"{dataset}.jsonl", home=home).read()
+    except LedgerError:
+        return None, True
+    return spent_of(state), False
 
 
 def pending_dataset(home: Path, sha256: str) -> str:
@@ -431,5 +470,5 @@ def resolve(
         linked = link_key(home, sha, owner)
         how: Literal["file", "content"] = "file" if linked != owner else "content"
         return Resolution(sha, linked, how, Ledger.for_dataset(home, sha))
-    near = tuple(Resemblance(d, c, f) for d, c, f in resembles(home, sketch))
+    near = tuple(Resemblance(d, c, f, *spent_by(home, d)) for d, c, f in resembles(home, sketch))
     return Resolution(sha, None, "new", ledger, near)

@@ -126,16 +126,16 @@ def _check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
             "budget",
             _(
                 "this dataset's total budget was fixed at its first release as {fixed}; the plan says {plan}. "
-                "Only a privacy officer can change it (dpdesk ledger --data FILE --change-settings PLAN "
-                "--reason ...)"
+                "Only a privacy officer can change it (dpdesk ledger change-settings PLAN --data FILE "
+                '--reason "...")'
             ),
         ),
         (
             "privacy_unit",
             _(
                 "this dataset's unit of privacy was fixed at its first release as {fixed}; the plan says "
-                "{plan}. Only a privacy officer can change it (dpdesk ledger --data FILE "
-                "--change-settings PLAN --reason ...)"
+                "{plan}. Only a privacy officer can change it (dpdesk ledger change-settings PLAN --data FILE "
+                '--reason "...")'
             ),
         ),
     ):
@@ -147,7 +147,7 @@ def _check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
         raise SettingsMismatch(
             _(
                 "this dataset uses {fixed} accounting since its first release; the plan asks for {plan}. Only a "
-                "privacy officer can change it"
+                'privacy officer can change it (dpdesk ledger change-settings PLAN --data FILE --reason "...")'
             ).format(fixed=ledger_settings["accounting"]["method"], plan=mine["accounting"]["method"])
         )
 
@@ -184,7 +184,15 @@ def release(
     settings recorded with their approval; when the policy requires signed plans, ``approval`` (an approval file's
     bytes, named ``approval_source``) must approve this plan and its budget, and is recorded in the spend entry.
     """
-    claim = claim_out_dir(out_dir) if out_dir is not None else None  # checked and claimed before any charge
+    claim, out_refused = None, None
+    if out_dir is not None:  # checked and claimed before any charge
+        try:
+            claim = claim_out_dir(out_dir)
+        except UsageError as exc:
+            if approval is None:
+                raise
+            # said after the approval is checked (its refusal first), still before any charge
+            out_refused = exc
     try:
         rows, entry, ledger, table, check, before = _charge(
             plan,
@@ -199,6 +207,7 @@ def release(
             approval=approval,
             approval_source=approval_source,
             memory_limit=memory_limit,
+            out_refused=out_refused,
         )
     except BaseException:
         if claim is not None:
@@ -241,6 +250,7 @@ def _charge(
     approval: bytes | None,
     approval_source: str | None,
     memory_limit: int | None = None,
+    out_refused: UsageError | None = None,
 ) -> tuple[
     list[Row],
     dict[str, Any],
@@ -293,6 +303,8 @@ def _charge(
         approved = _check_governance(
             tx.entries if governed else [], plan, settings, approval, approval_source
         )
+        if out_refused is not None:  # the output folder, refused before: now that the approval verified
+            raise out_refused
         if not report.fits:
             rem = report.remaining_before
             name = acc.method_name(report.method)

@@ -43,11 +43,19 @@ class Review:
     notes: list[str] = field(default_factory=list)
     #: the later ledger export reviewed against, if any
     against: str | None = None
+    #: how many of ``problems`` are the reviewed package's or export's own, when it was reviewed ``against`` a
+    #: later export (the rest are the comparison's: the later ledger is behind it, replaced, or broken)
+    own_problems: int | None = None
 
     @property
     def intact(self) -> bool:
         """True when nothing was found wrong."""
         return not self.problems
+
+    @property
+    def intact_itself(self) -> bool:
+        """True when the package or export itself is intact (whatever the comparison with ``against`` found)."""
+        return (len(self.problems) if self.own_problems is None else self.own_problems) == 0
 
 
 def review(path: str | Path, against: str | Path | None = None, progress: Progress = NULL_PROGRESS) -> Review:
@@ -406,6 +414,7 @@ def _check_package_approvals(entries: list[Any], package: dict[str, Any], out: R
 def review_against(out: Review, later_path: Path) -> None:
     """Check that the later ledger export ``later_path`` still reaches the head ``out`` was made at."""
     out.against = str(later_path)
+    out.own_problems = len(out.problems)
     later = review_ledger_file(later_path)
     for p in later.problems:
         out.problems.append(_("{path}: {problem}").format(path=later_path, problem=p))
@@ -493,6 +502,7 @@ def review_summary(r: Review) -> dict[str, Any]:
         "head": r.head,
         "notes": r.notes,
         "against": r.against,
+        "intact_itself": r.intact_itself,
     }
 
 

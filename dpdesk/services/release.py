@@ -103,7 +103,9 @@ def release_plan(
     from dpdesk.core.streaming import load_for_release
     from dpdesk.services.common import Dataset, refuse_near_copy
 
-    if request.out is not None:
+    if (
+        request.out is not None and request.approval is None
+    ):  # with an approval: checked after it, before any charge
         check_out_dir(request.out)
     approval = None
     if request.approval is not None:

@@ -77,6 +77,39 @@ def test_a_copy_with_one_row_added_is_refused_until_linked_then_charged_to_the_s
     assert code == 0 and "already" in out
 
 
+def test_the_refusal_says_how_much_of_the_resembled_dataset_was_spent(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str, dpdesk_home: Path
+) -> None:
+    """The issue: "the app and the command line say which dataset it resembles and how much of it was spent"; main
+    named the dataset and the shares only. Read from the curator's own ledger (0.9 of the plan's 1.0)."""
+    near = _near(tmp_path)
+    code, _out, err = run(capsys, "budget", PLAN, "--data", near)
+    assert code == 3 and f"resembles dataset {known}" in err, err
+    flat = " ".join(err.split())
+    assert (
+        "That dataset has spent epsilon 0.9 of its budget of 1 in 1 release(s) (sequential accounting)"
+        in flat
+    )
+    # a raised budget and a second release from the known table: the figure follows its ledger
+    raised = tmp_path / "raised.json"
+    plan = json.loads(PLAN.read_text(encoding="utf-8"))
+    plan["budget"]["epsilon"] = 2.0
+    raised.write_text(json.dumps(plan), encoding="utf-8")
+    code, _out, err = run(
+        capsys, "ledger", "change-settings", raised, "--data", DATA, "--reason", "a larger budget"
+    )
+    assert code == 0, err
+    code, _out, err = run(capsys, "release", raised, "--data", DATA, "--out", tmp_path / "second")
+    assert code == 0, err
+    code, _out, err = run(capsys, "budget", PLAN, "--data", near)
+    assert code == 3 and "spent epsilon 1.8 of its budget of 2 in 2 release(s)" in " ".join(err.split()), err
+    # a known dataset whose ledger is broken: said so, and still refused
+    (ledger,) = (dpdesk_home / "ledgers").glob(f"{known}.jsonl")
+    ledger.write_bytes(ledger.read_bytes().replace(b'"seq":2', b'"seq":9', 1))
+    code, _out, err = run(capsys, "budget", PLAN, "--data", near)
+    assert code == 3 and "That dataset's ledger does not verify" in " ".join(err.split()), err
+
+
 def test_declare_new_records_both_entries_and_starts_a_fresh_budget(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str
 ) -> None:

@@ -89,6 +89,8 @@ def test_a_near_copy_is_named_and_refused_until_linked(
     open_table(qtbot, win, near)
     text = win.ledger_view.status.text()
     assert f"resembles dataset {known}" in text and "%" in text, text
+    # how much of that dataset was spent (the issue: "say ... how much of it was spent"), from the curator's ledger
+    assert "That dataset has spent ε 0.9 of its budget of 1 in 1 release(s)." in text, text
     win.tabs.setCurrentWidget(win.ledger_view)
     assert win.ledger_view.link_button.isVisible() and win.ledger_view.declare_button.isVisible()
     assert win.open_plan(str(PLAN))

@@ -96,6 +96,7 @@ PROP = "tests/core/test_proportion.py"
 PROP_WORST = f"{PROP}::test_the_worst_neighbours_reach_the_booked_sensitivity"
 PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivity"
 ACK = "tests/trust/test_acknowledge.py"
+ACF = "tests/trust/test_acknowledge_floor.py"
 GOV = "tests/cli/test_govern.py"
 GA = "tests/trust/test_attack_issue13.py"
 NC = "tests/cli/test_near_copy.py"
@@ -1795,8 +1796,8 @@ import PySide6  # noqa: F401
         "HB01",
         "release: --out is no longer checked and claimed before the charge (a bad folder charges, then fails)",
         "dpdesk/core/release.py",
-        r"""    claim = claim_out_dir(out_dir) if out_dir is not None else None  # checked and claimed before any charge""",
-        r"""    claim = None  # checked and claimed before any charge""",
+        r"""            claim = claim_out_dir(out_dir)""",
+        r"""            claim = None""",
         ("tests/trust/test_outputs.py::test_a_bad_out_is_refused_before_anything_is_charged",),
     ),
     Mutant(
@@ -2919,6 +2920,69 @@ import PySide6  # noqa: F401
         r"""    return int(entry_field.get("fit", 1))""",
         r"""    return int(entry_field.get("fit", FIT_VERSION))""",
         (f"{SYN}::test_a_table_regenerates_with_the_fit_it_was_made_with",),
+    ),
+    Mutant(
+        "OC01",
+        "acknowledge: the cost an unverified spend's trace records is not offered (its costs and plan edited: 0 offered)",
+        CO,
+        r"""            traced = _from_trace(e)""",
+        r"""            traced = None""",
+        (f"{ACF}::test_a_spend_with_its_costs_and_plan_edited_is_offered_its_trace",),
+    ),
+    Mutant(
+        "OC02",
+        "acknowledge: 0 is offered for an entry that may have charged when every source gives 0",
+        CO,
+        r"""        if self.may_charge and best == Cost(0.0, 0.0, 0.0):""",
+        r"""        if False:""",
+        (f"{ACF}::test_a_spend_with_nothing_left_to_go_by_is_never_offered_zero",),
+    ),
+    Mutant(
+        "OC03",
+        "near-copy: the refusal does not say how much of the resembled dataset was spent",
+        "dpdesk/core/recognition.py",
+        r"""    near = tuple(Resemblance(d, c, f, *spent_by(home, d)) for d, c, f in resembles(home, sketch))""",
+        r"""    near = tuple(Resemblance(d, c, f) for d, c, f in resembles(home, sketch))""",
+        (
+            f"{NC}::test_the_refusal_says_how_much_of_the_resembled_dataset_was_spent",
+            "tests/gui/test_near_copy_app.py::test_a_near_copy_is_named_and_refused_until_linked",
+        ),
+    ),
+    Mutant(
+        "OC04",
+        "ledger: after an acknowledgement, what is left of the budget is not said (carried releases not counted)",
+        "dpdesk/core/budget.py",
+        r"""    if history is None or (state.full and history.releases == 0):""",
+        r"""    if history is None or (state.full and not any(e["type"] == "spend" for e in state.tail)):""",
+        ("tests/cli/test_issue13_polish.py::test_after_an_acknowledgement_the_ledger_says_what_is_left",),
+    ),
+    Mutant(
+        "OC05",
+        "review --against: the intact file is headed BROKEN when it is the later ledger that went back",
+        "dpdesk/cli.py",
+        r"""                status=_("chain verified") if r.intact_itself else _("BROKEN"),""",
+        r"""                status=_("chain verified") if r.intact else _("BROKEN"),""",
+        ("tests/cli/test_issue13_polish.py::test_a_review_against_a_ledger_that_went_back_names_that_one",),
+    ),
+    Mutant(
+        "OC06",
+        "governance: a key change without approval asks for the officer's approval, not the recovery key's",
+        GV,
+        r"""    if doc is None and action == ROTATE:""",
+        r"""    if doc is None and action == "never":""",
+        ("tests/cli/test_issue13_polish.py::test_a_key_change_without_approval_asks_for_the_recovery_keys",),
+    ),
+    Mutant(
+        "OC07",
+        "release: the output folder is refused before the approval is checked (its refusal hidden)",
+        R,
+        r"""            if approval is None:
+                raise""",
+        r"""            if True:
+                raise""",
+        (
+            "tests/cli/test_issue13_polish.py::test_a_refused_approval_is_named_before_an_output_folder_that_is_not_empty",
+        ),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

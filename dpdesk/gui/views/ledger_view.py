@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -18,6 +20,9 @@ from dpdesk.core.text import shown
 from dpdesk.gui.models import LedgerModel, release_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.recognition import Resemblance
 
 
 class LedgerView(QWidget):
@@ -99,10 +104,13 @@ class LedgerView(QWidget):
                 _(
                     "<b>This table is new to dpdesk but resembles dataset {dataset}</b>: it holds about {contained} "
                     "of that dataset's rows, and about {found} of its own rows are in it (local estimates, for you "
-                    "only). It gets no budget of its own until you use that dataset's ledger, or a privacy officer "
-                    "declares it a new dataset."
+                    "only). {spent} It gets no budget of its own until you use that dataset's ledger, or a privacy "
+                    "officer declares it a new dataset."
                 ).format(
-                    dataset=_html(near.dataset), contained=f"{near.contained:.0%}", found=f"{near.found:.0%}"
+                    dataset=_html(near.dataset),
+                    contained=f"{near.contained:.0%}",
+                    found=f"{near.found:.0%}",
+                    spent=_html(_near_spent(near)),
                 )
             )
         elif not s.ledger_entries:
@@ -143,6 +151,18 @@ class LedgerView(QWidget):
             e,
         )
         self.shown.emit()
+
+
+def _near_spent(near: Resemblance) -> str:
+    """How much of the dataset a near-copy resembles was spent (from the curator's own ledger)."""
+    if near.ledger_broken:
+        return _("That dataset's ledger does not verify, so what it spent cannot be read.")
+    h = near.spent
+    if h is None or h.releases == 0:
+        return _("Nothing has been released from that dataset yet.")
+    return _("That dataset has spent ε {spent} of its budget of {budget} in {n} release(s).").format(
+        spent=f"{h.spent_epsilon:.6g}", budget=f"{h.budget.epsilon:.6g}", n=h.releases
+    )
 
 
 def _html(text: object) -> str:
