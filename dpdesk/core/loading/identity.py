@@ -406,8 +406,10 @@ class _Canonical:
         tokens = list(self._pool.map(lambda c: self.tokens(pl, *c), columns))
         fields = pl.DataFrame([s.alias(f"f{j}") for j, s in enumerate(tokens)])
         n = fields.select(pl.sum_horizontal(pl.all().str.len_bytes()).alias("n")).to_series()
-        pad = pl.lit("\0" * 8).str.slice(0, 8 - pl.lit(n) % 8)
-        data = fields.select(pl.concat_str([*fields.columns, pad]).str.join("").cast(pl.Binary)).item()
+        pad = pl.Series([bytes(k).decode() for k in range(9)]).gather((8 - n % 8).cast(pl.UInt32))
+        data = fields.select(
+            pl.concat_str([*fields.columns, pl.lit(pad)]).str.join("").cast(pl.Binary)
+        ).item()
         return data, n.to_numpy()
 
 
@@ -420,8 +422,8 @@ def canonical_header(names: list[str]) -> tuple[list[str], list[int]]:
 class _Accumulator:
     """Row hashes summed mod 2^128 and the bottom-k of their first lane, batch by batch.
 
-    A batch's words are hashed in a thread of their own (numpy releases the GIL) while the next batch is read
-    and encoded; at most one batch is in flight.
+    A batch is encoded and hashed in a thread of its own (polars and numpy release the GIL) while the next batch
+    is read; at most one batch is in flight.
     """
 
     def __init__(self, secret: bytes, k: int) -> None:
@@ -439,12 +441,12 @@ class _Accumulator:
         """Hash ``frame``'s rows (its columns taken in ``order``)."""
         if frame.height == 0:
             return
-        data, lengths = self.canonical.padded_rows(frame, order)
         self.wait()
         self.rows += frame.height
-        self._pending = self._pool.submit(self._add, data, lengths)
+        self._pending = self._pool.submit(self._add, frame, order)
 
-    def _add(self, data: bytes, lengths: np.ndarray) -> None:
+    def _add(self, frame: pl.DataFrame, order: list[int]) -> None:
+        data, lengths = self.canonical.padded_rows(frame, order)
         lo, hi = hash_padded(data, lengths, self.keys)
         self.total = (self.total + _sum128(lo, hi)) % 2**128
         if len(self.smallest) == self.k:
