@@ -11,6 +11,8 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import threading
+import time
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -333,3 +335,38 @@ def test_nfc_names_and_cells_are_one_table(tmp_path: Path, share: float) -> None
     assert (
         assert_same(_write(tmp_path / "nfd.csv", ["Stadt", unicodedata.normalize("NFD", "ü")], nfd)).key == a
     )
+
+
+def test_at_most_one_batch_is_encoded_while_the_next_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory bound: a slow encoder never lets batches pile up (the reader waits for it)."""
+    monkeypatch.setattr(csvfile, "BLOCK_BYTES", 2048)
+    rows = [[str(i), f"{i / 3:.4f}"] for i in range(3000)]
+    path = _write(tmp_path / "t.csv", ["a", "b"], rows)
+    held = [0]
+    most = [0]
+    batches = [0]
+    lock = threading.Lock()
+    real_add_frame, real_add = ident._Accumulator.add_frame, ident._Accumulator._add
+
+    def add_frame(self: Any, frame: pl.DataFrame, order: list[int]) -> None:
+        with lock:
+            held[0] += 1  # this batch, read, and the one in flight, if any
+            most[0] = max(most[0], held[0])
+            batches[0] += 1
+        real_add_frame(self, frame, order)
+
+    def slow_add(self: Any, frame: pl.DataFrame, order: list[int]) -> None:
+        time.sleep(0.02)
+        real_add(self, frame, order)
+        with lock:
+            held[0] -= 1
+
+    monkeypatch.setattr(ident._Accumulator, "add_frame", add_frame)
+    monkeypatch.setattr(ident._Accumulator, "_add", slow_add)
+    ident_fast = content_identity(path, SECRET)
+    assert ident_fast.sketch.rows == 3000 and held[0] == 0
+    assert batches[0] > 10 and most[0] <= 2  # pieces of 2 KiB: many batches, never more than two held at once
+    monkeypatch.undo()
+    assert ident_fast == reference_identity(path)
