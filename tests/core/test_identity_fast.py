@@ -24,6 +24,7 @@ import xlsxwriter  # type: ignore[import-untyped]  # no stubs; a test-only depen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpdesk.core.errors import InputError
 from dpdesk.core.loading import csvfile
 from dpdesk.core.loading import identity as ident
 from dpdesk.core.loading.identity import ContentIdentity, content_identity, hash_padded, hash_rows, row_keys
@@ -242,6 +243,11 @@ def test_xlsx_and_parquet_give_the_reference_identity(tmp_path: Path, share: flo
             ws.write(r, c, v)
     wb.close()
     assert_same(tmp_path / "t.xlsx")
+    # a column the canonical form cannot encode: refused as the reference refuses it (not a polars error)
+    pl.DataFrame({"a": [[1, 2], [3]], "b": [1, 2]}).write_parquet(tmp_path / "list.parquet")
+    for identify in (reference_identity, lambda p: content_identity(p, SECRET)):
+        with pytest.raises(InputError, match="cannot read this parquet file"):
+            identify(tmp_path / "list.parquet")
 
 
 CELL = st.one_of(

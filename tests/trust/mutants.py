@@ -1614,6 +1614,14 @@ def _sum128(""",
         r"""        self.rows += frame.height""",
         (f"{IDF}::test_at_most_one_batch_is_encoded_while_the_next_is_read",),
     ),
+    Mutant(
+        "IF06",
+        "fast content identity: an error encoding the last batch escapes as a polars error, not the reader's",
+        "dpdesk/core/loading/identity.py",
+        r"""        acc.wait()  # the last batch's errors are the reader's too""",
+        r"""        pass""",
+        (f"{IDF}::test_xlsx_and_parquet_give_the_reference_identity",),
+    ),
     # --- issue 13, item 2: a crash-safe, conservative acknowledgement --------------------------------------
     Mutant(
         "AK01",

@@ -34,6 +34,14 @@ and the key must stay the same for the life of a dataset. The word hash is not a
 hashes unpredictable without the secret and collision-free in practice, which is what recognition needs; it
 never leaves the home. Pinned by test vectors (``tests/core/test_identity.py``).
 
+**How it is computed fast** (the same bytes and hashes; ``tests/core/test_identity_fast.py`` checks them against
+:func:`canonical_rows` and :func:`hash_rows`, kept as the reference): a column whose batch repeats its cells is
+encoded once per distinct cell and mapped back (a cell's encoding depends on that cell only); the other columns
+take only the branches some cell of the batch takes, each choice made once (:func:`_fast_tokens`); the rows come
+out of polars already zero-padded to their words, and :func:`hash_padded` hashes them a few thousand rows at a
+time (the temporaries stay in the CPU cache). A batch is encoded and hashed in a thread while the reader parses
+the next, two columns at a time; at most one batch is in flight, so the memory stays bounded by the batches.
+
 **The sketch** (bottom-k): the :data:`SKETCH_K` smallest distinct values of the rows' first 64-bit lane. For
 two tables, the rows whose hash lies below the smaller of the two sketches' largest values are *all* in both
 sketches, and they are a uniform random sample of each table's distinct rows (the hash being random to anyone
@@ -534,6 +542,7 @@ def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress
                 progress.check_cancelled()
         if not header and names is not None:
             header, order = canonical_header(names)
+        acc.wait()  # the last batch's errors are the reader's too
     except InputError:
         raise
     except (
@@ -624,4 +633,5 @@ def _csv_pieces(
             acc.add_frame(frame, order)
             check_rows(path, acc.rows)
         line += piece.count(b"\n")
+    acc.wait()
     return header
