@@ -60,6 +60,7 @@ AUDIT = "tests/trust/test_audit.py"
 AGG = "tests/core/test_aggregates.py"
 NEWCOMER = "tests/cli/test_newcomer.py"
 IDT = "tests/core/test_identity.py"
+IDF = "tests/core/test_identity_fast.py"
 DATA = "tests/core/test_data.py"
 FORMULAS = "tests/core/test_formulas.py"
 PUBLIC_ID = "tests/trust/test_public_id.py"
@@ -1502,8 +1503,8 @@ import PySide6  # noqa: F401
         "ID02",
         "content identity: numbers compared as text (12.0 is not 12)",
         "dpdesk/core/loading/identity.py",
-        r"""        pl.concat_str([pl.lit("i"), x.cast(pl.Int64, strict=False).cast(pl.String)])""",
-        r"""        pl.concat_str([pl.lit("t"), t])""",
+        r"""        branches.append((small, ":i", x.cast(pl.Int64, strict=False).cast(pl.String)))""",
+        r"""        branches.append((small, ":t", t))""",
         (IDT,),
     ),
     Mutant(
@@ -1557,6 +1558,70 @@ import PySide6  # noqa: F401
         r"""            resolved.append(Dataset(request.home, request.data, sha256=table.sha256).resolve(progress))""",
         r"""            pass""",
         (CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger",),
+    ),
+    # --- the fast content identity: exactly the reference's keys and sketches, memory bounded ---------------
+    Mutant(
+        "IF01",
+        "fast content identity: a whole number of 2^63 or more in a column without fractions loses its encoding",
+        "dpdesk/core/loading/identity.py",
+        r"""    if flags["frac"] or flags["big"]:
+        branches.append((finite, ":f", x.cast(pl.String)))""",
+        r"""    if flags["frac"]:
+        branches.append((finite, ":f", x.cast(pl.String)))""",
+        (IDF,),
+    ),
+    Mutant(
+        "IF02",
+        "fast content identity: a column of several kinds of cell encoded as if all took the first kind",
+        "dpdesk/core/loading/identity.py",
+        r"""    if len(branches) > 1:  # with one branch every non-missing cell takes it""",
+        r"""    if len(branches) > 2:  # with one branch every non-missing cell takes it""",
+        (IDF,),
+    ),
+    Mutant(
+        "IF03",
+        "fast content identity: distinct cells mapped back to the wrong encodings",
+        "dpdesk/core/loading/identity.py",
+        r"""                return s.replace_strict(distinct, _fast_tokens(pl, distinct), return_dtype=pl.String)""",
+        r"""                return s.replace_strict(
+                    distinct.sort(nulls_last=True), _fast_tokens(pl, distinct), return_dtype=pl.String
+                )""",
+        (IDF,),
+    ),
+    Mutant(
+        "IF04",
+        "fast word hash: a row's length mixed in as its number of words (rows padded alike collide)",
+        "dpdesk/core/loading/identity.py",
+        r"""        acc ^= _fmix(lens.astype(_U64) ^ b)
+        lanes.append(_fmix(acc))
+    return lanes[0], lanes[1]
+
+
+def _sum128(""",
+        r"""        acc ^= _fmix(words_per_row.astype(_U64) ^ b)
+        lanes.append(_fmix(acc))
+    return lanes[0], lanes[1]
+
+
+def _sum128(""",
+        (IDF,),
+    ),
+    Mutant(
+        "IF05",
+        "fast content identity: batches pile up while the encoder is busy (memory no longer bounded by a batch)",
+        "dpdesk/core/loading/identity.py",
+        r"""        self.wait()
+        self.rows += frame.height""",
+        r"""        self.rows += frame.height""",
+        (f"{IDF}::test_at_most_one_batch_is_encoded_while_the_next_is_read",),
+    ),
+    Mutant(
+        "IF06",
+        "fast content identity: an error encoding the last batch escapes as a polars error, not the reader's",
+        "dpdesk/core/loading/identity.py",
+        r"""        acc.wait()  # the last batch's errors are the reader's too""",
+        r"""        pass""",
+        (f"{IDF}::test_xlsx_and_parquet_give_the_reference_identity",),
     ),
     # --- issue 13, item 2: a crash-safe, conservative acknowledgement --------------------------------------
     Mutant(

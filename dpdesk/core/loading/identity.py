@@ -34,6 +34,14 @@ and the key must stay the same for the life of a dataset. The word hash is not a
 hashes unpredictable without the secret and collision-free in practice, which is what recognition needs; it
 never leaves the home. Pinned by test vectors (``tests/core/test_identity.py``).
 
+**How it is computed fast** (the same bytes and hashes; ``tests/core/test_identity_fast.py`` checks them against
+:func:`canonical_rows` and :func:`hash_rows`, kept as the reference): a column whose batch repeats its cells is
+encoded once per distinct cell and mapped back (a cell's encoding depends on that cell only); the other columns
+take only the branches some cell of the batch takes, each choice made once (:func:`_fast_tokens`); the rows come
+out of polars already zero-padded to their words, and :func:`hash_padded` hashes them a few thousand rows at a
+time (the temporaries stay in the CPU cache). A batch is encoded and hashed in a thread while the reader parses
+the next, two columns at a time; at most one batch is in flight, so the memory stays bounded by the batches.
+
 **The sketch** (bottom-k): the :data:`SKETCH_K` smallest distinct values of the rows' first 64-bit lane. For
 two tables, the rows whose hash lies below the smaller of the two sketches' largest values are *all* in both
 sketches, and they are a uniform random sample of each table's distinct rows (the hash being random to anyone
@@ -49,6 +57,7 @@ import codecs
 import hashlib
 import unicodedata
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +91,13 @@ IDENTITY_VERSION = 1
 SKETCH_K = 1024
 #: Rows hashed at a time for the whole-frame readers (.xlsx, Parquet): bounds the hashing's temporaries.
 FRAME_BATCH_ROWS = 200_000
+#: A column's cells are canonicalised once per distinct value when a batch has at most this share of distinct
+#: cells (the usual codes, categories and small counts); the encoding of a cell depends on that cell only.
+DISTINCT_SHARE = 0.5
+#: Rows whose words are hashed at a time (their temporaries stay in the CPU cache).
+HASH_CHUNK_ROWS = 8192
+#: Columns encoded at a time (polars releases the GIL; the machines dpdesk runs on have two cores or more).
+COLUMN_THREADS = 2
 
 _U64 = np.uint64
 _MASK32 = _U64(0xFFFFFFFF)
@@ -201,6 +217,49 @@ def hash_rows(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.nd
     return lanes[0], lanes[1]
 
 
+def _fmix_into(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """:func:`_fmix` with ``tmp`` (as long as ``x``) for the shifted copies: no temporaries."""
+    for mult in (_FMIX1, _FMIX2, None):
+        np.right_shift(x, _U64(33), out=tmp)
+        x ^= tmp
+        if mult is not None:
+            x *= mult
+    return x
+
+
+def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`hash_rows` of rows already zero-padded in ``data``: row i takes ``lengths[i] // 8 + 1`` words.
+
+    The same function, computed without scattering bytes into a padded copy, a chunk of rows at a time.
+    """
+    n = len(lengths)
+    lens = lengths.astype(np.int64)
+    words_per_row = lens // 8 + 1
+    word_start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(words_per_row, out=word_start[1:])
+    if len(data) != 8 * int(word_start[-1]):
+        raise ValueError("the rows are not padded to their words")
+    words = np.frombuffer(data, dtype="<u8")
+    positions = np.arange(int(words_per_row.max()) if n else 0, dtype=_U64)
+    lanes = []
+    for a, m, b in ((keys[0], keys[2], keys[1]), (keys[4], keys[6], keys[5])):
+        lane_keys = positions * m
+        lane_keys += a
+        acc = np.empty(n, dtype=_U64)
+        for r0 in range(0, n, HASH_CHUNK_ROWS):
+            r1 = min(n, r0 + HASH_CHUNK_ROWS)
+            w0, w1 = int(word_start[r0]), int(word_start[r1])
+            starts = word_start[r0:r1] - w0
+            pos = np.arange(w1 - w0, dtype=np.int64)
+            pos -= np.repeat(starts, words_per_row[r0:r1])
+            v = lane_keys[pos]
+            v ^= words[w0:w1]
+            acc[r0:r1] = np.add.reduceat(_fmix_into(v, pos.view(_U64)), starts)
+        acc ^= _fmix(lens.astype(_U64) ^ b)
+        lanes.append(_fmix(acc))
+    return lanes[0], lanes[1]
+
+
 def _sum128(lo: np.ndarray, hi: np.ndarray) -> int:
     """The sum mod 2^128 of the 128-bit values lo + 2^64 hi (exact: 32-bit limbs summed in uint64)."""
     total = 0
@@ -210,15 +269,21 @@ def _sum128(lo: np.ndarray, hi: np.ndarray) -> int:
     return total % 2**128
 
 
+def _cleaned(pl: Any, s: pl.Series) -> pl.Series:
+    """A column's cells as text, trimmed, NFC-normalised (only a column with non-ASCII text needs it)."""
+    s = s.cast(pl.String).str.strip_chars()
+    if (s.str.len_bytes() != s.str.len_chars()).any():
+        s = s.str.normalize("NFC")
+    return s
+
+
 def _cell_tokens(pl: Any, s: pl.Series) -> pl.Series:
     """A column's canonical cells as one field each: ``-`` when missing, else ``<bytes>:<tag><value>`` (tags:
     ``i`` integer, ``f`` other finite number, ``t`` text), so that a row's fields decode unambiguously.
 
     Work a batch does not need is skipped: NFC only for a column with non-ASCII text, the exact digits of
     integer literals only when a number reaches 2^53, each branch only when some cell takes it."""
-    s = s.cast(pl.String).str.strip_chars()
-    if (s.str.len_bytes() != s.str.len_chars()).any():
-        s = s.str.normalize("NFC")
+    s = _cleaned(pl, s)
     frame = s.to_frame("t").select(pl.when(pl.col("t").str.len_bytes() > 0).then(pl.col("t")).alias("t"))
     frame = frame.with_columns(pl.col("t").cast(pl.Float64, strict=False).alias("x"))
     t, x = pl.col("t"), pl.col("x")
@@ -266,6 +331,96 @@ def canonical_rows(frame: pl.DataFrame, order: list[int]) -> pl.Series:
     return fields.select(pl.concat_str(pl.all()).alias("row")).to_series()
 
 
+def _fast_tokens(pl: Any, s: pl.Series) -> pl.Series:
+    """:func:`_cell_tokens` with fewer passes: the value and its tag chosen once, the length prefix, tag and
+    value joined in one step, and a branch no cell of the batch takes left out (a column of one kind of cell,
+    the usual case, chooses nothing at all)."""
+    s = _cleaned(pl, s)
+    t, x = pl.col("t"), pl.col("x")
+    frame = s.to_frame("t").select(pl.when(t.str.len_bytes() > 0).then(t).alias("t"))
+    frame = frame.with_columns(t.cast(pl.Float64, strict=False).alias("x"))
+    finite = x.is_finite()
+    flags = frame.select(
+        (finite & (x.abs() >= 2.0**53)).any().alias("big"),
+        (finite & (x != x.floor())).any().alias("frac"),
+        (t.is_not_null() & ~finite.fill_null(False)).any().alias("text"),
+        finite.any().alias("number"),
+    ).row(0, named=True)
+    # (condition, tag, value) in _cell_tokens' order: the first that holds decides a cell
+    branches: list[tuple[Any, str, Any]] = []
+    if flags["big"]:
+        digits = (
+            t.str.replace(r"^\+", "")
+            .str.replace(r"\.0*$", "")
+            .str.replace(r"^(-?)0+([0-9])", "${1}${2}")
+            .str.replace(r"^-0$", "0")
+        )
+        branches.append((t.str.contains(_INT_LITERAL), ":i", digits))
+    if flags["number"]:
+        small = finite & (x == x.floor()) & (x.abs() < 2.0**63)
+        branches.append((small, ":i", x.cast(pl.Int64, strict=False).cast(pl.String)))
+    if flags["frac"] or flags["big"]:
+        branches.append((finite, ":f", x.cast(pl.String)))
+    if flags["text"]:
+        branches.append((t.is_not_null(), ":t", t))
+    if not branches:  # every cell is missing (a cell is a number or text)
+        return frame.get_column("t").fill_null("-")
+    cond, tag, value = branches[0]
+    tags: Any = pl.lit(tag)
+    if len(branches) > 1:  # with one branch every non-missing cell takes it
+        value, tags = pl.when(cond).then(value), pl.when(cond).then(tags)
+        for cond, tag, v in branches[1:]:
+            value, tags = value.when(cond).then(v), tags.when(cond).then(pl.lit(tag))
+    v = pl.col("v")
+    return (
+        frame.select(value.alias("v"), tags.alias("g"))
+        .select(pl.concat_str([(v.str.len_bytes() + 1).cast(pl.String), pl.col("g"), v]).fill_null("-"))
+        .to_series()
+    )
+
+
+class _Canonical:
+    """The canonical rows of a table's batches, as :func:`canonical_rows` encodes them, zero-padded to whole
+    64-bit words for :func:`hash_padded`.
+
+    A column whose batch repeats its cells (at most :data:`DISTINCT_SHARE` distinct) is encoded once per
+    distinct cell and mapped back; a column found mostly distinct is not tried again for 16 batches.
+    """
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self.skip: dict[int, int] = {}
+        self._pool = pool
+
+    def tokens(self, pl: Any, s: pl.Series, column: int) -> pl.Series:
+        skip = self.skip.get(column, 0)
+        if skip:
+            self.skip[column] = skip - 1
+        else:
+            s = s.cast(pl.String)
+            distinct = s.unique()
+            if distinct.len() <= s.len() * DISTINCT_SHARE:
+                return s.replace_strict(distinct, _fast_tokens(pl, distinct), return_dtype=pl.String)
+            self.skip[column] = 16
+        return _fast_tokens(pl, s)
+
+    def padded_rows(self, frame: pl.DataFrame, order: list[int]) -> tuple[bytes, np.ndarray]:
+        """The rows' canonical encodings back to back, each padded with zero bytes to its words, and their
+        lengths (before padding)."""
+        import polars as pl
+
+        if not order:
+            return bytes(8 * frame.height), np.zeros(frame.height, dtype=np.int64)
+        columns = [(frame.to_series(i), i) for i in order]
+        tokens = list(self._pool.map(lambda c: self.tokens(pl, *c), columns))
+        fields = pl.DataFrame([s.alias(f"f{j}") for j, s in enumerate(tokens)])
+        n = fields.select(pl.sum_horizontal(pl.all().str.len_bytes()).alias("n")).to_series()
+        pad = pl.Series([bytes(k).decode() for k in range(9)]).gather((8 - n % 8).cast(pl.UInt32))
+        data = fields.select(
+            pl.concat_str([*fields.columns, pl.lit(pad)]).str.join("").cast(pl.Binary)
+        ).item()
+        return data, n.to_numpy()
+
+
 def canonical_header(names: list[str]) -> tuple[list[str], list[int]]:
     """The header's names NFC-normalised and trimmed, and the column order by name (stable for repeats)."""
     canon = [unicodedata.normalize("NFC", str(h)).strip() for h in names]
@@ -273,7 +428,11 @@ def canonical_header(names: list[str]) -> tuple[list[str], list[int]]:
 
 
 class _Accumulator:
-    """Row hashes summed mod 2^128 and the bottom-k of their first lane, batch by batch."""
+    """Row hashes summed mod 2^128 and the bottom-k of their first lane, batch by batch.
+
+    A batch is encoded and hashed in a thread of its own (polars and numpy release the GIL) while the next batch
+    is read; at most one batch is in flight.
+    """
 
     def __init__(self, secret: bytes, k: int) -> None:
         self.keys = row_keys(secret)
@@ -281,20 +440,40 @@ class _Accumulator:
         self.rows = 0
         self.total = 0
         self.smallest = np.zeros(0, dtype=_U64)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dpdesk-identity")
+        self._columns = ThreadPoolExecutor(max_workers=COLUMN_THREADS, thread_name_prefix="dpdesk-columns")
+        self.canonical = _Canonical(self._columns)
+        self._pending: Future[None] | None = None
 
-    def add(self, rows: pl.Series) -> None:
-        n = rows.len()
-        if n == 0:
+    def add_frame(self, frame: pl.DataFrame, order: list[int]) -> None:
+        """Hash ``frame``'s rows (its columns taken in ``order``)."""
+        if frame.height == 0:
             return
-        data = rows.str.join("").item().encode("utf-8")
-        lo, hi = hash_rows(data, rows.str.len_bytes().to_numpy(), self.keys)
-        self.rows += n
+        self.wait()
+        self.rows += frame.height
+        self._pending = self._pool.submit(self._add, frame, order)
+
+    def _add(self, frame: pl.DataFrame, order: list[int]) -> None:
+        data, lengths = self.canonical.padded_rows(frame, order)
+        lo, hi = hash_padded(data, lengths, self.keys)
         self.total = (self.total + _sum128(lo, hi)) % 2**128
         if len(self.smallest) == self.k:
             lo = lo[lo < self.smallest[-1]]
         self.smallest = np.unique(np.concatenate([self.smallest, lo]))[: self.k]
 
+    def wait(self) -> None:
+        """Until the batch in flight is hashed (its exception raised here)."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def close(self) -> None:
+        self.wait()
+        self._pool.shutdown()
+        self._columns.shutdown()
+
     def sketch(self) -> Sketch:
+        self.wait()
         return Sketch(self.rows, tuple(int(h) for h in self.smallest), self.k)
 
 
@@ -329,12 +508,16 @@ def content_identity(
         raise InputError(str(p), "no such file")
     acc = _Accumulator(secret, k)
     suffix = p.suffix.lower()
-    if suffix in XLSX_SUFFIXES or suffix in PARQUET_SUFFIXES:
-        sha = file_sha256(p, progress)
-        header = _frame_batches(p, suffix in XLSX_SUFFIXES, acc, progress)
-    else:
-        sha, header = _csv_batches(p, encoding, delimiter, acc, progress)
-    return ContentIdentity(sha, _content_key(secret, header, acc.rows, acc.total), acc.sketch())
+    try:
+        if suffix in XLSX_SUFFIXES or suffix in PARQUET_SUFFIXES:
+            sha = file_sha256(p, progress)
+            header = _frame_batches(p, suffix in XLSX_SUFFIXES, acc, progress)
+        else:
+            sha, header = _csv_batches(p, encoding, delimiter, acc, progress)
+        sketch = acc.sketch()
+    finally:
+        acc.close()
+    return ContentIdentity(sha, _content_key(secret, header, acc.rows, acc.total), sketch)
 
 
 def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress) -> list[str]:
@@ -354,11 +537,12 @@ def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress
             if not header:
                 header, order = canonical_header(names if names is not None else frame.columns)
             for start in range(0, frame.height, FRAME_BATCH_ROWS):
-                acc.add(canonical_rows(frame.slice(start, FRAME_BATCH_ROWS), order))
+                acc.add_frame(frame.slice(start, FRAME_BATCH_ROWS), order)
                 check_rows(path, acc.rows)
                 progress.check_cancelled()
         if not header and names is not None:
             header, order = canonical_header(names)
+        acc.wait()  # the last batch's errors are the reader's too
     except InputError:
         raise
     except (
@@ -446,7 +630,8 @@ def _csv_pieces(
         records = _drop_blank_lines(piece) if len(raw_header) > 1 else piece
         if records:
             frame = _parse_piece(pl, records, path, head_bytes, raw_header, wanted, delim, line)
-            acc.add(canonical_rows(frame, order))
+            acc.add_frame(frame, order)
             check_rows(path, acc.rows)
         line += piece.count(b"\n")
+    acc.wait()
     return header
