@@ -2771,6 +2771,15 @@ import PySide6  # noqa: F401
             "tests/gui/test_ledger_state.py::test_a_forged_checkpoint_is_named_in_the_app_as_on_the_command_line",
         ),
     ),
+    Mutant(
+        "OB01",
+        "a query built by hand (not read from a plan) keeps a negative epsilon: it is not validated when built",
+        "dpdesk/core/plan.py",
+        r"""        _set(self, "epsilon", _positive(self.epsilon, "query.epsilon"))
+""",
+        r"""""",
+        ("tests/core/test_query_types.py::test_the_audits_examples_are_refused_when_built",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -125,6 +125,14 @@ def parse_param(param: Param, value: Any, key: str, column: ColumnSpec | None = 
     raise AssertionError(f"{kind} is validated by the plan itself")  # pragma: no cover
 
 
+def check_field(spec: QuerySpec, param: Param, value: Any) -> Any:
+    """A query's own field validated when the query is built, by its kind as the plan's parser does (keyed
+    ``query.<key>``; a tuple reads as the plan's list); the normalised value is stored and returned."""
+    x = parse_param(param, list(value) if isinstance(value, tuple) else value, f"query.{param.key}")
+    object.__setattr__(spec, param.key, x)
+    return x
+
+
 def _category_set(param: Param, value: Any, key: str, column: ColumnSpec | None) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise PlanError(
