@@ -380,7 +380,9 @@ def query_accuracy(design: QueryDesign, plan: Plan, confidence: float = 0.95) ->
             q = float(getattr(design.spec, "q", 0.5))
             pcts = (max(0.0, 100.0 * (q - r / n)), min(100.0, 100.0 * (q + r / n)))
         return Accuracy(RANK, confidence, r, rows=n, percentiles=pcts, exact_candidates=design.rank_exact)
-    unit = "rows" if design.spec.statistic == "mode" else ""
+    from dpdesk.core import statistics
+
+    unit = statistics.get(design.spec.statistic).lead_unit
     return Accuracy(LEAD, confidence, lead_for(design, confidence), unit=unit)
 
 

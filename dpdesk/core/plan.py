@@ -1281,13 +1281,16 @@ def _parse_query(
     from dpdesk.core import statistics
     from dpdesk.core.mechanism_kinds import MECHANISMS, Calibration, Mechanism
 
+    names = statistics.names()
     obj = _object(value, key)
-    if obj.get("statistic") == "synthetic" and "mechanism" not in obj:
-        obj = {**obj, "mechanism": "mst"}  # the synthesiser's own mechanism word, by default
+    word = obj.get("statistic")
+    default = statistics.REGISTRY[word].default_mechanism if isinstance(word, str) and word in names else None
+    if default is not None and "mechanism" not in obj:
+        obj = {**obj, "mechanism": str(default)}  # a statistic's own mechanism word, by default
     keys = _query_keys()
     _check_keys(obj, key, keys, ("name", "statistic", "mechanism"))
     name = _text(obj["name"], f"{key}.name")
-    stat = statistics.get(_statistic(obj["statistic"], f"{key}.statistic", statistics.names()))
+    stat = statistics.get(_statistic(obj["statistic"], f"{key}.statistic", names))
     mech = Mechanism(_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
     info = MECHANISMS[mech]
     if mech not in stat.mechanisms:

@@ -2780,6 +2780,18 @@ import PySide6  # noqa: F401
         r"""""",
         ("tests/core/test_query_types.py::test_the_audits_examples_are_refused_when_built",),
     ),
+    Mutant(
+        "OB02",
+        "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy.py)",
+        "dpdesk/core/accuracy.py",
+        r"""    unit = statistics.get(design.spec.statistic).lead_unit
+""",
+        r"""    unit = "rows" if design.spec.statistic == "mode" else ""
+""",
+        (
+            "tests/core/test_registry.py::test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

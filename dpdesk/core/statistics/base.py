@@ -241,6 +241,14 @@ class Statistic:
     #: one-shot mechanisms (neighbour enumeration, the audit by examples, accuracy solving) do not apply; its
     #: own tests cover it (tests/core/test_synthetic*.py).
     composite: ClassVar[bool] = False
+    #: Whether one query releases several cells even when it is not grouped (a histogram's bins): an accuracy
+    #: target then says whether each cell on its own or all cells together must be within the error.
+    several_cells: ClassVar[bool] = False
+    #: A selection's lead (``accuracy_kind`` "lead") in words: "rows" when its utility counts rows (a mode),
+    #: empty when the utility has units of its own.
+    lead_unit: ClassVar[str] = ""
+    #: The mechanism a plan may leave out for this statistic (the synthesiser's own); None: the plan names it.
+    default_mechanism: ClassVar[Mechanism | None] = None
 
     # ------------------------------------------------------------------ labels
     def label(self) -> str:
@@ -258,6 +266,12 @@ class Statistic:
     def no_column_message(self) -> str:
         """The message for a column given to a statistic that takes none (empty: the plan's own)."""
         return ""
+
+    def lead_help(self) -> str:
+        """What a selection's lead (its accuracy target's error) means, for the form's tooltip."""
+        return _(
+            "How far, in the utility's units, the best candidate is above every other when it must be chosen."
+        )
 
     # ------------------------------------------------------------------ parameters
     def param(self, kind: ParamKind) -> Param | None:

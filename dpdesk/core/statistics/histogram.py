@@ -80,6 +80,7 @@ class Histogram(Statistic):
 
     name = "histogram"
     order = 40
+    several_cells = True  # one count per category or bin
     mechanisms = (Mechanism.LAPLACE, Mechanism.GAUSSIAN)
     params = (
         Param(

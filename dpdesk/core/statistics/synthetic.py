@@ -357,6 +357,7 @@ class Synthetic(Statistic):
     params = (COLUMNS, ROWS, BIN_MAP)
     query_type = SyntheticQuery
     composite = True
+    default_mechanism = Mechanism.MST  # the synthesiser's own mechanism word, by default
 
     def label(self) -> str:
         return _("synthetic table (a shareable microdata file)")
