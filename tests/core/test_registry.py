@@ -185,7 +185,7 @@ def test_the_scan_finds_each_kind_of_special_case() -> None:
 
 def test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word() -> None:
     """Adding a statistic touches its own module: what differs between statistics is declared on
-    :class:`Statistic` (``several_cells``, ``lead_unit``, ``lead_help``, ``default_mechanism``, ...) and set by
+    :class:`Statistic` (``several_cells``, ``accuracy_unit``, ``lead_help``, ``default_mechanism``, ...) and set by
     the statistic's module, never tested by name elsewhere (issue 12, item 1; audit gap 8)."""
     names = set(statistics.names())
     inside = ROOT / "dpdesk" / "core" / "statistics"
@@ -200,10 +200,10 @@ def test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word() ->
 
 def test_what_differs_between_statistics_is_declared_by_their_modules() -> None:
     several = {s.name for s in statistics.statistics() if s.several_cells}
-    lead_units = {s.name: s.lead_unit for s in statistics.statistics() if s.accuracy_kind == "lead"}
+    accuracy_units = {s.name: s.accuracy_unit for s in statistics.statistics() if s.accuracy_kind == "lead"}
     defaults = {s.name: s.default_mechanism for s in statistics.statistics() if s.default_mechanism}
     assert several == {"histogram"}
-    assert lead_units == {"mode": "rows", "select": ""}
+    assert accuracy_units == {"mode": "rows", "select": ""}
     assert defaults == {"synthetic": "mst"}
     assert all(s.default_mechanism in s.mechanisms for s in statistics.statistics() if s.default_mechanism)
     assert statistics.get("mode").lead_help() != statistics.get("select").lead_help()

@@ -2784,10 +2784,10 @@ import PySide6  # noqa: F401
         "OB02",
         "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy.py)",
         "dpdesk/core/accuracy.py",
-        r"""    unit = statistics.get(design.spec.statistic).lead_unit
-""",
+        r"""    unit = statistics.get(design.spec.statistic).accuracy_unit
+    return Accuracy(LEAD""",
         r"""    unit = "rows" if design.spec.statistic == "mode" else ""
-""",
+    return Accuracy(LEAD""",
         (
             "tests/core/test_registry.py::test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word",
         ),

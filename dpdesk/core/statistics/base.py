@@ -244,9 +244,10 @@ class Statistic:
     #: Whether one query releases several cells even when it is not grouped (a histogram's bins): an accuracy
     #: target then says whether each cell on its own or all cells together must be within the error.
     several_cells: ClassVar[bool] = False
-    #: A selection's lead (``accuracy_kind`` "lead") in words: "rows" when its utility counts rows (a mode),
-    #: empty when the utility has units of its own.
-    lead_unit: ClassVar[str] = ""
+    #: The units its accuracy is stated in when they are not the column's (or a count's rows): "rows" for a
+    #: lead whose utility counts rows (a mode), "share" for a ratio that is a share (a proportion); empty for
+    #: the column's units, or a utility's own.
+    accuracy_unit: ClassVar[str] = ""
     #: The mechanism a plan may leave out for this statistic (the synthesiser's own); None: the plan names it.
     default_mechanism: ClassVar[Mechanism | None] = None
 

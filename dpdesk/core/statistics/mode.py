@@ -44,7 +44,7 @@ class Mode(Statistic):
     )
     figure = "selection"
     accuracy_kind = "lead"
-    lead_unit = "rows"  # its utility is a category's count
+    accuracy_unit = "rows"  # its utility is a category's count
 
     def label(self) -> str:
         return _("most frequent category")

@@ -208,6 +208,7 @@ class Proportion(Statistic):
     )
     query_type = ProportionQuery
     accuracy_kind = "ratio"
+    accuracy_unit = "share"  # a share of the rows, from 0 to 1
 
     def ratio_shape(self, spec: QuerySpec, plan: Plan) -> tuple[float, float]:
         """|z - 1/2| = 1/2 for every row, and the share lies in [0, 1]."""
