@@ -244,8 +244,10 @@ def _targets(stat: Any) -> tuple[dict[str, Any], ...]:
 
 
 def _cases() -> list[Any]:
+    """Every statistic's examples, mechanisms and targets; the fast loop runs each statistic's first case."""
     out = []
     for stat in statistics.statistics():
+        first = True
         if stat.composite:  # no accuracy target: its epsilon is stated (tests/core/test_synthetic_query.py)
             continue
         for ex_name, ex in stat.examples(BOUNDS).items():
@@ -254,8 +256,15 @@ def _cases() -> list[Any]:
                     q = {**ex, "mechanism": mechanism, "accuracy": target}
                     if mechanism == "gaussian":
                         q.update(delta=1e-7, calibration="analytic")
+                    marks = () if first else (pytest.mark.slow,)
+                    first = False
                     out.append(
-                        pytest.param(stat.name, q, id=f"{ex_name}-{mechanism}-{target.get('cells', 'each')}")
+                        pytest.param(
+                            stat.name,
+                            q,
+                            id=f"{ex_name}-{mechanism}-{target.get('cells', 'each')}",
+                            marks=marks,
+                        )
                     )
     return out
 

@@ -119,6 +119,7 @@ def test_k_up_multiplies_past_costs_and_never_comes_back(dpdesk_home: Path, tmp_
     )
 
 
+@pytest.mark.slow
 def test_add_remove_to_replace_and_back(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     p = plan()
@@ -155,6 +156,7 @@ def test_replace_to_add_remove_raises_what_replace_understated(dpdesk_home: Path
     assert spent(dpdesk_home, d, ar) == Decimal("1")  # 0.01 x 100
 
 
+@pytest.mark.slow
 def test_an_id_column_that_enforced_k_is_not_rescaled(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path, with_id=True)
     release(parse_plan(plan(id_column="pid")), d, dpdesk_home)
@@ -164,6 +166,7 @@ def test_an_id_column_that_enforced_k_is_not_rescaled(dpdesk_home: Path, tmp_pat
     assert spent(dpdesk_home, d, plan(max_rows_per_person=4)) == Decimal("0.3")
 
 
+@pytest.mark.slow
 def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     p = plan()
@@ -193,6 +196,7 @@ def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path)
     assert eff.costs[0].delta == 1e-7
 
 
+@pytest.mark.slow
 def test_a_carried_release_without_trace_cannot_go_back_to_add_remove(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:
