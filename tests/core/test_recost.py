@@ -143,6 +143,7 @@ def test_add_remove_to_replace_and_back(dpdesk_home: Path, tmp_path: Path) -> No
     assert [round(c.epsilon, 9) for c in costs] == [0.1, 0.4, 0.1]
 
 
+@pytest.mark.slow
 def test_replace_to_add_remove_raises_what_replace_understated(dpdesk_home: Path, tmp_path: Path) -> None:
     """Under replace with nothing that can drop, a sum over [99, 100] has sensitivity U - L = 1; under add_remove M = 100."""
     d = data(tmp_path)
