@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -42,6 +44,7 @@ def test_importing_dpdesk_and_its_cli_loads_no_heavy_library() -> None:
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_budget_command_loads_opendp_without_its_prelude_and_nothing_for_the_output(tmp_path: Path) -> None:
     """``dpdesk budget`` on the sample plan (delta > 0: the zCDP column) loads OpenDP's core, not its prelude.
 

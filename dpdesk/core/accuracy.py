@@ -177,7 +177,8 @@ class Accuracy:
     percentiles: tuple[float, float] | None = None
     #: ratio without expected_rows: the two noises' half-widths at 1 - (1 - c)/2 (label, +-value)
     parts: tuple[tuple[str, float], ...] = ()
-    #: the utility's unit for a lead: "rows" (mode) or "" (select: the utility's own units)
+    #: the units when not the column's: a lead's "rows" (mode; "" for select: the utility's own units), a
+    #: ratio's "share" (proportion; "" for mean: the column's units)
     unit: str = ""
     #: a quantile: whether the candidates cover every value the column can take (else a candidate may lie
     #: far from the true quantile, and the rank error holds only among the candidates)
@@ -203,10 +204,18 @@ class Accuracy:
         if self.kind == RATIO:
             if self.error is None:
                 parts = "; ".join(f"{label} ±{_fmt(v)}" for label, v in self.parts)
-                return _(
-                    "depends on the number of rows (state expected_rows for an error in the column's "
-                    "units); the parts, each with probability {p}: {parts}"
-                ).format(p=f"{(1.0 - (1.0 - self.confidence) / 2.0) * 100:.4g}%", parts=parts)
+                text = (
+                    _(
+                        "depends on the number of rows (state expected_rows for an error in share units, "
+                        "from 0 to 1); the parts, each with probability {p}: {parts}"
+                    )
+                    if self.unit == "share"
+                    else _(
+                        "depends on the number of rows (state expected_rows for an error in the column's "
+                        "units); the parts, each with probability {p}: {parts}"
+                    )
+                )
+                return text.format(p=f"{(1.0 - (1.0 - self.confidence) / 2.0) * 100:.4g}%", parts=parts)
             if self.per_group:
                 return _(
                     "each group's published value is within ±{e} of its true value with probability {p} "
@@ -363,15 +372,22 @@ def query_accuracy(design: QueryDesign, plan: Plan, confidence: float = 0.95) ->
             VALUE, confidence, value_error(design, confidence, together), len(design.cells), together
         )
     if kind == RATIO:
+        unit = statistics.get(design.spec.statistic).accuracy_unit
         rows = _rows_per_cell(design, plan)
         if rows is None:
             each = 1.0 - (1.0 - confidence) / 2.0
             parts = tuple((c.label, noise_halfwidth(c, each)) for c in design.components)
-            return Accuracy(RATIO, confidence, None, len(design.cells), parts=parts)
+            return Accuracy(RATIO, confidence, None, len(design.cells), parts=parts, unit=unit)
         h, width = _ratio_shape(design, plan)
         err = ratio_error(design, h, width, rows, confidence)
         return Accuracy(
-            RATIO, confidence, err, len(design.cells), rows=rows, per_group=design.spec.group_by is not None
+            RATIO,
+            confidence,
+            err,
+            len(design.cells),
+            rows=rows,
+            per_group=design.spec.group_by is not None,
+            unit=unit,
         )
     if kind == RANK:
         r = rank_error(design, confidence)
@@ -380,7 +396,9 @@ def query_accuracy(design: QueryDesign, plan: Plan, confidence: float = 0.95) ->
             q = float(getattr(design.spec, "q", 0.5))
             pcts = (max(0.0, 100.0 * (q - r / n)), min(100.0, 100.0 * (q + r / n)))
         return Accuracy(RANK, confidence, r, rows=n, percentiles=pcts, exact_candidates=design.rank_exact)
-    unit = "rows" if design.spec.statistic == "mode" else ""
+    from dpdesk.core import statistics
+
+    unit = statistics.get(design.spec.statistic).accuracy_unit
     return Accuracy(LEAD, confidence, lead_for(design, confidence), unit=unit)
 
 

@@ -72,8 +72,9 @@ class PlanErrors(PlanError):
 
 
 def where_in_plan(key: str, query_name: str | None = None) -> str:
-    """A plan key's place in words: ``queries[0].epsilon`` is query 1 (with its name), ``columns.wage.bounds``
-    column "wage", ``budget.epsilon`` the budget; empty for the whole plan or a key of its own."""
+    """A plan key's place in words: ``queries[0].epsilon`` is query 1 (with its name), ``query.epsilon`` the
+    query of that name built on its own (not read from a plan), ``columns.wage.bounds`` column "wage",
+    ``budget.epsilon`` the budget; empty for the whole plan or a key of its own."""
     from dpdesk.i18n import _
 
     if key.startswith("queries["):
@@ -84,6 +85,8 @@ def where_in_plan(key: str, query_name: str | None = None) -> str:
                 return _('query {number} ("{name}")').format(number=n, name=query_name)
             return _("query {number}").format(number=n)
     section, _dot, rest = key.partition(".")
+    if section == "query":  # a query built on its own (not read from a plan): named, without a number
+        return _('query "{name}"').format(name=query_name) if query_name else _("the query")
     if section == "columns" and rest:
         field = field_of(key)
         name = rest[: len(rest) - len(field) - 1] if field else rest
@@ -112,7 +115,7 @@ def field_of(key: str) -> str:
             if rest.endswith(f".{word}"):
                 return word
         return ""
-    if section in ("budget", "privacy_unit", "accounting"):
+    if section in ("budget", "privacy_unit", "accounting", "query"):
         return rest
     return key
 

@@ -310,6 +310,67 @@ class QuerySpec:
     #: The accuracy target the epsilon was solved from (None: the plan states the epsilon).
     accuracy: AccuracyTarget | None = None
 
+    def __post_init__(self) -> None:
+        """Validated when built, with the plan's messages (:func:`parse_plan` checks the same first, with
+        every problem at once and keyed by the query's place; built on its own, a query's problem is keyed
+        ``query.<field>`` and named by the query's name). What needs the plan's columns or budget (a
+        declared column, bounds, the budget's delta) is the plan's to check; so is the epsilon's range,
+        which a fitted or solved epsilon may leave (it is only greater than 0 and finite here)."""
+        try:
+            self._check()
+        except PlanError as exc:
+            if isinstance(self.name, str) and self.name.strip():
+                exc.query_name = self.name
+            raise
+
+    def _check(self) -> None:
+        """The shared fields' checks; a statistic's subclass adds its own fields' after these."""
+        from dpdesk.core import statistics
+        from dpdesk.core.mechanism_kinds import MECHANISMS, Calibration, Mechanism
+
+        _text(self.name, "query.name")
+        stat = statistics.get(_statistic(self.statistic, "query.statistic", statistics.names()))
+        _set(self, "statistic", statistics.StatisticName(stat.name))
+        mech = Mechanism(_text(self.mechanism, "query.mechanism", tuple(MECHANISMS)))
+        _set(self, "mechanism", mech)
+        if mech not in stat.mechanisms:
+            raise _not_released_with("query.mechanism", stat.name, stat.mechanisms, mech)
+        _set(self, "epsilon", _positive(self.epsilon, "query.epsilon"))
+        info = MECHANISMS[mech]
+        if info.takes_delta and not info.delta_optional and self.delta == 0:
+            raise PlanError("query.delta", _gaussian_delta_required())
+        if info.takes_delta:
+            _set(self, "delta", _delta(self.delta, "query.delta", allow_zero=info.delta_optional))
+        elif self.delta != 0:
+            raise _only_gaussian_delta("query.delta", mech)
+        if info.calibrations:
+            calibration = Calibration(_text(self.calibration, "query.calibration", tuple(info.calibrations)))
+        elif self.calibration != Calibration.CLASSIC:
+            raise PlanError("query.calibration", _calibration_only_gaussian())
+        else:
+            calibration = Calibration.CLASSIC
+        _set(self, "calibration", calibration)
+        if stat.column_param is None:
+            if self.column is not None:
+                raise PlanError("query.column", _takes_no_column(stat))
+        elif self.column is None:
+            raise PlanError("query.column", _column_required(stat.name))
+        else:
+            _text(self.column, "query.column")
+        if self.group_by is not None:
+            _text(self.group_by, "query.group_by")
+            if not stat.groupable:
+                raise PlanError("query.group_by", _cannot_group(stat.name))
+            if self.group_by == self.column:
+                raise PlanError("query.group_by", _no_self_grouping())
+        if self.accuracy is not None and not isinstance(self.accuracy, AccuracyTarget):
+            raise PlanError(
+                "query.accuracy",
+                _("{field} must be an object, not {kind}").format(
+                    field="accuracy", kind=_json_type(self.accuracy)
+                ),
+            )
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -1168,29 +1229,73 @@ def _column(value: Any, key: str, columns: dict[str, ColumnSpec], broken: Abstra
     return name
 
 
+def _not_released_with(key: str, statistic: str, allowed: tuple[str, ...], mechanism: str) -> PlanError:
+    return PlanError(
+        key,
+        _("{statistic} is released with {allowed}, not {mechanism}").format(
+            statistic=statistic, allowed=_or_list(list(allowed)), mechanism=mechanism
+        ),
+        hint=_('write "{word}"').format(word=allowed[0]) if len(allowed) == 1 else "",
+    )
+
+
+def _gaussian_delta_required() -> str:
+    return _("delta is required for the Gaussian mechanism (for example 1e-7)")
+
+
+def _only_gaussian_delta(key: str, mechanism: str) -> PlanError:
+    return PlanError(
+        key,
+        _("only the Gaussian mechanism takes a delta ({mechanism} is pure epsilon-DP)").format(
+            mechanism=mechanism
+        ),
+        hint=_("remove delta, or choose the Gaussian mechanism"),
+    )
+
+
+def _calibration_only_gaussian() -> str:
+    return _("calibration only applies to the Gaussian mechanism")
+
+
+def _takes_no_column(stat: Any) -> str:
+    return str(stat.no_column_message() or _("{statistic} takes no column").format(statistic=stat.name))
+
+
+def _column_required(statistic: str) -> str:
+    return _("column is required for {statistic}").format(statistic=statistic)
+
+
+def _cannot_group(statistic: str) -> str:
+    from dpdesk.core import statistics
+
+    can = _and_list([s.name for s in statistics.REGISTRY.values() if s.groupable])
+    return _("{statistic} cannot be grouped ({can} can)").format(statistic=statistic, can=can)
+
+
+def _no_self_grouping() -> str:
+    return _("a query cannot group a column by itself")
+
+
 def _parse_query(
     value: Any, key: str, columns: dict[str, ColumnSpec], broken: AbstractSet[str] = frozenset()
 ) -> QuerySpec:
     from dpdesk.core import statistics
     from dpdesk.core.mechanism_kinds import MECHANISMS, Calibration, Mechanism
 
+    names = statistics.names()
     obj = _object(value, key)
-    if obj.get("statistic") == "synthetic" and "mechanism" not in obj:
-        obj = {**obj, "mechanism": "mst"}  # the synthesiser's own mechanism word, by default
+    word = obj.get("statistic")
+    default = statistics.REGISTRY[word].default_mechanism if isinstance(word, str) and word in names else None
+    if default is not None and "mechanism" not in obj:
+        obj = {**obj, "mechanism": str(default)}  # a statistic's own mechanism word, by default
     keys = _query_keys()
     _check_keys(obj, key, keys, ("name", "statistic", "mechanism"))
     name = _text(obj["name"], f"{key}.name")
-    stat = statistics.get(_statistic(obj["statistic"], f"{key}.statistic", statistics.names()))
+    stat = statistics.get(_statistic(obj["statistic"], f"{key}.statistic", names))
     mech = Mechanism(_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
     info = MECHANISMS[mech]
     if mech not in stat.mechanisms:
-        raise PlanError(
-            f"{key}.mechanism",
-            _("{statistic} is released with {allowed}, not {mechanism}").format(
-                statistic=stat.name, allowed=_or_list(list(stat.mechanisms)), mechanism=mech
-            ),
-            hint=_('write "{word}"').format(word=stat.mechanisms[0]) if len(stat.mechanisms) == 1 else "",
-        )
+        raise _not_released_with(f"{key}.mechanism", stat.name, stat.mechanisms, mech)
     target = None
     if "accuracy" in obj:
         if "epsilon" in obj:
@@ -1222,22 +1327,14 @@ def _parse_query(
         delta = _delta(obj.get("delta", 0.0), f"{key}.delta", allow_zero=True)
     elif info.takes_delta:
         if "delta" not in obj:
-            raise PlanError(
-                f"{key}.delta", _("delta is required for the Gaussian mechanism (for example 1e-7)")
-            )
+            raise PlanError(f"{key}.delta", _gaussian_delta_required())
         delta = _delta(obj["delta"], f"{key}.delta", allow_zero=False)
     elif "delta" in obj:
-        raise PlanError(
-            f"{key}.delta",
-            _("only the Gaussian mechanism takes a delta ({mechanism} is pure epsilon-DP)").format(
-                mechanism=mech
-            ),
-            hint=_("remove delta, or choose the Gaussian mechanism"),
-        )
+        raise _only_gaussian_delta(f"{key}.delta", mech)
     calibration = Calibration.CLASSIC
     if "calibration" in obj:
         if not info.calibrations:
-            raise PlanError(f"{key}.calibration", _("calibration only applies to the Gaussian mechanism"))
+            raise PlanError(f"{key}.calibration", _calibration_only_gaussian())
         calibration = Calibration(_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations)))
     if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1 and target is None:
         raise PlanError(
@@ -1252,15 +1349,10 @@ def _parse_query(
     col_param = stat.column_param
     if col_param is None:
         if column is not None:
-            raise PlanError(
-                f"{key}.column",
-                stat.no_column_message() or _("{statistic} takes no column").format(statistic=stat.name),
-            )
+            raise PlanError(f"{key}.column", _takes_no_column(stat))
     else:
         if column is None:
-            raise PlanError(
-                f"{key}.column", _("column is required for {statistic}").format(statistic=stat.name)
-            )
+            raise PlanError(f"{key}.column", _column_required(stat.name))
         column = _column(column, f"{key}.column", columns, broken, _("column"))
     col = columns[column] if column is not None else None
 
@@ -1268,11 +1360,7 @@ def _parse_query(
     if group_by is not None:
         group_by = _text(group_by, f"{key}.group_by")
         if not stat.groupable:
-            can = _and_list([s.name for s in statistics.REGISTRY.values() if s.groupable])
-            raise PlanError(
-                f"{key}.group_by",
-                _("{statistic} cannot be grouped ({can} can)").format(statistic=stat.name, can=can),
-            )
+            raise PlanError(f"{key}.group_by", _cannot_group(stat.name))
         group_by = _column(group_by, f"{key}.group_by", columns, broken, _("the grouping column"))
         if columns[group_by].type != "category":
             categories = [n for n, c in columns.items() if c.type == ColumnType.CATEGORY and n != column]
@@ -1282,7 +1370,7 @@ def _parse_query(
                 hint=_("category columns: {names}").format(names=", ".join(categories)) if categories else "",
             )
         if group_by == column:
-            raise PlanError(f"{key}.group_by", _("a query cannot group a column by itself"))
+            raise PlanError(f"{key}.group_by", _no_self_grouping())
 
     own = stat.own_keys
     for opt in sorted(keys - set(_COMMON_QUERY_KEYS), key=_option_order):

@@ -459,6 +459,7 @@ def test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger(dpdesk_home: Pat
     assert len(list((dpdesk_home / "ledgers").glob("ds-*.jsonl"))) == 1
 
 
+@pytest.mark.slow
 def test_a_release_under_a_small_memory_limit_streams_and_shows_the_same_data_check(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import DATA, PLAN, run
 
 
+@pytest.mark.slow
 def test_fit_writes_a_plan_that_fits_what_is_left(dpdesk_home: Path, tmp_path: Path) -> None:
     out = tmp_path / "fitted.json"
     r = run(
@@ -36,6 +39,7 @@ def test_fit_writes_a_plan_that_fits_what_is_left(dpdesk_home: Path, tmp_path: P
     assert again.returncode == 0 and "Left after this plan: epsilon 0.2" in again.stdout, again.stdout
 
 
+@pytest.mark.slow
 def test_bad_fit_requests_are_refused_cleanly(dpdesk_home: Path, tmp_path: Path) -> None:
     taken = tmp_path / "taken.json"
     taken.write_text("{}")

@@ -244,8 +244,11 @@ def _targets(stat: Any) -> tuple[dict[str, Any], ...]:
 
 
 def _cases() -> list[Any]:
+    """Every statistic's examples, mechanisms and targets; the fast loop runs the first case of each statistic
+    whose noise is added to its value (a count, sum, mean, histogram, proportion; the selections take seconds)."""
     out = []
     for stat in statistics.statistics():
+        first = stat.accuracy_kind in ("value", "ratio")
         if stat.composite:  # no accuracy target: its epsilon is stated (tests/core/test_synthetic_query.py)
             continue
         for ex_name, ex in stat.examples(BOUNDS).items():
@@ -254,8 +257,15 @@ def _cases() -> list[Any]:
                     q = {**ex, "mechanism": mechanism, "accuracy": target}
                     if mechanism == "gaussian":
                         q.update(delta=1e-7, calibration="analytic")
+                    marks = () if first else (pytest.mark.slow,)
+                    first = False
                     out.append(
-                        pytest.param(stat.name, q, id=f"{ex_name}-{mechanism}-{target.get('cells', 'each')}")
+                        pytest.param(
+                            stat.name,
+                            q,
+                            id=f"{ex_name}-{mechanism}-{target.get('cells', 'each')}",
+                            marks=marks,
+                        )
                     )
     return out
 

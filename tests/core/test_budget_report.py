@@ -215,6 +215,7 @@ def test_the_report_over_a_ledger_is_main_s(dpdesk_home: Path, tmp_path: Path) -
         assert _dumps(_without_accuracy(rep.to_dict())) == _dumps(_main_budget_report(p, entries))
 
 
+@pytest.mark.slow
 def test_dpdesk_budget_json_is_main_s(dpdesk_home: Path, tmp_path: Path) -> None:
     plan = parse_plan(copy.deepcopy(EXAMPLE))
     release(plan, DATA, dpdesk_home, tmp_path / "one")

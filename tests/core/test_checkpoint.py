@@ -123,6 +123,7 @@ def test_a_5000_release_ledger_is_read_from_its_tail_and_forgeries_are_caught(
     _tail_and_forgeries(dpdesk_home, tmp_path, monkeypatch, 5000, lean_plan())
 
 
+@pytest.mark.slow
 def test_a_short_ledger_is_read_from_its_tail_and_forgeries_are_caught(
     dpdesk_home: Path, tmp_path: Path, no_fsync: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -203,7 +204,14 @@ def _tail_and_forgeries(
         assert ledger_status(Ledger.for_dataset(dpdesk_home, lg.key or "")).exit_code == 3
 
 
-@pytest.mark.parametrize("method", ["sequential", "advanced", "zcdp"])
+@pytest.mark.parametrize(
+    "method",
+    [
+        "sequential",
+        pytest.param("advanced", marks=pytest.mark.slow),
+        pytest.param("zcdp", marks=pytest.mark.slow),
+    ],
+)
 def test_checkpoint_totals_are_the_whole_chains(
     dpdesk_home: Path, tmp_path: Path, no_fsync: None, method: str
 ) -> None:
@@ -219,6 +227,7 @@ def test_checkpoint_totals_are_the_whole_chains(
     assert budget_report(plan, state=state).to_dict() == budget_report(plan, full).to_dict()
 
 
+@pytest.mark.slow
 def test_a_unit_change_and_its_corrections_are_read_in_full_then_checkpointed(
     dpdesk_home: Path, tmp_path: Path, no_fsync: None
 ) -> None:
@@ -279,6 +288,7 @@ costs = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(costs, st.sampled_from([None, 1e-7, 1e-5])), max_size=30), st.integers(0, 30))
 def test_running_totals_equal_the_accountants(

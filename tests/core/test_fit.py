@@ -73,6 +73,7 @@ def test_zcdp_splits_rho_by_weight_and_fits() -> None:
     assert sum(fit.epsilons) > plan.budget.epsilon
 
 
+@pytest.mark.slow
 def test_past_releases_are_counted(dpdesk_home: Path, tmp_path: Path) -> None:
     from tests.cli.test_anchor_cli import ledger_of, release_once
     from tests.cli.test_cli import DATA

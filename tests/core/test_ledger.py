@@ -121,6 +121,7 @@ def _append_many(home: str, n: int) -> None:
             tx.append("simulate", {"runs": i, "plan_hash": "x", "charged": None})
 
 
+@pytest.mark.slow
 def test_concurrent_writers_never_corrupt_the_chain(dpdesk_home: Path) -> None:
     ctx = mp.get_context("spawn")
     procs = [ctx.Process(target=_append_many, args=(str(dpdesk_home), 25)) for _ in range(3)]

@@ -101,6 +101,7 @@ def _full_history(home: Path, tmp_path: Path) -> tuple[Path, Ledger]:
     return d, lg
 
 
+@pytest.mark.slow
 def test_every_entry_written_now_round_trips(dpdesk_home: Path, tmp_path: Path) -> None:
     _, lg = _full_history(dpdesk_home, tmp_path)
     assert lg.path is not None
@@ -127,6 +128,7 @@ def test_every_entry_written_now_round_trips(dpdesk_home: Path, tmp_path: Path) 
     assert sim.runs == 2 and sim.get("charged", "absent") is None
 
 
+@pytest.mark.slow
 def test_acknowledged_and_migrated_ledgers_round_trip(dpdesk_home: Path, tmp_path: Path) -> None:
     d, lg = _full_history(dpdesk_home, tmp_path)
     assert lg.path is not None

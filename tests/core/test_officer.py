@@ -567,6 +567,7 @@ JSON = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     key=st.sampled_from(["dataset", "head", "nonce", "key", "action", "params", "issued", "expires"]),

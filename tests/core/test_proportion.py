@@ -292,3 +292,22 @@ def test_the_share_is_within_its_stated_95_percent_error() -> None:
     tail = sum(math.comb(400, j) * 0.05**j * 0.95 ** (400 - j) for j in range(48, 401))
     assert tail < 3e-8
     assert misses < 48 and uncovered < 48, (misses, uncovered)
+
+
+def test_without_expected_rows_its_accuracy_is_said_in_share_units() -> None:
+    """A share's error is a share (0 to 1), not the column's units (issue 12 audit, gap 10); a mean's stays in
+    its column's units."""
+    from dpdesk.core.accuracy import query_accuracy
+
+    plan = make_plan({"column": "g", "categories": ["yes"]})
+    text = query_accuracy(design_query(plan.queries[0], plan), plan).sentence()
+    assert "share units" in text and "column's units" not in text
+    mean = parse_plan(
+        {
+            **plan.to_dict(),
+            "queries": [
+                {"name": "m", "statistic": "mean", "column": "x", "mechanism": "laplace", "epsilon": 1.0}
+            ],
+        }
+    )
+    assert "column's units" in query_accuracy(design_query(mean.queries[0], mean), mean).sentence()

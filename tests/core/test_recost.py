@@ -119,6 +119,7 @@ def test_k_up_multiplies_past_costs_and_never_comes_back(dpdesk_home: Path, tmp_
     )
 
 
+@pytest.mark.slow
 def test_add_remove_to_replace_and_back(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     p = plan()
@@ -142,6 +143,7 @@ def test_add_remove_to_replace_and_back(dpdesk_home: Path, tmp_path: Path) -> No
     assert [round(c.epsilon, 9) for c in costs] == [0.1, 0.4, 0.1]
 
 
+@pytest.mark.slow
 def test_replace_to_add_remove_raises_what_replace_understated(dpdesk_home: Path, tmp_path: Path) -> None:
     """Under replace with nothing that can drop, a sum over [99, 100] has sensitivity U - L = 1; under add_remove M = 100."""
     d = data(tmp_path)
@@ -155,6 +157,7 @@ def test_replace_to_add_remove_raises_what_replace_understated(dpdesk_home: Path
     assert spent(dpdesk_home, d, ar) == Decimal("1")  # 0.01 x 100
 
 
+@pytest.mark.slow
 def test_an_id_column_that_enforced_k_is_not_rescaled(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path, with_id=True)
     release(parse_plan(plan(id_column="pid")), d, dpdesk_home)
@@ -164,6 +167,7 @@ def test_an_id_column_that_enforced_k_is_not_rescaled(dpdesk_home: Path, tmp_pat
     assert spent(dpdesk_home, d, plan(max_rows_per_person=4)) == Decimal("0.3")
 
 
+@pytest.mark.slow
 def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path) -> None:
     d = data(tmp_path)
     p = plan()
@@ -193,6 +197,7 @@ def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path)
     assert eff.costs[0].delta == 1e-7
 
 
+@pytest.mark.slow
 def test_a_carried_release_without_trace_cannot_go_back_to_add_remove(
     dpdesk_home: Path, tmp_path: Path
 ) -> None:

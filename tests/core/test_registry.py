@@ -3,8 +3,11 @@ validation, the designs, the exact aggregates, the release and the form."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +131,79 @@ def test_a_query_type_is_frozen() -> None:
     assert spec.q == 0.25  # type: ignore[attr-defined]  # a QuantileQuery
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.q = 0.5  # type: ignore[attr-defined, misc]  # frozen
+
+
+# ----------------------------------------------------------------------------- one module per statistic
+
+ROOT = Path(__file__).resolve().parents[2]
+#: An operand that reads a statistic's word: ``stat.name``, ``spec.statistic``, ``q.get("statistic")`` ...
+_READS_A_STATISTIC = re.compile(r"stat|\.name\b", re.IGNORECASE)
+
+
+def _statistic_words(node: ast.AST, names: set[str]) -> list[str]:
+    """The registered statistic words a literal holds (a text, or a tuple, list or set of texts)."""
+    elts = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return [e.value for e in elts if isinstance(e, ast.Constant) and e.value in names]
+
+
+def special_cases(source: str, names: set[str]) -> list[tuple[int, str]]:
+    """Where code picks out a statistic by its word: a comparison of a statistic's word with a literal, a
+    ``case`` of one, ``REGISTRY["mode"]`` or ``statistics.get("mode")``, or ``StatisticName.MODE``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            words = [w for o in operands for w in _statistic_words(o, names)]
+            reads = [o for o in operands if not _statistic_words(o, names)]
+            if words and any(_READS_A_STATISTIC.search(ast.unparse(o)) for o in reads):
+                found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.MatchValue) and _statistic_words(node.value, names):
+            found.append((node.lineno, f"case {ast.unparse(node.value)}"))
+        elif isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("REGISTRY"):
+            if _statistic_words(node.slice, names):
+                found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("statistics.get", "get_statistic"):
+            if node.args and _statistic_words(node.args[0], names):
+                found.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Attribute) and ast.unparse(node.value) == "StatisticName":
+            found.append((node.lineno, ast.unparse(node)))
+    return sorted(found)
+
+
+def test_the_scan_finds_each_kind_of_special_case() -> None:
+    names = set(statistics.names())
+    source = (
+        "if stat.name == 'histogram': pass\n"
+        "if spec.statistic in ('mode', 'select'): pass\n"
+        "if obj.get('statistic') != 'synthetic': pass\n"
+        "match q.statistic:\n    case 'mode': pass\n"
+        "s = REGISTRY['mode']\nt = statistics.get('count')\nu = StatisticName.MEAN\n"
+        "if kind == 'value' or entry.get('type') == 'spend' or c.kind == 'count': pass\n"  # not a statistic's word
+    )
+    assert [line for line, _text in special_cases(source, names)] == [1, 2, 3, 5, 6, 7, 8]
+
+
+def test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word() -> None:
+    """Adding a statistic touches its own module: what differs between statistics is declared on
+    :class:`Statistic` (``several_cells``, ``accuracy_unit``, ``lead_help``, ``default_mechanism``, ...) and set by
+    the statistic's module, never tested by name elsewhere (issue 12, item 1; audit gap 8)."""
+    names = set(statistics.names())
+    inside = ROOT / "dpdesk" / "core" / "statistics"
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {text}"
+        for path in sorted((ROOT / "dpdesk").rglob("*.py"))
+        if inside not in path.parents
+        for line, text in special_cases(path.read_text(encoding="utf-8"), names)
+    ]
+    assert not found, "declare it on Statistic and set it in the statistic's module:\n" + "\n".join(found)
+
+
+def test_what_differs_between_statistics_is_declared_by_their_modules() -> None:
+    several = {s.name for s in statistics.statistics() if s.several_cells}
+    accuracy_units = {s.name: s.accuracy_unit for s in statistics.statistics() if s.accuracy_kind == "lead"}
+    defaults = {s.name: s.default_mechanism for s in statistics.statistics() if s.default_mechanism}
+    assert several == {"histogram"}
+    assert accuracy_units == {"mode": "rows", "select": ""}
+    assert defaults == {"synthetic": "mst"}
+    assert all(s.default_mechanism in s.mechanisms for s in statistics.statistics() if s.default_mechanism)
+    assert statistics.get("mode").lead_help() != statistics.get("select").lead_help()

@@ -76,6 +76,7 @@ def _images(reader: PdfReader) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_the_charts_are_vectors_not_images(big_release: tuple[Path, list[list[str]], int]) -> None:
     out, rows, _n = big_release
     reader = PdfReader(str(out / "report.pdf"))
@@ -166,6 +167,7 @@ def test_pdf_charts_draw_odd_values(
     assert "chart" in text and "two" in text
 
 
+@pytest.mark.slow
 def test_a_release_with_its_report_never_imports_matplotlib(tmp_path: Path) -> None:
     """The report draws with reportlab alone: matplotlib (a second of imports) stays off the release path."""
     code = (

@@ -279,6 +279,7 @@ def test_a_table_streamed_for_another_plan_is_refused(tmp_path: Path) -> None:
     assert os.path.exists(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xtype,missing", CASES)
 def test_statistics_in_chunks_give_the_whole_tables_aggregates(
     tmp_path: Path, xtype: str, missing: Any, monkeypatch: Any
@@ -296,6 +297,7 @@ def test_statistics_in_chunks_give_the_whole_tables_aggregates(
         assert as_tuple([agg.exact_statistic(d, table, keep, plan.columns) for d in designs]) == want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("missing", ["drop", {"impute": 0.5}])
 def test_the_statistics_make_no_whole_column_copies(missing: Any, monkeypatch: Any) -> None:
     """Peak memory beyond the table (numpy's allocations, traced) stays a fraction of one float64 column: the

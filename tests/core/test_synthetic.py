@@ -145,6 +145,7 @@ def test_a_neighbour_moves_each_marginal_and_each_score_by_at_most_the_stated_se
 # ----------------------------------------------------------------------------- measurements
 
 
+@pytest.mark.slow
 def test_every_measurement_is_noisy_with_its_stated_scale() -> None:
     """The released cells minus the exact ones have the stated sigma (Gaussian) or sqrt(2) b (Laplace), pooled
     over 20 measurements of the table (over 2,000 cells each). The sample standard deviation's relative standard

@@ -167,6 +167,7 @@ def test_the_error_field_speaks_the_statistic_s_units(form: QueryForm) -> None:
     assert "rank" in form.accuracy_text.text()
 
 
+@pytest.mark.slow
 def test_the_preview_states_the_accuracy_and_what_it_depends_on(qtbot: Any, state: AppState) -> None:
     panel = PreviewPanel(state)
     qtbot.addWidget(panel)
@@ -206,6 +207,7 @@ def win(qtbot: Any, dpdesk_home: Path) -> Any:
     window.state.clean_index = window.state.undo_stack.index()
 
 
+@pytest.mark.slow
 def test_opening_a_table_never_fills_in_the_expected_rows(qtbot: Any, win: Any, tmp_path: Path) -> None:
     data = tmp_path / "census.csv"
     shutil.copy(SAMPLES / "census_sample.csv", data)

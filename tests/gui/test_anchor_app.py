@@ -18,6 +18,7 @@ __all__ = ["data", "win"]  # the fixtures, shared with the app's tests
 pytestmark = pytest.mark.timeout(300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["cut", "deleted"])
 def test_the_app_shows_a_ledger_cut_or_deleted_and_refuses_to_release(
     qtbot: Any, win: Any, data: Path, dpdesk_home: Path, tmp_path: Path, damage: str

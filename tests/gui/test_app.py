@@ -182,6 +182,7 @@ def test_gui_and_cli_release_of_the_same_plan_charge_the_same(
     assert len(gui["values"]) == len(cli["values"]) == 12
 
 
+@pytest.mark.slow
 def test_save_and_reopen_plan_and_unsaved_prompt(qtbot: Any, win: Any, data: Path, tmp_path: Path) -> None:
     open_table(qtbot, win, data)
     assert win.open_plan(str(PLAN))
@@ -282,6 +283,7 @@ def test_models_pass_the_qt_model_tester(qtmodeltester: Any, qtbot: Any, win: An
     assert win.schema_view.preview_model.rowCount(QModelIndex()) > 0
 
 
+@pytest.mark.slow
 def test_query_list_shows_words_in_the_users_language(
     qtbot: Any, win: Any, data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -566,6 +568,7 @@ def _tricky_files(folder: Path) -> dict[str, tuple[Path, dict[str, str]]]:
     }
 
 
+@pytest.mark.slow
 def test_the_app_and_the_command_line_suggest_the_same_types(
     qtbot: Any, win: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox
 from dpdesk.gui.app import build
 from tests.conftest import SAMPLES
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # every test here takes a second or more
 PLAN = SAMPLES / "cps_wages_plan.json"
 
 

@@ -14,7 +14,7 @@ from PySide6.QtCore import QThreadPool
 from dpdesk.gui.app import build
 from tests.conftest import SAMPLES
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # every test here takes a second or more
 
 
 def test_no_collection_runs_in_a_worker_thread(qtbot: Any, dpdesk_home: Path, tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from dpdesk.services.ledger import (
 from dpdesk.services.officer import ApproveRequest, approve, settings_approval
 from tests.conftest import SAMPLES
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # every test here takes a second or more
 PLAN = SAMPLES / "cps_wages_plan.json"
 PASS, RPASS = "officer passphrase", "recovery passphrase"
 

@@ -75,6 +75,7 @@ def test_the_guide_covers_what_the_issue_asks() -> None:
         assert needle in text, needle
 
 
+@pytest.mark.slow
 def test_guide_images_render(tmp_path: Path) -> None:
     """The build script draws every image with the app's figure code, in both languages."""
     import importlib.util
@@ -138,6 +139,7 @@ def test_guide_window_opens_every_page(qtbot: Any, lang: str, monkeypatch: pytes
     assert win.scale_box.isVisibleTo(win)
 
 
+@pytest.mark.slow
 def test_open_guide_from_the_help_menu(qtbot: Any, dpdesk_home: Path) -> None:
     from dpdesk.gui.app import build
 

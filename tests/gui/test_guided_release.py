@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from dpdesk.core.ledger import Ledger
 from dpdesk.gui.app import build
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # every test here takes a second or more
 
 
 def plain(text: str) -> str:

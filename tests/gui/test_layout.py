@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QMessageBox, QW
 from dpdesk.gui.app import build
 from dpdesk.gui.models import QUERY_COLUMNS
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # every test here takes a second or more
 SIZE = (1024, 700)
 
 

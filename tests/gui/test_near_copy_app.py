@@ -82,6 +82,7 @@ def test_a_resaved_copy_shows_its_datasets_ledger_and_budget(
     assert not win.ledger_view.link_button.isVisible()
 
 
+@pytest.mark.slow
 def test_a_near_copy_is_named_and_refused_until_linked(
     qtbot: Any, win: Any, known: str, tmp_path: Path, dpdesk_home: Path
 ) -> None:
@@ -106,6 +107,7 @@ def test_a_near_copy_is_named_and_refused_until_linked(
     assert win.state.report is not None and win.state.report.releases_so_far == 1
 
 
+@pytest.mark.slow
 def test_declare_new_on_a_governed_dataset_asks_for_the_officers_approval(
     qtbot: Any, win: Any, known: str, tmp_path: Path, dpdesk_home: Path
 ) -> None:

@@ -78,6 +78,7 @@ def release(qtbot: Any, win: Any) -> list[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_status_line_release_numbers_and_show_this_release(
     qtbot: Any, win: Any, data: Path, tmp_path: Path
 ) -> None:
@@ -125,6 +126,7 @@ def test_status_line_release_numbers_and_show_this_release(
     assert (new / "release.csv").is_file()
 
 
+@pytest.mark.slow
 def test_a_plan_that_spends_everything_left_is_warned_about_and_the_meter_says_it_is_used_up(
     qtbot: Any, win: Any, data: Path, tmp_path: Path
 ) -> None:
@@ -139,6 +141,7 @@ def test_a_plan_that_spends_everything_left_is_warned_about_and_the_meter_says_i
     assert "used up" in headline and "lower some epsilons" not in headline, headline
 
 
+@pytest.mark.slow
 def test_a_plan_of_epsilon_five_or_more_is_warned_about(
     qtbot: Any, win: Any, data: Path, tmp_path: Path
 ) -> None:
@@ -174,6 +177,7 @@ def test_return_in_the_confirmation_does_not_spend(qtbot: Any, dpdesk_home: Path
     assert pressed
 
 
+@pytest.mark.slow
 def test_recent_files_are_stored_with_absolute_paths(
     qtbot: Any, win: Any, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

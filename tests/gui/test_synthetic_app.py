@@ -35,7 +35,7 @@ from tests.gui.test_guided_release import (
     type_text,
 )
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # every test here takes a second or more
 
 
 def visible_texts(win: QWidget) -> list[str]:

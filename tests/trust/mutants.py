@@ -3049,6 +3049,27 @@ def _sum128(""",
             "tests/cli/test_issue13_polish.py::test_a_refused_approval_is_named_before_an_output_folder_that_is_not_empty",
         ),
     ),
+    Mutant(
+        "OB01",
+        "a query built by hand (not read from a plan) keeps a negative epsilon: it is not validated when built",
+        "dpdesk/core/plan.py",
+        r"""        _set(self, "epsilon", _positive(self.epsilon, "query.epsilon"))
+""",
+        r"""""",
+        ("tests/core/test_query_types.py::test_the_audits_examples_are_refused_when_built",),
+    ),
+    Mutant(
+        "OB02",
+        "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy.py)",
+        "dpdesk/core/accuracy.py",
+        r"""    unit = statistics.get(design.spec.statistic).accuracy_unit
+    return Accuracy(LEAD""",
+        r"""    unit = "rows" if design.spec.statistic == "mode" else ""
+    return Accuracy(LEAD""",
+        (
+            "tests/core/test_registry.py::test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

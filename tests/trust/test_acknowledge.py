@@ -308,6 +308,7 @@ def test_stated_costs_from_a_file() -> None:
             stated_costs_from_json(bad)
 
 
+@pytest.mark.slow
 def test_the_command_line_lists_offers_and_accepts_stated_costs(dpdesk_home: Path, tmp_path: Path) -> None:
     from tests.core.test_recost import cli
 
@@ -448,7 +449,10 @@ def test_the_full_disk_matrix_covers_every_step_of_an_acknowledgement(
 
 
 @pytest.mark.parametrize("damage", ["edited", "cut"])
-@pytest.mark.parametrize("step", range(1, ACK_STEPS))
+@pytest.mark.parametrize(
+    "step",  # every seventh step in the fast loop, every step in the whole suite
+    [s if s % 7 == 1 else pytest.param(s, marks=pytest.mark.slow) for s in range(1, ACK_STEPS)],
+)
 def test_a_full_disk_at_every_step_of_an_acknowledgement_never_reads_less_spent(
     dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int, damage: str
 ) -> None:

@@ -154,6 +154,7 @@ def parquet_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_parquet_bomb_refused_from_its_metadata(
     tmp_path: Path, dpdesk_home: Path, parquet_bomb: Path
 ) -> None:
@@ -227,6 +228,7 @@ def test_plan_of_too_many_cells_refused_at_validation(tmp_path: Path, dpdesk_hom
     parse_plan({**json.loads(plan.read_text()), "columns": small, "queries": [q]})
 
 
+@pytest.mark.slow
 def test_device_and_fifo_refused_at_once(tmp_path: Path, dpdesk_home: Path) -> None:
     plan = Path(__file__).resolve().parents[2] / "resources" / "samples" / "cps_wages_plan.json"
     fifo = tmp_path / "pipe.csv"

@@ -266,6 +266,7 @@ def _mutated_plan(key: tuple[Any, ...], value: Any) -> str:
     return json.dumps(data)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=150,
     deadline=None,

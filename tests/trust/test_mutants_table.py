@@ -14,6 +14,7 @@ from tests.conftest import ROOT
 from tests.trust.mutants import MUTANTS, Mutant, check_snippets
 
 
+@pytest.mark.slow
 def test_every_snippet_occurs_exactly_once_and_every_mutant_compiles() -> None:
     assert check_snippets(ROOT) == []
 

@@ -94,6 +94,7 @@ def test_a_read_only_folder_is_refused_before_anything_is_charged(dpdesk_home: P
     assert _types(dpdesk_home, data) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks")
 def test_the_command_line_exits_2_on_a_bad_out_without_a_traceback(dpdesk_home: Path, tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
@@ -154,6 +155,7 @@ def _steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data: Path, home: Pa
     return trace.read_text(encoding="utf-8").splitlines()
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_any_step_after_the_charge_leaves_no_partial_package(
     dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -283,6 +285,7 @@ def test_output_files_never_replace_the_data_the_plan_or_the_home(dpdesk_home: P
     assert plan_copy.read_bytes() == PLAN.read_bytes() and not (dpdesk_home / "new.csv").exists()
 
 
+@pytest.mark.slow
 def test_the_command_line_asks_for_force(dpdesk_home: Path, tmp_path: Path) -> None:
     env = {**os.environ, "DPDESK_HOME": str(dpdesk_home)}
     out = tmp_path / "sim.csv"

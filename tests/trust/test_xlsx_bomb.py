@@ -415,6 +415,7 @@ def test_the_preview_and_the_type_suggestion_see_only_the_checked_parts(
         assert not given.exists()
 
 
+@pytest.mark.slow
 def test_two_faced_archive_hiding_a_bomb_loads_the_checked_sheet(tmp_path: Path) -> None:
     """The hidden sheet inflates to 3 GiB: read from the file itself, calamine aborts the process."""
     base = workbook_parts(tmp_path / "base.xlsx")
@@ -427,6 +428,7 @@ def test_two_faced_archive_hiding_a_bomb_loads_the_checked_sheet(tmp_path: Path)
     assert t.columns["age"].values.tolist() == [34, 61, 5]
 
 
+@pytest.mark.slow
 def test_two_faced_archive_hiding_a_bomb_is_sampled_safely(tmp_path: Path) -> None:
     base = workbook_parts(tmp_path / "base.xlsx")
     p, _ = two_faced(tmp_path, base, streams={SHEET: sheet_bomb(dict(base)[SHEET], ROW_UNIT, BOMB)})

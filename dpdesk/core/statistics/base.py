@@ -125,6 +125,14 @@ def parse_param(param: Param, value: Any, key: str, column: ColumnSpec | None = 
     raise AssertionError(f"{kind} is validated by the plan itself")  # pragma: no cover
 
 
+def check_field(spec: QuerySpec, param: Param, value: Any) -> Any:
+    """A query's own field validated when the query is built, by its kind as the plan's parser does (keyed
+    ``query.<key>``; a tuple reads as the plan's list); the normalised value is stored and returned."""
+    x = parse_param(param, list(value) if isinstance(value, tuple) else value, f"query.{param.key}")
+    object.__setattr__(spec, param.key, x)
+    return x
+
+
 def _category_set(param: Param, value: Any, key: str, column: ColumnSpec | None) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise PlanError(
@@ -233,6 +241,15 @@ class Statistic:
     #: one-shot mechanisms (neighbour enumeration, the audit by examples, accuracy solving) do not apply; its
     #: own tests cover it (tests/core/test_synthetic*.py).
     composite: ClassVar[bool] = False
+    #: Whether one query releases several cells even when it is not grouped (a histogram's bins): an accuracy
+    #: target then says whether each cell on its own or all cells together must be within the error.
+    several_cells: ClassVar[bool] = False
+    #: The units its accuracy is stated in when they are not the column's (or a count's rows): "rows" for a
+    #: lead whose utility counts rows (a mode), "share" for a ratio that is a share (a proportion); empty for
+    #: the column's units, or a utility's own.
+    accuracy_unit: ClassVar[str] = ""
+    #: The mechanism a plan may leave out for this statistic (the synthesiser's own); None: the plan names it.
+    default_mechanism: ClassVar[Mechanism | None] = None
 
     # ------------------------------------------------------------------ labels
     def label(self) -> str:
@@ -250,6 +267,12 @@ class Statistic:
     def no_column_message(self) -> str:
         """The message for a column given to a statistic that takes none (empty: the plan's own)."""
         return ""
+
+    def lead_help(self) -> str:
+        """What a selection's lead (its accuracy target's error) means, for the form's tooltip."""
+        return _(
+            "How far, in the utility's units, the best candidate is above every other when it must be chosen."
+        )
 
     # ------------------------------------------------------------------ parameters
     def param(self, kind: ParamKind) -> Param | None:

@@ -28,6 +28,7 @@ from dpdesk.core.statistics.base import (
     ParamKind,
     Rows,
     Statistic,
+    check_field,
     parse_param,
 )
 from dpdesk.core.statistics.count import GROUP_BY, count_component
@@ -39,6 +40,11 @@ class HistogramQuery(QuerySpec):
     """A histogram: bin edges for a numeric column (None for a category column)."""
 
     bins: tuple[float, ...] | None = None
+
+    def _check(self) -> None:
+        super()._check()  # whether the column takes bins is the plan's to check (it knows the column's type)
+        if self.bins is not None:
+            check_field(self, BINS, self.bins)
 
 
 BINS = Param(
@@ -74,6 +80,7 @@ class Histogram(Statistic):
 
     name = "histogram"
     order = 40
+    several_cells = True  # one count per category or bin
     mechanisms = (Mechanism.LAPLACE, Mechanism.GAUSSIAN)
     params = (
         Param(

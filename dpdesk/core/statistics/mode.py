@@ -44,12 +44,16 @@ class Mode(Statistic):
     )
     figure = "selection"
     accuracy_kind = "lead"
+    accuracy_unit = "rows"  # its utility is a category's count
 
     def label(self) -> str:
         return _("most frequent category")
 
     def word(self) -> str:
         return _("most frequent")
+
+    def lead_help(self) -> str:
+        return _("How many more rows than every other the largest category has when it must be chosen.")
 
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
         k, rel, who, drops, causes = ctx.k, ctx.rel, ctx.who, ctx.drops, ctx.causes

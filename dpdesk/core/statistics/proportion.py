@@ -53,7 +53,17 @@ import numpy as np
 from dpdesk.core.aggregates import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import ColumnSpec, ColumnType, Plan, QuerySpec, _num_out, _quoted
+from dpdesk.core.plan import (
+    MAX_CATEGORIES,
+    ColumnSpec,
+    ColumnType,
+    Plan,
+    QuerySpec,
+    _json_type,
+    _listed_twice,
+    _num_out,
+    _quoted,
+)
 from dpdesk.core.queries import QueryDesign, _fmt, _noise_component, group_cells, interval_halfwidth
 from dpdesk.core.statistics.base import (
     CATEGORY,
@@ -66,6 +76,7 @@ from dpdesk.core.statistics.base import (
     PickFn,
     Rows,
     Statistic,
+    check_field,
     parse_param,
 )
 from dpdesk.core.statistics.count import GROUP_BY, count_component
@@ -84,6 +95,61 @@ class ProportionQuery(QuerySpec):
     categories: tuple[str, ...] | None = None
     at_least: float | None = None
     at_most: float | None = None
+
+    def _check(self) -> None:
+        """Categories, or a condition of at_least and at_most; whether they fit the column (its type, its
+        categories, its bounds) is the plan's to check."""
+        super()._check()
+        bounded = self.at_least is not None or self.at_most is not None
+        if self.categories is None and not bounded:
+            raise PlanError(
+                "query.categories",
+                _("a proportion needs the categories it counts, or a condition: at_least, at_most or both"),
+            )
+        if self.categories is not None:
+            if bounded:
+                raise PlanError(
+                    "query.at_least" if self.at_least is not None else "query.at_most",
+                    _("give categories or a condition (at_least, at_most), not both"),
+                )
+            object.__setattr__(self, "categories", _labels(self.categories))
+            return
+        for param in (AT_LEAST, AT_MOST):
+            if getattr(self, param.key) is not None:
+                check_field(self, param, getattr(self, param.key))
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise PlanError("query.at_most", _empty_condition(self.at_least, self.at_most))
+
+
+def _labels(value: Any) -> tuple[str, ...]:
+    """Distinct category labels (text, or whole numbers read as their text), at least one."""
+    key = "query.categories"
+    if not isinstance(value, (tuple, list)):
+        raise PlanError(
+            key,
+            _("{field} must be a list of categories, not {kind}").format(
+                field="categories", kind=_json_type(value)
+            ),
+        )
+    if not 1 <= len(value) <= MAX_CATEGORIES:
+        raise PlanError(
+            key,
+            _("{field} must list from {lo} to {hi} categories (you gave {n})").format(
+                field="categories", lo=1, hi=MAX_CATEGORIES, n=len(value)
+            ),
+        )
+    out: list[str] = []
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise PlanError(f"{key}[{i}]", _("a category label must be text (or a whole number)"))
+        if str(v) in out:
+            raise PlanError(f"{key}[{i}]", _listed_twice(str(v)))
+        out.append(str(v))
+    return tuple(out)
+
+
+def _empty_condition(a: float, b: float) -> str:
+    return _("at_most ({b}) is below at_least ({a}): no value meets both").format(b=f"{b:g}", a=f"{a:g}")
 
 
 CATEGORIES = Param(
@@ -141,6 +207,7 @@ class Proportion(Statistic):
     )
     query_type = ProportionQuery
     accuracy_kind = "ratio"
+    accuracy_unit = "share"  # a share of the rows, from 0 to 1
 
     def ratio_shape(self, spec: QuerySpec, plan: Plan) -> tuple[float, float]:
         """|z - 1/2| = 1/2 for every row, and the share lies in [0, 1]."""
@@ -218,12 +285,7 @@ class Proportion(Statistic):
                 bounds[opt] = x
         a, b = bounds["at_least"], bounds["at_most"]
         if a is not None and b is not None and a > b:
-            raise PlanError(
-                f"{key}.at_most",
-                _("at_most ({b}) is below at_least ({a}): no value meets both").format(
-                    b=f"{b:g}", a=f"{a:g}"
-                ),
-            )
+            raise PlanError(f"{key}.at_most", _empty_condition(a, b))
         if (a is None or a <= lo) and (b is None or b >= hi):
             raise PlanError(
                 f"{key}.{'at_least' if a is not None else 'at_most'}",

@@ -72,6 +72,7 @@ from dpdesk.core.statistics.base import (
     ParamKind,
     Rows,
     Statistic,
+    check_field,
     parse_param,
 )
 from dpdesk.core.statistics.sum import NUMERIC_COLUMN
@@ -85,6 +86,20 @@ class QuantileQuery(QuerySpec):
     q: float = 0.5
     candidates: tuple[float, ...] | None = None
     grid_step: float | None = None
+
+    def _check(self) -> None:
+        super()._check()
+        check_field(self, Q, self.q)
+        if self.candidates is not None and self.grid_step is not None:
+            raise PlanError("query.grid_step", _both_given())
+        if self.candidates is not None:
+            check_field(self, CANDIDATES, self.candidates)
+        if self.grid_step is not None:
+            check_field(self, GRID_STEP, self.grid_step)
+
+
+def _both_given() -> str:
+    return _("give candidates or grid_step, not both")
 
 
 Q = Param(
@@ -141,7 +156,7 @@ class Quantile(Statistic):
         if "q" in obj:
             q = parse_param(Q, obj["q"], f"{key}.q")
         if "candidates" in obj and "grid_step" in obj:
-            raise PlanError(f"{key}.grid_step", _("give candidates or grid_step, not both"))
+            raise PlanError(f"{key}.grid_step", _both_given())
         if "candidates" in obj:
             candidates = parse_param(CANDIDATES, obj["candidates"], f"{key}.candidates")
             _inside(candidates, col.bounds, f"{key}.candidates")

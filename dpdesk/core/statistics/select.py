@@ -24,6 +24,7 @@ from dpdesk.core.statistics.base import (
     ParamKind,
     Rows,
     Statistic,
+    check_field,
     parse_param,
 )
 from dpdesk.core.statistics.quantile import CANDIDATES  # the same parameter: public candidates
@@ -39,6 +40,29 @@ class SelectQuery(QuerySpec):
 
     candidates: tuple[float, ...] | None = None
     utility: str | None = None
+
+    def _check(self) -> None:
+        super()._check()
+        if self.candidates is None:
+            raise PlanError("query.candidates", _candidates_required())
+        candidates = check_field(self, CANDIDATES, self.candidates)
+        if self.utility is None:
+            raise PlanError("query.utility", _utility_required())
+        check_field(self, UTILITY, self.utility)
+        if candidates[0] < 0:
+            raise PlanError("query.candidates", _negative_price())
+
+
+def _candidates_required() -> str:
+    return _("select needs a declared list of candidates")
+
+
+def _utility_required() -> str:
+    return _("select needs a named utility ({names})").format(names=", ".join(UTILITIES))
+
+
+def _negative_price() -> str:
+    return _("revenue candidates are prices and must not be negative")
 
 
 UTILITY = Param(
@@ -72,16 +96,13 @@ class Select(Statistic):
     ) -> QuerySpec:
         assert col is not None and col.bounds is not None
         if "candidates" not in obj:
-            raise PlanError(f"{key}.candidates", _("select needs a declared list of candidates"))
+            raise PlanError(f"{key}.candidates", _candidates_required())
         candidates = parse_param(CANDIDATES, obj["candidates"], f"{key}.candidates")
         if "utility" not in obj:
-            raise PlanError(
-                f"{key}.utility",
-                _("select needs a named utility ({names})").format(names=", ".join(UTILITIES)),
-            )
+            raise PlanError(f"{key}.utility", _utility_required())
         utility = parse_param(UTILITY, obj["utility"], f"{key}.utility")
         if candidates[0] < 0:
-            raise PlanError(f"{key}.candidates", _("revenue candidates are prices and must not be negative"))
+            raise PlanError(f"{key}.candidates", _negative_price())
         return SelectQuery(**common, candidates=candidates, utility=utility)
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:

@@ -97,6 +97,62 @@ class SyntheticQuery(QuerySpec):
     rows: int | None = None
     bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
+    def _check(self) -> None:
+        """Its columns, rows and bins as the plan writes them; whether the columns are declared, the bins
+        numeric and inside the bounds, and the domain small enough is the plan's to check."""
+        super()._check()
+        if self.accuracy is not None:
+            raise PlanError("query.accuracy", _no_accuracy_target(), hint=_("write epsilon instead"))
+        names: list[str] = []
+        for i, v in enumerate(self.columns):
+            if not isinstance(v, str):
+                raise PlanError(f"query.columns[{i}]", _("a column name must be text"))
+            if v in names:
+                raise PlanError(f"query.columns[{i}]", _listed_twice(v))
+            names.append(v)
+        _column_count(names, "query.columns")
+        object.__setattr__(self, "columns", tuple(names))
+        if self.rows is not None:
+            _check_rows(self.rows, "query.rows")
+        bins: list[tuple[str, tuple[float, ...]]] = []
+        for name, edges in self.bins:
+            key = f"query.bins.{name}"
+            if name not in names:
+                raise PlanError(
+                    key,
+                    _("{name} is not one of this query's columns").format(name=_quoted(name)),
+                    hint=_did_you_mean(name, names),
+                )
+            bins.append((name, _increasing(list(edges), key, minimum=2, maximum=MAX_LEVELS + 1)))
+        object.__setattr__(self, "bins", tuple(bins))
+
+
+def _no_accuracy_target() -> str:
+    return _("a synthetic table takes an epsilon, not an accuracy target")
+
+
+def _column_count(names: list[str], key: str) -> None:
+    if len(names) < 2:
+        raise PlanError(key, _("a synthetic table needs at least 2 columns"))
+    if len(names) > MAX_COLUMNS:
+        raise PlanError(
+            key,
+            _("a synthetic table takes at most {most} columns (you chose {n})").format(
+                most=MAX_COLUMNS, n=len(names)
+            ),
+        )
+
+
+def _check_rows(v: Any, key: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_ROWS:
+        raise PlanError(
+            key,
+            _("rows must be a whole number from 1 to {most} (you wrote {value})").format(
+                most=f"{MAX_ROWS:,}", value=v
+            ),
+        )
+    return v
+
 
 COLUMNS = Param(
     "columns",
@@ -309,6 +365,7 @@ class Synthetic(Statistic):
     params = (COLUMNS, ROWS, BIN_MAP)
     query_type = SyntheticQuery
     composite = True
+    default_mechanism = Mechanism.MST  # the synthesiser's own mechanism word, by default
 
     def label(self) -> str:
         return _("synthetic table (a shareable microdata file)")
@@ -335,11 +392,7 @@ class Synthetic(Statistic):
         from dpdesk.core.plan import _BrokenColumn
 
         if common.get("accuracy") is not None:
-            raise PlanError(
-                f"{key}.accuracy",
-                _("a synthetic table takes an epsilon, not an accuracy target"),
-                hint=_("write epsilon instead"),
-            )
+            raise PlanError(f"{key}.accuracy", _no_accuracy_target(), hint=_("write epsilon instead"))
         if "columns" not in obj:
             raise PlanError(
                 f"{key}.columns",
@@ -367,26 +420,10 @@ class Synthetic(Statistic):
             if v in names:
                 raise PlanError(k, _listed_twice(v))
             names.append(v)
-        if len(names) < 2:
-            raise PlanError(f"{key}.columns", _("a synthetic table needs at least 2 columns"))
-        if len(names) > MAX_COLUMNS:
-            raise PlanError(
-                f"{key}.columns",
-                _("a synthetic table takes at most {most} columns (you chose {n})").format(
-                    most=MAX_COLUMNS, n=len(names)
-                ),
-            )
+        _column_count(names, f"{key}.columns")
         rows = None
         if "rows" in obj:
-            v = obj["rows"]
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_ROWS:
-                raise PlanError(
-                    f"{key}.rows",
-                    _("rows must be a whole number from 1 to {most} (you wrote {value})").format(
-                        most=f"{MAX_ROWS:,}", value=v
-                    ),
-                )
-            rows = v
+            rows = _check_rows(obj["rows"], f"{key}.rows")
         bins: list[tuple[str, tuple[float, ...]]] = []
         if "bins" in obj:
             raw_bins = obj["bins"]

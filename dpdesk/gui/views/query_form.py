@@ -501,9 +501,7 @@ class QueryForm(QWidget):
             col_type = self.state.plan_data["columns"].get(q.get("column") or "", {}).get("type")
             first = "accuracy" in q
             cells = stat is not None and stat.accuracy_kind == VALUE
-            cells = cells and (
-                q.get("group_by") is not None or (stat is not None and stat.name == "histogram")
-            )
+            cells = cells and (q.get("group_by") is not None or (stat is not None and stat.several_cells))
             composite = stat is not None and stat.composite
             show = {
                 "spend": not composite,  # a synthetic table takes an epsilon, never an accuracy target
@@ -787,13 +785,7 @@ def _target_words(stat: Any) -> tuple[str, str]:
             "within ± this of q·n."
         )
     if kind == LEAD:
-        return _("Lead"), (
-            _("How many more rows than every other the largest category has when it must be chosen.")
-            if stat is not None and stat.name == "mode"
-            else _(
-                "How far, in the utility's units, the best candidate is above every other when it must be chosen."
-            )
-        )
+        return _("Lead"), stat.lead_help()  # a lead is a statistic's (kind is VALUE without one)
     if kind == RATIO:
         return _("Error (±)"), _(
             "The largest error you accept, in the column's units (a share for a proportion), for a table of "
