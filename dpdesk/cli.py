@@ -774,6 +774,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     as_program = argv is None  # the process ends when this returns (the dpdesk command, python -m dpdesk)
     argv = list(sys.argv[1:] if argv is None else argv)
+    _DONE.clear()
     if argv == [
         "--selftest"
     ]:  # a small release on the bundled sample, in a temporary home (installers' check)
@@ -833,6 +834,10 @@ def _run(args: argparse.Namespace, as_program: bool) -> int:
             + _("cannot write to standard output: {err}").format(err=exc.error.strerror or exc.error),
             file=sys.stderr,
         )
+        if _DONE:  # what was done stays done (a release charged and written): say so, and do not say "failed"
+            for note in _DONE:
+                print("dpdesk: " + note, file=sys.stderr)
+            return 0
         return 2
     except DpdeskError as exc:
         print("dpdesk: " + shown(exc, keep_newlines=True), file=sys.stderr)
@@ -840,6 +845,11 @@ def _run(args: argparse.Namespace, as_program: bool) -> int:
     except KeyboardInterrupt:
         print("dpdesk: " + _("interrupted"), file=sys.stderr)
         return 130
+
+
+#: What the running command has done that cannot be undone (a release charged and written), said on stderr if its
+#: report then cannot be printed: a caller must not take the failure for "nothing happened" and run it again.
+_DONE: list[str] = []
 
 
 class _StdoutFailed(Exception):
@@ -1206,6 +1216,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
         memory_limit=parse_memory(args.memory_limit) if args.memory_limit else None,
     )
     result = release_plan(request, _progress(), on_data_check=show_check)
+    _DONE.append(
+        _(
+            "the release was done nonetheless: charged to the ledger (entry {seq}) and written to {out}; do not run "
+            "it again (dpdesk ledger verify --data FILE lists it)"
+        ).format(seq=result.entry["seq"], out=shown(out))
+    )
     if sys.stderr.isatty():
         print(file=sys.stderr)
     _tell_migration(result.migration)

@@ -3070,6 +3070,14 @@ def _sum128(""",
             "tests/core/test_registry.py::test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word",
         ),
     ),
+    Mutant(
+        "FD09",
+        "a release whose report cannot be printed ends in exit 2 like a refused command (it was charged and written)",
+        "dpdesk/cli.py",
+        r"""        if _DONE:  # what was done stays done""",
+        r"""        if False:  # what was done stays done""",
+        ("tests/cli/test_release_stdout.py::test_a_release_whose_report_cannot_be_printed_says_it_was_done",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
