@@ -384,3 +384,32 @@ def test_a_refused_identity_is_remembered(
     assert again.value.message == first.value.message
     with pytest.raises(AssertionError, match="decoded again"):  # another file's bytes are not refused
         recognition.identify(dpdesk_home, long_text_parquet, sha256="0" * 64)
+
+
+LOAD_CHILD = r"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
+from dpdesk.core.loading import load_table
+from dpdesk.core.plan import ColumnSpec
+table = load_table(sys.argv[2], {"note": ColumnSpec("note", "category", categories=("a", "b"))})
+print(table.n_rows, table.report.issues["note"].undeclared)
+"""
+
+
+def test_declared_long_text_is_loaded_in_bounded_slices(tmp_path: Path) -> None:
+    """954 MiB of text in a 2.5 KB file, under the limits, declared as a category: the loader copied the whole
+    column at once (SIGABRT under the cap); now in slices of at most MAX_BATCH_BYTES decoded bytes."""
+    import polars as pl
+
+    data = tmp_path / "declared.parquet"
+    n = 200_000
+    pl.DataFrame({"note": pl.repeat("z" * 5000, n, eager=True)}).write_parquet(data)
+    r = subprocess.run(
+        [sys.executable, "-c", LOAD_CHILD, str(PARQUET_CAP), str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.split() == [str(n), str(n)]  # every row read, none of them a declared category

@@ -54,6 +54,7 @@ def load_parquet(
         "parquet",
         lambda p: read_declared(p, columns, id_column),
         lambda r: f"record {r + 1}",
+        lambda frame: bounded_batches(path, [frame], max(frame.height, 1)),  # long text copied in slices
     )
 
 
