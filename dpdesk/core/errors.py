@@ -138,6 +138,11 @@ class InputError(DpdeskError):
         super().__init__(f"{where}: {message}")
 
 
+class LimitError(InputError):
+    """A data file refused by a stated limit of what its bytes would cost to read (a decompression bomb): a
+    function of the file's bytes alone, so a refusal can be remembered by the file's SHA-256."""
+
+
 class UsageError(DpdeskError):
     """A command used the wrong way (an output folder that is not empty, say)."""
 

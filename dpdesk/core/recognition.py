@@ -11,7 +11,8 @@ Files under ``<home>/identity/``:
 * ``secret``: 32 random bytes (hex) keying every row hash and content key of this home, made once. Back it up
   with the home: without it a re-saved copy is no longer recognised by content (the bytes' keys still work);
 * ``files/<sha256>.json``: a file seen before, its content key and sketch, so that its content identity is
-  computed once per distinct file (the cache);
+  computed once per distinct file (the cache); ``files/<sha256>.refused.json``: the message of a stated limit
+  that refused a file's content identity (the same bytes are refused at once);
 * ``datasets/<public id>.json``: the content keys and sketches of a dataset's tables.
 
 :func:`resolve` is what the services call: (a) a file whose SHA-256 has a ledger opens it as before (its content
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpdesk.core import anchor
-from dpdesk.core.errors import InputError, LedgerError
+from dpdesk.core.errors import InputError, LedgerError, LimitError
 from dpdesk.core.ledger import Ledger, _locked, is_dataset_id, link_key, write_atomic
 from dpdesk.core.loading.identity import ContentIdentity, Sketch, content_identity, overlap
 from dpdesk.core.progress import NULL_PROGRESS, Progress
@@ -303,6 +304,19 @@ def _cached(home: Path, sha256: str) -> tuple[str, Sketch] | None:
         return None
 
 
+def _refused(home: Path, sha256: str) -> str | None:
+    """The message a limit refused this file's content identity with, when one did (the cache)."""
+    raw = _read_json(_folder(home) / "files" / f"{sha256}.refused.json")
+    message = raw.get("refused") if isinstance(raw, dict) else None
+    return message if isinstance(message, str) else None
+
+
+def _remember_refusal(home: Path, sha256: str, message: str) -> None:
+    folder = _folder(home) / "files"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / f"{sha256}.refused.json", json.dumps({"refused": message}).encode("utf-8"))
+
+
 def _remember_file(home: Path, ident: ContentIdentity) -> None:
     folder = _folder(home) / "files"
     folder.mkdir(parents=True, exist_ok=True)
@@ -389,14 +403,26 @@ def identify(
     sha256: str | None = None,
 ) -> tuple[str, Sketch]:
     """A file's content key and sketch: from the cache when its bytes were seen before (``sha256`` when the
-    caller has it), else computed once and remembered by the bytes' SHA-256."""
+    caller has it), else computed once and remembered by the bytes' SHA-256.
+
+    A file a stated limit refused (:class:`~dpdesk.core.errors.LimitError`, a function of its bytes alone) is
+    remembered too, with the refusal's message: the same bytes are refused at once, never decoded again."""
     if sha256 is not None:
         cached = _cached(home, sha256)
         if cached is not None:
             return cached
-    ident = content_identity(
-        path, home_secret(home), encoding=encoding, delimiter=delimiter, progress=progress
-    )
+        refused = _refused(home, sha256)
+        if refused is not None:
+            raise LimitError(str(path), refused)
+    try:
+        ident = content_identity(
+            path, home_secret(home), encoding=encoding, delimiter=delimiter, progress=progress
+        )
+    except LimitError as exc:
+        if sha256 is not None:
+            with contextlib.suppress(OSError):
+                _remember_refusal(home, sha256, exc.message)
+        raise
     with contextlib.suppress(OSError):
         _remember_file(home, ident)
     return ident.key, ident.sketch

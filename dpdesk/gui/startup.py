@@ -14,6 +14,7 @@ This module imports no Qt at load time (the checks run before Qt can crash the p
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -51,6 +52,16 @@ def display_problem(env: dict[str, str] | None = None, platform: str | None = No
             "desktop app cannot open a window. Start it from a desktop session, or use the command line: "
             "dpdesk --help"
         ).format(display=env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+    if not wayland and _x11_handshake(env["DISPLAY"]) is False:
+        # the socket accepts, but the X server refuses this program (or says nothing): Qt would abort (134)
+        return _(
+            "the display {display} did not accept this program (its X server refused the connection or did not "
+            "answer: this happens under sudo, where the display belongs to another user, or with an expired "
+            "ssh -X session), so the desktop app cannot open a window. Start dpdesk as the desktop's own user "
+            "without sudo (or let this user in, from the desktop: xhost +SI:localuser:{user}), or reconnect "
+            "with ssh -X; if other programs open windows there, install the desktop libraries (Debian/Ubuntu: "
+            "sudo apt install {packages}); or use the command line: dpdesk --help"
+        ).format(display=env["DISPLAY"], user=_user(), packages=LINUX_PACKAGES)
     if not wayland and not getattr(sys, "frozen", False) and not _has_xcb_cursor():
         return _(
             "the system library libxcb-cursor, which Qt needs to open a window on X11, is missing. "
@@ -84,6 +95,54 @@ def _x11_reachable(display: str, timeout: float = 2.0) -> bool:
             return True
     except OSError:
         return False
+
+
+#: How long the X handshake may take before the display counts as not answering (a real server: milliseconds).
+X11_HANDSHAKE_TIMEOUT = 5.0
+
+
+@functools.lru_cache(maxsize=8)  # asked again by the dialog: a display that did not answer waits once
+def _x11_handshake(display: str, timeout: float = X11_HANDSHAKE_TIMEOUT) -> bool | None:
+    """Whether the X server at ``display`` completes the X handshake with this program (authorisation
+    included), as Qt's connection would: libxcb's ``xcb_connect`` then ``xcb_connection_has_error``, through
+    ctypes, in a thread given ``timeout`` seconds (a server that accepts and says nothing blocks it). None:
+    libxcb cannot be loaded here (then Qt's X11 platform cannot start either; the check is left to Qt)."""
+    import ctypes
+    import ctypes.util
+    import threading
+
+    name = ctypes.util.find_library("xcb")
+    if name is None:
+        return None
+    try:
+        xcb = ctypes.CDLL(name)
+        connect, has_error, disconnect = xcb.xcb_connect, xcb.xcb_connection_has_error, xcb.xcb_disconnect
+    except (OSError, AttributeError):
+        return None
+    connect.restype, connect.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    has_error.restype, has_error.argtypes = ctypes.c_int, [ctypes.c_void_p]
+    disconnect.restype, disconnect.argtypes = None, [ctypes.c_void_p]
+    errors: list[int] = []
+
+    def attempt() -> None:  # xcb_connect never returns NULL: a failed connection is an error object
+        screen = ctypes.c_int(0)
+        conn = connect(display.encode("utf-8", "surrogateescape"), ctypes.byref(screen))
+        errors.append(has_error(conn))
+        disconnect(conn)
+
+    thread = threading.Thread(target=attempt, name="dpdesk-x11-check", daemon=True)
+    thread.start()
+    thread.join(timeout)  # a thread still blocked in xcb_connect is left behind: the process exits with 2
+    return bool(errors) and errors[0] == 0
+
+
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - a hint only: no user name in the environment or the password file
+        return "$(whoami)"
 
 
 def _wayland_reachable(env: dict[str, str]) -> bool:

@@ -117,3 +117,68 @@ def test_failure_while_starting_is_logged_without_values(
     log = (dpdesk_home / "startup.log").read_text(encoding="utf-8")
     assert "RuntimeError" in log and "test_startup.py" in log and "in broken" in log
     assert "98765" not in log and "123456" not in log
+
+
+class FakeX11:
+    """A socket at an X display's place (Linux's abstract socket namespace, where libxcb and the reachability
+    check look first) that accepts connections and then closes them at once (``silent``: keeps them open and
+    says nothing) - as an X server refusing this program does (sudo with DISPLAY set, an expired ssh -X
+    cookie), seen from the socket."""
+
+    def __init__(self, silent: bool) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        for n in range(900, 973):
+            if Path(f"/tmp/.X11-unix/X{n}").exists():
+                continue
+            try:
+                self.sock.bind(f"\0/tmp/.X11-unix/X{n}")
+            except OSError:  # a display (or another test's server) is there
+                continue
+            self.number = n
+            break
+        self.sock.listen(8)
+        self.silent = silent
+        self.held: list[socket.socket] = []
+        self.accepted = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _addr = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            if self.silent:
+                self.held.append(conn)
+            else:
+                conn.close()
+
+    def close(self) -> None:
+        import contextlib
+        import socket
+
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize("silent", [False, True], ids=["refuses", "says-nothing"])
+def test_a_display_that_refuses_x_is_one_line_not_qts_abort(dpdesk_home: Path, silent: bool) -> None:
+    """The socket accepts, the X handshake fails: the old check (the socket connects) let Qt abort the process
+    (exit 134, "xcb-cursor0 is needed"); now exit 2 and one line naming the cause and the fix."""
+    server = FakeX11(silent)
+    try:
+        line = one_line(run_app(dpdesk_home, {"DISPLAY": f":{server.number}"}))
+    finally:
+        server.close()
+    assert f"the display :{server.number} did not accept this program" in line
+    assert "sudo" in line and "xhost +SI:localuser:" in line and "ssh -X" in line and "libxcb-cursor0" in line
+    assert "xcb-cursor0 is needed" not in line and server.accepted >= 1
+    log = (dpdesk_home / "startup.log").read_text(encoding="utf-8")
+    assert "did not accept this program" in log

@@ -2043,6 +2043,64 @@ def _sum128(""",
         ("tests/gui/test_startup.py::test_failure_while_starting_is_logged_without_values",),
     ),
     Mutant(
+        "OE01",
+        "parquet: the content identity decodes every column before any limit is checked",
+        "dpdesk/core/loading/identity.py",
+        r"""            check_parquet(path)  # every column is decoded here: the metadata's limits, then bounded batches""",
+        r"""            pass""",
+        ("tests/trust/test_attack_issue14_limits.py::test_identity_refuses_before_decoding_anything",),
+    ),
+    Mutant(
+        "OE02",
+        "parquet: a dictionary-encoded text column is held to the metadata's estimate only (12 KB: 10 GB)",
+        "dpdesk/core/loading/guards.py",
+        r"""    if scan:
+        _check_decoded(path, _text_bytes(path, columns, max(rows, group_rows)))""",
+        r"""    if False:
+        _check_decoded(path, _text_bytes(path, columns, max(rows, group_rows)))""",
+        (
+            "tests/trust/test_attack_issue14_limits.py::test_dictionary_encoded_text_refused_before_it_is_copied",
+            "tests/trust/test_attack_issue14_limits.py::test_identity_refuses_before_decoding_anything",
+        ),
+    ),
+    Mutant(
+        "OE03",
+        "parquet: batches of long text are not sliced by their decoded bytes",
+        "dpdesk/core/loading/guards.py",
+        r"""            stop = min(max(stop, start + 1), start + max_rows, frame.height)""",
+        r"""            stop = min(start + max_rows, frame.height)""",
+        (
+            "tests/trust/test_attack_issue14_limits.py::test_bounded_batches_slice_by_decoded_bytes",
+            "tests/trust/test_attack_issue14_limits.py::test_long_text_identity_is_hashed_in_bounded_slices",
+        ),
+    ),
+    Mutant(
+        "OE04",
+        "identity: a limit's refusal is not remembered (the file is decoded again at every call)",
+        "dpdesk/core/recognition.py",
+        r"""        refused = _refused(home, sha256)
+        if refused is not None:""",
+        r"""        refused = _refused(home, sha256)
+        if False:""",
+        ("tests/trust/test_attack_issue14_limits.py::test_a_refused_identity_is_remembered",),
+    ),
+    Mutant(
+        "OE05",
+        "start-up: a display whose socket accepts but whose X server refuses this program reaches Qt's abort",
+        "dpdesk/gui/startup.py",
+        r"""    if not wayland and _x11_handshake(env["DISPLAY"]) is False:""",
+        r"""    if False:""",
+        ("tests/gui/test_startup.py::test_a_display_that_refuses_x_is_one_line_not_qts_abort",),
+    ),
+    Mutant(
+        "OE06",
+        "parquet: the loader copies a declared column's long text whole, not in bounded slices",
+        "dpdesk/core/loading/parquet.py",
+        r"""        lambda frame: bounded_batches(path, [frame], max(frame.height, 1)),  # long text copied in slices""",
+        r"""        None,""",
+        ("tests/trust/test_attack_issue14_limits.py::test_declared_long_text_is_loaded_in_bounded_slices",),
+    ),
+    Mutant(
         "NC01",
         "near-copy: release charges a table that resembles a known dataset to a fresh budget",
         "dpdesk/services/release.py",

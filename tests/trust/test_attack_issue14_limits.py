@@ -32,6 +32,9 @@ pytestmark = [
 
 #: The child's address space: ample for dpdesk on a small file, below what the hostile inputs need.
 CAP = 1024**3
+#: The same for a child that decodes Parquet columns (the content identity): polars' reader threads reserve
+#: address space of their own (under 1 GiB a thread could not start); the hostile files below need more.
+PARQUET_CAP = 2 * 1024**3
 
 CHILD = r"""
 import resource, sys
@@ -41,10 +44,12 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def run_capped(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_capped(
+    home: Path, *args: str, timeout: float = 120, cap: int = CAP
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DPDESK_HOME": str(home)}
     return subprocess.run(
-        [sys.executable, "-c", CHILD, str(CAP), *args],
+        [sys.executable, "-c", CHILD, str(cap), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -244,3 +249,167 @@ def test_device_and_fifo_refused_at_once(tmp_path: Path, dpdesk_home: Path) -> N
     finally:
         # unblock a reader the old code left waiting on the FIFO
         threading.Thread(target=lambda: open(fifo, "wb").close(), daemon=True).start()
+
+
+def _budget_plan(path: Path, column: dict[str, object], name: str) -> Path:
+    return plan_file(
+        path,
+        {name: column},
+        [{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.5}],
+    )
+
+
+def test_undeclared_long_text_refused_before_the_identity_decodes_it(
+    tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """A 2.5 KB Parquet file whose undeclared column repeats one 5,000-character value 250,000 times (1.2 GB
+    of text): the content-identity pass decoded every column unguarded (3.5 GB, SIGABRT under a cap); now every
+    column is held to the limits before it decodes anything, and the refusal is remembered by the file's
+    SHA-256 (it took 5-13 s at every call)."""
+    import polars as pl
+
+    data = tmp_path / "undeclared.parquet"
+    n = 250_000  # on the old code: SIGABRT under the cap
+    pl.DataFrame(
+        {"x": pl.repeat(1, n, dtype=pl.Int8, eager=True), "note": pl.repeat("z" * 5000, n, eager=True)}
+    ).write_parquet(data)
+    assert data.stat().st_size < 10_000
+    plan = _budget_plan(tmp_path / "plan.json", {"type": "int", "bounds": [0, 10]}, "x")
+    for _ in range(2):
+        r = run_capped(dpdesk_home, "budget", str(plan), "--data", str(data), cap=PARQUET_CAP)
+        assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+        assert "Traceback" not in r.stderr and "panicked" not in r.stderr, r.stderr[-2000:]
+    (refused,) = (dpdesk_home / "identity" / "files").glob("*.refused.json")
+    assert "decompression bomb" in json.loads(refused.read_text())["refused"]
+
+
+def test_long_text_identity_is_hashed_in_bounded_slices(tmp_path: Path, dpdesk_home: Path) -> None:
+    """100 MB of text in 20,000 rows, under the limits: the identity pass hashed it as one batch (gigabytes of
+    temporaries); now in slices of at most MAX_BATCH_BYTES decoded bytes, within the capped child."""
+    import polars as pl
+
+    data = tmp_path / "text.parquet"
+    n = 20_000  # on the old code: MemoryError (a traceback, exit 1) under the cap
+    pl.DataFrame(
+        {"x": pl.repeat(1, n, dtype=pl.Int8, eager=True), "note": pl.repeat("z" * 5000, n, eager=True)}
+    ).write_parquet(data)
+    plan = _budget_plan(tmp_path / "plan.json", {"type": "int", "bounds": [0, 10]}, "x")
+    r = run_capped(dpdesk_home, "budget", str(plan), "--data", str(data), cap=PARQUET_CAP)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert list((dpdesk_home / "identity" / "files").glob("*.json")), "the identity was computed and cached"
+    assert not list((dpdesk_home / "identity" / "files").glob("*.refused.json"))
+
+
+def test_bounded_batches_slice_by_decoded_bytes(tmp_path: Path) -> None:
+    import polars as pl
+
+    path = tmp_path / "t.parquet"
+    frame = pl.DataFrame({"t": ["a" * 1000, "b", "c" * 3000, "d" * 10, "e" * 2000], "x": [1, 2, 3, 4, 5]})
+    frame.write_parquet(path)
+    pieces = list(guards.bounded_batches(path, [frame], max_rows=4, max_bytes=3100))
+    assert [p.height for p in pieces] == [2, 2, 1]  # 1016+17 | 3016+26 | 2016: each under 3,100 bytes
+    assert pl.concat(pieces).equals(frame)
+    assert [p.height for p in guards.bounded_batches(path, [frame], max_rows=1, max_bytes=10**9)] == [1] * 5
+
+
+def test_dictionary_encoded_text_refused_before_it_is_copied(tmp_path: Path, dpdesk_home: Path) -> None:
+    """A 12 KB Parquet file whose declared category column repeats one 5,000-character value 2 million times
+    (dictionary-encoded: its metadata says a few MB) aborted the loader at about 4 GB; now refused at once,
+    nothing charged."""
+    import polars as pl
+
+    data = tmp_path / "dictionary.parquet"
+    pl.DataFrame({"c": pl.repeat("q" * 5000, 2_000_000, eager=True)}).write_parquet(data)
+    assert data.stat().st_size < 20_000
+    plan = _budget_plan(tmp_path / "plan.json", {"type": "category", "categories": ["a", "b"]}, "c")
+    out = tmp_path / "o"
+    r = run_capped(dpdesk_home, "release", str(plan), "--data", str(data), "--out", str(out), cap=PARQUET_CAP)
+    assert_refused(r, "dictionary.parquet", "decompression bomb")
+    assert not out.exists()
+    ledgers = dpdesk_home / "ledgers"
+    assert not any(p.read_text().strip() for p in ledgers.rglob("*.jsonl")) if ledgers.exists() else True
+    guards.check_parquet(data, {"c"}, scan=False)  # the metadata alone passes: its dictionary page is 5 KB
+    with pytest.raises(guards.LimitError, match="decompression bomb"):
+        guards.check_parquet(data, {"c"})
+
+
+@pytest.fixture(scope="module")
+def long_text_parquet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2.5 KB on disk, 1.2 GB of text: one 5,000-character value 250,000 times (dictionary-encoded)."""
+    import polars as pl
+
+    path = tmp_path_factory.mktemp("pq") / "text.parquet"
+    n = 250_000
+    pl.DataFrame(
+        {"x": pl.repeat(1, n, dtype=pl.Int8, eager=True), "note": pl.repeat("z" * 5000, n, eager=True)}
+    ).write_parquet(path)
+    return path
+
+
+def test_identity_refuses_before_decoding_anything(
+    long_text_parquet: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The content identity holds every column to the limits before it decodes a batch."""
+    import polars as pl
+
+    from dpdesk.core.loading.identity import content_identity
+
+    def decoded(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a batch was decoded before the limits were checked")
+
+    monkeypatch.setattr(pl.LazyFrame, "collect_batches", decoded)
+    with pytest.raises(guards.InputError, match="decompression bomb"):
+        content_identity(long_text_parquet, b"k" * 32)
+
+
+def test_a_refused_identity_is_remembered(
+    long_text_parquet: Path, dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A limit's refusal is remembered by the file's SHA-256 (with its message): the same bytes are refused at
+    once, never decoded again; another file is not."""
+    from dpdesk.core import recognition
+    from dpdesk.core.loading import file_sha256
+
+    sha = file_sha256(long_text_parquet)
+    with pytest.raises(guards.InputError, match="decompression bomb") as first:
+        recognition.identify(dpdesk_home, long_text_parquet, sha256=sha)
+
+    def recomputed(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the refused file was decoded again")
+
+    monkeypatch.setattr(recognition, "content_identity", recomputed)
+    with pytest.raises(guards.InputError) as again:
+        recognition.identify(dpdesk_home, long_text_parquet, sha256=sha)
+    assert again.value.message == first.value.message
+    with pytest.raises(AssertionError, match="decoded again"):  # another file's bytes are not refused
+        recognition.identify(dpdesk_home, long_text_parquet, sha256="0" * 64)
+
+
+LOAD_CHILD = r"""
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
+from dpdesk.core.loading import load_table
+from dpdesk.core.plan import ColumnSpec
+table = load_table(sys.argv[2], {"note": ColumnSpec("note", "category", categories=("a", "b"))})
+print(table.n_rows, table.report.issues["note"].undeclared)
+"""
+
+
+def test_declared_long_text_is_loaded_in_bounded_slices(tmp_path: Path) -> None:
+    """954 MiB of text in a 2.5 KB file, under the limits, declared as a category: the loader copied the whole
+    column at once (SIGABRT under the cap); now in slices of at most MAX_BATCH_BYTES decoded bytes."""
+    import polars as pl
+
+    data = tmp_path / "declared.parquet"
+    n = 200_000
+    pl.DataFrame({"note": pl.repeat("z" * 5000, n, eager=True)}).write_parquet(data)
+    r = subprocess.run(
+        [sys.executable, "-c", LOAD_CHILD, str(PARQUET_CAP), str(data)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.split() == [str(n), str(n)]  # every row read, none of them a declared category

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -463,8 +463,10 @@ def load_frame(
     kind: str,
     read: Callable[[Path], pl.DataFrame],
     where: Callable[[int], str],
+    pieces: Callable[[pl.DataFrame], Iterable[pl.DataFrame]] | None = None,
 ) -> Table:
-    """Load a file that a reader returns whole as one polars frame (.xlsx, Parquet): hash it, read it, build."""
+    """Load a file that a reader returns whole as one polars frame (.xlsx, Parquet): hash it, read it, build
+    (from the frame's ``pieces`` when given: bounded slices, so that no step copies the whole frame's text)."""
     sha = file_sha256(path, progress)
     progress.update(0, 1, "parsing")
     try:
@@ -481,7 +483,8 @@ def load_frame(
     frame.columns = header
     wanted = match_columns(header, columns, id_column, path)
     tb = TableBuilder(path, columns, wanted, LoadReport(encoding="", delimiter=""))
-    tb.batch(frame.height)
-    tb.add_frame(frame, wanted)
+    for piece in pieces(frame) if pieces is not None else (frame,):
+        tb.batch(piece.height, frame.height)
+        tb.add_frame(piece, wanted)
     progress.update(1, 1, "parsing")
     return tb.finish(sha, id_column, where)

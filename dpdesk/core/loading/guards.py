@@ -13,11 +13,17 @@ import os
 import re
 import stat
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dpdesk.core.errors import InputError
+import numpy as np
+
+from dpdesk.core.errors import InputError, LimitError
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: Public cap on the number of rows; it keeps fixed-point sums exact in int64 (see queries.py).
 MAX_ROWS = 2**31 - 1
@@ -39,6 +45,11 @@ MAX_PARQUET_DECODED = 1024**3
 MAX_PARQUET_RATIO = 200
 #: A Parquet footer (its metadata) larger than this is refused.
 MAX_PARQUET_FOOTER = 64 * 1024**2
+#: Decoded bytes (a string cell counts its length) handed on at a time by :func:`bounded_batches`: a column of
+#: long strings is sliced into pieces of at most this size before anything copies its cells.
+MAX_BATCH_BYTES = 16 * 1024**2
+#: Rows whose text lengths :func:`check_parquet` sums at a time (as 16-byte views: 16 MiB a text column).
+SCAN_ROWS = 1024 * 1024
 
 
 def check_regular_file(path: Path) -> None:
@@ -376,7 +387,7 @@ class _CellRefScan:
         )
 
 
-def check_parquet(path: Path, columns: set[str] | None = None) -> None:
+def check_parquet(path: Path, columns: set[str] | None = None, *, scan: bool = True) -> None:
     """Refuse a Parquet file whose metadata (read here, before polars decodes anything) is damaged, or says that
     the named columns (stripped names; None: every column) would decode to more than :data:`MAX_PARQUET_DECODED`
     bytes and more than :data:`MAX_PARQUET_RATIO` times the file's size, or to more than :data:`MAX_ROWS` rows.
@@ -384,6 +395,12 @@ def check_parquet(path: Path, columns: set[str] | None = None) -> None:
     The estimate, per column chunk: 16 bytes per row or value (whichever the metadata says is more) plus its
     uncompressed size. A run-length or dictionary encoding can make a small file stand for a very large table;
     the metadata says how large before any page is decoded.
+
+    The metadata cannot say how long a dictionary's values are: a column repeating one 5,000-character value 2
+    million times is 12 KB on disk with a 5 KB dictionary, but 10 GB once its cells are copied. With ``scan``
+    (the default) the named text columns' lengths are then summed in a streaming pass (polars decodes such a
+    column as 16-byte views of its dictionary, so the pass costs what the metadata's estimate allowed) and the
+    same limits apply to 16 bytes a cell plus those lengths, before any cell is copied.
     """
     rows, chunks, size = _parquet_metadata(path)
     group_rows = sum(max(r, 0) for r, _ in chunks)
@@ -400,7 +417,7 @@ def check_parquet(path: Path, columns: set[str] | None = None) -> None:
             if columns is None or name.strip() in columns:
                 estimate += 16 * max(group_rows, values, 0) + max(uncompressed, 0)
     if estimate > MAX_PARQUET_DECODED and estimate > MAX_PARQUET_RATIO * max(size, 1):
-        raise InputError(
+        raise LimitError(
             str(path),
             _(
                 "its columns would decode to about {big} MiB from a {small} MiB file (as its metadata says); "
@@ -412,6 +429,96 @@ def check_parquet(path: Path, columns: set[str] | None = None) -> None:
                 ratio=MAX_PARQUET_RATIO,
             ),
         )
+    if scan:
+        _check_decoded(path, _text_bytes(path, columns, max(rows, group_rows)))
+
+
+def _text_bytes(path: Path, columns: set[str] | None, rows: int) -> int:
+    """16 bytes a cell plus the summed lengths of the text and binary cells of the named columns (a streaming
+    pass that copies no cell)."""
+    from dpdesk.core.loading.panics import reader_errors
+
+    try:
+        import polars as pl
+
+        lf = pl.scan_parquet(path)
+        named = [(n, t) for n, t in lf.collect_schema().items() if columns is None or n.strip() in columns]
+        lengths = []
+        for n, t in named:
+            if t == pl.String:
+                lengths.append(pl.col(n).str.len_bytes())
+            elif t == pl.Binary:
+                lengths.append(pl.col(n).bin.size())
+            elif isinstance(t, pl.Categorical):
+                lengths.append(pl.col(n).cat.len_bytes())
+        total = 16 * rows * len(named)
+        sums = [e.cast(pl.Int64).sum().alias(f"l{i}") for i, e in enumerate(lengths)]
+        for start in range(0, rows if sums else 0, SCAN_ROWS):  # in-memory engine: no threads of its own
+            total += sum(int(v or 0) for v in lf.slice(start, SCAN_ROWS).select(sums).collect().row(0))
+    except reader_errors() as exc:  # polars raises many exception types (and panics) for malformed files
+        raise InputError(
+            str(path), f"cannot read this parquet file ({str(exc).splitlines()[0][:200]})"
+        ) from None
+    return total
+
+
+def row_bytes(frame: pl.DataFrame) -> np.ndarray:
+    """Each row's decoded size in bytes (int64): 8 bytes a cell, plus a string or binary cell's length (a nested
+    cell its column's share). Polars decodes a dictionary-encoded column as views of its
+    dictionary (16 bytes a row), so a small file can stand for gigabytes of text that only a copy (trimming,
+    casting, joining) makes real: this is that size, measured on the views, before anything copies them."""
+    import polars as pl
+
+    n = frame.height
+    out = np.full(n, 8 * frame.width, dtype=np.int64)
+    for s in frame.iter_columns():
+        if s.dtype == pl.String:
+            out += s.str.len_bytes().fill_null(0).to_numpy().astype(np.int64)
+        elif s.dtype == pl.Binary:
+            out += s.bin.size().fill_null(0).to_numpy().astype(np.int64)
+        elif s.dtype.is_nested() or isinstance(s.dtype, (pl.Categorical, pl.Enum, pl.Object)):
+            out += int(s.estimated_size()) // max(n, 1)
+    return out
+
+
+def _check_decoded(path: Path, total: int) -> None:
+    size = max(os.path.getsize(path), 1)
+    if total > MAX_PARQUET_DECODED and total > MAX_PARQUET_RATIO * size:
+        raise LimitError(
+            str(path),
+            _(
+                "its columns decode to at least {decoded} MiB from a {size} MiB file (more than its "
+                "metadata says); refused as a possible decompression bomb (limit: {limit} MiB, or {ratio} times "
+                "the file's size)"
+            ).format(
+                decoded=f"{total / 2**20:,.0f}",
+                size=f"{size / 2**20:.1f}",
+                limit=MAX_PARQUET_DECODED // 2**20,
+                ratio=MAX_PARQUET_RATIO,
+            ),
+        )
+
+
+def bounded_batches(
+    path: Path, frames: Iterable[pl.DataFrame], max_rows: int, max_bytes: int = MAX_BATCH_BYTES
+) -> Iterator[pl.DataFrame]:
+    """The frames of a Parquet file's reader in slices of at most ``max_rows`` rows and ``max_bytes`` decoded
+    bytes (:func:`row_bytes`; a slice holds at least one row), refusing the file once its decoded total passes
+    the limits :func:`check_parquet` states for its metadata. The metadata can understate a dictionary-encoded
+    column (one long value repeated: 12 KB on disk, gigabytes once copied); this measures the decoded views."""
+    total = 0
+    for frame in frames:
+        sizes = row_bytes(frame)
+        total += int(sizes.sum())
+        _check_decoded(path, total)
+        ends = np.cumsum(sizes)
+        start = 0
+        while start < frame.height:
+            before = int(ends[start - 1]) if start else 0
+            stop = int(np.searchsorted(ends, before + max_bytes, side="right"))
+            stop = min(max(stop, start + 1), start + max_rows, frame.height)
+            yield frame.slice(start, stop - start)
+            start = stop
 
 
 def parquet_rows(path: Path) -> int:

@@ -76,7 +76,7 @@ from dpdesk.core.loading.csvfile import (
     sniff_delimiter,
 )
 from dpdesk.core.loading.excel import XLSX_SUFFIXES, read_checked_xlsx
-from dpdesk.core.loading.guards import MAX_RECORD_BYTES, check_rows
+from dpdesk.core.loading.guards import MAX_RECORD_BYTES, bounded_batches, check_parquet, check_rows
 from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES
 from dpdesk.core.loading.table import file_sha256
@@ -528,9 +528,10 @@ def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress
             frames: Iterator[pl.DataFrame] = iter([read_checked_xlsx(path)])
             names = None
         else:
+            check_parquet(path)  # every column is decoded here: the metadata's limits, then bounded batches
             lf = pl.scan_parquet(path)
             names = list(lf.collect_schema().names())
-            frames = lf.collect_batches(chunk_size=FRAME_BATCH_ROWS)
+            frames = bounded_batches(path, lf.collect_batches(chunk_size=FRAME_BATCH_ROWS), FRAME_BATCH_ROWS)
         header: list[str] = []
         order: list[int] = []
         for frame in frames:

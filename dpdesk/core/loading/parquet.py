@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from dpdesk.core.errors import InputError
 from dpdesk.core.loading.columns import TableBuilder, load_frame, match_columns
-from dpdesk.core.loading.guards import check_parquet
+from dpdesk.core.loading.guards import bounded_batches, check_parquet
 from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table, file_sha256
 from dpdesk.core.plan import ColumnSpec
@@ -24,7 +24,7 @@ def read_parquet(path: Path, n_rows: int | None = None) -> polars.DataFrame:
     """The file (or its first ``n_rows`` rows) as a polars frame, once its metadata passed the limits."""
     import polars as pl
 
-    check_parquet(path)
+    check_parquet(path, scan=n_rows is None)  # a few rows are copied from their views, never the whole file
     return pl.read_parquet(path, n_rows=n_rows)
 
 
@@ -54,6 +54,7 @@ def load_parquet(
         "parquet",
         lambda p: read_declared(p, columns, id_column),
         lambda r: f"record {r + 1}",
+        lambda frame: bounded_batches(path, [frame], max(frame.height, 1)),  # long text copied in slices
     )
 
 
@@ -82,7 +83,9 @@ def stream_parquet(
         lf = pl.scan_parquet(path).select(
             [pl.col(n).alias(n.strip()) for n in names if n.strip() in wanted_names]
         )
-        for frame in lf.collect_batches(chunk_size=STREAM_BATCH_ROWS):
+        for frame in bounded_batches(
+            path, lf.collect_batches(chunk_size=STREAM_BATCH_ROWS), STREAM_BATCH_ROWS
+        ):
             tb.batch(frame.height)
             tb.add_frame(frame, wanted)
             progress.update(tb.n_rows, max(tb.n_rows, 1), "reading")
