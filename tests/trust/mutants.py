@@ -3136,6 +3136,16 @@ def _sum128(""",
         r"""        if False:  # what was done stays done""",
         ("tests/cli/test_release_stdout.py::test_a_release_whose_report_cannot_be_printed_says_it_was_done",),
     ),
+    Mutant(
+        "FD10",
+        "a reader's Rust panic report (and backtrace) reaches the screen before dpdesk's one clear line",
+        "dpdesk/core/loading/panics.py",
+        r"""                kept = _without_panic_reports(tmp.read())""",
+        r"""                kept = tmp.read()""",
+        (
+            "tests/trust/test_attack_issue14a.py::test_a_panicking_reader_prints_one_clear_line_not_rusts_report",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

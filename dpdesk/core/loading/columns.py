@@ -19,7 +19,7 @@ import numpy as np
 
 from dpdesk.core.errors import InputError
 from dpdesk.core.loading.guards import check_rows
-from dpdesk.core.loading.panics import reader_errors
+from dpdesk.core.loading.panics import reader_errors, reader_message
 from dpdesk.core.loading.table import BatchSink, Column, ColumnIssues, LoadReport, Table, file_sha256
 from dpdesk.core.plan import ColumnSpec, _did_you_mean
 from dpdesk.core.progress import Progress
@@ -476,9 +476,7 @@ def load_frame(
     except (
         reader_errors()
     ) as exc:  # readers raise many exception types (and polars panics) for malformed files
-        raise InputError(
-            str(path), f"cannot read this {kind} file ({str(exc).splitlines()[0][:200]})"
-        ) from None
+        raise InputError(str(path), f"cannot read this {kind} file ({reader_message(exc)})") from None
     header = [str(c).strip() for c in frame.columns]
     frame.columns = header
     wanted = match_columns(header, columns, id_column, path)

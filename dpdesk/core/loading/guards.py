@@ -436,13 +436,15 @@ def check_parquet(path: Path, columns: set[str] | None = None, *, scan: bool = T
 def _text_bytes(path: Path, columns: set[str] | None, rows: int) -> int:
     """16 bytes a cell plus the summed lengths of the text and binary cells of the named columns (a streaming
     pass that copies no cell)."""
-    from dpdesk.core.loading.panics import reader_errors
+    from dpdesk.core.loading.panics import quiet_panics, reader_errors, reader_message
 
     try:
         import polars as pl
 
         lf = pl.scan_parquet(path)
-        named = [(n, t) for n, t in lf.collect_schema().items() if columns is None or n.strip() in columns]
+        with quiet_panics():
+            schema = lf.collect_schema()
+        named = [(n, t) for n, t in schema.items() if columns is None or n.strip() in columns]
         lengths = []
         for n, t in named:
             if t == pl.String:
@@ -454,11 +456,10 @@ def _text_bytes(path: Path, columns: set[str] | None, rows: int) -> int:
         total = 16 * rows * len(named)
         sums = [e.cast(pl.Int64).sum().alias(f"l{i}") for i, e in enumerate(lengths)]
         for start in range(0, rows if sums else 0, SCAN_ROWS):  # in-memory engine: no threads of its own
-            total += sum(int(v or 0) for v in lf.slice(start, SCAN_ROWS).select(sums).collect().row(0))
+            with quiet_panics():
+                total += sum(int(v or 0) for v in lf.slice(start, SCAN_ROWS).select(sums).collect().row(0))
     except reader_errors() as exc:  # polars raises many exception types (and panics) for malformed files
-        raise InputError(
-            str(path), f"cannot read this parquet file ({str(exc).splitlines()[0][:200]})"
-        ) from None
+        raise InputError(str(path), f"cannot read this parquet file ({reader_message(exc)})") from None
     return total
 
 

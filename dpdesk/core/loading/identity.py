@@ -77,7 +77,7 @@ from dpdesk.core.loading.csvfile import (
 )
 from dpdesk.core.loading.excel import XLSX_SUFFIXES, read_checked_xlsx
 from dpdesk.core.loading.guards import MAX_RECORD_BYTES, bounded_batches, check_parquet, check_rows
-from dpdesk.core.loading.panics import reader_errors
+from dpdesk.core.loading.panics import quiet_panics, quietly, reader_errors, reader_message
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES
 from dpdesk.core.loading.table import file_sha256
 from dpdesk.core.progress import NULL_PROGRESS, Progress
@@ -530,8 +530,11 @@ def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress
         else:
             check_parquet(path)  # every column is decoded here: the metadata's limits, then bounded batches
             lf = pl.scan_parquet(path)
-            names = list(lf.collect_schema().names())
-            frames = bounded_batches(path, lf.collect_batches(chunk_size=FRAME_BATCH_ROWS), FRAME_BATCH_ROWS)
+            with quiet_panics():
+                names = list(lf.collect_schema().names())
+            frames = bounded_batches(
+                path, quietly(lf.collect_batches(chunk_size=FRAME_BATCH_ROWS)), FRAME_BATCH_ROWS
+            )
         header: list[str] = []
         order: list[int] = []
         for frame in frames:
@@ -550,9 +553,7 @@ def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress
         reader_errors()
     ) as exc:  # readers raise many exception types (and polars panics) for malformed files
         kind = "xlsx" if xlsx else "parquet"
-        raise InputError(
-            str(path), f"cannot read this {kind} file ({str(exc).splitlines()[0][:200]})"
-        ) from None
+        raise InputError(str(path), f"cannot read this {kind} file ({reader_message(exc)})") from None
     return header
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from dpdesk.core.errors import InputError
 from dpdesk.core.loading.columns import TableBuilder, load_frame, match_columns
 from dpdesk.core.loading.guards import bounded_batches, check_parquet
-from dpdesk.core.loading.panics import reader_errors
+from dpdesk.core.loading.panics import quiet_panics, quietly, reader_errors, reader_message
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table, file_sha256
 from dpdesk.core.plan import ColumnSpec
 from dpdesk.core.progress import Progress
@@ -25,7 +25,8 @@ def read_parquet(path: Path, n_rows: int | None = None) -> polars.DataFrame:
     import polars as pl
 
     check_parquet(path, scan=n_rows is None)  # a few rows are copied from their views, never the whole file
-    return pl.read_parquet(path, n_rows=n_rows)
+    with quiet_panics():
+        return pl.read_parquet(path, n_rows=n_rows)
 
 
 def read_declared(path: Path, columns: dict[str, ColumnSpec], id_column: str | None) -> polars.DataFrame:
@@ -33,13 +34,15 @@ def read_declared(path: Path, columns: dict[str, ColumnSpec], id_column: str | N
     against the limits."""
     import polars as pl
 
-    names = list(pl.read_parquet_schema(path))
+    with quiet_panics():
+        names = list(pl.read_parquet_schema(path))
     wanted = set(columns) | ({id_column} if id_column else set())
     match_columns(
         [n.strip() for n in names], columns, id_column, path
     )  # a missing column named with the header
     check_parquet(path, wanted)
-    return pl.read_parquet(path, columns=[n for n in names if n.strip() in wanted])
+    with quiet_panics():
+        return pl.read_parquet(path, columns=[n for n in names if n.strip() in wanted])
 
 
 def load_parquet(
@@ -76,7 +79,8 @@ def stream_parquet(
     wanted_names = set(columns) | ({id_column} if id_column else set())
     check_parquet(path, wanted_names)  # refused from its metadata before anything is read
     sha = file_sha256(path, progress)
-    names = list(pl.read_parquet_schema(path))
+    with quiet_panics():
+        names = list(pl.read_parquet_schema(path))
     wanted = match_columns([n.strip() for n in names], columns, id_column, path)
     tb = TableBuilder(path, columns, wanted, LoadReport(encoding="", delimiter=""), sink)
     try:
@@ -84,7 +88,7 @@ def stream_parquet(
             [pl.col(n).alias(n.strip()) for n in names if n.strip() in wanted_names]
         )
         for frame in bounded_batches(
-            path, lf.collect_batches(chunk_size=STREAM_BATCH_ROWS), STREAM_BATCH_ROWS
+            path, quietly(lf.collect_batches(chunk_size=STREAM_BATCH_ROWS)), STREAM_BATCH_ROWS
         ):
             tb.batch(frame.height)
             tb.add_frame(frame, wanted)
@@ -92,7 +96,5 @@ def stream_parquet(
     except InputError:
         raise
     except reader_errors() as exc:  # polars raises many exception types (and panics) for malformed files
-        raise InputError(
-            str(path), f"cannot read this parquet file ({str(exc).splitlines()[0][:200]})"
-        ) from None
+        raise InputError(str(path), f"cannot read this parquet file ({reader_message(exc)})") from None
     return tb.finish(sha, id_column, lambda r: f"record {r + 1}")

@@ -17,7 +17,7 @@ from pathlib import Path
 from dpdesk.core.errors import InputError
 from dpdesk.core.loading.csvfile import detect_encoding, sniff_delimiter
 from dpdesk.core.loading.excel import XLSX_SUFFIXES, read_checked_xlsx
-from dpdesk.core.loading.panics import reader_errors
+from dpdesk.core.loading.panics import reader_errors, reader_message
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES, read_parquet
 
 #: The sample both the preview and the type suggestion read: the first 1,000 data rows (of a CSV, those within
@@ -69,7 +69,7 @@ def peek(path: str | Path, rows: int = SAMPLE_ROWS) -> Peek:
     except (
         reader_errors()
     ) as exc:  # readers raise many exception types (and polars panics) for malformed files
-        raise InputError(str(p), f"cannot read this file ({str(exc).splitlines()[0][:200]})") from None
+        raise InputError(str(p), f"cannot read this file ({reader_message(exc)})") from None
     if not head.strip():
         raise InputError(str(p), "the file is empty")
     enc = detect_encoding(head)
