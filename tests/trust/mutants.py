@@ -3146,6 +3146,16 @@ def _sum128(""",
             "tests/trust/test_attack_issue14a.py::test_a_panicking_reader_prints_one_clear_line_not_rusts_report",
         ),
     ),
+    Mutant(
+        "FD11",
+        "xlsx: a stored string repeated by many cells is not measured (a 0.3 MB workbook reads as 1.3 GB, SIGABRT)",
+        "dpdesk/core/loading/guards.py",
+        r"""        if total > MAX_XLSX_SHARED_TEXT:""",
+        r"""        if False:""",
+        (
+            "tests/trust/test_attack_issue14_limits.py::test_a_stored_string_repeated_by_many_cells_is_refused_before_it_is_read",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -413,3 +413,84 @@ def test_declared_long_text_is_loaded_in_bounded_slices(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert r.stdout.split() == [str(n), str(n)]  # every row read, none of them a declared category
+
+
+def shared_string_workbook(path: Path, cells: int, length: int, *, extra_strings: int = 0) -> Path:
+    """A workbook whose column "region" holds one stored (shared) string of ``length`` characters in ``cells``
+    cells: a small file that expands to cells x length bytes once read."""
+    ns = "http://schemas.openxmlformats.org/"
+    rel = f"{ns}officeDocument/2006/relationships"
+    main_ns = f"{ns}spreadsheetml/2006/main"
+    fillers = "".join(f"<si><t>s{i}</t></si>" for i in range(extra_strings))
+    rows = "".join(
+        f'<row r="{i}"><c r="A{i}" t="s"><v>{1 + extra_strings}</v></c></row>' for i in range(2, cells + 2)
+    )
+    parts = {
+        "[Content_Types].xml": f'<Types xmlns="{ns}package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+        'spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType='
+        '"application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName='
+        '"/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.'
+        'sharedStrings+xml"/></Types>',
+        "_rels/.rels": f'<Relationships xmlns="{ns}package/2006/relationships"><Relationship Id="rId1" '
+        f'Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": f'<workbook xmlns="{main_ns}" xmlns:r="{rel}"><sheets>'
+        '<sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": f'<Relationships xmlns="{ns}package/2006/relationships">'
+        f'<Relationship Id="rId1" Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/>'
+        f'<Relationship Id="rId2" Type="{rel}/sharedStrings" Target="sharedStrings.xml"/></Relationships>',
+        "xl/sharedStrings.xml": f'<sst xmlns="{main_ns}"><si><t>region</t></si>{fillers}'
+        f"<si><t>{'x' * length}</t></si></sst>",
+        "xl/worksheets/sheet1.xml": f'<worksheet xmlns="{main_ns}"><sheetData>'
+        f'<row r="1"><c r="A1" t="s"><v>0</v></c></row>{rows}</sheetData></worksheet>',
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, text in parts.items():
+            z.writestr(name, text)
+    return path
+
+
+def test_a_stored_string_repeated_by_many_cells_is_refused_before_it_is_read(
+    tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """A 0.3 MB workbook whose 40,000 cells all refer to one 32,000-character stored string expands to 1.3 GB once
+    read: refused from the pre-scan, in a child capped at 1 GiB (on the old code the reader ran out of memory:
+    SIGABRT, "memory allocation … failed"). A workbook of the same shape with a short string still loads."""
+    book = shared_string_workbook(tmp_path / "repeat.xlsx", 40_000, 32_000)
+    assert book.stat().st_size < 400_000
+    plan = plan_file(
+        tmp_path / "plan.json",
+        {"region": {"type": "category", "categories": ["a", "b"]}},
+        [{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.1}],
+    )
+    r = run_capped(dpdesk_home, "release", str(plan), "--data", str(book), "--out", str(tmp_path / "out"))
+    assert_refused(r, "repeat.xlsx", "repeat stored text", "export the sheet as CSV")
+    assert not (tmp_path / "out").exists()
+    small = shared_string_workbook(tmp_path / "small.xlsx", 40_000, 10)
+    r = run_capped(dpdesk_home, "suggest", str(small))
+    assert r.returncode == 0 and "region: category" in r.stdout, r.stderr[-2000:]
+
+
+def test_the_stored_text_scan_sees_items_and_references_split_across_chunks() -> None:
+    """Fed one byte at a time or whole, the scan finds the same string lengths and references (an empty <si/>
+    item keeps the numbering)."""
+    strings = b"<sst><si><t>ab</t></si><si/><x:si><x:t>" + b"y" * 50 + b"</x:t></x:si></sst>"
+    sheet = (
+        b'<row r="1"><c r="A1" t="s"><v>2</v></c><c r="B1" t=\'s\'><v> 2 </v></c><c r="C1"><v>2</v></c></row>'
+    )
+    found = []
+    for step in (1, 3, 7, len(strings) + len(sheet)):
+        shared = guards._SharedText(Path("w.xlsx"))
+        scan = shared.strings_scan()
+        for i in range(0, len(strings), step):
+            scan.feed(strings[i : i + step])
+        refs = guards._CellRefScan(Path("w.xlsx"), "sheet", shared)
+        for i in range(0, len(sheet), step):
+            refs.feed(sheet[i : i + step])
+        found.append((len(shared.lengths), shared.lengths[1], shared.counts))
+    assert all(f == found[0] for f in found), found
+    assert (
+        found[0][0] == 3 and found[0][1] == 0 and found[0][2] == {2: 2}
+    )  # the number cell C1 is not counted

@@ -37,6 +37,10 @@ XLSX_CHECK_CHUNK = 1024 * 1024
 #: cell and row reference say): calamine allocates the whole rectangle, so one far-off cell in a small file
 #: would otherwise cost gigabytes (and a cell at XFD1048576 aborted the process).
 MAX_XLSX_CELLS = 20_000_000
+#: The text a workbook's cells may expand to from its shared strings (a cell of type "s" holds the index of a
+#: string stored once): one 32,000-character string referenced by 100,000 cells is 3.2 GB once read, from a
+#: 0.5 MB file (calamine aborted the process on it). Each reference counts its string's length in the part.
+MAX_XLSX_SHARED_TEXT = 1024**3
 #: The largest sheet Excel itself makes: 1,048,576 rows by 16,384 columns (XFD).
 XLSX_MAX_ROW, XLSX_MAX_COL = 1_048_576, 16_384
 #: A Parquet file is refused when its declared columns would decode to more than this many bytes and more
@@ -146,23 +150,29 @@ def check_xlsx(path: Path, copy_to: Path | None = None) -> None:
         with contextlib.suppress(OSError):
             if shutil.disk_usage(copy_to.parent).free < unpacked + 2**20:
                 raise InputError(str(path), no_room)
+    shared = _SharedText(path)
     try:
         with (
             open(path, "rb") as f,
             zipfile.ZipFile(copy_to, "w") if copy_to is not None else contextlib.nullcontext() as out,
         ):
             for info in infos:
-                _check_xlsx_part(path, f, info, out)
+                _check_xlsx_part(path, f, info, out, shared)
     except OSError as exc:
         if no_room and exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG):
             raise InputError(str(path), no_room) from None  # only writing the copy runs out of room
         raise InputError(
             str(path), _("cannot read the file: {err}").format(err=exc.strerror or exc)
         ) from None
+    shared.check()
 
 
 def _check_xlsx_part(
-    path: Path, f: io.BufferedReader, info: zipfile.ZipInfo, out: zipfile.ZipFile | None = None
+    path: Path,
+    f: io.BufferedReader,
+    info: zipfile.ZipInfo,
+    out: zipfile.ZipFile | None = None,
+    shared: _SharedText | None = None,
 ) -> None:
     """Refuse a workbook part that is encrypted, oddly compressed, damaged, or not its declared size;
     with ``out``, write it there as it is inflated (stored, in chunks: never a whole part in memory)."""
@@ -199,7 +209,8 @@ def _check_xlsx_part(
     copy = zipfile.ZipInfo(name)
     copy.file_size = declared  # known up front, so the writer picks zip64 for a part over 2 GiB
     crc = 0
-    refs = _CellRefScan(path, name)
+    refs = _CellRefScan(path, name, shared)
+    strings = shared.strings_scan() if shared is not None and _is_shared_strings(name) else None
     with out.open(copy, "w") if out is not None else contextlib.nullcontext() as w:
         left, data, real = info.compress_size, b"", 0
         if stored:
@@ -210,6 +221,8 @@ def _check_xlsx_part(
                 left -= len(data)
                 real += len(data)
                 refs.feed(data)
+                if strings is not None:
+                    strings.feed(data)
                 if w is not None:
                     w.write(data)
                 else:
@@ -235,6 +248,8 @@ def _check_xlsx_part(
                     if not chunk and not data and not left:
                         raise InputError(str(path), damaged)  # the stream stops before its end
                     refs.feed(chunk)
+                    if strings is not None:
+                        strings.feed(chunk)
                     if w is not None:
                         w.write(chunk)
                     else:
@@ -253,7 +268,11 @@ def _check_xlsx_part(
 
 #: A sheet's ``<dimension ref="A1:C9">``, ``<row r="9">`` and ``<c r="C9">`` (any namespace prefix), as calamine
 #: reads them: the tag's local name, then its attributes up to the end of the tag.
-_TAG_RE = re.compile(rb"""<(?:[A-Za-z_][\w.-]*:)?(dimension|row|c)(?=[\s/>])((?:[^>"']|"[^"]*"|'[^']*')*)>""")
+_TAG_RE = re.compile(
+    rb"""<(?:[A-Za-z_][\w.-]*:)?(dimension|row|c|v)(?=[\s/>])((?:[^>"']|"[^"]*"|'[^']*')*)>"""
+)
+#: A cell's type attribute (``t="s"``: its value is the index of a shared string).
+_TYPE_RE = re.compile(rb"""(?:^|\s)t\s*=\s*(?:"s"|'s')""")
 _ATTR_RE = re.compile(rb"(?:^|\s)(r|ref)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
 _CELL_RE = re.compile(rb"\$?([A-Za-z]{0,3})\$?([0-9]{0,7})")
 #: A tag may not be longer than this (the scan keeps an unfinished tag between chunks).
@@ -282,8 +301,10 @@ class _CellRefScan:
     reference past Excel's last row or column, or a sheet whose last row x last column exceeds
     :data:`MAX_XLSX_CELLS`, before calamine ever reads the part."""
 
-    def __init__(self, path: Path, part: str) -> None:
+    def __init__(self, path: Path, part: str, shared: _SharedText | None = None) -> None:
         self.path, self.part = path, part
+        self.shared = shared
+        self.in_shared_cell = False  # the last cell tag is of type "s" and open: its <v> holds an index
         self.tail = b""
         self.row = 0
         self.col = 0
@@ -296,7 +317,17 @@ class _CellRefScan:
         end = buf.rfind(b">") + 1
         start = buf.rfind(b"<")
         cut = start if start >= end else len(buf)
+        if cut == len(buf):  # a value's text must be whole: a last <v> with no tag after it waits for more
+            last_v = max(buf.rfind(b"<v>", max(0, cut - 64)), buf.rfind(b":v>", max(0, cut - 64)))
+            if last_v >= 0:
+                cut = buf.rfind(b"<", 0, last_v + 1)
         for m in _TAG_RE.finditer(buf, 0, cut):
+            if m.group(1) == b"v":
+                if self.in_shared_cell and self.shared is not None:
+                    text_end = buf.find(b"<", m.end(), cut)
+                    self.shared.reference(buf[m.end() : text_end if text_end >= 0 else cut])
+                self.in_shared_cell = False
+                continue
             self._tag(m.group(1), m.group(2))
         self.tail = buf[cut:]
         if len(self.tail) > _MAX_TAG:
@@ -325,6 +356,7 @@ class _CellRefScan:
             self._bound(max(rows, default=self.row), 1)
             return
         self.cells += 1
+        self.in_shared_cell = bool(_TYPE_RE.search(attrs)) and not attrs.rstrip().endswith(b"/")
         if self.cells > MAX_XLSX_CELLS:
             self._refuse(
                 _("has more than {n} cells, more than dpdesk reads from a workbook").format(
@@ -385,6 +417,78 @@ class _CellRefScan:
         raise InputError(
             str(self.path), _("the workbook part {part} {problem}").format(part=repr(self.part), problem=what)
         )
+
+
+def _is_shared_strings(part: str) -> bool:
+    return part.casefold().rsplit("/", 1)[-1] == "sharedstrings.xml"
+
+
+class _SharedText:
+    """How much text a workbook's shared-string cells expand to: each string's length in the shared-strings part
+    (its raw XML, at least its decoded UTF-8 length) times the number of cells referring to it, summed over the
+    sheets; refused past :data:`MAX_XLSX_SHARED_TEXT` (:meth:`check`, once every part was scanned)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.counts: dict[int, int] = {}
+        self.lengths: list[int] = []
+
+    def reference(self, text: bytes) -> None:
+        t = text.strip()
+        if t.isdigit() and len(t) <= 10:
+            i = int(t)
+            self.counts[i] = self.counts.get(i, 0) + 1
+
+    def strings_scan(self) -> _StringLengths:
+        return _StringLengths(self.lengths)
+
+    def check(self) -> None:
+        total = sum(n * (self.lengths[i] if i < len(self.lengths) else 0) for i, n in self.counts.items())
+        if total > MAX_XLSX_SHARED_TEXT:
+            raise LimitError(
+                str(self.path),
+                _(
+                    "its cells repeat stored text to {n} MiB once read (a long string used by many cells); "
+                    "refused as a possible decompression bomb (limit: {limit} MiB; export the sheet as CSV)"
+                ).format(n=f"{total / 2**20:,.0f}", limit=MAX_XLSX_SHARED_TEXT // 2**20),
+            )
+
+
+class _StringLengths:
+    """The byte length of each ``<si>…</si>`` item of a shared-strings part, fed chunk by chunk."""
+
+    def __init__(self, lengths: list[int]) -> None:
+        self.lengths = lengths
+        self.tail = b""
+        self.open_at: int | None = None  # bytes of the current item seen so far (None: between items)
+
+    def feed(self, data: bytes) -> None:
+        buf = self.tail + data
+        i = 0
+        while True:
+            if self.open_at is None:
+                j = _SI_OPEN.search(buf, i)
+                if j is None:
+                    break
+                if j.group(0).endswith(b"/>"):  # <si/>: an empty string
+                    self.lengths.append(0)
+                    i = j.end()
+                    continue
+                self.open_at, i = 0, j.end()
+            else:
+                k = _SI_CLOSE.search(buf, i)
+                if k is None:
+                    break
+                self.lengths.append(self.open_at + (k.start() - i))
+                self.open_at, i = None, k.end()
+        keep = min(len(buf) - i, 16)  # a tag cut at the chunk's end is matched with the next chunk
+        if self.open_at is not None:
+            self.open_at += len(buf) - i - keep
+        self.tail = buf[len(buf) - keep :]
+
+
+_SI_OPEN = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?si(?=[\s/>])[^>]*>")
+_SI_CLOSE = re.compile(rb"</(?:[A-Za-z_][\w.-]*:)?si\s*>")
 
 
 def check_parquet(path: Path, columns: set[str] | None = None, *, scan: bool = True) -> None:
