@@ -491,9 +491,20 @@ def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_tabl
     infos.clear()
     win.simulate_action.trigger()
     assert "declare that the file is public" in dialogs[-1].hint.text() and win.job is None and not infos
-    # a file that is public indeed
+    # nor an edited copy of the opened table ("south" made "west": most of its rows are the table's own)
+    edited = tmp_path / "edited_copy.csv"
+    edited.write_bytes((SAMPLES / "census_sample.csv").read_bytes().replace(b"south", b"west"))
+    fill.update(public=edited, declare=True, out=tmp_path / "edited.csv")
+    win.errors.clear()
+    win.simulate_action.trigger()
+    qtbot.waitUntil(lambda: win.job is None and bool(win.errors), timeout=60_000)
+    assert "it holds the rows of the table opened for release" in win.errors[-1], win.errors
+    assert not (tmp_path / "edited.csv").exists()
+    # a file that is public indeed (another table of the same columns)
+    from dpdesk.core.sample import write_census_csv
+
     public = tmp_path / "published_sample.csv"
-    public.write_bytes((SAMPLES / "census_sample.csv").read_bytes().replace(b"south", b"west"))
+    write_census_csv(public, 2000, seed=11)  # (the bundled sample is seed 7)
     fill.update(public=public, declare=True, out=tmp_path / "public.csv")
     win.simulate_action.trigger()
     qtbot.waitUntil(lambda: win.job is None and bool(infos), timeout=60_000)
