@@ -144,3 +144,18 @@ def test_ax_the_content_check_reads_the_same_bytes_as_the_load(
     assert file_sha256(target) not in {p.stem for p in (home / "identity" / "files").glob("*.json")}
     with pytest.raises(UsageError):  # NotPublic, or "changed while it was read"; on main: loaded
         public_table(plan(), target, home)  # type: ignore[arg-type]
+
+
+def test_ax_a_public_file_without_rows_gets_no_fidelity_figure(tmp_path: Path) -> None:
+    """A header-only "public" file: the estimate compares the synthetic tables with an empty table, whose shares
+    are all 0, so every distance is 0.5 by construction and dpdesk prints "pairs of columns differ from the
+    file's by 50.0% on average ... each column sampled on its own: 50.0%": a figure about nothing (and 0.0%, "an
+    exact copy", when the fitted total rounds to 0). It should say the file has no rows to compare with."""
+    from dpdesk.services.simulate import FidelityRequest, synthetic_fidelity
+
+    home = tmp_path / "home"
+    home.mkdir()
+    empty = tmp_path / "published.csv"
+    empty.write_text("a,b,x,y,c\n")
+    with pytest.raises(UsageError):  # on main: Fidelity(rows=0, one_way=0.5, two_way=0.5, ...)
+        synthetic_fidelity(FidelityRequest(plan(), home, "table", empty, runs=1, seed=1))  # type: ignore[arg-type]
