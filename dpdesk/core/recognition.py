@@ -10,10 +10,20 @@ Files under ``<home>/identity/``:
 
 * ``secret``: 32 random bytes (hex) keying every row hash and content key of this home, made once. Back it up
   with the home: without it a re-saved copy is no longer recognised by content (the bytes' keys still work);
-* ``files/<sha256>.json``: a file seen before, its content key and sketch, so that its content identity is
-  computed once per distinct file (the cache); ``files/<sha256>.refused.json``: the message of a stated limit
-  that refused a file's content identity (the same bytes are refused at once);
-* ``datasets/<public id>.json``: the content keys and sketches of a dataset's tables.
+* ``files/<sha256>.json``: a file seen before, its content key, sketch and column sketches, so that its content
+  identity is computed once per distinct file (the cache; a record written before column sketches existed is
+  computed once more, so that known tables get them); ``files/<sha256>.refused.json``: the message of a stated
+  limit that refused a file's content identity (the same bytes are refused at once);
+* ``datasets/<public id>.json``: the content keys and sketches of a dataset's tables (``contents``), and their
+  column sketches (``columns``, by content key; older records without them keep working).
+
+**One column changed.** A table that differs from a known one in exactly one column (dropped, added, renamed,
+or its values edited) is recognised by its column sketches (:class:`~dpdesk.core.loading.identity.ColumnSketches`):
+the rows of both without that column are compared, exactly by their multiset key (whatever the columns), and
+by their sketches where those rows still nearly identify the table's rows
+(:func:`~dpdesk.core.loading.identity.identifying`; a coarse projection would match any table of the same
+schema). Two or more columns changed, or the one identifying column left out of a table with many equal rows
+otherwise, are not recognised (README, SECURITY.md).
 
 :func:`resolve` is what the services call: (a) a file whose SHA-256 has a ledger opens it as before (its content
 is recorded for its dataset the first time); (b) an unknown file whose content key is a known dataset's gets that
@@ -40,9 +50,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpdesk.core import anchor
-from dpdesk.core.errors import InputError, LedgerError, LimitError
+from dpdesk.core.errors import InputError, LedgerError, LimitError, UsageError
 from dpdesk.core.ledger import Ledger, _locked, is_dataset_id, link_key, write_atomic
-from dpdesk.core.loading.identity import ContentIdentity, Sketch, content_identity, overlap
+from dpdesk.core.loading.identity import (
+    ColumnSketches,
+    ContentIdentity,
+    Projection,
+    Sketch,
+    content_identity,
+    identifying,
+    overlap,
+)
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
 
@@ -70,6 +88,9 @@ class Resemblance:
     spent: HistorySpend | None = None
     #: the known dataset's ledger does not verify (so what it spent cannot be read)
     ledger_broken: bool = False
+    #: the column(s) the rows were compared without (one column dropped, added, renamed or edited); () for
+    #: whole rows
+    changed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,8 +131,18 @@ def near_copy_message(resolution: Resolution) -> str:
         dataset=near.dataset,
         contained=f"{near.contained:.0%}",
         found=f"{near.found:.0%}",
-        spent=spent_sentence(near),
+        spent=" ".join(filter(None, (compared_sentence(near), spent_sentence(near)))),
     )
+
+
+def compared_sentence(near: Resemblance) -> str:
+    """Which column the shares leave out when the tables differ in one column (empty for whole rows)."""
+    if not near.changed:
+        return ""
+    return _(
+        "These shares compare the rows without the column {columns}, where the two tables differ (a column "
+        "dropped, added, renamed or edited)."
+    ).format(columns=_(" and ").join(f'"{c}"' for c in near.changed))
 
 
 def spent_sentence(near: Resemblance) -> str:
@@ -296,10 +327,24 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _cached(home: Path, sha256: str) -> tuple[str, Sketch] | None:
+def _columns_of(raw: Any) -> ColumnSketches | None:
+    """Column sketches as recorded; None when absent, not computed (a repeated name) or unreadable."""
+    try:
+        return None if raw is None else ColumnSketches.from_json(raw)
+    except (TypeError, KeyError, ValueError, AttributeError):
+        return None
+
+
+def _cached(home: Path, sha256: str) -> ContentIdentity | None:
+    """A file's identity as remembered by its bytes' SHA-256; None when unknown, unreadable, or written before
+    column sketches existed (``columns`` absent: computed once more, so that known tables get them)."""
     raw = _read_json(_folder(home) / "files" / f"{sha256}.json")
     try:
-        return str(raw["content"]), Sketch.from_json(raw["sketch"])
+        if "columns" not in raw:
+            return None
+        return ContentIdentity(
+            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw["columns"])
+        )
     except (TypeError, KeyError, ValueError):
         return None
 
@@ -320,12 +365,16 @@ def _remember_refusal(home: Path, sha256: str, message: str) -> None:
 def _remember_file(home: Path, ident: ContentIdentity) -> None:
     folder = _folder(home) / "files"
     folder.mkdir(parents=True, exist_ok=True)
-    body = {"content": ident.key, "sketch": ident.sketch.to_json()}
+    body = {
+        "content": ident.key,
+        "sketch": ident.sketch.to_json(),
+        "columns": None if ident.columns is None else ident.columns.to_json(),
+    }
     write_atomic(folder / f"{ident.sha256}.json", json.dumps(body).encode("utf-8"))
 
 
-def _dataset_records(home: Path) -> dict[str, dict[str, Any]]:
-    """Each dataset's recorded contents: public id -> {content key: sketch as JSON}."""
+def _records(home: Path) -> dict[str, dict[str, Any]]:
+    """Each dataset's record as written by :func:`record_content` (``contents``, and ``columns`` when present)."""
     out: dict[str, dict[str, Any]] = {}
     folder = _folder(home) / "datasets"
     if not folder.is_dir():
@@ -333,21 +382,35 @@ def _dataset_records(home: Path) -> dict[str, dict[str, Any]]:
     for p in sorted(folder.glob("ds-*.json")):
         raw = _read_json(p)
         if is_dataset_id(p.stem) and isinstance(raw, dict) and isinstance(raw.get("contents"), dict):
-            out[p.stem] = raw["contents"]
+            out[p.stem] = raw
     return out
 
 
-def record_content(home: Path, dataset: str, content: str, sketch: Sketch) -> None:
-    """Record a content key (and its sketch) as one of a dataset's tables."""
+def _dataset_records(home: Path) -> dict[str, dict[str, Any]]:
+    """Each dataset's recorded contents: public id -> {content key: sketch as JSON}."""
+    return {d: raw["contents"] for d, raw in _records(home).items()}
+
+
+def record_content(
+    home: Path, dataset: str, content: str, sketch: Sketch, columns: ColumnSketches | None = None
+) -> None:
+    """Record a content key (and its sketch, and its column sketches when given) as one of a dataset's tables."""
     folder = _folder(home) / "datasets"
     folder.mkdir(parents=True, exist_ok=True)
     with _locked(_folder(home) / "identity.lock"):
         path = folder / f"{dataset}.json"
         raw = _read_json(path)
         contents = raw["contents"] if isinstance(raw, dict) and isinstance(raw.get("contents"), dict) else {}
+        by_content = raw.get("columns") if isinstance(raw, dict) else None
+        by_content = by_content if isinstance(by_content, dict) else {}
+        changed = content not in contents or (columns is not None and content not in by_content)
         if content not in contents:
             contents[content] = sketch.to_json()
-            write_atomic(path, json.dumps({"contents": contents}).encode("utf-8"))
+        if columns is not None and content not in by_content:
+            by_content[content] = columns.to_json()
+        if changed:
+            body = {"contents": contents, "columns": by_content}
+            write_atomic(path, json.dumps(body).encode("utf-8"))
         secret = _read_secret(home)
         if secret is not None:  # then the register: a deleted file or another secret is seen from now on
             anchor.record_identity(home, dataset, secret_fingerprint(secret), len(contents))
@@ -358,7 +421,7 @@ def remember_key(home: Path, sha256: str, dataset: str) -> None:
     cache), record it for that dataset, so that its re-saved copies find the same ledger from now on."""
     cached = _cached(home, sha256)
     if cached is not None:
-        record_content(home, dataset, *cached)
+        record_content(home, dataset, cached.key, cached.sketch, cached.columns)
 
 
 def dataset_of_content(home: Path, content: str) -> str | None:
@@ -370,30 +433,101 @@ def dataset_of_content(home: Path, content: str) -> str | None:
     return min(owners, key=lambda d: ((folder / f"{d}.json").stat().st_mtime_ns, d))
 
 
+@dataclass(frozen=True)
+class Match:
+    """How a table compares with one of a known dataset's tables: the estimated shares (as in
+    :class:`Resemblance`), the column(s) left out, and whether the rows compared are the same multiset exactly."""
+
+    contained: float
+    found: float
+    changed: tuple[str, ...] = ()
+    exact: bool = False
+
+
+def _one_column_pairs(
+    known: ColumnSketches, new: ColumnSketches
+) -> list[tuple[Projection, Projection, tuple[str, ...]]]:
+    """The projections to compare when the two headers differ in at most one column: (known's, new's, the
+    column(s) left out). Dropped: the new table's whole rows against the known's without that column; added:
+    the new table's without it against the known's whole rows; renamed: each without its own name; the same
+    header: each column left out of both (its values edited)."""
+    k, t = set(known.columns), set(new.columns)
+    gone, added = sorted(k - t), sorted(t - k)
+    if not gone and not added:
+        return [(known.left_out[c], new.left_out[c], (c,)) for c in known.columns]
+    if len(gone) == 1 and not added:
+        return [(known.left_out[gone[0]], new.whole, (gone[0],))]
+    if len(added) == 1 and not gone:
+        return [(known.whole, new.left_out[added[0]], (added[0],))]
+    if len(gone) == 1 and len(added) == 1:
+        return [(known.left_out[gone[0]], new.left_out[added[0]], (gone[0], added[0]))]
+    return []
+
+
+def compare(
+    known: Sketch,
+    known_columns: ColumnSketches | None,
+    sketch: Sketch,
+    columns: ColumnSketches | None,
+    *,
+    public: bool = False,
+) -> Match | None:
+    """The closest comparison of a table with a known table: whole rows by their sketches, then with one column
+    left out (:func:`_one_column_pairs`): exactly by the projections' keys, and by their sketches where both are
+    kept (both nearly identify their rows). ``public``: the check of a file offered as public, where whole rows
+    are compared by their sketches only when the file's rows nearly identify it (an honest sample of a coarse
+    schema shares most of its few distinct rows with any other). None when nothing is comparable."""
+    best: Match | None = None
+    if not public or identifying(sketch):
+        best = Match(*overlap(known, sketch))
+    if known_columns is None or columns is None:
+        return best
+    for kp, tp, changed in _one_column_pairs(known_columns, columns):
+        if kp.key == tp.key:
+            found = Match(1.0, 1.0, changed, exact=True)
+        elif kp.sketch is not None and tp.sketch is not None:
+            found = Match(*overlap(kp.sketch, tp.sketch), changed)
+        else:
+            continue
+        if best is None or max(found.contained, found.found) > max(best.contained, best.found):
+            best = found
+    return best
+
+
 def resembles(
-    home: Path, sketch: Sketch, threshold: float = RESEMBLANCE_THRESHOLD
-) -> list[tuple[str, float, float]]:
-    """The known datasets this table resembles: (public id, estimated share of the dataset's rows the table
-    contains, estimated share of the table's rows found in the dataset), for datasets where either share is
-    above ``threshold``, most similar first. Local estimates (see :func:`~dpdesk.core.loading.identity.overlap`
-    for their error): shown to the curator, never published."""
-    found: list[tuple[str, float, float]] = []
-    for dataset, contents in _dataset_records(home).items():
-        best: tuple[float, float] | None = None
-        for raw in contents.values():
+    home: Path,
+    sketch: Sketch,
+    threshold: float = RESEMBLANCE_THRESHOLD,
+    *,
+    columns: ColumnSketches | None = None,
+    public: bool = False,
+) -> list[tuple[str, Match]]:
+    """The known datasets this table resembles: (public id, :class:`Match`: the estimated share of the dataset's
+    rows the table contains, the estimated share of the table's rows found in the dataset, the column left out
+    when they differ in one), for datasets where either share is above ``threshold``, most similar first. Local
+    estimates (see :func:`~dpdesk.core.loading.identity.overlap` for their error): shown to the curator, never
+    published. ``columns``: the table's column sketches (one column changed); ``public``: see :func:`compare`."""
+    found: list[tuple[str, Match]] = []
+    for dataset, raw in _records(home).items():
+        recorded = raw.get("columns")
+        by_content: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        best: Match | None = None
+        for content, sketch_json in raw["contents"].items():
             try:
-                known = Sketch.from_json(raw)
+                known = Sketch.from_json(sketch_json)
             except (TypeError, KeyError, ValueError):
                 continue
-            est = overlap(known, sketch)
-            if best is None or max(est) > max(best):
+            est = compare(known, _columns_of(by_content.get(content)), sketch, columns, public=public)
+            if est is not None and (
+                best is None or max(est.contained, est.found) > max(best.contained, best.found)
+            ):
                 best = est
-        if best is not None and max(best) > threshold:
-            found.append((dataset, *best))
-    return sorted(found, key=lambda r: (-max(r[1], r[2]), r[0]))
+        if best is not None and max(best.contained, best.found) > threshold:
+            found.append((dataset, best))
+    return sorted(found, key=lambda r: (-max(r[1].contained, r[1].found), r[0]))
 
 
-def identify(
+def identity_of(
     home: Path,
     path: str | Path,
     *,
@@ -401,12 +535,14 @@ def identify(
     delimiter: str | None = None,
     progress: Progress = NULL_PROGRESS,
     sha256: str | None = None,
-) -> tuple[str, Sketch]:
-    """A file's content key and sketch: from the cache when its bytes were seen before (``sha256`` when the
-    caller has it), else computed once and remembered by the bytes' SHA-256.
+) -> ContentIdentity:
+    """A file's content identity (key, sketch, column sketches): from the cache when its bytes were seen before
+    (``sha256`` when the caller has it), else computed once and remembered by the bytes' SHA-256. A file a stated
+    limit refused (:class:`~dpdesk.core.errors.LimitError`) is remembered too, with the refusal's message.
 
-    A file a stated limit refused (:class:`~dpdesk.core.errors.LimitError`, a function of its bytes alone) is
-    remembered too, with the refusal's message: the same bytes are refused at once, never decoded again."""
+    Computed, the identity is of the bytes the content reader read: when they are not the bytes the caller hashed
+    (``sha256``: the file was replaced or written to in between), it is refused (:class:`UsageError`), so that a
+    check never judges other bytes than the ones loaded."""
     if sha256 is not None:
         cached = _cached(home, sha256)
         if cached is not None:
@@ -419,13 +555,45 @@ def identify(
             path, home_secret(home), encoding=encoding, delimiter=delimiter, progress=progress
         )
     except LimitError as exc:
+        # a stated limit refused it (a function of its bytes alone): the same bytes are refused at once next time
         if sha256 is not None:
             with contextlib.suppress(OSError):
                 _remember_refusal(home, sha256, exc.message)
         raise
     with contextlib.suppress(OSError):
         _remember_file(home, ident)
+    if sha256 is not None and ident.sha256 != sha256:
+        raise UsageError(
+            _(
+                "{path} changed while it was read (its bytes differ from a moment before), so its content could "
+                "not be checked; run the command again when nothing is writing to it"
+            ).format(path=path)
+        )
+    return ident
+
+
+def identify(
+    home: Path,
+    path: str | Path,
+    *,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+    sha256: str | None = None,
+) -> tuple[str, Sketch]:
+    """A file's content key and sketch (:func:`identity_of`)."""
+    ident = identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha256)
     return ident.key, ident.sketch
+
+
+@dataclass(frozen=True)
+class PrivateMatch:
+    """A file offered as public holds private rows: ``dataset`` is the known dataset's public id, ``""`` for the
+    table opened for release; ``exact``: its rows are that table's (whole, or with one column changed), not
+    only most of them."""
+
+    dataset: str
+    exact: bool
 
 
 def private_match(
@@ -435,29 +603,33 @@ def private_match(
     sha256: str,
     private_sha: str | None = None,
     progress: Progress = NULL_PROGRESS,
-) -> str | None:
-    """Whether a file offered as PUBLIC (for a simulation) holds a private table's rows, by its content: the public
-    id of a known dataset whose table it is or resembles (a re-saved, sorted, converted or slightly edited copy,
-    or a large part of one), ``""`` for the table opened for release (``private_sha``, whose identity the opening
-    computed), None otherwise. A file the content readers cannot read is judged by its bytes alone (None here).
-    Nothing is linked or recorded for a dataset; the file's identity is remembered by its SHA-256 like any file's.
+) -> PrivateMatch | None:
+    """Whether a file offered as PUBLIC (for a simulation) holds a private table's rows, by its content: a known
+    dataset whose table it is or resembles (a re-saved, sorted, converted copy, one with a column added, dropped,
+    renamed or edited, or a large part of one), or the table opened for release (``private_sha``, whose identity
+    the opening computed); None otherwise. A file the content readers cannot read is judged by its bytes alone
+    (None here). The same content, whole or with one column changed, is always refused; resemblance by sketches
+    only where the file's rows nearly identify it (:func:`compare` with ``public``). Nothing is linked or recorded
+    for a dataset; the file's identity is remembered by its SHA-256 like any file's.
     """
     private = _cached(home, private_sha) if private_sha is not None else None
     if private is None and not _dataset_records(home):
         return None  # nothing private to compare with (and no identity secret made for it)
     try:
-        content, sketch = identify(home, path, progress=progress, sha256=sha256)
+        ident = identity_of(home, path, progress=progress, sha256=sha256)
     except InputError:
         return None
-    if private is not None and (
-        content == private[0] or max(overlap(private[1], sketch)) > RESEMBLANCE_THRESHOLD
-    ):
-        return ""
-    same = dataset_of_content(home, content)
+    if private is not None:
+        if ident.key == private.key:
+            return PrivateMatch("", exact=True)
+        match = compare(private.sketch, private.columns, ident.sketch, ident.columns, public=True)
+        if match is not None and max(match.contained, match.found) > RESEMBLANCE_THRESHOLD:
+            return PrivateMatch("", exact=match.exact)
+    same = dataset_of_content(home, ident.key)
     if same is not None:
-        return same
-    near = resembles(home, sketch)
-    return near[0][0] if near else None
+        return PrivateMatch(same, exact=True)
+    near = resembles(home, ident.sketch, columns=ident.columns, public=True)
+    return PrivateMatch(near[0][0], exact=near[0][1].exact) if near else None
 
 
 def resolve(
@@ -483,18 +655,19 @@ def resolve(
         return Resolution(sha, None, "file", ledger)
     check_identity(home)  # before the cache is trusted: a broken identity store is refused, named
     try:
-        content, sketch = identify(
-            home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha
-        )
+        ident = identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha)
     except InputError:
         return Resolution(sha, ledger.dataset, "file" if ledger.dataset is not None else "new", ledger)
     if ledger.dataset is not None:
-        record_content(home, ledger.dataset, content, sketch)
+        record_content(home, ledger.dataset, ident.key, ident.sketch, ident.columns)
         return Resolution(sha, ledger.dataset, "file", ledger)
-    owner = dataset_of_content(home, content)
+    owner = dataset_of_content(home, ident.key)
     if owner is not None:
         linked = link_key(home, sha, owner)
         how: Literal["file", "content"] = "file" if linked != owner else "content"
         return Resolution(sha, linked, how, Ledger.for_dataset(home, sha))
-    near = tuple(Resemblance(d, c, f, *spent_by(home, d)) for d, c, f in resembles(home, sketch))
+    near = tuple(
+        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed)
+        for d, m in resembles(home, ident.sketch, columns=ident.columns)
+    )
     return Resolution(sha, None, "new", ledger, near)

@@ -131,16 +131,28 @@ def public_table(
 
     owner = private_match(home, path, sha256=sha, private_sha=private_sha, progress=progress)
     if owner is not None:
+        what = (
+            _("the table opened for release")
+            if owner.dataset == ""
+            else _("dataset {id}").format(id=owner.dataset)
+        )
+        if owner.exact:
+            why = _(
+                "{path} is not a public file: it holds the rows of {what} (re-saved, sorted or converted, or with "
+                "one column added, dropped, renamed or edited)."
+            )
+        else:
+            why = _(
+                "{path} is not a public file: most of its rows also occur in {what}, or it holds most of that "
+                "table's rows."
+            )
         raise NotPublic(
-            _(
-                "{path} is not a public file: it holds the rows of {what}, or most of them (a re-saved, sorted, "
-                "converted or edited copy, or a large part of one). Simulations on it would be uncharged draws of "
-                "private data, which average back to the truth. Simulate on the stand-in table generated from the "
-                "plan's schema, or on a file that is really public (a published sample, last year's published "
-                "table)."
-            ).format(
-                path=path,
-                what=_("the table opened for release") if owner == "" else _("dataset {id}").format(id=owner),
+            why.format(path=path, what=what)
+            + " "
+            + _(
+                "Simulations on it would be uncharged draws of private data, which average back to the truth. "
+                "Simulate on the stand-in table generated from the plan's schema, or on a file that is really "
+                "public (a published sample, last year's published table)."
             )
         )
     table = load_table(path, plan.columns, id_column=plan.privacy_unit.id_column, progress=progress)
@@ -203,6 +215,10 @@ def run_simulation(
 
 #: At most this many simulated synthetic tables in one fidelity estimate.
 MAX_FIDELITY_RUNS = 20
+#: A simulated synthetic table has at most this many times the public table's rows: the distances compare shares,
+#: which a sample of that size already gives to within the noise (a query's explicit ``rows`` of 10,000,000 would
+#: otherwise sample 10,000,000 rows per run for a file of a few thousand).
+FIDELITY_ROWS_FACTOR = 4
 
 
 @dataclass(frozen=True)
@@ -233,7 +249,8 @@ def synthetic_fidelity(
     """Simulate ``runs`` releases of the synthetic-table query named ``query`` on ``table`` (a stand-in or a
     file its user declares public, never the private table) with numpy's noise, uncharged, and measure how far
     each synthetic table's one- and two-way marginals are from the table's; the same for the independent
-    baseline. Not for publication."""
+    baseline. Not for publication. Refused (:class:`UsageError`) for a table without rows; each synthetic table
+    has at most :data:`FIDELITY_ROWS_FACTOR` times the table's rows."""
     from dpdesk.core.statistics.synthetic import SyntheticQuery, encode_table
     from dpdesk.core.synthetic import exact_marginals, fit, measure_marginals, sample_codes, split_budget
     from dpdesk.core.synthetic.measure import Split
@@ -251,6 +268,13 @@ def synthetic_fidelity(
     if unit.id_column is not None and table.ids is not None:
         keep = bound_rows_per_person(table, unit.max_rows_per_person)
     attrs, codes = encode_table(spec, table, keep)
+    if codes.shape[0] == 0:
+        raise UsageError(
+            _(
+                "the public file has no rows to compare with: a fidelity figure on it would describe nothing. "
+                "Choose a file with rows"
+            )
+        )
     exact = exact_marginals(codes, attrs)
     replace, k = unit.neighbouring == "replace", unit.max_rows_per_person
 
@@ -274,7 +298,7 @@ def synthetic_fidelity(
         for which, split in enumerate(splits):
             progress.check_cancelled()
             model = fit(measure_marginals(exact, split, noise, pick))
-            n = table_rows(model.total, spec.rows)
+            n = min(table_rows(model.total, spec.rows), FIDELITY_ROWS_FACTOR * int(codes.shape[0]))
             fake = sample_codes(model, n, rng)
             sums[which][0] += tvd(codes, fake, sizes, 1)
             sums[which][1] += tvd(codes, fake, sizes, 2)

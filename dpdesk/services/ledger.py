@@ -660,7 +660,7 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
     Refused (:class:`UsageError`) when the file already belongs to another dataset or ``to`` is unknown.
     """
     from dpdesk.core.ledger import link_key
-    from dpdesk.core.recognition import identify, record_content
+    from dpdesk.core.recognition import identity_of, record_content
 
     home = request.dataset.home
     resolution = request.dataset.resolve(progress)
@@ -681,8 +681,8 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
         entry = tx.append("link", {"decided_by": "curator"})
     link_key(home, resolution.sha256, request.to)
     assert request.dataset.data is not None
-    content, sketch = identify(home, request.dataset.data, sha256=resolution.sha256)
-    record_content(home, request.to, content, sketch)
+    ident = identity_of(home, request.dataset.data, sha256=resolution.sha256)
+    record_content(home, request.to, ident.key, ident.sketch, ident.columns)
     return Linked(request.to, entry)
 
 

@@ -213,3 +213,57 @@ def test_forget_identity_on_a_governed_dataset_needs_the_officers_approval(
     assert last["approval"]["payload"]["action"] == "forget_identity"
     code, _out, err = run(capsys, "ledger", "forget-identity", "--reason", reason, "--approval", good)
     assert code == 2, err  # used once
+
+
+def _one_column(tmp_path: Path, how: str) -> Path:
+    """The sample with the column ``weight`` (which the plan never reads) changed, or two columns changed."""
+    import csv
+
+    with DATA.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    w = rows[0].index("weight")
+    if how == "dropped":
+        rows = [r[:w] + r[w + 1 :] for r in rows]
+    elif how == "renamed":
+        rows[0][w] = "a_weight"  # another place in the name order: the rows' encodings change
+    elif how == "edited":
+        rows = [rows[0], *([*r[:w], f"{float(r[w]) + 0.5:.4f}", *r[w + 1 :]] for r in rows[1:])]
+    elif how == "added":
+        rows = [[*rows[0], "note"], *([*r, "checked"] for r in rows[1:])]
+    elif how == "two dropped":
+        s = rows[0].index("state")
+        rows = [[c for i, c in enumerate(r) if i not in (w, s)] for r in rows]
+    path = tmp_path / f"{how.replace(' ', '_')}.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize("how", ["dropped", "renamed", "edited", "added"])
+def test_a_copy_with_one_unused_column_changed_is_refused_until_linked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str, dpdesk_home: Path, how: str
+) -> None:
+    """Audit gap 1: on main, the sample with `weight` dropped (or renamed, edited, or a column added) got a fresh
+    budget (exit 0, "epsilon 0.7 left"). Now a near-copy: exit 3 naming the dataset and the column; linked, its
+    releases are charged to the known ledger."""
+    copy = _one_column(tmp_path, how)
+    code, _out, err = run(capsys, "budget", PLAN, "--data", copy)
+    flat = " ".join(err.split())
+    assert code == 3 and f"resembles dataset {known}" in flat, err
+    assert (
+        "These shares compare the rows without the column" in flat and '"weight"' in flat
+    ) or how == "added"
+    assert sorted(p.stem for p in (dpdesk_home / "ledgers").glob("ds-*.jsonl")) == [known]  # no fresh ledger
+    code, out, err = run(capsys, "ledger", "link", "--data", copy, "--to", known)
+    assert code == 0 and known in out, err
+    code, _out, err = run(capsys, "release", PLAN, "--data", copy, "--out", tmp_path / "r2")
+    assert code == 1 and "over budget" in err and not (tmp_path / "r2").exists(), err  # 0.9 of 1.0 spent
+    assert head(capsys, copy)[0] == known
+
+
+def test_two_changed_columns_get_a_fresh_budget_the_documented_limit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str
+) -> None:
+    copy = _one_column(tmp_path, "two dropped")
+    code, out, err = run(capsys, "budget", PLAN, "--data", copy, "--json")
+    assert code == 0 and json.loads(out)["remaining_before"]["epsilon"] == 1.0, err  # a fresh budget

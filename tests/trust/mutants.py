@@ -101,6 +101,10 @@ ACF = "tests/trust/test_acknowledge_floor.py"
 GOV = "tests/cli/test_govern.py"
 GA = "tests/trust/test_attack_issue13.py"
 NC = "tests/cli/test_near_copy.py"
+OCT = "tests/core/test_one_column.py"
+ATK = "tests/trust/test_attack1_public_file.py"
+RC = "dpdesk/core/recognition.py"
+ID = "dpdesk/core/loading/identity.py"
 AC = "tests/core/test_accuracy.py"
 AF = "tests/gui/test_accuracy_form.py"
 GV = "dpdesk/core/governance.py"
@@ -1539,7 +1543,7 @@ import PySide6  # noqa: F401
         "ID06",
         "resolution: an unknown file whose content is a known dataset's is treated as new",
         "dpdesk/core/recognition.py",
-        r"""    owner = dataset_of_content(home, content)""",
+        r"""    owner = dataset_of_content(home, ident.key)""",
         r"""    owner = None""",
         (IDT, CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger"),
     ),
@@ -1582,9 +1586,13 @@ import PySide6  # noqa: F401
         "IF03",
         "fast content identity: distinct cells mapped back to the wrong encodings",
         "dpdesk/core/loading/identity.py",
-        r"""                return s.replace_strict(distinct, _fast_tokens(pl, distinct), return_dtype=pl.String)""",
-        r"""                return s.replace_strict(
-                    distinct.sort(nulls_last=True), _fast_tokens(pl, distinct), return_dtype=pl.String
+        r"""                index = s.replace_strict(
+                    distinct, pl.Series(np.arange(distinct.len(), dtype=np.uint32)), return_dtype=pl.UInt32
+                )""",
+        r"""                index = s.replace_strict(
+                    distinct.sort(nulls_last=True),
+                    pl.Series(np.arange(distinct.len(), dtype=np.uint32)),
+                    return_dtype=pl.UInt32,
                 )""",
         (IDF,),
     ),
@@ -1593,14 +1601,14 @@ import PySide6  # noqa: F401
         "fast word hash: a row's length mixed in as its number of words (rows padded alike collide)",
         "dpdesk/core/loading/identity.py",
         r"""        acc ^= _fmix(lens.astype(_U64) ^ b)
-        lanes.append(_fmix(acc))
-    return lanes[0], lanes[1]
+        out.append(_fmix(acc))
+    return tuple(out)
 
 
 def _sum128(""",
         r"""        acc ^= _fmix(words_per_row.astype(_U64) ^ b)
-        lanes.append(_fmix(acc))
-    return lanes[0], lanes[1]
+        out.append(_fmix(acc))
+    return tuple(out)
 
 
 def _sum128(""",
@@ -2917,8 +2925,10 @@ def _sum128(""",
         "FD06",
         "previews in the app: a re-saved copy of the table opened for release is accepted as a public file",
         "dpdesk/core/recognition.py",
-        r"""        content == private[0] or max(overlap(private[1], sketch)) > RESEMBLANCE_THRESHOLD""",
-        r"""        False""",
+        r"""    if private is not None:
+        if ident.key == private.key:""",
+        r"""    if False:
+        if ident.key == private.key:""",
         (f"{SGA}::test_the_expected_fidelity_on_a_file_declared_public",),
     ),
     # --- issue 12, items 3 and 4: the app's flows through the services; no import cycle through the release ------
@@ -3064,8 +3074,8 @@ def _sum128(""",
         "OC03",
         "near-copy: the refusal does not say how much of the resembled dataset was spent",
         "dpdesk/core/recognition.py",
-        r"""    near = tuple(Resemblance(d, c, f, *spent_by(home, d)) for d, c, f in resembles(home, sketch))""",
-        r"""    near = tuple(Resemblance(d, c, f) for d, c, f in resembles(home, sketch))""",
+        r"""        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed)""",
+        r"""        Resemblance(d, m.contained, m.found, changed=m.changed)""",
         (
             f"{NC}::test_the_refusal_says_how_much_of_the_resembled_dataset_was_spent",
             "tests/gui/test_near_copy_app.py::test_a_near_copy_is_named_and_refused_until_linked",
@@ -3155,6 +3165,163 @@ def _sum128(""",
         (
             "tests/trust/test_attack_issue14_limits.py::test_a_stored_string_repeated_by_many_cells_is_refused_before_it_is_read",
         ),
+    ),
+    # --- issue 13, item 3 (audit gap 1): one column changed; attack1's public-file findings --------------------
+    Mutant(
+        "OG01",
+        "one column changed: a copy with a column dropped gets a fresh budget (its rows not compared without it)",
+        RC,
+        r"""    if len(gone) == 1 and not added:
+        return [(known.left_out[gone[0]], new.whole, (gone[0],))]""",
+        r"""    if len(gone) == 1 and not added:
+        return []""",
+        (
+            f"{OCT}::test_one_column_changed_is_a_near_copy",
+            f"{NC}::test_a_copy_with_one_unused_column_changed_is_refused_until_linked",
+        ),
+    ),
+    Mutant(
+        "OG02",
+        "one column changed: a copy with a column added gets a fresh budget, and passes as a public file",
+        RC,
+        r"""    if len(added) == 1 and not gone:
+        return [(known.whole, new.left_out[added[0]], (added[0],))]""",
+        r"""    if len(added) == 1 and not gone:
+        return []""",
+        (
+            f"{OCT}::test_one_column_changed_is_a_near_copy",
+            f"{ATK}::test_ax_the_private_table_plus_a_column_is_not_a_public_file",
+        ),
+    ),
+    Mutant(
+        "OG03",
+        "one column changed: a copy with a column renamed gets a fresh budget",
+        RC,
+        r"""        return [(known.left_out[gone[0]], new.left_out[added[0]], (gone[0], added[0]))]""",
+        r"""        return []""",
+        (
+            f"{OCT}::test_one_column_changed_is_a_near_copy",
+            f"{NC}::test_a_copy_with_one_unused_column_changed_is_refused_until_linked",
+        ),
+    ),
+    Mutant(
+        "OG04",
+        "one column changed: a copy with one column's values edited gets a fresh budget, and passes as public",
+        RC,
+        r"""        return [(known.left_out[c], new.left_out[c], (c,)) for c in known.columns]""",
+        r"""        return []""",
+        (
+            f"{OCT}::test_one_column_changed_is_a_near_copy",
+            f"{ATK}::test_ax_the_private_table_plus_a_column_is_not_a_public_file",
+        ),
+    ),
+    Mutant(
+        "OG05",
+        "one column changed: coarse projections compared by sketch (unrelated tables of one schema flagged)",
+        ID,
+        r"""            return Projection(h.hexdigest(), sketch if identifying(sketch) else None)""",
+        r"""            return Projection(h.hexdigest(), sketch)""",
+        (f"{OCT}::test_unrelated_tables_of_the_same_schema_are_not_flagged",),
+    ),
+    Mutant(
+        "OG06",
+        "public file: an honest sample of a coarse schema is refused as holding the private rows",
+        RC,
+        r"""    if not public or identifying(sketch):""",
+        r"""    if True:""",
+        (f"{ATK}::test_ax_a_public_file_of_other_people_is_not_refused_as_the_private_table",),
+    ),
+    Mutant(
+        "OG07",
+        "content check: the bytes read for the content are not compared with the bytes hashed (a swap passes)",
+        RC,
+        r"""    if sha256 is not None and ident.sha256 != sha256:""",
+        r"""    if False:""",
+        (
+            f"{ATK}::test_ax_the_content_check_reads_the_same_bytes_as_the_load",
+            f"{OCT}::test_the_content_is_refused_when_the_bytes_change_while_read",
+        ),
+    ),
+    Mutant(
+        "OG08",
+        "fidelity: a public file without rows gets a figure (50%, about nothing)",
+        "dpdesk/core/simulate.py",
+        r"""    if codes.shape[0] == 0:""",
+        r"""    if False:""",
+        (f"{ATK}::test_ax_a_public_file_without_rows_gets_no_fidelity_figure",),
+    ),
+    Mutant(
+        "OG09",
+        "fidelity: a query's rows: 10000000 samples ten million rows per run for a small public file",
+        "dpdesk/core/simulate.py",
+        r"""            n = min(table_rows(model.total, spec.rows), FIDELITY_ROWS_FACTOR * int(codes.shape[0]))""",
+        r"""            n = table_rows(model.total, spec.rows)""",
+        (
+            "tests/core/test_synthetic_fidelity.py::test_a_large_rows_figure_samples_at_most_a_few_times_the_public_file",
+        ),
+    ),
+    Mutant(
+        "OG10",
+        "one column changed: a file cached before column sketches is never computed again (known tables unprotected)",
+        RC,
+        r"""        if "columns" not in raw:
+            return None
+        return ContentIdentity(
+            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw["columns"])""",
+        r"""        return ContentIdentity(
+            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw.get("columns"))""",
+        (f"{OCT}::test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file_is_opened",),
+    ),
+    Mutant(
+        "OG11",
+        "public file: private_match compares whole rows only (a column added or nudged passes as public)",
+        RC,
+        r"""    near = resembles(home, ident.sketch, columns=ident.columns, public=True)""",
+        r"""    near = resembles(home, ident.sketch, public=True)""",
+        (f"{ATK}::test_ax_the_private_table_plus_a_column_is_not_a_public_file",),
+    ),
+    Mutant(
+        "OG12",
+        "one column changed: a known dataset's record never gets its column sketches once it has its content",
+        RC,
+        r"""        changed = content not in contents or (columns is not None and content not in by_content)""",
+        r"""        changed = content not in contents""",
+        (f"{OCT}::test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file_is_opened",),
+    ),
+    Mutant(
+        "OG13",
+        "one column changed: distinct values counted as the sketch's length (no large projection identifying)",
+        ID,
+        r"""    return (sketch.k - 1) * 2.0**64 / (sketch.hashes[-1] + 1)""",
+        r"""    return float(len(sketch.hashes))""",
+        (
+            f"{OCT}::test_one_column_changed_is_a_near_copy",
+            f"{OCT}::test_identifying_is_judged_by_the_distinct_count",
+        ),
+    ),
+    Mutant(
+        "OG14",
+        "one column changed: the projections' exact keys are not compared (a coarse table plus a column is public)",
+        RC,
+        r"""        if kp.key == tp.key:""",
+        r"""        if False:""",
+        (f"{ATK}::test_ax_the_private_table_plus_a_column_is_not_a_public_file",),
+    ),
+    Mutant(
+        "OG15",
+        "public file: a copy with a column dropped is said to hold only most of the private rows",
+        RC,
+        r"""    return PrivateMatch(near[0][0], exact=near[0][1].exact) if near else None""",
+        r"""    return PrivateMatch(near[0][0], exact=False) if near else None""",
+        (f"{OCT}::test_most_of_an_identifying_private_table_is_not_a_public_file",),
+    ),
+    Mutant(
+        "OG16",
+        "near-copy: the refusal does not say which column the rows were compared without",
+        RC,
+        r"""        spent=" ".join(filter(None, (compared_sentence(near), spent_sentence(near)))),""",
+        r"""        spent=spent_sentence(near),""",
+        (f"{NC}::test_a_copy_with_one_unused_column_changed_is_refused_until_linked",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

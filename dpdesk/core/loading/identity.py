@@ -49,6 +49,18 @@ without the secret); the share of one table's sampled rows found in the other es
 the other contains (:func:`overlap`). With m sampled rows (m = k when the tables have similar sizes) the estimate
 is a sample proportion drawn without replacement: standard error at most sqrt(p(1 - p)/m), 0.016 at worst for
 k = 1024 (p = 0.5), 0.009 for a 90% share.
+
+**One column changed** (:class:`ColumnSketches`, computed in the same pass; the key and sketch above do not
+depend on it): each cell's canonical encoding is hashed on its own (the word hash, one lane, keys of its own)
+and mixed with a key of its column's name; a row's *projection* without column c is the sum of its other cells'
+hashes, finalised. For the whole row and for each column left out, the pass keeps a keyed multiset key of the
+projections (their sum, with the row count and the names left) and a bottom-k sketch of them
+(:data:`COLUMN_SKETCH_K`). Two tables that differ in exactly one column (dropped, added, renamed, or its values
+edited) have equal projections without it: :mod:`dpdesk.core.recognition` compares them. A projection sketch is
+kept only where the projection still nearly identifies the table's rows (:func:`identifying`): a projection with
+few distinct values (the categorical columns left after leaving out the one continuous column) matches any
+table of the same schema, so only its exact multiset key is compared. Not computed for a header that repeats a
+name.
 """
 
 from __future__ import annotations
@@ -58,7 +70,7 @@ import hashlib
 import unicodedata
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +110,11 @@ DISTINCT_SHARE = 0.5
 HASH_CHUNK_ROWS = 8192
 #: Columns encoded at a time (polars releases the GIL; the machines dpdesk runs on have two cores or more).
 COLUMN_THREADS = 2
+#: How many projection hashes a column sketch keeps (standard error of a share at most 0.031; a distinct count
+#: estimated within about 6%).
+COLUMN_SKETCH_K = 256
+#: A projection sketch is kept when its distinct values are estimated at this share of the table's rows or more.
+IDENTIFYING_SHARE = 0.8
 
 _U64 = np.uint64
 _MASK32 = _U64(0xFFFFFFFF)
@@ -136,13 +153,90 @@ class Sketch:
         return Sketch(raw["rows"], hashes, int(raw["k"]))
 
 
+def distinct_estimate(sketch: Sketch) -> float:
+    """The number of distinct values of a sketch's table: exact when the sketch is complete, else (k - 1) / u_k
+    with u_k its largest hash as a share of 2^64 (relative standard error about 1 / sqrt(k))."""
+    if sketch.complete:
+        return float(len(sketch.hashes))
+    return (sketch.k - 1) * 2.0**64 / (sketch.hashes[-1] + 1)
+
+
+def identifying(sketch: Sketch) -> bool:
+    """Whether a sketch's values nearly identify its table's rows: their distinct count, estimated, is at least
+    :data:`IDENTIFYING_SHARE` of the rows. Only then does a large overlap mean shared rows rather than a shared,
+    coarse schema (a few categorical columns have few distinct rows, which any table of that schema holds)."""
+    return sketch.rows > 0 and distinct_estimate(sketch) >= IDENTIFYING_SHARE * sketch.rows
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A table's rows with some columns left out: ``key`` (hex) names their multiset exactly (keyed); ``sketch``
+    is their bottom-k sketch, kept only when it is :func:`identifying` (None otherwise)."""
+
+    key: str
+    sketch: Sketch | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "sketch": None if self.sketch is None else self.sketch.to_json()}
+
+    @staticmethod
+    def from_json(raw: Any) -> Projection:
+        """A projection written by :meth:`to_json` (ValueError, TypeError or KeyError if it is not one)."""
+        if not isinstance(raw["key"], str):
+            raise ValueError("not a projection")
+        return Projection(raw["key"], None if raw["sketch"] is None else Sketch.from_json(raw["sketch"]))
+
+
+@dataclass(frozen=True)
+class ColumnSketches:
+    """What recognises a table that differs from another in one column (local, like the sketch).
+
+    ``columns``: the canonical header, sorted; ``whole``: the rows as projections of every column (comparable
+    with another table's rows with one column left out); ``left_out``: for each column, the rows without it.
+    """
+
+    columns: tuple[str, ...]
+    whole: Projection
+    left_out: dict[str, Projection]
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON (for the dpdesk home only)."""
+        return {
+            "columns": list(self.columns),
+            "whole": self.whole.to_json(),
+            "left_out": {c: p.to_json() for c, p in self.left_out.items()},
+        }
+
+    @staticmethod
+    def from_json(raw: Any) -> ColumnSketches:
+        """Column sketches written by :meth:`to_json` (ValueError, TypeError or KeyError if they are not)."""
+        columns = tuple(raw["columns"])
+        left = raw["left_out"]
+        if (
+            not all(isinstance(c, str) for c in columns)
+            or len(set(columns)) != len(columns)
+            or not isinstance(left, dict)
+            or set(left) != set(columns)
+        ):
+            raise ValueError("not column sketches")
+        return ColumnSketches(
+            columns,
+            Projection.from_json(raw["whole"]),
+            {c: Projection.from_json(left[c]) for c in columns},
+        )
+
+
 @dataclass(frozen=True)
 class ContentIdentity:
-    """A file's content key (hex), the SHA-256 of its bytes (read in the same pass) and its rows' sketch."""
+    """A file's content key (hex), the SHA-256 of its bytes (read in the same pass) and its rows' sketch.
+
+    ``columns`` (not part of the identity: two identities are equal by their bytes' hash, key and sketch) are
+    the :class:`ColumnSketches` that recognise a one-column change; None for a header that repeats a name."""
 
     sha256: str
     key: str
     sketch: Sketch
+    columns: ColumnSketches | None = field(default=None, compare=False)
 
 
 def overlap(known: Sketch, new: Sketch) -> tuple[float, float]:
@@ -171,6 +265,23 @@ def row_keys(secret: bytes) -> np.ndarray:
     keys[2] |= _U64(1)  # the position multipliers are odd
     keys[6] |= _U64(1)
     return keys
+
+
+def cell_keys(secret: bytes) -> np.ndarray:
+    """The keys of the cell hashes (:class:`ColumnSketches`), derived from the home's secret: 8 uint64 (lane 0's
+    three, then the projections' finalising key)."""
+    raw = hashlib.blake2b(b"cell keys", key=secret, person=b"dpdesk-cells-v1", digest_size=64).digest()
+    keys = np.frombuffer(raw, dtype="<u8").astype(_U64)
+    keys[2] |= _U64(1)
+    return keys
+
+
+def column_key(secret: bytes, name: str) -> np.uint64:
+    """A column's key (its canonical name under the home's secret), mixed into each of its cells' hashes."""
+    raw = hashlib.blake2b(
+        name.encode("utf-8"), key=secret, person=b"dpdesk-colkey-v1", digest_size=8
+    ).digest()
+    return _U64(int.from_bytes(raw, "little"))
 
 
 def _fmix(x: np.ndarray) -> np.ndarray:
@@ -227,10 +338,11 @@ def _fmix_into(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
     return x
 
 
-def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray, lanes: int = 2) -> tuple[np.ndarray, ...]:
     """:func:`hash_rows` of rows already zero-padded in ``data``: row i takes ``lengths[i] // 8 + 1`` words.
 
-    The same function, computed without scattering bytes into a padded copy, a chunk of rows at a time.
+    The same function, computed without scattering bytes into a padded copy, a chunk of rows at a time (only
+    the first lane when ``lanes`` is 1).
     """
     n = len(lengths)
     lens = lengths.astype(np.int64)
@@ -241,8 +353,8 @@ def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.
         raise ValueError("the rows are not padded to their words")
     words = np.frombuffer(data, dtype="<u8")
     positions = np.arange(int(words_per_row.max()) if n else 0, dtype=_U64)
-    lanes = []
-    for a, m, b in ((keys[0], keys[2], keys[1]), (keys[4], keys[6], keys[5])):
+    out = []
+    for a, m, b in ((keys[0], keys[2], keys[1]), (keys[4], keys[6], keys[5]))[:lanes]:
         lane_keys = positions * m
         lane_keys += a
         acc = np.empty(n, dtype=_U64)
@@ -256,8 +368,8 @@ def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.
             v ^= words[w0:w1]
             acc[r0:r1] = np.add.reduceat(_fmix_into(v, pos.view(_U64)), starts)
         acc ^= _fmix(lens.astype(_U64) ^ b)
-        lanes.append(_fmix(acc))
-    return lanes[0], lanes[1]
+        out.append(_fmix(acc))
+    return tuple(out)
 
 
 def _sum128(lo: np.ndarray, hi: np.ndarray) -> int:
@@ -390,8 +502,12 @@ class _Canonical:
     def __init__(self, pool: ThreadPoolExecutor) -> None:
         self.skip: dict[int, int] = {}
         self._pool = pool
+        #: the cell hashes' keys and each column's key (by its index in the file), when cells are hashed
+        self.cell_keys: np.ndarray | None = None
+        self.column_keys: dict[int, np.uint64] = {}
 
-    def tokens(self, pl: Any, s: pl.Series, column: int) -> pl.Series:
+    def tokens(self, pl: Any, s: pl.Series, column: int) -> tuple[pl.Series, np.ndarray | None]:
+        """A column's canonical cells and, when cells are hashed, each cell's hash."""
         skip = self.skip.get(column, 0)
         if skip:
             self.skip[column] = skip - 1
@@ -399,26 +515,49 @@ class _Canonical:
             s = s.cast(pl.String)
             distinct = s.unique()
             if distinct.len() <= s.len() * DISTINCT_SHARE:
-                return s.replace_strict(distinct, _fast_tokens(pl, distinct), return_dtype=pl.String)
+                index = s.replace_strict(
+                    distinct, pl.Series(np.arange(distinct.len(), dtype=np.uint32)), return_dtype=pl.UInt32
+                )
+                encoded = _fast_tokens(pl, distinct)
+                hashed = self.cell_hashes(pl, encoded, column)
+                cells = None if hashed is None else hashed[index.to_numpy()]
+                return encoded.gather(index), cells
             self.skip[column] = 16
-        return _fast_tokens(pl, s)
+        encoded = _fast_tokens(pl, s)
+        return encoded, self.cell_hashes(pl, encoded, column)
 
-    def padded_rows(self, frame: pl.DataFrame, order: list[int]) -> tuple[bytes, np.ndarray]:
+    def cell_hashes(self, pl: Any, tokens: pl.Series, column: int) -> np.ndarray | None:
+        """Each canonical cell's hash: the word hash of its encoding (lane 0 of :func:`cell_keys`), mixed with its
+        column's key (None when cells are not hashed)."""
+        if self.cell_keys is None:
+            return None
+        n = tokens.str.len_bytes()
+        pad = pl.Series([bytes(k).decode() for k in range(9)]).gather((8 - n % 8).cast(pl.UInt32))
+        data = pl.select(pl.concat_str([pl.lit(tokens), pl.lit(pad)]).str.join("").cast(pl.Binary)).item()
+        (lane,) = hash_padded(data, n.to_numpy(), self.cell_keys, lanes=1)
+        lane ^= self.column_keys[column]
+        return _fmix(lane)
+
+    def padded_rows(
+        self, frame: pl.DataFrame, order: list[int]
+    ) -> tuple[bytes, np.ndarray, list[np.ndarray] | None]:
         """The rows' canonical encodings back to back, each padded with zero bytes to its words, and their
-        lengths (before padding)."""
+        lengths (before padding); with the cells' hashes, column by column in ``order``, when cells are hashed."""
         import polars as pl
 
         if not order:
-            return bytes(8 * frame.height), np.zeros(frame.height, dtype=np.int64)
+            return bytes(8 * frame.height), np.zeros(frame.height, dtype=np.int64), None
         columns = [(frame.to_series(i), i) for i in order]
-        tokens = list(self._pool.map(lambda c: self.tokens(pl, *c), columns))
+        encoded = list(self._pool.map(lambda c: self.tokens(pl, *c), columns))
+        tokens = [t for t, _h in encoded]
+        hashes = [h for _t, h in encoded if h is not None]
         fields = pl.DataFrame([s.alias(f"f{j}") for j, s in enumerate(tokens)])
         n = fields.select(pl.sum_horizontal(pl.all().str.len_bytes()).alias("n")).to_series()
         pad = pl.Series([bytes(k).decode() for k in range(9)]).gather((8 - n % 8).cast(pl.UInt32))
         data = fields.select(
             pl.concat_str([*fields.columns, pl.lit(pad)]).str.join("").cast(pl.Binary)
         ).item()
-        return data, n.to_numpy()
+        return data, n.to_numpy(), hashes if len(hashes) == len(order) else None
 
 
 def canonical_header(names: list[str]) -> tuple[list[str], list[int]]:
@@ -427,8 +566,66 @@ def canonical_header(names: list[str]) -> tuple[list[str], list[int]]:
     return canon, sorted(range(len(canon)), key=lambda i: canon[i])
 
 
+def _bottom(low: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` smallest distinct of ``low`` (ascending, distinct) and ``values``: sorted and deduplicated by hand
+    (``np.unique`` of a large uint64 array is many times slower than its sort)."""
+    if len(low) == k:
+        values = values[values < low[-1]]
+    both = np.sort(np.concatenate([low, values]))
+    keep = np.ones(len(both), dtype=bool)
+    np.not_equal(both[1:], both[:-1], out=keep[1:])
+    return both[keep][:k]
+
+
+class _Projections:
+    """The rows' projections (every column, and each column left out), batch by batch: the sum mod 2^64 of
+    their finalised hashes and their bottom-k (see :class:`ColumnSketches`)."""
+
+    def __init__(self, secret: bytes, names: list[str]) -> None:
+        self.secret = secret
+        self.names = names  # in the order the cells' hashes come (the canonical order)
+        self.finish = cell_keys(secret)[3]
+        self.rows = 0
+        self.sums = [0] * (len(names) + 1)  # whole, then each column left out
+        self.smallest = [np.zeros(0, dtype=_U64) for _ in range(len(names) + 1)]
+
+    def add(self, cells: list[np.ndarray]) -> None:
+        """One batch: its cells' hashes, column by column in the canonical order."""
+        n = len(cells[0]) if cells else 0
+        total = np.zeros(n, dtype=_U64)
+        for h in cells:
+            total += h
+        self.rows += n
+        tmp = np.empty(n, dtype=_U64)
+        for j, left in enumerate([None, *cells]):
+            v = total.copy() if left is None else total - left
+            v ^= self.finish
+            _fmix_into(v, tmp)
+            self.sums[j] = (self.sums[j] + int(v.sum(dtype=_U64))) % 2**64
+            self.smallest[j] = _bottom(self.smallest[j], v, COLUMN_SKETCH_K)
+
+    def result(self) -> ColumnSketches:
+        def projection(j: int, names: list[str]) -> Projection:
+            h = hashlib.blake2b(key=self.secret, person=b"dpdesk-proj-v1", digest_size=32)
+            h.update(IDENTITY_VERSION.to_bytes(4, "little") + len(names).to_bytes(8, "little"))
+            for name in names:
+                raw = name.encode("utf-8")
+                h.update(len(raw).to_bytes(8, "little") + raw)
+            h.update(self.rows.to_bytes(8, "little") + self.sums[j].to_bytes(8, "little"))
+            sketch = Sketch(self.rows, tuple(int(x) for x in self.smallest[j]), COLUMN_SKETCH_K)
+            return Projection(h.hexdigest(), sketch if identifying(sketch) else None)
+
+        names = self.names
+        return ColumnSketches(
+            tuple(names),
+            projection(0, names),
+            {c: projection(j + 1, names[:j] + names[j + 1 :]) for j, c in enumerate(names)},
+        )
+
+
 class _Accumulator:
-    """Row hashes summed mod 2^128 and the bottom-k of their first lane, batch by batch.
+    """Row hashes summed mod 2^128 and the bottom-k of their first lane, batch by batch (and, once the header is
+    known, the rows' projections: :class:`_Projections`).
 
     A batch is encoded and hashed in a thread of its own (polars and numpy release the GIL) while the next batch
     is read; at most one batch is in flight.
@@ -444,6 +641,16 @@ class _Accumulator:
         self._columns = ThreadPoolExecutor(max_workers=COLUMN_THREADS, thread_name_prefix="dpdesk-columns")
         self.canonical = _Canonical(self._columns)
         self._pending: Future[None] | None = None
+        self._secret = secret
+        self.projections: _Projections | None = None
+
+    def start(self, header: list[str], order: list[int]) -> None:
+        """The canonical header is known: hash each cell too, for the column sketches (not when a name repeats)."""
+        if len(set(header)) != len(header):
+            return
+        self.canonical.cell_keys = cell_keys(self._secret)
+        self.canonical.column_keys = {i: column_key(self._secret, header[i]) for i in order}
+        self.projections = _Projections(self._secret, [header[i] for i in order])
 
     def add_frame(self, frame: pl.DataFrame, order: list[int]) -> None:
         """Hash ``frame``'s rows (its columns taken in ``order``)."""
@@ -454,8 +661,10 @@ class _Accumulator:
         self._pending = self._pool.submit(self._add, frame, order)
 
     def _add(self, frame: pl.DataFrame, order: list[int]) -> None:
-        data, lengths = self.canonical.padded_rows(frame, order)
+        data, lengths, cells = self.canonical.padded_rows(frame, order)
         lo, hi = hash_padded(data, lengths, self.keys)
+        if cells is not None and self.projections is not None:
+            self.projections.add(cells)
         self.total = (self.total + _sum128(lo, hi)) % 2**128
         if len(self.smallest) == self.k:
             lo = lo[lo < self.smallest[-1]]
@@ -475,6 +684,10 @@ class _Accumulator:
     def sketch(self) -> Sketch:
         self.wait()
         return Sketch(self.rows, tuple(int(h) for h in self.smallest), self.k)
+
+    def column_sketches(self) -> ColumnSketches | None:
+        self.wait()
+        return None if self.projections is None else self.projections.result()
 
 
 def _content_key(secret: bytes, header: list[str], rows: int, total: int) -> str:
@@ -515,9 +728,10 @@ def content_identity(
         else:
             sha, header = _csv_batches(p, encoding, delimiter, acc, progress)
         sketch = acc.sketch()
+        columns = acc.column_sketches()
     finally:
         acc.close()
-    return ContentIdentity(sha, _content_key(secret, header, acc.rows, acc.total), sketch)
+    return ContentIdentity(sha, _content_key(secret, header, acc.rows, acc.total), sketch, columns)
 
 
 def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress) -> list[str]:
@@ -540,12 +754,14 @@ def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress
         for frame in frames:
             if not header:
                 header, order = canonical_header(names if names is not None else frame.columns)
+                acc.start(header, order)
             for start in range(0, frame.height, FRAME_BATCH_ROWS):
                 acc.add_frame(frame.slice(start, FRAME_BATCH_ROWS), order)
                 check_rows(path, acc.rows)
                 progress.check_cancelled()
         if not header and names is not None:
             header, order = canonical_header(names)
+            acc.start(header, order)
         acc.wait()  # the last batch's errors are the reader's too
     except InputError:
         raise
@@ -616,6 +832,7 @@ def _csv_pieces(
             head_bytes, buf = (buf[:cut], buf[cut:]) if cut >= 0 else (buf, b"")
             raw_header = _parse_header(head_bytes, path, delim)
             header, order = canonical_header(raw_header)
+            acc.start(header, order)
             wanted = [(i, f"c{i}") for i in range(len(raw_header))]
             line = 2
         if eof:

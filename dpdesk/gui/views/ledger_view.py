@@ -99,6 +99,8 @@ class LedgerView(QWidget):
                 ).format(e=_html(s.ledger_error))
             )
         elif s.near_copy:
+            from dpdesk.core.recognition import compared_sentence
+
             near = s.near[0]
             self.status.setText(
                 _(
@@ -110,7 +112,7 @@ class LedgerView(QWidget):
                     dataset=_html(near.dataset),
                     contained=f"{near.contained:.0%}",
                     found=f"{near.found:.0%}",
-                    spent=_html(_near_spent(near)),
+                    spent=_html(" ".join(filter(None, (compared_sentence(near), _near_spent(near))))),
                 )
             )
         elif not s.ledger_entries:
