@@ -389,6 +389,17 @@ def _cleaned(pl: Any, s: pl.Series) -> pl.Series:
     return s
 
 
+def _int_digits(t: Any) -> Any:
+    """An integer literal's exact digits (``+`` and leading zeros dropped, ``.000`` cut, ``-0`` is ``0``), as a
+    polars expression over the cleaned text ``t``."""
+    return (
+        t.str.replace(r"^\+", "")
+        .str.replace(r"\.0*$", "")
+        .str.replace(r"^(-?)0+([0-9])", "${1}${2}")
+        .str.replace(r"^-0$", "0")
+    )
+
+
 def _cell_tokens(pl: Any, s: pl.Series) -> pl.Series:
     """A column's canonical cells as one field each: ``-`` when missing, else ``<bytes>:<tag><value>`` (tags:
     ``i`` integer, ``f`` other finite number, ``t`` text), so that a row's fields decode unambiguously.
@@ -407,12 +418,7 @@ def _cell_tokens(pl: Any, s: pl.Series) -> pl.Series:
     ).row(0, named=True)
     token = pl.when(t.is_null()).then(pl.lit(None, dtype=pl.String))
     if flags["big"]:
-        digits = (
-            t.str.replace(r"^\+", "")
-            .str.replace(r"\.0*$", "")
-            .str.replace(r"^(-?)0+([0-9])", "${1}${2}")
-            .str.replace(r"^-0$", "0")
-        )
+        digits = _int_digits(t)
         token = token.when(t.str.contains(_INT_LITERAL)).then(pl.concat_str([pl.lit("i"), digits]))
     token = token.when(finite & (x == x.floor()) & (x.abs() < 2.0**63)).then(
         pl.concat_str([pl.lit("i"), x.cast(pl.Int64, strict=False).cast(pl.String)])
@@ -461,12 +467,7 @@ def _fast_tokens(pl: Any, s: pl.Series) -> pl.Series:
     # (condition, tag, value) in _cell_tokens' order: the first that holds decides a cell
     branches: list[tuple[Any, str, Any]] = []
     if flags["big"]:
-        digits = (
-            t.str.replace(r"^\+", "")
-            .str.replace(r"\.0*$", "")
-            .str.replace(r"^(-?)0+([0-9])", "${1}${2}")
-            .str.replace(r"^-0$", "0")
-        )
+        digits = _int_digits(t)
         branches.append((t.str.contains(_INT_LITERAL), ":i", digits))
     if flags["number"]:
         small = finite & (x == x.floor()) & (x.abs() < 2.0**63)
