@@ -172,6 +172,7 @@ def test_parquet_bomb_refused_from_its_metadata(
         dpdesk_home, "release", str(plan), "--data", str(parquet_bomb), "--out", str(tmp_path / "o")
     )
     assert_refused(r, "bomb.parquet", "decompression bomb")
+    assert "(as its metadata says)" in r.stderr, r.stderr  # refused from the footer, before any scan
     assert not (tmp_path / "o").exists()
     assert not list((dpdesk_home / "ledgers").glob("*.jsonl")) if (dpdesk_home / "ledgers").exists() else True
 

@@ -387,3 +387,18 @@ def test_release_and_simulate_share_one_writer() -> None:
         ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta"), [row.as_list()]
     )
     assert csv_bytes(("a",), [["+1"], ["+x"]], comments=("note\x1b",)) == b"# note\\x1b\na\n+1\n'+x\n"
+
+
+def test_a_deeply_nested_line_in_a_ledger_is_damage_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """A line of 100,000 nested lists appended to a dataset's ledger (in the home, not a package): `ledger verify`
+    names the ledger broken (exit 3); the JSON decoder's RecursionError never escapes as a traceback."""
+    code, _out, err = run(capsys, "release", PLAN, "--data", DATA, "--out", tmp_path / "pkg")
+    assert code == 0, err
+    (ledger,) = (dpdesk_home / "ledgers").glob("ds-*.jsonl")
+    with ledger.open("a", encoding="utf-8") as f:
+        f.write("[" * 100_000 + "]" * 100_000 + "\n")
+    code, out, err = run(capsys, "ledger", "verify", "--data", DATA)
+    assert code == 3 and "not a valid entry" in (out + err), (out, err)
+    assert "Traceback" not in err and "RecursionError" not in err
