@@ -1123,7 +1123,9 @@ def write_atomic(path: Path, data: bytes) -> None:
     An interruption leaves ``path`` as it was or as ``data``, never anything else; on an error the temporary
     file is removed and the error raised.
     """
-    tmp = path.with_name(f".{path.name}.tmp")
+    # a name of its own: two writers of the same file (two processes repairing the same key index) must not
+    # rename each other's temporary file away (FileNotFoundError in the one that comes second)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     f: IO[bytes]
     try:
         faults.step(f"write {path.name}")

@@ -133,3 +133,32 @@ def test_concurrent_writers_never_corrupt_the_chain(dpdesk_home: Path) -> None:
     entries = Ledger.for_dataset(dpdesk_home, SHA).verify()
     assert len(entries) == 75
     assert [e["seq"] for e in entries] == list(range(1, 76))
+
+
+def test_two_writers_of_the_same_file_never_rename_each_others_temporary_file(tmp_path: Path) -> None:
+    """write_atomic from three threads at once on one path, 300 times each (two processes repairing the same key
+    index do this): no error, no temporary file left, the file holds one of the written values. With one fixed
+    temporary name a writer's rename took the other's file away (FileNotFoundError), and a first release could
+    fail in the concurrent-writers test."""
+    import threading
+
+    from dpdesk.core.ledger import write_atomic
+
+    path = tmp_path / "k"
+    errors: list[str] = []
+
+    def write(value: bytes) -> None:
+        for _ in range(300):
+            try:
+                write_atomic(path, value)
+            except OSError as exc:
+                errors.append(repr(exc))
+                return
+
+    threads = [threading.Thread(target=write, args=(v,)) for v in (b"a", b"b", b"c")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert path.read_bytes() in (b"a", b"b", b"c") and [p.name for p in tmp_path.iterdir()] == ["k"]

@@ -3326,6 +3326,16 @@ def _sum128(""",
         r"""        spent=spent_sentence(near),""",
         (f"{NC}::test_a_copy_with_one_unused_column_changed_is_refused_until_linked",),
     ),
+    Mutant(
+        "FD12",
+        "write_atomic: one fixed temporary name, so two writers of one file rename each other's away",
+        "dpdesk/core/ledger.py",
+        r"""    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")""",
+        r"""    tmp = path.with_name(f".{path.name}.tmp")""",
+        (
+            "tests/core/test_ledger.py::test_two_writers_of_the_same_file_never_rename_each_others_temporary_file",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
