@@ -153,7 +153,7 @@ def measure(argv: list[str], src: Path, home: Path) -> dict[str, Any]:
 def strip_checkpoints(src_home: Path, dst_home: Path) -> None:
     """A copy of ``src_home`` whose ledgers hold no ``checkpoint`` entries: re-linked, re-hashed (as
     :func:`dpdesk.core.ledger.entry_hash` does, unchanged since the branch point), the register's head moved."""
-    from dpdesk.core.ledger import entry_hash
+    from dpdesk.core.entries import entry_hash
 
     shutil.copytree(src_home, dst_home)
     for path in (dst_home / "ledgers").glob("ds-*.jsonl"):

@@ -1573,8 +1573,8 @@ def _cmd_officer(args: argparse.Namespace) -> int:
         print(_("Recovery key fingerprint: {fp}").format(fp=pub.recovery_fingerprint))
         print(_("Created: {when}").format(when=shown(pub.created)))
         return 0
+    from dpdesk.core.entries import is_dataset_id
     from dpdesk.core.governance import parse_head
-    from dpdesk.core.ledger import is_dataset_id
 
     if not is_dataset_id(args.dataset):
         raise UsageError(_("{name} is not a dataset's public name (ds-...)").format(name=shown(args.dataset)))
@@ -1904,7 +1904,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         )
     if brief:
         return code
-    from dpdesk.core.ledger import (
+    from dpdesk.core.entries import (
         CorrectionEntry,
         GovernEntry,
         SettingsEntry,

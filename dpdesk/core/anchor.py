@@ -184,7 +184,8 @@ def recorded_head(home: Path, dataset: str) -> Head | None:
 
 
 def _write_record(home: Path, rec: Record, *, restart: bool = False) -> None:
-    from dpdesk.core.ledger import _fsync_dir, write_atomic
+    from dpdesk.core.fsio import fsync_dir as _fsync_dir
+    from dpdesk.core.fsio import write_atomic
 
     folder = register_folder(home)
     new_folder = not folder.exists()
@@ -257,7 +258,7 @@ def record_identity(home: Path, dataset: str, fingerprint: str, contents: int) -
         count = max(contents, _int_field(old, "contents"))
         if old.get("identity") == fingerprint and _int_field(old, "contents") == count:
             return
-        from dpdesk.core.ledger import write_atomic
+        from dpdesk.core.fsio import write_atomic
 
         body = dict(old)
         body["identity"], body["contents"] = fingerprint, count
@@ -279,7 +280,7 @@ def recorded_identities(home: Path) -> dict[str, tuple[str, int]]:
 def forget_identities(home: Path) -> list[str]:
     """Drop the record of the content identity from every register file (an officer's way out when the identity
     secret is lost for good: the content identities start over under a new secret). Returns the datasets."""
-    from dpdesk.core.ledger import write_atomic
+    from dpdesk.core.fsio import write_atomic
 
     done: list[str] = []
     with _register_lock(home):
@@ -298,7 +299,7 @@ def forget_identities(home: Path) -> list[str]:
 @contextlib.contextmanager
 def _register_lock(home: Path) -> Iterator[None]:
     """A short lock around each read-compare-write of a register file (never held while taking another lock)."""
-    from dpdesk.core.ledger import _locked
+    from dpdesk.core.fsio import locked as _locked
 
     (home / "ledgers").mkdir(parents=True, exist_ok=True)
     with _locked(home / "ledgers" / "heads.lock"):
@@ -439,7 +440,9 @@ def ensure_anchored(home: Path) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             _write_marker(home)
         return
-    from dpdesk.core.ledger import Ledger, _locked, is_dataset_id
+    from dpdesk.core.entries import is_dataset_id
+    from dpdesk.core.fsio import locked as _locked
+    from dpdesk.core.ledger import Ledger
 
     with _locked(folder / "keys.lock"):
         if is_anchored(home):
@@ -480,7 +483,8 @@ def ensure_anchored(home: Path) -> None:
 
 
 def _write_marker(home: Path) -> None:
-    from dpdesk.core.ledger import _fsync_dir, write_atomic
+    from dpdesk.core.fsio import fsync_dir as _fsync_dir
+    from dpdesk.core.fsio import write_atomic
 
     write_atomic(
         _marker(home),

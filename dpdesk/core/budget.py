@@ -377,7 +377,7 @@ def design_to_dict(d: QueryDesign) -> dict[str, Any]:
 
 
 def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    from dpdesk.core.ledger import settings_in_force
+    from dpdesk.core.entries import settings_in_force
 
     return settings_in_force(entries)
 

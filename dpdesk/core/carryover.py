@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.entries import ENTRY_TYPES, GENESIS, _usable, entry_hash, loads_entries, settings_in_force
 from dpdesk.core.errors import LedgerError, UsageError
-from dpdesk.core.ledger import ENTRY_TYPES, GENESIS, _usable, entry_hash, loads_entries, settings_in_force
 from dpdesk.i18n import _
 
 
@@ -633,7 +633,6 @@ def carry_over(
     and ``settings`` (the officer's) is not given; :class:`UsageError` for a cost stated for an entry that
     verifies (or twice), or settings stated while a settings entry verifies.
     """
-    from dpdesk.core.ledger import _carried_at_effective_cost
 
     wanted = {u.label: u for u in assessment.unconfirmed}
     given: dict[str, StatedCost] = {}
@@ -703,3 +702,36 @@ def carry_over(
 def _stated_name(u: Unconfirmed) -> str:
     kind = "missing" if u.missing else (u.claimed or "unreadable")
     return f"ledger entry {u.label} ({kind}), cost stated by the privacy officer"
+
+
+def _carried_at_effective_cost(
+    readable: list[dict[str, Any]], plain: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The releases of a broken ledger at what they cost now (re-costed, corrected, simulations included),
+    with their plan and trace so that later changes can re-cost them. Lines that cannot be read as what they
+    claim are left out first; if the rest still cannot be costed, ``plain`` (the costs as written), raised by
+    every readable correction, so an acknowledgement never carries less than was recorded."""
+    from dpdesk.core.recost import effective
+
+    usable = [e for e in readable if _usable(e)]
+    try:
+        return [
+            {
+                "costs": [c.to_dict() for c in eff.costs],
+                "delta_prime": eff.delta_prime,
+                "release_id": eff.release_id,
+                "seq": eff.seq,
+                "plan": eff.plan,
+                "trace": eff.trace,
+                "unit": eff.unit,
+            }
+            for eff in effective(usable)
+        ]
+    except Exception:  # noqa: BLE001 - a damaged ledger may hold anything; fall back to the costs as written
+        raised = {
+            str(r.get("release_id")): r["costs"]
+            for e in usable
+            if e["type"] == "correction"
+            for r in e["releases"]
+        }
+        return [{**c, "costs": raised.get(str(c.get("release_id")), c["costs"])} for c in plain]

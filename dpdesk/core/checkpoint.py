@@ -232,8 +232,8 @@ def _nonce(e: Mapping[str, Any]) -> str | None:
 def state_of(entries: Sequence[dict[str, Any]]) -> State:
     """The state of a whole verified chain (checkpoints in it are not read: every entry is)."""
     from dpdesk.core.budget import past_releases
+    from dpdesk.core.entries import GENESIS, settings_in_force
     from dpdesk.core.governance import governance_of
-    from dpdesk.core.ledger import GENESIS, settings_in_force
 
     settings = settings_in_force(entries)
     spent = _seed(settings)
@@ -276,8 +276,8 @@ def from_checkpoint(cp: Mapping[str, Any], tail: Sequence[dict[str, Any]]) -> St
     """The state at the end of ``tail`` (verified entries right after the checkpoint entry ``cp``, whose own hash
     and link were verified); :class:`Unusable` when the checkpoint is another code's or damaged, or the tail holds
     an entry whose effect is not known here."""
+    from dpdesk.core.entries import entry_hash
     from dpdesk.core.governance import governance_of
-    from dpdesk.core.ledger import entry_hash
     from dpdesk.core.recost import effective
 
     try:

@@ -287,7 +287,7 @@ def _sidecar(home: Path, dataset: str) -> Path:
 
 def remember(home: Path, record: GovernanceRecord) -> None:
     """Keep the dataset's governance record in the home (best effort: the ledger entry is what counts)."""
-    from dpdesk.core.ledger import write_atomic
+    from dpdesk.core.fsio import write_atomic
 
     path = _sidecar(home, record.dataset)
     with contextlib.suppress(OSError):

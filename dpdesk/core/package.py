@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dpdesk.core.ledger import Ledger, write_atomic
+from dpdesk.core.fsio import write_atomic
+from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import Plan
 from dpdesk.core.values import Row, rows_to_csv
 

@@ -50,8 +50,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpdesk.core import anchor
+from dpdesk.core.entries import is_dataset_id
 from dpdesk.core.errors import InputError, LedgerError, LimitError, UsageError
-from dpdesk.core.ledger import Ledger, _locked, is_dataset_id, link_key, write_atomic
+from dpdesk.core.fsio import locked as _locked
+from dpdesk.core.fsio import write_atomic
+from dpdesk.core.ledger import Ledger, link_key
 from dpdesk.core.loading.identity import (
     ColumnSketches,
     ContentIdentity,
@@ -174,7 +177,7 @@ def spent_by(home: Path, dataset: str) -> tuple[HistorySpend | None, bool]:
 def pending_dataset(home: Path, sha256: str) -> str:
     """The public name a near-copy will get if it is declared new: made once per file and kept
     (``<home>/ledgers/pending/<sha256>``, local), so that an officer's approval can name it before it exists."""
-    from dpdesk.core.ledger import new_dataset_id
+    from dpdesk.core.entries import new_dataset_id
 
     folder = home / "ledgers" / "pending"
     folder.mkdir(parents=True, exist_ok=True)

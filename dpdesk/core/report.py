@@ -579,7 +579,7 @@ def write_budget_statement(
     story.append(_p(_("All entries"), st["h1"]))
     header = ["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]
     rows: list[list[str]] = []
-    from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
+    from dpdesk.core.entries import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
 
     for e in parse_entries(entries):
         if isinstance(e, SpendEntry):

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.entries import entry_hash, loads_entries
 from dpdesk.core.errors import DpdeskError, LedgerError
-from dpdesk.core.ledger import Ledger, entry_hash, loads_entries
+from dpdesk.core.ledger import Ledger
 from dpdesk.core.package import PACKAGE_FILES, file_hash, package_files
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file

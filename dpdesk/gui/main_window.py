@@ -868,7 +868,7 @@ class MainWindow(QMainWindow):
         )
         if not path:
             return
-        from dpdesk.core.ledger import write_atomic
+        from dpdesk.core.fsio import write_atomic
 
         try:
             write_atomic(Path(path), table.csv)

@@ -400,7 +400,7 @@ class LedgerModel(_StateListModel):
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid() or role != DISPLAY:
             return None
-        from dpdesk.core.ledger import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entry
+        from dpdesk.core.entries import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entry
 
         e = parse_entry(self.entry(index.row()))
         col = LEDGER_COLUMNS[index.column()]

@@ -277,7 +277,7 @@ class AppState(QObject):
 
     def ledger_settings(self) -> dict[str, Any] | None:
         """The dataset's fixed settings, if it was released before."""
-        from dpdesk.core.ledger import settings_in_force
+        from dpdesk.core.entries import settings_in_force
 
         return settings_in_force(self.ledger_entries)
 

@@ -115,8 +115,8 @@ def _dataset_ledger(
     """The dataset's verified entries (checked against the plan's settings), its id and who governs it."""
     if request.dataset is None:
         return [], None, None
+    from dpdesk.core.entries import settings_in_force
     from dpdesk.core.governance import describe
-    from dpdesk.core.ledger import settings_in_force
     from dpdesk.core.release import _check_settings
 
     ledger = request.dataset.open_ledger(notify)

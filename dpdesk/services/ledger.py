@@ -627,7 +627,8 @@ def govern_dataset(
 # ----------------------------------------------------------------------------- near-copies
 def _known_ledger(home: Path, dataset: str) -> Ledger:
     """A known dataset's ledger by its public name (refused, :class:`UsageError`, when there is none)."""
-    from dpdesk.core.ledger import Ledger, is_dataset_id
+    from dpdesk.core.entries import is_dataset_id
+    from dpdesk.core.ledger import Ledger
 
     path = home / "ledgers" / f"{dataset}.jsonl"
     if not is_dataset_id(dataset) or not path.exists():

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from dpdesk.cli import main
-from dpdesk.core.ledger import entry_hash
+from dpdesk.core.entries import entry_hash
 from dpdesk.core.plan import canonical_json
 from tests.conftest import SAMPLES
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from dpdesk.core.entries import GENESIS, entry_hash
 from dpdesk.core.errors import LedgerError
-from dpdesk.core.ledger import GENESIS, Ledger, entry_hash, is_known_dataset, list_ledgers
+from dpdesk.core.ledger import Ledger, is_known_dataset, list_ledgers
 
 SHA = "ab" * 32
 

@@ -20,7 +20,8 @@ import pytest
 
 from dpdesk.core import accounting as acc
 from dpdesk.core.budget import budget_report, design_to_dict, past_releases, plan_costs
-from dpdesk.core.ledger import Ledger, settings_in_force
+from dpdesk.core.entries import settings_in_force
+from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import Plan, parse_plan
 from dpdesk.core.queries import QueryDesign, design_plan
 from dpdesk.core.release import release

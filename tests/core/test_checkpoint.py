@@ -15,8 +15,9 @@ from dpdesk.core import accounting as acc
 from dpdesk.core import anchor
 from dpdesk.core import checkpoint as ck
 from dpdesk.core.budget import budget_report
+from dpdesk.core.entries import entry_hash
 from dpdesk.core.errors import LedgerError
-from dpdesk.core.ledger import Ledger, entry_hash
+from dpdesk.core.ledger import Ledger
 from dpdesk.core.loading import load_table
 from dpdesk.core.plan import Plan, parse_plan
 from dpdesk.core.release import release

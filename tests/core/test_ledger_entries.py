@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dpdesk.core.carryover import CostsNeeded, StatedCost
-from dpdesk.core.ledger import (
+from dpdesk.core.entries import (
     ENTRY_TYPES,
     AcknowledgeEntry,
     CheckpointEntry,
@@ -21,7 +21,6 @@ from dpdesk.core.ledger import (
     EntryType,
     ForgetIdentityEntry,
     GovernEntry,
-    Ledger,
     LinkEntry,
     MigrateEntry,
     PackageEntry,
@@ -31,6 +30,7 @@ from dpdesk.core.ledger import (
     entry_hash,
     parse_entry,
 )
+from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import canonical_json, parse_plan
 from dpdesk.core.release import release, write_release_dir
 from dpdesk.core.values import rows_from_entry

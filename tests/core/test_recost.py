@@ -25,7 +25,8 @@ import pytest
 from dpdesk.core import accounting as acc
 from dpdesk.core.budget import budget_report
 from dpdesk.core.carryover import parse_stated_cost
-from dpdesk.core.ledger import GENESIS, Ledger, entry_hash
+from dpdesk.core.entries import GENESIS, entry_hash
+from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.recost import effective, gaussian_epsilon
 from dpdesk.core.release import release

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from dpdesk.core.carryover import CostsNeeded, StatedCost, parse_stated_cost
-from dpdesk.core.ledger import GENESIS, Ledger, entry_hash
+from dpdesk.core.entries import GENESIS, entry_hash
+from dpdesk.core.ledger import Ledger
 from dpdesk.core.release import release
 from dpdesk.core.review import review
 from tests.core.test_package import plan, planted

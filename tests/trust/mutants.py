@@ -139,6 +139,8 @@ Q = "dpdesk/core/queries.py"
 A = "dpdesk/core/aggregates.py"
 R = "dpdesk/core/release.py"
 L = "dpdesk/core/ledger.py"
+ENT = "dpdesk/core/entries.py"
+FSIO = "dpdesk/core/fsio.py"
 M = "dpdesk/core/mechanisms.py"
 ACC = "dpdesk/core/accounting.py"
 OFC = "dpdesk/core/officer.py"
@@ -544,7 +546,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "K01",
         "concurrency: the ledger's exclusive lock (flock) is not taken",
-        L,
+        FSIO,
         r"""            fcntl.flock(fd, fcntl.LOCK_EX)
 """,
         r"""            pass
@@ -614,7 +616,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "T01",
         "tampering: an entry's hash is not checked",
-        L,
+        ENT,
         r"""    if entry_hash(entry) != entry["hash"]:""",
         r"""    if False:""",
         (LEDGER, f"{REL}::test_a_broken_ledger_stops_releases", f"{CLI}::test_tampered_ledger_exit_3"),
@@ -622,7 +624,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "T02",
         "tampering: the link to the previous entry is not checked",
-        L,
+        ENT,
         r"""    if entry.get("prev") != prev:""",
         r"""    if False:""",
         (LEDGER,),
@@ -640,7 +642,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "T04",
         "tampering: entries of another dataset are accepted",
-        L,
+        ENT,
         r"""    if entry.get("dataset") != expected:""",
         r"""    if False:""",
         (LEDGER,),
@@ -672,7 +674,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "T07",
         "tampering: an entry edited to hold NaN or Infinity crashes the chain check (a traceback)",
-        "dpdesk/core/ledger.py",
+        ENT,
         r"""        entry = loads_entries(line.decode("utf-8"))""",
         r"""        entry = json.loads(line.decode("utf-8"))""",
         (
@@ -682,7 +684,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "A01",
         "honest accounting: acknowledging a broken ledger drops its spends",
-        L,
+        CO,
         r"""            for eff in effective(usable)
         ]""",
         r"""            for eff in effective(usable)
@@ -1481,7 +1483,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY06",
         "types: a typed ledger entry is written back in another key order (old lines and ledger --json change)",
-        L,
+        ENT,
         r"""        return {k: header[k] if k in header else self.fields[k] for k in self.order}""",
         r"""        return {**header, **self.fields}""",
         (ENTRIES,),
@@ -1489,7 +1491,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY07",
         "types: a line without its chain fields is typed as a ledger entry",
-        L,
+        ENT,
         r"""    if not all(isinstance(d.get(k), str) for k in ("dataset", "prev", "hash")) or "time" not in d:""",
         r"""    if False:""",
         (ENTRIES,),
@@ -1644,7 +1646,7 @@ def _sum128(""",
     Mutant(
         "AK02",
         "acknowledge: a failed write leaves its temporary file behind",
-        L,
+        FSIO,
         r"""        with contextlib.suppress(OSError):
             tmp.unlink()
         raise""",
@@ -1954,7 +1956,7 @@ def _sum128(""",
     Mutant(
         "HA06",
         "deeply nested JSON in a package's ledger.json ends in a traceback",
-        "dpdesk/core/ledger.py",
+        ENT,
         r"""    except RecursionError:  # nested deeper than the decoder can go: damage, like invalid JSON""",
         r"""    except ZeroDivisionError:  # mutant""",
         (
@@ -3329,7 +3331,7 @@ def _sum128(""",
     Mutant(
         "FD12",
         "write_atomic: one fixed temporary name, so two writers of one file rename each other's away",
-        "dpdesk/core/ledger.py",
+        FSIO,
         r"""    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")""",
         r"""    tmp = path.with_name(f".{path.name}.tmp")""",
         (

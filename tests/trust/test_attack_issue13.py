@@ -220,7 +220,7 @@ def test_a_govern_entry_appended_with_a_valid_hash_but_no_recovery_signature_is_
     dpdesk_home: Path,
     forgery: str,
 ) -> None:
-    from dpdesk.core.ledger import entry_hash
+    from dpdesk.core.entries import entry_hash
     from dpdesk.core.plan import canonical_json
 
     dataset, _h = head(capsys)

@@ -202,7 +202,7 @@ def test_a_malformed_package_entry_is_a_review_problem(
     """A list or object where review expects a number or a string (seq, hash, charged, ...) gave a traceback
     (TypeError "unhashable type" in review._check_ledger_json, AttributeError in the command line); it is a
     PROBLEM, exit 1, whether or not the forger recomputed the entry's hash."""
-    from dpdesk.core.ledger import entry_hash
+    from dpdesk.core.entries import entry_hash
 
     folder = tmp_path / "pkg"
     shutil.copytree(package, folder)
@@ -296,7 +296,7 @@ def test_fuzz_packages_release_simulate_and_ledger_verbs(
     end with exit 0-3. Never a traceback (an exception out of main fails the test). Deterministic: hypothesis
     derives the examples from a fixed seed (``derandomize``)."""
     from dpdesk.cli import main
-    from dpdesk.core.ledger import entry_hash
+    from dpdesk.core.entries import entry_hash
 
     tmp = tmp_path_factory.mktemp("fuzz")
     capsys.readouterr()

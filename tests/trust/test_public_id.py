@@ -27,7 +27,8 @@ from pypdf import PdfReader
 
 from dpdesk.core import ledger as ledger_mod
 from dpdesk.core.carryover import parse_stated_cost
-from dpdesk.core.ledger import Ledger, entry_hash
+from dpdesk.core.entries import entry_hash
+from dpdesk.core.ledger import Ledger
 
 pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
 

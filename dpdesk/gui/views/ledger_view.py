@@ -118,7 +118,7 @@ class LedgerView(QWidget):
         elif not s.ledger_entries:
             self.status.setText(_("Nothing has been released from this dataset yet."))
         else:
-            from dpdesk.core.ledger import SpendEntry, parse_entries
+            from dpdesk.core.entries import SpendEntry, parse_entries
 
             n = sum(1 for e in parse_entries(s.ledger_entries) if isinstance(e, SpendEntry))
             self.status.setText(
