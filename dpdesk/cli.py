@@ -1220,7 +1220,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         _(
             "the release was done nonetheless: charged to the ledger (entry {seq}) and written to {out}; do not run "
             "it again (dpdesk ledger verify --data FILE lists it)"
-        ).format(seq=result.entry["seq"], out=shown(out))
+        ).format(seq=result.entry.seq, out=shown(out))
     )
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -1247,11 +1247,11 @@ def _cmd_release(args: argparse.Namespace) -> int:
             values=len(result.rows),
             n=n,
             out=shown(out),
-            e=_g(e["charged"]["epsilon"]),
-            d=f"{e['charged']['delta']:.3g}",
-            method=e["method"],
-            seq=e["seq"],
-            hash=e["hash"][:12],
+            e=_g(e.charged.epsilon),
+            d=f"{e.charged.delta:.3g}",
+            method=e.method,
+            seq=e.seq,
+            hash=e.hash[:12],
         )
     )
     from dpdesk.core.budget import entry_warnings
@@ -1442,7 +1442,7 @@ def _ledger_acknowledge(
         _(
             "Acknowledged: the broken ledger was kept as {file}; {n} release(s) were carried over and still "
             "count against the budget (ledger entry {seq})."
-        ).format(file=shown(e["broken_file"]), n=len(e["carried"]), seq=e["seq"])
+        ).format(file=shown(e.get("broken_file")), n=len(e.get("carried") or []), seq=e.seq)
     )
     return 0
 
@@ -1504,7 +1504,7 @@ def _ledger_govern(data: str, officer: str, require_signed_plans: bool, approval
     )
     print(
         _("Recorded governance for dataset {id} (ledger entry {seq}).").format(
-            id=shown(done.record.dataset), seq=done.entry["seq"]
+            id=shown(done.record.dataset), seq=done.entry.seq
         )
     )
     from dpdesk.core.officer import describe_governance
@@ -1754,7 +1754,7 @@ def _ledger_change_settings(data: str, plan: str, reason: str | None, approval: 
     done = change_settings(request, notify=_tell_migration)
     print(
         _("Recorded new settings for dataset {id} (ledger entry {seq}).").format(
-            id=shown(done.dataset), seq=done.entry["seq"]
+            id=shown(done.dataset), seq=done.entry.seq
         )
     )
     corr = done.correction
@@ -1763,7 +1763,7 @@ def _ledger_change_settings(data: str, plan: str, reason: str | None, approval: 
             _(
                 "The new unit of privacy protects each person less per past release: {n} past release(s) now "
                 "cost epsilon {e} more in total (ledger entry {seq}, a correction)."
-            ).format(n=len(done.rescaled), e=_g(corr["added_epsilon"]), seq=corr["seq"])
+            ).format(n=len(done.rescaled), e=_g(corr.get("added_epsilon")), seq=corr.seq)
         )
     return 0
 
@@ -1809,7 +1809,7 @@ def _ledger_link(data: str, to: str) -> int:
             _(
                 "{data} is now charged to dataset {dataset}: its releases spend that dataset's budget (ledger entry "
                 "{seq}, a link)."
-            ).format(data=shown(data), dataset=shown(done.dataset), seq=done.entry["seq"])
+            ).format(data=shown(data), dataset=shown(done.dataset), seq=done.entry.seq)
         )
     return 0
 
@@ -1836,7 +1836,7 @@ def _ledger_declare_new(data: str, resembles: str, reason: str, approval: str | 
         _(
             "{data} is a new dataset, {new}, with its own budget; recorded in the ledger of {known} (entry {seq}) "
             "and as the first entry of its own."
-        ).format(data=shown(data), new=shown(done.dataset), known=shown(resembles), seq=done.entry["seq"])
+        ).format(data=shown(data), new=shown(done.dataset), known=shown(resembles), seq=done.entry.seq)
     )
     return 0
 
@@ -1863,7 +1863,10 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         status, said, code = f"BROKEN: {ledger.error}", _("BROKEN: {err}").format(err=shown(ledger.error)), 3
     if as_json:
         print(
-            json.dumps({"dataset": ledger.dataset, "status": status, "entries": entries}, ensure_ascii=False)
+            json.dumps(
+                {"dataset": ledger.dataset, "status": status, "entries": [e.to_dict() for e in entries]},
+                ensure_ascii=False,
+            )
         )
         return code
     if not ledger.dataset and not entries and ledger.error is None:
@@ -1910,10 +1913,9 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         SettingsEntry,
         SimulateEntry,
         SpendEntry,
-        parse_entries,
     )
 
-    for e in parse_entries(entries):
+    for e in entries:
         if isinstance(e, SpendEntry):
             c = e.charged
             names = ", ".join(shown(n) for n in e.query_names)

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.entries import Entry
 from dpdesk.core.errors import LedgerError
 from dpdesk.i18n import _
 
@@ -468,7 +469,7 @@ def ensure_anchored(home: Path) -> None:
             if path.exists():
                 try:
                     entries = Ledger(dataset, path).verify()  # no home: the chain alone
-                    head = Head(entries[-1]["seq"], entries[-1]["hash"]) if entries else NO_ENTRY
+                    head = Head(entries[-1].seq, entries[-1].hash) if entries else NO_ENTRY
                 except LedgerError:
                     head = None  # broken already: it stays known (its keys), and broken until acknowledged
             with _register_lock(home):
@@ -505,7 +506,7 @@ def _fingerprints(governance: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _settle_governance(
-    home: Path, dataset: str, name: str, before: Record, entries: Sequence[Mapping[str, Any]], since: int
+    home: Path, dataset: str, name: str, before: Record, entries: Sequence[Entry], since: int
 ) -> None:
     """Check a verified chain's governance against the register's and the home's copy (a :class:`LedgerError`
     naming the disagreement), and record it when the register did not hold it yet."""
@@ -531,7 +532,7 @@ def _fix() -> str:
 
 
 def check_ledger(
-    home: Path, dataset: str, name: str, before: Record | None, entries: Sequence[Mapping[str, Any]]
+    home: Path, dataset: str, name: str, before: Record | None, entries: Sequence[Entry]
 ) -> None:
     """Check a verified chain (``entries``; empty when the file is missing) against the head recorded for it.
 
@@ -553,7 +554,7 @@ def check_ledger(
                 home,
                 dataset,
                 pending,
-                Head(int(str(entries[-1]["seq"])), str(entries[-1]["hash"])),
+                Head(entries[-1].seq, entries[-1].hash),
                 found.to_payload() if found is not None else None,
             )
         return
@@ -588,7 +589,7 @@ def check_ledger(
                 "(the last one with hash {hash}): it was deleted or replaced. {fix}"
             ).format(name=name, seq=head.seq, hash=_short(head.hash), fix=_fix())
         )
-    last = int(str(entries[-1]["seq"])) if entries else 0
+    last = entries[-1].seq if entries else 0
     if last < head.seq:
         raise LedgerError(
             _(
@@ -596,7 +597,7 @@ def check_ledger(
                 "truncated or restored from an older copy. {fix}"
             ).format(name=name, last=last, seq=head.seq, hash=_short(head.hash), fix=_fix())
         )
-    if head.seq > 0 and entries[head.seq - 1]["hash"] != head.hash:
+    if head.seq > 0 and entries[head.seq - 1].hash != head.hash:
         raise LedgerError(
             _(
                 "ledger {name}: entry {seq} has hash {found} but dpdesk recorded {hash}: the ledger was replaced "
@@ -604,7 +605,7 @@ def check_ledger(
             ).format(
                 name=name,
                 seq=head.seq,
-                found=_short(str(entries[head.seq - 1]["hash"])),
+                found=_short(entries[head.seq - 1].hash),
                 hash=_short(head.hash),
                 fix=_fix(),
             )
@@ -612,12 +613,12 @@ def check_ledger(
     _settle_governance(home, dataset, name, before, entries, head.seq)
     if last > head.seq:
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head moves up next time
-            advance_head(home, dataset, Head(last, str(entries[-1]["hash"])))
+            advance_head(home, dataset, Head(last, entries[-1].hash))
 
 
-def _holds(entries: Sequence[Mapping[str, Any]], head: Head) -> bool:
+def _holds(entries: Sequence[Entry], head: Head) -> bool:
     """Whether a verified chain holds ``head`` (its entry at the head's sequence number has the head's hash)."""
-    return 1 <= head.seq <= len(entries) and entries[head.seq - 1]["hash"] == head.hash
+    return 1 <= head.seq <= len(entries) and entries[head.seq - 1].hash == head.hash
 
 
 def read_before(home: Path, dataset: str, name: str) -> Record | None:

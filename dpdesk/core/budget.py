@@ -15,6 +15,7 @@ from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.checkpoint import Spent, State
+    from dpdesk.core.entries import Entry, SpendEntry
 
 
 def plan_costs(designs: Sequence[QueryDesign]) -> list[acc.QueryCost]:
@@ -22,7 +23,7 @@ def plan_costs(designs: Sequence[QueryDesign]) -> list[acc.QueryCost]:
     return [acc.QueryCost(d.spec.name, d.epsilon, d.delta, d.rho) for d in designs]
 
 
-def past_releases(entries: Sequence[dict[str, Any]]) -> list[acc.Release]:
+def past_releases(entries: Sequence[Entry]) -> list[acc.Release]:
     """The charged releases recorded in a ledger, at what they cost now (see :mod:`dpdesk.core.recost`):
     spends, spends carried over from a broken ledger, and uncharged simulations of the data by older versions."""
     from dpdesk.core.recost import effective
@@ -238,7 +239,7 @@ class BudgetReport:
 
 
 def budget_report(
-    plan: Plan, entries: Sequence[dict[str, Any]] | None = None, *, state: State | None = None
+    plan: Plan, entries: Sequence[Entry] | None = None, *, state: State | None = None
 ) -> BudgetReport:
     """Everything the budget meter shows, computed without touching any data.
 
@@ -376,7 +377,7 @@ def design_to_dict(d: QueryDesign) -> dict[str, Any]:
     return QueryReport.of(d).to_dict()
 
 
-def _ledger_settings(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def _ledger_settings(entries: Sequence[Entry]) -> dict[str, Any] | None:
     from dpdesk.core.entries import settings_in_force
 
     return settings_in_force(entries)
@@ -420,9 +421,9 @@ def report_warnings(report: BudgetReport) -> tuple[str, ...]:
     return spend_warnings(report.in_force.plan.epsilon, report.remaining_after.epsilon, report.budget.epsilon)
 
 
-def entry_warnings(entry: dict[str, Any]) -> tuple[str, ...]:
+def entry_warnings(entry: SpendEntry) -> tuple[str, ...]:
     """:func:`spend_warnings` for a release already recorded (a spend entry)."""
-    charged = float(entry["charged"]["epsilon"])
+    charged = entry.charged.epsilon
     budget = float((entry.get("budget") or {}).get("epsilon", math.inf))
     after = float((entry.get("spent_after") or {}).get("epsilon", charged))
     return spend_warnings(charged, budget - after, budget)

@@ -41,7 +41,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpdesk.core.entries import ENTRY_TYPES, GENESIS, _usable, entry_hash, loads_entries, settings_in_force
+from dpdesk.core.entries import (
+    ENTRY_TYPES,
+    GENESIS,
+    AcknowledgeEntry,
+    CorrectionEntry,
+    Entry,
+    SpendEntry,
+    _usable,
+    entry_hash,
+    loads_entries,
+    salvaged,
+    settings_in_force,
+)
 from dpdesk.core.errors import LedgerError, UsageError
 from dpdesk.i18n import _
 
@@ -166,7 +178,8 @@ class Assessment:
     """A broken ledger as :func:`assess` reads it."""
 
     problem: str
-    confirmed: tuple[dict[str, Any], ...]
+    #: the lines that verify, typed (:func:`dpdesk.core.entries.salvaged`)
+    confirmed: tuple[Entry, ...]
     unconfirmed: tuple[Unconfirmed, ...]
     #: the settings of the last confirmed settings entry (None when no settings entry is confirmed)
     settings: dict[str, Any] | None
@@ -575,12 +588,12 @@ def assess(
         floor = head[0]  # below the head, only the head confirms
     if lines and lines[-1].sound and lines[-1].slot > floor:  # the last line anchors only when it is sound
         confirmed |= _walk(lines[-1], by_slot, floor + 1)
-    kept = [ln.entry for ln in lines if ln.slot in confirmed and ln.entry is not None]
+    kept = [salvaged(ln.entry) for ln in lines if ln.slot in confirmed and ln.entry is not None]
     settings = settings_in_force(kept)
     corrections: dict[str, list[Cost]] = {}
     for k in kept:
-        if k["type"] == "correction":
-            for r in k["releases"]:
+        if isinstance(k, CorrectionEntry):
+            for r in k.releases:
                 c = _recorded({"type": "spend", "costs": r.get("costs")}, None)
                 if c is not None:
                     corrections.setdefault(str(r.get("release_id")), []).append(c)
@@ -660,15 +673,15 @@ def carry_over(
     confirmed = list(assessment.confirmed)
     plain = [
         {
-            "costs": e["costs"],
+            "costs": e.fields["costs"],
             "delta_prime": e.get("delta_prime"),
             "release_id": e.get("release_id"),
-            "seq": e["seq"],
+            "seq": e.seq,
         }
         for e in confirmed
-        if e["type"] == "spend"
+        if isinstance(e, SpendEntry)
     ]
-    plain += [r for e in confirmed if e["type"] == "acknowledge" for r in e.get("carried", [])]
+    plain += [r for e in confirmed if isinstance(e, AcknowledgeEntry) for r in e.get("carried", [])]
     carried = _carried_at_effective_cost(confirmed, plain)
     unit = in_force.get("privacy_unit")
     record = []
@@ -704,16 +717,14 @@ def _stated_name(u: Unconfirmed) -> str:
     return f"ledger entry {u.label} ({kind}), cost stated by the privacy officer"
 
 
-def _carried_at_effective_cost(
-    readable: list[dict[str, Any]], plain: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _carried_at_effective_cost(readable: list[Entry], plain: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The releases of a broken ledger at what they cost now (re-costed, corrected, simulations included),
     with their plan and trace so that later changes can re-cost them. Lines that cannot be read as what they
     claim are left out first; if the rest still cannot be costed, ``plain`` (the costs as written), raised by
     every readable correction, so an acknowledgement never carries less than was recorded."""
     from dpdesk.core.recost import effective
 
-    usable = [e for e in readable if _usable(e)]
+    usable = [e for e in readable if _usable(e.to_dict())]
     try:
         return [
             {
@@ -731,7 +742,7 @@ def _carried_at_effective_cost(
         raised = {
             str(r.get("release_id")): r["costs"]
             for e in usable
-            if e["type"] == "correction"
-            for r in e["releases"]
+            if isinstance(e, CorrectionEntry)
+            for r in e.releases
         }
         return [{**c, "costs": raised.get(str(c.get("release_id")), c["costs"])} for c in plain]

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from dpdesk.core import accounting as acc
+from dpdesk.core.entries import GENESIS, Entry, entry_hash, parse_entry, settings_in_force
 
 #: A release appends a checkpoint when this many entries follow the last one it trusted (or none was trusted).
 CHECKPOINT_EVERY = 16
@@ -187,14 +188,14 @@ class State:
     seq: int
     hash: str
     settings: dict[str, Any] | None
-    settings_entry: dict[str, Any] | None
-    governance_entry: dict[str, Any] | None
+    settings_entry: Entry | None
+    governance_entry: Entry | None
     nonces: set[str]
     spent: Spent
     #: the sequence number of the last checkpoint this state was read from or checked against (0: none)
     checkpoint_seq: int = 0
     #: the entries after ``checkpoint_seq``, verified (all of them when the whole chain was read)
-    tail: list[dict[str, Any]] = field(default_factory=list)
+    tail: list[Entry] = field(default_factory=list)
     #: whether the whole chain was read and verified (not a checkpoint and its tail)
     full: bool = False
     #: whether an entry appended since changed what the totals were composed at (no checkpoint is made from it)
@@ -208,8 +209,10 @@ class State:
                 "seq": self.seq,
                 "hash": self.hash,
                 "settings": self.settings,
-                "settings_entry": self.settings_entry,
-                "governance_entry": self.governance_entry,
+                "settings_entry": self.settings_entry.to_dict() if self.settings_entry is not None else None,
+                "governance_entry": (
+                    self.governance_entry.to_dict() if self.governance_entry is not None else None
+                ),
                 "nonces": sorted(self.nonces),
                 "spent": self.spent.to_dict(),
             }
@@ -221,7 +224,7 @@ def _seed(settings: Mapping[str, Any] | None) -> Spent:
     return Spent(budget_delta=float(budget.get("delta", 0.0)))
 
 
-def _nonce(e: Mapping[str, Any]) -> str | None:
+def _nonce(e: Entry) -> str | None:
     rec = e.get("approval")
     if isinstance(rec, Mapping) and isinstance(rec.get("payload"), Mapping):
         n = rec["payload"].get("nonce")
@@ -229,10 +232,9 @@ def _nonce(e: Mapping[str, Any]) -> str | None:
     return None
 
 
-def state_of(entries: Sequence[dict[str, Any]]) -> State:
+def state_of(entries: Sequence[Entry]) -> State:
     """The state of a whole verified chain (checkpoints in it are not read: every entry is)."""
     from dpdesk.core.budget import past_releases
-    from dpdesk.core.entries import GENESIS, settings_in_force
     from dpdesk.core.governance import governance_of
 
     settings = settings_in_force(entries)
@@ -240,23 +242,23 @@ def state_of(entries: Sequence[dict[str, Any]]) -> State:
     for rel in past_releases(entries):
         spent = spent.add(rel)
     g = governance_of(entries)
-    settings_entry = next((e for e in reversed(entries) if e["type"] == "settings"), None)
+    settings_entry = next((e for e in reversed(entries) if e.type == "settings"), None)
     # Only a checkpoint this code could trust counts: after an upgrade (another version's checkpoint) the next
     # release writes a new one, instead of every release reading the whole chain until 16 more entries are made.
     mine = costing_fingerprint()
     last_cp = next(
         (
-            int(e["seq"])
+            e.seq
             for e in reversed(entries)
-            if e["type"] == "checkpoint"
+            if e.type == "checkpoint"
             and isinstance(e.get("state"), dict)
-            and e["state"].get("costing") == mine
+            and e.fields["state"].get("costing") == mine
         ),
         0,
     )
     return State(
-        seq=int(entries[-1]["seq"]) if entries else 0,
-        hash=str(entries[-1]["hash"]) if entries else GENESIS,
+        seq=entries[-1].seq if entries else 0,
+        hash=entries[-1].hash if entries else GENESIS,
         settings=settings,
         settings_entry=settings_entry,
         governance_entry=entries[g.seq - 1] if g is not None else None,
@@ -272,27 +274,31 @@ class Unusable(Exception):
     """A checkpoint or tail a command cannot rely on: the whole chain is verified instead."""
 
 
-def from_checkpoint(cp: Mapping[str, Any], tail: Sequence[dict[str, Any]]) -> State:
+def _copied(raw: Any) -> Entry | None:
+    """An entry a checkpoint holds a copy of (the settings or governance entry in force), typed; :class:`Unusable`
+    when the copy is damaged (its hash no longer matches its content)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or entry_hash(raw) != raw.get("hash"):
+        raise Unusable("a damaged copy")
+    return parse_entry(raw)
+
+
+def from_checkpoint(cp: Entry, tail: Sequence[Entry]) -> State:
     """The state at the end of ``tail`` (verified entries right after the checkpoint entry ``cp``, whose own hash
     and link were verified); :class:`Unusable` when the checkpoint is another code's or damaged, or the tail holds
     an entry whose effect is not known here."""
-    from dpdesk.core.entries import entry_hash
     from dpdesk.core.governance import governance_of
     from dpdesk.core.recost import effective
 
     try:
-        st = cp["state"]
+        st = cp.fields["state"]
         if st["costing"] != costing_fingerprint():
             raise Unusable("another version's checkpoint")
-        if int(st["seq"]) != int(cp["seq"]) - 1 or st["hash"] != cp["prev"]:
+        if int(st["seq"]) != cp.seq - 1 or st["hash"] != cp.prev:
             raise Unusable("a checkpoint of another entry")
         settings = st["settings"]
-        settings_entry, governance_entry = st["settings_entry"], st["governance_entry"]
-        for copied in (settings_entry, governance_entry):
-            if copied is not None and (
-                not isinstance(copied, dict) or entry_hash(copied) != copied.get("hash")
-            ):
-                raise Unusable("a damaged copy")
+        settings_entry, governance_entry = _copied(st["settings_entry"]), _copied(st["governance_entry"])
         if settings is not None and not isinstance(settings, dict):
             raise Unusable("settings")
         nonces = st["nonces"]
@@ -301,16 +307,16 @@ def from_checkpoint(cp: Mapping[str, Any], tail: Sequence[dict[str, Any]]) -> St
         spent = Spent.from_dict(st["spent"])
         if spent.budget_delta != _seed(settings).budget_delta:
             raise Unusable("totals composed at another budget")
-        gov_seq = int(governance_entry["seq"]) if governance_entry is not None else 0
+        gov_seq = governance_entry.seq if governance_entry is not None else 0
     except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
         raise Unusable(f"damaged checkpoint: {exc}") from None
     tail = list(tail)
-    unknown = [e["type"] for e in tail if e["type"] not in TAIL_TYPES]
+    unknown = [e.type for e in tail if e.type not in TAIL_TYPES]
     if unknown:
         raise Unusable(f"entry types after the checkpoint: {unknown}")
-    spends = {str(e.get("release_id")) for e in tail if e["type"] == "spend"}
+    spends = {str(e.get("release_id")) for e in tail if e.type == "spend"}
     for e in tail:
-        if e["type"] == "correction" and any(
+        if e.type == "correction" and any(
             str(r.get("release_id")) not in spends for r in e.get("releases", [])
         ):
             raise Unusable("a correction of a release before the checkpoint")
@@ -321,25 +327,25 @@ def from_checkpoint(cp: Mapping[str, Any], tail: Sequence[dict[str, Any]]) -> St
     except Exception as exc:  # noqa: BLE001 - whatever a tail cannot be read as: the full path names it
         raise Unusable(f"tail: {exc}") from None
     if g is not None:
-        governance_entry = tail[g.seq - int(cp["seq"]) - 1]
-    elif gov_seq and gov_seq >= int(cp["seq"]):
+        governance_entry = tail[g.seq - cp.seq - 1]
+    elif gov_seq and gov_seq >= cp.seq:
         raise Unusable("governance")
     last = tail[-1] if tail else cp
     return State(
-        seq=int(last["seq"]),
-        hash=str(last["hash"]),
+        seq=last.seq,
+        hash=last.hash,
         settings=dict(settings) if settings is not None else None,
         settings_entry=settings_entry,
         governance_entry=governance_entry,
         nonces={*nonces, *(n for e in tail if (n := _nonce(e)) is not None)},
         spent=spent,
-        checkpoint_seq=int(cp["seq"]),
-        tail=[dict(cp), *tail],
+        checkpoint_seq=cp.seq,
+        tail=[cp, *tail],
         full=False,
     )
 
 
-def extended(state: State, entry: dict[str, Any]) -> State:
+def extended(state: State, entry: Entry) -> State:
     """``state`` with one more entry appended by this process (a settings entry, a spend under the settings in
     force, a correction, a package, a checkpoint); a spend is costed as :func:`dpdesk.core.recost.effective`
     costs it."""
@@ -347,10 +353,10 @@ def extended(state: State, entry: dict[str, Any]) -> State:
 
     settings, spent = state.settings, state.spent
     settings_entry, governance_entry = state.settings_entry, state.governance_entry
-    t = entry["type"]
+    t = entry.type
     stale = state.stale or t in ("acknowledge", "simulate", "migrate")
     if t == "settings":
-        settings, settings_entry = dict(entry["settings"]), entry
+        settings, settings_entry = dict(entry.fields["settings"]), entry
         if state.spent.releases == 0:
             spent = _seed(settings)
         else:
@@ -363,31 +369,31 @@ def extended(state: State, entry: dict[str, Any]) -> State:
     nonce = _nonce(entry)
     return replace(
         state,
-        seq=int(entry["seq"]),
-        hash=str(entry["hash"]),
+        seq=entry.seq,
+        hash=entry.hash,
         settings=settings,
         settings_entry=settings_entry,
         governance_entry=governance_entry,
         nonces=state.nonces | ({nonce} if nonce is not None else set()),
         spent=spent,
-        checkpoint_seq=int(entry["seq"]) if t == "checkpoint" else state.checkpoint_seq,
+        checkpoint_seq=entry.seq if t == "checkpoint" else state.checkpoint_seq,
         tail=[*state.tail, entry],
         stale=stale,
     )
 
 
-def check_checkpoint(entries: Sequence[dict[str, Any]]) -> str | None:
+def check_checkpoint(entries: Sequence[Entry]) -> str | None:
     """For a full verification: the last checkpoint made by this code must hold exactly the state computed from
     every entry before it (settings, governance, nonces, totals). A message naming it when it does not."""
     for i in range(len(entries) - 1, -1, -1):
         e = entries[i]
-        if e["type"] != "checkpoint":
+        if e.type != "checkpoint":
             continue
         st = e.get("state")
         if not isinstance(st, dict) or st.get("costing") != costing_fingerprint():
             return None  # another code's: never trusted, so nothing to check
         expected = state_of(entries[:i]).to_dict()["state"]
-        return None if expected == st else str(e["seq"])
+        return None if expected == st else str(e.seq)
     return None
 
 
@@ -423,6 +429,6 @@ def read_tail(path: Path) -> tuple[list[bytes], int] | None:
         return None
 
 
-def nonces_of(entries: Iterable[Mapping[str, Any]]) -> set[str]:
+def nonces_of(entries: Iterable[Entry]) -> set[str]:
     """The approval nonces recorded in ``entries``."""
     return {n for e in entries if (n := _nonce(e)) is not None}

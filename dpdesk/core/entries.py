@@ -98,9 +98,9 @@ def entry_hash(entry: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
-def checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | None) -> dict[str, Any]:
-    """One line of a ledger as the entry ``seq`` linked to ``prev``; a :class:`LedgerError` naming ``where`` when it
-    is not (damaged, edited, out of order, of another dataset, of an unknown type)."""
+def checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | None) -> Entry:
+    """One line of a ledger as the typed entry ``seq`` linked to ``prev``; a :class:`LedgerError` naming ``where``
+    when it is not (damaged, edited, out of order, of another dataset, of an unknown type)."""
     try:
         entry = loads_entries(line.decode("utf-8"))
     except ValueError:  # undecodable bytes, invalid JSON, non-finite numbers
@@ -125,7 +125,10 @@ def checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | N
         raise LedgerError(
             _("{where}: the entry's content does not match its hash (it was edited)").format(where=where)
         )
-    return entry
+    try:
+        return parse_entry(entry)
+    except ValueError:  # a sequence number written as true: equal to 1 in the checks above, still damage
+        raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
 
 
 # ----------------------------------------------------------------------------- typed entries
@@ -166,7 +169,9 @@ class Entry:
         return {k: header[k] if k in header else self.fields[k] for k in self.order}
 
     def get(self, key: str, default: Any = None) -> Any:
-        """A field of the entry's own, as stored, or ``default``."""
+        """A field as stored (a chain field too: ``get("type")`` is the type's text), or ``default``."""
+        if key in _HEADER:
+            return self.to_dict().get(key, default)
         return self.fields.get(key, default)
 
     @property
@@ -480,11 +485,33 @@ def parse_entries(entries: Sequence[Mapping[str, Any]]) -> list[Entry]:
     return [parse_entry(e) for e in entries]
 
 
-def settings_in_force(entries: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def salvaged(d: Mapping[str, Any]) -> Entry:
+    """A line of a *damaged* ledger that :func:`_usable` accepts, typed for costing what it recorded (an
+    acknowledgement carries it over): its own fields as stored, chain fields that are not strings read as empty
+    (the chain is broken anyway; nothing is verified or written from this object)."""
+    t = EntryType(d["type"])
+
+    def text(k: str) -> str:
+        v = d.get(k)
+        return v if isinstance(v, str) else ""
+
+    return _ENTRY_CLASSES[t](
+        seq=int(d["seq"]),
+        type=t,
+        time=text("time"),
+        dataset=text("dataset"),
+        prev=text("prev"),
+        hash=text("hash"),
+        fields=MappingProxyType({k: v for k, v in d.items() if k not in _HEADER}),
+        order=tuple(d),
+    )
+
+
+def settings_in_force(entries: Sequence[Entry]) -> dict[str, Any] | None:
     """The budget, unit of privacy and accounting fixed for a dataset (last settings or acknowledgement)."""
     for e in reversed(entries):
-        if e["type"] in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
-            return dict(e["settings"])
+        if e.type in (EntryType.SETTINGS, EntryType.ACKNOWLEDGE) and isinstance(e.get("settings"), dict):
+            return dict(e.fields["settings"])
     return None
 
 

@@ -16,11 +16,11 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from dpdesk.core import accounting as acc
 from dpdesk.core.budget import BudgetReport, budget_report, past_releases, plan_costs
 from dpdesk.core.budget import _remaining as remaining
+from dpdesk.core.entries import Entry
 from dpdesk.core.plan import MIN_EPSILON, Plan, QuerySpec
 from dpdesk.core.queries import design_plan
 from dpdesk.i18n import _
@@ -93,7 +93,7 @@ def _epsilon_for_rho(plan: Plan, spec: QuerySpec, rho: float) -> float:
 
 def fit_to_budget(
     plan: Plan,
-    entries: Sequence[dict[str, Any]] | None = None,
+    entries: Sequence[Entry] | None = None,
     *,
     weights: Sequence[float] | None = None,
     locked: Sequence[bool] | None = None,

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.entries import GENESIS, Entry
 from dpdesk.core.errors import UsageError
 from dpdesk.core.officer import (
     ROTATE,
@@ -52,7 +53,6 @@ from dpdesk.core.officer import (
 )
 from dpdesk.i18n import _
 
-GENESIS = "0" * 64
 #: The entry types whose every instance on a governed dataset needs an approval (``govern`` after the first).
 GATED = ("settings", "acknowledge", "declare_new", "forget_identity")
 #: The approval action each gated entry type records.
@@ -78,7 +78,7 @@ class Governance:
     seq: int
 
 
-def governance_of(entries: Sequence[Mapping[str, Any]]) -> Governance | None:
+def governance_of(entries: Sequence[Entry]) -> Governance | None:
     """The governance in force after ``entries`` (a verified chain), or None when the dataset is ungoverned.
 
     Raises :class:`~dpdesk.core.officer.GovernanceError` (a ledger error) when a record cannot be read.
@@ -86,12 +86,12 @@ def governance_of(entries: Sequence[Mapping[str, Any]]) -> Governance | None:
     found: Governance | None = None
     for e in entries:
         raw = e.get("governance")
-        if e.get("type") in ("govern", "acknowledge") and raw is not None:
-            found = Governance(GovernanceRecord.from_payload(raw), int(e["seq"]))
+        if e.type in ("govern", "acknowledge") and raw is not None:
+            found = Governance(GovernanceRecord.from_payload(raw), e.seq)
     return found
 
 
-def _approval_payload(e: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _approval_payload(e: Entry) -> Mapping[str, Any] | None:
     rec = e.get("approval")
     if isinstance(rec, Mapping) and isinstance(rec.get("payload"), Mapping):
         payload: Mapping[str, Any] = rec["payload"]
@@ -99,7 +99,7 @@ def _approval_payload(e: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def used_nonces(entries: Iterable[Mapping[str, Any]]) -> set[str]:
+def used_nonces(entries: Iterable[Entry]) -> set[str]:
     """The nonces of every approval recorded in ``entries``."""
     out = set()
     for e in entries:
@@ -109,11 +109,11 @@ def used_nonces(entries: Iterable[Mapping[str, Any]]) -> set[str]:
     return out
 
 
-def head_of(entries: Sequence[Mapping[str, Any]]) -> LedgerHead:
+def head_of(entries: Sequence[Entry]) -> LedgerHead:
     """The head of a chain: its last entry's sequence number and hash (0 and zeros when empty)."""
     if not entries:
         return LedgerHead(0, GENESIS)
-    return LedgerHead(int(entries[-1]["seq"]), str(entries[-1]["hash"]))
+    return LedgerHead(entries[-1].seq, entries[-1].hash)
 
 
 def parse_head(text: str) -> LedgerHead:
@@ -134,7 +134,7 @@ def parse_head(text: str) -> LedgerHead:
     return LedgerHead(int(seq), digest)
 
 
-def describe(entries: Sequence[Mapping[str, Any]]) -> str:
+def describe(entries: Sequence[Entry]) -> str:
     """One line: who governs the dataset, or that nobody does."""
     from dpdesk.core.officer import describe_governance
 
@@ -149,7 +149,7 @@ def _read(doc: bytes | str | None, source: str | None) -> tuple[bytes | str, str
 
 
 def require(
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[Entry],
     action: str,
     params: Mapping[str, Any],
     doc: bytes | str | None,
@@ -221,7 +221,7 @@ def require_with(
     return verify_approval(data, record, head, nonces, action, params, source=src)
 
 
-def _approved_head(doc: bytes | str, entries: Sequence[Mapping[str, Any]]) -> LedgerHead:
+def _approved_head(doc: bytes | str, entries: Sequence[Entry]) -> LedgerHead:
     """The head a plan approval names, when the chain still holds it; else the chain's head (which then refuses
     it as stale)."""
     try:
@@ -237,7 +237,7 @@ def _approved_head(doc: bytes | str, entries: Sequence[Mapping[str, Any]]) -> Le
 
 
 def require_plan(
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[Entry],
     params: Mapping[str, Any],
     doc: bytes | str | None,
     *,
@@ -324,17 +324,17 @@ def _who(record: GovernanceRecord | None) -> str:
 def _changes_after(
     name: str,
     start: GovernanceRecord | None,
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[Entry],
     since: int,
 ) -> GovernanceRecord | None:
     """``start`` (the governance the register records at its head, ``since``) moved on by the ``govern`` entries
     after that head, each approved by the governance before it (a rotation by its recovery key); a
     :class:`GovernanceError` naming the first that is not."""
     current = start
-    ordered = sorted(entries, key=lambda e: int(e["seq"]))
+    ordered = sorted(entries, key=lambda e: e.seq)
     for i, e in enumerate(ordered):
-        n = int(e["seq"])
-        if n <= since or e.get("type") != "govern":
+        n = e.seq
+        if n <= since or e.type != "govern":
             continue
         new = GovernanceRecord.from_payload(e.get("governance"))
         problems: list[str] = []
@@ -342,11 +342,7 @@ def _changes_after(
             ok = e.get("approval") is None
         else:
             prev = ordered[i - 1] if i > 0 else None
-            head = (
-                LedgerHead(int(prev["seq"]), str(prev["hash"]))
-                if prev is not None and int(prev["seq"]) == n - 1
-                else None
-            )
+            head = LedgerHead(prev.seq, prev.hash) if prev is not None and prev.seq == n - 1 else None
             action = "rotate_key" if new.officer.key != current.officer.key else "change_policy"
             verified = _verify_recorded(e, current, head, used_nonces(ordered[:i]), action, problems)
             ok = verified is not None and current.after(verified) == new
@@ -379,7 +375,7 @@ def settle(
     name: str,
     known: bool,
     recorded: Mapping[str, Any] | None,
-    entries: Sequence[Mapping[str, Any]],
+    entries: Sequence[Entry],
     since: int,
 ) -> GovernanceRecord | None:
     """The governance in force of a chain that verified against the head the register recorded (``since``).
@@ -447,7 +443,7 @@ def _claimed(raw: bytes) -> tuple[list[GovernanceRecord], bool]:
 def for_broken_ledger(
     home: Path | None,
     dataset: str | None,
-    confirmed: Sequence[Mapping[str, Any]],
+    confirmed: Sequence[Entry],
     raw: bytes,
     register: tuple[bool, Mapping[str, Any] | None, int] | None,
 ) -> GovernanceRecord | None:
@@ -462,7 +458,7 @@ def for_broken_ledger(
     that cannot be read when nothing else says who governs.
     """
     name = str(dataset)
-    chain = sorted(confirmed, key=lambda e: int(e["seq"]))
+    chain = sorted(confirmed, key=lambda e: e.seq)
     claimed, damaged = _claimed(raw)
     record: GovernanceRecord | None
     if register is not None and register[0]:
@@ -490,12 +486,12 @@ def for_broken_ledger(
 # ----------------------------------------------------------------------------- review
 
 
-def _params_of(e: Mapping[str, Any], action: str) -> Mapping[str, Any] | None:
+def _params_of(e: Entry, action: str) -> Mapping[str, Any] | None:
     """What an entry's approval must approve (None: the entry does not say; only the signature is checked)."""
     if action == "change_settings":
         from dpdesk.core.officer import settings_params
 
-        return settings_params(e["settings"]) if isinstance(e.get("settings"), Mapping) else None
+        return settings_params(e.fields["settings"]) if isinstance(e.get("settings"), Mapping) else None
     if action == "declare_new":
         return {"new_dataset": e.get("new_dataset")}
     if action == "forget_identity":
@@ -508,7 +504,7 @@ def _params_of(e: Mapping[str, Any], action: str) -> Mapping[str, Any] | None:
 
 
 def _verify_recorded(
-    e: Mapping[str, Any],
+    e: Entry,
     record: GovernanceRecord,
     head: LedgerHead | None,
     nonces: Collection[str],
@@ -516,12 +512,12 @@ def _verify_recorded(
     problems: list[str],
 ) -> VerifiedApproval | None:
     """Verify the approval an entry records; each failure appended to ``problems``, named by its entry."""
-    n = e.get("seq", "?")
+    n = e.seq
     rec = e.get("approval")
     if not isinstance(rec, Mapping):
         problems.append(
             _("entry {n} ({type}) changes a governed dataset without the officer's approval").format(
-                n=n, type=e.get("type")
+                n=n, type=e.type
             )
         )
         return None
@@ -559,7 +555,7 @@ def _far_past() -> Any:
     return dt.datetime(1970, 1, 2, tzinfo=dt.UTC)
 
 
-def check_chain(entries: Sequence[Mapping[str, Any]], *, whole: bool = True) -> tuple[list[str], list[str]]:
+def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[str], list[str]]:
     """Re-verify every approval recorded in ``entries`` against the governance recorded before it.
 
     ``whole``: the entries are a whole chain (an exported ledger), so each approval's head is the entry before it;
@@ -573,16 +569,12 @@ def check_chain(entries: Sequence[Mapping[str, Any]], *, whole: bool = True) -> 
     nonces: set[str] = set()
     by_seq = {e.get("seq"): e for e in entries}
     for i, e in enumerate(entries):
-        kind = e.get("type")
+        kind = e.type
         n = e.get("seq", "?")
         prev = entries[i - 1] if i > 0 else None
         head: LedgerHead | None = None
         if whole:
-            head = (
-                LedgerHead(int(prev["seq"]), str(prev["hash"]))
-                if prev is not None
-                else LedgerHead(0, GENESIS)
-            )
+            head = LedgerHead(prev.seq, prev.hash) if prev is not None else LedgerHead(0, GENESIS)
         verified: VerifiedApproval | None = None
         p = _approval_payload(e)
         nonce = p.get("nonce") if p is not None else None
@@ -693,7 +685,7 @@ def acknowledge_params(
     return out
 
 
-def _same_ack(e: Mapping[str, Any], approval: VerifiedApproval) -> bool:
+def _same_ack(e: Entry, approval: VerifiedApproval) -> bool:
     """Whether an acknowledge entry is what its approval approved (reason, stated costs, stated settings)."""
     from dpdesk.core.officer import _same_json
 

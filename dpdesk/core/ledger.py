@@ -53,7 +53,7 @@ from dpdesk.core.entries import (
     is_dataset_id,
     loads_entries,
     new_dataset_id,
-    parse_entries,
+    parse_entry,
 )
 from dpdesk.core.entries import checked_line as _checked_line
 from dpdesk.core.entries import now as _now
@@ -89,7 +89,7 @@ class Ledger:
     home: Path | None = None
     legacy: bool = False
     #: The ``migrate`` entry, when opening this ledger rebuilt it from the old format just now.
-    migrated: dict[str, Any] | None = None
+    migrated: Entry | None = None
 
     @staticmethod
     def for_dataset(home: Path, sha256: str) -> Ledger:
@@ -187,7 +187,7 @@ class Ledger:
         exported: Sequence[Mapping[str, Any]] = (),
         gate: Callable[[Assessment, Sequence[StatedCost], Mapping[str, Any] | None], Mapping[str, Any]]
         | None = None,
-    ) -> dict[str, Any]:
+    ) -> Entry:
         """A privacy officer's answer to a broken ledger: keep it as evidence and start a new chain.
 
         What is carried over is never less than what was spent (:mod:`dpdesk.core.carryover`): the entries that
@@ -253,9 +253,7 @@ class Ledger:
             problem = str(exc)
             head = self._head_to_reach(head)
         else:
-            at_head = (
-                entries[head[0] - 1]["hash"] if head is not None and 1 <= head[0] <= len(entries) else None
-            )
+            at_head = entries[head[0] - 1].hash if head is not None and 1 <= head[0] <= len(entries) else None
             if head is None or at_head == head[1]:
                 raise LedgerError(
                     _("the ledger {path} verifies: there is nothing to acknowledge").format(path=self.path)
@@ -281,7 +279,7 @@ class Ledger:
         exported: Sequence[Mapping[str, Any]],
         gate: Callable[[Assessment, Sequence[StatedCost], Mapping[str, Any] | None], Mapping[str, Any]]
         | None = None,
-    ) -> dict[str, Any]:
+    ) -> Entry:
         from dpdesk.core.carryover import carry_over
 
         assert self.path is not None
@@ -333,7 +331,7 @@ class Ledger:
 
     def _replace_chain(
         self, raw: bytes, evidence: Path, path: Path, dataset: str, payload: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> Entry:
         old_path = self.path
         assert old_path is not None
         write_atomic(evidence, raw)
@@ -367,23 +365,20 @@ class Ledger:
                 old_path.unlink()  # its copy is the evidence
             _fsync_dir(path.parent)
             self.dataset, self.path, self.legacy = dataset, path, False
-        return entry
+        return parse_entry(entry)
 
     def exists(self) -> bool:
         """Whether anything was ever recorded for this dataset."""
         self._refresh()
         return self.path is not None and self.path.exists() and self.path.stat().st_size > 0
 
-    def entries(self) -> list[dict[str, Any]]:
+    def entries(self) -> list[Entry]:
         """All entries, verified (raises :class:`LedgerError` if the chain is broken)."""
         return self.verify()
 
-    def typed_entries(self) -> list[Entry]:
-        """All entries, verified (raises :class:`LedgerError` if the chain is broken) and typed."""
-        return parse_entries(self.verify())
-
-    def verify(self) -> list[dict[str, Any]]:
-        """Read and check the whole chain; raise :class:`LedgerError` naming the first bad line.
+    def verify(self) -> list[Entry]:
+        """Read and check the whole chain, and return its typed entries; raise :class:`LedgerError` naming the first
+        bad line.
 
         Messages name the ledger by its path, which holds only the public id (an old-format ledger,
         whose file name is the data's SHA-256, is named in words), so they can be shown and recorded.
@@ -407,12 +402,12 @@ class Ledger:
             raise LedgerError(
                 _("ledger {path}: the last entry is incomplete (the file was truncated)").format(path=label)
             )
-        entries: list[dict[str, Any]] = []
+        entries: list[Entry] = []
         prev = GENESIS
         for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
             where = _("ledger {path}, line {line}").format(path=label, line=lineno)
             entry = _checked_line(line, where, prev, lineno, expected)
-            prev = entry["hash"]
+            prev = entry.hash
             entries.append(entry)
         if anchored:
             assert self.home is not None and self.dataset is not None
@@ -477,19 +472,20 @@ class Ledger:
                 return None
             if not isinstance(cp.get("prev"), str) or entry_hash(cp) != cp.get("hash"):
                 return None
-            tail: list[dict[str, Any]] = []
-            prev = str(cp["hash"])
+            checkpoint = parse_entry(cp)
+            tail: list[Entry] = []
+            prev = checkpoint.hash
             for n, line in enumerate(lines[1:], start=seq + 1):
                 entry = _checked_line(line, str(n), prev, n, self.dataset)
-                prev = entry["hash"]
+                prev = entry.hash
                 tail.append(entry)
         except (ValueError, LedgerError):
             return None
-        last = tail[-1] if tail else cp
-        if last["seq"] != before.head.seq or last["hash"] != before.head.hash:
+        last = tail[-1] if tail else checkpoint
+        if last.seq != before.head.seq or last.hash != before.head.hash:
             return None  # not bound to the recorded head: the whole chain is verified (and names why)
         try:
-            state = ck.from_checkpoint(cp, tail)
+            state = ck.from_checkpoint(checkpoint, tail)
             payload = state.governance_entry.get("governance") if state.governance_entry else None
             found = GovernanceRecord.from_payload(payload) if payload is not None else None
             recorded = before.governance
@@ -521,14 +517,14 @@ class LedgerTransaction:
     checkpoint (``state``; the whole chain is then verified only if :attr:`entries` is asked for)."""
 
     def __init__(
-        self, ledger: Ledger, entries: list[dict[str, Any]] | None = None, *, state: State | None = None
+        self, ledger: Ledger, entries: list[Entry] | None = None, *, state: State | None = None
     ) -> None:
         self.ledger = ledger
         self._entries = entries
         self._state = state
 
     @property
-    def entries(self) -> list[dict[str, Any]]:
+    def entries(self) -> list[Entry]:
         """Every entry, verified (read and verified whole on first use when only the tail was read)."""
         if self._entries is None:
             self._entries = self.ledger.verify()
@@ -557,7 +553,7 @@ class LedgerTransaction:
             return pending_corrections(self.entries)
         return pending_corrections(self.state.tail, settings=self.state.settings)
 
-    def checkpoint_if_due(self) -> dict[str, Any] | None:
+    def checkpoint_if_due(self) -> Entry | None:
         """Append a ``checkpoint`` entry holding the state as of the last entry when :data:`CHECKPOINT_EVERY`
         entries followed the last checkpoint this transaction could trust (or none was); called in the same locked
         transaction as a spend, after it. None when none is due (or an entry appended since changed the settings).
@@ -569,14 +565,14 @@ class LedgerTransaction:
             return None
         return self.append("checkpoint", state.to_dict())
 
-    def append(self, entry_type: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """Append one entry durably (write, flush, fsync) and return it with its hash."""
+    def append(self, entry_type: str, payload: dict[str, Any]) -> Entry:
+        """Append one entry durably (write, flush, fsync) and return it, typed, with its hash."""
         assert self.ledger.path is not None and self.ledger.dataset is not None
         if self._entries is not None:
-            seq, prev = len(self._entries) + 1, (self._entries[-1]["hash"] if self._entries else GENESIS)
+            seq, prev = len(self._entries) + 1, (self._entries[-1].hash if self._entries else GENESIS)
         else:
             seq, prev = self.state.seq + 1, self.state.hash
-        entry: dict[str, Any] = {
+        stored: dict[str, Any] = {
             "seq": seq,
             "type": entry_type,
             "time": _now(),
@@ -584,8 +580,9 @@ class LedgerTransaction:
             "prev": prev,
             **payload,
         }
-        entry["hash"] = entry_hash(entry)
-        line = (canonical_json(entry) + "\n").encode("utf-8")
+        stored["hash"] = entry_hash(stored)
+        entry = parse_entry(stored)
+        line = (canonical_json(stored) + "\n").encode("utf-8")
         new_file = not self.ledger.path.exists()
         fd = os.open(self.ledger.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
@@ -624,14 +621,14 @@ class LedgerTransaction:
                 anchor.advance_head(
                     self.ledger.home,
                     self.ledger.dataset,
-                    anchor.Head(entry["seq"], entry["hash"]),
+                    anchor.Head(entry.seq, entry.hash),
                     governance=entry.get("governance"),
                     governs=entry_type == "govern",
                 )
         return entry
 
 
-def migration_notice(entry: dict[str, Any]) -> str:
+def migration_notice(entry: Entry) -> str:
     """What the curator is told once, when a ledger from before public ids was migrated."""
     lines = [
         _(
@@ -639,7 +636,7 @@ def migration_notice(entry: dict[str, Any]) -> str:
             "wrote the SHA-256 of the data file into release packages, exported ledgers and statements; "
             "with it, someone who knows every other row can test guesses of a missing row. The old ledger "
             "was kept as {file}."
-        ).format(id=entry["dataset"], file=entry.get("evidence_file", "?"))
+        ).format(id=entry.dataset, file=entry.get("evidence_file", "?"))
     ]
     exposed = entry.get("exposed_packages") or []
     if exposed:
@@ -837,25 +834,25 @@ def _migrate(home: Path, sha256: str) -> Ledger:
         rebuilt: list[dict[str, Any]] = []
         prev = GENESIS
         for e in entries:
-            n = _scrub({k: v for k, v in e.items() if k != "hash"}, sha256, dataset)
+            n = _scrub({k: v for k, v in e.to_dict().items() if k != "hash"}, sha256, dataset)
             n["dataset"], n["prev"] = dataset, prev
             if n["type"] == "package" and e.get("spend_hash") in new_hash:
-                n["spend_hash"] = new_hash[e["spend_hash"]]
+                n["spend_hash"] = new_hash[e.fields["spend_hash"]]
             if n["type"] == "package" and isinstance(n.get("files"), dict) and "report.pdf" in n["files"]:
                 # the old report printed the data's hash: its own hash is a function of it, so it is not kept
                 n["files"] = {**n["files"], "report.pdf": None}
             n["hash"] = entry_hash(n)
-            new_hash[e["hash"]] = prev = n["hash"]
+            new_hash[e.hash] = prev = n["hash"]
             rebuilt.append(n)
         exposed = [
             {
                 "release_id": e.get("release_id"),
                 "spend_seq": e.get("spend_seq"),
-                "package_seq": e["seq"],
-                "time": e.get("time"),
+                "package_seq": e.seq,
+                "time": e.time,
             }
             for e in entries
-            if e["type"] == "package"
+            if e.type == "package"
         ]
         mig: dict[str, Any] = {
             "seq": len(rebuilt) + 1,
@@ -882,4 +879,4 @@ def _migrate(home: Path, sha256: str) -> Ledger:
         with contextlib.suppress(OSError):
             legacy_path.unlink()
         _fsync_dir(folder)
-    return Ledger(dataset, path, sha256, home, migrated=mig)
+    return Ledger(dataset, path, sha256, home, migrated=parse_entry(mig))

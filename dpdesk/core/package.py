@@ -16,8 +16,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from dpdesk.core.entries import Entry, SpendEntry
 from dpdesk.core.fsio import write_atomic
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import Plan
@@ -26,7 +26,7 @@ from dpdesk.core.values import Row, rows_to_csv
 PACKAGE_FILES = ("release.csv", "report.pdf", "plan.json")
 
 
-def package_files(spend: dict[str, Any]) -> tuple[str, ...]:
+def package_files(spend: Entry) -> tuple[str, ...]:
     """The files of a release's package: the four, and one CSV per synthetic table the spend entry records
     (named from the public query name; a name that is not a plain file name is left out)."""
     synthetic = spend.get("synthetic")
@@ -39,7 +39,7 @@ def package_files(spend: dict[str, Any]) -> tuple[str, ...]:
     return (*PACKAGE_FILES, *(n for n in safe if n not in PACKAGE_FILES))
 
 
-def write_synthetic_tables(out_dir: Path, plan: Plan, spend: dict[str, Any], *, bom: bool = False) -> None:
+def write_synthetic_tables(out_dir: Path, plan: Plan, spend: SpendEntry, *, bom: bool = False) -> None:
     """Write each synthetic table of the release, regenerated from its spend entry (noisy marginals and seed:
     post-processing, free); called only once the spend entry is durable."""
     from dpdesk.core.statistics.synthetic import SyntheticQuery, regenerate, table_csv
@@ -60,14 +60,14 @@ def write_package(
     out_dir: Path,
     rows: Sequence[Row],
     plan: Plan,
-    spend: dict[str, Any],
+    spend: SpendEntry,
     ledger: Ledger,
     dataset_name: str,
     *,
     bom: bool = False,
     title: str | None = None,
-    before: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = None,
-) -> dict[str, Any]:
+    before: tuple[Entry | None, Entry | None] | None = None,
+) -> Entry:
     """Write the package files, record their hashes in a ledger entry, and copy the entries into ledger.json;
     ``title`` heads the report instead of the plan's title. ``before``: the settings and governance entries in
     force at the spend, when the caller has them (a release, from its transaction); else the whole chain is
@@ -83,7 +83,7 @@ def write_package(
     )
     if before is None:
         entries = ledger.verify()
-        before = (_settings_before(entries, spend["seq"]), _governance_before(entries, spend["seq"]))
+        before = (_settings_before(entries, spend.seq), _governance_before(entries, spend.seq))
     settings, governance = before
     tmp = out_dir / ".report.pdf.tmp"
     write_release_report(
@@ -101,27 +101,27 @@ def write_package(
         package = tx.append(
             "package",
             {
-                "release_id": spend["release_id"],
-                "spend_hash": spend["hash"],
-                "spend_seq": spend["seq"],
+                "release_id": spend.release_id,
+                "spend_hash": spend.hash,
+                "spend_seq": spend.seq,
                 "files": hashes,
                 # which settings entry ledger.json carries (none: the settings came from an acknowledgement), so
                 # that review names a removed one
-                "settings_hash": settings["hash"] if settings is not None else None,
+                "settings_hash": settings.hash if settings is not None else None,
                 # on a governed dataset: the entry that set its governance, which ledger.json carries too, so that
                 # review can verify the approvals of the settings and the plan (and names a removed one)
-                **({"governance_hash": governance["hash"]} if governance is not None else {}),
+                **({"governance_hash": governance.hash} if governance is not None else {}),
             },
         )
-    copies = [e for e in (governance, settings, spend, package) if e is not None]
+    copies = [e.to_dict() for e in (governance, settings, spend, package) if e is not None]
     # the head: the ledger's last entry when the package was made (its package entry); a later export of the
     # ledger must still reach it (dpdesk review PACKAGE --against EXPORT)
-    head = {"seq": package["seq"], "hash": package["hash"]}
+    head = {"seq": package.seq, "hash": package.hash}
     write_atomic(
         out_dir / "ledger.json",
         (
             json.dumps(
-                {"dataset": spend["dataset"], "head": head, "entries": copies}, indent=2, ensure_ascii=False
+                {"dataset": spend.dataset, "head": head, "entries": copies}, indent=2, ensure_ascii=False
             )
             + "\n"
         ).encode(),
@@ -129,19 +129,19 @@ def write_package(
     return package
 
 
-def _governance_before(entries: Sequence[dict[str, Any]], seq: int) -> dict[str, Any] | None:
+def _governance_before(entries: Sequence[Entry], seq: int) -> Entry | None:
     """The entry that set the governance in force at entry ``seq`` (None: ungoverned)."""
     from dpdesk.core.governance import governance_of
 
-    g = governance_of([e for e in entries if e["seq"] < seq])
+    g = governance_of([e for e in entries if e.seq < seq])
     return entries[g.seq - 1] if g is not None else None
 
 
-def _settings_before(entries: Sequence[dict[str, Any]], seq: int) -> dict[str, Any] | None:
+def _settings_before(entries: Sequence[Entry], seq: int) -> Entry | None:
     found = None
     for e in entries:
-        if e["seq"] >= seq:
+        if e.seq >= seq:
             break
-        if e["type"] == "settings":
+        if e.type == "settings":
             found = e
     return found

@@ -44,6 +44,7 @@ from typing import Any
 
 from dpdesk.core import accounting as acc
 from dpdesk.core import mechanisms as mech
+from dpdesk.core.entries import Entry
 from dpdesk.core.errors import DpdeskError
 
 #: Relative tolerance below which two sensitivities count as equal (float rounding in the trace).
@@ -276,7 +277,7 @@ def _cost_or_budget(
 
 
 def _simulate_costs(
-    entry: dict[str, Any],
+    entry: Entry,
     plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]],
     settings: dict[str, Any] | None,
 ) -> tuple[tuple[acc.QueryCost, ...], str]:
@@ -296,25 +297,23 @@ def _simulate_costs(
     )
 
 
-def effective(
-    entries: Sequence[dict[str, Any]], *, settings: dict[str, Any] | None = None
-) -> list[Effective]:
+def effective(entries: Sequence[Entry], *, settings: dict[str, Any] | None = None) -> list[Effective]:
     """Every past release with what it costs now (see the module docstring), in ledger order; ``settings``: those
     in force before the first of ``entries`` (the entries after a checkpoint, :mod:`dpdesk.core.checkpoint`)."""
     out: list[Effective] = []
     by_id: dict[str, Effective] = {}
     plans: dict[str, tuple[dict[str, Any], list[acc.QueryCost]]] = {}
     for e in entries:
-        t = e["type"]
+        t = e.type
         previous_unit = (settings or {}).get("privacy_unit")
         if t in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
-            settings = e["settings"]
+            settings = e.fields["settings"]
         unit = (settings or {}).get("privacy_unit")
         if t == "spend":
-            costs = _costs(e["costs"])
+            costs = _costs(e.fields["costs"])
             eff = Effective(
                 str(e.get("release_id")),
-                int(e["seq"]),
+                e.seq,
                 costs,
                 e.get("delta_prime"),
                 costs,
@@ -323,7 +322,7 @@ def effective(
                 unit or (e.get("plan") or {}).get("privacy_unit"),
             )
             if isinstance(e.get("plan_hash"), str):
-                plans[e["plan_hash"]] = (e.get("plan") or {}, list(costs))
+                plans[e.fields["plan_hash"]] = (e.get("plan") or {}, list(costs))
         elif t == "acknowledge":
             for r in e.get("carried", []):
                 costs = _costs(r["costs"])
@@ -342,9 +341,7 @@ def effective(
             continue
         elif t == "simulate":
             costs, sim_why = _simulate_costs(e, plans, settings)
-            eff = Effective(
-                f"simulate-{e['seq']}", int(e["seq"]), costs, None, (), None, None, unit, [sim_why]
-            )
+            eff = Effective(f"simulate-{e.seq}", e.seq, costs, None, (), None, None, unit, [sim_why])
         elif t == "correction":
             for r in e.get("releases", []):
                 target = by_id.get(str(r.get("release_id")))
@@ -370,7 +367,7 @@ def effective(
 
 
 def pending_corrections(
-    entries: Sequence[dict[str, Any]], *, settings: dict[str, Any] | None = None
+    entries: Sequence[Entry], *, settings: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """Releases whose cost now is above what the ledger records for them: the body of a ``correction`` entry
     (``settings``: those in force before the first of ``entries``, as :func:`effective` takes them)."""
@@ -394,7 +391,7 @@ def pending_corrections(
 MAX_QUERY_EPSILON = 100.0
 
 
-def check_unit_change(entries: Sequence[dict[str, Any]], unit: dict[str, Any]) -> list[dict[str, Any]]:
+def check_unit_change(entries: Sequence[Entry], unit: dict[str, Any]) -> list[dict[str, Any]]:
     """What every past release would cost under a new unit of privacy; raises :class:`UnboundedChange` when a
     cost has no finite bound or exceeds what one query may cost (the dataset could not account for it)."""
     out = []

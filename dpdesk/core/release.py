@@ -35,8 +35,9 @@ from dpdesk.core import statistics
 from dpdesk.core.aggregates import Exact, bound_rows_per_person, exact_statistic
 from dpdesk.core.budget import budget_report, design_to_dict, plan_costs
 from dpdesk.core.datacheck import DataCheck, DataProblems, check_data
+from dpdesk.core.entries import Entry, SpendEntry
 from dpdesk.core.errors import BudgetExceeded, DpdeskError, UsageError
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger import Ledger, LedgerTransaction
 from dpdesk.core.loading import Table
 from dpdesk.core.outputs import ClaimedFolder, claim_out_dir
 from dpdesk.core.plan import Plan
@@ -93,7 +94,7 @@ class ReleaseResult:
     """What a release produced: its rows, its ledger entry and where its files went."""
 
     rows: list[Row]
-    entry: dict[str, Any]
+    entry: SpendEntry
     out_dir: Path | None
     report_lines: list[str]
     ledger: Ledger | None = None
@@ -223,7 +224,7 @@ def release(
                     "the release was charged and recorded as ledger entry {seq}, but its package could not be "
                     "written to {out} ({err}); nothing was left there. Its values are kept in the ledger: write "
                     "them again at no cost with dpdesk ledger export-release {seq} --data {data} --out NEW_FOLDER"
-                ).format(seq=entry["seq"], out=claim.final, err=_os_err(exc), data=data_path)
+                ).format(seq=entry.seq, out=claim.final, err=_os_err(exc), data=data_path)
             ) from None
     return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger, check)
 
@@ -253,11 +254,11 @@ def _charge(
     out_refused: UsageError | None = None,
 ) -> tuple[
     list[Row],
-    dict[str, Any],
+    SpendEntry,
     Ledger,
     Table,
     DataCheck,
-    tuple[dict[str, Any] | None, dict[str, Any] | None],
+    tuple[Entry | None, Entry | None],
 ]:
     """Load and check the table, compute exactly, and under the ledger's lock charge it and draw the noise; also
     returns the settings and governance entries in force at the spend (its package copies them)."""
@@ -360,13 +361,14 @@ def _charge(
                 **({"approval": approved.to_record()} if approved is not None else {}),
             },
         )
+        assert isinstance(entry, SpendEntry)
         tx.checkpoint_if_due()  # in the same locked transaction, after the spend (durable first)
         before = (tx.state.settings_entry, tx.state.governance_entry)
     return rows, entry, ledger, table, check, before
 
 
 def _check_governance(
-    entries: Sequence[dict[str, Any]],
+    entries: Sequence[Entry],
     plan: Plan,
     settings: dict[str, Any] | None,
     approval: bytes | None,
@@ -389,12 +391,12 @@ def _check_governance(
     return require_plan(entries, plan_params(plan), approval, source=source)
 
 
-def record_corrections(tx: Any) -> dict[str, Any] | None:
+def record_corrections(tx: LedgerTransaction) -> Entry | None:
     """Record what past releases cost above their booking (a ``correction`` entry), before anything else is charged."""
     pending = tx.pending_corrections()
     if not pending:
         return None
-    return tx.append(  # type: ignore[no-any-return]
+    return tx.append(
         "correction",
         {
             "reason": "past releases cost more than was booked (re-costed under today's unit of privacy and code)",
@@ -408,13 +410,13 @@ def write_release_dir(
     out_dir: Path | ClaimedFolder,
     rows: Sequence[Row],
     plan: Plan,
-    spend: dict[str, Any],
+    spend: SpendEntry,
     ledger: Ledger,
     dataset_name: str,
     *,
     bom: bool = False,
     title: str | None = None,
-    before: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = None,
+    before: tuple[Entry | None, Entry | None] | None = None,
 ) -> None:
     """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder:
     built in its claimed temporary sibling (:func:`~dpdesk.core.outputs.claim_out_dir`) and renamed into place

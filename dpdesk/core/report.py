@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
+from dpdesk.core.entries import CorrectionEntry, Entry, SettingsEntry, SimulateEntry, SpendEntry
 from dpdesk.core.synthetic.report import synthetic_section
 from dpdesk.core.text import shown
 from dpdesk.i18n import _
@@ -268,8 +269,8 @@ def write_release_report(
     *,
     plan_dict: dict[str, Any],
     rows: Sequence[Sequence[str]],
-    spend: dict[str, Any],
-    settings_entry: dict[str, Any] | None,
+    spend: SpendEntry,
+    settings_entry: Entry | None,
     dataset_name: str,
     title: str | None = None,
 ) -> None:
@@ -286,7 +287,7 @@ def write_release_report(
     width = 174 * mm
     title = title or plan_dict.get("title") or _("Differentially private release")
     budget = spend.get("budget") or plan_dict["budget"]
-    charged = spend["charged"]
+    charged = spend.fields["charged"]
     after = spend.get("spent_after") or charged
     unit = plan_dict["privacy_unit"]
     story: list[Any] = [
@@ -296,9 +297,9 @@ def write_release_report(
     ]
     facts = [
         [_("Dataset"), dataset_name],
-        [_("Dataset id (random, reveals nothing about the data)"), spend["dataset"]],
-        [_("Released on (UTC)"), spend["time"].replace("T", " ")],
-        [_("Release id"), spend["release_id"]],
+        [_("Dataset id (random, reveals nothing about the data)"), spend.dataset],
+        [_("Released on (UTC)"), spend.time.replace("T", " ")],
+        [_("Release id"), spend.release_id],
         [
             _("Unit of privacy"),
             _("{rel}, up to {k} row(s) per person").format(
@@ -306,7 +307,7 @@ def write_release_report(
             ),
         ],
         [_("Total budget of the dataset"), f"ε {budget['epsilon']:g}, δ {budget['delta']:g}"],
-        [_("Accounting method"), spend["method"]],
+        [_("Accounting method"), spend.method],
         [_("Spent by this release"), f"ε {charged['epsilon']:.6g}, δ {charged['delta']:.3g}"],
         [_("Spent on this dataset so far"), f"ε {after['epsilon']:.6g}, δ {after['delta']:.3g}"],
         [
@@ -328,7 +329,7 @@ def write_release_report(
             st["small"],
         )
     )
-    traces = {t["name"]: t for t in spend["trace"]}
+    traces = {t["name"]: t for t in spend.fields["trace"]}
     accuracies = _plan_accuracies(plan_dict)
     accuracy = {name: a.sentence() for name, a in accuracies.items()}
     by_name: dict[str, list[Sequence[str]]] = {}
@@ -396,17 +397,17 @@ def write_release_report(
 
     story.append(PageBreak())
     story.append(_p(_("Budget"), st["h1"]))
-    costs = [(c["name"], c["epsilon"]) for c in spend["costs"]]
+    costs = [(c["name"], c["epsilon"]) for c in spend.fields["costs"]]
     earlier = max(0.0, after["epsilon"] - charged["epsilon"])
     remaining = max(0.0, budget["epsilon"] - after["epsilon"])
     story.append(
-        drawing(budget_chart(costs, budget["epsilon"], earlier, remaining, spend["method"]), width * 0.9)
+        drawing(budget_chart(costs, budget["epsilon"], earlier, remaining, spend.method), width * 0.9)
     )
     totals = [[_("Accounting"), _("This release")]]
     for m, t in (spend.get("totals") or {}).items():
         if t is None:
             continue
-        mark = " ▶" if m == spend["method"] else ""
+        mark = " ▶" if m == spend.method else ""
         extra = f", ρ {t['rho']:.4g}" if t.get("rho") else ""
         totals.append([f"{m}{mark}", f"ε {t['epsilon']:.6g}, δ {t['delta']:.3g}{extra}"])
     story.append(_table(totals, [50 * mm, width - 50 * mm], st))
@@ -441,12 +442,12 @@ def write_release_report(
         story.append(
             _table(
                 [
-                    [_("Entry"), f"#{e['seq']} {e['type']}  ({e['time']})"],
-                    [_("Hash"), e["hash"]],
-                    [_("Previous"), e["prev"]],
+                    [_("Entry"), f"#{e.seq} {e.type}  ({e.time})"],
+                    [_("Hash"), e.hash],
+                    [_("Previous"), e.prev],
                     *(
-                        [[_("Plan hash"), e["plan_hash"]], [_("Values hash"), e["values_hash"]]]
-                        if e["type"] == "spend"
+                        [[_("Plan hash"), e.fields["plan_hash"]], [_("Values hash"), e.fields["values_hash"]]]
+                        if e.type == "spend"
                         else []
                     ),
                 ],
@@ -526,7 +527,7 @@ def write_budget_statement(
     path: Path,
     *,
     dataset_name: str,
-    entries: Sequence[dict[str, Any]],
+    entries: Sequence[Entry],
     report: BudgetReport | None,
     chain_status: str,
 ) -> None:
@@ -538,7 +539,7 @@ def write_budget_statement(
     st = _styles()
     width = 174 * mm
     story: list[Any] = [_p(_("Budget statement"), st["title"]), _p(dataset_name, st["body"])]
-    dataset = entries[0]["dataset"] if entries else ""
+    dataset = entries[0].dataset if entries else ""
     story.append(
         _p(_("Dataset id (random, reveals nothing about the data): {id}").format(id=dataset), st["small"])
     )
@@ -579,9 +580,7 @@ def write_budget_statement(
     story.append(_p(_("All entries"), st["h1"]))
     header = ["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]
     rows: list[list[str]] = []
-    from dpdesk.core.entries import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entries
-
-    for e in parse_entries(entries):
+    for e in entries:
         if isinstance(e, SpendEntry):
             c = e.charged
             spent_txt = f"ε {c.epsilon:.4g}, δ {c.delta:.2g}"

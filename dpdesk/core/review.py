@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpdesk.core.entries import entry_hash, loads_entries
+from dpdesk.core.entries import ENTRY_TYPES, Entry, SpendEntry, entry_hash, loads_entries, salvaged
 from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.package import PACKAGE_FILES, file_hash, package_files
@@ -34,9 +34,10 @@ class Review:
 
     kind: str  # "package" or "ledger"
     problems: list[str] = field(default_factory=list)
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    #: the entries reviewed, typed (a package's: those of a known type, once every field review reads was checked)
+    entries: list[Entry] = field(default_factory=list)
     plan: dict[str, Any] | None = None
-    spend: dict[str, Any] | None = None
+    spend: SpendEntry | None = None
     files: dict[str, str] = field(default_factory=dict)  # file -> "ok" / problem
     #: the ledger's head when the package or export was made (sequence number and hash of its last entry)
     head: dict[str, Any] | None = None
@@ -92,6 +93,12 @@ def _review(p: Path, against: str | Path | None, progress: Progress) -> Review:
     return out
 
 
+def _typed(entries: list[Any]) -> list[Entry]:
+    """A package's entries (JSON objects whose fields review reads were checked, :func:`malformed_entry`), typed:
+    those of a known type (another type is named a problem by the package's checks)."""
+    return [salvaged(e) for e in entries if isinstance(e, dict) and e.get("type") in ENTRY_TYPES]
+
+
 def review_ledger_file(path: Path) -> Review:
     """Verify the hash chain of an exported ledger (its dataset is read from its first entry)."""
     out = Review("ledger")
@@ -113,7 +120,7 @@ def review_ledger_file(path: Path) -> Review:
             )
         )
     else:
-        out.head = {"seq": out.entries[-1]["seq"], "hash": out.entries[-1]["hash"]}
+        out.head = {"seq": out.entries[-1].seq, "hash": out.entries[-1].hash}
         from dpdesk.core.governance import check_chain
 
         problems, notes = check_chain(out.entries)
@@ -240,14 +247,13 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
     ):  # ValueError: undecodable, invalid JSON
         out.problems.append(_("ledger.json is missing or unreadable: the package cannot be checked"))
         return out
-    out.entries = [e for e in entries if isinstance(e, dict)]
     bad = [p for e in entries for p in malformed_entry(e)]
     if bad:
         _check_folder(folder, out)
         out.problems.extend(bad)
         out.problems.append(_("ledger.json is malformed: the package cannot be checked"))
-        out.entries = []
         return out
+    out.entries = _typed(entries)
     try:
         _check_package(folder, out, data, entries, progress)
     except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
@@ -262,7 +268,7 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
 
 
 def _check_package(folder: Path, out: Review, data: Any, entries: list[Any], progress: Progress) -> None:
-    spend0 = next((e for e in entries if isinstance(e, dict) and e.get("type") == "spend"), None)
+    spend0 = next((e for e in out.entries if isinstance(e, SpendEntry)), None)
     files = package_files(spend0) if spend0 is not None else PACKAGE_FILES
     _check_folder(folder, out, files)
     for e in entries:
@@ -274,7 +280,7 @@ def _check_package(folder: Path, out: Review, data: Any, entries: list[Any], pro
             )
     spend = next((e for e in entries if isinstance(e, dict) and e.get("type") == "spend"), None)
     package = next((e for e in entries if isinstance(e, dict) and e.get("type") == "package"), None)
-    out.spend = spend
+    out.spend = spend0
     if spend is None or package is None:
         out.problems.append(_("ledger.json lacks the release's spend or package entry"))
         return
@@ -310,7 +316,8 @@ def _check_package(folder: Path, out: Review, data: Any, entries: list[Any], pro
         from dpdesk.core.values import rows_from_entry, rows_to_csv
 
         raw = read_small_file(folder / "release.csv", MAX_PACKAGE_FILE)
-        expected = rows_to_csv(rows_from_entry(spend))
+        assert spend0 is not None  # found with ``spend``
+        expected = rows_to_csv(rows_from_entry(spend0))
         if raw.removeprefix(b"\xef\xbb\xbf") != expected:
             out.problems.append(_("release.csv does not hold the values recorded in the ledger"))
     except (OSError, ValueError, TypeError, KeyError, AttributeError, LedgerError):
@@ -406,7 +413,7 @@ def _check_package_approvals(entries: list[Any], package: dict[str, Any], out: R
         out.problems.append(
             _("ledger.json: the governance entry the package entry names is missing (it was removed)")
         )
-    ordered = sorted(carried, key=lambda e: int(e["seq"]) if isinstance(e.get("seq"), int) else 0)
+    ordered = sorted(_typed(carried), key=lambda e: e.seq)
     problems, notes = check_chain(ordered, whole=False)
     out.problems.extend(_("ledger.json: {problem}").format(problem=p) for p in problems)
     out.notes.extend(notes)
@@ -428,25 +435,20 @@ def review_against(out: Review, later_path: Path) -> None:
             )
         )
         return
-    mine = {e.get("dataset") for e in out.entries if isinstance(e, dict)}
-    theirs = later.entries[0]["dataset"]
+    mine = {e.dataset for e in out.entries}
+    theirs = later.entries[0].dataset
     if mine != {theirs}:
         out.problems.append(
             _("{later} is the ledger of another dataset ({id})").format(later=later_path, id=theirs)
         )
         return
     seq, digest = out.head["seq"], out.head["hash"]
-    last = later.entries[-1]["seq"]
-    by_seq = {e["seq"]: e for e in later.entries}
-    reached = isinstance(seq, int) and seq in by_seq and by_seq[seq]["hash"] == digest
+    last = later.entries[-1].seq
+    by_seq = {e.seq: e for e in later.entries}
+    reached = isinstance(seq, int) and seq in by_seq and by_seq[seq].hash == digest
     _check_governance_against(out, later.entries, later_path, seq if reached else 0)
     if reached:
-        wrong = [
-            e.get("seq")
-            for e in out.entries
-            if isinstance(e, dict)
-            and (e.get("seq") not in by_seq or by_seq[e.get("seq")]["hash"] != e.get("hash"))
-        ]
+        wrong = [e.seq for e in out.entries if e.seq not in by_seq or by_seq[e.seq].hash != e.hash]
         for n in wrong:
             out.problems.append(
                 _("entry {n} is not the one the later ledger {later} holds at that place").format(
@@ -460,9 +462,9 @@ def review_against(out: Review, later_path: Path) -> None:
                 )
             )
         return
-    releases = {e.get("release_id") for e in out.entries if isinstance(e, dict) and e.get("type") == "spend"}
+    releases = {e.get("release_id") for e in out.entries if e.type == "spend"}
     for e in later.entries:
-        if e["type"] != "acknowledge":
+        if e.type != "acknowledge":
             continue
         carried = {c.get("release_id") for c in e.get("carried", []) if isinstance(c, dict)}
         if releases and releases <= carried:
@@ -472,7 +474,7 @@ def review_against(out: Review, later_path: Path) -> None:
                     "these releases over; the head recorded here (entry {seq}) is in the broken ledger it kept as "
                     "evidence ({file})"
                 ).format(
-                    later=later_path, n=e["seq"], reason=e.get("reason"), seq=seq, file=e.get("broken_file")
+                    later=later_path, n=e.seq, reason=e.get("reason"), seq=seq, file=e.get("broken_file")
                 )
             )
             return
@@ -507,7 +509,7 @@ def review_summary(r: Review) -> dict[str, Any]:
     }
 
 
-def _check_governance_against(out: Review, later: list[dict[str, Any]], later_path: Path, since: int) -> None:
+def _check_governance_against(out: Review, later: list[Entry], later_path: Path, since: int) -> None:
     """The governance of the later export must follow from the one in force here: its key changes only by a
     rotation its recovery key signed, a governed dataset never becomes ungoverned, and an acknowledgement that
     restarted the later ledger holds an approval signed by the key in force here (``since``: the entries up to it
@@ -515,9 +517,8 @@ def _check_governance_against(out: Review, later: list[dict[str, Any]], later_pa
     from dpdesk.core.governance import _verify_recorded, governance_of
     from dpdesk.core.officer import GovernanceError, GovernanceRecord, LedgerHead
 
-    mine = [e for e in out.entries if isinstance(e, dict) and isinstance(e.get("seq"), int)]
     try:
-        g = governance_of(sorted(mine, key=lambda e: int(e["seq"])))
+        g = governance_of(sorted(out.entries, key=lambda e: e.seq))
     except GovernanceError:
         return  # named by the review of this package or export
     trusted = g.record if g is not None else None
@@ -568,7 +569,7 @@ def _check_governance_against(out: Review, later: list[dict[str, Any]], later_pa
             new = GovernanceRecord.from_payload(e.get("governance"))
             if new.officer.key != trusted.officer.key:
                 prev = later[i - 1] if i > 0 else None
-                head = LedgerHead(int(prev["seq"]), str(prev["hash"])) if prev is not None else None
+                head = LedgerHead(prev.seq, prev.hash) if prev is not None else None
                 problems = []
                 verified = _verify_recorded(e, trusted, head, set(), "rotate_key", problems)
                 if verified is None or trusted.after(verified) != new:

@@ -13,10 +13,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Context, Decimal, localcontext
-from typing import Any
 
 import numpy as np
 
+from dpdesk.core.entries import Entry, SpendEntry
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.plan import canonical_json
 from dpdesk.core.text import shown
@@ -164,13 +164,13 @@ def rows_hash(rows: Sequence[Row]) -> str:
     return hashlib.sha256(canonical_json([r.as_list() for r in rows]).encode("utf-8")).hexdigest()
 
 
-def rows_from_entry(entry: dict[str, Any]) -> list[Row]:
+def rows_from_entry(entry: Entry) -> list[Row]:
     """The rows of a past release, read back from its ledger entry (costs nothing)."""
-    if entry.get("type") != "spend":
-        raise LedgerError(_("ledger entry {seq} is not a release").format(seq=entry.get("seq")))
-    rows = [Row(*[str(c) for c in v]) for v in entry["values"]]
-    if rows_hash(rows) != entry["values_hash"]:
+    if not isinstance(entry, SpendEntry):
+        raise LedgerError(_("ledger entry {seq} is not a release").format(seq=entry.seq))
+    rows = [Row(*[str(c) for c in v]) for v in entry.values]
+    if rows_hash(rows) != entry.fields["values_hash"]:
         raise LedgerError(
-            _("ledger entry {seq}: the stored values do not match their hash").format(seq=entry.get("seq"))
+            _("ledger entry {seq}: the stored values do not match their hash").format(seq=entry.seq)
         )
     return rows

@@ -708,9 +708,9 @@ class MainWindow(QMainWindow):
             self.state.read_ledger()
             e = result.entry
             title = _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
-                seq=release_number(self.state.ledger_entries, e["seq"]),
-                e=f"{e['charged']['epsilon']:.4g}",
-                d=f"{e['charged']['delta']:.3g}",
+                seq=release_number(self.state.ledger_entries, e.seq),
+                e=f"{e.charged.epsilon:.4g}",
+                d=f"{e.charged.delta:.3g}",
             )
             self.state.show_results([r.as_list() for r in result.rows], title, e)
             self.status_label.setText(title)
@@ -824,7 +824,7 @@ class MainWindow(QMainWindow):
         name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
         from dpdesk.gui.models import release_number
 
-        out = package_folder(Path(folder), release_number(self.state.ledger_entries, entry["seq"]))
+        out = package_folder(Path(folder), release_number(self.state.ledger_entries, entry.seq))
         title = self.results_view.report_title.text().strip() or None
 
         def job(progress: Progress) -> Path:

@@ -10,6 +10,7 @@ from dpdesk.core.text import shown
 from dpdesk.gui.state import AppState
 
 if TYPE_CHECKING:
+    from dpdesk.core.entries import Entry
     from dpdesk.core.loading import Peek
 from dpdesk.i18n import _
 
@@ -374,10 +375,10 @@ class ResultsModel(_StateListModel):
 LEDGER_COLUMNS = ("seq", "time", "type", "epsilon", "delta", "what")
 
 
-def release_number(entries: list[dict[str, Any]], seq: int) -> int:
+def release_number(entries: list[Entry], seq: int) -> int:
     """The number of the release recorded as ledger entry ``seq``, counting the dataset's releases from 1 (the
     ledger's entry numbers also count its settings, packages and other entries)."""
-    return sum(1 for e in entries if e.get("type") == "spend" and int(e.get("seq", 0)) <= seq)
+    return sum(1 for e in entries if e.type == "spend" and e.seq <= seq)
 
 
 class LedgerModel(_StateListModel):
@@ -394,15 +395,15 @@ class LedgerModel(_StateListModel):
     def headers(self) -> list[str]:
         return ["#", _("Time (UTC)"), _("Entry"), "ε", "δ", _("Details")]
 
-    def entry(self, row: int) -> dict[str, Any]:
+    def entry(self, row: int) -> Entry:
         return self.state.ledger_entries[row]
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid() or role != DISPLAY:
             return None
-        from dpdesk.core.entries import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry, parse_entry
+        from dpdesk.core.entries import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry
 
-        e = parse_entry(self.entry(index.row()))
+        e = self.entry(index.row())
         col = LEDGER_COLUMNS[index.column()]
         if col == "seq":
             return str(e.seq)

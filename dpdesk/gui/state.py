@@ -29,6 +29,7 @@ from dpdesk.i18n import _
 
 if TYPE_CHECKING:  # the engine is imported when first used, after the window is on screen
     from dpdesk.core.budget import BudgetReport
+    from dpdesk.core.entries import Entry, SpendEntry
     from dpdesk.core.errors import PlanError
     from dpdesk.core.loading import Peek
     from dpdesk.core.plan import Plan
@@ -108,11 +109,11 @@ class AppState(QObject):
         self.valid_rows: tuple[int, ...] = ()
         self.plan_path: Path | None = None
         self.report: BudgetReport | None = None
-        self.ledger_entries: list[dict[str, Any]] = []
+        self.ledger_entries: list[Entry] = []
         self.ledger_error: str | None = None
         self.results: list[list[str]] = []
         self.results_title = ""
-        self.results_entry: dict[str, Any] | None = None  # the spend entry the shown results come from
+        self.results_entry: SpendEntry | None = None  # the spend entry the shown results come from
         self.clean_index = 0
         # no validation yet: the engine loads after the window is shown
         self.plan_error = _("Open a table or a plan to begin.")
@@ -298,7 +299,7 @@ class AppState(QObject):
             return False, _("The plan exceeds the remaining budget.")
         return True, ""
 
-    def show_results(self, rows: list[list[str]], title: str, entry: dict[str, Any] | None = None) -> None:
+    def show_results(self, rows: list[list[str]], title: str, entry: SpendEntry | None = None) -> None:
         """Show released rows (a new release, or a past one, which costs nothing) and their spend entry."""
         self.results = rows
         self.results_title = title

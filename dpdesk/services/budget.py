@@ -11,6 +11,7 @@ from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
     from dpdesk.core.budget import BudgetReport
+    from dpdesk.core.entries import Entry
     from dpdesk.core.fit import FitResult
     from dpdesk.core.plan import Plan, QuerySpec
     from dpdesk.services.common import Dataset, Notify
@@ -72,7 +73,7 @@ def plan_budget(
     return BudgetResult(budget_report(request.plan, state=state), ledger.dataset or None, describe(gov))
 
 
-def budget_of_entries(plan: Plan, entries: Sequence[dict[str, Any]]) -> BudgetReport:
+def budget_of_entries(plan: Plan, entries: Sequence[Entry]) -> BudgetReport:
     """The plan's budget report against a dataset's ledger entries already read and verified (the app's live
     meter, recomputed after every edit from the entries it read when the table was opened; no file is read).
     With no entries, the plan's own budget; with them, the settings and spends they record."""
@@ -89,7 +90,7 @@ def keeps_epsilon(query: QuerySpec) -> bool:
 
 def fit_entries(
     plan: Plan,
-    entries: Sequence[dict[str, Any]],
+    entries: Sequence[Entry],
     *,
     weights: Sequence[float],
     locked: Sequence[bool],
@@ -111,7 +112,7 @@ def fit_entries(
 
 def _dataset_ledger(
     request: BudgetRequest, notify: Notify | None
-) -> tuple[list[dict[str, Any]], str | None, str | None]:
+) -> tuple[list[Entry], str | None, str | None]:
     """The dataset's verified entries (checked against the plan's settings), its id and who governs it."""
     if request.dataset is None:
         return [], None, None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
+    from dpdesk.core.entries import SpendEntry
     from dpdesk.core.ledger import Ledger
     from dpdesk.services.common import Dataset
 
@@ -19,7 +20,7 @@ class ExportRequest:
     empty folder: release.csv, report.pdf, plan.json, ledger.json."""
 
     dataset: Dataset
-    entry: dict[str, Any]
+    entry: SpendEntry
     out: Path
     #: the report's title (the plan's title when None); the plan and the values are unchanged
     title: str | None = None
@@ -43,7 +44,7 @@ def export_release(request: ExportRequest, progress: Progress = NULL_PROGRESS) -
 
 def write_recorded_release(
     out: Path,
-    entry: dict[str, Any],
+    entry: SpendEntry,
     ledger: Ledger,
     dataset_name: str,
     progress: Progress = NULL_PROGRESS,
@@ -63,7 +64,7 @@ def write_recorded_release(
     progress.update(0, 1, "writing")
     try:
         write_release_dir(
-            claim, rows_from_entry(entry), parse_plan(entry["plan"]), entry, ledger, dataset_name, title=title
+            claim, rows_from_entry(entry), parse_plan(entry.plan), entry, ledger, dataset_name, title=title
         )
     except OSError as exc:
         raise UsageError(

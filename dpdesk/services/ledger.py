@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.entries import Entry, SpendEntry
 from dpdesk.core.errors import UsageError
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
@@ -31,7 +32,7 @@ class LedgerStatus:
     release) and how many past releases cost more than they were booked at (the next release corrects them)."""
 
     dataset: str | None
-    entries: tuple[dict[str, Any], ...]
+    entries: tuple[Entry, ...]
     error: str | None
     settings: dict[str, Any] | None
     releases: int
@@ -197,7 +198,7 @@ def export_ledger(
     raw = ledger.path.read_bytes()
     exported = raw.split(b"\n")[: len(entries)]  # the entries verified (an append made since is left out)
     write_out_file(request.out, b"".join(line + b"\n" for line in exported))
-    return LedgerExported(request.out, len(entries), {"seq": entries[-1]["seq"], "hash": entries[-1]["hash"]})
+    return LedgerExported(request.out, len(entries), {"seq": entries[-1].seq, "hash": entries[-1].hash})
 
 
 # ----------------------------------------------------------------------------- export a past release again
@@ -226,8 +227,8 @@ def reexport_release(
 
     ledger = request.dataset.open_ledger(notify)
     entries = ledger.verify()
-    match = [e for e in entries if e["seq"] == request.seq]
-    if not match or match[0]["type"] != "spend":
+    match = [e for e in entries if e.seq == request.seq and isinstance(e, SpendEntry)]
+    if not match:
         raise UsageError(_("ledger entry {seq} is not a release of this dataset").format(seq=request.seq))
     write_recorded_release(request.out, match[0], ledger, request.dataset.display_name, progress)
     return Reexported(request.seq, request.out)
@@ -271,8 +272,8 @@ def write_statement(
     except LedgerError as exc:
         entries, status = [], _("BROKEN: {err}").format(err=exc)
     progress.update(0, 1, "writing")
-    spends = [e for e in entries if e["type"] == "spend"]
-    rep = budget_report(parse_plan(spends[-1]["plan"]), entries) if spends else None
+    spends = [e for e in entries if isinstance(e, SpendEntry)]
+    rep = budget_report(parse_plan(spends[-1].plan), entries) if spends else None
     write_budget_statement(
         request.out,
         dataset_name=request.dataset.display_name,
@@ -309,7 +310,7 @@ class AcknowledgeRequest:
 class Acknowledged:
     """The ``acknowledge`` entry that opens the new chain (its evidence file and the spends carried over)."""
 
-    entry: dict[str, Any]
+    entry: Entry
 
 
 def assess_acknowledgement(
@@ -406,7 +407,7 @@ def acknowledgement_head(ledger: Ledger, found: Assessment) -> LedgerHead:
         recorded = anchor.recorded_head(ledger.home, ledger.dataset)
         if recorded is not None and recorded.seq > 0:
             return LedgerHead(recorded.seq, recorded.hash)
-    return head_of(sorted(found.confirmed, key=lambda e: int(e["seq"])))
+    return head_of(sorted(found.confirmed, key=lambda e: e.seq))
 
 
 def _read_approval(path: Path | None) -> bytes | None:
@@ -436,9 +437,9 @@ class SettingsChanged:
     entry that charges what they cost more (None when nothing had to be corrected)."""
 
     dataset: str | None
-    entry: dict[str, Any]
+    entry: Entry
     rescaled: tuple[dict[str, Any], ...]
-    correction: dict[str, Any] | None
+    correction: Entry | None
 
 
 def change_settings(
@@ -488,7 +489,7 @@ def change_settings(
                 _(
                     "past releases had to be corrected first (ledger entry {seq}), which moved the ledger's head: ask "
                     "the officer for an approval at the new head (dpdesk ledger head)"
-                ).format(seq=tx.entries[-1]["seq"])
+                ).format(seq=tx.entries[-1].seq)
             )
         record_corrections(tx)
         payload: dict[str, Any] = {"settings": new.settings(), "reason": reason}
@@ -562,7 +563,7 @@ class GovernRequest:
 class Governed:
     """The ``govern`` entry written and the governance record now in force."""
 
-    entry: dict[str, Any]
+    entry: Entry
     record: GovernanceRecord
 
 
@@ -651,7 +652,7 @@ class Linked:
     """The ``link`` entry written in the known dataset's ledger (None when the file was linked already)."""
 
     dataset: str
-    entry: dict[str, Any] | None
+    entry: Entry | None
 
 
 def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Linked:
@@ -704,8 +705,8 @@ class DeclaredNew:
     entry that opens the new one."""
 
     dataset: str
-    entry: dict[str, Any]
-    first: dict[str, Any]
+    entry: Entry
+    first: Entry
 
 
 def new_dataset_name(dataset: Dataset) -> str:

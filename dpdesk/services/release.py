@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
     from dpdesk.core.datacheck import DataCheck
+    from dpdesk.core.entries import SpendEntry
     from dpdesk.core.loading import Table
     from dpdesk.core.plan import Plan
     from dpdesk.core.recognition import Resolution
@@ -78,7 +79,7 @@ class Released:
     report's lines (for the curator's screen only) and the ledger's migration notice, if opening it migrated it."""
 
     rows: tuple[Row, ...]
-    entry: dict[str, Any]
+    entry: SpendEntry
     out: Path | None
     notes: tuple[str, ...]
     migration: str | None = None

@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
-from typing import Any
 
+from dpdesk.core.entries import SpendEntry
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 #: At most this many rows of each table are kept for the table view.
@@ -44,7 +44,7 @@ class SyntheticTable:
     marginals: tuple[Marginal, ...]
 
 
-def synthetic_tables(entry: dict[str, Any], progress: Progress = NULL_PROGRESS) -> tuple[SyntheticTable, ...]:
+def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> tuple[SyntheticTable, ...]:
     """The synthetic tables recorded in the spend ``entry`` (none when it holds none), regenerated from the
     released marginals and seeds it keeps (free: post-processing)."""
     fields = entry.get("synthetic")
@@ -60,7 +60,7 @@ def synthetic_tables(entry: dict[str, Any], progress: Progress = NULL_PROGRESS) 
         table_csv,
     )
 
-    plan = parse_plan(entry["plan"])
+    plan = parse_plan(entry.plan)
     out = []
     for i, (name, f) in enumerate(fields.items()):
         progress.update(i, len(fields), "computing")

@@ -6,16 +6,19 @@ Reads only the plan and the spend entry (released values and the seed): the tabl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.entries import SpendEntry
 
 #: At most this many levels per column in the marginals' table (the rest are summarised).
 MAX_LEVELS_SHOWN = 12
 
 
 def synthetic_section(
-    name: str, plan_dict: dict[str, Any], spend: dict[str, Any], st: Any, width: float
+    name: str, plan_dict: dict[str, Any], spend: SpendEntry, st: Any, width: float
 ) -> list[Any]:
     """Flowables for query ``name`` if it is a synthetic table (else none)."""
     fields = (spend.get("synthetic") or {}).get(name)

@@ -118,9 +118,9 @@ class LedgerView(QWidget):
         elif not s.ledger_entries:
             self.status.setText(_("Nothing has been released from this dataset yet."))
         else:
-            from dpdesk.core.entries import SpendEntry, parse_entries
+            from dpdesk.core.entries import SpendEntry
 
-            n = sum(1 for e in parse_entries(s.ledger_entries) if isinstance(e, SpendEntry))
+            n = sum(1 for e in s.ledger_entries if isinstance(e, SpendEntry))
             self.status.setText(
                 _("Chain verified: {n} entries, {r} release(s). Dataset {id}").format(
                     n=len(s.ledger_entries), r=n, id=_html(s.dataset_id)
@@ -141,14 +141,16 @@ class LedgerView(QWidget):
         idx = self.table.currentIndex()
         if not idx.isValid():
             return
+        from dpdesk.core.entries import SpendEntry
+
         e = self.model.entry(idx.row())
-        if e["type"] != "spend":
+        if not isinstance(e, SpendEntry):
             return
         rows = [r.as_list() for r in rows_from_entry(e)]
         self.state.show_results(
             rows,
             _("Release #{seq} of {time} (shown again: no budget spent)").format(
-                seq=release_number(self.state.ledger_entries, e["seq"]), time=e["time"].replace("T", " ")
+                seq=release_number(self.state.ledger_entries, e.seq), time=e.time.replace("T", " ")
             ),
             e,
         )

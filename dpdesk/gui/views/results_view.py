@@ -3,7 +3,7 @@ first rows, its one-way marginals charted against the released noisy ones, and i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
@@ -26,6 +26,9 @@ from dpdesk.gui.models import ResultsModel
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 from dpdesk.services.synthetic import SyntheticTable
+
+if TYPE_CHECKING:
+    from dpdesk.core.entries import SpendEntry
 
 #: The height of one column's panel in the synthetic table's chart (the chart scrolls).
 PANEL_HEIGHT = 190
@@ -80,7 +83,7 @@ class ResultsView(QWidget):
     def _build_synthetic(self) -> None:
         """The synthetic table's box: what it is, its first rows, its marginals' chart and a button to save it."""
         self.synthetic: tuple[SyntheticTable, ...] = ()
-        self.synth_entry: dict[str, Any] | None = None  # the spend entry the shown tables come from
+        self.synth_entry: SpendEntry | None = None  # the spend entry the shown tables come from
         self.synth_canvas: Any = None
         self.synth_box = QGroupBox(_("Synthetic table"))
         self.synth_box.setObjectName("synthetic_box")
@@ -125,7 +128,7 @@ class ResultsView(QWidget):
         self.synth_box.setVisible(False)
         self.synth_query.currentIndexChanged.connect(self._show_synthetic_table)
 
-    def show_synthetic(self, entry: dict[str, Any], tables: tuple[SyntheticTable, ...]) -> None:
+    def show_synthetic(self, entry: SpendEntry, tables: tuple[SyntheticTable, ...]) -> None:
         """Show the synthetic tables of ``entry`` (computed in the worker), if its results are still shown."""
         if entry is not self.state.results_entry:
             return

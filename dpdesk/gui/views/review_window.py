@@ -89,7 +89,7 @@ class ReviewWindow(QDialog):
         entries = QTableWidget(len(result.entries), 4)
         entries.setHorizontalHeaderLabels(["#", _("Entry"), _("Time (UTC)"), _("Hash")])
         for i, e in enumerate(result.entries):
-            for j, v in enumerate((e.get("seq"), e.get("type"), e.get("time"), e.get("hash"))):
+            for j, v in enumerate((e.seq, e.type.value, e.time, e.hash)):
                 entries.setItem(i, j, QTableWidgetItem(shown(v)))
         entries.resizeColumnsToContents()
         entries.horizontalHeader().setStretchLastSection(True)
