@@ -17,7 +17,7 @@ import math
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from types import MappingProxyType
@@ -92,9 +92,10 @@ def loads_entries(text: str | bytes) -> Any:
         raise ValueError("nested too deeply") from None
 
 
-def entry_hash(entry: Mapping[str, Any]) -> str:
-    """SHA-256 over the canonical JSON of an entry without its ``hash`` field."""
-    body = {k: v for k, v in entry.items() if k != "hash"}
+def entry_hash(entry: Mapping[str, Any] | Entry) -> str:
+    """SHA-256 over the canonical JSON of an entry (as stored, or typed) without its ``hash`` field."""
+    stored = entry.to_dict() if isinstance(entry, Entry) else entry
+    body = {k: v for k, v in stored.items() if k != "hash"}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
@@ -153,8 +154,9 @@ class Entry:
     hash: str
     #: the fields other than the chain's, as stored (read-only)
     fields: Mapping[str, Any]
-    #: the stored key order (JSON lines are written with sorted keys; fresh entries in insertion order)
-    order: tuple[str, ...]
+    #: the stored key order (JSON lines are written with sorted keys; fresh entries in insertion order); not
+    #: compared: two entries with the same fields are equal, as their JSON objects were
+    order: tuple[str, ...] = field(compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as stored: ``canonical_json(entry.to_dict())`` is its line in the ledger."""

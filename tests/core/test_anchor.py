@@ -47,7 +47,7 @@ def test_the_head_follows_every_append(dpdesk_home: Path) -> None:
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
     last = lg.verify()[-1]
-    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(3, last["hash"])
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(3, last.hash)
     rec = anchor.read_record(dpdesk_home, lg.dataset)
     assert rec is not None and rec.keys == (SHA,)
     assert anchor.is_anchored(dpdesk_home)
@@ -126,7 +126,7 @@ def test_a_replaced_ledger_of_the_same_length_is_broken(dpdesk_home: Path) -> No
     assert lg.path is not None
     forged, prev = [], GENESIS
     for e in lg.verify():
-        n = {k: v for k, v in e.items() if k != "hash"}
+        n = {k: v for k, v in e.to_dict().items() if k != "hash"}
         n["prev"], n["runs"] = prev, 0
         n["hash"] = prev = entry_hash(n)
         forged.append(n)
@@ -148,10 +148,10 @@ def test_an_interrupted_append_leaves_the_ledger_ahead_which_is_accepted_and_rep
     record.write_bytes(
         before
     )  # ... and its head as if the process died between the entry's fsync and the head's
-    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(2, lg.verify()[1]["hash"])
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(2, lg.verify()[1].hash)
     entries = reopen(dpdesk_home).verify()  # accepted
     assert len(entries) == 3
-    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(3, entries[2]["hash"])  # and repaired
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(3, entries[2].hash)  # and repaired
     keep(lg, 2)
     with pytest.raises(LedgerError, match="ends at entry 2 but entry 3"):
         reopen(dpdesk_home).verify()
@@ -211,7 +211,7 @@ def test_a_home_from_before_the_register_is_anchored_at_its_current_heads(dpdesk
     assert len(reopen(dpdesk_home).verify()) == 3  # taken as it is
     assert anchor.is_anchored(dpdesk_home)
     assert other.dataset is not None
-    assert anchor.recorded_head(dpdesk_home, other.dataset) == anchor.Head(2, other.verify()[-1]["hash"])
+    assert anchor.recorded_head(dpdesk_home, other.dataset) == anchor.Head(2, other.verify()[-1].hash)
     assert anchor.recorded_head(dpdesk_home, broken.dataset) is None  # broken then: known, no usable head
     broken.path.write_bytes(broken.path.read_bytes().replace(b'"runs":7', b'"runs":2'))  # its chain mended
     with pytest.raises(LedgerError, match="already broken when dpdesk first recorded"):
@@ -229,8 +229,8 @@ def test_acknowledging_a_cut_ledger_starts_a_chain_whose_head_is_recorded(dpdesk
     assert lg.dataset is not None
     keep(lg, 1)
     entry = acknowledge_gap(dpdesk_home, "a backup was restored", "2-3")
-    assert "ends at entry 1 but entry 3" in entry["problem"]
-    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(1, entry["hash"])
+    assert "ends at entry 1 but entry 3" in entry.problem
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(1, entry.hash)
     rec = anchor.read_record(dpdesk_home, lg.dataset)
     assert rec is not None and rec.pending is None  # the reset finished
     assert len(fill(dpdesk_home, 1).verify()) == 2
@@ -250,8 +250,8 @@ def acknowledge_gap(home: Path, reason: str, gap: str) -> dict[str, Any]:
     entry = reopen(home).acknowledge(
         reason, costs=[parse_stated_cost(f"{gap}=0.7")], settings=parse_plan(plan()).settings()
     )
-    assert [(s["entries"], s["missing"]) for s in entry["stated"]] == [(gap, True)]
-    assert sum(c["epsilon"] for r in entry["carried"] for c in r["costs"]) >= 0.7  # never less than stated
+    assert [(s["entries"], s["missing"]) for s in entry.fields["stated"]] == [(gap, True)]
+    assert sum(c["epsilon"] for r in entry.fields["carried"] for c in r["costs"]) >= 0.7  # never less than stated
     return entry
 
 
@@ -260,8 +260,8 @@ def test_a_deleted_ledger_can_be_acknowledged(dpdesk_home: Path) -> None:
     assert lg.path is not None and lg.dataset is not None
     lg.path.unlink()
     entry = acknowledge_gap(dpdesk_home, "the file was deleted", "1-3")
-    assert "recorded 3 entries" in entry["problem"]
-    assert reopen(dpdesk_home).verify()[0]["type"] == "acknowledge"
+    assert "recorded 3 entries" in entry.problem
+    assert reopen(dpdesk_home).verify()[0].type == "acknowledge"
 
 
 def test_an_exported_ledger_is_not_checked_against_this_homes_register(

@@ -209,7 +209,7 @@ def test_the_report_over_a_ledger_is_main_s(dpdesk_home: Path, tmp_path: Path) -
     release(smaller, DATA, dpdesk_home, tmp_path / "two")
     ledger = Ledger.for_dataset(dpdesk_home, _sha256(DATA))
     entries = ledger.verify()
-    assert [e["type"] for e in entries] == ["settings", "spend", "package", "spend", "package"]
+    assert [e.type for e in entries] == ["settings", "spend", "package", "spend", "package"]
     for p in (plan, smaller, parse_plan(VARIANTS["zcdp"])):
         rep = budget_report(p, entries)
         assert rep.releases_so_far == 2 and rep.method_from_ledger

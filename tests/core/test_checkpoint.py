@@ -138,8 +138,8 @@ def _tail_and_forgeries(
     assert lg.path is not None
     size = lg.path.stat().st_size
     full = lg.verify()
-    assert sum(e["type"] == "spend" for e in full) == n
-    assert sum(e["type"] == "checkpoint" for e in full) >= n // ck.CHECKPOINT_EVERY
+    assert sum(e.type == "spend" for e in full) == n
+    assert sum(e.type == "checkpoint" for e in full) >= n // ck.CHECKPOINT_EVERY
     truth = budget_report(plan, full)
 
     # the commands read the tail only: count the bytes read, and the whole chain is never verified
@@ -221,9 +221,9 @@ def test_checkpoint_totals_are_the_whole_chains(
     state = lg.read()
     assert not state.full
     for e in full:
-        if e["type"] == "checkpoint":  # each equals the state computed from every entry before it
-            i = e["seq"] - 1
-            assert e["state"] == ck.state_of(full[:i]).to_dict()["state"]
+        if e.type == "checkpoint":  # each equals the state computed from every entry before it
+            i = e.seq - 1
+            assert e.fields["state"] == ck.state_of(full[:i]).to_dict()["state"]
     assert _totals(budget_report(plan, state=state)) == _totals(budget_report(plan, full))
     assert budget_report(plan, state=state).to_dict() == budget_report(plan, full).to_dict()
 
@@ -248,7 +248,7 @@ def test_a_unit_change_and_its_corrections_are_read_in_full_then_checkpointed(
     for _ in range(ck.CHECKPOINT_EVERY):
         release(plan2, tmp_path / "d.csv", dpdesk_home, None, table=table)
     full = lg.verify()
-    assert any(e["type"] == "correction" for e in full)
+    assert any(e.type == "correction" for e in full)
     state = lg.read()
     assert not state.full
     assert budget_report(plan2, state=state).to_dict() == budget_report(plan2, full).to_dict()

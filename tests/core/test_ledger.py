@@ -27,10 +27,10 @@ def test_entries_persist_and_chain(dpdesk_home: Path) -> None:
     fill(dpdesk_home)
     again = Ledger.for_dataset(dpdesk_home, SHA)  # a new object, as after a restart
     entries = again.verify()
-    assert [e["seq"] for e in entries] == [1, 2, 3]
-    assert entries[0]["prev"] == "0" * 64
-    assert all(entries[i]["prev"] == entries[i - 1]["hash"] for i in (1, 2))
-    assert all(entry_hash(e) == e["hash"] for e in entries)
+    assert [e.seq for e in entries] == [1, 2, 3]
+    assert entries[0].prev == "0" * 64
+    assert all(entries[i].prev == entries[i - 1].hash for i in (1, 2))
+    assert all(entry_hash(e) == e.hash for e in entries)
     assert [lg.dataset for lg in list_ledgers(dpdesk_home)] == [again.dataset]
     assert again.dataset is not None and again.dataset.startswith("ds-") and SHA not in again.dataset
 
@@ -133,7 +133,7 @@ def test_concurrent_writers_never_corrupt_the_chain(dpdesk_home: Path) -> None:
         assert p.exitcode == 0
     entries = Ledger.for_dataset(dpdesk_home, SHA).verify()
     assert len(entries) == 75
-    assert [e["seq"] for e in entries] == list(range(1, 76))
+    assert [e.seq for e in entries] == list(range(1, 76))
 
 
 def test_two_writers_of_the_same_file_never_rename_each_others_temporary_file(tmp_path: Path) -> None:

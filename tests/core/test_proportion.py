@@ -255,7 +255,7 @@ def test_a_release_is_a_share_in_0_1_with_its_interval(tmp_path: Path, dpdesk_ho
     a, b = res.rows
     assert abs(float(a.value) - 1 / 3) < 0.05  # 3,000 rows: the noise is about 1/1000 of the share
     assert (float(b.ci_low), float(b.ci_high)) == (0.0, 1.0)  # an empty group: the share is unknown
-    assert res.entry["charged"]["epsilon"] == pytest.approx(1.0)
+    assert res.entry.charged.epsilon == pytest.approx(1.0)
 
 
 def test_zero_noise_releases_the_true_share_and_large_noise_is_clamped() -> None:

@@ -90,7 +90,7 @@ def test_spend_is_recorded_before_values_are_written(
         release(small_plan(), data, dpdesk_home, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     entries = Ledger.for_dataset(dpdesk_home, _sha(data)).verify()
-    assert [e["type"] for e in entries] == ["settings", "spend"]
+    assert [e.type for e in entries] == ["settings", "spend"]
     # the charged values survive and can be shown again at no cost
     assert len(rows_from_entry(entries[1])) == 4
 
@@ -145,7 +145,7 @@ def test_rerunning_costs_again_and_is_refused_when_exhausted(dpdesk_home: Path, 
         release(small_plan(), data, dpdesk_home, tmp_path / "o2")
     assert err.value.exit_code == 1
     assert not (tmp_path / "o2").exists()
-    spends = [e for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify() if e["type"] == "spend"]
+    spends = [e for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify() if e.type == "spend"]
     assert len(spends) == 1
 
 
@@ -302,7 +302,7 @@ def test_id_column_keeps_at_most_k_rows_per_person(dpdesk_home: Path, tmp_path: 
     chosen = {tuple(np.flatnonzero(bound_rows_per_person(table, 2)[:5])) for _ in range(60)}
     assert len(chosen) > 3  # random choice, not always the first rows
     res = release(plan, data, dpdesk_home, tmp_path / "out")
-    assert res.entry["plan"]["privacy_unit"]["id_column"] == "pid"
+    assert res.entry.plan["privacy_unit"]["id_column"] == "pid"
 
 
 def test_budget_report_reads_no_data_and_shows_all_methods() -> None:
@@ -350,12 +350,12 @@ def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_p
     plan = small_plan(queries=[{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.2}])
     first = release(plan, data, dpdesk_home, tmp_path / "out1").entry
     second = release(plan, data, dpdesk_home, tmp_path / "out2").entry
-    assert first["totals"]["advanced"] == budget_report(plan).to_dict()["methods"]["advanced"]["plan"]
+    assert first.fields["totals"]["advanced"] == budget_report(plan).to_dict()["methods"]["advanced"]["plan"]
     later = budget_report(plan, [first, second]).methods["advanced"]
     assert later is not None
-    assert later.spent.epsilon == pytest.approx(2 * first["totals"]["advanced"]["epsilon"], rel=1e-15)
-    assert later.spent.delta == pytest.approx(first["totals"]["advanced"]["delta"] * 2, rel=1e-15)
-    assert second["spent_after"] == budget_report(plan, [first, second]).in_force.spent.to_dict()
+    assert later.spent.epsilon == pytest.approx(2 * first.fields["totals"]["advanced"]["epsilon"], rel=1e-15)
+    assert later.spent.delta == pytest.approx(first.fields["totals"]["advanced"]["delta"] * 2, rel=1e-15)
+    assert second.fields["spent_after"] == budget_report(plan, [first, second]).in_force.spent.to_dict()
     # a budget without delta has no delta' to spend: advanced is not offered (nor is zCDP)
     assert acc.default_delta_prime(0.0) is None
     assert budget_report(small_plan(budget={"epsilon": 1.0})).methods["advanced"] is None
@@ -374,9 +374,9 @@ def test_full_sample_release_every_statistic_and_mechanism(dpdesk_home: Path, tm
     lo, v, hi = float(rows[1]["ci_low"]), float(rows[1]["value"]), float(rows[1]["ci_high"])
     assert 0 <= lo <= v <= hi <= 5000
     entry = res.entry
-    assert entry["values_hash"] == vals.rows_hash(res.rows)
-    assert entry["charged"]["epsilon"] == pytest.approx(0.9)
-    assert [t["name"] for t in entry["trace"]] == [q.name for q in plan.queries]
+    assert entry.fields["values_hash"] == vals.rows_hash(res.rows)
+    assert entry.charged.epsilon == pytest.approx(0.9)
+    assert [t["name"] for t in entry.fields["trace"]] == [q.name for q in plan.queries]
 
 
 def _release_in_process(home: str, plan_path: str, data: str, out: str, q: Any) -> None:
@@ -412,7 +412,7 @@ def test_two_processes_never_overspend(dpdesk_home: Path, tmp_path: Path) -> Non
         p.join(120)
     results = sorted(q.get(timeout=10) for _ in procs)
     assert results == ["ok", "refused"]
-    spends = [e for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify() if e["type"] == "spend"]
+    spends = [e for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify() if e.type == "spend"]
     assert len(spends) == 1
 
 
@@ -507,7 +507,7 @@ def test_the_data_check_is_shown_before_the_charge_and_stops_on_problems(
     assert check.rows == 8
     res = release(plan, data, dpdesk_home, tmp_path / "out", on_data_check=shown, accept_data_problems=True)
     assert res.data_check is not None and res.data_check.columns == check.columns
-    assert [e["type"] for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify()] == [
+    assert [e.type for e in Ledger.for_dataset(dpdesk_home, _sha(data)).verify()] == [
         "settings",
         "spend",
         "package",
@@ -764,7 +764,7 @@ def test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries(
     monkeypatch.undo()
     assert not (tmp_path / "o2").exists()
     assert ledger.path.read_bytes() == before  # the partial line was removed; nothing recorded was lost
-    assert len([e for e in ledger.verify() if e["type"] == "spend"]) == 1
+    assert len([e for e in ledger.verify() if e.type == "spend"]) == 1
 
 
 def test_quantile_states_its_rank_interval_in_the_design_budget_and_report(

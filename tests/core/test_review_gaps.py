@@ -220,7 +220,7 @@ def test_a_later_export_restarted_by_an_acknowledgement_that_carries_the_release
     spend = json.loads(raw.split(b"\n")[1])
     eps = math.fsum(c["epsilon"] for c in spend["costs"])
     entry = lg2.acknowledge("restored from a backup by mistake", costs=[parse_stated_cost(f"2-4={eps!r}")])
-    assert math.fsum(c["epsilon"] for r in entry["carried"] for c in r["costs"]) >= eps  # not less spent
+    assert math.fsum(c["epsilon"] for r in entry.carried for c in r["costs"]) >= eps  # not less spent
     # the release is carried over as a stated cost, not as itself: review cannot tell, and names the rollback
     assert any("rolled back behind it" in p for p in problems(made["pkg"], lg2.path))
 

@@ -10,6 +10,7 @@ import pytest
 from pypdf import PdfReader
 
 from dpdesk.core.budget import budget_report
+from dpdesk.core.entries import Entry, parse_entry
 from dpdesk.core.report import write_budget_statement
 from tests.core.test_checkpoint import build, lean_plan
 
@@ -19,17 +20,17 @@ def no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "fsync", lambda _fd: None)  # durability is tested elsewhere
 
 
-def _entries(dpdesk_home: Path, tmp_path: Path, n: int) -> tuple[list[dict[str, Any]], Any]:
+def _entries(dpdesk_home: Path, tmp_path: Path, n: int) -> tuple[list[Entry], Any]:
     """A real ledger's entries (settings, spends, checkpoints) repeated to ``n`` entries (renumbered; the statement
     is given entries already verified, so their hashes are not checked here)."""
     lg, plan = build(dpdesk_home, tmp_path, 20, plan=lean_plan())
     real = lg.verify()
-    out = [dict(real[i % len(real)], seq=i + 1) for i in range(n)]
+    out = [parse_entry({**real[i % len(real)].to_dict(), "seq": i + 1}) for i in range(n)]
     return out, budget_report(plan, real)
 
 
 def _write(
-    path: Path, entries: list[dict[str, Any]], report: Any, monkeypatch: pytest.MonkeyPatch
+    path: Path, entries: list[Entry], report: Any, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, int]:
     """Write the statement counting the Paragraphs built, the Tables built and the rows given to them, and the
     Paragraph wraps (each a measurement of a cell)."""
@@ -93,6 +94,6 @@ def test_the_statement_lists_every_entry_in_order(dpdesk_home: Path, tmp_path: P
     assert sorted(set(listed)) == list(range(1, 151))
     assert "totals carried forward" in text and "checkpoint" in text
     for e in entries[:5]:
-        assert e["hash"][:12] in text
+        assert e.hash[:12] in text
     # the header row heads every page of entries
     assert all("Queries / details" in (p.extract_text() or "") for p in reader.pages[1:])

@@ -88,7 +88,7 @@ def test_a_checkpoint_entry_is_named_in_words(
     state = AppState(dpdesk_home)
     state.ledger_entries = _entries(dpdesk_home, table.sha256)
     model = LedgerModel(state)
-    row = next(i for i, e in enumerate(state.ledger_entries) if e["type"] == "checkpoint")
+    row = next(i for i, e in enumerate(state.ledger_entries) if e.type == "checkpoint")
     shown = [model.data(model.index(row, c)) for c in range(len(LEDGER_COLUMNS))]
     assert shown[LEDGER_COLUMNS.index("type")] == "checkpoint"
     assert shown[LEDGER_COLUMNS.index("what")] == "totals carried forward"

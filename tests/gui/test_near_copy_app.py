@@ -55,7 +55,7 @@ def known(dpdesk_home: Path, tmp_path: Path) -> str:
     data = tmp_path / "census.csv"
     shutil.copy(DATA, data)
     done = release_plan(ReleaseRequest(load_plan(PLAN), data, dpdesk_home, tmp_path / "first"))
-    return str(done.entry["dataset"])
+    return str(done.entry.dataset)
 
 
 def _near(tmp_path: Path) -> Path:
@@ -102,7 +102,7 @@ def test_a_near_copy_is_named_and_refused_until_linked(
     qtbot.waitUntil(lambda: win.job is None and win.state.dataset_id == known, timeout=60_000)
     assert not win.ledger_view.link_button.isVisible()
     entries = Ledger.for_dataset(dpdesk_home, win.state.sha256).verify()
-    assert entries[-1]["type"] == "link" and entries[-1]["dataset"] == known
+    assert entries[-1].type == "link" and entries[-1].dataset == known
     # the meter: that dataset's budget (one release already spent)
     assert win.state.report is not None and win.state.report.releases_so_far == 1
 
@@ -131,7 +131,7 @@ def test_declare_new_on_a_governed_dataset_asks_for_the_officers_approval(
     win.ask_open_path = lambda *_a: str(approval)
     win.ledger_view.declare_button.click()
     qtbot.waitUntil(lambda: win.job is None and win.state.dataset_id == new, timeout=60_000)
-    assert [e["type"] for e in win.state.ledger_entries] == ["declared_new"]
+    assert [e.type for e in win.state.ledger_entries] == ["declared_new"]
     last = (dpdesk_home / "ledgers" / f"{known}.jsonl").read_text(encoding="utf-8").splitlines()[-1]
     entry = json.loads(last)
     assert entry["type"] == "declare_new" and entry["new_dataset"] == new

@@ -11,6 +11,7 @@ import pytest
 
 from dpdesk.core.budget import budget_report
 from dpdesk.core.carryover import CostsNeeded, StatedCost
+from dpdesk.core.entries import SpendEntry
 from dpdesk.core.errors import BudgetExceeded, Cancelled, LedgerError, UsageError
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import load_plan, parse_plan
@@ -45,7 +46,7 @@ PLAN = SAMPLES / "cps_wages_plan.json"
 DATA = SAMPLES / "census_sample.csv"
 
 
-def _released(home: Path, out: Path | None = None) -> tuple[Dataset, dict]:
+def _released(home: Path, out: Path | None = None) -> tuple[Dataset, SpendEntry]:
     done = release_plan(ReleaseRequest(load_plan(PLAN), DATA, home, out))
     return Dataset(home, DATA), done.entry
 
@@ -70,7 +71,7 @@ def test_the_budget_alone_and_less_what_the_ledger_holds(dpdesk_home: Path) -> N
     after = plan_budget(BudgetRequest(plan, dataset))
     assert not after.fits  # 0.9 of 1.0 spent: the same plan no longer fits
     assert after.report.remaining_before.epsilon == pytest.approx(0.1)
-    assert after.dataset == entry["dataset"] == after.to_dict()["dataset"]
+    assert after.dataset == entry.dataset == after.to_dict()["dataset"]
     bigger = parse_plan({**plan.to_dict(), "budget": {"epsilon": 3.0, "delta": 1e-6}})
     with pytest.raises(SettingsMismatch, match="fixed at its first release"):
         plan_budget(BudgetRequest(bigger, dataset))
@@ -88,9 +89,9 @@ def test_check_then_release_spends_before_it_reveals(dpdesk_home: Path, tmp_path
     )
     assert len(seen) == 1 and done.out == out and done.migration is None
     (recorded,) = [
-        e for e in Ledger.for_dataset(dpdesk_home, checked.table.sha256).verify() if e["type"] == "spend"
+        e for e in Ledger.for_dataset(dpdesk_home, checked.table.sha256).verify() if e.type == "spend"
     ]
-    assert recorded == done.entry and recorded["values"] == [r.as_list() for r in done.rows]
+    assert recorded == done.entry and recorded.values == [r.as_list() for r in done.rows]
     assert sorted(p.name for p in out.iterdir()) == ["ledger.json", "plan.json", "release.csv", "report.pdf"]
     with pytest.raises(BudgetExceeded):
         release_plan(ReleaseRequest(plan, DATA, dpdesk_home, tmp_path / "again"))
@@ -111,7 +112,7 @@ def test_a_table_over_the_memory_limit_is_checked_and_released_streamed(
     done = release_plan(ReleaseRequest(plan, DATA, dpdesk_home, tmp_path / "pkg", table=checked.table))
     assert done.streamed and len(done.rows) == 12
     (recorded,) = [
-        e for e in Ledger.for_dataset(dpdesk_home, checked.table.sha256).verify() if e["type"] == "spend"
+        e for e in Ledger.for_dataset(dpdesk_home, checked.table.sha256).verify() if e.type == "spend"
     ]
     assert recorded == done.entry
 
@@ -128,7 +129,7 @@ def test_export_review_and_reexport_write_the_recorded_values(dpdesk_home: Path,
     dataset, entry = _released(dpdesk_home, tmp_path / "first")
     shown = Dataset(dpdesk_home, sha256=Ledger.for_dataset(dpdesk_home, _sha()).key, name=DATA.name)
     exported = export_release(ExportRequest(shown, entry, tmp_path / "shown"))
-    again = reexport_release(ReexportRequest(dataset, entry["seq"], tmp_path / "again"))
+    again = reexport_release(ReexportRequest(dataset, entry.seq, tmp_path / "again"))
     first = (tmp_path / "first" / "release.csv").read_bytes()
     assert (exported.out / "release.csv").read_bytes() == first == (again.out / "release.csv").read_bytes()
     for folder in (exported.out, again.out):
@@ -157,7 +158,7 @@ def test_verify_list_export_and_statement(dpdesk_home: Path, tmp_path: Path) -> 
     _released(dpdesk_home)
     status = verify_ledger(VerifyRequest(dataset))
     assert status.verified and status.exit_code == 0 and status.releases == 1 and status.pending == 0
-    assert [e["type"] for e in status.entries] == ["settings", "spend"]
+    assert [e.type for e in status.entries] == ["settings", "spend"]
     assert status.left is not None and status.left.epsilon == pytest.approx(0.1)
     listed = list_ledgers(ListRequest(dpdesk_home))
     assert listed.ledgers == (status,) and listed.exit_code == 0
@@ -187,7 +188,7 @@ def test_a_broken_ledger_is_reported_then_acknowledged_without_resetting_the_spe
     assert [u.label for u in found.unconfirmed] == [u.label for u in caught.value.missing]
     stated = tuple(StatedCost(u.label, o) for u in caught.value.missing if (o := u.offered()) is not None)
     done = acknowledge(AcknowledgeRequest(dataset, "edited by mistake", stated, settings_plan=PLAN))
-    assert len(done.entry["carried"]) == 1
+    assert len(done.entry.carried) == 1
     assert verify_ledger(VerifyRequest(dataset)).releases == 1  # the carried spend still counts
     report = plan_budget(BudgetRequest(load_plan(PLAN), dataset)).report
     assert report.remaining_before.epsilon == pytest.approx(0.1)  # not reset
@@ -203,7 +204,7 @@ def test_change_settings_needs_a_reason_and_records_it(dpdesk_home: Path, tmp_pa
         change_settings(ChangeSettingsRequest(dataset, bigger, " "))
     assert verify_ledger(VerifyRequest(dataset)).settings["budget"]["epsilon"] == 1.0  # nothing recorded
     done = change_settings(ChangeSettingsRequest(dataset, bigger, " board approval 12 "))
-    assert done.entry["reason"] == "board approval 12" and done.correction is None and done.rescaled == ()
+    assert done.entry.reason == "board approval 12" and done.correction is None and done.rescaled == ()
     assert plan_budget(BudgetRequest(load_plan(bigger), dataset)).fits
 
 

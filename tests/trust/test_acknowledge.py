@@ -175,7 +175,7 @@ def test_a_raised_budget_in_an_edited_settings_entry_is_not_adopted(
         with pytest.raises(CostsNeeded):  # stating the costs is not enough: the settings must be stated too
             lg.acknowledge("checked with the curator", costs=_offered(need))
         entry = lg.acknowledge("checked with the curator", costs=_offered(need), settings=plan_settings())
-    assert entry["settings"]["budget"]["epsilon"] == 3.0
+    assert entry.settings["budget"]["epsilon"] == 3.0
     assert _spent(Ledger.for_dataset(dpdesk_home, sha(d))) >= before
 
 
@@ -201,7 +201,7 @@ def test_settings_come_from_the_last_settings_entry_that_verifies(dpdesk_home: P
     with pytest.raises(UsageError, match="verifies"):
         lg2.acknowledge("x", costs=_offered(need), settings=plan_settings())
     entry = lg2.acknowledge("x", costs=_offered(need))
-    assert entry["settings"] == plan_settings() and entry["settings_from"] == "verified"
+    assert entry.settings == plan_settings() and entry.fields["settings_from"] == "verified"
 
 
 def test_a_removed_middle_entry_is_a_gap_that_needs_a_stated_cost(dpdesk_home: Path, tmp_path: Path) -> None:
@@ -240,17 +240,17 @@ def test_the_recorded_head_turns_missing_entries_into_a_gap(dpdesk_home: Path, t
     head = (entries[-1]["seq"], entries[-1]["hash"])
     found = assess(raw, lg.dataset, "behind", head=head)
     assert [(u.first, u.last, u.missing) for u in found.unconfirmed] == [(4, len(entries), True)]
-    assert [e["seq"] for e in found.confirmed] == [1, 2, 3]
+    assert [e.seq for e in found.confirmed] == [1, 2, 3]
     # a head that does not match the entry at its place: nothing up to it is confirmed
     wrong = assess(("\n".join(lines) + "\n").encode(), lg.dataset, "x", head=(3, "0" * 64))
-    assert {u.first for u in wrong.unconfirmed} == {1, 2, 3} and [e["seq"] for e in wrong.confirmed] == [4, 5]
+    assert {u.first for u in wrong.unconfirmed} == {1, 2, 3} and [e.seq for e in wrong.confirmed] == [4, 5]
     # the matching head confirms the whole chain
     right = assess(("\n".join(lines) + "\n").encode(), lg.dataset, "x", head=head)
     assert not right.unconfirmed and len(right.confirmed) == len(entries)
     # the same through the ledger: a chain that verifies on its own but is behind the head dpdesk recorded
     assert lg.path is not None
     lg.path.write_bytes(raw)
-    assert [e["seq"] for e in Ledger(lg.dataset, lg.path).verify()] == [1, 2, 3]  # the chain alone: intact
+    assert [e.seq for e in Ledger(lg.dataset, lg.path).verify()] == [1, 2, 3]  # the chain alone: intact
     with pytest.raises(LedgerError, match="ends at entry 3 but entry 5"):
         lg.verify()  # against the recorded head: rolled back
     # a reason alone is not enough: the recorded head is reached by default, the missing entries are a gap
@@ -264,7 +264,7 @@ def test_the_recorded_head_turns_missing_entries_into_a_gap(dpdesk_home: Path, t
         Decimal(str(c["epsilon"])) for e in entries[3:] for c in e["costs"]
     )  # the officer's own records
     entry = lg.acknowledge("restored a backup", costs=[parse_stated_cost(f"4-{len(entries)}={lost}")])
-    assert len(entry["carried"]) == 3 and entry["stated"][0]["missing"]
+    assert len(entry.carried) == 3 and entry.fields["stated"][0]["missing"]
     assert _spent(Ledger.for_dataset(dpdesk_home, sha(d))) >= before  # never less spent than was recorded
 
 
@@ -504,11 +504,11 @@ def test_an_acknowledgement_interrupted_before_its_head_was_recorded_is_not_char
     entry = lg.acknowledge("restored a backup", costs=[parse_stated_cost(c) for c in costs])
     monkeypatch.undo()
     rec = anchor.read_record(dpdesk_home, lg.dataset)
-    assert rec is not None and rec.head == old and rec.pending == anchor.Head(1, entry["hash"])
+    assert rec is not None and rec.head == old and rec.pending == anchor.Head(1, entry.hash)
     again = Ledger.for_dataset(dpdesk_home, sha(d))
     assert float(_spent(again)) == pytest.approx(float(before))  # verifies: at least as spent, not twice
     rec = anchor.read_record(dpdesk_home, lg.dataset)
-    assert rec is not None and rec.head == anchor.Head(1, entry["hash"]) and rec.pending is None
+    assert rec is not None and rec.head == anchor.Head(1, entry.hash) and rec.pending is None
     with pytest.raises(LedgerError, match="nothing to acknowledge"):
         again.acknowledge("again", costs=[parse_stated_cost(c) for c in costs])
 

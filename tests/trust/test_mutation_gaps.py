@@ -150,7 +150,7 @@ def test_the_spend_entry_is_fsynced_before_any_value_is_written(
         assert ledger_path is not None
         st = ledger_path.stat()
         assert synced.get(st.st_ino) == st.st_size, "the ledger holds bytes that were not fsynced"
-        spends = [e for e in Ledger(ledger_path.stem, ledger_path).verify() if e["type"] == "spend"]
+        spends = [e for e in Ledger(ledger_path.stem, ledger_path).verify() if e.type == "spend"]
         assert len(spends) == 1
         if sys.platform != "win32":  # a new ledger's directory entry is made durable too
             assert ledger_path.parent.stat().st_ino in synced
@@ -204,7 +204,7 @@ def test_a_transaction_waits_for_the_lock_and_reads_the_ledger_under_it(dpdesk_h
                 "simulate", {"runs": 1, "plan_hash": "x", "charged": None}
             )
         assert fut.result(timeout=60) == 1, "the transaction saw the ledger as it was before it got the lock"
-    assert [e["runs"] for e in lg.verify()] == [1, 2]
+    assert [e.get("runs") for e in lg.verify()] == [1, 2]
 
 
 @POSIX
@@ -242,7 +242,7 @@ def test_two_releases_queued_on_the_lock_never_overspend(
                 assert arrived.acquire(timeout=120), "a release never reached the ledger's lock"
         results = sorted(f.result(timeout=120) for f in futures)
     assert results == ["ok", "refused"]
-    assert len([e for e in lg.verify() if e["type"] == "spend"]) == 1
+    assert len([e for e in lg.verify() if e.type == "spend"]) == 1
     assert sum((tmp_path / f"o{i}").exists() for i in range(2)) == 1
 
 

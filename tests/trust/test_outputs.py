@@ -42,7 +42,7 @@ def _sha(p: Path) -> str:
 
 
 def _types(home: Path, data: Path) -> list[str]:
-    return [e["type"] for e in Ledger.for_dataset(home, _sha(data)).verify()]
+    return [e.type for e in Ledger.for_dataset(home, _sha(data)).verify()]
 
 
 def _litter(folder: Path) -> list[str]:
@@ -176,13 +176,13 @@ def test_a_full_disk_at_any_step_after_the_charge_leaves_no_partial_package(
         except ReleaseNotWritten as exc:
             failed.add(line)
             text = str(exc)
-            spend = [e for e in Ledger.for_dataset(home, _sha(data)).verify() if e["type"] == "spend"]
+            spend = [e for e in Ledger.for_dataset(home, _sha(data)).verify() if e.type == "spend"]
             assert len(spend) == 1  # charged once
-            assert f"export-release {spend[0]['seq']}" in text and "nothing was revealed" not in text, text
+            assert f"export-release {spend[0].seq}" in text and "nothing was revealed" not in text, text
             assert not out.exists(), line  # nothing at --out: no partial package
             monkeypatch.delenv(faults.ENV)
             again = reexport_release(
-                ReexportRequest(Dataset(home, data), spend[0]["seq"], out)
+                ReexportRequest(Dataset(home, data), spend[0].seq, out)
             )  # free recovery
             assert (again.out / "release.csv").exists()
         else:

@@ -144,12 +144,12 @@ def to_legacy(home: Path, sha: str) -> list[dict[str, Any]]:
     new_hash: dict[str, str] = {}
     prev = ledger_mod.GENESIS
     for e in lg.verify():
-        n = {k: v for k, v in e.items() if k != "hash"}
+        n = {k: v for k, v in e.to_dict().items() if k != "hash"}
         n["dataset"], n["prev"] = sha, prev
         if n["type"] == "package":
-            n["spend_hash"] = new_hash[e["spend_hash"]]
+            n["spend_hash"] = new_hash[e.fields["spend_hash"]]
         n["hash"] = entry_hash(n)
-        new_hash[e["hash"]] = prev = n["hash"]
+        new_hash[e.hash] = prev = n["hash"]
         old.append(n)
     legacy = home / "ledgers" / f"{sha}.jsonl"
     legacy.write_text("".join(json.dumps(e) + "\n" for e in old), encoding="utf-8")
@@ -191,25 +191,25 @@ def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_p
     lg = Ledger.for_dataset(dpdesk_home, sha)
     assert lg.migrated is None and lg.path is not None  # migrated once, by the budget command
     entries = lg.verify()
-    assert [e["type"] for e in entries] == [e["type"] for e in old] + ["migrate"]
+    assert [e.type for e in entries] == [e.type for e in old] + ["migrate"]
     mig = entries[-1]
     assert [x["release_id"] for x in mig["exposed_packages"]] == [
-        e["release_id"] for e in old if e["type"] == "spend"
+        e["release_id"] for e in old if e.type == "spend"
     ]
     assert (dpdesk_home / "ledgers" / mig["evidence_file"]).read_bytes().count(sha.encode()) == len(old)
     assert not (dpdesk_home / "ledgers" / f"{sha}.jsonl").exists()
     for form in forms(sha):
         assert form not in lg.path.read_bytes()
     # the migrated chain keeps the released values: re-export costs nothing and shows the same numbers
-    spend = next(e for e in entries if e["type"] == "spend")
-    assert spend["values"] == next(e for e in old if e["type"] == "spend")["values"]
+    spend = next(e for e in entries if e.type == "spend")
+    assert spend["values"] == next(e for e in old if e.type == "spend")["values"]
     pkg2 = tmp_path / "pkg2"
     r = run(
         "ledger",
         "--data",
         str(data),
         "--export-release",
-        str(spend["seq"]),
+        str(spend.seq),
         "--out",
         str(pkg2),
         home=dpdesk_home,
@@ -248,8 +248,8 @@ def test_a_broken_old_ledger_stays_broken_until_acknowledged(dpdesk_home: Path, 
     assert r.returncode == 0, r.stderr
     lg = Ledger.for_dataset(dpdesk_home, sha)
     entries = lg.verify()
-    assert entries[0]["type"] == "acknowledge" and lg.dataset is not None
-    assert len(entries[0]["carried"]) == sum(1 for e in old if e["type"] == "spend")
+    assert entries[0].type == "acknowledge" and lg.dataset is not None
+    assert len(entries[0]["carried"]) == sum(1 for e in old if e.type == "spend")
     assert lg.path is not None
     for form in forms(sha):
         assert form not in lg.path.read_bytes()
