@@ -127,12 +127,12 @@ def test_an_interrupted_append_is_accepted_and_the_head_repaired(dpdesk_home: Pa
     record = anchor.register_folder(dpdesk_home) / f"{lg.dataset}.json"
     rec = json.loads(record.read_text(encoding="utf-8"))
     entries = lg.verify()
-    rec["head"] = {"seq": 2, "hash": entries[1]["hash"]}  # the package entry written, its head not yet
+    rec["head"] = {"seq": 2, "hash": entries[1].hash}  # the package entry written, its head not yet
     rec["ever"] = 2  # the register is written in one step: its highest entry number moves with the head
     record.write_text(json.dumps(rec), encoding="utf-8")
     v = run("ledger", "verify", "--data", str(DATA), home=dpdesk_home)
     assert v.returncode == 0, v.stdout + v.stderr
-    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(3, entries[2]["hash"])
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(3, entries[2].hash)
 
 
 def test_the_exported_ledger_states_its_head(dpdesk_home: Path, tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def test_a_release_whose_report_cannot_be_printed_says_it_was_done(tmp_path: Pat
     home = tmp_path / "home"
     data, plan = SAMPLES / "census_sample.csv", SAMPLES / "cps_wages_plan.json"
     done = run(["release", str(plan), "--data", str(data), "--out", str(tmp_path / "pkg")], home)
-    spends = [e for e in Ledger.for_dataset(home, file_sha256(data)).verify() if e["type"] == "spend"]
+    spends = [e for e in Ledger.for_dataset(home, file_sha256(data)).verify() if e.type == "spend"]
     assert len(spends) == 1 and (tmp_path / "pkg" / "release.csv").is_file()  # charged and written
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 0, done.stderr

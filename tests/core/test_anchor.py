@@ -251,7 +251,9 @@ def acknowledge_gap(home: Path, reason: str, gap: str) -> dict[str, Any]:
         reason, costs=[parse_stated_cost(f"{gap}=0.7")], settings=parse_plan(plan()).settings()
     )
     assert [(s["entries"], s["missing"]) for s in entry.fields["stated"]] == [(gap, True)]
-    assert sum(c["epsilon"] for r in entry.fields["carried"] for c in r["costs"]) >= 0.7  # never less than stated
+    assert (
+        sum(c["epsilon"] for r in entry.fields["carried"] for c in r["costs"]) >= 0.7
+    )  # never less than stated
     return entry
 
 

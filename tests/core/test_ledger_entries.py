@@ -85,10 +85,10 @@ def _full_history(home: Path, tmp_path: Path) -> tuple[Path, Ledger]:
     with lg.transaction() as tx:  # what `simulate --data` wrote before simulations were limited
         tx.append("simulate", {"plan_hash": parse_plan(plan()).plan_hash(), "runs": 2, "charged": None})
     assert change(tmp_path, home, d, plan(max_rows_per_person=3)).returncode == 0  # settings, correction
-    spend = next(e for e in lg.verify() if e["type"] == "spend")
+    spend = next(e for e in lg.verify() if isinstance(e, SpendEntry))
     out = tmp_path / "again"
     out.mkdir()
-    write_release_dir(out, rows_from_entry(spend), parse_plan(spend["plan"]), spend, lg, d.name)  # package
+    write_release_dir(out, rows_from_entry(spend), parse_plan(spend.plan), spend, lg, d.name)  # package
     from dpdesk.core import officer
 
     keys = officer.create_officer(
@@ -107,9 +107,10 @@ def test_every_entry_written_now_round_trips(dpdesk_home: Path, tmp_path: Path) 
     assert lg.path is not None
     typed = _round_trip(lg.path)
     assert {e.type for e in typed} == set(ENTRY_TYPES) - {"acknowledge", "migrate"} - NEAR
-    assert [e.to_dict() for e in lg.typed_entries()] == lg.verify()
+    assert [e.to_dict() for e in lg.verify()] == [json.loads(x) for x in _lines(lg.path)]
+    assert lg.verify() == typed
     spend = next(e for e in typed if isinstance(e, SpendEntry))
-    stored = lg.verify()[spend.seq - 1]
+    stored = json.loads(_lines(lg.path)[spend.seq - 1])
     assert spend.costs[0].epsilon == stored["costs"][0]["epsilon"] and len(spend.costs) == len(
         stored["costs"]
     )
@@ -160,8 +161,12 @@ def test_fresh_entries_keep_their_key_order(dpdesk_home: Path, tmp_path: Path) -
     """An entry just appended (insertion order, as release() returns it) serialises back in that order."""
     d = data(tmp_path)
     entry = release(parse_plan(plan()), d, dpdesk_home).entry
-    again = parse_entry(entry).to_dict()
-    assert list(again) == list(entry) and json.dumps(again) == json.dumps(entry)
+    stored = entry.to_dict()
+    assert list(stored)[:5] == ["seq", "type", "time", "dataset", "prev"] and list(stored)[-1] == "hash"
+    again = parse_entry(stored).to_dict()
+    assert list(again) == list(stored) and json.dumps(again) == json.dumps(stored)
+    (line,) = [x for x in _lines(Ledger.for_dataset(dpdesk_home, _sha(d)).path) if b'"type":"spend"' in x]
+    assert canonical_json(stored).encode("utf-8") == line  # the line written is the entry returned
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ import pytest
 from dpdesk.core import accounting as acc
 from dpdesk.core.budget import budget_report
 from dpdesk.core.carryover import parse_stated_cost
-from dpdesk.core.entries import GENESIS, entry_hash
+from dpdesk.core.entries import GENESIS, entry_hash, salvaged
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.plan import parse_plan
 from dpdesk.core.recost import effective, gaussian_epsilon
@@ -286,12 +286,12 @@ def test_effective_costs_are_read_from_entries_alone() -> None:
     }
     s1 = {"seq": 1, "type": "settings", "settings": p.settings()}
     s3 = {"seq": 3, "type": "settings", "settings": parse_plan(plan(max_rows_per_person=2)).settings()}
-    (eff,) = effective([s1, spend, s3])
+    (eff,) = effective([salvaged(e) for e in (s1, spend, s3)])
     assert [c.epsilon for c in eff.costs] == [0.2, 0.4]
     s4 = {"seq": 4, "type": "settings", "settings": p.settings()}  # k back to 1, no correction recorded yet
-    (eff,) = effective([s1, spend, s3, s4])
+    (eff,) = effective([salvaged(e) for e in (s1, spend, s3, s4)])
     assert [c.epsilon for c in eff.costs] == [0.2, 0.4]
-    (eff,) = effective([s1, spend])
+    (eff,) = effective([salvaged(e) for e in (s1, spend)])
     assert [c.epsilon for c in eff.costs] == [0.1, 0.2]
 
 

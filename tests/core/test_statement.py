@@ -29,9 +29,7 @@ def _entries(dpdesk_home: Path, tmp_path: Path, n: int) -> tuple[list[Entry], An
     return out, budget_report(plan, real)
 
 
-def _write(
-    path: Path, entries: list[Entry], report: Any, monkeypatch: pytest.MonkeyPatch
-) -> dict[str, int]:
+def _write(path: Path, entries: list[Entry], report: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Write the statement counting the Paragraphs built, the Tables built and the rows given to them, and the
     Paragraph wraps (each a measurement of a cell)."""
     from reportlab.platypus import Paragraph, Table

@@ -132,7 +132,7 @@ def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, 
     assert [r[1] for r in state.results] == ["northeast", "midwest", "south", "west"]
     assert win.results_view.model.rowCount() == 4
     entries = Ledger.for_dataset(dpdesk_home, state.sha256).verify()
-    spend = [e for e in entries if e["type"] == "spend"]
+    spend = [e for e in entries if e.type == "spend"]
     assert len(spend) == 1 and spend[0]["charged"]["epsilon"] == 0.25
     assert win.ledger_view.model.rowCount() == 2 and "Chain verified" in win.ledger_view.status.text()
 
@@ -142,9 +142,7 @@ def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, 
     win.ledger_view.table.selectRow(1)
     win.ledger_view.show_selected()
     assert state.results == released
-    assert (
-        len([e for e in Ledger.for_dataset(dpdesk_home, state.sha256).verify() if e["type"] == "spend"]) == 1
-    )
+    assert len([e for e in Ledger.for_dataset(dpdesk_home, state.sha256).verify() if e.type == "spend"]) == 1
     assert win.errors == []
 
 
@@ -156,7 +154,7 @@ def test_gui_and_cli_release_of_the_same_plan_charge_the_same(
     assert win.open_plan(str(PLAN))
     win.release()
     qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
-    gui = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e["type"] == "spend"][0]
+    gui = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e.type == "spend"][0]
     cli_home = tmp_path / "cli-home"
     r = subprocess.run(
         [
@@ -176,7 +174,7 @@ def test_gui_and_cli_release_of_the_same_plan_charge_the_same(
         check=False,
     )
     assert r.returncode == 0, r.stderr
-    cli = [e for e in Ledger.for_dataset(cli_home, win.state.sha256).verify() if e["type"] == "spend"][0]
+    cli = [e for e in Ledger.for_dataset(cli_home, win.state.sha256).verify() if e.type == "spend"][0]
     for key in ("plan_hash", "costs", "charged", "totals", "trace"):
         assert gui[key] == cli[key], key
     assert len(gui["values"]) == len(cli["values"]) == 12
@@ -408,7 +406,7 @@ def test_release_confirmation_shows_the_data_check_before_anything_is_charged(
     win.release()
     qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
     assert len(asked) == 2 and asked[1] == asked[0]
-    assert [e["type"] for e in ledger.verify()] == ["settings", "spend"]
+    assert [e.type for e in ledger.verify()] == ["settings", "spend"]
     assert win.errors == []
 
 
@@ -512,7 +510,7 @@ def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_tabl
     assert lines[1] == f"# source: {public}, a file declared public by the user" and len(lines) == 3 + 2 * 12
     assert len(win.errors) == 1
     for p in (dpdesk_home / "ledgers").glob("*.jsonl"):  # only the release made above wrote a ledger
-        assert all(e["type"] != "simulate" for e in Ledger(p.stem, p).verify())
+        assert all(e.type != "simulate" for e in Ledger(p.stem, p).verify())
 
 
 @pytest.mark.slow

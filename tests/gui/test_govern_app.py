@@ -126,7 +126,7 @@ def test_import_an_approval_attaches_it_to_the_next_release_of_a_signed_plans_da
     assert "only plans they signed" in win.errors[-1]
 
     def spends() -> list[dict[str, Any]]:
-        return [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e["type"] == "spend"]
+        return [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e.type == "spend"]
 
     assert spends() == []
     approval = sign("approve_plan", of.plan_params(win.state.plan), tmp_path / "p.json")

@@ -93,7 +93,7 @@ def test_status_line_release_numbers_and_show_this_release(
 
     win.tabs.setCurrentWidget(win.ledger_view)
     view = win.ledger_view
-    row = next(i for i, e in enumerate(win.state.ledger_entries) if e["type"] == "spend")
+    row = next(i for i, e in enumerate(win.state.ledger_entries) if e.type == "spend")
     view.table.selectRow(row)
     qtbot.mouseClick(view.show_button, Qt.MouseButton.LeftButton)
     assert win.state.results_title.startswith("Release #1 of"), win.state.results_title

@@ -152,7 +152,7 @@ def test_a_synthetic_table_from_the_form_to_its_csv(
     qtbot.waitUntil(lambda: win.results_view.shown_synthetic() is not None, timeout=60_000)
     settle(qtbot, win)
     open_tab(qtbot, win, "Results")
-    spend = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e["type"] == "spend"]
+    spend = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e.type == "spend"]
     fields = spend[-1]["synthetic"][query["name"]]
     # the table: its file name and row count, and its first rows in a table view
     info = next(t for t in visible_texts(win) if t.startswith(fields["file"]))

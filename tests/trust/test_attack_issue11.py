@@ -159,10 +159,10 @@ def test_migration_drops_the_hash_of_old_reports(dpdesk_home: Path, tmp_path: Pa
     old_reports = {e["files"]["report.pdf"] for e in old if e["type"] == "package"}
     lg = Ledger.for_dataset(dpdesk_home, key)
     assert lg.migrated is not None
-    exposed = {x["package_seq"] for x in lg.migrated["exposed_packages"]}
+    exposed = {x["package_seq"] for x in lg.migrated.exposed_packages}
     assert exposed
     for e in lg.verify():
-        if e["type"] == "package" and e["seq"] in exposed:
+        if e.type == "package" and e.seq in exposed:
             kept = (e.get("files") or {}).get("report.pdf")
             assert kept not in old_reports, "the old report.pdf's hash was kept"
 

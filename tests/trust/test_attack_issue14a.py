@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dpdesk.cli import main
+from dpdesk.core.entries import salvaged
 from tests.cli.test_govern import DATA, PLAN, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +107,7 @@ def test_the_review_window_shows_control_characters(qtbot: Any) -> None:
         spend={"release_id": "r\x1b[8m", "time": "t", "dataset": "ds", "method": "basic", "charged": {}},
         plan={"title": FORGED_TITLE, "queries": []},
         files={"release.csv\r": "modified\x1b[8m"},
-        entries=[{"seq": 1, "type": "spend\x1b[2K", "time": "t", "hash": "h"}],
+        entries=[salvaged({"seq": 1, "type": "spend", "time": "t\x1b[2K", "hash": "h\x1b[8m"})],
     )
     w = ReviewWindow(result, "pkg\x1b[2K")
     qtbot.addWidget(w)

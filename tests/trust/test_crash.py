@@ -64,7 +64,7 @@ def test_sigkill_at_many_points_never_reveals_without_charging(tmp_path: Path, d
         proc.wait(60)
 
     def charged() -> int:
-        return sum(e["type"] == "spend" for e in Ledger.for_dataset(dpdesk_home, sha).verify())
+        return sum(e.type == "spend" for e in Ledger.for_dataset(dpdesk_home, sha).verify())
 
     for i in range(14):  # spread over import, load, charge, write
         kill_at(full * (0.15 + 0.8 * i / 13))
@@ -80,7 +80,7 @@ def test_sigkill_at_many_points_never_reveals_without_charging(tmp_path: Path, d
         kill_at(full * factor)
     kills = len(outs)
     entries = Ledger.for_dataset(dpdesk_home, sha).verify()  # the chain survives every kill
-    spends = [e for e in entries if e["type"] == "spend"]
+    spends = [e for e in entries if e.type == "spend"]
     assert len(spends) <= kills
     recorded = {e["values_hash"] for e in spends}
     revealed = 0

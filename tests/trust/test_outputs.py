@@ -181,9 +181,7 @@ def test_a_full_disk_at_any_step_after_the_charge_leaves_no_partial_package(
             assert f"export-release {spend[0].seq}" in text and "nothing was revealed" not in text, text
             assert not out.exists(), line  # nothing at --out: no partial package
             monkeypatch.delenv(faults.ENV)
-            again = reexport_release(
-                ReexportRequest(Dataset(home, data), spend[0].seq, out)
-            )  # free recovery
+            again = reexport_release(ReexportRequest(Dataset(home, data), spend[0].seq, out))  # free recovery
             assert (again.out / "release.csv").exists()
         else:
             assert sorted(p.name for p in out.iterdir()) == [
