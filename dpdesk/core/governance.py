@@ -231,7 +231,7 @@ def _approved_head(doc: bytes | str, entries: Sequence[Entry]) -> LedgerHead:
     except (ValueError, TypeError, KeyError, RecursionError):
         return head_of(entries)
     in_chain = isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq <= len(entries)
-    if in_chain and entries[seq - 1].get("hash") == digest:
+    if in_chain and entries[seq - 1].hash == digest:
         return LedgerHead(seq, str(digest))
     return head_of(entries)
 
@@ -567,10 +567,10 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
     notes: list[str] = []
     record: GovernanceRecord | None = None
     nonces: set[str] = set()
-    by_seq = {e.get("seq"): e for e in entries}
+    by_seq = {e.seq: e for e in entries}
     for i, e in enumerate(entries):
         kind = e.type
-        n = e.get("seq", "?")
+        n = e.seq
         prev = entries[i - 1] if i > 0 else None
         head: LedgerHead | None = None
         if whole:
@@ -590,7 +590,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
             except GovernanceError as exc:
                 problems.append(_("entry {n}: {problem}").format(n=n, problem=exc))
                 continue
-            if new.dataset != e.get("dataset"):
+            if new.dataset != e.dataset:
                 problems.append(_("entry {n}: the governance record is for another dataset").format(n=n))
             if record is not None:
                 action = "rotate_key" if new.officer.key != record.officer.key else "change_policy"
@@ -644,7 +644,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
                 except (KeyError, TypeError, ValueError):
                     plan_head = LedgerHead(0, GENESIS)
                 held = by_seq.get(plan_head.seq)
-                if whole and (held is None or held.get("hash") != plan_head.hash or plan_head.seq >= int(n)):
+                if whole and (held is None or held.hash != plan_head.hash or plan_head.seq >= int(n)):
                     problems.append(
                         _(
                             "entry {n}: its plan approval was signed for ledger entry {seq}, which this chain does not hold before it"

@@ -49,7 +49,7 @@ def _stand_in_for_the_app(home: Path) -> None:
     checked = check_table(CheckRequest(state.plan, DATA), Progress())
     request = ReleaseRequest(state.plan, DATA, home, None, table=checked.table, accept_data_problems=True)
     result = release_plan(request, Progress())
-    assert result.entry["charged"]["epsilon"] == pytest.approx(0.9)
+    assert result.entry.charged.epsilon == pytest.approx(0.9)
 
 
 @pytest.mark.slow

@@ -133,7 +133,7 @@ def test_open_declare_plan_release_and_review(qtbot: Any, win: Any, data: Path, 
     assert win.results_view.model.rowCount() == 4
     entries = Ledger.for_dataset(dpdesk_home, state.sha256).verify()
     spend = [e for e in entries if e.type == "spend"]
-    assert len(spend) == 1 and spend[0]["charged"]["epsilon"] == 0.25
+    assert len(spend) == 1 and spend[0].charged.epsilon == 0.25
     assert win.ledger_view.model.rowCount() == 2 and "Chain verified" in win.ledger_view.status.text()
 
     # reopening a past release costs nothing and shows the same values
@@ -176,8 +176,8 @@ def test_gui_and_cli_release_of_the_same_plan_charge_the_same(
     assert r.returncode == 0, r.stderr
     cli = [e for e in Ledger.for_dataset(cli_home, win.state.sha256).verify() if e.type == "spend"][0]
     for key in ("plan_hash", "costs", "charged", "totals", "trace"):
-        assert gui[key] == cli[key], key
-    assert len(gui["values"]) == len(cli["values"]) == 12
+        assert gui.fields[key] == cli.fields[key], key
+    assert len(gui.values) == len(cli.values) == 12
 
 
 @pytest.mark.slow

@@ -135,7 +135,9 @@ def test_import_an_approval_attaches_it_to_the_next_release_of_a_signed_plans_da
     assert win.pending_approval == approval
     win.release()
     qtbot.waitUntil(lambda: bool(win.state.results) and win.job is None, timeout=60_000)
-    assert [s["approval"]["payload"] for s in spends()] == [json.loads(approval.read_text())["payload"]]
+    assert [s.fields["approval"]["payload"] for s in spends()] == [
+        json.loads(approval.read_text())["payload"]
+    ]
     assert win.pending_approval is None  # good for one release
 
 

@@ -166,6 +166,6 @@ def test_first_start_to_a_release_through_what_is_visible(qtbot: Any, dpdesk_hom
     assert any(re.search(r"Release #1\b", t) for t in texts), texts
     entries = Ledger.for_dataset(dpdesk_home, win.state.sha256).verify()
     spend = [e for e in entries if e.type == "spend"]
-    assert len(spend) == 1 and spend[0]["charged"]["epsilon"] == pytest.approx(eps_solved + sum(others))
+    assert len(spend) == 1 and spend[0].charged.epsilon == pytest.approx(eps_solved + sum(others))
     win.state.undo_stack.setClean()
     win.state.clean_index = win.state.undo_stack.index()

@@ -153,7 +153,7 @@ def test_a_synthetic_table_from_the_form_to_its_csv(
     settle(qtbot, win)
     open_tab(qtbot, win, "Results")
     spend = [e for e in Ledger.for_dataset(dpdesk_home, win.state.sha256).verify() if e.type == "spend"]
-    fields = spend[-1]["synthetic"][query["name"]]
+    fields = spend[-1].fields["synthetic"][query["name"]]
     # the table: its file name and row count, and its first rows in a table view
     info = next(t for t in visible_texts(win) if t.startswith(fields["file"]))
     assert re.search(r"\b300 made-up rows of 3 columns", info), info

@@ -82,7 +82,7 @@ def test_sigkill_at_many_points_never_reveals_without_charging(tmp_path: Path, d
     entries = Ledger.for_dataset(dpdesk_home, sha).verify()  # the chain survives every kill
     spends = [e for e in entries if e.type == "spend"]
     assert len(spends) <= kills
-    recorded = {e["values_hash"] for e in spends}
+    recorded = {e.fields["values_hash"] for e in spends}
     revealed = 0
     for out in outs:
         csv_file = out / "release.csv"

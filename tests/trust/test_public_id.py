@@ -191,18 +191,18 @@ def test_an_old_ledger_is_migrated_and_keeps_its_spends(dpdesk_home: Path, tmp_p
     lg = Ledger.for_dataset(dpdesk_home, sha)
     assert lg.migrated is None and lg.path is not None  # migrated once, by the budget command
     entries = lg.verify()
-    assert [e.type for e in entries] == [e.type for e in old] + ["migrate"]
+    assert [e.type for e in entries] == [e["type"] for e in old] + ["migrate"]
     mig = entries[-1]
-    assert [x["release_id"] for x in mig["exposed_packages"]] == [
-        e["release_id"] for e in old if e.type == "spend"
+    assert [x["release_id"] for x in mig.exposed_packages] == [
+        e["release_id"] for e in old if e["type"] == "spend"
     ]
-    assert (dpdesk_home / "ledgers" / mig["evidence_file"]).read_bytes().count(sha.encode()) == len(old)
+    assert (dpdesk_home / "ledgers" / mig.evidence_file).read_bytes().count(sha.encode()) == len(old)
     assert not (dpdesk_home / "ledgers" / f"{sha}.jsonl").exists()
     for form in forms(sha):
         assert form not in lg.path.read_bytes()
     # the migrated chain keeps the released values: re-export costs nothing and shows the same numbers
     spend = next(e for e in entries if e.type == "spend")
-    assert spend["values"] == next(e for e in old if e.type == "spend")["values"]
+    assert spend.values == next(e for e in old if e["type"] == "spend")["values"]
     pkg2 = tmp_path / "pkg2"
     r = run(
         "ledger",
@@ -249,11 +249,11 @@ def test_a_broken_old_ledger_stays_broken_until_acknowledged(dpdesk_home: Path, 
     lg = Ledger.for_dataset(dpdesk_home, sha)
     entries = lg.verify()
     assert entries[0].type == "acknowledge" and lg.dataset is not None
-    assert len(entries[0]["carried"]) == sum(1 for e in old if e.type == "spend")
+    assert len(entries[0].carried) == sum(1 for e in old if e["type"] == "spend")
     assert lg.path is not None
     for form in forms(sha):
         assert form not in lg.path.read_bytes()
-    assert not legacy.exists() and (dpdesk_home / "ledgers" / entries[0]["broken_file"]).exists()
+    assert not legacy.exists() and (dpdesk_home / "ledgers" / entries[0].broken_file).exists()
     after = json.loads(run("budget", str(plan), "--data", str(data), "--json", home=dpdesk_home).stdout)
     assert after["releases_so_far"] == 1  # the spend was carried over: nothing was given back
 
