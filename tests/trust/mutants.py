@@ -2632,7 +2632,7 @@ def _sum128(""",
     Mutant(
         "RP03",
         "report: a release never imports matplotlib (the fonts' folder found by importing it)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/pdftext.py",
         r"""    spec = importlib.util.find_spec("matplotlib")""",
         r"""    import matplotlib
 
