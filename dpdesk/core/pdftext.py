@@ -1,7 +1,7 @@
 """The report's text in PDF: the fonts (DejaVu Sans; runs in Chinese in the bundled Droid Sans Fallback, which has
 the TrueType outlines reportlab needs), text runs and markup that show control characters, the paragraph styles
 and the tables. Shared by the release report and budget statement (``dpdesk.core.report``), their charts
-(``dpdesk.core.pdf_charts``) and the synthetic table's section (``dpdesk.core.synthetic.report``); it imports
+(``dpdesk.core.pdf_charts``) and the synthetic table's section (``dpdesk.core.synthetic_report``); it imports
 none of them.
 """
 

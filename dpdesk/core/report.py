@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from dpdesk.core.pdftext import _LATIN_CMAP, LATIN, _p, _register_fonts, _styles, _table, markup
-from dpdesk.core.synthetic.report import synthetic_section
+from dpdesk.core.synthetic_report import synthetic_section
 from dpdesk.core.text import shown
 from dpdesk.i18n import _
 
