@@ -63,7 +63,7 @@ from dpdesk.core.errors import PlanError
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
-    from dpdesk.core.plan import AccuracyTarget, Plan, QuerySpec
+    from dpdesk.core.plan_base import AccuracyTarget, Plan, QuerySpec
     from dpdesk.core.queries import Component, QueryDesign
 
 #: Statements are made at a noise scale this much wider than designed (OpenDP's ulp nudges).
@@ -507,7 +507,7 @@ def solve_epsilon(design: QueryDesign, plan: Plan, target: AccuracyTarget, key: 
 
     Raises :class:`PlanError` naming the query when no epsilon up to 100 meets it.
     """
-    from dpdesk.core.plan import MIN_EPSILON
+    from dpdesk.core.plan_base import MIN_EPSILON
 
     _check_target(design, plan, target, key)
     top = 100.0
@@ -541,7 +541,7 @@ def solve_epsilon(design: QueryDesign, plan: Plan, target: AccuracyTarget, key: 
 
 def solve_query(spec: QuerySpec, key: str, plan: Plan) -> QuerySpec:
     """The query with its epsilon solved from its accuracy target (``plan``: the public facts it needs)."""
-    from dpdesk.core.plan import MIN_EPSILON
+    from dpdesk.core.plan_base import MIN_EPSILON
     from dpdesk.core.queries import design_query
 
     target = spec.accuracy

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan import ColumnSpec, ColumnType
+from dpdesk.core.plan_base import ColumnSpec, ColumnType
 from dpdesk.core.queries import QueryDesign, grid_bounds, quantile_fraction
 
 if TYPE_CHECKING:

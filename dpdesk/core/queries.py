@@ -52,7 +52,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from dpdesk.core import mechanisms as mech
-from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec
+from dpdesk.core.plan_base import ColumnSpec, Plan, QuerySpec
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import (
+from dpdesk.core.plan_base import (
     MAX_ABS_BOUND,
     ColumnSpec,
     Plan,

@@ -23,7 +23,7 @@ import numpy as np
 
 from dpdesk.core.aggregates import Exact
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import Plan, QuerySpec
+from dpdesk.core.plan_base import Plan, QuerySpec
 from dpdesk.core.queries import Component, QueryDesign, _fmt, _noise_component, group_cells
 from dpdesk.core.statistics.base import AuditExample, DesignContext, Param, ParamKind, Rows, Statistic
 from dpdesk.i18n import _

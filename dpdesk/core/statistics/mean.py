@@ -26,7 +26,7 @@ import numpy as np
 
 from dpdesk.core.aggregates import Exact, _exact_sum, _grid, _group_sum
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec
+from dpdesk.core.plan_base import ColumnSpec, Plan, QuerySpec
 from dpdesk.core.queries import (
     Component,
     QueryDesign,

@@ -13,7 +13,7 @@ import numpy as np
 
 from dpdesk.core.aggregates import Exact
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import Plan, QuerySpec
+from dpdesk.core.plan_base import Plan, QuerySpec
 from dpdesk.core.queries import QueryDesign, em_curve, exponential_component
 from dpdesk.core.statistics.base import (
     CATEGORY,

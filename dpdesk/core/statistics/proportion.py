@@ -53,7 +53,7 @@ import numpy as np
 from dpdesk.core.aggregates import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import (
+from dpdesk.core.plan_base import (
     MAX_CATEGORIES,
     ColumnSpec,
     ColumnType,

@@ -54,7 +54,7 @@ from dpdesk.core import mechanisms as mech
 from dpdesk.core.aggregates import Exact, _below_at_most, quantile_utilities
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import MAX_CANDIDATES, ColumnSpec, Plan, QuerySpec, _inside, _num_out
+from dpdesk.core.plan_base import MAX_CANDIDATES, ColumnSpec, Plan, QuerySpec, _inside, _num_out
 from dpdesk.core.queries import (
     QueryDesign,
     _float_up,

@@ -39,7 +39,7 @@ from dpdesk.core.accuracy import Accuracy
 from dpdesk.core.aggregates import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import (
+from dpdesk.core.plan_base import (
     ColumnSpec,
     Plan,
     QuerySpec,
@@ -389,7 +389,7 @@ class Synthetic(Statistic):
         columns: dict[str, ColumnSpec],
         broken: Any,
     ) -> QuerySpec:
-        from dpdesk.core.plan import _BrokenColumn
+        from dpdesk.core.plan_base import _BrokenColumn
 
         if common.get("accuracy") is not None:
             raise PlanError(f"{key}.accuracy", _no_accuracy_target(), hint=_("write epsilon instead"))
@@ -461,7 +461,7 @@ class Synthetic(Statistic):
         return spec
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
-        from dpdesk.core.plan import _num_out
+        from dpdesk.core.plan_base import _num_out
 
         q = cast(SyntheticQuery, spec)
         out: dict[str, Any] = {"columns": list(q.columns)}
