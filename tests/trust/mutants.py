@@ -135,8 +135,9 @@ class Mutant:
         return (*self.tests, *self.gaps)
 
 
-Q = "dpdesk/core/queries.py"
 A = "dpdesk/core/aggregates.py"
+QB = "dpdesk/core/queries_base.py"
+AB = "dpdesk/core/aggregates_base.py"
 R = "dpdesk/core/release.py"
 L = "dpdesk/core/ledger.py"
 M = "dpdesk/core/mechanisms.py"
@@ -282,7 +283,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S16",
         "clamping: float sums not clamped to the declared bounds",
-        A,
+        AB,
         r"""    q = np.clip(values, spec.bounds[0], spec.bounds[1]).astype(np.float64, copy=False)
     q = np.ldexp(q, s, out=q) if q is not values else np.ldexp(q, s)
     np.rint(q, out=q)
@@ -296,7 +297,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S17",
         "clamping: int sums not clamped to the declared bounds",
-        A,
+        AB,
         r"""        return np.clip(values, lo_i, hi_i), bits  # whole numbers; clamped here whatever the loader did""",
         r"""        return values, bits""",
         (SENS,),
@@ -321,7 +322,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RD02",
         "sensitivities: 'can a row drop out?' always answers no",
-        Q,
+        QB,
         r"""    if plan.privacy_unit.id_column is not None:
         return True
     return any(""",
@@ -332,7 +333,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RD03",
         "sensitivities: 'can a row drop out?' ignores the empty ids of the id column",
-        Q,
+        QB,
         r"""    if plan.privacy_unit.id_column is not None:
         return True
     return any(""",
@@ -353,7 +354,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q02",
         "quantiles: the tie-aware score with #(x<=c) replaced by #(x<c) (ties ignored again)",
-        A,
+        AB,
         r"""    hi_gap = qn - den * at_most  # den (q n - #(x<=c))""",
         r"""    hi_gap = qn - den * below  # den (q n - #(x<=c))""",
         (G_TIES, S_TIES),
@@ -2401,7 +2402,7 @@ def _sum128(""",
     Mutant(
         "AC01",
         "accuracy: the discrete Laplace tail is the continuous one (e^(-k/t)), not 2 r^(k+1)/(1+r)",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    return 2.0 * math.exp(-(k + 1) / scale) / (1.0 + r)""",
         r"""    return math.exp(-k / scale) + 0.0 * r""",
         (
@@ -2412,7 +2413,7 @@ def _sum128(""",
     Mutant(
         "AC02",
         "accuracy: a mean's bound gives the sum and the count 95% each instead of splitting the 5% between them",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    each = 1.0 - (1.0 - confidence) / 2.0
     a_n, a_s = noise_halfwidth(count_c, each), noise_halfwidth(sum_c, each)""",
         r"""    each = confidence
@@ -2430,7 +2431,7 @@ def _sum128(""",
     Mutant(
         "AC04",
         "accuracy: the mode's lead formula uses eps L / Du (the exponential mechanism's 2 Du is lost)",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / (2.0 * du)))""",
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / du))""",
         (f"{AC}::test_the_mode_lead_formula_is_the_exponential_mechanism_s",),
@@ -2463,7 +2464,7 @@ def _sum128(""",
     Mutant(
         "AC05",
         "accuracy: the noise's half-width is not the smallest whole k meeting the confidence",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    while hi - lo > 1:  # invariant: tail(lo) > alpha >= tail(hi)""",
         r"""    while hi - lo > 2:  # invariant: tail(lo) > alpha >= tail(hi)""",
         ("tests/core/test_accuracy_edges.py",),
@@ -2471,7 +2472,7 @@ def _sum128(""",
     Mutant(
         "AC06",
         "accuracy: a quantile whose candidates miss the values claims its rank error unconditionally",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""percentiles=pcts, exact_candidates=design.rank_exact)""",
         r"""percentiles=pcts)""",
         ("tests/core/test_accuracy_edges.py::test_a_quantile_whose_candidates_miss_the_values_says_so",),
@@ -2853,7 +2854,7 @@ def _sum128(""",
     Mutant(
         "Q05",
         "quantile: the grid search of the candidates trusts its arithmetic guess unchecked (uneven candidates miscounted)",
-        "dpdesk/core/aggregates.py",
+        AB,
         r"""    if not ((lower[pos] < x) & (upper[pos] >= x)).all():  # not a grid after all: the binary search""",
         r"""    if False:""",
         (
@@ -3131,12 +3132,10 @@ def _sum128(""",
     ),
     Mutant(
         "OB02",
-        "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy.py)",
-        "dpdesk/core/accuracy.py",
-        r"""    unit = statistics.get(design.spec.statistic).accuracy_unit
-    return Accuracy(LEAD""",
-        r"""    unit = "rows" if design.spec.statistic == "mode" else ""
-    return Accuracy(LEAD""",
+        "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy_base.py)",
+        "dpdesk/core/accuracy_base.py",
+        r"""    return Accuracy(LEAD, confidence, lead_for(design, confidence), unit=unit)""",
+        r"""    return Accuracy(LEAD, confidence, lead_for(design, confidence), unit="rows" if design.spec.statistic == "mode" else "")""",
         (
             "tests/core/test_registry.py::test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word",
         ),

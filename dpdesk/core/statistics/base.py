@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from dpdesk.core.accuracy_base import Accuracy, statistic_accuracy
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
 from dpdesk.core.plan_base import (
@@ -37,15 +38,14 @@ from dpdesk.core.plan_base import (
     _subject,
     _text,
 )
-from dpdesk.core.queries import QueryDesign, interval_halfwidth, to_natural
+from dpdesk.core.queries_base import QueryDesign, interval_halfwidth, to_natural
 from dpdesk.core.values import Row, fmt_number, rounded_row
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from dpdesk.core.accuracy import Accuracy
-    from dpdesk.core.aggregates import Exact
+    from dpdesk.core.aggregates_base import Exact
     from dpdesk.core.loading import Table
 
 NUMERIC = ("int", "float")
@@ -346,7 +346,7 @@ class Statistic:
 
     def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:
         """The exact statistic from its merged state (:meth:`partial` over every kept row)."""
-        from dpdesk.core.aggregates import Exact
+        from dpdesk.core.aggregates_base import Exact
 
         return Exact(state)
 
@@ -381,10 +381,10 @@ class Statistic:
 
     def value_accuracy(self, design: QueryDesign, plan: Plan, confidence: float = 0.95) -> Accuracy:
         """Its accuracy in the statistic's own units, from the plan (and its expected_rows) alone: see
-        :func:`dpdesk.core.accuracy.query_accuracy`."""
-        from dpdesk.core.accuracy import query_accuracy
-
-        return query_accuracy(design, plan, confidence)
+        :func:`dpdesk.core.accuracy.query_accuracy` (the same statement, without the registry)."""
+        return statistic_accuracy(
+            design, plan, confidence, self.accuracy_kind, self.accuracy_unit, self.ratio_shape
+        )
 
     def ratio_shape(self, spec: QuerySpec, plan: Plan) -> tuple[float, float]:
         """A ratio statistic's (h, U - L): the largest |x - mid| and the width of the released value's range."""
