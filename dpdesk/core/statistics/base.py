@@ -2,10 +2,13 @@
 aggregate, released rows, figure and examples.
 
 One module per statistic in this package defines a subclass of :class:`Statistic` and an instance of it
-named ``STATISTIC``; the package finds them (see :mod:`dpdesk.core.statistics`). The shared machinery
-stays where it was: the designs' :class:`~dpdesk.core.queries.Component` and noise-component builder in
-:mod:`dpdesk.core.queries`, the fixed-point grid and exact sums in :mod:`dpdesk.core.aggregates`, the
-number formatting in :mod:`dpdesk.core.values`.
+named ``STATISTIC``; the package finds them (see :mod:`dpdesk.core.statistics`). The shared machinery is
+below the registry, and a statistic imports only from there: the plan's values in :mod:`dpdesk.core.plan_base`,
+the designs' :class:`~dpdesk.core.queries_base.Component` and noise-component builder in
+:mod:`dpdesk.core.queries_base`, the fixed-point grid and exact sums in :mod:`dpdesk.core.aggregates_base`, the
+accuracy statement in :mod:`dpdesk.core.accuracy_base`, the number formatting in :mod:`dpdesk.core.values`
+(:mod:`dpdesk.core.queries`, :mod:`dpdesk.core.aggregates`, :mod:`dpdesk.core.accuracy` and
+:mod:`dpdesk.core.plan` read the registry and are above it).
 
 Parameters are declared in a small typed vocabulary (:class:`ParamKind`) that both the plan validator
 (:mod:`dpdesk.core.plan`) and the query form (``dpdesk/gui/views/query_form.py``) read: the form builds
