@@ -3335,6 +3335,16 @@ def _sum128(""",
             "tests/core/test_ledger.py::test_two_writers_of_the_same_file_never_rename_each_others_temporary_file",
         ),
     ),
+    Mutant(
+        "CZ01",
+        "a query built by hand after importing only the plan module no longer reaches the statistics registry",
+        "dpdesk/core/plan.py",
+        r"""install_registry(_registry)""",
+        r"""_unused = _registry""",
+        (
+            "tests/core/test_query_types.py::test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registry",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
