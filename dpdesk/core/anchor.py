@@ -441,9 +441,8 @@ def ensure_anchored(home: Path) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             _write_marker(home)
         return
-    from dpdesk.core.entries import is_dataset_id
+    from dpdesk.core.entries import is_dataset_id, read_chain
     from dpdesk.core.fsio import locked as _locked
-    from dpdesk.core.ledger import Ledger
 
     with _locked(folder / "keys.lock"):
         if is_anchored(home):
@@ -468,9 +467,9 @@ def ensure_anchored(home: Path) -> None:
             head: Head | None = NO_ENTRY
             if path.exists():
                 try:
-                    entries = Ledger(dataset, path).verify()  # no home: the chain alone
+                    entries = read_chain(path.read_bytes(), str(path), dataset)  # the chain alone
                     head = Head(entries[-1].seq, entries[-1].hash) if entries else NO_ENTRY
-                except LedgerError:
+                except (OSError, LedgerError):
                     head = None  # broken already: it stays known (its keys), and broken until acknowledged
             with _register_lock(home):
                 rec = _current(home, dataset)

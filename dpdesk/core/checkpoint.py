@@ -234,13 +234,13 @@ def _nonce(e: Entry) -> str | None:
 
 def state_of(entries: Sequence[Entry]) -> State:
     """The state of a whole verified chain (checkpoints in it are not read: every entry is)."""
-    from dpdesk.core.budget import past_releases
     from dpdesk.core.governance import governance_of
+    from dpdesk.core.recost import effective
 
     settings = settings_in_force(entries)
     spent = _seed(settings)
-    for rel in past_releases(entries):
-        spent = spent.add(rel)
+    for eff in effective(entries):  # what each release costs now (dpdesk.core.budget.past_releases)
+        spent = spent.add(eff.release())
     g = governance_of(entries)
     settings_entry = next((e for e in reversed(entries) if e.type == "settings"), None)
     # Only a checkpoint this code could trust counts: after an upgrade (another version's checkpoint) the next

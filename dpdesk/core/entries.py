@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from dpdesk.core.errors import LedgerError
-from dpdesk.core.plan import canonical_json
+from dpdesk.core.plan_base import canonical_json
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -130,6 +130,24 @@ def checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | N
         return parse_entry(entry)
     except ValueError:  # a sequence number written as true: equal to 1 in the checks above, still damage
         raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
+
+
+def read_chain(raw: bytes, label: str, expected: str | None) -> list[Entry]:
+    """The entries of a ledger file's bytes, each checked in its place in the chain (:func:`checked_line`): a
+    :class:`LedgerError` naming ``label`` and the first bad line, or a truncated last line. The chain alone: the
+    register's head is checked by :meth:`dpdesk.core.ledger.Ledger.verify`."""
+    if raw and not raw.endswith(b"\n"):
+        raise LedgerError(
+            _("ledger {path}: the last entry is incomplete (the file was truncated)").format(path=label)
+        )
+    entries: list[Entry] = []
+    prev = GENESIS
+    for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
+        where = _("ledger {path}, line {line}").format(path=label, line=lineno)
+        entry = checked_line(line, where, prev, lineno, expected)
+        prev = entry.hash
+        entries.append(entry)
+    return entries
 
 
 # ----------------------------------------------------------------------------- typed entries

@@ -54,6 +54,7 @@ from dpdesk.core.entries import (
     loads_entries,
     new_dataset_id,
     parse_entry,
+    read_chain,
 )
 from dpdesk.core.entries import checked_line as _checked_line
 from dpdesk.core.entries import now as _now
@@ -62,7 +63,7 @@ from dpdesk.core.fsio import fsync_dir as _fsync_dir
 from dpdesk.core.fsio import locked as _locked
 from dpdesk.core.fsio import truncate_partial as _truncate_partial
 from dpdesk.core.fsio import write_atomic
-from dpdesk.core.plan import canonical_json
+from dpdesk.core.plan_base import canonical_json
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -398,17 +399,7 @@ class Ledger:
             raise LedgerError(
                 _("ledger {path}: cannot read it: {err}").format(path=label, err=exc.strerror or exc)
             ) from None
-        if raw and not raw.endswith(b"\n"):
-            raise LedgerError(
-                _("ledger {path}: the last entry is incomplete (the file was truncated)").format(path=label)
-            )
-        entries: list[Entry] = []
-        prev = GENESIS
-        for lineno, line in enumerate(raw.split(b"\n")[:-1] if raw else [], start=1):
-            where = _("ledger {path}, line {line}").format(path=label, line=lineno)
-            entry = _checked_line(line, where, prev, lineno, expected)
-            prev = entry.hash
-            entries.append(entry)
+        entries = read_chain(raw, label, expected)
         if anchored:
             assert self.home is not None and self.dataset is not None
             anchor.check_ledger(self.home, self.dataset, label, before, entries)
@@ -743,7 +734,7 @@ def _write_key(folder: Path, sha256: str, dataset: str) -> None:
 
 def _remember_content(home: Path, sha256: str, dataset: str) -> None:
     """Hook: a file's SHA-256 now names a dataset; record the file's content for it if it is known (local)."""
-    from dpdesk.core.recognition import remember_key
+    from dpdesk.core.contents import remember_key
 
     with contextlib.suppress(OSError):
         remember_key(home, sha256, dataset)

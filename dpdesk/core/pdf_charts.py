@@ -3,7 +3,7 @@
 bars, rotated labels, grid), so that the report looks like before at a fraction of the cost and size.
 
 Text is set in the report's fonts (DejaVu Sans, Chinese runs in the bundled CJK font): the fonts must be
-registered first (``dpdesk.core.report``).
+registered first (``dpdesk.core.pdftext``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _blend(hex_colour: str, alpha: float) -> Any:
 def _width(text: str, size: float) -> float:
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
-    from dpdesk.core.report import text_runs
+    from dpdesk.core.pdftext import text_runs
 
     return float(sum(stringWidth(chunk, font, size) for font, chunk in text_runs(text)))
 
@@ -80,7 +80,7 @@ def _text(text: str, x: float, y: float, size: float, *, anchor: str = "start", 
     ``angle`` degrees around that point."""
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
-    from dpdesk.core.report import text_runs
+    from dpdesk.core.pdftext import text_runs
 
     runs = tuple(text_runs(text.replace("\n", " ")))
     total = sum(stringWidth(chunk, font, size) for font, chunk in runs) if anchor != "start" else 0.0

@@ -18,7 +18,7 @@ import numpy as np
 
 from dpdesk.core.entries import Entry, SpendEntry
 from dpdesk.core.errors import LedgerError
-from dpdesk.core.plan import canonical_json
+from dpdesk.core.plan_base import canonical_json
 from dpdesk.core.text import shown
 from dpdesk.i18n import _
 

@@ -661,8 +661,9 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
 
     Refused (:class:`UsageError`) when the file already belongs to another dataset or ``to`` is unknown.
     """
+    from dpdesk.core.contents import record_content
     from dpdesk.core.ledger import link_key
-    from dpdesk.core.recognition import identity_of, record_content
+    from dpdesk.core.recognition import identity_of
 
     home = request.dataset.home
     resolution = request.dataset.resolve(progress)
@@ -809,7 +810,7 @@ def _approval_dataset(doc: bytes) -> str | None:
 
 def forget_identity(request: ForgetIdentityRequest) -> list[str]:
     """The officer's way out when the home's identity secret is lost for good
-    (:func:`dpdesk.core.recognition.forget_identities`); a blank reason is refused.
+    (:func:`dpdesk.core.contents.forget_identities`); a blank reason is refused.
 
     Each governed dataset whose content identity is forgotten needs the officer's approval of
     ``forget_identity`` (with this reason, at its head): all are verified under their ledgers' locks and a
@@ -824,7 +825,7 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
     reason = request.reason.strip()
     if not reason:
         raise UsageError(_("a reason is required"))
-    from dpdesk.core.recognition import forget_identities
+    from dpdesk.core.contents import forget_identities
 
     home = request.home
     docs: dict[str, tuple[bytes, Path]] = {}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import accuracy
+from dpdesk.core import accuracy, accuracy_base
 from dpdesk.core.plan import check_plan
 
 BASE: dict[str, Any] = {
@@ -59,13 +59,13 @@ def test_a_huge_noise_scale_is_solved_in_few_tail_evaluations(monkeypatch: pytes
     """A mean on bounds [0, 1e-9] with 100,000 rows per person puts the noise at ~1e23 grid steps, where
     neighbouring tails are equal in floating point: a step-by-step walk took minutes (1e8 evaluations)."""
     calls = [0]
-    tail = accuracy._tail
+    tail = accuracy_base._tail
 
     def counted(comp: Any, k: int) -> float:
         calls[0] += 1
         return tail(comp, k)
 
-    monkeypatch.setattr(accuracy, "_tail", counted)
+    monkeypatch.setattr(accuracy_base, "_tail", counted)
     q = {
         "name": "q",
         "statistic": "mean",
@@ -123,7 +123,7 @@ def test_the_search_finds_the_threshold_wherever_the_guess_lands(
     the threshold exactly, from a closed-form guess far below or far above it."""
     from types import SimpleNamespace
 
-    monkeypatch.setattr(accuracy, "_tail", lambda _comp, k: 0.0 if k >= threshold else 1.0)
+    monkeypatch.setattr(accuracy_base, "_tail", lambda _comp, k: 0.0 if k >= threshold else 1.0)
     for mechanism in ("laplace", "gaussian"):
         comp = SimpleNamespace(scale=scale, grid=1.0, mechanism=mechanism)
         assert accuracy.noise_steps(comp, 0.95) == threshold  # type: ignore[arg-type]

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from dpdesk.core import aggregates as agg
+from dpdesk.core import aggregates_base
 from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan import parse_plan
-from dpdesk.core.queries import design_query, grid_bounds, quantile_candidates
+from dpdesk.core.queries import design_query, grid_bounds
+from dpdesk.core.statistics.quantile import quantile_candidates
 
 
 def setup(
@@ -56,7 +58,7 @@ def brute_grid(x: float, spec: Any) -> int:
 def test_sums_are_exact_also_in_chunks(
     xtype: str, bounds: list[float], grouped: bool, monkeypatch: Any
 ) -> None:
-    monkeypatch.setattr(agg, "_chunk_rows", lambda bits: 97)  # force many chunks
+    monkeypatch.setattr(aggregates_base, "_chunk_rows", lambda bits: 97)  # force many chunks
     q = {"statistic": "sum", "column": "x", **({"group_by": "g"} if grouped else {})}
     plan, table, design = setup(xtype, bounds, q, 5000, 1)
     ex = agg.exact_statistic(design, table, np.ones(table.n_rows, dtype=bool), plan.columns)

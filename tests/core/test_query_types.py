@@ -9,6 +9,9 @@ import copy
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -20,7 +23,7 @@ from dpdesk.core.statistics.proportion import ProportionQuery
 from dpdesk.core.statistics.quantile import QuantileQuery
 from dpdesk.core.statistics.select import SelectQuery
 from dpdesk.core.statistics.synthetic import SyntheticQuery
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 
 EXAMPLE = json.loads((SAMPLES / "cps_wages_plan.json").read_text(encoding="utf-8"))
 
@@ -205,3 +208,41 @@ def test_replace_validates_and_the_solvers_still_build_queries() -> None:
     data["queries"] = [{"name": "n", "statistic": "count", "mechanism": "laplace", "accuracy": {"error": 50}}]
     solved = parse_plan(data).queries[0]
     assert solved.accuracy is not None and 0 < solved.epsilon < 1
+
+
+def test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registry() -> None:
+    """The query types live below the statistics registry (dpdesk/core/plan_base.py never imports it); importing
+    dpdesk.core.plan, as before the split, is enough for a query built by hand to be validated against the
+    registry (the plan reader installs it), and the import itself still loads no numpy."""
+    code = (
+        "import sys\n"
+        "from dpdesk.core.plan import Plan, QuerySpec\n"
+        "assert 'numpy' not in sys.modules and 'dpdesk.core.statistics' not in sys.modules\n"
+        "print(QuerySpec('n', 'count', 'laplace', 0.5).statistic)\n"
+        "try:\n"
+        "    QuerySpec('x', 'bogus', 'laplace', 0.5)\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc.key)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=ROOT
+    ).stdout
+    assert out.splitlines() == ["count", "PlanError query.statistic"]
+
+
+def test_the_query_types_alone_say_that_the_registry_is_not_loaded() -> None:
+    """plan_base on its own (nothing above it imported) cannot check a statistic's word: a clear error, not a
+    query that bypassed its checks."""
+    code = (
+        "from dpdesk.core.plan_base import QuerySpec\n"
+        "try:\n"
+        "    QuerySpec('n', 'count', 'laplace', 0.5)\n"
+        "except RuntimeError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=ROOT
+    ).stdout
+    assert "the statistics registry is not loaded" in out

@@ -104,6 +104,7 @@ NC = "tests/cli/test_near_copy.py"
 OCT = "tests/core/test_one_column.py"
 ATK = "tests/trust/test_attack1_public_file.py"
 RC = "dpdesk/core/recognition.py"
+CT = "dpdesk/core/contents.py"
 ID = "dpdesk/core/loading/identity.py"
 AC = "tests/core/test_accuracy.py"
 AF = "tests/gui/test_accuracy_form.py"
@@ -135,8 +136,9 @@ class Mutant:
         return (*self.tests, *self.gaps)
 
 
-Q = "dpdesk/core/queries.py"
 A = "dpdesk/core/aggregates.py"
+QB = "dpdesk/core/queries_base.py"
+AB = "dpdesk/core/aggregates_base.py"
 R = "dpdesk/core/release.py"
 L = "dpdesk/core/ledger.py"
 ENT = "dpdesk/core/entries.py"
@@ -284,7 +286,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S16",
         "clamping: float sums not clamped to the declared bounds",
-        A,
+        AB,
         r"""    q = np.clip(values, spec.bounds[0], spec.bounds[1]).astype(np.float64, copy=False)
     q = np.ldexp(q, s, out=q) if q is not values else np.ldexp(q, s)
     np.rint(q, out=q)
@@ -298,7 +300,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S17",
         "clamping: int sums not clamped to the declared bounds",
-        A,
+        AB,
         r"""        return np.clip(values, lo_i, hi_i), bits  # whole numbers; clamped here whatever the loader did""",
         r"""        return values, bits""",
         (SENS,),
@@ -323,7 +325,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RD02",
         "sensitivities: 'can a row drop out?' always answers no",
-        Q,
+        QB,
         r"""    if plan.privacy_unit.id_column is not None:
         return True
     return any(""",
@@ -334,7 +336,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RD03",
         "sensitivities: 'can a row drop out?' ignores the empty ids of the id column",
-        Q,
+        QB,
         r"""    if plan.privacy_unit.id_column is not None:
         return True
     return any(""",
@@ -355,7 +357,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q02",
         "quantiles: the tie-aware score with #(x<=c) replaced by #(x<c) (ties ignored again)",
-        A,
+        AB,
         r"""    hi_gap = qn - den * at_most  # den (q n - #(x<=c))""",
         r"""    hi_gap = qn - den * below  # den (q n - #(x<=c))""",
         (G_TIES, S_TIES),
@@ -427,7 +429,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "G03",
         "calibration: plans accept deltas below 1e-30",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""    if floor and 0 < x < MIN_DELTA:""",
         r"""    if False:""",
         ("tests/core/test_plan.py",),
@@ -632,11 +634,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "T03",
         "tampering: a truncated last line is not reported as truncation",
-        L,
-        r"""        if raw and not raw.endswith(b"\n"):
-            raise LedgerError(""",
-        r"""        if False:
-            raise LedgerError(""",
+        ENT,
+        r"""    if raw and not raw.endswith(b"\n"):
+        raise LedgerError(""",
+        r"""    if False:
+        raise LedgerError(""",
         (LEDGER,),
     ),
     Mutant(
@@ -1443,7 +1445,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY01",
         "types: a budget built by hand takes a negative, zero or non-finite epsilon",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""        _set(self, "epsilon", _positive(self.epsilon, "budget.epsilon"))""",
         r"""        _set(self, "epsilon", float(self.epsilon))""",
         (TYPES,),
@@ -1451,7 +1453,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY02",
         "types: a unit of privacy built by hand takes any number of rows per person",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:""",
         r"""        if False:""",
         (TYPES,),
@@ -1459,7 +1461,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY03",
         "types: a numeric column built by hand keeps reversed, infinite or fractional int bounds",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""            _set(self, "bounds", _parse_bounds(self.bounds, f"{key}.bounds", integer=ctype == ColumnType.INT))""",
         r"""            pass""",
         (TYPES,),
@@ -1467,7 +1469,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY04",
         "types: accounting built by hand takes a delta' with a method that does not spend it",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""        elif self.delta_prime is not None:""",
         r"""        elif False:""",
         (TYPES,),
@@ -1475,7 +1477,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY05",
         "types: a column built by hand imputes a value outside its bounds or categories",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""        _check_impute(self.missing.impute, f"{key}.missing", ctype, self.bounds, self.categories)""",
         r"""        pass""",
         (TYPES,),
@@ -1854,7 +1856,7 @@ def _sum128(""",
     Mutant(
         "ID10",
         "identity: a replaced identity secret is not compared with the register's fingerprint",
-        "dpdesk/core/recognition.py",
+        CT,
         r"""        if expected != fingerprint:""",
         r"""        if False:""",
         ("tests/cli/test_identity_store.py::test_a_replaced_secret_and_deleted_contents_are_refused",),
@@ -1862,7 +1864,7 @@ def _sum128(""",
     Mutant(
         "ID11",
         "identity: missing or cut recorded contents are not noticed",
-        "dpdesk/core/recognition.py",
+        CT,
         r"""        if len(records.get(dataset, {})) < count:""",
         r"""        if False:""",
         ("tests/cli/test_identity_store.py::test_a_replaced_secret_and_deleted_contents_are_refused",),
@@ -1948,7 +1950,7 @@ def _sum128(""",
     Mutant(
         "HA05",
         "bounds narrower than 1e-9 are accepted (sensitivity underflows, a traceback)",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""    if hi - lo < MIN_BOUND_WIDTH:""",
         r"""    if False:""",
         (f"{HA}::test_extreme_numbers_are_refused",),
@@ -2387,7 +2389,7 @@ def _sum128(""",
     Mutant(
         "ER03",
         "plan errors: no likely fix is suggested for a misspelt column, key, category or choice",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""    close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)""",
         r"""    close: list[str] = []""",
         ("tests/core/test_plan_problems.py",),
@@ -2403,7 +2405,7 @@ def _sum128(""",
     Mutant(
         "AC01",
         "accuracy: the discrete Laplace tail is the continuous one (e^(-k/t)), not 2 r^(k+1)/(1+r)",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    return 2.0 * math.exp(-(k + 1) / scale) / (1.0 + r)""",
         r"""    return math.exp(-k / scale) + 0.0 * r""",
         (
@@ -2414,7 +2416,7 @@ def _sum128(""",
     Mutant(
         "AC02",
         "accuracy: a mean's bound gives the sum and the count 95% each instead of splitting the 5% between them",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    each = 1.0 - (1.0 - confidence) / 2.0
     a_n, a_s = noise_halfwidth(count_c, each), noise_halfwidth(sum_c, each)""",
         r"""    each = confidence
@@ -2432,7 +2434,7 @@ def _sum128(""",
     Mutant(
         "AC04",
         "accuracy: the mode's lead formula uses eps L / Du (the exponential mechanism's 2 Du is lost)",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / (2.0 * du)))""",
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / du))""",
         (f"{AC}::test_the_mode_lead_formula_is_the_exponential_mechanism_s",),
@@ -2465,7 +2467,7 @@ def _sum128(""",
     Mutant(
         "AC05",
         "accuracy: the noise's half-width is not the smallest whole k meeting the confidence",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""    while hi - lo > 1:  # invariant: tail(lo) > alpha >= tail(hi)""",
         r"""    while hi - lo > 2:  # invariant: tail(lo) > alpha >= tail(hi)""",
         ("tests/core/test_accuracy_edges.py",),
@@ -2473,7 +2475,7 @@ def _sum128(""",
     Mutant(
         "AC06",
         "accuracy: a quantile whose candidates miss the values claims its rank error unconditionally",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/accuracy_base.py",
         r"""percentiles=pcts, exact_candidates=design.rank_exact)""",
         r"""percentiles=pcts)""",
         ("tests/core/test_accuracy_edges.py::test_a_quantile_whose_candidates_miss_the_values_says_so",),
@@ -2481,7 +2483,7 @@ def _sum128(""",
     Mutant(
         "AC07",
         "accuracy: a confidence next to 1 reaches the solvers (a traceback, exit 1)",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""    if not 0 < confidence <= MAX_CONFIDENCE:""",
         r"""    if not 0 < confidence < 1:""",
         ("tests/core/test_accuracy_edges.py::test_a_confidence_next_to_one_is_a_named_problem",),
@@ -2634,7 +2636,7 @@ def _sum128(""",
     Mutant(
         "RP03",
         "report: a release never imports matplotlib (the fonts' folder found by importing it)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/pdftext.py",
         r"""    spec = importlib.util.find_spec("matplotlib")""",
         r"""    import matplotlib
 
@@ -2855,7 +2857,7 @@ def _sum128(""",
     Mutant(
         "Q05",
         "quantile: the grid search of the candidates trusts its arithmetic guess unchecked (uneven candidates miscounted)",
-        "dpdesk/core/aggregates.py",
+        AB,
         r"""    if not ((lower[pos] < x) & (upper[pos] >= x)).all():  # not a grid after all: the binary search""",
         r"""    if False:""",
         (
@@ -3125,7 +3127,7 @@ def _sum128(""",
     Mutant(
         "OB01",
         "a query built by hand (not read from a plan) keeps a negative epsilon: it is not validated when built",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan_base.py",
         r"""        _set(self, "epsilon", _positive(self.epsilon, "query.epsilon"))
 """,
         r"""""",
@@ -3133,12 +3135,10 @@ def _sum128(""",
     ),
     Mutant(
         "OB02",
-        "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy.py)",
-        "dpdesk/core/accuracy.py",
-        r"""    unit = statistics.get(design.spec.statistic).accuracy_unit
-    return Accuracy(LEAD""",
-        r"""    unit = "rows" if design.spec.statistic == "mode" else ""
-    return Accuracy(LEAD""",
+        "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy_base.py)",
+        "dpdesk/core/accuracy_base.py",
+        r"""    return Accuracy(LEAD, confidence, lead_for(design, confidence), unit=unit)""",
+        r"""    return Accuracy(LEAD, confidence, lead_for(design, confidence), unit="rows" if design.spec.statistic == "mode" else "")""",
         (
             "tests/core/test_registry.py::test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word",
         ),
@@ -3268,7 +3268,7 @@ def _sum128(""",
     Mutant(
         "OG10",
         "one column changed: a file cached before column sketches is never computed again (known tables unprotected)",
-        RC,
+        CT,
         r"""        if "columns" not in raw:
             return None
         return ContentIdentity(
@@ -3288,7 +3288,7 @@ def _sum128(""",
     Mutant(
         "OG12",
         "one column changed: a known dataset's record never gets its column sketches once it has its content",
-        RC,
+        CT,
         r"""        changed = content not in contents or (columns is not None and content not in by_content)""",
         r"""        changed = content not in contents""",
         (f"{OCT}::test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file_is_opened",),
@@ -3336,6 +3336,16 @@ def _sum128(""",
         r"""    tmp = path.with_name(f".{path.name}.tmp")""",
         (
             "tests/core/test_ledger.py::test_two_writers_of_the_same_file_never_rename_each_others_temporary_file",
+        ),
+    ),
+    Mutant(
+        "CZ01",
+        "a query built by hand after importing only the plan module no longer reaches the statistics registry",
+        "dpdesk/core/plan.py",
+        r"""install_registry(_registry)""",
+        r"""_unused = _registry""",
+        (
+            "tests/core/test_query_types.py::test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registry",
         ),
     ),
 )

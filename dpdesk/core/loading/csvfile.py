@@ -28,7 +28,7 @@ from dpdesk.core.loading.columns import TableBuilder, id_exprs, int_dtype, match
 from dpdesk.core.loading.guards import MAX_RECORD_BYTES
 from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan_base import ColumnSpec
 from dpdesk.core.progress import Progress
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from dpdesk.core.errors import InputError
 from dpdesk.core.loading.columns import load_frame
 from dpdesk.core.loading.guards import check_xlsx
 from dpdesk.core.loading.table import Table
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan_base import ColumnSpec
 from dpdesk.core.progress import Progress
 
 if TYPE_CHECKING:

@@ -714,7 +714,7 @@ def content_identity(
 ) -> ContentIdentity:
     """Read every column of a CSV, .xlsx or Parquet file and return its content key and sketch.
 
-    ``secret`` is the dpdesk home's secret (:func:`dpdesk.core.recognition.home_secret`). Raises
+    ``secret`` is the dpdesk home's secret (:func:`dpdesk.core.contents.home_secret`). Raises
     :class:`~dpdesk.core.errors.InputError` for a file the readers refuse.
     """
     p = Path(path)

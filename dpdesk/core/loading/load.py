@@ -11,7 +11,7 @@ from dpdesk.core.loading.excel import XLSX_SUFFIXES, load_xlsx
 from dpdesk.core.loading.guards import check_regular_file
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES, load_parquet, stream_parquet
 from dpdesk.core.loading.table import BatchSink, Table
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan_base import ColumnSpec
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
 

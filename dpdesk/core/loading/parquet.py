@@ -11,7 +11,7 @@ from dpdesk.core.loading.columns import TableBuilder, load_frame, match_columns
 from dpdesk.core.loading.guards import bounded_batches, check_parquet
 from dpdesk.core.loading.panics import quiet_panics, quietly, reader_errors, reader_message
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table, file_sha256
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan_base import ColumnSpec
 from dpdesk.core.progress import Progress
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import Protocol, cast
 import numpy as np
 
 from dpdesk.core.errors import InputError
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan_base import ColumnSpec
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 #: Read size when hashing a whole file (the same block size as the CSV reader's).

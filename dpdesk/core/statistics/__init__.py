@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from collections.abc import Iterator
 from enum import StrEnum
+from types import ModuleType
 
+from dpdesk.core.plan_base import install_registry
 from dpdesk.core.statistics.base import Statistic
 
 
@@ -57,5 +60,12 @@ def statistics() -> Iterator[Statistic]:
     """Every statistic, in the registry's order."""
     return iter(REGISTRY.values())
 
+
+def _this_registry() -> ModuleType:
+    return sys.modules[__name__]
+
+
+#: The query types (:mod:`dpdesk.core.plan_base`, below this package) validate a query against its statistic here.
+install_registry(_this_registry)
 
 __all__ = ["REGISTRY", "Statistic", "StatisticName", "get", "names", "statistics"]

@@ -2,10 +2,13 @@
 aggregate, released rows, figure and examples.
 
 One module per statistic in this package defines a subclass of :class:`Statistic` and an instance of it
-named ``STATISTIC``; the package finds them (see :mod:`dpdesk.core.statistics`). The shared machinery
-stays where it was: the designs' :class:`~dpdesk.core.queries.Component` and noise-component builder in
-:mod:`dpdesk.core.queries`, the fixed-point grid and exact sums in :mod:`dpdesk.core.aggregates`, the
-number formatting in :mod:`dpdesk.core.values`.
+named ``STATISTIC``; the package finds them (see :mod:`dpdesk.core.statistics`). The shared machinery is
+below the registry, and a statistic imports only from there: the plan's values in :mod:`dpdesk.core.plan_base`,
+the designs' :class:`~dpdesk.core.queries_base.Component` and noise-component builder in
+:mod:`dpdesk.core.queries_base`, the fixed-point grid and exact sums in :mod:`dpdesk.core.aggregates_base`, the
+accuracy statement in :mod:`dpdesk.core.accuracy_base`, the number formatting in :mod:`dpdesk.core.values`
+(:mod:`dpdesk.core.queries`, :mod:`dpdesk.core.aggregates`, :mod:`dpdesk.core.accuracy` and
+:mod:`dpdesk.core.plan` read the registry and are above it).
 
 Parameters are declared in a small typed vocabulary (:class:`ParamKind`) that both the plan validator
 (:mod:`dpdesk.core.plan`) and the query form (``dpdesk/gui/views/query_form.py``) read: the form builds
@@ -20,9 +23,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from dpdesk.core.accuracy_base import Accuracy, statistic_accuracy
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import (
+from dpdesk.core.plan_base import (
     MAX_ABS_BOUND,
     ColumnSpec,
     Plan,
@@ -37,15 +41,14 @@ from dpdesk.core.plan import (
     _subject,
     _text,
 )
-from dpdesk.core.queries import QueryDesign, interval_halfwidth, to_natural
+from dpdesk.core.queries_base import QueryDesign, interval_halfwidth, to_natural
 from dpdesk.core.values import Row, fmt_number, rounded_row
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from dpdesk.core.accuracy import Accuracy
-    from dpdesk.core.aggregates import Exact
+    from dpdesk.core.aggregates_base import Exact
     from dpdesk.core.loading import Table
 
 NUMERIC = ("int", "float")
@@ -346,7 +349,7 @@ class Statistic:
 
     def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:
         """The exact statistic from its merged state (:meth:`partial` over every kept row)."""
-        from dpdesk.core.aggregates import Exact
+        from dpdesk.core.aggregates_base import Exact
 
         return Exact(state)
 
@@ -381,10 +384,10 @@ class Statistic:
 
     def value_accuracy(self, design: QueryDesign, plan: Plan, confidence: float = 0.95) -> Accuracy:
         """Its accuracy in the statistic's own units, from the plan (and its expected_rows) alone: see
-        :func:`dpdesk.core.accuracy.query_accuracy`."""
-        from dpdesk.core.accuracy import query_accuracy
-
-        return query_accuracy(design, plan, confidence)
+        :func:`dpdesk.core.accuracy.query_accuracy` (the same statement, without the registry)."""
+        return statistic_accuracy(
+            design, plan, confidence, self.accuracy_kind, self.accuracy_unit, self.ratio_shape
+        )
 
     def ratio_shape(self, spec: QuerySpec, plan: Plan) -> tuple[float, float]:
         """A ratio statistic's (h, U - L): the largest |x - mid| and the width of the released value's range."""

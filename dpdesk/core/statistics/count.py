@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from dpdesk.core.aggregates import Exact
+from dpdesk.core.aggregates_base import Exact
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import Plan, QuerySpec
-from dpdesk.core.queries import Component, QueryDesign, _fmt, _noise_component, group_cells
+from dpdesk.core.plan_base import Plan, QuerySpec
+from dpdesk.core.queries_base import Component, QueryDesign, _fmt, _noise_component, group_cells
 from dpdesk.core.statistics.base import AuditExample, DesignContext, Param, ParamKind, Rows, Statistic
 from dpdesk.i18n import _
 

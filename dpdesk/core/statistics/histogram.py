@@ -15,11 +15,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpdesk.core.aggregates import Exact, _bin_index
+from dpdesk.core.aggregates_base import Exact, _bin_index
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import MAX_BINS, ColumnSpec, Plan, QuerySpec
-from dpdesk.core.queries import QueryDesign, _fmt, group_cells
+from dpdesk.core.plan_base import MAX_BINS, ColumnSpec, Plan, QuerySpec
+from dpdesk.core.queries_base import QueryDesign, _fmt, group_cells
 from dpdesk.core.statistics.base import (
     NUMERIC,
     AuditExample,
@@ -126,7 +126,7 @@ class Histogram(Statistic):
         return HistogramQuery(**common, bins=bins)
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
-        from dpdesk.core.plan import _num_out
+        from dpdesk.core.plan_base import _num_out
 
         bins = cast(HistogramQuery, spec).bins
         return {} if bins is None else {"bins": [_num_out(b) for b in bins]}

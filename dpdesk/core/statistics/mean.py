@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from dpdesk.core.aggregates import Exact, _exact_sum, _grid, _group_sum
+from dpdesk.core.aggregates_base import Exact, _exact_sum, _grid, _group_sum
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec
-from dpdesk.core.queries import (
+from dpdesk.core.plan_base import ColumnSpec, Plan, QuerySpec
+from dpdesk.core.queries_base import (
     Component,
     QueryDesign,
     _fmt,

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from dpdesk.core.aggregates import Exact
+from dpdesk.core.aggregates_base import Exact
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import Plan, QuerySpec
-from dpdesk.core.queries import QueryDesign, em_curve, exponential_component
+from dpdesk.core.plan_base import Plan, QuerySpec
+from dpdesk.core.queries_base import QueryDesign, em_curve, exponential_component
 from dpdesk.core.statistics.base import (
     CATEGORY,
     AuditExample,

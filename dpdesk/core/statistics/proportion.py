@@ -50,10 +50,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpdesk.core.aggregates import Exact
+from dpdesk.core.aggregates_base import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import (
+from dpdesk.core.plan_base import (
     MAX_CATEGORIES,
     ColumnSpec,
     ColumnType,
@@ -64,7 +64,7 @@ from dpdesk.core.plan import (
     _num_out,
     _quoted,
 )
-from dpdesk.core.queries import QueryDesign, _fmt, _noise_component, group_cells, interval_halfwidth
+from dpdesk.core.queries_base import QueryDesign, _fmt, _noise_component, group_cells, interval_halfwidth
 from dpdesk.core.statistics.base import (
     CATEGORY,
     NUMERIC,

@@ -51,18 +51,17 @@ from typing import Any, cast
 import numpy as np
 
 from dpdesk.core import mechanisms as mech
-from dpdesk.core.aggregates import Exact, _below_at_most, quantile_utilities
+from dpdesk.core.aggregates_base import Exact, _below_at_most, quantile_utilities
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import MAX_CANDIDATES, ColumnSpec, Plan, QuerySpec, _inside, _num_out
-from dpdesk.core.queries import (
+from dpdesk.core.plan_base import MAX_CANDIDATES, ColumnSpec, Plan, QuerySpec, _inside, _num_out
+from dpdesk.core.queries_base import (
     QueryDesign,
     _float_up,
     _fmt,
     covers_every_whole_number,
     em_curve,
     exponential_component,
-    quantile_candidates,
     quantile_fraction,
 )
 from dpdesk.core.statistics.base import (
@@ -126,6 +125,23 @@ GRID_STEP = Param(
         "number for an int column)."
     ),
 )
+
+
+def quantile_candidates(spec: QuantileQuery, col: ColumnSpec) -> tuple[float, ...]:
+    """The candidates of a quantile query: declared, or a grid inside the public bounds.
+
+    Without ``candidates`` or ``grid_step``, an int column uses every whole number in its bounds
+    (if there are at most 100,000) and a float column 1,001 evenly spaced points.
+    """
+    if spec.candidates is not None:
+        return spec.candidates
+    assert col.bounds is not None
+    lo, hi = col.bounds
+    step = spec.grid_step
+    if step is None:
+        step = 1.0 if col.type == "int" and hi - lo <= 100_000 else (hi - lo) / 1000.0
+    n = math.floor((hi - lo) / step + 1e-9) + 1
+    return tuple(lo + i * step for i in range(n))
 
 
 class Quantile(Statistic):

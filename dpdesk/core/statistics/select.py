@@ -12,11 +12,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpdesk.core.aggregates import Exact, _below_at_most
+from dpdesk.core.aggregates_base import Exact, _below_at_most
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import ColumnSpec, Plan, QuerySpec, _num_out
-from dpdesk.core.queries import QueryDesign, _fmt, em_curve, exponential_component
+from dpdesk.core.plan_base import ColumnSpec, Plan, QuerySpec, _num_out
+from dpdesk.core.queries_base import QueryDesign, _fmt, em_curve, exponential_component
 from dpdesk.core.statistics.base import (
     AuditExample,
     DesignContext,

@@ -27,10 +27,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpdesk.core.aggregates import Exact, _exact_sum, _grid, _group_sum
+from dpdesk.core.aggregates_base import Exact, _exact_sum, _grid, _group_sum
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import Plan, QuerySpec
-from dpdesk.core.queries import QueryDesign, _fmt, _noise_component, grid_bounds, group_cells
+from dpdesk.core.plan_base import Plan, QuerySpec
+from dpdesk.core.queries_base import QueryDesign, _fmt, _noise_component, grid_bounds, group_cells
 from dpdesk.core.statistics.base import (
     NUMERIC,
     AuditExample,

@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from dpdesk.core.accuracy import Accuracy
-from dpdesk.core.aggregates import Exact
+from dpdesk.core.accuracy_base import Accuracy
+from dpdesk.core.aggregates_base import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
-from dpdesk.core.plan import (
+from dpdesk.core.plan_base import (
     ColumnSpec,
     Plan,
     QuerySpec,
@@ -50,7 +50,7 @@ from dpdesk.core.plan import (
     _listed_twice,
     _quoted,
 )
-from dpdesk.core.queries import Component, QueryDesign, _fmt, exponential_component, interval_halfwidth
+from dpdesk.core.queries_base import Component, QueryDesign, _fmt, exponential_component, interval_halfwidth
 from dpdesk.core.statistics.base import (
     DesignContext,
     NoiseFn,
@@ -389,7 +389,7 @@ class Synthetic(Statistic):
         columns: dict[str, ColumnSpec],
         broken: Any,
     ) -> QuerySpec:
-        from dpdesk.core.plan import _BrokenColumn
+        from dpdesk.core.plan_base import _BrokenColumn
 
         if common.get("accuracy") is not None:
             raise PlanError(f"{key}.accuracy", _no_accuracy_target(), hint=_("write epsilon instead"))
@@ -461,7 +461,7 @@ class Synthetic(Statistic):
         return spec
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
-        from dpdesk.core.plan import _num_out
+        from dpdesk.core.plan_base import _num_out
 
         q = cast(SyntheticQuery, spec)
         out: dict[str, Any] = {"columns": list(q.columns)}
@@ -635,7 +635,7 @@ class Synthetic(Statistic):
     def value_accuracy(self, design: QueryDesign, plan: Plan, confidence: float = 0.95) -> Accuracy:
         """The noise of each released one-way marginal cell (what the synthetic table's one-way counts
         follow); the table itself adds the fit's and the sampling's error."""
-        from dpdesk.core.accuracy import VALUE
+        from dpdesk.core.accuracy_base import VALUE
 
         one = design.components[0]
         cells = sum(a.size for a in attributes(cast(SyntheticQuery, design.spec), plan.columns))

@@ -26,8 +26,8 @@ def synthetic_section(
         return []
     from reportlab.lib.units import mm
 
+    from dpdesk.core.pdftext import _p, _table
     from dpdesk.core.plan import parse_plan
-    from dpdesk.core.report import _p, _table
     from dpdesk.core.statistics.synthetic import (
         SyntheticQuery,
         attributes,
