@@ -210,6 +210,14 @@ def test_replace_validates_and_the_solvers_still_build_queries() -> None:
     assert solved.accuracy is not None and 0 < solved.epsilon < 1
 
 
+def _python(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter on this tree."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=ROOT
+    ).stdout
+
+
 def test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registry() -> None:
     """The query types live below the statistics registry (dpdesk/core/plan_base.py never imports it); importing
     dpdesk.core.plan, as before the split, is enough for a query built by hand to be validated against the
@@ -224,10 +232,7 @@ def test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registr
         "except Exception as exc:\n"
         "    print(type(exc).__name__, exc.key)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=ROOT
-    ).stdout
+    out = _python(code)
     assert out.splitlines() == ["count", "PlanError query.statistic"]
 
 
@@ -241,8 +246,5 @@ def test_the_query_types_alone_say_that_the_registry_is_not_loaded() -> None:
         "except RuntimeError as exc:\n"
         "    print(exc)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, cwd=ROOT
-    ).stdout
+    out = _python(code)
     assert "the statistics registry is not loaded" in out
