@@ -3395,6 +3395,26 @@ def _sum128(""",
             "tests/trust/test_attack_typed.py::test_a_package_written_again_names_the_release_as_its_spend_entry_does",
         ),
     ),
+    Mutant(
+        "TE06",
+        "a checkpoint is trusted by a code whose plan values and validation (plan_base.py) changed",
+        "dpdesk/core/checkpoint.py",
+        r"""    "plan_base.py",  # the plan's values and validation (split from plan.py)""",
+        r"""""",
+        (
+            "tests/trust/test_attack_typed.py::test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries",
+        ),
+    ),
+    Mutant(
+        "TE07",
+        "a checkpoint is trusted by a code whose noise components (queries_base.py) changed",
+        "dpdesk/core/checkpoint.py",
+        r"""    "queries_base.py",  # the noise components and their costs (split from queries.py)""",
+        r"""""",
+        (
+            "tests/trust/test_attack_typed.py::test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

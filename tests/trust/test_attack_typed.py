@@ -210,3 +210,28 @@ def test_a_package_written_again_names_the_release_as_its_spend_entry_does(
     copies = json.loads((tmp_path / "again" / "ledger.json").read_text(encoding="utf-8"))["entries"]
     spend, pkg = (next(e for e in copies if e["type"] == t) for t in ("spend", "package"))
     assert spend["release_id"] == 5 and pkg["release_id"] == 5  # as stored, the JSON the old code wrote
+
+
+# a checkpoint is trusted only by the code that costed it ------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["plan_base.py", "queries_base.py"])
+def test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    """The plan's values and validation left plan.py for plan_base.py, the noise components queries.py for
+    queries_base.py: a change there changes what a release costs, so another version's checkpoint must not be
+    trusted (it would be read instead of the entries before it: the budget they spent could come back)."""
+    import shutil
+
+    from dpdesk.core import checkpoint
+
+    core = tmp_path / "core"
+    shutil.copytree(Path(checkpoint.__file__).parent, core, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(checkpoint, "__file__", str(core / "checkpoint.py"))
+    monkeypatch.setattr(checkpoint, "_fingerprint", None)
+    before = checkpoint.costing_fingerprint()
+    with (core / module).open("a", encoding="utf-8") as f:
+        f.write("\nEPSILON_SCALE = 0.5  # another version's costing\n")
+    monkeypatch.setattr(checkpoint, "_fingerprint", None)
+    assert checkpoint.costing_fingerprint() != before
