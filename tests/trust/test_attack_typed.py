@@ -10,7 +10,13 @@ same output, no traceback on hostile input. Each test here failed on the typed c
 - a package entry's stored ``time`` of null was printed as an empty text (``Entry.get`` answered the typed
   field, not what the package holds);
 - a package whose spend records ``charged`` (or ``plan``) as null ended ``dpdesk review`` and the app's review
-  window in a traceback (already so before the typed entries).
+  window in a traceback (already so before the typed entries);
+- a spend whose recorded plan is text or a list: ``SpendEntry.plan`` made it an object (a traceback for text,
+  another plan's problems named for a list) where ``ledger export-release`` and ``ledger statement`` named it;
+- a package written again (``ledger export-release``) named its release as text in its package entry, not as
+  the spend entry holds it;
+- the costing fingerprint no longer covered the plan's values and the noise components once they moved to
+  ``plan_base.py`` and ``queries_base.py``: another code's checkpoint could be trusted.
 
 Run in-process (``dpdesk.cli.main``); deterministic.
 """
