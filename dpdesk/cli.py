@@ -1986,7 +1986,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
         s = r.spend or {}
         print(_("Release package {path}").format(path=shown(args.path)))
         if s:
-            c = s.get("charged", {})
+            c = s.get("charged")
+            c = c if isinstance(c, dict) else {}  # null in a forged package: shown as None, never a crash
             print(
                 "  "
                 + _("release {rid} of {time}, dataset {id}").format(

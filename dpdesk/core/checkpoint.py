@@ -53,9 +53,11 @@ _COSTING = (
     "accounting.py",
     "recost.py",
     "queries.py",
+    "queries_base.py",  # the noise components and their costs (split from queries.py)
     "mechanisms.py",
     "mechanism_kinds.py",
     "plan.py",
+    "plan_base.py",  # the plan's values and validation (split from plan.py)
     "checkpoint.py",
 )
 _fingerprint: str | None = None

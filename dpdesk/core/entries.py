@@ -260,9 +260,11 @@ class SpendEntry(Entry):
         return str(self.fields.get("title", ""))
 
     @property
-    def plan(self) -> dict[str, Any]:
-        """The plan released, in the file format."""
-        return dict(self.fields["plan"])
+    def plan(self) -> Any:
+        """The plan released, in the file format, as stored (a copy of the object; whatever else a damaged entry
+        holds is given as it is, for :func:`dpdesk.core.plan.parse_plan` to name, never made an object)."""
+        raw = self.fields["plan"]
+        return dict(raw) if isinstance(raw, dict) else raw
 
     @property
     def plan_hash(self) -> str:
@@ -506,22 +508,18 @@ def parse_entries(entries: Sequence[Mapping[str, Any]]) -> list[Entry]:
 
 
 def salvaged(d: Mapping[str, Any]) -> Entry:
-    """A line of a *damaged* ledger that :func:`_usable` accepts, typed for costing what it recorded (an
-    acknowledgement carries it over): its own fields as stored, chain fields that are not strings read as empty
+    """A line of a *damaged* ledger that :func:`_usable` accepts (or an entry of a package under review), typed for
+    costing what it recorded (an acknowledgement carries it over): its fields as stored, chain fields too (a
+    missing one reads as empty), so that :meth:`Entry.get` and :meth:`Entry.to_dict` answer what the line holds
     (the chain is broken anyway; nothing is verified or written from this object)."""
     t = EntryType(d["type"])
-
-    def text(k: str) -> str:
-        v = d.get(k)
-        return v if isinstance(v, str) else ""
-
     return _ENTRY_CLASSES[t](
         seq=int(d["seq"]),
         type=t,
-        time=text("time"),
-        dataset=text("dataset"),
-        prev=text("prev"),
-        hash=text("hash"),
+        time=d.get("time", ""),
+        dataset=d.get("dataset", ""),
+        prev=d.get("prev", ""),
+        hash=d.get("hash", ""),
         fields=MappingProxyType({k: v for k, v in d.items() if k not in _HEADER}),
         order=tuple(d),
     )

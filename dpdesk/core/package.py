@@ -101,7 +101,7 @@ def write_package(
         package = tx.append(
             "package",
             {
-                "release_id": spend.release_id,
+                "release_id": spend.fields["release_id"],  # as stored (the typed property is text)
                 "spend_hash": spend.hash,
                 "spend_seq": spend.seq,
                 "files": hashes,

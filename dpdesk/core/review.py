@@ -36,6 +36,9 @@ class Review:
     problems: list[str] = field(default_factory=list)
     #: the entries reviewed, typed (a package's: those of a known type, once every field review reads was checked)
     entries: list[Entry] = field(default_factory=list)
+    #: the entries reviewed as stored: a package's JSON objects, one of an unknown type too (named a problem, and
+    #: still shown, counted and compared with a later export), an export's lines
+    stored: list[dict[str, Any]] = field(default_factory=list)
     plan: dict[str, Any] | None = None
     spend: SpendEntry | None = None
     files: dict[str, str] = field(default_factory=dict)  # file -> "ok" / problem
@@ -113,6 +116,7 @@ def review_ledger_file(path: Path) -> Review:
     except LedgerError as exc:
         out.problems.append(str(exc))
         return out
+    out.stored = [e.to_dict() for e in out.entries]
     if not out.entries:
         out.problems.append(
             _("{path}: the exported ledger is empty (a dataset's ledger has at least one entry)").format(
@@ -253,6 +257,7 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
         out.problems.extend(bad)
         out.problems.append(_("ledger.json is malformed: the package cannot be checked"))
         return out
+    out.stored = [e for e in entries if isinstance(e, dict)]
     out.entries = _typed(entries)
     try:
         _check_package(folder, out, data, entries, progress)
@@ -435,7 +440,7 @@ def review_against(out: Review, later_path: Path) -> None:
             )
         )
         return
-    mine = {e.dataset for e in out.entries}
+    mine = {e.get("dataset") for e in out.stored}
     theirs = later.entries[0].dataset
     if mine != {theirs}:
         out.problems.append(
@@ -448,7 +453,12 @@ def review_against(out: Review, later_path: Path) -> None:
     reached = isinstance(seq, int) and seq in by_seq and by_seq[seq].hash == digest
     _check_governance_against(out, later.entries, later_path, seq if reached else 0)
     if reached:
-        wrong = [e.seq for e in out.entries if e.seq not in by_seq or by_seq[e.seq].hash != e.hash]
+        later_at: dict[Any, Entry] = dict(by_seq)  # looked up by what each stored entry holds as its seq
+        wrong = [
+            e.get("seq")
+            for e in out.stored
+            if e.get("seq") not in later_at or later_at[e.get("seq")].hash != e.get("hash")
+        ]
         for n in wrong:
             out.problems.append(
                 _("entry {n} is not the one the later ledger {later} holds at that place").format(
@@ -501,7 +511,7 @@ def review_summary(r: Review) -> dict[str, Any]:
         "intact": r.intact,
         "problems": r.problems,
         "files": r.files,
-        "entries": len(r.entries),
+        "entries": len(r.stored),
         "head": r.head,
         "notes": r.notes,
         "against": r.against,

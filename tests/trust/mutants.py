@@ -3348,6 +3348,73 @@ def _sum128(""",
             "tests/core/test_query_types.py::test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registry",
         ),
     ),
+    # --- issue 12, typed entries: an attacker's pass (tests/trust/test_attack_typed.py) -------------------------
+    Mutant(
+        "TE01",
+        "review: a package entry of an unknown type is no longer compared with a later export, counted or shown",
+        REV,
+        r"""    out.stored = [e for e in entries if isinstance(e, dict)]""",
+        r"""    out.stored = [e for e in entries if isinstance(e, dict) and e.get("type") in ENTRY_TYPES]""",
+        (
+            "tests/trust/test_attack_typed.py::test_an_entry_of_an_unknown_type_is_still_compared_with_a_later_export",
+            "tests/trust/test_attack_typed.py::test_an_entry_of_an_unknown_type_of_another_dataset_is_named",
+            "tests/trust/test_attack_typed.py::test_the_review_window_lists_an_entry_of_an_unknown_type",
+        ),
+    ),
+    Mutant(
+        "TE02",
+        "review: a package entry's stored time is read as an empty text when it is not text",
+        ENT,
+        r"""        time=d.get("time", ""),""",
+        r"""        time=d.get("time") if isinstance(d.get("time"), str) else "",""",
+        ("tests/trust/test_attack_typed.py::test_a_package_entry_reads_its_chain_fields_as_stored",),
+    ),
+    Mutant(
+        "TE03",
+        "review: a package whose spend records charged as null ends the command line's review in a traceback",
+        "dpdesk/cli.py",
+        r"""            c = c if isinstance(c, dict) else {}  # null in a forged package: shown as None, never a crash""",
+        r"""            c = c if isinstance(c, dict) or c is None else {}""",
+        ("tests/trust/test_attack_typed.py::test_a_spend_recording_null_is_reviewed_without_a_traceback",),
+    ),
+    Mutant(
+        "TE04",
+        "a recorded plan that is not an object is made one (a traceback, or problems of another plan named)",
+        ENT,
+        r"""        return dict(raw) if isinstance(raw, dict) else raw""",
+        r"""        return dict(raw)""",
+        ("tests/trust/test_attack_typed.py::test_a_recorded_plan_that_is_not_an_object_is_named",),
+    ),
+    Mutant(
+        "TE05",
+        "a package written again names its release as text, not as its spend entry holds it",
+        "dpdesk/core/package.py",
+        r"""                "release_id": spend.fields["release_id"],  # as stored (the typed property is text)""",
+        r"""                "release_id": spend.release_id,""",
+        (
+            "tests/trust/test_attack_typed.py::test_a_package_written_again_names_the_release_as_its_spend_entry_does",
+        ),
+    ),
+    Mutant(
+        "TE06",
+        "a checkpoint is trusted by a code whose plan values and validation (plan_base.py) changed",
+        "dpdesk/core/checkpoint.py",
+        r"""    "plan_base.py",  # the plan's values and validation (split from plan.py)""",
+        r"""""",
+        (
+            "tests/trust/test_attack_typed.py::test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries",
+        ),
+    ),
+    Mutant(
+        "TE07",
+        "a checkpoint is trusted by a code whose noise components (queries_base.py) changed",
+        "dpdesk/core/checkpoint.py",
+        r"""    "queries_base.py",  # the noise components and their costs (split from queries.py)""",
+        r"""""",
+        (
+            "tests/trust/test_attack_typed.py::test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -108,6 +108,7 @@ def test_the_review_window_shows_control_characters(qtbot: Any) -> None:
         plan={"title": FORGED_TITLE, "queries": []},
         files={"release.csv\r": "modified\x1b[8m"},
         entries=[salvaged({"seq": 1, "type": "spend", "time": "t\x1b[2K", "hash": "h\x1b[8m"})],
+        stored=[{"seq": 1, "type": "spend\x1b[2K", "time": "t\x1b[2K", "hash": "h\x1b[8m"}],
     )
     w = ReviewWindow(result, "pkg\x1b[2K")
     qtbot.addWidget(w)

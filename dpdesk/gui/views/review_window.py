@@ -43,8 +43,8 @@ class ReviewWindow(QDialog):
 
         spend = result.spend
         if spend:
-            c = spend.get("charged", {})
-            plan = result.plan or spend.get("plan", {})
+            c = _object(spend.get("charged"))  # null in a forged package: shown as None, never a crash
+            plan = result.plan or _object(spend.get("plan"))
             info = QLabel(
                 _(
                     "Release {rid} of {time}<br>Dataset {id}<br>Plan: {title} ({n} queries)<br>"
@@ -54,7 +54,7 @@ class ReviewWindow(QDialog):
                     time=_esc(spend.get("time", "?")),
                     id=_esc(str(spend.get("dataset", "?"))),
                     title=_esc(plan.get("title") or _("untitled")),
-                    n=len(plan.get("queries", [])),
+                    n=len(queries) if isinstance(queries := plan.get("queries", []), list) else "?",
                     m=_esc(spend.get("method")),
                     e=_esc(c.get("epsilon")),
                     d=_esc(c.get("delta")),
@@ -86,10 +86,10 @@ class ReviewWindow(QDialog):
             files.verticalHeader().setVisible(False)
             files.setMaximumHeight(120)
             lay.addWidget(files)
-        entries = QTableWidget(len(result.entries), 4)
+        entries = QTableWidget(len(result.stored), 4)
         entries.setHorizontalHeaderLabels(["#", _("Entry"), _("Time (UTC)"), _("Hash")])
-        for i, e in enumerate(result.entries):
-            for j, v in enumerate((e.seq, e.type.value, e.time, e.hash)):
+        for i, e in enumerate(result.stored):  # as stored: an entry of an unknown type is shown too
+            for j, v in enumerate((e.get("seq"), e.get("type"), e.get("time"), e.get("hash"))):
                 entries.setItem(i, j, QTableWidgetItem(shown(v)))
         entries.resizeColumnsToContents()
         entries.horizontalHeader().setStretchLastSection(True)
@@ -99,6 +99,11 @@ class ReviewWindow(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
+
+
+def _object(v: Any) -> dict[str, Any]:
+    """A JSON object of a package's entry, or an empty one when it holds something else (null)."""
+    return v if isinstance(v, dict) else {}
 
 
 def _esc(s: Any) -> str:
