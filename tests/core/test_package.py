@@ -89,17 +89,23 @@ def released(folder: Path) -> list[dict[str, str]]:
 @pytest.mark.slow
 def test_report_holds_every_released_value_and_no_raw_statistic(dpdesk_home: Path, tmp_path: Path) -> None:
     data = planted(tmp_path)
-    out = tmp_path / "pkg"
-    release(plan(), data, dpdesk_home, out)
+    # A noisy number that happens to equal a true one (about 1 release in 100: the count's rounded noise is 0 with
+    # probability ~0.5%) would make the checks below skip; released again (a fresh home: its own budget) until
+    # none does, so a leak of the true count goes unseen about once in 10^6 runs, not once in 100.
+    for attempt in range(3):
+        out = tmp_path / f"pkg{attempt}"
+        release(plan(), data, dpdesk_home / f"home{attempt}", out)
+        rows = released(out)
+        values = {r["value"] for r in rows} | {r["ci_low"] for r in rows} | {r["ci_high"] for r in rows}
+        if str(N_ROWS) not in values and "4312" not in values:
+            break
     assert sorted(p.name for p in out.iterdir()) == ["ledger.json", "plan.json", "release.csv", "report.pdf"]
     text = pdf_text(out / "report.pdf")
     flat = text.replace("\n", " ")
-    rows = released(out)
     for r in rows:
         for key in ("value", "ci_low", "ci_high", "epsilon"):
             if r[key]:
                 assert r[key] in flat, (key, r[key])
-    values = {r["value"] for r in rows} | {r["ci_low"] for r in rows} | {r["ci_high"] for r in rows}
     assert TRUE_SUM not in flat and "987654" not in flat
     if str(N_ROWS) not in values:  # the true count may only appear as a noisy value that happens to equal it
         assert str(N_ROWS) not in flat
