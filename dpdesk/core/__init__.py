@@ -7,7 +7,7 @@ The layers, enforced by import-linter (``[tool.importlinter]`` in pyproject.toml
 ``dpdesk.core.mechanisms``; nothing on the release path imports ``dpdesk.core.simulate`` (numpy's generator, for
 previews only).
 
-The engine's public API is :data:`__all__`: the plan and its values, the errors, loading a table, the ledger,
+The engine's public API is :data:`__all__`: the plan and its values, the errors, loading a table, the ledger and its typed entries,
 the budget report and the fit, the release's outputs, the review, progress. ``import dpdesk.core`` loads none
 of them: each name is imported from its module when it is first used (``from dpdesk.core import parse_plan``),
 so the command line's start-up does not grow. The release itself and the review are the modules
@@ -53,6 +53,10 @@ _HOMES = {
     "load_for_release": "streaming",
     # the ledger, the budget and the fit
     "Ledger": "ledger",
+    "Entry": "entries",
+    "EntryType": "entries",
+    "SettingsEntry": "entries",
+    "SpendEntry": "entries",
     "BudgetReport": "budget",
     "budget_report": "budget",
     "report_warnings": "budget",
@@ -81,6 +85,8 @@ __all__ = [
     "Cancelled",
     "ColumnSpec",
     "DpdeskError",
+    "Entry",
+    "EntryType",
     "FitError",
     "FitResult",
     "InputError",
@@ -94,6 +100,8 @@ __all__ = [
     "QuerySpec",
     "Review",
     "Row",
+    "SettingsEntry",
+    "SpendEntry",
     "Table",
     "UsageError",
     "apply_codebook",
@@ -134,6 +142,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the type checkers see; at run time __getattr__ imports each name when it is used
     from dpdesk.core.budget import BudgetReport, budget_report, report_warnings
+    from dpdesk.core.entries import Entry, EntryType, SettingsEntry, SpendEntry
     from dpdesk.core.errors import (
         BudgetExceeded,
         Cancelled,
