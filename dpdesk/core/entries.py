@@ -126,6 +126,12 @@ def checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | N
         raise LedgerError(
             _("{where}: the entry's content does not match its hash (it was edited)").format(where=where)
         )
+    if not readable(entry):
+        raise LedgerError(
+            _("{where}: the entry does not hold what a {type} entry holds (damaged or edited)").format(
+                where=where, type=entry["type"]
+            )
+        )
     try:
         return parse_entry(entry)
     except ValueError:  # a sequence number written as true: equal to 1 in the checks above, still damage
@@ -531,6 +537,40 @@ def settings_in_force(entries: Sequence[Entry]) -> dict[str, Any] | None:
         if e.type in (EntryType.SETTINGS, EntryType.ACKNOWLEDGE) and isinstance(e.get("settings"), dict):
             return dict(e.fields["settings"])
     return None
+
+
+def _finite_number(x: Any) -> bool:
+    return not isinstance(x, bool) and isinstance(x, int | float) and math.isfinite(x)
+
+
+def readable(e: Mapping[str, Any]) -> bool:
+    """Whether a line that verifies holds what the commands read of its type: its time as text, the costs it records
+    as finite numbers (:func:`_usable`), a spend's charge and accounting method, a settings entry's budget and
+    method. Every version of dpdesk wrote them; a line without them was forged with its hashes recomputed, and is
+    named as damaged (exit 3) instead of failing a command later."""
+    if not isinstance(e.get("time"), str) or not _usable(dict(e)):
+        return False
+    try:
+        if e["type"] == "spend":
+            c = e["charged"]
+            return (
+                isinstance(c, dict)
+                and _finite_number(c.get("epsilon"))
+                and _finite_number(c.get("delta"))
+                and isinstance(e.get("method"), str)
+            )
+        if e["type"] == "settings":
+            b, a = e["settings"].get("budget"), e["settings"].get("accounting")
+            return (
+                isinstance(b, dict)
+                and _finite_number(b.get("epsilon"))
+                and _finite_number(b.get("delta"))
+                and isinstance(a, dict)
+                and isinstance(a.get("method"), str)
+            )
+    except (KeyError, TypeError, AttributeError):
+        return False
+    return True
 
 
 def _usable(e: dict[str, Any]) -> bool:

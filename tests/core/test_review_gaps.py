@@ -228,7 +228,7 @@ def test_a_later_export_restarted_by_an_acknowledgement_that_carries_the_release
 def test_a_later_export_of_another_dataset_is_named(made: dict[str, Any], tmp_path: Path) -> None:
     other = tmp_path / "other.jsonl"
     e = {"seq": 1, "type": "settings", "time": "t", "dataset": "ds-" + "1" * 32, "prev": GENESIS}
-    e["settings"], e["reason"] = {}, "x"
+    e["settings"], e["reason"] = plan().settings(), "x"  # a whole settings entry of another dataset
     e["hash"] = entry_hash(e)
     other.write_text(json.dumps(e) + "\n", encoding="utf-8")
     assert any("the ledger of another dataset" in p for p in problems(made["pkg"], other))

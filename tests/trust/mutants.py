@@ -3415,6 +3415,14 @@ def _sum128(""",
             "tests/trust/test_attack_typed.py::test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries",
         ),
     ),
+    Mutant(
+        "FD13",
+        "hostile input: a ledger line that verifies but lacks what its type holds (a spend's costs or charge) is not named when the chain is read; a command fails later with a traceback",
+        ENT,
+        r"""    if not readable(entry):""",
+        r"""    if False:""",
+        ("tests/trust/test_forged_fields.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
