@@ -453,11 +453,10 @@ def review_against(out: Review, later_path: Path) -> None:
     reached = isinstance(seq, int) and seq in by_seq and by_seq[seq].hash == digest
     _check_governance_against(out, later.entries, later_path, seq if reached else 0)
     if reached:
-        later_at: dict[Any, Entry] = dict(by_seq)  # looked up by what each stored entry holds as its seq
         wrong = [
             e.get("seq")
             for e in out.stored
-            if e.get("seq") not in later_at or later_at[e.get("seq")].hash != e.get("hash")
+            if (held := by_seq.get(e.get("seq", 0))) is None or held.hash != e.get("hash")
         ]
         for n in wrong:
             out.problems.append(
