@@ -82,6 +82,9 @@ from dpdesk.core.accuracy_base import (
     noise_steps,
     rank_error,
     ratio_error,
+    ratio_failure,
+    ratio_meets,
+    ratio_rounding,
     rounding_error,
     statistic_accuracy,
     value_error,
@@ -118,6 +121,9 @@ __all__ = [
     "query_accuracy",
     "rank_error",
     "ratio_error",
+    "ratio_failure",
+    "ratio_meets",
+    "ratio_rounding",
     "rescaled",
     "round_up",
     "rounding_error",
@@ -163,7 +169,7 @@ def meets(design: QueryDesign, plan: Plan, target: AccuracyTarget) -> bool:
         rows = _rows_per_cell(design, plan)
         assert rows is not None
         h, width = _ratio_shape(design, plan)
-        return ratio_error(design, h, width, rows, c) <= target.error
+        return ratio_meets(design, h, width, rows, c, target.error)
     if kind == RANK:
         return rank_error(design, c) <= target.error
     return lead_probability(design, target.error) >= c
@@ -251,6 +257,52 @@ def _check_target(design: QueryDesign, plan: Plan, target: AccuracyTarget, key: 
             )
 
 
+def _unreachable(design: QueryDesign, plan: Plan, target: AccuracyTarget, top: float) -> str:
+    """Why no epsilon up to ``top`` meets the target: what the largest epsilon reaches, and what to change."""
+    from dpdesk.core import statistics
+
+    kind = statistics.get(design.spec.statistic).accuracy_kind
+    c = target.confidence
+    pct = f"{c * 100:.4g}%"
+    head = _("no epsilon up to {top} meets this target").format(top=f"{top:g}")
+    if kind == LEAD:
+        lead = lead_for(design, c)
+        return (
+            head
+            + ": "
+            + _(
+                "even at epsilon {top} the best candidate must lead by {l} to be chosen with probability {p}; "
+                "allow a larger lead or a lower confidence"
+            ).format(top=f"{top:g}", l=_fmt(lead), p=pct)
+        )
+    if kind == VALUE:
+        best = value_error(design, c, target.cells == "all")
+    elif kind == RATIO:
+        rows = _rows_per_cell(design, plan)
+        assert rows is not None
+        h, width = _ratio_shape(design, plan)
+        best = ratio_error(design, h, width, rows, c)
+        return (
+            head
+            + ": "
+            + _(
+                "with {n} expected rows, even epsilon {top} gives only ±{e} with probability {p} (the noisy count "
+                "must stay well above 0); allow an error of at least ±{e}, a lower confidence, or state more "
+                "expected rows if the table really has them"
+            ).format(n=rows, top=f"{top:g}", e=_fmt(best), p=pct)
+        )
+    else:
+        best = rank_error(design, c)
+    return (
+        head
+        + ": "
+        + _(
+            "even epsilon {top} gives only ±{e} with probability {p}; allow an error of at least ±{e} or a lower "
+            "confidence"
+        ).format(top=f"{top:g}", e=_fmt(best), p=pct)
+    )
+
+
 def solve_epsilon(design: QueryDesign, plan: Plan, target: AccuracyTarget, key: str) -> float:
     """The smallest epsilon (rounded up to 4 significant digits) whose design meets the target.
 
@@ -265,12 +317,7 @@ def solve_epsilon(design: QueryDesign, plan: Plan, target: AccuracyTarget, key: 
         return meets(rescaled(design, eps), plan, target)
 
     if not ok(top):
-        raise PlanError(
-            f"{key}.accuracy",
-            _("no epsilon up to {top} meets this target: allow a larger error or a lower confidence").format(
-                top=f"{top:g}"
-            ),
-        )
+        raise PlanError(f"{key}.accuracy", _unreachable(rescaled(design, top), plan, target, top))
     if ok(MIN_EPSILON):
         return MIN_EPSILON
     lo, hi = math.log(MIN_EPSILON), math.log(top)

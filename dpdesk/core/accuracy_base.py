@@ -252,25 +252,147 @@ def rounding_error(halfwidth: float) -> float:
 def value_error(design: QueryDesign, confidence: float, together: bool = False) -> float:
     """Count, sum, histogram: the error every cell (or, ``together``, all cells at once) stays within,
     the noise's and, where the value is not whole, its rounding to 3 significant digits of the interval."""
-    from dpdesk.core.queries_base import interval_halfwidth
+    from dpdesk.core.queries_base import value_spread
 
     (comp,) = design.components
     cells = len(design.cells)
     per_cell = confidence ** (1.0 / cells) if together and cells > 1 else confidence
-    rounding = 0.0 if comp.grid >= 1.0 else rounding_error(interval_halfwidth(comp))
+    # the published value is rounded to 3 significant digits of its noise's spread (public: from the design)
+    rounding = 0.0 if comp.grid >= 1.0 else rounding_error(value_spread(comp))
     return noise_halfwidth(comp, per_cell) + rounding
 
 
-def ratio_error(design: QueryDesign, h: float, width: float, n: int, confidence: float) -> float:
-    """Mean, proportion: min(U - L, (a_s + h a_n) / (n - a_n)), a_s and a_n at 1 - (1 - c)/2 each
-    (a union bound; see the module's notes), for every table of ``n`` rows; U - L when n - a_n < 1."""
+#: The share of a mean's or a proportion's failure probability 1 - c set aside for its rounding bound
+#: (:func:`ratio_error`): the noise gets (1 - c)(1 - this), the rounding's event the rest.
+RATIO_ROUNDING_SHARE = 0.02
+#: The count's noise is cut into bins of this many per noise scale, up to this many scales (beyond: failure).
+_BINS_PER_SCALE = 64
+_SCALES = 14
+
+
+def _up(comp: Component, x: Any) -> Any:
+    """P(Z g > x) for the component's noise Z on its grid g, elementwise over the array ``x``: exact for the
+    discrete Laplace (P(Z > k) = r^(k+1) / (1 + r) for k >= 0, 1 - P(Z > -k - 1) below), and for the
+    discrete Gaussian the upper bound Q(k / s) of :func:`dgauss_tail` for k >= 0 (1 below 0)."""
+    import numpy as np
+
+    g = comp.grid
+    s = comp.scale / g * (1.0 + SCALE_MARGIN)
+    k = np.floor(np.asarray(x, dtype=np.float64) / g)
+    if comp.mechanism == "laplace":
+        q = 1.0 / (1.0 + math.exp(-1.0 / s))
+        pos = np.exp(-(np.maximum(k, 0.0) + 1.0) / s) * q
+        neg = 1.0 - np.exp(-(np.maximum(-k - 1.0, 0.0) + 1.0) / s) * q
+        return np.where(k >= 0, pos, neg)
+    if s > _DGAUSS_SUM_UP_TO:
+        erfc = np.frompyfunc(math.erfc, 1, 1)
+        pos = 0.5 * np.asarray(erfc(np.maximum(k, 0.0) / (s * math.sqrt(2.0))), dtype=np.float64)
+    else:  # pragma: no cover - dpdesk's Gaussian grids keep s >= 2^20 (queries_base.gaussian_grid)
+        pos = np.asarray([dgauss_tail(s, int(v)) / 2.0 if v >= 0 else 1.0 for v in np.ravel(k)])
+        pos = pos.reshape(k.shape)
+    return np.where(k >= 0, pos, 1.0)
+
+
+def ratio_failure(design: QueryDesign, h: float, n: int, t: float) -> float:
+    """An upper bound on P(|S~ / max(1, n~) - S / n| > t) for EVERY table of n rows (|S| <= h n): the
+    error of a mean or a proportion before it is clamped (which only brings it closer) and rounded.
+
+    With Z_n = y (the count's noise) and n + y >= 1, the error is (Z_s - r y) / (n + y), r = S / n in
+    [-h, h], and fails when |Z_s g - c| > T, c = r y, |c| <= C = h |y|, T = t (n + y). By the symmetry of
+    the sum's noise, P(|Z_s g - c| > T) = P(Z_s g > T + c) + P(Z_s g > T - c) =: G(c). Its noise is
+    symmetric and unimodal on its grid g, so X = Z_s g + U (U uniform on (-g/2, g/2)) has a density
+    non-increasing in |x|, and P(Z_s g > x) <= P(X > x - g/2), P(X > x) <= P(Z_s g > x - g/2). For
+    continuous X, P(X > T' + c) + P(X > T' - c) grows with c in [0, C] when T' >= 0 (its derivative is
+    f(T' - c) - f(T' + c) >= 0). So with T' = T - g/2 >= 0: G(c) <= P(Z_s g > T + C - g) +
+    P(Z_s g > T - C - g), for every r; a failure when T < g/2. |y| is cut into bins of width w (1/64 of
+    the count's noise scale, on its grid); on a bin the bound is taken at the bin's worst ends, F_j, then
+    made non-decreasing in j (F^_j = max over i <= j); a bin past 14 scales, or one that reaches
+    n + y < 1, counts as a failure. So the probability is at most E[F^(J)], J the bin of |Z_n|,
+    = F^_0 + sum_j (F^_j - F^_(j-1)) P(|Z_n| > u_(j-1)) + (1 - F^_K) P(|Z_n| > u_K), in which each
+    P(|Z_n| > u) may be an upper bound (its weight is never negative). The union bound over the two parts
+    (each within its half-width at 1 - (1 - c)/2) adds their half-widths, which costs about 1.8 times the
+    epsilon when the two noises are alike (a mean at the bounds); this bound overstates the worst table's
+    error by a few percent (tests/core/test_honest_numbers.py).
+    """
+    import numpy as np
+
     count_c, sum_c = design.components
-    each = 1.0 - (1.0 - confidence) / 2.0
-    a_n, a_s = noise_halfwidth(count_c, each), noise_halfwidth(sum_c, each)
-    if n - a_n < 1:
+    gn = count_c.grid
+    w = max(gn, math.floor(count_c.scale / _BINS_PER_SCALE / gn) * gn)
+    u = np.arange(_BINS_PER_SCALE * _SCALES + 1, dtype=np.float64) * w
+    a, b = u[:-1], u[1:]
+    gs = sum_c.grid
+    tn = t * n
+    # y in [a, b]: T + C = tn + (t + h) y, T - C = tn + (t - h) y; y in [-b, -a]: tn + (h - t) v, tn - (t + h) v
+    pos = _up(sum_c, tn + (t + h) * a - gs) + _up(sum_c, np.minimum(tn + (t - h) * a, tn + (t - h) * b) - gs)
+    neg = _up(sum_c, np.minimum(tn + (h - t) * a, tn + (h - t) * b) - gs) + _up(sum_c, tn - (t + h) * b - gs)
+    f = np.minimum(1.0, np.maximum(pos, neg))
+    f = np.where((n - b < 1.0) | (t * (n - b) < gs / 2.0), 1.0, f)
+    f0 = min(1.0, float(2.0 * _up(sum_c, np.asarray([tn]))[0])) if n >= 1 else 1.0
+    env = np.maximum.accumulate(np.concatenate(([f0], f)))
+    ks = np.floor(u / gn + 1e-9)
+    tails = 2.0 * _up(count_c, (ks + 0.5) * gn)  # P(|Z_n| > u_j) = 2 P(Z_n > k_j), j = 0..K
+    total = float(env[0] + np.sum(np.diff(env) * tails[:-1]) + (1.0 - env[-1]) * tails[-1])
+    return min(1.0, total)
+
+
+def ratio_error(design: QueryDesign, h: float, width: float, n: int, confidence: float) -> float:
+    """Mean, proportion: the error the published value stays within with probability ``confidence`` for
+    every table of ``n`` rows: the smallest t with :func:`ratio_failure` at most (1 - c)(1 - share),
+    plus :func:`ratio_rounding` on an event of probability 1 - (1 - c) share (share =
+    :data:`RATIO_ROUNDING_SHARE`); at most U - L (the value and the truth lie in [L, U])."""
+    budget = (1.0 - confidence) * (1.0 - RATIO_ROUNDING_SHARE)
+    rounding = ratio_rounding(design, h, width, n, confidence)
+    if ratio_failure(design, h, n, width) > budget:
         return width
-    # plus the published value's rounding: its interval's half-width is at most U - L
-    return min(width, (a_s + h * a_n) / (n - a_n) + rounding_error(width))
+    lo, hi = 0.0, width  # invariant: failure(hi) <= budget
+    for _step in range(60):
+        mid = 0.5 * (lo + hi)
+        if ratio_failure(design, h, n, mid) <= budget:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= hi * 1e-9:
+            break
+    return min(width, hi + rounding)
+
+
+def ratio_meets(design: QueryDesign, h: float, width: float, n: int, confidence: float, error: float) -> bool:
+    """Whether :func:`ratio_error` is at most ``error`` (without its search: one bound at error - rounding)."""
+    if error >= width:
+        return True
+    t = error - ratio_rounding(design, h, width, n, confidence)
+    if t <= 0:
+        return False
+    return ratio_failure(design, h, n, t) <= (1.0 - confidence) * (1.0 - RATIO_ROUNDING_SHARE)
+
+
+def ratio_rounding(design: QueryDesign, h: float, width: float, n: int, confidence: float) -> float:
+    """The most a mean or a proportion moves when it is rounded, with probability 1 - (1 - c) share.
+
+    The published value is rounded to 3 significant digits of a spread (:func:`dpdesk.core.values.rounded_row`,
+    :func:`dpdesk.core.statistics.mean.ratio_rows`): the largest distance from m = mid + S~/n~ to the four
+    ratios mid + (S~ +- r_s) / (n~ +- r_n), clamped to [L, U], with r_n, r_s the components' 97.5%
+    half-widths, r_s at least one step of the sum's noise grid
+    (:func:`~dpdesk.core.queries_base.ratio_halfwidths`); U - L when n~ - r_n <= 0. Each distance is
+    |a - b r| / (n~ + b) <= (r_s + r_n |r|) / (n~ - r_n), r = S~/n~ (clamping is 1-Lipschitz). With
+    |Z_n| <= a_n and |Z_s| <= a_s, each with probability 1 - (1 - c) share / 2: n~ >= n - a_n and
+    |S~| <= h n + a_s, so |r| <= R = (h n + a_s) / (n - a_n), and the spread is at most
+    B = (r_s + r_n R) / (n - a_n - r_n) (U - L when n - a_n - r_n <= 0), never above U - L. The rounding
+    step grows with the spread, so the value moves by at most half the step at B.
+    """
+    from dpdesk.core.queries_base import ratio_halfwidths
+
+    count_c, sum_c = design.components
+    each = 1.0 - (1.0 - confidence) * RATIO_ROUNDING_SHARE / 2.0
+    a_n, a_s = noise_halfwidth(count_c, each), noise_halfwidth(sum_c, each)
+    _e_n, _e_s, r_n, r_s = ratio_halfwidths(count_c, sum_c)
+    den = n - a_n - r_n
+    spread = width
+    if den > 0:
+        big_r = (h * n + a_s) / (n - a_n)
+        spread = min(width, (r_s + r_n * big_r) / den)
+    return rounding_error(spread)
 
 
 def _em(design: QueryDesign) -> tuple[float, float, int]:

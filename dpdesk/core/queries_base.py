@@ -67,6 +67,35 @@ def interval_halfwidth(comp: Component, conf: float = 0.95) -> float:
     return float(t * comp.grid)
 
 
+def value_spread(comp: Component) -> float:
+    """The half-width a published count's or sum's rounding step is taken from: its 95% interval's, and at
+    least one step of its noise grid (the interval is a single point when the noise is 0 with probability
+    95% or more; the rounding then still follows the noise, never a whole unit)."""
+    return max(interval_halfwidth(comp), comp.grid)
+
+
+def ratio_halfwidths(count: Component, total: Component) -> tuple[float, float, float, float]:
+    """A mean's or a proportion's (e_n, e_s, r_n, r_s): its count's and its sum's 97.5% half-widths, which
+    make its 95% interval, and the same with the sum's at least one step of its noise grid, which make the
+    spread its rounding step is taken from (never 0, and following the noise down at every epsilon: a share
+    of n rows keeps digits down to about 1/(2n))."""
+    e_n, e_s = interval_halfwidth(count, 0.975), interval_halfwidth(total, 0.975)
+    return e_n, e_s, e_n, max(e_s, total.grid)
+
+
+def ratio_interval(
+    s: float, n: float, e_s: float, e_n: float, bounds: tuple[float, float]
+) -> tuple[float, float]:
+    """The interval of mid + (s +- e_s) / (n +- e_n) (the four ratios), clamped to the bounds [L, U];
+    [L, U] when n - e_n <= 0."""
+    lo, hi = bounds
+    if n - e_n <= 0:
+        return lo, hi
+    mid = (lo + hi) / 2.0
+    cands = [mid + (s + a) / (n + b) for a in (-e_s, e_s) for b in (-e_n, e_n)]
+    return max(lo, min(cands)), min(hi, max(cands))
+
+
 def to_natural(v: int, comp: Component) -> float | int:
     """A noisy integer on the noise grid, in natural units (an int when the grid is whole)."""
     g = comp.grid

@@ -102,10 +102,20 @@ def rounded_row(
     mechanism: str,
     eps: str,
     delta: str,
+    spread: float | None = None,
 ) -> Row:
-    """One row with its numbers rounded once (post-processing): to 3 significant digits of the interval's
-    half-width, never finer than needed; whole numbers (counts) stay whole."""
-    step = rounding_step(max(float(value) - float(low), float(high) - float(value)))
+    """One row with its numbers rounded once (post-processing): to 3 significant digits of ``spread``, the
+    half-width of the value's own noise (by default its interval's half-width), never finer than needed;
+    whole numbers (counts) stay whole.
+
+    A statistic whose 95% interval can be a single point (the noise is 0 with probability 95% or more)
+    passes a spread of at least one step of its noise grid instead
+    (:func:`dpdesk.core.queries_base.value_spread`, :func:`dpdesk.core.queries_base.ratio_halfwidths`), so that the rounding step
+    follows the noise down and a share or a mean is never published as a whole number at a high epsilon.
+    """
+    if spread is None:
+        spread = max(float(value) - float(low), float(high) - float(value))
+    step = rounding_step(spread)
     if isinstance(value, int):
         step = max(step, Decimal(1))
         return Row(query, cell, str(value), _rounded(low, step), _rounded(high, step), mechanism, eps, delta)

@@ -152,7 +152,15 @@ def test_old_spellings_work_and_name_the_new_one(
         assert code == 0
         assert err.count("\n") == 1 and err.startswith("dpdesk: note: dpdesk ledger --data FILE " + flag)
         assert f"is now spelled {spelled} (the old spelling still works)" in err
-        assert out == new.replace("new", "old")  # the same action, the same report
+        # the same action, the same report: only the output's own name differs (replacing "new" anywhere
+        # would also rewrite the folders above it, wherever the repository or the temporary folder lies)
+        names = [
+            (str(tmp_path / n), str(tmp_path / n.replace("new", "old"))) for n in ("new.jsonl", "new.pdf")
+        ]
+        names.append((str(tmp_path / "new-release"), str(tmp_path / "old-release")))
+        for a, b in names:
+            new = new.replace(a, b)
+        assert out == new
     assert (tmp_path / "old.jsonl").read_bytes() == (tmp_path / "new.jsonl").read_bytes()
     assert (tmp_path / "old-release" / "release.csv").read_bytes() == (released / "release.csv").read_bytes()
     assert (tmp_path / "old.pdf").read_bytes()[:5] == b"%PDF-"

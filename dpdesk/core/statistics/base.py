@@ -41,7 +41,7 @@ from dpdesk.core.plan_base import (
     _subject,
     _text,
 )
-from dpdesk.core.queries_base import QueryDesign, interval_halfwidth, to_natural
+from dpdesk.core.queries_base import QueryDesign, interval_halfwidth, to_natural, value_spread
 from dpdesk.core.values import Row, fmt_number, rounded_row
 from dpdesk.i18n import _
 
@@ -369,11 +369,13 @@ class Statistic:
         rows: list[Row] = []
         (comp,) = design.components
         noisy = noise(exact.vectors[0], comp)
-        bound = interval_halfwidth(comp)
+        bound, spread = interval_halfwidth(comp), value_spread(comp)
         for cell, v in zip(design.cells, noisy, strict=True):
             val = to_natural(v, comp)
             rows.append(
-                rounded_row(spec.name, cell, val, val - bound, val + bound, spec.mechanism, eps_s, delta_s)
+                rounded_row(
+                    spec.name, cell, val, val - bound, val + bound, spec.mechanism, eps_s, delta_s, spread
+                )
             )
         return rows
 

@@ -34,7 +34,8 @@ from dpdesk.core.queries_base import (
     _noise_component,
     grid_bounds,
     group_cells,
-    interval_halfwidth,
+    ratio_halfwidths,
+    ratio_interval,
     to_natural,
 )
 from dpdesk.core.statistics.base import (
@@ -123,7 +124,8 @@ def centered_exact(rows: Rows, col: ColumnSpec, x: np.ndarray) -> Exact:
 
 def ratio_rows(design: QueryDesign, exact: Exact, bounds: tuple[float, float], noise: NoiseFn) -> list[Row]:
     """Released rows mid + noisy sum / max(1, noisy count), clamped to the bounds, with a 95% interval
-    from the two components' 97.5% half-widths (post-processing only)."""
+    from the two components' 97.5% half-widths, rounded to 3 significant digits of the spread of their noise
+    (:func:`~dpdesk.core.queries_base.ratio_halfwidths`; post-processing only)."""
 
     spec = design.spec
     eps_s, delta_s = fmt_number(spec.epsilon), fmt_number(spec.delta)
@@ -133,17 +135,16 @@ def ratio_rows(design: QueryDesign, exact: Exact, bounds: tuple[float, float], n
     sums = noise(exact.vectors[1], sum_c)
     lo, hi = bounds
     mid = (lo + hi) / 2.0
-    e_n, e_s = interval_halfwidth(count_c, 0.975), interval_halfwidth(sum_c, 0.975)
+    e_n, e_s, r_n, r_s = ratio_halfwidths(count_c, sum_c)
     for cell, n_g, s in zip(design.cells, counts, sums, strict=True):
         s_nat = to_natural(s, sum_c)
         n = to_natural(n_g, count_c)
         m = min(hi, max(lo, mid + s_nat / max(1, n)))
-        if n - e_n <= 0:
-            low, high = lo, hi
-        else:
-            cands = [mid + (s_nat + a) / (n + b) for a in (-e_s, e_s) for b in (-e_n, e_n)]
-            low, high = max(lo, min(cands)), min(hi, max(cands))
-        rows.append(rounded_row(spec.name, cell, m, low, high, spec.mechanism, eps_s, delta_s))
+        low, high = ratio_interval(s_nat, n, e_s, e_n, bounds)
+        # the rounding step follows the noise: the interval's spread with at least one step of each noise
+        r_low, r_high = ratio_interval(s_nat, n, r_s, r_n, bounds)
+        spread = max(m - r_low, r_high - m)
+        rows.append(rounded_row(spec.name, cell, m, low, high, spec.mechanism, eps_s, delta_s, spread))
     return rows
 
 
