@@ -118,7 +118,7 @@ _MATH_WORDS: tuple[tuple[str, str], ...] = (
     (r"\bD/2s\b", "Δ/(2s)"),
     (r"\bD\b", "Δ"),
     (r"(?<== )(?:sensitivity|敏感度)(?= /)", "Δ"),
-    (r"(?<=\* )sensitivity\b", "Δ"),
+    (r"(?<=\* )(?:sensitivity|敏感度)(?= /)", "Δ"),
     (r"\bL1\b", "L₁"),
     (r"\bL2\b", "L₂"),
     (r"\bqn\b", "q·n"),
