@@ -13,6 +13,7 @@ import json
 import os
 import re
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,22 @@ if TYPE_CHECKING:
     pass
 
 _SECRET_RE = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class CopyRules:
+    """How a dpdesk home treats another file of a known dataset's rows: the one source that the resolution
+    (:func:`dpdesk.core.recognition.resolve`, :func:`dpdesk.services.common.refuse_near_copy`) follows and that the
+    release report's methods section states (:func:`dpdesk.core.report.guarantee_paragraphs`)."""
+
+    #: a file of the same rows however saved (line ends, a byte-order mark, another format, another row order) is
+    #: charged to the known dataset's ledger: it gets no budget of its own
+    same_rows_share_ledger: bool = True
+    #: a new table holding most of a known dataset's rows is refused until linked to it or declared new
+    near_copies_refused: bool = True
+
+
+COPY_RULES = CopyRules()
 
 
 def _folder(home: Path) -> Path:

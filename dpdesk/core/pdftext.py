@@ -104,6 +104,65 @@ def markup(text: str) -> str:
     )
 
 
+#: Code notation in the engine's formula and derivation texts (stored in the ledger's traces, also printed by the
+#: command line) and its mathematical form, applied in order to the text before it is escaped.
+_MATH_WORDS: tuple[tuple[str, str], ...] = (
+    (r"\bsqrt\(", "√("),
+    (r"\be\^(?:epsilon|eps)\b", "e^ε"),
+    (r"\b(?:epsilon|eps)\b", "ε"),
+    (r"\bdelta\b", "δ"),
+    (r"\bsigma\b", "σ"),
+    (r"\brho\b", "ρ"),
+    (r"\bPhi\(", "Φ("),
+    (r"\bDu\b", "Δᵤ"),
+    (r"\bD/2s\b", "Δ/(2s)"),
+    (r"\bD\b", "Δ"),
+    (r"(?<== )(?:sensitivity|敏感度)(?= /)", "Δ"),
+    (r"(?<=\* )(?:sensitivity|敏感度)(?= /)", "Δ"),
+    (r"\bL1\b", "L₁"),
+    (r"\bL2\b", "L₂"),
+    (r"\bqn\b", "q·n"),
+    (r"\bproportional to\b", "∝"),
+    (r"<=", "≤"),
+    (r">=", "≥"),
+    (r" \* ", " · "),
+    (r" x ", " × "),
+    (r"(?<=[\s(=,\[|])-(?=[\w(#|])", "−"),
+    (r" - ", " − "),
+    (r"(?<=\d)-(?=[a-z])", "−"),
+    (r"(?<=\b[a-z])-(?=\d)", "−"),
+)
+#: After escaping: exponents as superscripts (a^b, a^(b), e^ε) and powers of ten (1e-07 as 10 to the −7).
+_MATH_MARKS: tuple[tuple[str, str], ...] = (
+    (r"\b(\d+(?:\.\d+)?)e-0*(\d+)\b", r"\1·10<super>−\2</super>"),
+    (r"·10<super>(?=−\d+</super>)", "·10<super>"),
+    (r"\^\(([^()]*)\)", r"<super>\1</super>"),
+    (r"\^([\w.]+)", r"<super>\1</super>"),
+)
+
+
+def math_markup(text: str) -> str:
+    """Paragraph markup of a formula or derivation written in code notation (``sqrt(2 ln(1.25/delta))``,
+    ``exp(epsilon u(r) / (2 Du))``, ``<=``): typeset as mathematics, with Greek letters, operators, sub- and
+    superscripts (DejaVu Sans has every glyph), escaped like :func:`markup`."""
+    import re
+
+    for pattern, repl in _MATH_WORDS:
+        text = re.sub(pattern, repl, text)
+    out = markup(text)
+    for pattern, repl in _MATH_MARKS:
+        out = re.sub(pattern, repl, out)
+    return re.sub(r"\b1·10<super>", "10<super>", out)
+
+
+def unbroken(markup_text: str) -> str:
+    """Paragraph markup in which "ε = 0.2" (and δ, σ, ρ, Δ) is never split across lines: non-breaking spaces
+    around the equals sign."""
+    import re
+
+    return re.sub(r"([εδσρΔ]) = ", "\\1\u00a0=\u00a0", markup_text)
+
+
 def _styles() -> dict[str, Any]:
     from reportlab.lib import colors
     from reportlab.lib.styles import ParagraphStyle

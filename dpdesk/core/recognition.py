@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpdesk.core.contents import (
+    COPY_RULES,
     _cached,
     _columns_of,
     _dataset_records,
@@ -426,7 +427,7 @@ def resolve(
     if ledger.dataset is not None:
         record_content(home, ledger.dataset, ident.key, ident.sketch, ident.columns)
         return Resolution(sha, ledger.dataset, "file", ledger)
-    owner = dataset_of_content(home, ident.key)
+    owner = dataset_of_content(home, ident.key) if COPY_RULES.same_rows_share_ledger else None
     if owner is not None:
         linked = link_key(home, sha, owner)
         how: Literal["file", "content"] = "file" if linked != owner else "content"

@@ -18,14 +18,25 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from dpdesk.core.entries import CorrectionEntry, Entry, SettingsEntry, SimulateEntry, SpendEntry
-from dpdesk.core.pdftext import _LATIN_CMAP, LATIN, _p, _register_fonts, _styles, _table, markup
+from dpdesk.core.pdftext import (
+    _LATIN_CMAP,
+    LATIN,
+    _p,
+    _register_fonts,
+    _styles,
+    _table,
+    markup,
+    math_markup,
+    unbroken,
+)
 from dpdesk.core.synthetic_report import synthetic_section
 from dpdesk.core.text import shown
-from dpdesk.i18n import _
+from dpdesk.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from dpdesk.core.accuracy import Accuracy
     from dpdesk.core.budget import BudgetReport
+    from dpdesk.core.plan_base import Plan, QuerySpec
 
 
 def _build(path: Path | IO[bytes], story: list[Any], title: str) -> None:
@@ -93,13 +104,112 @@ def guarantee_paragraphs(epsilon: float, delta: float, relation: str, k: int) ->
             "and category lists were declared by the data owner and were not read off the data."
         )
     )
+    out.append(copies_paragraph())
     out.append(
         _(
-            "What the promise does not cover: the data owner, who sees the raw table; releases from other "
-            "copies of the data (a re-saved file is a new dataset with its own budget); and information "
-            "published elsewhere."
+            "What the promise does not cover: the data owner, who sees the raw table; tables that dpdesk does not "
+            "recognise as this dataset (kept in another dpdesk home, declared a new dataset, or changed beyond "
+            "recognition), each with a budget of its own; and information published elsewhere."
         )
     )
+    return out
+
+
+def copies_paragraph() -> str:
+    """What the budget covers besides this very file, from the rules the resolution of a data file follows
+    (:data:`dpdesk.core.contents.COPY_RULES`: one source for the behaviour and this sentence)."""
+    from dpdesk.core.contents import COPY_RULES
+
+    parts = [
+        _(
+            "A copy of this table saved in another form (other line ends or quoting, a byte-order mark, another "
+            "file format, the rows in another order) is recognised in this dpdesk home by its rows and charged to "
+            "this dataset's ledger: it has no budget of its own."
+        )
+        if COPY_RULES.same_rows_share_ledger
+        else _("A copy of this table saved in another form is a new dataset with a budget of its own.")
+    ]
+    if COPY_RULES.near_copies_refused:
+        parts.append(
+            _(
+                "A table that holds most of this table's rows is refused until it is linked to this dataset's "
+                "ledger or declared a new dataset, which the ledger records."
+            )
+        )
+    return " ".join(parts)
+
+
+def privacy_unit_sentence(unit: dict[str, Any]) -> str:
+    """The plan's unit of privacy in words: the neighbouring relation, the rows per person and the id column."""
+    k = int(unit.get("max_rows_per_person", 1))
+    if unit.get("neighbouring") == "replace":
+        rel = ngettext(
+            "one person's row, replaced by a row with other values",
+            "one person's rows (at most {k}), replaced by as many rows with other values",
+            k,
+        )
+    else:
+        rel = ngettext(
+            "one person's row, added or removed", "one person's rows (at most {k}), added or removed", k
+        )
+    idc = unit.get("id_column")
+    if idc:
+        who = ngettext(
+            "id column {col}: dpdesk keeps one random row per id and leaves out rows with an empty id",
+            "id column {col}: dpdesk keeps at most {k} random rows per id and leaves out rows with an empty id",
+            k,
+        )
+    else:
+        who = ngettext(
+            "no id column: one row per person is the data owner's declaration",
+            "no id column: at most {k} rows per person is the data owner's declaration",
+            k,
+        )
+    return _("{relation}; {who}").format(relation=rel.format(k=k), who=who.format(col=idc, k=k))
+
+
+def _num(x: float) -> str:
+    """A public plan number as the plan writes it (5000, not 5000.0)."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.15g}"
+
+
+def column_assumptions(plan: Plan, spec: QuerySpec) -> list[str]:
+    """What a query's statistic assumes of each column it reads, from the plan alone: the public bounds (values
+    outside are clamped) or categories, and the missing-value rule (the plan's values that decide the behaviour:
+    :mod:`dpdesk.core.aggregates_base` clamps to these bounds, the loader treats an undeclared category as missing,
+    :func:`dpdesk.core.queries_base.rows_can_drop` drops by the same missing rule)."""
+    from dpdesk.core import statistics
+    from dpdesk.core.statistics.base import ParamKind
+
+    names: list[str] = [n for n in (spec.column, spec.group_by) if n is not None]
+    for param in statistics.get(spec.statistic).params:
+        if param.kind is ParamKind.COLUMN_LIST:
+            names.extend(n for n in getattr(spec, param.key, ()) if n not in names)
+    out: list[str] = []
+    for name in names:
+        col = plan.columns[name]
+        if col.bounds is not None:
+            lo, hi = _num(col.bounds[0]), _num(col.bounds[1])
+            public = _(
+                "public bounds [{lo}, {hi}] from the plan, not from the data; values outside were clamped to them"
+            ).format(lo=lo, hi=hi)
+        else:
+            public = _("public categories {cats} from the plan, not from the data").format(
+                cats=", ".join(col.categories or ())
+            )
+        what = (
+            _("empty, or outside the categories")
+            if col.categories is not None
+            else _("empty, unparsable or NaN")
+        )
+        if col.missing.drops:
+            missing = _("missing values ({what}): the row is left out").format(what=what)
+        else:
+            imp = col.missing.impute
+            missing = _("missing values ({what}): replaced by {value}").format(
+                what=what, value=imp if isinstance(imp, str) else _num(float(imp or 0.0))
+            )
+        out.append(_("Column {col}: {public}; {missing}.").format(col=name, public=public, missing=missing))
     return out
 
 
@@ -139,12 +249,7 @@ def write_release_report(
         [_("Dataset id (random, reveals nothing about the data)"), spend.dataset],
         [_("Released on (UTC)"), spend.time.replace("T", " ")],
         [_("Release id"), spend.release_id],
-        [
-            _("Unit of privacy"),
-            _("{rel}, up to {k} row(s) per person").format(
-                rel=unit["neighbouring"], k=unit["max_rows_per_person"]
-            ),
-        ],
+        [_("Unit of privacy"), privacy_unit_sentence(unit)],
         [_("Total budget of the dataset"), f"ε {budget['epsilon']:g}, δ {budget['delta']:g}"],
         [_("Accounting method"), spend.method],
         [_("Spent by this release"), f"ε {charged['epsilon']:.6g}, δ {charged['delta']:.3g}"],
@@ -169,6 +274,8 @@ def write_release_report(
         )
     )
     traces = {t["name"]: t for t in spend.fields["trace"]}
+    plan = _parsed(plan_dict)
+    specs = {q.name: q for q in plan.queries} if plan is not None else {}
     accuracies = _plan_accuracies(plan_dict)
     accuracy = {name: a.sentence() for name, a in accuracies.items()}
     by_name: dict[str, list[Sequence[str]]] = {}
@@ -193,7 +300,12 @@ def write_release_report(
         for r in qrows:
             interval = f"[{r[3]}, {r[4]}]" if r[3] != "" else _("(a chosen candidate)")
             table.append([r[1] or "—", r[2], interval, *((r[6], r[7]) if varying else ())])
-        widths = [46 * mm, 32 * mm, 52 * mm, 16 * mm, 28 * mm] if varying else [46 * mm, 42 * mm, 86 * mm]
+        if varying:
+            eps_w, delta_w = (_one_line_width([r[i] for r in table], 12 * mm) for i in (3, 4))
+            rest = width - 46 * mm - eps_w - delta_w
+            widths = [46 * mm, rest * 0.4, rest * 0.6, eps_w, delta_w]
+        else:
+            widths = [46 * mm, 42 * mm, 86 * mm]
         story.append(_table(table, widths, st))
         numeric = len(qrows) > 1 and all(_is_number(r[2]) for r in qrows)
         if numeric:
@@ -212,14 +324,38 @@ def write_release_report(
         lines: list[tuple[str, str]] = [
             ("body", _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]))
         ]
+        # what the numbers assume, from the plan's public values (the same that decided the release)
+        lines.append(("body", _("Unit of privacy: {unit}.").format(unit=privacy_unit_sentence(unit))))
+        if plan is not None and name in specs:
+            lines.extend(("body", text) for text in column_assumptions(plan, specs[name]))
         if name in accuracy:
             lines.append(("body", _("Accuracy: {text}.").format(text=accuracy[name])))
+            if any(r[3] != "" for r in qrows):  # a bound for any table, beside this release's own interval
+                rows_n = accuracies[name].rows
+                lines.append(
+                    (
+                        "small",
+                        (
+                            _(
+                                "The accuracy is a bound stated from the plan before the release, for any table of "
+                                "the expected size ({n} rows); the 95% interval in the table above is this "
+                                "release's own, computed from its noisy values."
+                            ).format(n=rows_n)
+                            if rows_n is not None
+                            else _(
+                                "The accuracy is a bound stated from the plan before the release, for any table; "
+                                "the 95% interval in the table above is this release's own, computed from its "
+                                "noisy values."
+                            )
+                        ),
+                    )
+                )
         for c in tr.get("components", []):
-            line = _("{label}: sensitivity {s} — {why}").format(
+            line = _("{label}: sensitivity Δ = {s} — {why}").format(
                 label=c["label"], s=f"{c['sensitivity_used']:.6g}", why=c["derivation"]
             )
-            lines.append(("small", line))
-            lines.append(("small", _("Formula: {f}").format(f=c["formula"])))
+            lines.append(("math", line))
+            lines.append(("math", _("Formula: {f}").format(f=c["formula"])))
         if tr.get("rank_error95") is not None:
             acc = _(
                 "Accuracy: with 95% probability the released value's rank is within ±{r} of q·n, "
@@ -264,7 +400,7 @@ def write_release_report(
     for para in guarantee_paragraphs(
         charged["epsilon"], charged["delta"], unit["neighbouring"], unit["max_rows_per_person"]
     ):
-        story.append(_p(para, st["body"]))
+        story.append(_p(unbroken(math_markup(para)), st["body"], raw=True))
         story.append(Spacer(1, 2 * mm))
 
     story.append(_p(_("Ledger entries of this release"), st["h1"]))
@@ -301,11 +437,17 @@ def write_release_report(
 
 def _line_paragraphs(lines: Sequence[tuple[str, str]], st: dict[str, Any]) -> list[Any]:
     """Lines of text, each starting a new line: adjacent lines of one style set as one paragraph (the same look
-    as a paragraph each, with a fraction of the flowables a long report would lay out)."""
+    as a paragraph each, with a fraction of the flowables a long report would lay out); a "math" line is a formula
+    or derivation, typeset as mathematics in the small style."""
     out: list[Any] = []
-    for key, group in itertools.groupby(lines, key=lambda kv: kv[0]):
-        out.append(_p("<br/>".join(markup(text) for _k, text in group), st[key], raw=True))
+    for style, group in itertools.groupby(lines, key=lambda kv: _MATH_STYLE.get(kv[0]) or kv[0]):
+        text = "<br/>".join(math_markup(t) if k in _MATH_STYLE else markup(t) for k, t in group)
+        out.append(_p(unbroken(text), st[style], raw=True))
     return out
+
+
+#: Line kinds of :func:`_line_paragraphs` typeset as mathematics (:func:`math_markup`), and their style.
+_MATH_STYLE = {"math": "small"}
 
 
 def _summary_table(
@@ -327,7 +469,23 @@ def _summary_table(
             what += " " + _("by {g}").format(g=tr["group_by"])
         acc = accuracies.get(name)
         table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])
-    return _table(table, [36 * mm, 30 * mm, 36 * mm, 14 * mm, 22 * mm, 36 * mm], st)
+    # ε and δ each on one line: their columns as wide as their widest value, the rest shared by the text columns
+    eps_w, delta_w = (_one_line_width([r[i] for r in table], 12 * mm) for i in (3, 4))
+    rest = 174 * mm - 30 * mm - 30 * mm - eps_w - delta_w
+    return _table(table, [30 * mm, 30 * mm, rest / 2, eps_w, delta_w, rest / 2], st)
+
+
+def _one_line_width(cells: Sequence[str], least: float) -> float:
+    """The width of a table column (points) that sets each of ``cells`` on one line in the small style: the
+    widest one and the cell padding, at least ``least``."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from dpdesk.core.pdftext import text_runs
+
+    widest = max(
+        (sum(stringWidth(chunk, font, 8) for font, chunk in text_runs(c)) for c in cells), default=0.0
+    )
+    return max(least, widest + 12 + 1)
 
 
 def _short_value(qrows: Sequence[Sequence[str]]) -> str:
@@ -344,6 +502,17 @@ def plan_accuracy(plan_dict: dict[str, Any]) -> dict[str, str]:
     """Each query's accuracy in its own units, in words, from the plan alone (its expected_rows included):
     the statement of :func:`dpdesk.core.accuracy.query_accuracy`. Empty when the plan does not read back."""
     return {name: a.sentence() for name, a in _plan_accuracies(plan_dict).items()}
+
+
+def _parsed(plan_dict: dict[str, Any]) -> Plan | None:
+    """The typed plan (None when it does not read back)."""
+    from dpdesk.core.errors import DpdeskError
+    from dpdesk.core.plan import parse_plan
+
+    try:
+        return parse_plan(plan_dict)
+    except DpdeskError:
+        return None
 
 
 def _plan_accuracies(plan_dict: dict[str, Any]) -> dict[str, Accuracy]:

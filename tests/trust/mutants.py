@@ -69,6 +69,7 @@ ATTACK = "tests/trust/test_attack_issue11.py"
 LAYERS = "tests/test_layers.py"
 VERBS = "tests/cli/test_ledger_verbs.py"
 SERVICES = "tests/services/test_services.py"
+REPORT_CLAIMS = "tests/services/test_report_claims.py"
 BF = "tests/core/test_bruteforce.py"
 TYPES = "tests/core/test_types.py"
 ENTRIES = "tests/core/test_ledger_entries.py"
@@ -3453,6 +3454,77 @@ def _sum128(""",
         r"""    return rounding_error(spread)""",
         r"""    return rounding_error(width)""",
         ("tests/core/test_honest_numbers.py",),
+    ),
+    # --- issue 34, item 5: the release report states its assumptions and nothing false -----------------------
+    Mutant(
+        "RP04",
+        "a re-saved copy (CRLF line ends) of a known table gets a budget of its own instead of its dataset's ledger",
+        "dpdesk/core/contents.py",
+        r"""    same_rows_share_ledger: bool = True""",
+        r"""    same_rows_share_ledger: bool = False""",
+        (REPORT_CLAIMS + "::test_a_crlf_copy_is_charged_to_the_same_ledger_and_the_report_says_so",),
+    ),
+    Mutant(
+        "RP05",
+        "report: the methods section says a re-saved copy is a new dataset with a budget of its own (false)",
+        "dpdesk/core/report.py",
+        r"""        if COPY_RULES.same_rows_share_ledger
+        else""",
+        r"""        if not COPY_RULES.same_rows_share_ledger
+        else""",
+        (REPORT_CLAIMS + "::test_a_crlf_copy_is_charged_to_the_same_ledger_and_the_report_says_so",),
+    ),
+    Mutant(
+        "RP06",
+        "report: a statistic's section prints bounds other than the plan's (the lower bound as 0)",
+        "dpdesk/core/report.py",
+        r"""            lo, hi = _num(col.bounds[0]), _num(col.bounds[1])""",
+        r"""            lo, hi = _num(0), _num(col.bounds[1])""",
+        (REPORT_CLAIMS + "::test_each_statistic_states_its_public_bounds_categories_missing_rule_and_unit",),
+    ),
+    Mutant(
+        "RP07",
+        "report: an imputed column's missing values are said to drop the row",
+        "dpdesk/core/report.py",
+        r"""        if col.missing.drops:
+            missing =""",
+        r"""        if True:
+            missing =""",
+        (REPORT_CLAIMS + "::test_each_statistic_states_its_public_bounds_categories_missing_rule_and_unit",),
+    ),
+    Mutant(
+        "RP08",
+        "report: a replace unit of privacy is described as add/remove",
+        "dpdesk/core/report.py",
+        r"""    if unit.get("neighbouring") == "replace":""",
+        r"""    if False:""",
+        (REPORT_CLAIMS + "::test_each_statistic_states_its_public_bounds_categories_missing_rule_and_unit",),
+    ),
+    Mutant(
+        "RP09",
+        "report: the summary's epsilon and delta columns keep fixed widths, so a long epsilon splits across lines",
+        "dpdesk/core/report.py",
+        r"""    eps_w, delta_w = (_one_line_width([r[i] for r in table], 12 * mm) for i in (3, 4))
+    rest = 174 * mm""",
+        r"""    eps_w, delta_w = 14 * mm, 22 * mm
+    rest = 174 * mm""",
+        (REPORT_CLAIMS + "::test_formulas_are_mathematics_and_epsilon_never_splits",),
+    ),
+    Mutant(
+        "RP10",
+        "report: formulas and derivations printed in code notation (sqrt(...), delta, Du, <=)",
+        "dpdesk/core/report.py",
+        r"""math_markup(t) if k in _MATH_STYLE else markup(t)""",
+        r"""markup(t)""",
+        (REPORT_CLAIMS + "::test_formulas_are_mathematics_and_epsilon_never_splits",),
+    ),
+    Mutant(
+        "RP11",
+        "report: the accuracy sentence is not labelled a bound for any table beside this release's own interval",
+        "dpdesk/core/report.py",
+        r"""            if any(r[3] != "" for r in qrows):""",
+        r"""            if False:""",
+        (REPORT_CLAIMS + "::test_the_accuracy_is_a_bound_for_any_table_and_the_interval_this_releases_own",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
