@@ -112,14 +112,13 @@ def test_the_mean_bound_holds_for_every_table_and_is_tight(eps: float) -> None:
     assert _worst_failure(d, 2_000, 2500.0, 0.95 * got) > 0.05
 
 
+SHARE_Q = {"statistic": "proportion", "column": "region", "categories": ["a"], "mechanism": "laplace"}
+
+
 @pytest.mark.parametrize(
     "q,n,h",
-    [
-        (_mean(accuracy={"error": 20}), 2_000, 2500.0),
-        ({"statistic": "proportion", "column": "region", "categories": ["a"], "mechanism": "laplace",
-          "accuracy": {"error": 0.01}}, 2_000, 0.5),
-    ],
-)  # fmt: skip
+    [(_mean(accuracy={"error": 20}), 2_000, 2500.0), ({**SHARE_Q, "accuracy": {"error": 0.01}}, 2_000, 0.5)],
+)
 def test_85_percent_of_a_solved_ratio_epsilon_misses_the_target(q: dict[str, Any], n: int, h: float) -> None:
     """The solver is tight for means and proportions: at 0.85 of the solved epsilon the worst table's exact
     failure exceeds 1 - c."""
