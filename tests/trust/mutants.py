@@ -3423,6 +3423,22 @@ def _sum128(""",
         r"""    if False:""",
         ("tests/trust/test_forged_fields.py",),
     ),
+    Mutant(
+        "RC01",
+        "honest accounting: a synthetic table re-costed under a new unit counts one selection round of its d - 1",
+        "dpdesk/core/recost.py",
+        r"""    return max(1, math.ceil(rho * 8.0 / (eps * eps) - 1e-6))""",
+        r"""    return 1""",
+        ("tests/core/test_recost_synthetic.py",),
+    ),
+    Mutant(
+        "RC02",
+        "honest accounting: a synthetic table with delta > 0 re-costed part by part, each part at the query's whole delta (not its summed rho converted)",
+        "dpdesk/core/recost.py",
+        r"""    return delta > 0 and math.fsum(float(c["delta"]) for c in comps) > delta * (1 + _SAME)""",
+        r"""    return False""",
+        ("tests/core/test_recost_synthetic.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
