@@ -970,8 +970,8 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         "U07",
         "re-costing: each unit change adds its increase to a cost already raised (k 1 -> 5 -> 1 -> 5)",
         "dpdesk/core/recost.py",
-        r"""        eps = booked + eps_add if eps_add > 0 else cost.epsilon""",
-        r"""        eps = cost.epsilon + max(0.0, eps_add)""",
+        r"""            eps = eps_new if eps_new > booked else cost.epsilon""",
+        r"""            eps = cost.epsilon + max(0.0, eps_new - booked)""",
         ("tests/trust/test_attack_issue11.py::test_unit_changes_back_and_forth_do_not_stack",),
     ),
     Mutant(
