@@ -1017,6 +1017,8 @@ def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
         _print_budget(result.report, read_data=dataset is not None)
         if result.governance:
             print(result.governance)
+    for note in result.notes:
+        print("dpdesk: " + _("note: {line}").format(line=shown(note)), file=sys.stderr)
     if out is not None:
         text = json.dumps(fitted.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

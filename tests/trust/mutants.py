@@ -3439,6 +3439,14 @@ def _sum128(""",
         r"""    return False""",
         ("tests/core/test_recost_synthetic.py",),
     ),
+    Mutant(
+        "RC03",
+        "fit to budget writes a classic Gaussian query at epsilon 1 or more, a plan release refuses",
+        "dpdesk/core/fit.py",
+        r"""            if not locked[i] and e > largest_epsilon(q)""",
+        r"""            if False""",
+        ("tests/core/test_fit.py",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
