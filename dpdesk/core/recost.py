@@ -422,6 +422,35 @@ def pending_corrections(
     return out
 
 
+def _recorded_total(entries: Sequence[Entry], method: str, b_delta: float) -> acc.Total:
+    """The dataset's total under ``method`` of what ``entries`` record for its past releases (as booked, raised
+    by the corrections among them)."""
+    releases = [acc.Release(eff.recorded, eff.delta_prime) for eff in effective(entries) if eff.recorded]
+    return acc.dataset_total(method, releases, b_delta)
+
+
+def correction_changes(entries: Sequence[Entry]) -> dict[int, float]:
+    """For each ``correction`` entry of a whole chain (by its seq): how much it raised the dataset's total epsilon
+    under the accounting method in force, the total of what the ledger records for the past releases just after it
+    less just before it (under advanced composition or zCDP, not the sum of the queries' epsilons it added)."""
+    from dpdesk.core.entries import settings_in_force
+
+    out: dict[int, float] = {}
+    for i, e in enumerate(entries):
+        if e.type != "correction":
+            continue
+        settings = settings_in_force(entries[: i + 1]) or {}
+        method = str((settings.get("accounting") or {}).get("method", "sequential"))
+        b_delta = float((settings.get("budget") or {}).get("delta", 0.0))
+        before = _recorded_total(entries[:i], method, b_delta)
+        after = _recorded_total(entries[: i + 1], method, b_delta)
+        if before.epsilon_decimal is not None and after.epsilon_decimal is not None:
+            out[e.seq] = float(after.epsilon_decimal - before.epsilon_decimal)
+        else:
+            out[e.seq] = after.epsilon - before.epsilon
+    return out
+
+
 #: A query may cost at most this much epsilon (the plan's own limit); a re-costing beyond it is refused.
 MAX_QUERY_EPSILON = 100.0
 

@@ -3447,6 +3447,16 @@ def _sum128(""",
         r"""            if False""",
         ("tests/core/test_fit.py",),
     ),
+    Mutant(
+        "RC04",
+        "a correction states the queries' added epsilons, not the change of the total under the dataset's accounting method",
+        "dpdesk/core/recost.py",
+        r"""        method = str((settings.get("accounting") or {}).get("method", "sequential"))""",
+        '        method = "sequential"',
+        (
+            "tests/core/test_recost.py::test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
