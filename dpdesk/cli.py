@@ -1017,6 +1017,8 @@ def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
         _print_budget(result.report, read_data=dataset is not None)
         if result.governance:
             print(result.governance)
+    for note in result.notes:
+        print("dpdesk: " + _("note: {line}").format(line=shown(note)), file=sys.stderr)
     if out is not None:
         text = json.dumps(fitted.to_dict(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -1763,7 +1765,7 @@ def _ledger_change_settings(data: str, plan: str, reason: str | None, approval: 
             _(
                 "The new unit of privacy protects each person less per past release: {n} past release(s) now "
                 "cost epsilon {e} more in total (ledger entry {seq}, a correction)."
-            ).format(n=len(done.rescaled), e=_g(corr.get("added_epsilon")), seq=corr.seq)
+            ).format(n=len(done.rescaled), e=_g(done.added_total), seq=corr.seq)
         )
     return 0
 
@@ -1914,6 +1916,9 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         SimulateEntry,
         SpendEntry,
     )
+    from dpdesk.core.recost import correction_changes
+
+    changes: dict[int, float] | None = None  # computed once, at the first correction listed
 
     for e in entries:
         if isinstance(e, SpendEntry):
@@ -1933,10 +1938,12 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
                 )
             )
         elif isinstance(e, CorrectionEntry):
+            if changes is None:
+                changes = correction_changes(entries) if ledger.error is None else {}
             print(
                 f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("correction  epsilon +{e} for {n} past release(s) booked too low").format(
-                    e=_g(e.added_epsilon), n=len(e.releases)
+                    e=_g(changes.get(e.seq, e.added_epsilon)), n=len(e.releases)
                 )
             )
         elif isinstance(e, SettingsEntry):

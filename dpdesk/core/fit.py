@@ -21,7 +21,7 @@ from dpdesk.core import accounting as acc
 from dpdesk.core.budget import BudgetReport, budget_report, past_releases, plan_costs
 from dpdesk.core.budget import _remaining as remaining
 from dpdesk.core.entries import Entry
-from dpdesk.core.plan import MIN_EPSILON, Plan, QuerySpec
+from dpdesk.core.plan import MIN_EPSILON, Plan, QuerySpec, largest_epsilon
 from dpdesk.core.queries import design_plan
 from dpdesk.i18n import _
 
@@ -44,6 +44,9 @@ class FitResult:
     #: what is left under the method in force after the fitted plan (at least the reserve)
     left_after: float
     report: BudgetReport
+    #: the queries whose share was above the largest epsilon the plan reader accepts for their mechanism (the
+    #: classic Gaussian: below 1): kept at that epsilon, the rest of their share split across the other free queries
+    capped: tuple[str, ...] = ()
 
 
 class FitError(ValueError):
@@ -103,7 +106,73 @@ def fit_to_budget(
     in force), split across the free queries by ``weights`` (equal by default) in the method's own unit.
 
     ``locked[i]``: query i keeps its epsilon. ``entries``: the dataset's ledger (what was spent before).
+
+    Every fitted epsilon is one the plan reader accepts (a fitted plan is written and released): a query whose
+    share would be at or above its limit (the classic Gaussian's formula holds only below epsilon 1; no query
+    above 100) is kept at the largest epsilon below it, rounded down, and named in ``capped``; the others are
+    fitted again to what is left (a capped query is then locked). When every free query is capped, what they
+    could not take stays unspent.
     """
+    n = len(plan.queries)
+    locked = [False] * n if locked is None else list(locked)
+    capped: list[int] = []
+    while True:
+        fit = _fit(plan, entries, weights=weights, locked=locked, reserve=reserve)
+        over = [
+            i
+            for i, (q, e) in enumerate(zip(plan.queries, fit.epsilons, strict=True))
+            if not locked[i] and e > largest_epsilon(q)
+        ]
+        if not over:
+            return dataclasses.replace(fit, capped=tuple(plan.queries[i].name for i in capped))
+        eps = [q.epsilon for q in plan.queries]
+        for i in over:
+            eps[i] = round_down(largest_epsilon(plan.queries[i]))
+            locked[i] = True
+            capped.append(i)
+        plan = _with_epsilons(plan, eps)
+        free = [i for i in range(n) if not locked[i] and (weights is None or weights[i] > 0)]
+        if not free:  # every free query is capped: nothing else to fit
+            rep = budget_report(plan, entries)
+            if not rep.fits or rep.remaining_after.epsilon < reserve:  # pragma: no cover - capped below a fit
+                raise FitError(
+                    _("nothing is left to share once the locked queries and the reserve are counted")
+                )
+            names = tuple(plan.queries[i].name for i in capped)
+            return FitResult(
+                tuple(q.epsilon for q in plan.queries),
+                "rho" if rep.method == "zcdp" else "epsilon",
+                rep.remaining_after.epsilon,
+                rep,
+                names,
+            )
+
+
+def capped_note(spec: QuerySpec) -> str:
+    """What fitting did to a query it capped (:attr:`FitResult.capped`), for the user."""
+    from dpdesk.core.plan import CLASSIC_GAUSSIAN_LIMIT, MAX_EPSILON
+
+    if largest_epsilon(spec) < CLASSIC_GAUSSIAN_LIMIT:
+        return _(
+            "{name}: the classic Gaussian formula holds only for epsilon below 1, so this query is fitted at "
+            'epsilon {eps} and the rest of its share goes to the other free queries (with "calibration": '
+            '"analytic" it can take its whole share)'
+        ).format(name=spec.name, eps=f"{spec.epsilon:g}")
+    return _(
+        "{name}: a query may state at most epsilon {most}, so this query is fitted at epsilon {eps} and the rest "
+        "of its share goes to the other free queries"
+    ).format(name=spec.name, most=f"{MAX_EPSILON:g}", eps=f"{spec.epsilon:g}")
+
+
+def _fit(
+    plan: Plan,
+    entries: Sequence[Entry] | None = None,
+    *,
+    weights: Sequence[float] | None = None,
+    locked: Sequence[bool] | None = None,
+    reserve: float = 0.0,
+) -> FitResult:
+    """One fit of the free queries (:func:`fit_to_budget`, before any cap)."""
     n = len(plan.queries)
     weights = [1.0] * n if weights is None else [float(w) for w in weights]
     locked = [False] * n if locked is None else list(locked)

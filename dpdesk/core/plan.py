@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -468,6 +469,29 @@ def _parse_queries(
     return out
 
 
+#: The largest epsilon a query may state (beyond it, no meaningful privacy).
+MAX_EPSILON = 100.0
+#: The classic Gaussian formula, sigma = sqrt(2 ln(1.25/delta)) Delta / epsilon, holds only below this epsilon.
+CLASSIC_GAUSSIAN_LIMIT = 1.0
+
+
+def epsilon_limit(mechanism: str, calibration: str | None) -> float:
+    """The epsilon a query with this mechanism and calibration must stay below (the plan reader's rule; an
+    epsilon up to :data:`MAX_EPSILON` inclusive is accepted otherwise, so the limit then lies just above it)."""
+    from dpdesk.core.mechanism_kinds import MECHANISMS, Calibration, Mechanism
+
+    info = MECHANISMS[Mechanism(mechanism)]
+    if info.calibrations and calibration == Calibration.CLASSIC:
+        return CLASSIC_GAUSSIAN_LIMIT
+    return math.nextafter(MAX_EPSILON, math.inf)
+
+
+def largest_epsilon(spec: QuerySpec) -> float:
+    """The largest epsilon the plan reader accepts for ``spec``'s mechanism and calibration: 100, or just below 1
+    for the classic Gaussian."""
+    return math.nextafter(epsilon_limit(spec.mechanism, spec.calibration), 0.0)
+
+
 def _parse_query(
     value: Any, key: str, columns: dict[str, ColumnSpec], broken: AbstractSet[str] = frozenset()
 ) -> QuerySpec:
@@ -507,7 +531,7 @@ def _parse_query(
                 value=obj["epsilon"], floor=f"{MIN_EPSILON:g}"
             ),
         )
-    if eps > 100:
+    if eps > MAX_EPSILON:
         raise PlanError(
             f"{key}.epsilon",
             _("epsilon {value} is far beyond any meaningful privacy (at most 100)").format(
@@ -528,7 +552,7 @@ def _parse_query(
         if not info.calibrations:
             raise PlanError(f"{key}.calibration", _calibration_only_gaussian())
         calibration = Calibration(_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations)))
-    if info.calibrations and calibration == Calibration.CLASSIC and eps >= 1 and target is None:
+    if target is None and eps >= epsilon_limit(mech, calibration):
         raise PlanError(
             f"{key}.epsilon",
             _("the classic Gaussian formula holds only for epsilon < 1 (you wrote {value})").format(

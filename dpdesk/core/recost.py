@@ -15,6 +15,10 @@ neither may give budget back:
   - Gaussian: sigma is what was drawn, so epsilon is re-solved at the booked delta for sensitivity
     c * Delta_old with the exact (analytic) relation of Balle & Wang 2018; rho * c^2 for zCDP
     (Bun & Steinke 2016, Prop. 1.6 and the group-privacy Prop. 1.9);
+  - every part and every run counts: an exponential component stands for as many runs as its recorded rho
+    holds eps^2 / 8 (a synthetic table's d - 1 selection rounds); a query whose Gaussian parts each took its
+    whole delta (a synthetic table with delta > 0) composed them in zCDP, so its parts' rho * c^2 are summed
+    and converted at the query's delta (Canonne, Kamath & Steinke 2020), as its design booked them;
   - where an id column enforced k at the release, the release kept at most k rows per person, so
     the old k is used (only a change of relation re-costs it);
   - releases carried over from a broken ledger without a trace use the bound c <= (k'/k) * 2 for
@@ -118,11 +122,23 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
     return hi
 
 
+def invocations(comp: dict[str, Any]) -> int:
+    """How many times a recorded mechanism ran: its recorded rho over one run's (an exponential mechanism costs
+    eps^2 / 8 a run, so a synthetic table's selection, d - 1 rounds at eps_s each, records rho = (d - 1) eps_s^2 / 8
+    beside the one round's eps_s); one for every other mechanism, whose recorded epsilon covers all its cells."""
+    eps, rho = float(comp["epsilon"]), float(comp["rho"])
+    if comp["mechanism"] != "exponential" or eps <= 0 or rho <= 0:
+        return 1
+    return max(1, math.ceil(rho * 8.0 / (eps * eps) - 1e-6))
+
+
 def _component_cost(comp: dict[str, Any], new_sens: float) -> tuple[float, float, str]:
-    """(epsilon, rho, why) of one recorded mechanism when its sensitivity becomes ``new_sens``."""
+    """(epsilon, rho, why) of one recorded mechanism, over all its runs, when its sensitivity becomes
+    ``new_sens``."""
     from dpdesk.core.queries import DISCRETE_MARGIN
 
-    eps, rho, old = float(comp["epsilon"]), float(comp["rho"]), float(comp["sensitivity_used"])
+    runs = invocations(comp)
+    eps, rho, old = float(comp["epsilon"]) * runs, float(comp["rho"]), float(comp["sensitivity_used"])
     if not math.isfinite(new_sens) or old <= 0:
         raise UnboundedChange(comp.get("label", "?"))
     c = new_sens / old
@@ -145,8 +161,18 @@ def _component_cost(comp: dict[str, Any], new_sens: float) -> tuple[float, float
         return eps, rho, ""
     if c <= 1 + _SAME:
         return eps, rho, ""
-    factor = 2.0 if kind == "laplace" else 8.0
-    return eps * c, (eps * c) ** 2 / factor, f"{kind}: sensitivity {old:g} -> {new_sens:g}, epsilon x {c:.6g}"
+    # pure epsilon-DP parts: epsilon x c (each run); their rho (eps^2 / 2 for Laplace, eps^2 / 8 a run for the
+    # exponential mechanism) x c^2
+    rounds = f" ({runs} runs)" if runs > 1 else ""
+    return eps * c, rho * c * c, f"{kind}{rounds}: sensitivity {old:g} -> {new_sens:g}, epsilon x {c:.6g}"
+
+
+def _composed_in_zcdp(comps: Sequence[dict[str, Any]], delta: float) -> bool:
+    """Whether a query's recorded parts compose in zCDP inside it: each of its Gaussian parts was given the
+    query's whole delta (so their sequential sum would spend more delta than the query books), which only a query
+    that books the conversion of its summed rho does (a synthetic table). Otherwise the parts' deltas add up to
+    at most the query's and their epsilons compose sequentially."""
+    return delta > 0 and math.fsum(float(c["delta"]) for c in comps) > delta * (1 + _SAME)
 
 
 def _plan_under(plan_dict: dict[str, Any], unit: dict[str, Any]) -> Any:
@@ -207,17 +233,26 @@ def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCos
         comps = traced.get("components", [])
         if len(comps) != len(sensitivities):
             return _fallback(eff, unit)
-        eps_add, rho_new = 0.0, 0.0
+        eps_new, rho_new, booked, rho_booked = 0.0, 0.0, 0.0, 0.0
         for comp, sensitivity in zip(comps, sensitivities, strict=True):
             e, r, w = _component_cost(comp, sensitivity)
-            eps_add += e - float(comp["epsilon"])
+            eps_new += e
             rho_new += r
+            booked += float(comp["epsilon"]) * invocations(comp)
+            rho_booked += float(comp["rho"])
             if w:
                 why.append(f"{cost.name}: {w}")
         # the increase is over the booking in the trace, not over a cost already raised by an earlier unit:
         # a release costs the most it cost under any unit, never the sum of the increases (k 1 -> 5 -> 1 -> 5)
-        booked = math.fsum(float(comp["epsilon"]) for comp in comps)
-        eps = booked + eps_add if eps_add > 0 else cost.epsilon
+        if _composed_in_zcdp(comps, cost.delta):
+            # parts composed in zCDP inside the query (a synthetic table with delta > 0): the summed rho of every
+            # part and round, converted at the query's delta (Canonne, Kamath & Steinke 2020), as it was booked
+            raised = rho_new > rho_booked * (1 + _SAME)
+            eps = mech.rho_to_epsilon(rho_new, cost.delta) if raised else cost.epsilon
+            if raised:
+                why.append(f"{cost.name}: zCDP inside the query, rho {rho_new:.6g} at delta {cost.delta:g}")
+        else:
+            eps = eps_new if eps_new > booked else cost.epsilon
         out.append(acc.QueryCost(cost.name, eps, cost.delta, max(cost.rho, rho_new)))
     if len(out) != len(eff.costs):
         return _fallback(eff, unit)
@@ -384,6 +419,35 @@ def pending_corrections(
                     "why": eff.why,
                 }
             )
+    return out
+
+
+def _recorded_total(entries: Sequence[Entry], method: str, b_delta: float) -> acc.Total:
+    """The dataset's total under ``method`` of what ``entries`` record for its past releases (as booked, raised
+    by the corrections among them)."""
+    releases = [acc.Release(eff.recorded, eff.delta_prime) for eff in effective(entries) if eff.recorded]
+    return acc.dataset_total(method, releases, b_delta)
+
+
+def correction_changes(entries: Sequence[Entry]) -> dict[int, float]:
+    """For each ``correction`` entry of a whole chain (by its seq): how much it raised the dataset's total epsilon
+    under the accounting method in force, the total of what the ledger records for the past releases just after it
+    less just before it (under advanced composition or zCDP, not the sum of the queries' epsilons it added)."""
+    from dpdesk.core.entries import settings_in_force
+
+    out: dict[int, float] = {}
+    for i, e in enumerate(entries):
+        if e.type != "correction":
+            continue
+        settings = settings_in_force(entries[: i + 1]) or {}
+        method = str((settings.get("accounting") or {}).get("method", "sequential"))
+        b_delta = float((settings.get("budget") or {}).get("delta", 0.0))
+        before = _recorded_total(entries[:i], method, b_delta)
+        after = _recorded_total(entries[: i + 1], method, b_delta)
+        if before.epsilon_decimal is not None and after.epsilon_decimal is not None:
+            out[e.seq] = float(after.epsilon_decimal - before.epsilon_decimal)
+        else:
+            out[e.seq] = after.epsilon - before.epsilon
     return out
 
 

@@ -33,6 +33,8 @@ class BudgetResult:
     dataset: str | None = None
     #: with a dataset: one line saying who governs it, or that it is ungoverned
     governance: str | None = None
+    #: a fit: what it did to the queries it kept below their mechanism's limit (:func:`dpdesk.core.fit.capped_note`)
+    notes: tuple[str, ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -46,6 +48,8 @@ class BudgetResult:
             out["dataset"] = self.dataset
         if self.governance is not None:
             out["governance"] = self.governance
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -168,4 +172,7 @@ def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan
         dataclasses.replace(q, epsilon=e) for q, e in zip(plan.queries, fit.epsilons, strict=True)
     )
     fitted = dataclasses.replace(plan, queries=queries)
-    return fitted, BudgetResult(fit.report, dataset, governance)
+    from dpdesk.core.fit import capped_note
+
+    notes = tuple(capped_note(q) for q in fitted.queries if q.name in fit.capped)
+    return fitted, BudgetResult(fit.report, dataset, governance, notes)

@@ -440,6 +440,9 @@ class SettingsChanged:
     entry: Entry
     rescaled: tuple[dict[str, Any], ...]
     correction: Entry | None
+    #: how much the correction raised the dataset's total epsilon under its accounting method
+    #: (:func:`dpdesk.core.recost.correction_changes`); None without a correction
+    added_total: float | None = None
 
 
 def change_settings(
@@ -497,7 +500,12 @@ def change_settings(
             payload["approval"] = approved.to_record()
         entry = tx.append("settings", payload)
         correction = record_corrections(tx)
-    return SettingsChanged(ledger.dataset, entry, tuple(rescaled), correction)
+        added_total = None
+        if correction is not None:
+            from dpdesk.core.recost import correction_changes
+
+            added_total = correction_changes(tx.entries)[correction.seq]
+    return SettingsChanged(ledger.dataset, entry, tuple(rescaled), correction, added_total)
 
 
 # ----------------------------------------------------------------------------- governance

@@ -13,6 +13,7 @@ import copy
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -350,3 +351,42 @@ def test_an_analytic_gaussian_booked_by_the_old_code_is_corrected(dpdesk_home: P
     (eff,) = effective(entries)
     assert eff.costs[0].epsilon > 1.05 and eff.costs[0].delta == 1e-20
     assert eff.costs[0].epsilon == pytest.approx(gaussian_epsilon(7.9516, 1.0, 1e-20 * (1 - 1e-9)), rel=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["sequential", "advanced", "zcdp"])
+def test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method(
+    method: str, dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """Issue 34, item 4: under advanced composition the change-settings message said "+9.36" (the queries'
+    epsilons added) while the total rose by about 49.6. The message and the ledger's listing state the change of
+    the accounted total (what is left before the change less what is left after it)."""
+    d = data(tmp_path)
+    p = plan()
+    p["budget"] = {"epsilon": 500.0, "delta": 1e-6}
+    p["accounting"] = {"method": method} | ({"delta_prime": 1e-7} if method == "advanced" else {})
+    p["queries"] = [
+        {"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.8},
+        {"name": "hist", "statistic": "histogram", "column": "g", "mechanism": "laplace", "epsilon": 1.2},
+    ]
+    release(parse_plan(p), d, dpdesk_home)
+
+    def total(q: dict[str, Any]) -> float:
+        rep = budget_report(parse_plan(q), Ledger.for_dataset(dpdesk_home, _sha(d)).verify())
+        return rep.budget.epsilon - rep.remaining_before.epsilon
+
+    before = total(p)
+    k5 = copy.deepcopy(p)
+    k5["privacy_unit"]["max_rows_per_person"] = 5
+    r = change(tmp_path, dpdesk_home, d, k5)
+    assert r.returncode == 0, r.stderr
+    rise = total(k5) - before
+    added = sum(5 * q["epsilon"] - q["epsilon"] for q in p["queries"])  # the queries' epsilons: 8
+    assert rise > 0 and (method == "sequential") == (rise == pytest.approx(added))
+    said = re.search(r"cost epsilon (\S+) more in total", r.stdout)
+    assert said is not None, r.stdout
+    assert float(said.group(1)) == pytest.approx(rise, rel=1e-5)
+    listed = re.search(
+        r"correction  epsilon \+(\S+) for", cli("ledger", "--data", str(d), home=dpdesk_home).stdout
+    )
+    assert listed is not None and float(listed.group(1)) == pytest.approx(rise, rel=1e-5)
