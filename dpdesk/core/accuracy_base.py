@@ -304,7 +304,9 @@ def ratio_failure(design: QueryDesign, h: float, n: int, t: float) -> float:
     non-increasing in |x|, and P(Z_s g > x) <= P(X > x - g/2), P(X > x) <= P(Z_s g > x - g/2). For
     continuous X, P(X > T' + c) + P(X > T' - c) grows with c in [0, C] when T' >= 0 (its derivative is
     f(T' - c) - f(T' + c) >= 0). So with T' = T - g/2 >= 0: G(c) <= P(Z_s g > T + C - g) +
-    P(Z_s g > T - C - g), for every r; a failure when T < g/2. |y| is cut into bins of width w (1/64 of
+    P(Z_s g > T - C - g), for every r; a failure when T < g/2. Both thresholds are smaller at -|y| than
+    at +|y| (T + C: tn + (h - t)|y| <= tn + (t + h)|y|; T - C: tn - (t + h)|y| <= tn + (t - h)|y|), so
+    the bound at -|y| holds for both signs. |y| is cut into bins of width w (1/64 of
     the count's noise scale, on its grid); on a bin the bound is taken at the bin's worst ends, F_j, then
     made non-decreasing in j (F^_j = max over i <= j); a bin past 14 scales, or one that reaches
     n + y < 1, counts as a failure. So the probability is at most E[F^(J)], J the bin of |Z_n|,
@@ -323,10 +325,10 @@ def ratio_failure(design: QueryDesign, h: float, n: int, t: float) -> float:
     a, b = u[:-1], u[1:]
     gs = sum_c.grid
     tn = t * n
-    # y in [a, b]: T + C = tn + (t + h) y, T - C = tn + (t - h) y; y in [-b, -a]: tn + (h - t) v, tn - (t + h) v
-    pos = _up(sum_c, tn + (t + h) * a - gs) + _up(sum_c, np.minimum(tn + (t - h) * a, tn + (t - h) * b) - gs)
-    neg = _up(sum_c, np.minimum(tn + (h - t) * a, tn + (h - t) * b) - gs) + _up(sum_c, tn - (t + h) * b - gs)
-    f = np.minimum(1.0, np.maximum(pos, neg))
+    # y = -v, v in [a, b]: T + C = tn + (h - t) v and T - C = tn - (t + h) v, each taken at its smaller end;
+    # y = +v gives tn + (t + h) v and tn + (t - h) v, never smaller, so the negative side bounds both
+    f = _up(sum_c, np.minimum(tn + (h - t) * a, tn + (h - t) * b) - gs) + _up(sum_c, tn - (t + h) * b - gs)
+    f = np.minimum(1.0, f)
     f = np.where((n - b < 1.0) | (t * (n - b) < gs / 2.0), 1.0, f)
     f0 = min(1.0, float(2.0 * _up(sum_c, np.asarray([tn]))[0])) if n >= 1 else 1.0
     env = np.maximum.accumulate(np.concatenate(([f0], f)))

@@ -115,6 +115,18 @@ def test_the_mean_bound_holds_for_every_table_and_is_tight(eps: float) -> None:
 SHARE_Q = {"statistic": "proportion", "column": "region", "categories": ["a"], "mechanism": "laplace"}
 
 
+@pytest.mark.parametrize("n,eps", [(200, 0.2), (100, 0.3)])
+def test_the_mean_bound_holds_when_the_count_s_noise_is_a_large_part_of_the_rows(n: int, eps: float) -> None:
+    """With a noisy count of scale 10 or more against 100-200 rows, the denominator n + y matters: the stated
+    error still holds for tables at either bound and in the middle."""
+    plan = _plan(_mean(epsilon=eps), n)
+    d = design_query(plan.queries[0], plan)
+    got = acc.query_accuracy(d, plan).error
+    assert got is not None and got < 5000
+    for r in (2500.0, -2500.0, 1250.0, 0.0):
+        assert _worst_failure(d, n, 2500.0, got, r) <= 0.05
+
+
 @pytest.mark.parametrize(
     "q,n,h",
     [(_mean(accuracy={"error": 20}), 2_000, 2500.0), ({**SHARE_Q, "accuracy": {"error": 0.01}}, 2_000, 0.5)],
