@@ -22,16 +22,15 @@ or discrete Gaussian P(x) ~ exp(-x^2 / (2 s^2)) with s = sigma / h, independentl
   independent, so all are within the error with probability p_each^cells; the per-cell confidence is
   c^(1/cells).
 * Mean and proportion (:func:`ratio_error`), released as m = clamp(mid + S~ / max(1, n~), [L, U]) with
-  S~ = S + Z_s (S the sum of x - mid, |x - mid| <= h), n~ = n + Z_n. With |Z_s| <= a_s and |Z_n| <= a_n,
-  each with probability 1 - (1 - c)/2 (so both with probability >= c, a union bound), and n - a_n >= 1
-  (then n~ >= 1 and max(1, n~) = n~): |S~/n~ - S/n| = |n Z_s - S Z_n| / (n (n + Z_n)) <= (n a_s + h n
-  a_n) / (n (n - a_n)) = (a_s + h a_n) / (n - a_n), for EVERY table of n rows (|S| <= h n). The true
-  mean mid + S/n lies in [L, U], so clamping only brings m closer, and m is never farther than U - L.
-  So the error is at most min(U - L, (a_s + h a_n) / (n - a_n) + rounding), and U - L when n - a_n < 1
-  (rounding: the published value keeps 3 significant digits of its interval's half-width, at most U - L,
-  so it moves by at most half of :func:`dpdesk.core.values.rounding_step` (U - L)). A grouped
-  query's cells are stated for a group of n = expected_rows / groups rows (the groups' sizes are not
-  public), and say so.
+  S~ = S + Z_s (S the sum of x - mid, |x - mid| <= h), n~ = n + Z_n: the error before clamping is
+  (Z_s - r Z_n) / (n + Z_n), r = S / n in [-h, h], and :func:`ratio_failure` bounds the probability that it
+  exceeds t for EVERY table of n rows from the two noises' own distributions (its docstring has the proof);
+  the stated error is the smallest t whose bound is at most (1 - c)(1 - 2%), plus the rounding
+  (:func:`ratio_rounding`) on an event of probability 1 - 2% (1 - c). The true mean mid + S/n lies in [L, U],
+  so clamping only brings m closer, and m is never farther than U - L. A grouped query's cells are stated for
+  a group of n = expected_rows / groups rows (the groups' sizes are not public), and say so. Earlier versions
+  used a union bound (a_s + h a_n) / (n - a_n) with each part at 1 - (1 - c)/2, about 1.8 times the epsilon
+  when the two noises are alike, plus the rounding of the whole range U - L.
 * Quantile (:func:`rank_error`): R = 2 Du (ln m + ln(1/(1 - c))) / eps, the exponential mechanism's
   utility loss at confidence c (McSherry & Talwar 2007); the score is minus a distance in ranks, so the
   released value's rank is within +-R of q n (statistics/quantile.py), for every table; with
