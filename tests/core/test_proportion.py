@@ -273,7 +273,7 @@ def test_zero_noise_releases_the_true_share_and_large_noise_is_clamped() -> None
 @pytest.mark.statistical
 def test_the_share_is_within_its_stated_95_percent_error() -> None:
     """400 releases with OpenDP's noise (n = 2,000 rows, true share 0.3, epsilon 0.2). The stated error is met
-    with probability at least 95% (a union bound of the two components' 97.5% bounds), so the misses X
+    with probability at least 95% (for every table of n rows), so the misses X
     are at most Binomial(400, 0.05): P(X >= 48) < 3e-8; the same for the released 95% interval's misses,
     so the test's false-failure rate is below 1e-7. The error is not vacuous either: below 0.03 here."""
     n, p = 2000, 0.3

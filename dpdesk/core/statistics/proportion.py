@@ -20,9 +20,10 @@ noisy sum S~ of z - 1/2, each with half the query's epsilon and delta (sequentia
 share p~ = 1/2 + S~ / max(1, n~), clamped to [0, 1] (post-processing). Its 95% interval combines the
 two components' 97.5% half-widths e_n and e_s (a union bound): the four ratios 1/2 + (S~ +- e_s) /
 (n~ +- e_n), clamped to [0, 1]; [0, 1] when n~ - e_n <= 0. Before any data is read, for a table of n
-rows the share is within (e_s + e_n / 2) / (n - e_n) of the truth with probability at least 95%
-(:func:`share_error95`): |p~ - p| = |n S_e - S n_e| / (n (n + n_e)) with |S| <= n/2, where S_e and n_e
-are the noises, and clamping to [0, 1] (where p lies) only brings p~ closer.
+rows the share's stated error (:func:`share_error95`, the query's accuracy) bounds |p~ - p| = |n S_e -
+S n_e| / (n (n + n_e)) with |S| <= n/2, where S_e and n_e are the noises, from the two noises' own
+distributions (:func:`dpdesk.core.accuracy_base.ratio_failure`); clamping to [0, 1] (where p lies)
+only brings p~ closer.
 
 Sensitivity, with k = max_rows_per_person (L1 for Laplace, L2 for Gaussian):
 
@@ -50,6 +51,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from dpdesk.core.accuracy_base import ratio_error
 from dpdesk.core.aggregates_base import Exact
 from dpdesk.core.errors import PlanError
 from dpdesk.core.mechanism_kinds import Mechanism
@@ -64,7 +66,7 @@ from dpdesk.core.plan_base import (
     _num_out,
     _quoted,
 )
-from dpdesk.core.queries_base import QueryDesign, _fmt, _noise_component, group_cells, interval_halfwidth
+from dpdesk.core.queries_base import QueryDesign, _fmt, _noise_component, group_cells
 from dpdesk.core.statistics.base import (
     CATEGORY,
     NUMERIC,
@@ -177,13 +179,9 @@ AT_MOST = Param(
 
 def share_error95(design: QueryDesign, n_rows: int) -> float:
     """The 95% error of the released share for a table of ``n_rows`` rows (share units; 1 when n_rows is
-    too small for the noisy count to bound it): (e_s + e_n / 2) / (n - e_n), from public quantities."""
-
-    count_c, sum_c = design.components
-    e_n, e_s = interval_halfwidth(count_c, 0.975), interval_halfwidth(sum_c, 0.975)
-    if n_rows - e_n <= 0:
-        return 1.0
-    return min(1.0, (e_s + e_n / 2.0) / (n_rows - e_n))
+    too small for the noisy count to bound it), from public quantities: the same statement as the query's
+    accuracy (:func:`dpdesk.core.accuracy_base.ratio_error`, h = 1/2, U - L = 1)."""
+    return ratio_error(design, 0.5, 1.0, n_rows, 0.95)
 
 
 class Proportion(Statistic):
