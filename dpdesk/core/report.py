@@ -267,8 +267,9 @@ def write_release_report(
     story.append(
         _p(
             _(
-                "Numbers are rounded once, before they were recorded, to three significant digits of their 95% "
-                "interval's half-width; release.csv holds the same numbers."
+                "Numbers are rounded once, before they were recorded, to three significant digits of their "
+                "noise's spread (their 95% interval's half-width, never less than one step of the noise, so a "
+                "value keeps its digits when its interval is a single point); release.csv holds the same numbers."
             ),
             st["small"],
         )
