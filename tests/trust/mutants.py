@@ -3441,10 +3441,10 @@ def _sum128(""",
     ),
     Mutant(
         "HN03",
-        "honest numbers: a mean's stated error sums its bins' bounds without making them non-decreasing (a bin's weight can turn negative)",
+        "honest numbers: a mean's stated error is taken over bins of the count's noise 32 times as wide (overstated: overcharged)",
         "dpdesk/core/accuracy_base.py",
-        r"""    env = np.maximum.accumulate(np.concatenate(([f0], f)))""",
-        r"""    env = np.concatenate(([f0], f))""",
+        r"""_BINS_PER_SCALE = 64""",
+        r"""_BINS_PER_SCALE = 2""",
         ("tests/core/test_honest_numbers.py", "tests/core/test_accuracy.py"),
     ),
     Mutant(
