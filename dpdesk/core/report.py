@@ -436,6 +436,17 @@ def write_release_report(
     _build(path, story, title)
 
 
+def _correction_changes(entries: Sequence[Entry]) -> dict[int, float]:
+    """Each correction's change of the total under the method in force; {} for a chain that cannot be
+    re-totalled (its stored figures are shown)."""
+    from dpdesk.core.recost import correction_changes
+
+    try:
+        return correction_changes(entries)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return {}
+
+
 def _line_paragraphs(lines: Sequence[tuple[str, str]], st: dict[str, Any]) -> list[Any]:
     """Lines of text, each starting a new line: adjacent lines of one style set as one paragraph (the same look
     as a paragraph each, with a fraction of the flowables a long report would lay out); a "math" line is a formula
@@ -589,6 +600,7 @@ def write_budget_statement(
     story.append(_p(_("All entries"), st["h1"]))
     header = ["#", _("Time (UTC)"), _("Entry"), _("Spent"), _("Queries / details"), _("Hash")]
     rows: list[list[str]] = []
+    changes = _correction_changes(entries)
     for e in entries:
         if isinstance(e, SpendEntry):
             c = e.charged
@@ -608,8 +620,8 @@ def write_budget_statement(
                 _("see correction"),
                 _("{n} simulated run(s) of the data (older version)").format(n=e.get("runs")),
             )
-        elif isinstance(e, CorrectionEntry):
-            spent_txt = f"ε +{e.get('added_epsilon', 0):.4g}"
+        elif isinstance(e, CorrectionEntry):  # the change of the total under the method in force (issue 34)
+            spent_txt = f"ε +{changes.get(e.seq, e.get('added_epsilon', 0)):.4g}"
             what = _("past releases booked too low: {list}").format(
                 list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
             )

@@ -353,14 +353,10 @@ def test_an_analytic_gaussian_booked_by_the_old_code_is_corrected(dpdesk_home: P
     assert eff.costs[0].epsilon == pytest.approx(gaussian_epsilon(7.9516, 1.0, 1e-20 * (1 - 1e-9)), rel=1e-9)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("method", ["sequential", "advanced", "zcdp"])
-def test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method(
-    method: str, dpdesk_home: Path, tmp_path: Path
-) -> None:
-    """Issue 34, item 4: under advanced composition the change-settings message said "+9.36" (the queries'
-    epsilons added) while the total rose by about 49.6. The message and the ledger's listing state the change of
-    the accounted total (what is left before the change less what is left after it)."""
+def corrected(method: str, home: Path, tmp_path: Path) -> tuple[Path, float]:
+    """A dataset under ``method`` with two releases, then k 1 -> 5: the data file and how much the accounted
+    total rose (what was left before the change less what is left after it). Checks that the change-settings
+    message and the ledger's listing state that rise."""
     d = data(tmp_path)
     p = plan()
     p["budget"] = {"epsilon": 500.0, "delta": 1e-6}
@@ -369,16 +365,16 @@ def test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method(
         {"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.8},
         {"name": "hist", "statistic": "histogram", "column": "g", "mechanism": "laplace", "epsilon": 1.2},
     ]
-    release(parse_plan(p), d, dpdesk_home)
+    release(parse_plan(p), d, home)
 
     def total(q: dict[str, Any]) -> float:
-        rep = budget_report(parse_plan(q), Ledger.for_dataset(dpdesk_home, _sha(d)).verify())
+        rep = budget_report(parse_plan(q), Ledger.for_dataset(home, _sha(d)).verify())
         return rep.budget.epsilon - rep.remaining_before.epsilon
 
     before = total(p)
     k5 = copy.deepcopy(p)
     k5["privacy_unit"]["max_rows_per_person"] = 5
-    r = change(tmp_path, dpdesk_home, d, k5)
+    r = change(tmp_path, home, d, k5)
     assert r.returncode == 0, r.stderr
     rise = total(k5) - before
     added = sum(5 * q["epsilon"] - q["epsilon"] for q in p["queries"])  # the queries' epsilons: 8
@@ -386,7 +382,25 @@ def test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method(
     said = re.search(r"cost epsilon (\S+) more in total", r.stdout)
     assert said is not None, r.stdout
     assert float(said.group(1)) == pytest.approx(rise, rel=1e-5)
-    listed = re.search(
-        r"correction  epsilon \+(\S+) for", cli("ledger", "--data", str(d), home=dpdesk_home).stdout
-    )
+    listed = re.search(r"correction  epsilon \+(\S+) for", cli("ledger", "--data", str(d), home=home).stdout)
     assert listed is not None and float(listed.group(1)) == pytest.approx(rise, rel=1e-5)
+    return d, rise
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["sequential", "advanced", "zcdp"])
+def test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method(
+    method: str, dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """Issue 34, item 4: under advanced composition the change-settings message said "+9.36" (the queries'
+    epsilons added) while the total rose by about 49.6. The message, the ledger's listing and the officer's
+    statement (PDF) state the change of the accounted total; the app's ledger table: tests/gui/test_ledger_text.py."""
+    d, rise = corrected(method, dpdesk_home, tmp_path)
+    pdf = tmp_path / "statement.pdf"
+    r = cli("ledger", "statement", "--data", str(d), "--out", str(pdf), home=dpdesk_home)
+    assert r.returncode == 0, r.stderr
+    from pypdf import PdfReader
+
+    text = " ".join((page.extract_text() or "") for page in PdfReader(str(pdf)).pages)
+    stated = re.search(r"ε \+(\S+)", text)
+    assert stated is not None and float(stated.group(1)) == pytest.approx(rise, rel=1e-3), text

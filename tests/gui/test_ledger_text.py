@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QThreadPool
 
 from dpdesk.cli import main
@@ -98,3 +99,22 @@ def _entries(home: Path, key: str) -> list[dict[str, Any]]:
     from dpdesk.core.ledger import Ledger
 
     return Ledger.for_dataset(home, key).verify()
+
+
+def test_a_correction_row_states_the_change_of_the_total_under_the_dataset_s_method(
+    qtbot: Any, dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """Issue 34, item 4: the ledger tab's correction row showed the queries' epsilons added (+8 here), not how
+    much the total rose under advanced composition."""
+    from dpdesk.core.ledger import Ledger
+    from dpdesk.gui.models import LEDGER_COLUMNS, LedgerModel
+    from dpdesk.gui.state import AppState
+    from tests.core import test_recost
+
+    data, rise = test_recost.corrected("advanced", dpdesk_home, tmp_path)
+    state = AppState(dpdesk_home)
+    state.ledger_entries = list(Ledger.for_dataset(dpdesk_home, test_recost._sha(data)).verify())
+    model = LedgerModel(state)
+    row = next(i for i, e in enumerate(state.ledger_entries) if e.type == "correction")
+    cell = model.data(model.index(row, LEDGER_COLUMNS.index("epsilon")))
+    assert rise > 9 and float(cell.lstrip("+")) == pytest.approx(rise, rel=1e-5)

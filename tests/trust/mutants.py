@@ -3560,6 +3560,26 @@ def _sum128(""",
             "tests/core/test_recost.py::test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method",
         ),
     ),
+    Mutant(
+        "RC05",
+        "honest accounting: the officer's statement shows a correction as the queries' epsilons added, not the change of the total under the dataset's method",
+        "dpdesk/core/report.py",
+        r"""    changes = _correction_changes(entries)""",
+        r"""    changes: dict[int, float] = {}""",
+        (
+            "tests/core/test_recost.py::test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method",
+        ),
+    ),
+    Mutant(
+        "RC06",
+        "honest accounting: the app's ledger table shows a correction as the queries' epsilons added, not the change of the total",
+        "dpdesk/gui/models.py",
+        r"""                self._changes = correction_changes(entries)""",
+        r"""                self._changes = {}""",
+        (
+            "tests/gui/test_ledger_text.py::test_a_correction_row_states_the_change_of_the_total_under_the_dataset_s_method",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
