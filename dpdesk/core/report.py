@@ -191,7 +191,7 @@ def write_release_report(
         varying = len({(r[6], r[7]) for r in qrows}) > 1
         table = [[_("Group"), _("Value"), _("95% interval"), *(("ε", "δ") if varying else ())]]
         for r in qrows:
-            interval = f"[{r[3]}, {r[4]}]" if r[3] != "" else _("(a chosen candidate)")
+            interval = f"[{r[3]}, {r[4]}]" if r[3] != "" else _no_interval(tr.get("statistic", ""))
             table.append([r[1] or "—", r[2], interval, *((r[6], r[7]) if varying else ())])
         widths = [46 * mm, 32 * mm, 52 * mm, 16 * mm, 28 * mm] if varying else [46 * mm, 42 * mm, 86 * mm]
         story.append(_table(table, widths, st))
@@ -306,6 +306,16 @@ def _line_paragraphs(lines: Sequence[tuple[str, str]], st: dict[str, Any]) -> li
     for key, group in itertools.groupby(lines, key=lambda kv: kv[0]):
         out.append(_p("<br/>".join(markup(text) for _k, text in group), st[key], raw=True))
     return out
+
+
+def _no_interval(word: str) -> str:
+    """The interval column's words for a row without an interval, by its statistic (a chosen candidate)."""
+    from dpdesk.core import statistics
+
+    try:
+        return statistics.get(word).no_interval()
+    except KeyError:
+        return _("(a chosen candidate)")
 
 
 def _summary_table(
