@@ -3426,10 +3426,22 @@ def _sum128(""",
     # --- issue #34 item 6: synthetic tables within their bounds, no invented missing level, per-value ints --
     Mutant(
         "SY11",
-        "a synthetic int column's last level draws up to its last edge (hi + 1 for the default levels), not its upper bound",
+        "a synthetic int column's last level draws up to its last edge (hi + 1 for the default levels), not its "
+        "upper bound, and no value is kept within the bounds (the old code's year 2010 on [2003, 2009]; either "
+        "change alone is masked by the other)",
         "dpdesk/core/synthetic/domain.py",
-        r"""last[-1] = math.floor(float(_on_grid(np.asarray([hi_b]), scale)[0]))""",
-        r"""last[-1] = math.floor(float(_on_grid(np.asarray([attr.edges[-1]]), scale)[0]))""",
+        r"""    last[-1] = math.floor(float(_on_grid(np.asarray([hi_b]), scale)[0]))  # the last level: up to the bound
+    last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
+    a, b = first[safe], last[safe]
+    steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    if attr.kind == "int":
+        return [int(v) for v in np.clip(steps, math.ceil(lo_b), math.floor(hi_b)).tolist()]""",
+        r"""    last[-1] = math.floor(float(_on_grid(np.asarray([attr.edges[-1]]), scale)[0]))
+    last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
+    a, b = first[safe], last[safe]
+    steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    if attr.kind == "int":
+        return [int(v) for v in steps.tolist()]""",
         (
             "tests/core/test_synthetic_domain.py::test_every_synthetic_value_lies_within_its_bounds_categories_and_level",
             "tests/core/test_synthetic_domain.py::test_an_int_level_holding_one_value_writes_that_value",

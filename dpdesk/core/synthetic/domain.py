@@ -192,15 +192,16 @@ def decode(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> list
         out = [cats[c] if c < n_values else None for c in codes.tolist()]
         return out
     safe = np.minimum(codes, n_values - 1)
-    out = _decode_v1(attr, safe, rng) if attr.version == 1 else _decode_v2(attr, safe, rng)
+    u = rng.random(len(codes))  # one uniform draw per row, as version 1 drew them
+    out = _decode_v1(attr, safe, u) if attr.version == 1 else _decode_v2(attr, safe, u)
     if attr.missing_level:
         for i in np.flatnonzero(codes >= n_values).tolist():
             out[i] = None
     return out
 
 
-def _decode_v1(attr: Attribute, safe: np.ndarray, rng: np.random.Generator) -> list[object]:
-    """Version 1's numbers (releases made before version 2 regenerate as they were made)."""
+def _decode_v1(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]:
+    """Version 1's numbers from uniform draws ``u`` (releases made before version 2 regenerate as they were made)."""
     e = np.asarray(attr.edges, dtype=np.float64)
     lo_b, hi_b = attr.bounds
     left = e[:-1].copy()
@@ -213,11 +214,11 @@ def _decode_v1(attr: Attribute, safe: np.ndarray, rng: np.random.Generator) -> l
         hi_i[-1] = math.floor(right[-1])
         hi_i = np.maximum(hi_i, lo_i)
         a, b = lo_i[safe], hi_i[safe]
-        vals: np.ndarray = a + np.floor(rng.random(len(safe)) * (b - a + 1.0))
+        vals: np.ndarray = a + np.floor(u * (b - a + 1.0))
         vals = np.minimum(vals, b)
         return [int(v) for v in vals.tolist()]
     a, b = left[safe], right[safe]
-    vals = a + rng.random(len(safe)) * (b - a)
+    vals = a + u * (b - a)
     return [float(v) for v in vals.tolist()]
 
 
@@ -265,7 +266,8 @@ def _on_grid(x: np.ndarray, scale: float) -> np.ndarray:
     return out
 
 
-def _decode_v2(attr: Attribute, safe: np.ndarray, rng: np.random.Generator) -> list[object]:
+def _decode_v2(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]:
+    """Version 2's numbers from uniform draws ``u`` (see :func:`decode`)."""
     left, right = _levels(attr)
     lo_b, hi_b = attr.bounds
     scale = 1.0 if attr.kind == "int" else float(10 ** float_decimals(attr))  # a grid step: 1 / scale
@@ -274,7 +276,7 @@ def _decode_v2(attr: Attribute, safe: np.ndarray, rng: np.random.Generator) -> l
     last[-1] = math.floor(float(_on_grid(np.asarray([hi_b]), scale)[0]))  # the last level: up to the bound
     last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
     a, b = first[safe], last[safe]
-    steps: np.ndarray = np.minimum(a + np.floor(rng.random(len(safe)) * (b - a + 1.0)), b)
+    steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
     if attr.kind == "int":
         return [int(v) for v in np.clip(steps, math.ceil(lo_b), math.floor(hi_b)).tolist()]
     return [float(v) for v in np.clip(steps / scale, lo_b, hi_b).tolist()]
