@@ -299,7 +299,7 @@ def write_release_report(
         varying = len({(r[6], r[7]) for r in qrows}) > 1
         table = [[_("Group"), _("Value"), _("95% interval"), *(("ε", "δ") if varying else ())]]
         for r in qrows:
-            interval = f"[{r[3]}, {r[4]}]" if r[3] != "" else _("(a chosen candidate)")
+            interval = f"[{r[3]}, {r[4]}]" if r[3] != "" else _no_interval(tr.get("statistic", ""))
             table.append([r[1] or "—", r[2], interval, *((r[6], r[7]) if varying else ())])
         if varying:
             eps_w, delta_w = (_one_line_width([r[i] for r in table], 12 * mm) for i in (3, 4))
@@ -460,6 +460,16 @@ def _line_paragraphs(lines: Sequence[tuple[str, str]], st: dict[str, Any]) -> li
 
 #: Line kinds of :func:`_line_paragraphs` typeset as mathematics (:func:`math_markup`), and their style.
 _MATH_STYLE = {"math": "small"}
+
+
+def _no_interval(word: str) -> str:
+    """The interval column's words for a row without an interval, by its statistic (a chosen candidate)."""
+    from dpdesk.core import statistics
+
+    try:
+        return statistics.get(word).no_interval()
+    except KeyError:
+        return _("(a chosen candidate)")
 
 
 def _summary_table(

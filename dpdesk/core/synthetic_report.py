@@ -31,6 +31,7 @@ def synthetic_section(
     from dpdesk.core.statistics.synthetic import (
         SyntheticQuery,
         attributes,
+        domain_version_of,
         fit_version_of,
         measurements_from_dict,
         synthetic_table,
@@ -39,7 +40,7 @@ def synthetic_section(
     plan = parse_plan(plan_dict)
     spec = next(q for q in plan.queries if q.name == name)
     assert isinstance(spec, SyntheticQuery)
-    attrs = attributes(spec, plan.columns)
+    attrs = attributes(spec, plan.columns, domain_version_of(fields))
     released = measurements_from_dict(fields)
     _rows, codes = synthetic_table(
         attrs, released, int(fields["rows"]), int(fields["seed"]), fit_version_of(fields)

@@ -54,6 +54,7 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
     from dpdesk.core.statistics.synthetic import (
         SyntheticQuery,
         attributes,
+        domain_version_of,
         fit_version_of,
         measurements_from_dict,
         synthetic_table,
@@ -66,7 +67,7 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
         progress.update(i, len(fields), "computing")
         spec = next(q for q in plan.queries if q.name == name)
         assert isinstance(spec, SyntheticQuery)
-        attrs = attributes(spec, plan.columns)
+        attrs = attributes(spec, plan.columns, domain_version_of(f))
         released = measurements_from_dict(f)
         table, codes = synthetic_table(attrs, released, int(f["rows"]), int(f["seed"]), fit_version_of(f))
         data = table_csv(attrs, table)

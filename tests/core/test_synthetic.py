@@ -71,8 +71,10 @@ def test_domains_past_the_stated_limits_are_refused_with_a_message() -> None:
 def test_default_bins_cover_the_bounds() -> None:
     assert syn.default_edges("float", (0.0, 10.0), 5) == (0.0, 2.0, 4.0, 6.0, 8.0, 10.0)
     assert syn.default_edges("int", (1.0, 4.0), 10) == (1.0, 2.0, 3.0, 4.0, 5.0)
-    edges = syn.default_edges("int", (0.0, 99.0))
-    assert len(edges) == syn.DEFAULT_BINS + 1 and edges[0] == 0.0 and edges[-1] == 99.0
+    edges = syn.default_edges("int", (0.0, 100.0))  # 101 values: past PER_VALUE_LEVELS
+    assert len(edges) == syn.DEFAULT_BINS + 1 and edges[0] == 0.0 and edges[-1] == 100.0
+    edges = syn.default_edges("int", (0.0, 99.0))  # 100 values: one level each
+    assert edges == tuple(float(v) for v in range(101)) and syn.PER_VALUE_LEVELS == 100
 
 
 def test_values_are_drawn_inside_their_bins_and_missing_is_a_level() -> None:

@@ -192,6 +192,8 @@ def test_a_copy_of_a_private_table_is_not_a_public_file(
                     a.categories[c]
                     if a.kind == "category"
                     else f"{rng.uniform(a.edges[c], a.edges[c + 1]):.6f}"
+                    if a.kind == "float"
+                    else str(int(rng.integers(a.edges[c], min(a.edges[c + 1], a.bounds[1] + 1))))
                     for a, c in zip(attrs, row, strict=True)
                 ]
             )

@@ -140,8 +140,8 @@ def test_a_synthetic_table_from_the_form_to_its_csv(
     qtbot.waitUntil(lambda: any("What it does" in t for t in visible_texts(win)), timeout=10_000)
     words = " ".join(t for t in visible_texts(win) if "marginal" in t or "utility" in t)
     assert (
-        "one-way marginal of each of the 3 columns" in words and "wage: 5 levels" in words
-    )  # 4 bins and missing, words
+        "one-way marginal of each of the 3 columns" in words and "wage: 4 levels" in words
+    )  # 4 bins (no missing level: its rule is "drop"), words
     assert "columns are independent" in words, words
     # release (the same flow as any plan)
     confirm: list[str] = []

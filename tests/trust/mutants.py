@@ -3580,6 +3580,112 @@ def _sum128(""",
             "tests/gui/test_ledger_text.py::test_a_correction_row_states_the_change_of_the_total_under_the_dataset_s_method",
         ),
     ),
+    # --- issue #34 item 6: synthetic tables within their bounds, no invented missing level, per-value ints --
+    Mutant(
+        "SY11",
+        "a synthetic int column's last level draws up to its last edge (hi + 1 for the default levels), not its "
+        "upper bound, and no value is kept within the bounds (the old code's year 2010 on [2003, 2009]; either "
+        "change alone is masked by the other)",
+        "dpdesk/core/synthetic/domain.py",
+        r"""    last[-1] = math.floor(float(_on_grid(np.asarray([hi_b]), scale)[0]))  # the last level: up to the bound
+    last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
+    a, b = first[safe], last[safe]
+    steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    if attr.kind == "int":
+        return [int(v) for v in np.clip(steps, math.ceil(lo_b), math.floor(hi_b)).tolist()]""",
+        r"""    last[-1] = math.floor(float(_on_grid(np.asarray([attr.edges[-1]]), scale)[0]))
+    last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
+    a, b = first[safe], last[safe]
+    steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    if attr.kind == "int":
+        return [int(v) for v in steps.tolist()]""",
+        (
+            "tests/core/test_synthetic_domain.py::test_every_synthetic_value_lies_within_its_bounds_categories_and_level",
+            "tests/core/test_synthetic_domain.py::test_an_int_level_holding_one_value_writes_that_value",
+        ),
+    ),
+    Mutant(
+        "SY12",
+        'a synthetic column whose rule is "drop" gets a missing level again (blank cells on a table without missing values)',
+        "dpdesk/core/statistics/synthetic.py",
+        r"""missing = col.missing.drops and version == 1""",
+        r"""missing = col.missing.drops""",
+        (
+            "tests/core/test_synthetic_domain.py::test_a_column_gets_no_missing_level_and_drop_rows_are_left_out_of_every_marginal",
+            "tests/core/test_synthetic_domain.py::test_every_synthetic_value_lies_within_its_bounds_categories_and_level",
+        ),
+    ),
+    Mutant(
+        "SY13",
+        'a row with a missing value in a "drop" column is not left out of the synthetic table\'s marginals',
+        "dpdesk/core/statistics/synthetic.py",
+        r"""kept &= ~miss""",
+        r"""kept &= miss | ~miss""",
+        (
+            "tests/core/test_synthetic_domain.py::test_a_column_gets_no_missing_level_and_drop_rows_are_left_out_of_every_marginal",
+        ),
+    ),
+    Mutant(
+        "SY14",
+        "an int column of at most 100 values gets equal-width bins again instead of one level per value",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""attrs = _attributes(spec, columns, PER_VALUE_LEVELS, version)""",
+        r"""attrs = _attributes(spec, columns, DEFAULT_BINS, version)""",
+        (
+            "tests/core/test_synthetic_domain.py::test_an_int_column_of_at_most_100_values_gets_one_level_per_value",
+        ),
+    ),
+    Mutant(
+        "SY15",
+        "per-value levels that break the two-way limit refuse a plan the old code accepted (no fallback to its bins)",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""        return _attributes(spec, columns, DEFAULT_BINS, version)
+    return attrs""",
+        r"""        raise
+    return attrs""",
+        (
+            "tests/core/test_synthetic_domain.py::test_two_wide_int_columns_fall_back_to_the_bins_a_plan_had_before",
+        ),
+    ),
+    Mutant(
+        "SY16",
+        "a synthetic float column's values are written with six decimals whatever its bounds and bins",
+        "dpdesk/core/synthetic/domain.py",
+        r"""return max(0, min(MAX_DECIMALS, max(declared, fine)))""",
+        r"""return MAX_DECIMALS""",
+        ("tests/core/test_synthetic_domain.py::test_values_keep_their_column_s_precision",),
+    ),
+    Mutant(
+        "SY17",
+        "the report's interval column calls a synthetic table's row a chosen candidate",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""return _("a synthetic table: see its section")""",
+        r"""return _("(a chosen candidate)")""",
+        (
+            "tests/core/test_synthetic_domain.py::test_the_report_s_interval_column_names_a_synthetic_table_s_section",
+        ),
+    ),
+    Mutant(
+        "SY18",
+        "a synthetic release's ledger entry does not name its domain version: its table regenerates with version 1's levels",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""            "domain": DOMAIN_VERSION,
+""",
+        r"""""",
+        (
+            "tests/core/test_synthetic_domain.py::test_a_released_table_without_missing_values_has_no_blank_cell",
+        ),
+    ),
+    Mutant(
+        "SY19",
+        "a synthetic release from before the domain versions is regenerated with version 2's levels (its package no longer matches)",
+        "dpdesk/core/statistics/synthetic.py",
+        r"""int(entry_field.get("domain", 1))""",
+        r"""int(entry_field.get("domain", 2))""",
+        (
+            "tests/core/test_synthetic_domain.py::test_a_release_from_before_regenerates_with_the_domain_it_was_made_with",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

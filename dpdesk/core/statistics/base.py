@@ -271,6 +271,10 @@ class Statistic:
         """The message for a column given to a statistic that takes none (empty: the plan's own)."""
         return ""
 
+    def no_interval(self) -> str:
+        """What the report's 95% interval column says for a released row without an interval."""
+        return _("(a chosen candidate)")
+
     def lead_help(self) -> str:
         """What a selection's lead (its accuracy target's error) means, for the form's tooltip."""
         return _(

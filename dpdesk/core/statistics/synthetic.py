@@ -3,7 +3,8 @@
 A query ``{"name", "statistic": "synthetic", "columns": [...], "epsilon", "delta"}`` (optional ``rows``: how
 many rows to generate, public, default the fitted model's total; optional ``bins``: public bin edges per
 numeric column, default :data:`~dpdesk.core.synthetic.DEFAULT_BINS` equal-width bins over its bounds, one bin
-per value for an int column with at most that many values). Its mechanism word is ``mst`` (the default).
+per value for an int column whose bounds span at most :data:`~dpdesk.core.synthetic.PER_VALUE_LEVELS` values,
+see :mod:`dpdesk.core.synthetic.domain`). Its mechanism word is ``mst`` (the default).
 
 Design (public, from the plan): three parts, composed inside the query (see
 :mod:`dpdesk.core.synthetic.measure`): the d one-way marginals, d - 1 selection rounds of the exponential
@@ -12,10 +13,15 @@ marginals, and eps_s^2 / 8 per round) and the sum is at most the rho whose Canon
 at delta is epsilon; the query books (epsilon, delta), or its rho on a zCDP dataset. With delta = 0 the parts
 are pure (Laplace marginals) and their epsilons add up to at most epsilon.
 
-Sensitivity of one marginal (missing values are a level of their own, so every kept row is in every
-marginal): add_remove L1 = L2 = k; replace L1 = 2k, L2 = sqrt(2) k (a row that drops out, with an empty id,
-changes one cell: within both). A selection score (the L1 distance from the real two-way marginal to a table
-built from released values) moves by at most the marginal's L1.
+Sensitivity of one marginal (every kept row is in one cell of every marginal; a row is left out of all of
+them when its id is empty or when one of the table's columns whose missing-value rule is "drop" has a missing,
+unparsable or undeclared value there, :func:`encode_table`; an imputed value is a value): add_remove
+L1 = L2 = k (a row left out is a row not added); replace L1 = 2k, L2 = sqrt(2) k (the change is the counts
+of the k rows put in minus those of the k rows taken out, two non-negative vectors of sum at most k, whether
+or not some rows are left out: ||a - b||^2 <= ||a||^2 + ||b||^2 <= 2k^2). A selection score (the L1 distance
+from the real two-way marginal to a table built from released values) moves by at most the marginal's L1.
+The domain (levels) is read off the plan alone: no column has a missing level (domain version 2), whatever
+the data hold; releases made before keep theirs (``domain`` in their ledger entry, absent: version 1).
 
 Release: the noisy marginals and a seed from :mod:`secrets` are the query's released values, kept in the
 spend entry (``synthetic`` field); the table is post-processing of those alone
@@ -62,8 +68,11 @@ from dpdesk.core.statistics.base import (
 )
 from dpdesk.core.synthetic import (
     DEFAULT_BINS,
+    DOMAIN_VERSION,
     MAX_COLUMNS,
     MAX_LEVELS,
+    MAX_PAIR_CELLS,
+    PER_VALUE_LEVELS,
     Attribute,
     DomainError,
     ExactMarginals,
@@ -177,9 +186,10 @@ BIN_MAP = Param(
     lambda: _("Bin edges per numeric column"),
     lambda: _(
         "Public bin edges per numeric column, e.g. wage: 0, 250, 500, 5000 (inside the column's bounds); "
-        "a numeric column without them gets {n} equal-width bins over its bounds (an int column with at most "
-        "{n} values one bin per value)."
-    ).format(n=DEFAULT_BINS),
+        "a numeric column without them gets {n} equal-width bins over its bounds, and an int column whose "
+        "bounds span at most {most} values one level per value (unless that makes a two-way table of more "
+        "than {cells} cells)."
+    ).format(n=DEFAULT_BINS, most=PER_VALUE_LEVELS, cells=f"{MAX_PAIR_CELLS:,}"),
 )
 
 
@@ -191,49 +201,87 @@ class SyntheticExact(Exact):
     released: dict[str, Any] | None = None
 
 
-def attributes(spec: SyntheticQuery, columns: dict[str, ColumnSpec]) -> list[Attribute]:
-    """The public domain of the table: each column's levels (categories or bins, and missing when its
-    missing values are kept: a column whose policy is "drop" gets a "missing" level instead)."""
+def attributes(
+    spec: SyntheticQuery, columns: dict[str, ColumnSpec], version: int = DOMAIN_VERSION
+) -> list[Attribute]:
+    """The public domain of the table (from the plan alone): each column's levels, categories or bins.
+
+    Version 2 (:data:`~dpdesk.core.synthetic.DOMAIN_VERSION`): no missing level (no missing value reaches the
+    measurement: its row is left out under "drop", its value imputed under "impute"); an int column without
+    declared bins gets one level per value when its bounds span at most
+    :data:`~dpdesk.core.synthetic.PER_VALUE_LEVELS` values, unless the domain then breaks a limit of
+    :func:`~dpdesk.core.synthetic.check_domain` (then version 1's default bins, with which every plan accepted
+    before is accepted still). Version 1 (releases made before): a "missing" level for a column whose rule is
+    "drop", one level per value only up to :data:`~dpdesk.core.synthetic.DEFAULT_BINS` values."""
+    if version == 1:
+        return _attributes(spec, columns, DEFAULT_BINS, 1)
+    if version != DOMAIN_VERSION:
+        raise ValueError(f"unknown synthetic domain version {version}")
+    attrs = _attributes(spec, columns, PER_VALUE_LEVELS, version)
+    try:
+        check_domain(attrs)
+    except DomainError:
+        return _attributes(spec, columns, DEFAULT_BINS, version)
+    return attrs
+
+
+def _attributes(
+    spec: SyntheticQuery, columns: dict[str, ColumnSpec], per_value: int, version: int
+) -> list[Attribute]:
     declared = dict(spec.bins)
     out = []
     for name in spec.columns:
         col = columns[name]
-        missing = col.missing.drops
+        missing = col.missing.drops and version == 1
         if col.type == "category":
             assert col.categories is not None
-            out.append(Attribute(name, "category", categories=col.categories, missing_level=missing))
+            out.append(
+                Attribute(name, "category", categories=col.categories, missing_level=missing, version=version)
+            )
             continue
         assert col.bounds is not None
-        edges = declared.get(name) or default_edges(col.type.value, col.bounds)
-        out.append(Attribute(name, col.type.value, edges=edges, bounds=col.bounds, missing_level=missing))
+        edges = declared.get(name) or default_edges(col.type.value, col.bounds, per_value=per_value)
+        out.append(
+            Attribute(
+                name, col.type.value, edges=edges, bounds=col.bounds, missing_level=missing, version=version
+            )
+        )
     return out
+
+
+def domain_version_of(entry_field: dict[str, Any]) -> int:
+    """The domain a release's table was made with (its ledger field ``domain``; entries from before: 1)."""
+    return int(entry_field.get("domain", 1))
 
 
 def encode_table(
     spec: SyntheticQuery, table: Table, keep: np.ndarray | None
 ) -> tuple[list[Attribute], np.ndarray]:
-    """The query's columns of ``table`` as levels (n x d) over their public domain, rows outside ``keep``
-    left out. A column whose missing values are imputed gets its imputed level; otherwise missing is a level.
+    """The query's columns of ``table`` as levels (n x d) over their public domain (the current version), rows
+    outside ``keep`` left out, and so is every row with a missing value (empty, unparsable, NaN or an undeclared
+    category) in a column whose rule is "drop"; a column whose rule is "impute" gets its imputed value there.
     Reads the table: on the release path only inside the charged exact step."""
     cols = {n: table.columns[n].spec for n in spec.columns}
     attrs = attributes(spec, cols)
-    levels = []
+    kept = np.ones(table.n_rows, dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
+    columns = []
     for a in attrs:
         col = table.columns[a.name]
         values = col.values
         miss = col.missing()
-        if not col.spec.missing.drops and miss.any():
-            values = values.copy()
-            impute = col.spec.missing.impute
-            if col.spec.type == "category":
-                assert col.spec.categories is not None
-                values[miss] = col.spec.categories.index(str(impute))
+        if miss.any():
+            if col.spec.missing.drops:
+                kept &= ~miss
             else:
-                values[miss] = impute
-            miss = np.zeros(len(values), dtype=bool)
-        if keep is not None:
-            values, miss = values[keep], miss[keep]
-        levels.append(encode(a, values, miss if miss.any() else None))
+                values = values.copy()
+                impute = col.spec.missing.impute
+                if col.spec.type == "category":
+                    assert col.spec.categories is not None
+                    values[miss] = col.spec.categories.index(str(impute))
+                else:
+                    values[miss] = impute
+        columns.append(values)
+    levels = [encode(a, values[kept], None) for a, values in zip(attrs, columns, strict=True)]
     codes = np.stack(levels, axis=1) if levels else np.zeros((0, 0), dtype=np.int64)
     return attrs, codes
 
@@ -309,8 +357,9 @@ def synthetic_table(
 ) -> tuple[list[list[object]], np.ndarray]:
     """The synthetic table the released marginals and the seed give (post-processing: reads nothing else).
 
-    Returns the rows (values: a category's label, a number drawn uniformly inside its bin, None for missing)
-    and the levels (n x d)."""
+    Returns the rows (values: a category's label, a number drawn uniformly inside its level and the column's
+    bounds, None for missing: :func:`~dpdesk.core.synthetic.decode`, by the attributes' domain version) and the
+    levels (n x d)."""
     model = fit(released, fit_version)
     n = table_rows(model.total, rows)
     rng = generator(seed)
@@ -347,7 +396,7 @@ def regenerate(
     entry_field: dict[str, Any], spec: SyntheticQuery, plan: Plan
 ) -> tuple[list[Attribute], list[list[object]]]:
     """The table of one synthetic query from its spend entry's record (free: post-processing)."""
-    attrs = attributes(spec, plan.columns)
+    attrs = attributes(spec, plan.columns, domain_version_of(entry_field))
     released = measurements_from_dict(entry_field)
     rows = int(entry_field["rows"])
     table, _codes = synthetic_table(
@@ -380,6 +429,9 @@ class Synthetic(Statistic):
 
     def no_column_message(self) -> str:
         return _("a synthetic table takes its columns as a list: write columns, not column")
+
+    def no_interval(self) -> str:
+        return _("a synthetic table: see its section")
 
     def parse_with_columns(
         self,
@@ -482,7 +534,8 @@ class Synthetic(Statistic):
         rel = ctx.rel
         sens = _(
             "one marginal under {rel}, {who}: L1 = {l1}, L2 = {l2} (each kept row is in one cell of every "
-            "marginal; missing values are a level of their own)"
+            "marginal; a row with a missing value in a column whose rule is to drop the row is left out of "
+            "every marginal, which is within both)"
         ).format(rel=rel, who=ctx.who, l1=_fmt(split.l1), l2=_fmt(round(split.l2, 6)))
         comps: list[Component] = []
         pairs = d * (d - 1) // 2
@@ -612,6 +665,7 @@ class Synthetic(Statistic):
             "rows": n,
             "seed": str(seed),
             "fit": FIT_VERSION,
+            "domain": DOMAIN_VERSION,
         }
         return [
             Row(

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 from dpdesk.core.synthetic.domain import (
     DEFAULT_BINS,
+    DOMAIN_VERSION,
     MAX_COLUMNS,
     MAX_LEVELS,
     MAX_PAIR_CELLS,
+    PER_VALUE_LEVELS,
     Attribute,
     DomainError,
     check_domain,
     decode,
     default_edges,
     encode,
+    float_decimals,
 )
 from dpdesk.core.synthetic.fit import TreeModel, fit
 from dpdesk.core.synthetic.measure import (
@@ -41,9 +44,11 @@ from dpdesk.core.synthetic.sample import sample_codes
 
 __all__ = [
     "DEFAULT_BINS",
+    "DOMAIN_VERSION",
     "MAX_COLUMNS",
     "MAX_LEVELS",
     "MAX_PAIR_CELLS",
+    "PER_VALUE_LEVELS",
     "Attribute",
     "DomainError",
     "ExactMarginals",
@@ -58,6 +63,7 @@ __all__ = [
     "encode",
     "exact_marginals",
     "fit",
+    "float_decimals",
     "measure",
     "measure_independent",
     "measure_marginals",

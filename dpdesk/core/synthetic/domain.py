@@ -2,9 +2,21 @@
 
 A numeric column is cut by public bin edges e_0 < ... < e_m into bins [e_i, e_i+1), values below e_1 in
 the first bin and values from e_m-1 on in the last (as a histogram does); a category column has one level
-per declared category. A column whose rows may be missing gets one more level, "missing", last: missing
-values are kept as a level, not dropped (dropping a row would change every marginal's total, and the
-replace relation's sensitivity would no longer hold). Everything here is public: bounds, bins, categories.
+per declared category. Everything here is public: bounds, bins, categories, the missing-value rules.
+
+Versions (:data:`DOMAIN_VERSION`, kept in each release's ledger entry as ``domain``; entries without it: 1):
+
+* version 2: no column has a missing level, because no missing value reaches the measurement: under the
+  rule "drop" the row is left out of every marginal (as a row with an empty id is), under "impute" the value is
+  imputed. An int column whose bounds span at most :data:`PER_VALUE_LEVELS` values gets one level per value by
+  default (unless that makes a two-way table past :data:`MAX_PAIR_CELLS` cells: then the version-1 default).
+  Every drawn value lies within its column's bounds and its level: an int is a whole number of its level (the
+  last level's stop at the upper bound, never past it); a float is drawn on a grid of 10^-p, p the decimals of
+  the column's bounds and edges or more, so that the narrowest level holds at least :data:`GRID_STEPS` steps (at
+  most :data:`MAX_DECIMALS`).
+* version 1 (releases made before it, regenerated as they were made): a column whose rule is "drop" had a
+  "missing" level, last; an int column got one level per value only up to :data:`DEFAULT_BINS` values; the last
+  level of such a column drew from {hi, hi + 1}; floats were drawn uniformly inside their level.
 
 Limits (refused with a message, before any data is read): at most :data:`MAX_COLUMNS` columns, at most
 :data:`MAX_LEVELS` levels per column and at most :data:`MAX_PAIR_CELLS` cells in any two-way marginal.
@@ -28,6 +40,14 @@ MAX_LEVELS = 100
 MAX_PAIR_CELLS = 5_000
 #: The default number of equal-width bins over a numeric column's bounds.
 DEFAULT_BINS = 10
+#: An int column whose bounds span at most this many values gets one level per value by default (version 2).
+PER_VALUE_LEVELS = 100
+#: The domain's version (see the module's docstring); a release's ledger entry keeps it as ``domain``.
+DOMAIN_VERSION = 2
+#: A float column's values are drawn on a grid at least this fine within its narrowest level (version 2) ...
+GRID_STEPS = 100
+#: ... with at most this many decimals.
+MAX_DECIMALS = 6
 
 
 class DomainError(ValueError):
@@ -39,7 +59,8 @@ class Attribute:
     """One column of the synthetic table: its kind and its public levels.
 
     ``kind`` is "category", "int" or "float". A category column has ``categories``; a numeric one has
-    ``edges`` (public bin edges) and ``bounds`` (its declared bounds, where the end bins stop).
+    ``edges`` (public bin edges) and ``bounds`` (its declared bounds, where the end bins stop). ``version``:
+    the domain version its values are decoded by.
     """
 
     name: str
@@ -48,6 +69,7 @@ class Attribute:
     edges: tuple[float, ...] = ()
     bounds: tuple[float, float] = (0.0, 0.0)
     missing_level: bool = False
+    version: int = DOMAIN_VERSION
 
     @property
     def n_values(self) -> int:
@@ -79,20 +101,24 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def default_edges(kind: str, bounds: tuple[float, float], bins: int = DEFAULT_BINS) -> tuple[float, ...]:
+def default_edges(
+    kind: str, bounds: tuple[float, float], bins: int = DEFAULT_BINS, per_value: int = PER_VALUE_LEVELS
+) -> tuple[float, ...]:
     """The stated default bins over a numeric column's bounds (lo, hi).
 
-    An int column with at most ``bins`` values gets one bin per value (edges lo, lo+1, ..., hi+1);
-    otherwise ``bins`` equal-width bins from lo to hi (an int column's edges rounded to whole numbers,
-    duplicates dropped).
+    An int column with at most ``max(per_value, bins)`` values gets one bin per value (edges lo, lo+1, ...,
+    hi+1: the last level holds hi alone); otherwise ``bins`` equal-width bins from lo to hi (an int column's
+    edges rounded to whole numbers, duplicates dropped). Version 1 of the domain: ``per_value=bins``.
 
     >>> default_edges("float", (0.0, 10.0), 5)
     (0.0, 2.0, 4.0, 6.0, 8.0, 10.0)
     >>> default_edges("int", (1.0, 4.0), 10)
     (1.0, 2.0, 3.0, 4.0, 5.0)
+    >>> len(default_edges("int", (0.0, 18.0))), len(default_edges("int", (0.0, 18.0), per_value=10))
+    (20, 11)
     """
     lo, hi = bounds
-    if kind == "int" and hi - lo + 1 <= bins:
+    if kind == "int" and hi - lo + 1 <= max(bins, per_value):
         return tuple(float(v) for v in range(int(lo), int(hi) + 2))
     raw = [lo + (hi - lo) * i / bins for i in range(bins + 1)]
     if kind == "int":
@@ -151,10 +177,13 @@ def encode(attr: Attribute, values: np.ndarray, missing: np.ndarray | None) -> n
 
 
 def decode(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> list[object]:
-    """Values for levels (post-processing): a category's label; a number drawn uniformly inside its bin.
+    """Values for levels (post-processing): a category's label; a number drawn uniformly inside its level.
 
-    A float is uniform on [e_i, e_i+1) (the first bin from the lower bound, the last up to the upper
-    bound); an int is uniform among the whole numbers of its bin. Missing is None.
+    Version 2: every value lies within the column's bounds and its own level (so that encoding the value
+    gives its level back): an int is uniform among the whole numbers of its level, the first level's from
+    the lower bound, the last level's up to the upper bound; a float is uniform on the grid of
+    :func:`float_decimals` within its level (the last level's up to the upper bound included). Version 1:
+    as releases before it drew them. Missing is None.
     """
     n_values = attr.n_values
     out: list[object]
@@ -162,27 +191,92 @@ def decode(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> list
         cats = attr.categories
         out = [cats[c] if c < n_values else None for c in codes.tolist()]
         return out
+    safe = np.minimum(codes, n_values - 1)
+    u = rng.random(len(codes))  # one uniform draw per row, as version 1 drew them
+    out = _decode_v1(attr, safe, u) if attr.version == 1 else _decode_v2(attr, safe, u)
+    if attr.missing_level:
+        for i in np.flatnonzero(codes >= n_values).tolist():
+            out[i] = None
+    return out
+
+
+def _decode_v1(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]:
+    """Version 1's numbers from uniform draws ``u`` (releases made before version 2 regenerate as they were made)."""
     e = np.asarray(attr.edges, dtype=np.float64)
     lo_b, hi_b = attr.bounds
     left = e[:-1].copy()
     right = e[1:].copy()
     left[0] = min(left[0], lo_b) if math.isfinite(lo_b) else left[0]
     right[-1] = max(right[-1], hi_b) if math.isfinite(hi_b) else right[-1]
-    safe = np.minimum(codes, n_values - 1)
     if attr.kind == "int":
         lo_i = np.ceil(left)
         hi_i = np.ceil(right) - 1.0
         hi_i[-1] = math.floor(right[-1])
         hi_i = np.maximum(hi_i, lo_i)
         a, b = lo_i[safe], hi_i[safe]
-        vals: np.ndarray = a + np.floor(rng.random(len(codes)) * (b - a + 1.0))
+        vals: np.ndarray = a + np.floor(u * (b - a + 1.0))
         vals = np.minimum(vals, b)
-        out = [int(v) for v in vals.tolist()]
-    else:
-        a, b = left[safe], right[safe]
-        vals = a + rng.random(len(codes)) * (b - a)
-        out = [float(v) for v in vals.tolist()]
-    if attr.missing_level:
-        for i in np.flatnonzero(codes >= n_values).tolist():
-            out[i] = None
+        return [int(v) for v in vals.tolist()]
+    a, b = left[safe], right[safe]
+    vals = a + u * (b - a)
+    return [float(v) for v in vals.tolist()]
+
+
+def _levels(attr: Attribute) -> tuple[np.ndarray, np.ndarray]:
+    """Each numeric level's start and stop as encoding reads them: level i holds [e_i, e_i+1), the first from
+    the lower bound, the last up to the upper bound (included)."""
+    e = np.asarray(attr.edges, dtype=np.float64)
+    left, right = e[:-1].copy(), e[1:].copy()
+    left[0], right[-1] = attr.bounds
+    return left, right
+
+
+def _decimals(x: float) -> int:
+    """The decimals ``x`` carries as written (at most :data:`MAX_DECIMALS` + 1)."""
+    for d in range(MAX_DECIMALS + 1):
+        if round(x, d) == x:
+            return d
+    return MAX_DECIMALS + 1
+
+
+def float_decimals(attr: Attribute) -> int:
+    """The decimals of a float column's synthetic values (version 2; public: bounds and edges only).
+
+    The most decimals its bounds and bin edges carry, or more, so that its narrowest level holds at least
+    :data:`GRID_STEPS` steps of the grid; at most :data:`MAX_DECIMALS`.
+
+    >>> float_decimals(Attribute("w", "float", edges=(0.0, 500.0, 5000.0), bounds=(0.0, 5000.0)))
+    0
+    >>> float_decimals(Attribute("w", "float", edges=(0.0, 0.5, 1.0), bounds=(0.0, 1.0)))
+    3
+    """
+    left, right = _levels(attr)
+    width = float((right - left).min())
+    fine = math.ceil(math.log10(GRID_STEPS / width)) if width > 0 else MAX_DECIMALS
+    declared = max(_decimals(x) for x in (*attr.bounds, *attr.edges))
+    return max(0, min(MAX_DECIMALS, max(declared, fine)))
+
+
+def _on_grid(x: np.ndarray, scale: float) -> np.ndarray:
+    """``x`` in grid steps, a value within 1e-6 of a step taken as that step (edges written with the grid's
+    decimals land on it exactly)."""
+    y = x * scale
+    near = np.rint(y)
+    out: np.ndarray = np.where(np.abs(y - near) <= 1e-6, near, y)
     return out
+
+
+def _decode_v2(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]:
+    """Version 2's numbers from uniform draws ``u`` (see :func:`decode`)."""
+    left, right = _levels(attr)
+    lo_b, hi_b = attr.bounds
+    scale = 1.0 if attr.kind == "int" else float(10 ** float_decimals(attr))  # a grid step: 1 / scale
+    first = np.ceil(_on_grid(left, scale))  # the first step of each level
+    last = np.ceil(_on_grid(right, scale)) - 1.0  # the last step before the next level's start
+    last[-1] = math.floor(float(_on_grid(np.asarray([hi_b]), scale)[0]))  # the last level: up to the bound
+    last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
+    a, b = first[safe], last[safe]
+    steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    if attr.kind == "int":
+        return [int(v) for v in np.clip(steps, math.ceil(lo_b), math.floor(hi_b)).tolist()]
+    return [float(v) for v in np.clip(steps / scale, lo_b, hi_b).tolist()]

@@ -21,8 +21,12 @@ With delta = 0, the same shares of epsilon, pure composition, and discrete Lapla
 eps_m per marginal).
 
 Sensitivities, with k the rows one person may have (k = 1: one row): one row changes each marginal in one
-cell (add/remove: L1 = L2 = k) or moves it between two cells (replace: L1 = 2k, L2 = sqrt(2) k). Missing
-values are a level of their own, so no row drops out of a marginal. A score is an L1 distance from the real
+cell (add/remove: L1 = L2 = k) or moves it between two cells (replace: L1 = 2k, L2 = sqrt(2) k). A row
+left out of every marginal (a missing value in a column whose rule is "drop", or an empty id: see
+:func:`dpdesk.core.statistics.synthetic.encode_table`) is, under add/remove, a row not added; under replace,
+a marginal's change is the counts of the rows put in minus those of the rows taken out, two non-negative
+vectors of at most k each, however many of either are left out: L1 <= 2k and L2 <= sqrt(2) k still. (Domain
+version 1 kept missing values as a level of their own.) A score is an L1 distance from the real
 marginal to a fixed (released) table, so it changes by at most the marginal's L1 sensitivity: k under
 add/remove, 2k under replace.
 """
