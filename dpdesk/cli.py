@@ -1552,7 +1552,7 @@ def _cmd_officer(args: argparse.Namespace) -> int:
         )
         print(
             _("Officer key of {name}: fingerprint {fp}").format(
-                name=shown(files.officer.name), fp=files.officer.fingerprint
+                name=files.officer.shown_name, fp=files.officer.fingerprint
             )
         )
         print(_("Recovery key fingerprint: {fp}").format(fp=files.officer.recovery_fingerprint))
@@ -1568,7 +1568,7 @@ def _cmd_officer(args: argparse.Namespace) -> int:
         pub = svc.show_officer(Path(args.public))
         print(
             _("Officer: {name} {contact}").format(
-                name=shown(pub.name), contact=f"<{shown(pub.contact)}>" if pub.contact else ""
+                name=pub.shown_name, contact=f"<{shown(pub.contact)}>" if pub.contact else ""
             )
         )
         print(_("Officer key fingerprint: {fp}").format(fp=pub.fingerprint))
@@ -1916,6 +1916,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         SimulateEntry,
         SpendEntry,
     )
+    from dpdesk.core.officer import shown_name
     from dpdesk.core.recost import correction_changes
 
     changes: dict[int, float] | None = None  # computed once, at the first correction listed
@@ -1961,7 +1962,7 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
             print(
                 f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("govern  {name} (key {fp}){signed}").format(
-                    name=shown(off.get("name", "?")),
+                    name=shown_name(str(off.get("name", "?"))),
                     fp=shown(off.get("fingerprint", "?")),
                     signed=_(", signed plans only")
                     if e.governance.get("policy", {}).get("require_signed_plans")

@@ -204,7 +204,7 @@ def require_with(
                 "this dataset is governed by {name} (key {fp}): {what} needs an approval signed by their recovery key "
                 "(key {rfp}; dpdesk officer approve-rotate, then --approval FILE); nothing was changed"
             ).format(
-                name=record.officer.name,
+                name=record.officer.shown_name,
                 fp=record.officer.fingerprint,
                 rfp=record.officer.recovery_fingerprint,
                 what=what,
@@ -215,7 +215,7 @@ def require_with(
             _(
                 "this dataset is governed by {name} (key {fp}): {what} needs their signed approval (--approval FILE); "
                 "nothing was changed"
-            ).format(name=record.officer.name, fp=record.officer.fingerprint, what=what)
+            ).format(name=record.officer.shown_name, fp=record.officer.fingerprint, what=what)
         )
     data, src = _read(doc, source)
     return verify_approval(data, record, head, nonces, action, params, source=src)
@@ -264,7 +264,7 @@ def require_plan(
                 "this dataset is governed by {name} (key {fp}), who releases only plans they signed: ask them to "
                 "approve this plan (dpdesk officer approve-plan) and give the file with --approval; nothing was "
                 "charged"
-            ).format(name=g.record.officer.name, fp=g.record.officer.fingerprint)
+            ).format(name=g.record.officer.shown_name, fp=g.record.officer.fingerprint)
         )
     data, src = _read(doc, source)
     return verify_approval(
@@ -318,7 +318,7 @@ def remembered(home: Path, dataset: str) -> GovernanceRecord | None:
 def _who(record: GovernanceRecord | None) -> str:
     if record is None:
         return _("nobody (ungoverned)")
-    return _("{name} (key {fp})").format(name=record.officer.name, fp=record.officer.fingerprint)
+    return _("key {fp} ({name})").format(fp=record.officer.fingerprint, name=record.officer.shown_name)
 
 
 def _changes_after(
@@ -608,7 +608,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
                 _(
                     "governed by {name} (key {fp}, recovery key {rfp}) from entry {n}; compare the keys with the officer's"
                 ).format(
-                    name=new.officer.name,
+                    name=new.officer.shown_name,
                     fp=new.officer.fingerprint,
                     rfp=new.officer.recovery_fingerprint,
                     n=n,
@@ -631,7 +631,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
             record = new
             notes.append(
                 _("governed by {name} (key {fp}) from entry {n} (carried over by an acknowledgement)").format(
-                    name=new.officer.name, fp=new.officer.fingerprint, n=n
+                    name=new.officer.shown_name, fp=new.officer.fingerprint, n=n
                 )
             )
         elif record is not None and kind in GATED:

@@ -94,6 +94,17 @@ MAX_FILE_BYTES: Final = 64 * 1024
 MAX_DEPTH: Final = 16
 MAX_INT_DIGITS: Final = 30
 MAX_TEXT: Final = 2000
+#: Sixteen hex digits in four groups, however separated: what a fingerprint looks like (:func:`fingerprint`).
+#: A name holding one could make a message show another officer's fingerprint beside it (issue 24, item 8).
+FINGERPRINT_LIKE: Final = re.compile(r"[0-9a-fA-F]{4}(?:[^0-9a-zA-Z]{0,3}[0-9a-fA-F]{4}){3}")
+
+
+def shown_name(name: str) -> str:
+    """An officer's free-text name as dpdesk shows it: control characters made visible, and anything that looks
+    like a fingerprint replaced by "[...]" (a name made by an older version may hold one; new names cannot)."""
+    return FINGERPRINT_LIKE.sub("[...]", shown(name))
+
+
 MIN_PASSPHRASE: Final = 8
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -415,6 +426,11 @@ class OfficerPublicKey:
         return _fingerprint_b64(self.key)
 
     @property
+    def shown_name(self) -> str:
+        """The name as messages show it (:func:`shown_name`): never a fingerprint of its own."""
+        return shown_name(self.name)
+
+    @property
     def recovery_fingerprint(self) -> str:
         """The recovery key's fingerprint."""
         return _fingerprint_b64(self.recovery_key)
@@ -573,6 +589,13 @@ def create_officer(
     if not name.strip() or len(name) > MAX_TEXT or len(contact) > MAX_TEXT:
         raise OfficerKeyError(
             _("the officer needs a name (and a contact) of at most {n} characters").format(n=MAX_TEXT)
+        )
+    if FINGERPRINT_LIKE.search(name) or shown(name) != name:
+        raise OfficerKeyError(
+            _(
+                "the officer's name must not hold anything that looks like a key fingerprint (16 hex digits) or a "
+                "line break or other control character: dpdesk shows every fingerprint itself, beside the name"
+            )
         )
     secret = _check_passphrase(passphrase, _("officer key"))
     recovery_secret = _check_passphrase(recovery_passphrase, _("recovery key"))
@@ -762,7 +785,7 @@ def describe_governance(record: GovernanceRecord | None) -> str:
         )
     line = _(
         "Governed by {name} (key {fp}); budget, settings and acknowledgements need their signed approval."
-    ).format(name=shown(record.officer.name), fp=shown(record.officer.fingerprint))
+    ).format(name=record.officer.shown_name, fp=shown(record.officer.fingerprint))
     if record.policy.require_signed_plans:
         line += " " + _("Only plans the officer has signed may be released.")
     return line

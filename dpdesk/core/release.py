@@ -386,7 +386,7 @@ def _check_governance(
             _(
                 "this dataset is governed by {name} (key {fp}), who fixes its budget: record its settings first with "
                 "their approval (dpdesk ledger change-settings PLAN --approval FILE); nothing was charged"
-            ).format(name=g.record.officer.name, fp=g.record.officer.fingerprint)
+            ).format(name=g.record.officer.shown_name, fp=g.record.officer.fingerprint)
         )
     return require_plan(entries, plan_params(plan), approval, source=source)
 

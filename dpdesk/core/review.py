@@ -545,7 +545,9 @@ def _check_governance_against(out: Review, later: list[Entry], later_path: Path,
                     _(
                         "{later}: entry {n} (an acknowledgement) leaves the dataset ungoverned, but it was governed by "
                         "{name} (key {fp}) when this was made"
-                    ).format(later=later_path, n=n, name=trusted.officer.name, fp=trusted.officer.fingerprint)
+                    ).format(
+                        later=later_path, n=n, name=trusted.officer.shown_name, fp=trusted.officer.fingerprint
+                    )
                 )
                 return
             new = GovernanceRecord.from_payload(raw)
@@ -559,7 +561,7 @@ def _check_governance_against(out: Review, later: list[Entry], later_path: Path,
                         later=later_path,
                         n=n,
                         new=new.officer.fingerprint,
-                        name=trusted.officer.name,
+                        name=trusted.officer.shown_name,
                         fp=trusted.officer.fingerprint,
                     )
                 )
@@ -590,7 +592,7 @@ def _check_governance_against(out: Review, later: list[Entry], later_path: Path,
                             later=later_path,
                             n=n,
                             new=new.officer.fingerprint,
-                            name=trusted.officer.name,
+                            name=trusted.officer.shown_name,
                             fp=trusted.officer.fingerprint,
                         )
                     )

@@ -583,3 +583,30 @@ def test_any_json_in_a_signed_field_gives_a_typed_error_or_verifies(
         pass
     else:  # only the one value that was there already (or an expiry still ahead) can verify
         assert key == "expires"
+
+
+def test_an_officer_name_cannot_show_another_officer_s_fingerprint(
+    ann: Officer, bob: Officer, tmp_path: Path
+) -> None:
+    """Issue 24, item 8: an officer's free-text name could hold another officer's fingerprint (or a line break and a
+    forged line), which messages then showed beside the name. New names holding one are refused; a name made by an
+    older version is shown with it masked, after the officer's own fingerprint."""
+    import dataclasses
+
+    from dpdesk.core import governance
+
+    fp = bob.public.fingerprint
+    for name in (
+        f"Ann (key {fp})",
+        f"Ann {fp.replace(' ', '')}",
+        f"Ann {fp.replace(' ', '-')}",
+        "Ann\nIntact.",
+    ):
+        with pytest.raises(of.OfficerKeyError, match="fingerprint"):
+            of.create_officer(tmp_path, name, "", PASS, RPASS)
+    assert not list(tmp_path.iterdir())  # nothing written
+    of.create_officer(tmp_path, "Ann Officer 2026 (room 4b)", "", PASS, RPASS)  # an ordinary name is accepted
+    old = dataclasses.replace(ann.public, name=f"Ann (key {fp})")
+    said = governance._who(of.govern(DS, old, require_signed_plans=False))
+    assert fp not in said and "[...]" in said
+    assert said.startswith(f"key {ann.public.fingerprint} (")

@@ -3686,6 +3686,23 @@ def _sum128(""",
             "tests/core/test_synthetic_domain.py::test_a_release_from_before_regenerates_with_the_domain_it_was_made_with",
         ),
     ),
+    # ---- issue 24, item 8: an officer's name never shows a fingerprint of its own
+    Mutant(
+        "ON01",
+        "governance display: a new officer's name may hold another officer's fingerprint or a line break",
+        "dpdesk/core/officer.py",
+        r"""    if FINGERPRINT_LIKE.search(name) or shown(name) != name:""",
+        r"""    if False:""",
+        ("tests/core/test_officer.py::test_an_officer_name_cannot_show_another_officer_s_fingerprint",),
+    ),
+    Mutant(
+        "ON02",
+        "governance display: an older officer record's name is shown with the fingerprint it holds",
+        "dpdesk/core/officer.py",
+        r"""    return FINGERPRINT_LIKE.sub("[...]", shown(name))""",
+        r"""    return shown(name)""",
+        ("tests/core/test_officer.py::test_an_officer_name_cannot_show_another_officer_s_fingerprint",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
