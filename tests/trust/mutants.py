@@ -670,8 +670,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "T06",
         "tampering: review does not compare the package files' SHA-256",
         "dpdesk/core/review.py",
-        r"""        elif file_hash(f) != recorded.get(name):""",
-        r"""        elif False:""",
+        r"""        if digest != recorded.get(name):""",
+        r"""        if False:""",
         (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",),
     ),
     Mutant(
@@ -3579,6 +3579,31 @@ def _sum128(""",
         (
             "tests/gui/test_ledger_text.py::test_a_correction_row_states_the_change_of_the_total_under_the_dataset_s_method",
         ),
+    ),
+    # --- issue 24, item 5: review reads only regular files, bounded -------------------------------------------
+    Mutant(
+        "RD10",
+        "review: a package member that is a symbolic link is followed (to /dev/zero, or anywhere)",
+        REV,
+        r"""            digest = hash_small_file(folder / name, caps[name], nofollow=True)""",
+        r"""            digest = hash_small_file(folder / name, caps[name], nofollow=False)""",
+        ("tests/trust/test_attack_issue24_review.py::test_a_link_to_the_right_bytes_is_still_refused",),
+    ),
+    Mutant(
+        "RD11",
+        "review: a package member that is a FIFO is read as a file (not refused by its type)",
+        "dpdesk/core/smallfile.py",
+        r"""        if not stat.S_ISREG(st.st_mode):""",
+        r"""        if stat.S_ISCHR(st.st_mode):""",
+        ("tests/trust/test_attack_issue24_review.py::test_a_fifo_member_is_refused_not_waited_on",),
+    ),
+    Mutant(
+        "RD12",
+        "review: release.csv is read up to the general cap, not the size of the values its entry recorded",
+        REV,
+        r"""        caps["release.csv"] = len(expected) + len(_BOM)""",
+        r"""        caps["release.csv"] = MAX_PACKAGE_FILE""",
+        ("tests/trust/test_attack_issue24_review.py::test_release_csv_is_read_up_to_the_recorded_values",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
