@@ -3605,6 +3605,37 @@ def _sum128(""",
         r"""        caps["release.csv"] = MAX_PACKAGE_FILE""",
         ("tests/trust/test_attack_issue24_review.py::test_release_csv_is_read_up_to_the_recorded_values",),
     ),
+    # --- issue 24, item 4: no raw data outlives a streamed release ---------------------------------------------
+    Mutant(
+        "RD13",
+        "streaming: the partition files have names (a killed release leaves the raw rows on disk)",
+        "dpdesk/core/streaming.py",
+        r"""                    files.append(tempfile.TemporaryFile(dir=folder))""",
+        r"""                    files.append(tempfile.NamedTemporaryFile(dir=folder, delete=False))""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_sigkill_mid_partitioning_leaves_no_raw_value_and_the_next_release_sweeps",
+        ),
+    ),
+    Mutant(
+        "RD14",
+        "streaming: SIGTERM or SIGHUP mid-partitioning leaves the partition folder",
+        "dpdesk/core/streaming.py",
+        r"""                _PREVIOUS[sig] = signal.signal(sig, _on_signal)""",
+        r"""                pass""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_sigterm_or_sighup_mid_partitioning_removes_the_folder",
+        ),
+    ),
+    Mutant(
+        "RD15",
+        "streaming: what a killed release or an older version left in the temporary folder is never swept",
+        "dpdesk/core/streaming.py",
+        r"""    sweep_stale_partitions()  # what a killed release""",
+        r"""    pass  # what a killed release""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_an_older_versions_partitions_are_swept_at_the_next_release",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
