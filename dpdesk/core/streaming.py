@@ -58,6 +58,7 @@ from dpdesk.core.aggregates import Exact, bound_rows_per_person, merge_states, p
 from dpdesk.core.errors import InputError, UsageError
 from dpdesk.core.loading import Table, load_table
 from dpdesk.core.loading.columns import int_dtype
+from dpdesk.core.loading.csvfile import BLOCK_CAP
 from dpdesk.core.loading.guards import check_regular_file, parquet_rows
 from dpdesk.core.loading.table import Column
 from dpdesk.core.plan import ColumnSpec, Plan
@@ -82,6 +83,12 @@ BOUND_BYTES_PER_ROW = 64
 MAX_PARTITIONS = 1024
 #: The smallest memory limit accepted (the process itself needs about this much).
 MIN_MEMORY_LIMIT = 256 * 2**20
+#: The block reader's block under a memory limit: what is left above this, divided by :data:`BLOCK_DIVISOR`, at
+#: least :data:`MIN_BLOCK_BYTES` (the identity pass, which parses every column of a block, peaked at 389 MiB with
+#: 8 MiB blocks, 250 with 4, 194 with 2 and 136 with 1, on a CSV of 1.5M rows; issue 24, item 4).
+BLOCK_FLOOR_BYTES = 192 * 2**20
+BLOCK_DIVISOR = 48
+MIN_BLOCK_BYTES = 2**20
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
@@ -424,6 +431,11 @@ def _outside(values: np.ndarray, lo: float, hi: float) -> int:
     return outside(values, lo, hi)
 
 
+def block_bytes(limit: int) -> int:
+    """The block size the block reader uses under a memory limit of ``limit`` bytes."""
+    return max(MIN_BLOCK_BYTES, (limit - BLOCK_FLOOR_BYTES) // BLOCK_DIVISOR)
+
+
 def n_partitions(path: Path, columns: dict[str, ColumnSpec], id_column: str | None, limit: int) -> int:
     """How many partitions make each one fit under the limit when it is bounded and aggregated in memory."""
     if id_column is None:
@@ -453,6 +465,8 @@ def load_for_release(
     check_regular_file(p)  # a FIFO would block the estimate's read, a device never end
     sweep_stale_partitions()  # what a killed release (or an older version) left behind
     limit = memory_limit if memory_limit is not None else default_memory_limit()
+    # the reads of this release (the identity pass after it too) in blocks that fit under the limit
+    BLOCK_CAP.set(block_bytes(limit))
     id_column = plan.privacy_unit.id_column
     if not force_stream:
         try:

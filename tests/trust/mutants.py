@@ -3636,6 +3636,16 @@ def _sum128(""",
             "tests/trust/test_attack_issue24_partitions.py::test_an_older_versions_partitions_are_swept_at_the_next_release",
         ),
     ),
+    Mutant(
+        "RD16",
+        "streaming: the reads under a low memory limit use the full block (the identity pass goes over the limit)",
+        "dpdesk/core/streaming.py",
+        r"""    BLOCK_CAP.set(block_bytes(limit))""",
+        r"""    BLOCK_CAP.set(0)""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_a_streamed_release_stays_under_its_memory_limit",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
