@@ -5,6 +5,8 @@ environment variable ``DPDESK_FAULT`` turns the calls into faults, counted from 
 
 - ``kill:N``: the N-th step kills the process with SIGKILL (on Windows: exits at once, no clean-up);
 - ``enospc:N``: the N-th step raises ``OSError(ENOSPC)``, as a full disk does;
+- ``stop:N``: the N-th step stops the process with SIGSTOP (a test then kills it from outside, mid-step: a
+  streamed release's partitions, say; POSIX only);
 - ``trace:FILE``: every step appends its number and name to FILE (how a test learns how many steps there are).
 
 Unset (always, outside tests) every call is a no-op. Nothing here can make a write succeed that would fail, or
@@ -42,6 +44,8 @@ def step(name: str) -> None:
         if sys.platform == "win32":  # pragma: no cover - the crash tests run on POSIX
             os._exit(137)
         os.kill(os.getpid(), signal.SIGKILL)
+    elif kind == "stop" and hasattr(signal, "SIGSTOP"):
+        os.kill(os.getpid(), signal.SIGSTOP)
     elif kind == "enospc":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 

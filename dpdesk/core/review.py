@@ -19,13 +19,16 @@ from typing import Any
 from dpdesk.core.entries import ENTRY_TYPES, Entry, SpendEntry, entry_hash, loads_entries, salvaged
 from dpdesk.core.errors import DpdeskError, LedgerError
 from dpdesk.core.ledger import Ledger
-from dpdesk.core.package import PACKAGE_FILES, file_hash, package_files
+from dpdesk.core.package import PACKAGE_FILES, package_files
 from dpdesk.core.progress import NULL_PROGRESS, Progress
-from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
+from dpdesk.core.smallfile import MAX_PLAN_BYTES, NotSmallFile, hash_small_file, read_small_file
 from dpdesk.i18n import _
 
-#: A package's ledger.json or release.csv larger than this is not read (a release has at most 10^6 cells).
+#: A package's ledger.json, report or synthetic table larger than this is not read (a release has at most 10^6
+#: cells); its release.csv is read up to the size of the values its spend entry records.
 MAX_PACKAGE_FILE = 512 * 1024**2
+#: The bytes a UTF-8 byte order mark adds to release.csv (``dpdesk release --bom``).
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
@@ -239,9 +242,15 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
     never a crash."""
     out = Review("package")
     try:
-        raw = read_small_file(folder / "ledger.json", MAX_PACKAGE_FILE)
+        raw = read_small_file(folder / "ledger.json", MAX_PACKAGE_FILE, nofollow=True)
         data = loads_entries(raw.decode("utf-8"))
         entries = list(data["entries"])
+    except NotSmallFile as exc:  # a link, a FIFO, a device, too large: refused before it is read
+        _check_folder(folder, out)
+        out.problems.append(
+            _("ledger.json cannot be read ({why}): the package cannot be checked").format(why=exc.strerror)
+        )
+        return out
     except (
         OSError,
         ValueError,
@@ -293,13 +302,38 @@ def _check_package(folder: Path, out: Review, data: Any, entries: list[Any], pro
         out.problems.append(_("ledger.json: the package entry does not belong to this release"))
     _check_ledger_json(data, entries, spend, package, out)
     recorded = package.get("files", {})
+    try:
+        from dpdesk.core.values import rows_from_entry, rows_to_csv
+
+        assert spend0 is not None  # found with ``spend``
+        expected: bytes | None = rows_to_csv(rows_from_entry(spend0))
+    except (ValueError, TypeError, KeyError, AttributeError, LedgerError):
+        expected = None
+    # every member is opened without following a link and refused unless a regular file (a FIFO would block the
+    # review, /dev/zero never end), of at most the size its entry allows: release.csv the values recorded
+    caps = dict.fromkeys(files, MAX_PACKAGE_FILE)
+    caps["plan.json"] = MAX_PLAN_BYTES
+    if expected is not None:
+        caps["release.csv"] = len(expected) + len(_BOM)
+    unreadable: set[str] = set()
     for done, name in enumerate(files):
         progress.update(done, len(files), "hashing")
-        f = folder / name
-        if not f.exists():
+        try:
+            digest = hash_small_file(folder / name, caps[name], nofollow=True)
+        except FileNotFoundError:
             out.files[name] = _("missing")
             out.problems.append(_("{name} is missing").format(name=name))
-        elif file_hash(f) != recorded.get(name):
+            continue
+        except OSError as exc:
+            out.files[name] = _("unreadable")
+            out.problems.append(
+                _("{name} cannot be read ({why}): it is not the file the release wrote").format(
+                    name=name, why=exc.strerror or type(exc).__name__
+                )
+            )
+            unreadable.add(name)
+            continue
+        if digest != recorded.get(name):
             out.files[name] = _("modified")
             out.problems.append(
                 _("{name} was modified after the release (its SHA-256 differs from the recorded one)").format(
@@ -309,23 +343,26 @@ def _check_package(folder: Path, out: Review, data: Any, entries: list[Any], pro
         else:
             out.files[name] = _("intact")
     try:
-        out.plan = json.loads(read_small_file(folder / "plan.json", MAX_PLAN_BYTES).decode("utf-8"))
-        from dpdesk.core.plan import parse_plan
+        if "plan.json" not in unreadable:  # else named above
+            out.plan = json.loads(
+                read_small_file(folder / "plan.json", MAX_PLAN_BYTES, nofollow=True).decode("utf-8")
+            )
+            from dpdesk.core.plan import parse_plan
 
-        if parse_plan(out.plan).plan_hash() != spend.get("plan_hash"):
-            out.problems.append(_("plan.json is not the plan that was released (plan hash differs)"))
+            if parse_plan(out.plan).plan_hash() != spend.get("plan_hash"):
+                out.problems.append(_("plan.json is not the plan that was released (plan hash differs)"))
     except (OSError, ValueError, DpdeskError, RecursionError):  # RecursionError: nested too deeply
         out.plan = None
         out.problems.append(_("plan.json cannot be read as a plan"))
+    if "release.csv" in unreadable:
+        return  # named above
     try:
-        from dpdesk.core.values import rows_from_entry, rows_to_csv
-
-        raw = read_small_file(folder / "release.csv", MAX_PACKAGE_FILE)
-        assert spend0 is not None  # found with ``spend``
-        expected = rows_to_csv(rows_from_entry(spend0))
-        if raw.removeprefix(b"\xef\xbb\xbf") != expected:
+        if expected is None:
+            raise ValueError
+        raw = read_small_file(folder / "release.csv", len(expected) + len(_BOM), nofollow=True)
+        if raw.removeprefix(_BOM) != expected:
             out.problems.append(_("release.csv does not hold the values recorded in the ledger"))
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, LedgerError):
+    except (OSError, ValueError):
         out.problems.append(_("release.csv cannot be checked against the ledger"))
 
 

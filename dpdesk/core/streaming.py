@@ -20,29 +20,45 @@ by batch (:class:`~dpdesk.core.loading.columns.TableBuilder` with a sink) into a
   at most k rows per id, picked with the OS's cryptographic generator) and aggregated. The folder is removed
   afterwards, also on an error or a cancel.
 
+**No raw value outlives the process** (issue 24, item 4), whatever ends it: the partition files have no name
+(:func:`tempfile.TemporaryFile`: ``O_TMPFILE`` on Linux, else created and unlinked before a byte is written; on
+Windows deleted on close), so the operating system frees them when the process ends, by SIGKILL, the OOM
+killer or a closed terminal too, and nothing else can open them meanwhile. Their folder (private, 0700, named
+with the process id) is removed at the end, on an error, and on SIGTERM or SIGHUP (a handler removes it, then
+the signal ends the process as it would have); a folder left by a process that is gone, or by an older version
+(which wrote named ``N.rows`` files), is removed at the next release (:func:`sweep_stale_partitions`).
+
 Everything here is secret (exact values of the private table): it stays in memory or in the private temporary
 folder, and only the release's noise reveals anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 import secrets
 import shutil
+import signal
+import stat
+import sys
 import tempfile
+import threading
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
+from dpdesk.core import faults
 from dpdesk.core.aggregates import Exact, bound_rows_per_person, merge_states, partial_statistic
 from dpdesk.core.errors import InputError, UsageError
 from dpdesk.core.loading import Table, load_table
 from dpdesk.core.loading.columns import int_dtype
+from dpdesk.core.loading.csvfile import BLOCK_CAP
 from dpdesk.core.loading.guards import check_regular_file, parquet_rows
 from dpdesk.core.loading.table import Column
 from dpdesk.core.plan import ColumnSpec, Plan
@@ -67,6 +83,12 @@ BOUND_BYTES_PER_ROW = 64
 MAX_PARTITIONS = 1024
 #: The smallest memory limit accepted (the process itself needs about this much).
 MIN_MEMORY_LIMIT = 256 * 2**20
+#: The block reader's block under a memory limit: what is left above this, divided by :data:`BLOCK_DIVISOR`, at
+#: least :data:`MIN_BLOCK_BYTES` (the identity pass, which parses every column of a block, peaked at 389 MiB with
+#: 8 MiB blocks, 250 with 4, 194 with 2 and 136 with 1, on a CSV of 1.5M rows; issue 24, item 4).
+BLOCK_FLOOR_BYTES = 192 * 2**20
+BLOCK_DIVISOR = 48
+MIN_BLOCK_BYTES = 2**20
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
@@ -152,6 +174,7 @@ class _Partitions:
 
     def __post_init__(self) -> None:
         self._finalizer = weakref.finalize(self, _remove, self.files, self.folder)
+        _watch(self.folder)
 
     def write(self, rec: np.ndarray, ids: np.ndarray) -> None:
         n = len(self.files)
@@ -162,6 +185,7 @@ class _Partitions:
         for i in range(n):
             if bounds[i + 1] > bounds[i]:
                 self.files[i].write(rec[order[bounds[i] : bounds[i + 1]]].tobytes())
+        faults.step("write partitions")  # a crash test stops or kills the process here, mid-partitioning
 
     def read(self, i: int) -> np.ndarray:
         f = self.files[i]
@@ -179,6 +203,85 @@ def _remove(files: list[BinaryIO], folder: Path) -> None:
     for f in files:
         f.close()
     shutil.rmtree(folder, ignore_errors=True)
+    _unwatch(folder)
+
+
+#: The prefix of a partition folder's name (then the process id, then a random part).
+PARTITIONS_PREFIX = "dpdesk-partitions-"
+#: The partition folders of this process, removed by the SIGTERM/SIGHUP handler.
+_LIVE: set[Path] = set()
+_LIVE_LOCK = threading.Lock()
+#: The handlers replaced while partition folders exist (restored when the last is removed).
+_PREVIOUS: dict[int, Any] = {}
+_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _watch(folder: Path) -> None:
+    """Remove ``folder`` if SIGTERM or SIGHUP ends the process (the handler is installed only from the main
+    thread and only over the default disposition: an application's own handler is left alone)."""
+    with _LIVE_LOCK:
+        _LIVE.add(folder)
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in _SIGNALS:
+            if sig not in _PREVIOUS and signal.getsignal(sig) is signal.SIG_DFL:
+                _PREVIOUS[sig] = signal.signal(sig, _on_signal)
+
+
+def _unwatch(folder: Path) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(folder)
+        if _LIVE or threading.current_thread() is not threading.main_thread():
+            return
+        for sig, previous in list(_PREVIOUS.items()):
+            if signal.getsignal(sig) is _on_signal:
+                signal.signal(sig, previous)
+            del _PREVIOUS[sig]
+
+
+def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM or SIGHUP while partition folders exist: remove them, then end the process as the signal's
+    default would (its files, without names, go with it)."""
+    for folder in list(_LIVE):
+        shutil.rmtree(folder, ignore_errors=True)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _alive(pid: int) -> bool:
+    if sys.platform == "win32":  # pragma: no cover - os.kill would end the process; its open files stay
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
+
+
+def sweep_stale_partitions(parent: str | None = None) -> list[Path]:
+    """Remove the partition folders under the temporary folder (``parent``: another one) that no running
+    dpdesk is using: those of a process that is gone (killed, say), and those of older versions, whose named
+    ``N.rows`` files held raw rows; only this user's folders, never through a link. Returns what was removed."""
+    base = Path(parent if parent is not None else tempfile.gettempdir())
+    removed: list[Path] = []
+    try:
+        found = list(base.glob(PARTITIONS_PREFIX + "*"))
+    except OSError:
+        return removed
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for folder in found:
+        with contextlib.suppress(OSError):
+            st = folder.lstat()
+            if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid) or folder in _LIVE:
+                continue
+            m = re.fullmatch(re.escape(PARTITIONS_PREFIX) + r"(\d+)-[^/]*", folder.name)
+            if m is not None and _alive(int(m.group(1))):
+                continue  # a release running now (or a process that took a dead one's id: swept later)
+            shutil.rmtree(folder)
+            removed.append(folder)
+    return removed
 
 
 class StreamedAggregates:
@@ -250,12 +353,14 @@ class StreamedAggregates:
     def _partition(self, batch: Table) -> None:
         assert batch.ids is not None and batch.ids_missing is not None
         if self._parts is None:
-            folder = Path(tempfile.mkdtemp(prefix="dpdesk-partitions-", dir=self.temp_parent))  # mode 0700
+            folder = Path(
+                tempfile.mkdtemp(prefix=f"{PARTITIONS_PREFIX}{os.getpid()}-", dir=self.temp_parent)
+            )  # mode 0700
             files: list[BinaryIO] = []
             try:
-                for i in range(self.n_partitions):
-                    fd = os.open(folder / f"{i}.rows", os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
-                    files.append(os.fdopen(fd, "w+b"))
+                for _i in range(self.n_partitions):
+                    # no name: O_TMPFILE, or unlinked before a byte is written (see the module)
+                    files.append(tempfile.TemporaryFile(dir=folder))  # noqa: SIM115 - closed by _remove
             except BaseException:
                 for f in files:
                     f.close()
@@ -326,6 +431,11 @@ def _outside(values: np.ndarray, lo: float, hi: float) -> int:
     return outside(values, lo, hi)
 
 
+def block_bytes(limit: int) -> int:
+    """The block size the block reader uses under a memory limit of ``limit`` bytes."""
+    return max(MIN_BLOCK_BYTES, (limit - BLOCK_FLOOR_BYTES) // BLOCK_DIVISOR)
+
+
 def n_partitions(path: Path, columns: dict[str, ColumnSpec], id_column: str | None, limit: int) -> int:
     """How many partitions make each one fit under the limit when it is bounded and aggregated in memory."""
     if id_column is None:
@@ -353,7 +463,10 @@ def load_for_release(
 
     p = Path(path)
     check_regular_file(p)  # a FIFO would block the estimate's read, a device never end
+    sweep_stale_partitions()  # what a killed release (or an older version) left behind
     limit = memory_limit if memory_limit is not None else default_memory_limit()
+    # the reads of this release (the identity pass after it too) in blocks that fit under the limit
+    BLOCK_CAP.set(block_bytes(limit))
     id_column = plan.privacy_unit.id_column
     if not force_stream:
         try:

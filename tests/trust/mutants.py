@@ -670,8 +670,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "T06",
         "tampering: review does not compare the package files' SHA-256",
         "dpdesk/core/review.py",
-        r"""        elif file_hash(f) != recorded.get(name):""",
-        r"""        elif False:""",
+        r"""        if digest != recorded.get(name):""",
+        r"""        if False:""",
         (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",),
     ),
     Mutant(
@@ -3702,6 +3702,72 @@ def _sum128(""",
         r"""    return FINGERPRINT_LIKE.sub("[...]", shown(name))""",
         r"""    return shown(name)""",
         ("tests/core/test_officer.py::test_an_officer_name_cannot_show_another_officer_s_fingerprint",),
+    ),
+    # --- issue 24, item 5: review reads only regular files, bounded -------------------------------------------
+    Mutant(
+        "RD10",
+        "review: a package member that is a symbolic link is followed (to /dev/zero, or anywhere)",
+        REV,
+        r"""            digest = hash_small_file(folder / name, caps[name], nofollow=True)""",
+        r"""            digest = hash_small_file(folder / name, caps[name], nofollow=False)""",
+        ("tests/trust/test_attack_issue24_review.py::test_a_link_to_the_right_bytes_is_still_refused",),
+    ),
+    Mutant(
+        "RD11",
+        "review: a package member that is a FIFO is read as a file (not refused by its type)",
+        "dpdesk/core/smallfile.py",
+        r"""        if not stat.S_ISREG(st.st_mode):""",
+        r"""        if stat.S_ISCHR(st.st_mode):""",
+        ("tests/trust/test_attack_issue24_review.py::test_a_fifo_member_is_refused_not_waited_on",),
+    ),
+    Mutant(
+        "RD12",
+        "review: release.csv is read up to the general cap, not the size of the values its entry recorded",
+        REV,
+        r"""        caps["release.csv"] = len(expected) + len(_BOM)""",
+        r"""        caps["release.csv"] = MAX_PACKAGE_FILE""",
+        ("tests/trust/test_attack_issue24_review.py::test_release_csv_is_read_up_to_the_recorded_values",),
+    ),
+    # --- issue 24, item 4: no raw data outlives a streamed release ---------------------------------------------
+    Mutant(
+        "RD13",
+        "streaming: the partition files have names (a killed release leaves the raw rows on disk)",
+        "dpdesk/core/streaming.py",
+        r"""                    files.append(tempfile.TemporaryFile(dir=folder))""",
+        r"""                    files.append(tempfile.NamedTemporaryFile(dir=folder, delete=False))""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_sigkill_mid_partitioning_leaves_no_raw_value_and_the_next_release_sweeps",
+        ),
+    ),
+    Mutant(
+        "RD14",
+        "streaming: SIGTERM or SIGHUP mid-partitioning leaves the partition folder",
+        "dpdesk/core/streaming.py",
+        r"""                _PREVIOUS[sig] = signal.signal(sig, _on_signal)""",
+        r"""                pass""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_sigterm_or_sighup_mid_partitioning_removes_the_folder",
+        ),
+    ),
+    Mutant(
+        "RD15",
+        "streaming: what a killed release or an older version left in the temporary folder is never swept",
+        "dpdesk/core/streaming.py",
+        r"""    sweep_stale_partitions()  # what a killed release""",
+        r"""    pass  # what a killed release""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_an_older_versions_partitions_are_swept_at_the_next_release",
+        ),
+    ),
+    Mutant(
+        "RD16",
+        "streaming: the reads under a low memory limit use the full block (the identity pass goes over the limit)",
+        "dpdesk/core/streaming.py",
+        r"""    BLOCK_CAP.set(block_bytes(limit))""",
+        r"""    BLOCK_CAP.set(0)""",
+        (
+            "tests/trust/test_attack_issue24_partitions.py::test_a_streamed_release_stays_under_its_memory_limit",
+        ),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
