@@ -247,7 +247,9 @@ def test_a_govern_entry_appended_with_a_valid_hash_but_no_recovery_signature_is_
     code, out, err = run(capsys, "ledger", "verify", "--data", DATA)
     said = " ".join((out + err).split())
     assert code == 3 and f"entry {entry['seq']} places the dataset under key " in said, out + err
-    assert re.search(rf"entry {entry['seq']} places the dataset under key [0-9a-f ]{{19}} \(Mallory\)", said), said
+    assert re.search(
+        rf"entry {entry['seq']} places the dataset under key [0-9a-f ]{{19}} \(Mallory\)", said
+    ), said
 
 
 def test_a_rotation_by_the_recovery_key_is_accepted_even_when_its_register_write_was_lost(
