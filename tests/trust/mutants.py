@@ -3607,6 +3607,25 @@ def _sum128(""",
         r"""            listed = ", ".join(cats)""",
         ("tests/trust/test_plan_limits_scale.py::test_the_report_shows_a_bounded_part_of_large_tables",),
     ),
+    Mutant(
+        "LM04",
+        "outputs: --force replaces a device node, a FIFO or a symbolic link (as root, --out /dev/null --force replaced /dev/null)",
+        "dpdesk/core/outputs.py",
+        r"""        mode = os.lstat(out).st_mode""",
+        r"""        mode = stat.S_IFREG""",
+        (
+            "tests/trust/test_issue24_smaller.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",
+            "tests/trust/test_issue24_smaller.py::test_force_replaces_only_regular_files",
+        ),
+    ),
+    Mutant(
+        "LM05",
+        "outputs: a FIFO put in place between the check and the write is replaced",
+        "dpdesk/core/outputs.py",
+        r"""        _check_regular(out)  # again at the rename""",
+        r"""        pass  # again at the rename""",
+        ("tests/trust/test_issue24_smaller.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

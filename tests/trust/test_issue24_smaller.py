@@ -1,0 +1,71 @@
+"""Issue 24 item 8, the smaller findings: each test failed on the code before its fix."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_PLAN = REPO / "resources" / "samples" / "cps_wages_plan.json"
+SAMPLE_DATA = REPO / "resources" / "samples" / "census_sample.csv"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    from dpdesk.cli import main
+
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and symbolic links to devices are POSIX")
+def test_force_replaces_only_regular_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """`--out /dev/null --force` (as root) replaced the system's /dev/null with a regular file: --force replaced
+    whatever was there. A FIFO and a symbolic link to a device (in tmp, never the real /dev/null) stand in for
+    it; they stay what they were, exit 2 with a message; a regular file is still replaced."""
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    link = tmp_path / "null.csv"
+    link.symlink_to("/dev/null")
+    for target, kind in ((fifo, "a named pipe (FIFO)"), (link, "a symbolic link")):
+        code, _out, err = _cli(
+            capsys, "simulate", SAMPLE_PLAN, "--runs", "1", "--rows", "10", "--out", target, "--force"
+        )
+        assert code == 2, (target, code, err)
+        assert f"is {kind}, not a regular file; --force replaces only regular files" in err, err
+        assert "Traceback" not in err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert os.path.islink(link) and os.readlink(link) == "/dev/null"
+    plain = tmp_path / "plain.csv"
+    plain.write_text("old\n", encoding="utf-8")
+    code, _out, err = _cli(
+        capsys, "simulate", SAMPLE_PLAN, "--runs", "1", "--rows", "10", "--out", plain, "--force"
+    )
+    assert code == 0, err
+    assert plain.read_text(encoding="utf-8") != "old\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
+def test_a_fifo_put_in_place_after_the_check_is_not_replaced(tmp_path: Path) -> None:
+    """The check is repeated at the rename: a FIFO that appears between the check and the write survives."""
+    from dpdesk.core.errors import UsageError
+    from dpdesk.core.outputs import check_out_file, write_out_file
+
+    out = tmp_path / "late.pdf"
+    check_out_file(out, force=True, home=tmp_path / "home")
+    os.mkfifo(out)
+    with pytest.raises(UsageError, match="not a regular file"):
+        write_out_file(out, b"x")
+    assert stat.S_ISFIFO(os.lstat(out).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["late.pdf"]  # no temporary file left
