@@ -1,7 +1,8 @@
 """The errors dpdesk raises on purpose, each with the exit code the command line uses.
 
 Exit codes: 0 done; 1 over or exhausted budget; 2 bad plan, data or usage; 3 ledger broken or
-unacknowledged.
+unacknowledged; 4 a release charged whose package could not be written
+(:class:`dpdesk.core.release.ReleaseNotWritten`).
 """
 
 from __future__ import annotations

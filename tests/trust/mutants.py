@@ -3626,6 +3626,17 @@ def _sum128(""",
         r"""        pass  # again at the rename""",
         ("tests/trust/test_issue24_smaller.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",),
     ),
+    Mutant(
+        "LM06",
+        "exit codes: a release charged whose package could not be written ends in 2, which says nothing was charged",
+        "dpdesk/core/release.py",
+        r"""    exit_code = 4""",
+        r"""    exit_code = 2""",
+        (
+            "tests/trust/test_outputs.py::test_the_last_ledger_write_failing_names_the_recovery_and_leaves_nothing",
+            "tests/trust/test_issue24_smaller.py::test_charged_but_not_written_has_an_exit_code_of_its_own",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -69,3 +69,43 @@ def test_a_fifo_put_in_place_after_the_check_is_not_replaced(tmp_path: Path) -> 
         write_out_file(out, b"x")
     assert stat.S_ISFIFO(os.lstat(out).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["late.pdf"]  # no temporary file left
+
+
+@pytest.mark.slow
+def test_charged_but_not_written_has_an_exit_code_of_its_own(tmp_path: Path) -> None:
+    """A full disk while the package is written, after the charge, ended in exit 2, the code that says "bad plan,
+    data or usage: nothing charged": a script would take it for nothing spent. Now it is 4, named in the help."""
+    import subprocess
+
+    from dpdesk.core import faults
+
+    env = {**os.environ, "DPDESK_HOME": str(tmp_path / "trace-home")}
+    trace = tmp_path / "trace.txt"
+    release = ["release", str(SAMPLE_PLAN), "--data", str(SAMPLE_DATA)]
+    run = [sys.executable, "-m", "dpdesk", *release]
+    r = subprocess.run(
+        [*run, "--out", str(tmp_path / "traced")],
+        env={**env, faults.ENV: f"trace:{trace}"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    steps = trace.read_text(encoding="utf-8").splitlines()
+    n = next(int(s.split()[0]) for s in steps if s.endswith("write release.csv"))
+    env["DPDESK_HOME"] = str(tmp_path / "home")
+    r = subprocess.run(
+        [*run, "--out", str(tmp_path / "out")],
+        env={**env, faults.ENV: f"enospc:{n}"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 4, (r.returncode, r.stderr)
+    assert "charged and recorded as ledger entry" in r.stderr and "export-release" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+    h = subprocess.run(
+        [sys.executable, "-m", "dpdesk", "release", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "\n  4    charged, but the package was not written" in h.stdout, h.stdout
