@@ -218,7 +218,7 @@ def column_assumptions(plan: Plan, spec: QuerySpec) -> list[str]:
 
 
 def write_release_report(
-    path: Path,
+    path: Path | IO[bytes],
     *,
     plan_dict: dict[str, Any],
     rows: Sequence[Sequence[str]],

@@ -3637,6 +3637,15 @@ def _sum128(""",
             "tests/trust/test_issue24_smaller.py::test_charged_but_not_written_has_an_exit_code_of_its_own",
         ),
     ),
+    Mutant(
+        "LM07",
+        "durability: report.pdf renamed into place without an fsync (a power cut could leave it empty under its name)",
+        "dpdesk/core/package.py",
+        r"""    write_atomic(out_dir / "report.pdf", pdf.getvalue())""",
+        r"""    (out_dir / ".report.pdf.tmp").write_bytes(pdf.getvalue())
+    (out_dir / ".report.pdf.tmp").replace(out_dir / "report.pdf")""",
+        ("tests/trust/test_issue24_smaller.py::test_every_file_renamed_into_place_was_fsynced_first",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

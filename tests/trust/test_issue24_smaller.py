@@ -109,3 +109,36 @@ def test_charged_but_not_written_has_an_exit_code_of_its_own(tmp_path: Path) -> 
         [sys.executable, "-m", "dpdesk", "release", "--help"], capture_output=True, text=True, check=True
     )
     assert "\n  4    charged, but the package was not written" in h.stdout, h.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="renames over a file and folder fsyncs are POSIX")
+def test_every_file_renamed_into_place_was_fsynced_first(
+    tmp_path: Path, dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report.pdf was renamed into place without an fsync: after a power cut the package could hold an empty or
+    partial report under its final name. The real os.fsync and os.replace run (the wrappers only note what
+    they were given): every file or folder a release renames into place was fsynced before its rename."""
+    from dpdesk.core.plan import load_plan
+    from dpdesk.core.release import release
+
+    synced: set[tuple[int, int]] = set()
+    renamed: list[tuple[str, bool]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        synced.add((st.st_dev, st.st_ino))
+        real_fsync(fd)
+
+    def replace(src: str | Path, dst: str | Path, **kw: object) -> None:
+        st = os.lstat(src)
+        renamed.append((os.path.basename(dst), (st.st_dev, st.st_ino) in synced))
+        real_replace(src, dst, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    release(load_plan(SAMPLE_PLAN), SAMPLE_DATA, dpdesk_home, tmp_path / "out")
+    names = [n for n, _ok in renamed]
+    assert {"release.csv", "plan.json", "report.pdf", "ledger.json", "out"} <= set(names), names
+    assert [n for n, ok in renamed if not ok] == []
