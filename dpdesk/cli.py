@@ -1065,7 +1065,7 @@ def _print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
     print(line + "\n", file=out)
     for q in rep.queries:
         extra = " " + _("by {g}").format(g=shown(q.group_by)) if q.group_by else ""
-        col = f"({q.column})" if q.column else ""
+        col = f"({shown(q.column)})" if q.column else ""
         print(
             _("- {name}: {what}, {mechanism}, epsilon {e}").format(
                 name=shown(q.name),

@@ -3646,6 +3646,36 @@ def _sum128(""",
     (out_dir / ".report.pdf.tmp").replace(out_dir / "report.pdf")""",
         ("tests/trust/test_issue24_smaller.py::test_every_file_renamed_into_place_was_fsynced_first",),
     ),
+    Mutant(
+        "LM08",
+        "messages: a newline in a query's name passes raw into a plan error (a forged line)",
+        "dpdesk/core/errors.py",
+        r"""        return shown(where_in_plan(self.key, self.query_name))""",
+        r"""        return where_in_plan(self.key, self.query_name)""",
+        (
+            "tests/trust/test_issue24_smaller.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
+        ),
+    ),
+    Mutant(
+        "LM09",
+        "messages: a newline in a column reference passes raw into a plan error (a forged line)",
+        "dpdesk/core/errors.py",
+        r"""            return shown(self.message)""",
+        r"""            return self.message""",
+        (
+            "tests/trust/test_issue24_smaller.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
+        ),
+    ),
+    Mutant(
+        "LM10",
+        "messages: a newline in a column's name passes raw into budget's listing of the queries",
+        "dpdesk/cli.py",
+        '        col = f"({shown(q.column)})" if q.column else ""',
+        '        col = f"({q.column})" if q.column else ""',
+        (
+            "tests/trust/test_issue24_smaller.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -142,3 +142,55 @@ def test_every_file_renamed_into_place_was_fsynced_first(
     names = [n for n, _ok in renamed]
     assert {"release.csv", "plan.json", "report.pdf", "ledger.json", "out"} <= set(names), names
     assert [n for n, ok in renamed if not ok] == []
+
+
+def _forging_plan(path: Path, *, column_ref: str, epsilon: float = 0.5, second: bool = False) -> Path:
+    import json
+
+    queries = [
+        {
+            "name": "q\nFORGED query",
+            "statistic": "sum",
+            "column": column_ref,
+            "mechanism": "laplace",
+            "epsilon": epsilon,
+        }
+    ]
+    if second:
+        queries.append({"name": "r\rFORGED", "statistic": "count", "mechanism": "laplace", "epsilon": -1})
+    plan = {
+        "version": 1,
+        "title": "t",
+        "budget": {"epsilon": 1.0, "delta": 0},
+        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+        "columns": {"x\nFORGED column": {"type": "int", "bounds": [0, 10]}},
+        "queries": queries,
+    }
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_newlines_in_query_and_column_names_are_escaped_in_messages(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """A query or column name holding a newline started a line of its own in an error message (a forged line,
+    "FORGED ..." here) and in `budget`'s listing. Now it is shown as \\n, the message one line a problem."""
+    bad = _forging_plan(tmp_path / "bad.json", column_ref="nope\nFORGED ref")
+    code, _out, err = _cli(capsys, "budget", bad)
+    assert code == 2
+    assert (
+        err == 'dpdesk: query 1 ("q\\nFORGED query"): column "nope\\nFORGED ref" is not declared in columns\n'
+    )
+    two = _forging_plan(tmp_path / "two.json", column_ref="nope\nFORGED ref", second=True)
+    code, _out, err = _cli(capsys, "budget", two)
+    assert code == 2
+    lines = err.splitlines()
+    assert len(lines) == 3 and lines[0] == "dpdesk: The plan has 2 problems:", err  # dpdesk's own line breaks
+    assert lines[2].startswith('  - query 2 ("r\\rFORGED")'), err
+    good = _forging_plan(tmp_path / "good.json", column_ref="x\nFORGED column")
+    code, out, err = _cli(capsys, "budget", good)
+    assert code == 0, err
+    assert "- q\\nFORGED query: sum(x\\nFORGED column), laplace" in out
+    for text in (out, err):
+        assert not any(line.startswith("FORGED") for line in text.splitlines()), text
