@@ -3676,6 +3676,14 @@ def _sum128(""",
             "tests/trust/test_issue24_smaller.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
         ),
     ),
+    Mutant(
+        "LM11",
+        "data: a declared Parquet column of lists is decoded (a polars traceback, not a message)",
+        "dpdesk/core/loading/parquet.py",
+        r"""    check_flat(path, schema, wanted)""",
+        r"""    pass""",
+        ("tests/trust/test_issue24_smaller.py::test_a_parquet_column_of_lists_is_refused_by_its_type",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -194,3 +194,56 @@ def test_newlines_in_query_and_column_names_are_escaped_in_messages(
     assert "- q\\nFORGED query: sum(x\\nFORGED column), laplace" in out
     for text in (out, err):
         assert not any(line.startswith("FORGED") for line in text.splitlines()), text
+
+
+@pytest.mark.slow
+def test_a_parquet_column_of_lists_is_refused_by_its_type(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """A declared Parquet column of lists (or arrays, or raw bytes) ended in a polars traceback ("cannot cast
+    List type"); a column of records was read as all unparsable. Now each is refused by its type before it is
+    decoded: exit 2, the file, the column and the fix named, nothing charged."""
+    import json
+
+    import polars as pl
+
+    plan = tmp_path / "p.json"
+    plan.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "title": "t",
+                "budget": {"epsilon": 1.0, "delta": 0},
+                "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+                "columns": {"tags": {"type": "int", "bounds": [0, 10]}},
+                "queries": [
+                    {
+                        "name": "s",
+                        "statistic": "sum",
+                        "column": "tags",
+                        "mechanism": "laplace",
+                        "epsilon": 0.5,
+                    }
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    cells: dict[str, pl.Series] = {
+        "lists": pl.Series([[1, 2], [3], []]),
+        "arrays": pl.Series([[1, 2], [3, 4], [5, 6]], dtype=pl.Array(pl.Int64, 2)),
+        "records": pl.Series([{"a": 1}, {"a": 2}, {"a": 3}]),
+        "raw bytes": pl.Series([b"a", b"b", b"\xff"]),
+    }
+    for i, (kind, tags) in enumerate(cells.items()):
+        data = tmp_path / f"d{i}.parquet"
+        pl.DataFrame({"x": [1, 2, 3], "tags": tags}).write_parquet(data)
+        code, _out, err = _cli(capsys, "release", plan, "--data", data, "--out", tmp_path / f"o{i}")
+        assert code == 2, (kind, code, err)
+        assert "Traceback" not in err
+        assert f"d{i}.parquet, column 'tags': its cells hold {kind} (Parquet type" in err, err
+        assert "save the file with this column as plain values or text" in err, err
+        assert not (tmp_path / f"o{i}").exists()
+    assert not (dpdesk_home / "ledgers").exists() or not any(
+        '"spend"' in f.read_text(encoding="utf-8") for f in (dpdesk_home / "ledgers").glob("*.jsonl")
+    )
