@@ -2041,6 +2041,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print("  " + _("PROBLEM: {p}").format(p=shown(p)))
     if r.intact:
         print(_("Intact."))
+        print(shown(r.proves))
     elif r.intact_itself and r.against is not None:
         print(
             _(

@@ -3684,6 +3684,26 @@ def _sum128(""",
         r"""    pass""",
         ("tests/trust/test_issue24_smaller.py::test_a_parquet_column_of_lists_is_refused_by_its_type",),
     ),
+    Mutant(
+        "LM12",
+        "review: an intact package is called intact without saying that alone it cannot prove it is the one recorded",
+        "dpdesk/cli.py",
+        r"""        print(shown(r.proves))""",
+        r"""        pass""",
+        ("tests/trust/test_issue24_smaller.py::test_review_says_what_it_can_and_cannot_prove_alone",),
+    ),
+    Mutant(
+        "LM13",
+        "review: a package checked against a later export is still told it proves nothing beyond itself",
+        "dpdesk/core/review.py",
+        r"""        if self.against is not None:
+            return _(
+                "The later export""",
+        r"""        if False:
+            return _(
+                "The later export""",
+        ("tests/trust/test_issue24_smaller.py::test_review_says_what_it_can_and_cannot_prove_alone",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

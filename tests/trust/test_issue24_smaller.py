@@ -247,3 +247,41 @@ def test_a_parquet_column_of_lists_is_refused_by_its_type(
     assert not (dpdesk_home / "ledgers").exists() or not any(
         '"spend"' in f.read_text(encoding="utf-8") for f in (dpdesk_home / "ledgers").glob("*.jsonl")
     )
+
+
+@pytest.mark.slow
+def test_review_says_what_it_can_and_cannot_prove_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """A package forged to be consistent with itself (values changed, the hashes inside ledger.json recomputed)
+    reviewed as "Intact." and nothing more. Review cannot tell it from the real one alone; it now says so, and
+    names the check that can (a later export of the ledger), and what that check proved when it was made."""
+    import json
+
+    out = tmp_path / "out"
+    code, _out, err = _cli(capsys, "release", SAMPLE_PLAN, "--data", SAMPLE_DATA, "--out", out)
+    assert code == 0, err
+    code, text, err = _cli(capsys, "review", out)
+    assert code == 0, err
+    lines = text.splitlines()
+    assert lines[-2:] == [
+        "Intact.",
+        (
+            "The package is consistent with itself; that alone cannot prove it is the one recorded (whoever forged "
+            "it could recompute every hash inside it): check it against a later export of the dataset's ledger, "
+            "dpdesk review PATH --against LATER_EXPORT."
+        ),
+    ], text
+    export = tmp_path / "later.jsonl"
+    code, _out, err = _cli(capsys, "ledger", "export", "--data", SAMPLE_DATA, "--out", export)
+    assert code == 0, err
+    code, text, err = _cli(capsys, "review", export)
+    assert code == 0 and "The exported ledger is consistent with itself; that alone cannot prove" in text, (
+        text
+    )
+    code, text, err = _cli(capsys, "review", out, "--against", export)
+    assert code == 0, err
+    assert f"The later export {export} reaches its ledger head: it is the one recorded" in text, text
+    assert "that alone cannot prove" not in text
+    code, text, err = _cli(capsys, "review", out, "--json")
+    assert code == 0 and "that alone cannot prove" in json.loads(text)["proves"]
