@@ -472,6 +472,13 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             "(dpdesk ledger link)"
         ),
     )
+    not_written = (
+        4,
+        _(
+            "charged, but the package was not written (a full disk, say): the message says how to write it "
+            "again at no cost (dpdesk ledger export-release)"
+        ),
+    )
     verified = (0, _("done; the hash chain verified"))
     chain = (3, _("a hash chain is broken"))
     recorded = (0, _("recorded in the ledger"))
@@ -492,6 +499,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
                 (1, _("over or exhausted budget (budget, release), or a package that was changed (review)")),
                 usage,
                 (3, _("a ledger broken or unacknowledged, or a table that resembles a known dataset")),
+                not_written,
                 (130, _("interrupted (Ctrl+C)")),
             ),
         ),
@@ -520,13 +528,9 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             (
                 (0, _("charged, then written")),
                 (1, _("over or exhausted budget: nothing charged or written")),
-                (
-                    2,
-                    _(
-                        "bad plan, data or usage: nothing charged or written; or charged but not written (the message says how to export it again at no cost)"
-                    ),
-                ),
+                (2, _("bad plan, data or usage: nothing charged or written")),
                 broken,
+                not_written,
             ),
         ),
         "simulate": (
@@ -1061,7 +1065,7 @@ def _print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
     print(line + "\n", file=out)
     for q in rep.queries:
         extra = " " + _("by {g}").format(g=shown(q.group_by)) if q.group_by else ""
-        col = f"({q.column})" if q.column else ""
+        col = f"({shown(q.column)})" if q.column else ""
         print(
             _("- {name}: {what}, {mechanism}, epsilon {e}").format(
                 name=shown(q.name),
@@ -2038,6 +2042,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
         print("  " + _("PROBLEM: {p}").format(p=shown(p)))
     if r.intact:
         print(_("Intact."))
+        print(shown(r.proves))
     elif r.intact_itself and r.against is not None:
         print(
             _(

@@ -1,7 +1,8 @@
 """The errors dpdesk raises on purpose, each with the exit code the command line uses.
 
 Exit codes: 0 done; 1 over or exhausted budget; 2 bad plan, data or usage; 3 ledger broken or
-unacknowledged.
+unacknowledged; 4 a release charged whose package could not be written
+(:class:`dpdesk.core.release.ReleaseNotWritten`).
 """
 
 from __future__ import annotations
@@ -31,17 +32,22 @@ class PlanError(DpdeskError):
 
     @property
     def where(self) -> str:
-        """Where the problem is, in words (empty for the whole plan)."""
-        return where_in_plan(self.key, self.query_name)
+        """Where the problem is, in words (empty for the whole plan); a name's control characters (a newline in
+        a query's or a column's name) shown as escapes, so that a plan cannot forge a line of a message."""
+        from dpdesk.core.text import shown
+
+        return shown(where_in_plan(self.key, self.query_name))
 
     @property
     def text(self) -> str:
-        """The message with its hint, without the place."""
+        """The message with its hint, without the place: one line (a problem's messages hold no line break of
+        their own, so every control character in them came from the plan and is shown as an escape)."""
+        from dpdesk.core.text import shown
         from dpdesk.i18n import _
 
         if not self.hint:
-            return self.message
-        return _("{message}; {hint}").format(message=self.message, hint=self.hint)
+            return shown(self.message)
+        return shown(_("{message}; {hint}").format(message=self.message, hint=self.hint))
 
     def __str__(self) -> str:
         from dpdesk.i18n import _

@@ -77,6 +77,7 @@ def check_out_file(out: Path, *, force: bool, home: Path | None, reads: Sequence
         raise UsageError(
             _("{path} already exists; choose another name, or replace it with --force").format(path=out)
         )
+    _check_regular(out)
     try:
         st = os.stat(out)
     except OSError:
@@ -90,6 +91,34 @@ def check_out_file(out: Path, *, force: bool, home: Path | None, reads: Sequence
                 "replace, such as a ledger; it is not replaced even with --force: choose another output file"
             ).format(path=out, n=st.st_nlink)
         )
+
+
+def _check_regular(out: Path) -> None:
+    """``out`` is missing or a regular file: --force never replaces a device node (as root, ``--out /dev/null
+    --force`` would have replaced the system's /dev/null), a FIFO, a socket or a symbolic link (whose target
+    the user may have meant)."""
+    try:
+        mode = os.lstat(out).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISLNK(mode):
+        kind = _("a symbolic link")
+    elif stat.S_ISFIFO(mode):
+        kind = _("a named pipe (FIFO)")
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = _("a device")
+    elif stat.S_ISSOCK(mode):
+        kind = _("a socket")
+    else:
+        kind = _("not a file")
+    raise UsageError(
+        _(
+            "{path} is {kind}, not a regular file; --force replaces only regular files: choose another "
+            "output file"
+        ).format(path=out, kind=kind)
+    )
 
 
 def _check_parent(out: Path, *, release: bool = False) -> None:
@@ -128,6 +157,7 @@ def write_out_file(out: Path, data: bytes) -> None:
         except OSError:
             mode = 0o644
         os.chmod(tmp, mode)
+        _check_regular(out)  # again at the rename: one put in its place meanwhile is not replaced either
         faults.step(f"rename {out.name}")
         os.replace(tmp, out)
         tmp = None

@@ -13,6 +13,7 @@ forger who holds the ledger from recomputing every hash (see README).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -85,9 +86,9 @@ def write_package(
         entries = ledger.verify()
         before = (_settings_before(entries, spend.seq), _governance_before(entries, spend.seq))
     settings, governance = before
-    tmp = out_dir / ".report.pdf.tmp"
+    pdf = io.BytesIO()  # written like the others (write_atomic: fsynced before its rename), never half a file
     write_release_report(
-        tmp,
+        pdf,
         plan_dict=plan.to_dict(),
         rows=[r.as_list() for r in rows],
         spend=spend,
@@ -95,7 +96,7 @@ def write_package(
         dataset_name=dataset_name,
         title=title,
     )
-    tmp.replace(out_dir / "report.pdf")
+    write_atomic(out_dir / "report.pdf", pdf.getvalue())
     hashes = {name: file_hash(out_dir / name) for name in package_files(spend)}
     with ledger.transaction() as tx:
         package = tx.append(

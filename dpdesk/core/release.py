@@ -230,7 +230,10 @@ def release(
 
 
 class ReleaseNotWritten(DpdeskError):
-    """The release was charged, but its package could not be written (its values stay in the ledger)."""
+    """The release was charged, but its package could not be written (its values stay in the ledger): exit 4,
+    never 2, which says that nothing was charged."""
+
+    exit_code = 4
 
 
 def _os_err(exc: BaseException) -> str:

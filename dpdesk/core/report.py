@@ -194,9 +194,13 @@ def column_assumptions(plan: Plan, spec: QuerySpec) -> list[str]:
                 "public bounds [{lo}, {hi}] from the plan, not from the data; values outside were clamped to them"
             ).format(lo=lo, hi=hi)
         else:
-            public = _("public categories {cats} from the plan, not from the data").format(
-                cats=", ".join(col.categories or ())
-            )
+            cats = col.categories or ()
+            listed = ", ".join(cats[:REPORT_CATEGORIES])
+            if len(cats) > REPORT_CATEGORIES:  # a plan may declare 10,000, and 1,000 queries may read them
+                listed = _("{first} and {n} more (plan.json lists them all)").format(
+                    first=listed, n=f"{len(cats) - REPORT_CATEGORIES:,}"
+                )
+            public = _("public categories {cats} from the plan, not from the data").format(cats=listed)
         what = (
             _("empty, or outside the categories")
             if col.categories is not None
@@ -214,7 +218,7 @@ def column_assumptions(plan: Plan, spec: QuerySpec) -> list[str]:
 
 
 def write_release_report(
-    path: Path,
+    path: Path | IO[bytes],
     *,
     plan_dict: dict[str, Any],
     rows: Sequence[Sequence[str]],
@@ -287,7 +291,10 @@ def write_release_report(
     story.append(PageBreak())
 
     story.append(_p(_("Statistics"), st["h1"]))
-    for name, qrows in by_name.items():
+    left = REPORT_ROWS  # the rows the report may still show (the rest are in release.csv)
+    for name, all_rows in by_name.items():
+        qrows = all_rows[: max(0, min(REPORT_ROWS_PER_QUERY, left))]
+        left -= len(qrows)
         tr = traces.get(name, {})
         what = tr.get("statistic", "")
         if tr.get("column"):
@@ -295,6 +302,8 @@ def write_release_report(
         if tr.get("group_by"):
             what += " " + _("by {g}").format(g=tr["group_by"])
         story.append(_p(f"{name}: {what}", st["h2"]))
+        if len(qrows) < len(all_rows):
+            story.append(_p(_shown_note(len(qrows), len(all_rows)), st["small"]))
         # ε and δ in columns only when they differ between the rows (else once, in the mechanism line below)
         varying = len({(r[6], r[7]) for r in qrows}) > 1
         table = [[_("Group"), _("Value"), _("95% interval"), *(("ε", "δ") if varying else ())]]
@@ -307,7 +316,8 @@ def write_release_report(
             widths = [46 * mm, rest * 0.4, rest * 0.6, eps_w, delta_w]
         else:
             widths = [46 * mm, 42 * mm, 86 * mm]
-        story.append(_table(table, widths, st))
+        if qrows:
+            story.append(_table(table, widths, st))
         numeric = len(qrows) > 1 and all(_is_number(r[2]) for r in qrows)
         if numeric:
             chart = results_chart(
@@ -319,11 +329,14 @@ def write_release_report(
             )
             story.append(Spacer(1, 2 * mm))
             story.append(drawing(chart, width * 0.8))
-        mech = tr.get("mechanism", qrows[0][5])
+        mech = tr.get("mechanism", all_rows[0][5])
         if tr.get("calibration"):
             mech += f" ({tr['calibration']})"
         lines: list[tuple[str, str]] = [
-            ("body", _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=qrows[0][6], d=qrows[0][7]))
+            (
+                "body",
+                _("Mechanism: {m}; ε = {e}, δ = {d}.").format(m=mech, e=all_rows[0][6], d=all_rows[0][7]),
+            )
         ]
         # what the numbers assume, from the plan's public values (the same that decided the release)
         lines.append(("body", _("Unit of privacy: {unit}.").format(unit=privacy_unit_sentence(unit))))
@@ -331,7 +344,7 @@ def write_release_report(
             lines.extend(("body", text) for text in column_assumptions(plan, specs[name]))
         if name in accuracy:
             lines.append(("body", _("Accuracy: {text}.").format(text=accuracy[name])))
-            if any(r[3] != "" for r in qrows):  # a bound for any table, beside this release's own interval
+            if any(r[3] != "" for r in all_rows):  # a bound for any table, beside this release's own interval
                 rows_n = accuracies[name].rows
                 lines.append(
                     (
@@ -434,6 +447,26 @@ def write_release_report(
         )
         story.append(Spacer(1, 2 * mm))
     _build(path, story, title)
+
+
+#: At most this many values of one query are shown in the report's table and chart, and this many of the whole
+#: release: a table of thousands of rows is read in release.csv, and reportlab lays a table out in a time that
+#: grows faster than its rows (10,000 rows took 22 s, a plan's 999,000 cells more than 600 s at 3.4 GB).
+REPORT_ROWS_PER_QUERY = 200
+REPORT_ROWS = 2_000
+#: At most this many of a column's categories are named in each query's section (plan.json holds them all).
+REPORT_CATEGORIES = 30
+
+
+def _shown_note(shown_n: int, total: int) -> str:
+    """The note under a query's heading when the report shows only some of its values."""
+    if shown_n == 0:
+        return _(
+            "This report shows at most {most} values in all; this query's {n} values are in release.csv."
+        ).format(most=f"{REPORT_ROWS:,}", n=f"{total:,}")
+    return _(
+        "The first {k} of this query's {n} values are shown; release.csv holds all of them (the same numbers)."
+    ).format(k=f"{shown_n:,}", n=f"{total:,}")
 
 
 def _correction_changes(entries: Sequence[Entry]) -> dict[int, float]:

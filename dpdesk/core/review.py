@@ -65,6 +65,25 @@ class Review:
         """True when the package or export itself is intact (whatever the comparison with ``against`` found)."""
         return (len(self.problems) if self.own_problems is None else self.own_problems) == 0
 
+    @property
+    def proves(self) -> str:
+        """What an intact review proves, and what it cannot prove alone ("" when it is not intact): a package or
+        export forged to be consistent (values changed, every hash inside it recomputed) reviews as intact on its
+        own; only a later export of the dataset's ledger that reaches its head shows it is the one recorded."""
+        if not self.intact:
+            return ""
+        if self.against is not None:
+            return _(
+                "The later export {against} reaches its ledger head: it is the one recorded in that ledger (as far "
+                "as that export is the dataset's own, from its curator)."
+            ).format(against=self.against)
+        what = _("The package") if self.kind == "package" else _("The exported ledger")
+        return _(
+            "{what} is consistent with itself; that alone cannot prove it is the one recorded (whoever forged it "
+            "could recompute every hash inside it): check it against a later export of the dataset's ledger, "
+            "dpdesk review PATH --against LATER_EXPORT."
+        ).format(what=what)
+
 
 def review(path: str | Path, against: str | Path | None = None, progress: Progress = NULL_PROGRESS) -> Review:
     """Review a release package folder, or an exported ledger file (.jsonl); with ``against``, also check that the
@@ -552,6 +571,7 @@ def review_summary(r: Review) -> dict[str, Any]:
         "notes": r.notes,
         "against": r.against,
         "intact_itself": r.intact_itself,
+        "proves": r.proves,
     }
 
 

@@ -69,7 +69,8 @@ def test_a_review_against_a_ledger_that_went_back_names_that_one(dpdesk_home: Pa
     ), r.stdout
     # the other way round: intact; and a file that is itself broken is still called so
     r = cli("review", str(early), "--against", str(late), home=dpdesk_home)
-    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "Intact.", r.stdout
+    assert r.returncode == 0 and r.stdout.splitlines()[-2] == "Intact.", r.stdout
+    assert r.stdout.splitlines()[-1].startswith(f"The later export {late} reaches its ledger head"), r.stdout
     broken = tmp_path / "broken.jsonl"
     broken.write_text(late.read_text(encoding="utf-8").replace('"seq":2', '"seq":7', 1), encoding="utf-8")
     r = cli("review", str(broken), "--against", str(early), home=dpdesk_home)

@@ -214,9 +214,9 @@ def test_plan_of_too_many_cells_refused_at_validation(tmp_path: Path, dpdesk_hom
     }
     plan = plan_file(tmp_path / "big.json", columns, [query])
     r = run_capped(dpdesk_home, "budget", str(plan), timeout=60)
-    assert_refused(r, "1,000,000 cells")
-    # the limit is the plan's total, counted from the plan alone: 100 x 100 x 100 (numeric bins) is refused too
-    small = {"a": {"type": "float", "bounds": [0, 1]}, "g": {"type": "category", "categories": cats[:1000]}}
+    assert_refused(r, "100,000 cells")
+    # the limit is the plan's total, counted from the plan alone: 1001 bins x 100 groups is refused too
+    small = {"a": {"type": "float", "bounds": [0, 1]}, "g": {"type": "category", "categories": cats[:100]}}
     edges = [i / 1001 for i in range(1002)]
     q = {
         "name": "h",
@@ -229,8 +229,8 @@ def test_plan_of_too_many_cells_refused_at_validation(tmp_path: Path, dpdesk_hom
     }
     with pytest.raises(PlanError, match="cells"):
         parse_plan({**json.loads(plan.read_text()), "columns": small, "queries": [q]})
-    q["bins"] = edges[:1000]  # 999 bins x 1000 groups: just under the limit
-    assert MAX_PLAN_CELLS >= 999 * 1000
+    q["bins"] = edges[:1001]  # 1000 bins x 100 groups: the limit (issue 24: it was 10^6, which hung)
+    assert MAX_PLAN_CELLS == 1000 * 100
     parse_plan({**json.loads(plan.read_text()), "columns": small, "queries": [q]})
 
 

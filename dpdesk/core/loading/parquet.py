@@ -13,6 +13,8 @@ from dpdesk.core.loading.panics import quiet_panics, quietly, reader_errors, rea
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table, file_sha256
 from dpdesk.core.plan_base import ColumnSpec
 from dpdesk.core.progress import Progress
+from dpdesk.core.text import shown
+from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     import polars
@@ -29,17 +31,48 @@ def read_parquet(path: Path, n_rows: int | None = None) -> polars.DataFrame:
         return pl.read_parquet(path, n_rows=n_rows)
 
 
+def check_flat(path: Path, schema: polars.Schema, wanted: set[str]) -> None:
+    """Every wanted column holds one number, text, date or truth value a cell: a column of lists, arrays, records
+    or raw bytes is refused by its type, before it is decoded (casting one raised a traceback)."""
+    import polars as pl
+
+    for name, dtype in schema.items():
+        if name.strip() not in wanted:
+            continue
+        if isinstance(dtype, pl.List):
+            kind = _("lists")
+        elif isinstance(dtype, pl.Array):
+            kind = _("arrays")
+        elif isinstance(dtype, pl.Struct):
+            kind = _("records")
+        elif dtype == pl.Binary or dtype == pl.Object:
+            kind = _("raw bytes")
+        else:
+            continue
+        raise InputError(
+            str(path),
+            _(
+                "its cells hold {kind} (Parquet type {dtype}), not one value each: dpdesk reads numbers, "
+                "text, dates and true/false; save the file with this column as plain values or text, or "
+                "declare another column"
+            ).format(kind=kind, dtype=shown(str(dtype))),
+            column=name.strip(),
+        )
+
+
 def read_declared(path: Path, columns: dict[str, ColumnSpec], id_column: str | None) -> polars.DataFrame:
     """Only the declared columns (and the id column): an undeclared column is never decoded, nor counted
     against the limits."""
     import polars as pl
 
     with quiet_panics():
-        names = list(pl.read_parquet_schema(path))
+        schema = pl.Schema(pl.read_parquet_schema(path))
+    names = list(schema)
     wanted = set(columns) | ({id_column} if id_column else set())
     match_columns(
         [n.strip() for n in names], columns, id_column, path
     )  # a missing column named with the header
+    check_flat(path, schema, wanted)
     check_parquet(path, wanted)
     with quiet_panics():
         return pl.read_parquet(path, columns=[n for n in names if n.strip() in wanted])
@@ -80,8 +113,10 @@ def stream_parquet(
     check_parquet(path, wanted_names)  # refused from its metadata before anything is read
     sha = file_sha256(path, progress)
     with quiet_panics():
-        names = list(pl.read_parquet_schema(path))
+        schema = pl.Schema(pl.read_parquet_schema(path))
+    names = list(schema)
     wanted = match_columns([n.strip() for n in names], columns, id_column, path)
+    check_flat(path, schema, wanted_names)
     tb = TableBuilder(path, columns, wanted, LoadReport(encoding="", delimiter=""), sink)
     try:
         lf = pl.scan_parquet(path).select(

@@ -35,6 +35,7 @@ class ReviewWindow(QDialog):
             self.status.setText(
                 f"<b style='color:#2e7d32'>✓ {_('Intact')}</b> — "
                 + _("this {what} matches its recorded hashes.").format(what=what)
+                + f"<br><small>{_esc(result.proves)}</small>"
             )
         else:
             items = "".join(f"<li>{_esc(p)}</li>" for p in result.problems)
