@@ -18,6 +18,17 @@ Writes are append-only, made under an exclusive lock (``<id>.lock``, held for th
 check-then-charge of a release so that two processes can never overspend together), and fsynced
 before the caller may reveal anything (spend before reveal).
 
+Which dataset a new file belongs to is decided once for the whole home: ``ledgers/keys.lock`` is held while a
+file's key is written, and a file with no key yet is checked again under it, by content and by resemblance
+(``Ledger.decide_new``, which every ledger opened by a data file for a release or a ``ledger`` verb carries:
+:func:`dpdesk.core.recognition.ledger_for`), before a new dataset is made; the new dataset's content is recorded
+before the lock is released. **Lock order** (all OS advisory locks, released when the process ends,
+however): ``ledgers/keys.lock``, then an old-format ledger's ``<sha256>.lock`` (migration), then
+``identity/identity.lock``, then ``ledgers/heads.lock`` (the register); a ledger's ``<id>.lock`` is taken only
+with neither ``keys.lock`` nor ``identity.lock`` held (:meth:`Ledger.transaction` makes the id first), and then
+only ``heads.lock`` inside it; several ledgers' locks are taken in the order of their ids. A lock is never taken
+twice by one process (``flock`` on a second descriptor would wait for itself).
+
 Entry types: ``spend`` (a release: plan, costs, totals and the released values), ``simulate``
 (uncharged simulation runs on the data, written by versions before simulations were limited to
 stand-in and public tables; still read, and charged by a correction), ``settings`` (budget, unit of
@@ -41,7 +52,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +83,11 @@ if TYPE_CHECKING:
 
 _KEY_RE = re.compile(r"[0-9a-f]{64}")
 
+#: (home, a file's SHA-256) -> (the dataset it belongs to, or None; a refusal to raise once the key lock is
+#: released, or None): called with ``ledgers/keys.lock`` held, it takes no lock but ``identity.lock`` and
+#: ``heads.lock`` (:func:`dpdesk.core.recognition.recheck_new`)
+DecideNew = Callable[[Path, str], tuple[str | None, Callable[[], LedgerError] | None]]
+
 
 @dataclass
 class Ledger:
@@ -91,6 +107,10 @@ class Ledger:
     legacy: bool = False
     #: The ``migrate`` entry, when opening this ledger rebuilt it from the old format just now.
     migrated: Entry | None = None
+    #: How a file with no dataset yet is decided again under the key lock before a new dataset is made for it
+    #: (:func:`dpdesk.core.recognition.ledger_for` sets it): the dataset of the same content, or a refusal to
+    #: raise (a near-copy); None: by its bytes alone (a ledger opened without the content identities)
+    decide_new: DecideNew | None = field(default=None, repr=False, compare=False)
 
     @staticmethod
     def for_dataset(home: Path, sha256: str) -> Ledger:
@@ -142,11 +162,22 @@ class Ledger:
             )
         assert self.home is not None and self.key is not None
         folder = self.home / "ledgers"
+        refusal: Callable[[], LedgerError] | None = None
         with _locked(folder / "keys.lock"):
             known = _read_key(folder, self.key)
-            if known is None:
+            if known is None and self.decide_new is not None:
+                # the file's dataset is decided again here, under the home-wide key lock, and its content is
+                # recorded before the lock is released: two saves of one table first used at once find one
+                # dataset (the unlocked resolution before the release only saw what was known then)
+                known, refusal = self.decide_new(self.home, self.key)
+                if known is not None:
+                    _link_locked(folder, self.key, known)
+            if known is None and refusal is None:
                 known = new_dataset_id()
                 _write_key(folder, self.key, known)
+        if known is None:
+            assert refusal is not None
+            raise refusal()  # built outside the lock: it reads the resembled datasets' ledgers
         self.dataset, self.path = known, folder / f"{known}.jsonl"
 
     @property
@@ -748,11 +779,17 @@ def link_key(home: Path, sha256: str, dataset: str) -> str:
         known = _read_key(folder, sha256)
         if known is not None:
             return known
-        (folder / "keys").mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / "keys" / sha256, dataset.encode("ascii"))
-        _fsync_dir(folder / "keys")
-    _remember_content(home, sha256, dataset)
+        _link_locked(folder, sha256, dataset)
     return dataset
+
+
+def _link_locked(folder: Path, sha256: str, to: str) -> None:
+    """Write a file's key as another key of dataset ``to`` and record its content there (when the cache knows
+    it), with the key folder's lock held: a file first used at the same moment then finds it by content."""
+    (folder / "keys").mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / "keys" / sha256, to.encode("ascii"))
+    _fsync_dir(folder / "keys")
+    _remember_content(folder.parent, sha256, to)
 
 
 def assign_key(home: Path, sha256: str, dataset: str) -> None:

@@ -40,6 +40,7 @@ fixed before the approval is asked for (:func:`pending_dataset`), so that the of
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -416,7 +417,7 @@ def resolve(
     from dpdesk.core.loading import file_sha256
 
     sha = sha256 if sha256 is not None else file_sha256(path, progress)
-    ledger = Ledger.for_dataset(home, sha)
+    ledger = ledger_for(home, sha)
     if ledger.legacy:
         return Resolution(sha, None, "file", ledger)
     check_identity(home)  # before the cache is trusted: a broken identity store is refused, named
@@ -431,9 +432,51 @@ def resolve(
     if owner is not None:
         linked = link_key(home, sha, owner)
         how: Literal["file", "content"] = "file" if linked != owner else "content"
-        return Resolution(sha, linked, how, Ledger.for_dataset(home, sha))
+        return Resolution(sha, linked, how, ledger_for(home, sha))
     near = tuple(
         Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed)
         for d, m in resembles(home, ident.sketch, columns=ident.columns)
     )
     return Resolution(sha, None, "new", ledger, near)
+
+
+def ledger_for(home: Path, sha256: str) -> Ledger:
+    """The ledger of the data file with this SHA-256 (:meth:`Ledger.for_dataset`), which decides the file's
+    dataset again under the home-wide key lock before it makes a new one (:func:`recheck_new`): every ledger a
+    release or a ``ledger`` verb opens by a data file comes from here."""
+    ledger = Ledger.for_dataset(home, sha256)
+    ledger.decide_new = recheck_new
+    return ledger
+
+
+def recheck_new(home: Path, sha256: str) -> tuple[str | None, Callable[[], LedgerError] | None]:
+    """The dataset a file with no key yet belongs to, decided again when its dataset is about to be made: called
+    by :meth:`~dpdesk.core.ledger.Ledger.ensure_id` with the home-wide key lock held (``ledgers/keys.lock``),
+    under which every new dataset is made and its first table's content recorded, so that this answer and the
+    new dataset are one atomic step for the whole home.
+
+    Returns (the dataset whose content the file's is, None): the file is linked to it; (None, the near-copy
+    refusal, raised once the lock is released: it reads the resembled datasets' ledgers); or (None, None): a new
+    dataset. A file whose content identity is not known (the content readers could not read it) is decided by its
+    bytes alone, as in :func:`resolve`. Takes no lock of its own but the content record's and the register's (the
+    lock order is in :mod:`dpdesk.core.ledger`)."""
+    ident = _cached(home, sha256)
+    if ident is None:
+        return None, None
+    if COPY_RULES.same_rows_share_ledger:
+        same = dataset_of_content(home, ident.key)
+        if same is not None:
+            return same, None
+    near = resembles(home, ident.sketch, columns=ident.columns) if COPY_RULES.near_copies_refused else []
+    if not near:
+        return None, None
+    return None, lambda: near_copy_refusal(home, sha256, near)
+
+
+def near_copy_refusal(home: Path, sha256: str, near: list[tuple[str, Match]]) -> NearCopy:
+    """The near-copy refusal of a file :func:`recheck_new` found resembling known datasets (built after the key
+    lock is released: it reads their ledgers)."""
+    resemblances = tuple(
+        Resemblance(name, m.contained, m.found, *spent_by(home, name), changed=m.changed) for name, m in near
+    )
+    return NearCopy(Resolution(sha256, None, "new", Ledger(None, None, sha256, home), resemblances))

@@ -43,6 +43,7 @@ from dpdesk.core.outputs import ClaimedFolder, claim_out_dir
 from dpdesk.core.plan import Plan
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 from dpdesk.core.queries import QueryDesign, design_plan, grid_bounds
+from dpdesk.core.recognition import ledger_for
 from dpdesk.core.streaming import check_streamed, close_streamed, load_for_release, streamed_exacts
 from dpdesk.core.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.i18n import _
@@ -296,7 +297,7 @@ def _charge(
             exacts.append(exact_statistic(d, table, keep, plan.columns))
     progress.check_cancelled()
     costs = plan_costs(designs)
-    ledger = Ledger.for_dataset(home, table.sha256)
+    ledger = ledger_for(home, table.sha256)  # a new dataset is decided again under the home-wide key lock
     with ledger.transaction() as tx:
         settings = tx.settings()
         _check_settings(plan, settings)

@@ -57,14 +57,15 @@ class Dataset:
         a new table that resembles a known dataset is refused (:class:`~dpdesk.core.recognition.NearCopy`, exit
         3): it is linked to that dataset or declared new first (:mod:`dpdesk.services.ledger`).
         """
-        from dpdesk.core.ledger import Ledger, migration_notice
+        from dpdesk.core.ledger import migration_notice
+        from dpdesk.core.recognition import ledger_for
 
         resolution = self.resolve()
         if resolution is not None:
             ledger = resolution.ledger
         else:
             assert self.sha256 is not None
-            ledger = Ledger.for_dataset(self.home, self.sha256)
+            ledger = ledger_for(self.home, self.sha256)
         if notify is not None and ledger.migrated is not None:
             notify(migration_notice(ledger.migrated))
         refuse_near_copy(resolution)

@@ -3893,6 +3893,46 @@ def _sum128(""",
                 "The later export""",
         ("tests/trust/test_issue24_smaller.py::test_review_says_what_it_can_and_cannot_prove_alone",),
     ),
+    Mutant(
+        "IL01",
+        "honest accounting: a new file's dataset is made without deciding again, under the home-wide key lock, whether its content is a known dataset's or resembles one (two saves of one table first used at once open two budgets)",
+        "dpdesk/core/ledger.py",
+        r"""                known, refusal = self.decide_new(self.home, self.key)""",
+        r"""                known, refusal = None, None""",
+        (
+            "tests/trust/test_concurrent_first_use.py::test_files_resolved_before_any_dataset_existed_find_the_one_made_first",
+        ),
+    ),
+    Mutant(
+        "IL02",
+        "honest accounting: the decision under the key lock ignores a known dataset of the same content (a save of a table first used at once is refused as a near-copy of itself instead of charged to its ledger)",
+        RC,
+        r"""        same = dataset_of_content(home, ident.key)""",
+        r"""        same = None""",
+        (
+            "tests/trust/test_concurrent_first_use.py::test_files_resolved_before_any_dataset_existed_find_the_one_made_first",
+        ),
+    ),
+    Mutant(
+        "IL03",
+        "honest accounting: a near-copy found under the key lock still gets a dataset of its own (a fresh budget)",
+        "dpdesk/core/ledger.py",
+        r"""            if known is None and refusal is None:""",
+        r"""            if known is None:""",
+        (
+            "tests/trust/test_concurrent_first_use.py::test_files_resolved_before_any_dataset_existed_find_the_one_made_first",
+        ),
+    ),
+    Mutant(
+        "IL04",
+        "honest accounting: the release opens its ledger without the decision under the home-wide key lock (two saves of one table first released at once open two budgets)",
+        RC,
+        r"""    ledger.decide_new = recheck_new""",
+        r"""    pass""",
+        (
+            "tests/trust/test_concurrent_first_use.py::test_files_resolved_before_any_dataset_existed_find_the_one_made_first",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
