@@ -30,14 +30,12 @@ def test_the_ledger_tab_shows_a_reason_and_an_officers_name_made_visible(
     (tmp_path / "rpass.txt").write_text("recovery passphrase\n", encoding="utf-8")
     keys = tmp_path / "keys"
     name = "Eve <b>" + ESC
-    assert (
-        main(
-            ["officer", "create", "--name", name, "--out", str(keys)]
-            + ["--passphrase-file", str(tmp_path / "pass.txt")]
-            + ["--recovery-passphrase-file", str(tmp_path / "rpass.txt")]
-        )
-        == 0
-    )
+    # such a name is refused now (issue 24, item 8); an older version made it, and the app still shows it escaped
+    from dpdesk.core import officer as of
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(of, "shown", lambda text, **_kw: str(text))  # the older version's check: none
+        of.create_officer(keys, name, "", "officer passphrase", "recovery passphrase")
     public = next(keys.glob("*-public.json"))
     assert main(["ledger", "govern", "--data", str(data), "--officer", str(public)]) == 0
 
