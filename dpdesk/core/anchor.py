@@ -394,14 +394,18 @@ def check_window(
 ) -> None:
     """The entries after the recorded head ``since`` (an append interrupted before its head was recorded, or lines
     added by hand) must be ones that cannot lower what was spent or change the dataset: entries that only add
-    cost (:data:`ADDS_ONLY`), a checkpoint that holds exactly what the entries before it add up to, or an entry
-    whose intent dpdesk recorded before appending it. A :class:`LedgerError` naming the first that is not."""
+    cost (:data:`ADDS_ONLY`), a checkpoint that holds exactly what the entries before it add up to, a change of a
+    governed dataset's governance (whose approval :func:`dpdesk.core.governance.settle` verified before), or an
+    entry whose intent dpdesk recorded before appending it. A :class:`LedgerError` naming the first that is not."""
     from dpdesk.core.checkpoint import state_of
+    from dpdesk.core.governance import governance_of
 
     for i in range(max(since, 0), len(entries)):
         e = entries[i]
         if e.type in ADDS_ONLY or Head(e.seq, e.hash) in intents:
             continue
+        if e.type == "govern" and governance_of(entries[:i]) is not None:
+            continue  # a change of a governed dataset's governance: its approval was verified (settle)
         if e.type == "checkpoint":
             if state_of(entries[:i]).to_dict()["state"] == e.get("state"):
                 continue
@@ -623,9 +627,9 @@ def check_ledger(
         from dpdesk.core.governance import check_copy, settle
 
         assert before is not None  # the pending head is read from it
-        check_window(home, name, entries, pending.seq, before.intents)
         found = settle(name, before.governance_known, before.governance, entries, 0)
         check_copy(home, dataset, name, found)
+        check_window(home, name, entries, pending.seq, before.intents)
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head is recorded next time
             finish_reset(
                 home,
@@ -687,8 +691,8 @@ def check_ledger(
                 fix=_fix(),
             )
         )
+    _settle_governance(home, dataset, name, before, entries, head.seq)  # names an unapproved governance first
     check_window(home, name, entries, head.seq, before.intents)
-    _settle_governance(home, dataset, name, before, entries, head.seq)
     if last > head.seq:
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head moves up next time
             advance_head(home, dataset, Head(last, entries[-1].hash))
