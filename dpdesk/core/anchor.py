@@ -9,7 +9,12 @@ empty. So, beside the ledgers, the home keeps a **register**:
   that names it. It is written when the dataset gets its id (before its first entry, with ``seq`` 0) and after
   every entry is appended, under the ledger's lock: the entry is fsynced first, then the head (written to a
   temporary file, fsynced, renamed, the folder fsynced). A crash between the two leaves the ledger one entry
-  *ahead* of its head, which is accepted, and the head is moved up the next time the ledger is verified.
+  *ahead* of its head, which is accepted, and the head is moved up the next time the ledger is verified. What
+  is accepted from that window is only what cannot lower the spent total or change what the dataset is
+  (:func:`check_window`): spends, packages, corrections and old simulations, which only add cost; a checkpoint
+  only when it holds exactly what the entries before it add up to; any other entry (settings, governance,
+  acknowledgement, link, declare-new, forget-identity) only when its hash was recorded in the register as an
+  **intent** before it was appended (:func:`record_intent`). A line appended by hand is otherwise broken.
 - An acknowledgement replaces the ledger by a new chain, which is *behind* the old head. So that a crash between
   the replace and the new head cannot leave that chain refused (and an acknowledgement again charge the same gap
   twice), the new chain's first entry is recorded as the register file's **pending** head *before* the chain
@@ -101,11 +106,21 @@ class Record:
     #: the largest sequence number ever recorded as the head (since the last acknowledgement): a head below it
     #: was moved back by hand
     ever: int = 0
+    #: entries after the head that dpdesk recorded before appending them (:func:`record_intent`): only these,
+    #: among the entries that could change the settings, the governance or the identity, are accepted after it
+    intents: tuple[Head, ...] = ()
 
     def with_head(self, head: Head | None, pending: Head | None) -> Record:
-        """This record with another head and pending head (the keys and the governance kept)."""
+        """This record with another head and pending head (the keys, the governance and the intents kept)."""
         return Record(
-            self.dataset, head, self.keys, pending, self.governance, self.governance_known, self.ever
+            self.dataset,
+            head,
+            self.keys,
+            pending,
+            self.governance,
+            self.governance_known,
+            self.ever,
+            self.intents,
         )
 
 
@@ -154,6 +169,9 @@ def read_record(home: Path, dataset: str) -> Record | None:
         governance = data.get("governance")
         if governance is not None and not isinstance(governance, dict):
             raise ValueError("governance")
+        intents = data.get("intents", [])
+        if not isinstance(intents, list):
+            raise ValueError("intents")
         return Record(
             dataset,
             None if raw_head is None else Head.from_dict(raw_head),
@@ -162,6 +180,7 @@ def read_record(home: Path, dataset: str) -> Record | None:
             governance,
             "governance" in data,
             _int_field(data, "ever"),
+            tuple(Head.from_dict(x) for x in intents),
         )
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise DamagedRecord(path.name) from None
@@ -200,6 +219,10 @@ def _write_record(home: Path, rec: Record, *, restart: bool = False) -> None:
     }
     if rec.pending is not None:
         body["pending"] = rec.pending.to_dict()
+    after = rec.head.seq if rec.head is not None else 0
+    intents = [h.to_dict() for h in rec.intents if h.seq > after]  # those the head reached are done
+    if intents:
+        body["intents"] = intents
     body.update(_kept_fields(home, rec, restart=restart))
     if rec.governance_known:
         body["governance"] = rec.governance
@@ -340,6 +363,64 @@ def advance_head(
             new = replace(new, governance=dict(governance) if governance is not None else None)
             new = replace(new, governance_known=True)
         _write_record(home, new)
+
+
+#: Entry types that can only add to what was spent (or record a package): accepted after the recorded head without
+#: an intent. A checkpoint is accepted there only when recomputed; every other type needs its intent.
+ADDS_ONLY = frozenset({"spend", "package", "correction", "simulate"})
+
+
+def needs_intent(entry_type: str) -> bool:
+    """Whether an entry of this type is recorded in the register (:func:`record_intent`) before it is appended."""
+    return entry_type not in ADDS_ONLY and entry_type != "checkpoint"
+
+
+def record_intent(home: Path, dataset: str, intent: Head) -> None:
+    """Record, before an entry that could change the settings, the governance or the identity is appended (under
+    the ledger's lock), its sequence number and hash: if the process dies after the append and before its head is
+    recorded, the entry is then known as dpdesk's own (:func:`check_window`), while the same line appended by
+    hand is not. Nothing is recorded for a dataset without a register file or without a head (its ledger is
+    broken or not anchored: verification says so). Raises OSError when the register cannot be written (then
+    nothing may be appended)."""
+    with _register_lock(home):
+        rec = _current(home, dataset)
+        if rec is None or rec.head is None:
+            return
+        _write_record(home, replace(rec, intents=(*rec.intents, intent)))
+
+
+def check_window(
+    home: Path, name: str, entries: Sequence[Entry], since: int, intents: Sequence[Head]
+) -> None:
+    """The entries after the recorded head ``since`` (an append interrupted before its head was recorded, or lines
+    added by hand) must be ones that cannot lower what was spent or change the dataset: entries that only add
+    cost (:data:`ADDS_ONLY`), a checkpoint that holds exactly what the entries before it add up to, a change of a
+    governed dataset's governance (whose approval :func:`dpdesk.core.governance.settle` verified before), or an
+    entry whose intent dpdesk recorded before appending it. A :class:`LedgerError` naming the first that is not."""
+    from dpdesk.core.checkpoint import state_of
+    from dpdesk.core.governance import governance_of
+
+    for i in range(max(since, 0), len(entries)):
+        e = entries[i]
+        if e.type in ADDS_ONLY or Head(e.seq, e.hash) in intents:
+            continue
+        if e.type == "govern" and governance_of(entries[:i]) is not None:
+            continue  # a change of a governed dataset's governance: its approval was verified (settle)
+        if e.type == "checkpoint":
+            if state_of(entries[:i]).to_dict()["state"] == e.get("state"):
+                continue
+            raise LedgerError(
+                _(
+                    "ledger {name}, entry {seq}: the checkpoint does not hold what the entries before it add up "
+                    "to (it was edited or forged). {fix}"
+                ).format(name=name, seq=e.seq, fix=_fix())
+            )
+        raise LedgerError(
+            _(
+                "ledger {name}, entry {seq}: this {type} entry was added after the last entry dpdesk recorded "
+                "(entry {head}), and dpdesk did not write it: a line was appended to the ledger by hand. {fix}"
+            ).format(name=name, seq=e.seq, type=e.type, head=since, fix=_fix())
+        )
 
 
 def record_governance(home: Path, dataset: str, governance: Mapping[str, Any] | None) -> None:
@@ -548,6 +629,7 @@ def check_ledger(
         assert before is not None  # the pending head is read from it
         found = settle(name, before.governance_known, before.governance, entries, 0)
         check_copy(home, dataset, name, found)
+        check_window(home, name, entries, pending.seq, before.intents)
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head is recorded next time
             finish_reset(
                 home,
@@ -609,7 +691,8 @@ def check_ledger(
                 fix=_fix(),
             )
         )
-    _settle_governance(home, dataset, name, before, entries, head.seq)
+    _settle_governance(home, dataset, name, before, entries, head.seq)  # names an unapproved governance first
+    check_window(home, name, entries, head.seq, before.intents)
     if last > head.seq:
         with contextlib.suppress(OSError):  # a read-only home still verifies; the head moves up next time
             advance_head(home, dataset, Head(last, entries[-1].hash))

@@ -546,8 +546,8 @@ def _finite_number(x: Any) -> bool:
 def readable(e: Mapping[str, Any]) -> bool:
     """Whether a line that verifies holds what the commands read of its type: its time as text, the costs it records
     as finite numbers (:func:`_usable`), a spend's charge and accounting method, a settings entry's budget and
-    method. Every version of dpdesk wrote them; a line without them was forged with its hashes recomputed, and is
-    named as damaged (exit 3) instead of failing a command later."""
+    method, a simulation's runs (never negative). Every version of dpdesk wrote them; a line without them was forged
+    with its hashes recomputed, and is named as damaged (exit 3) instead of failing a command later."""
     if not isinstance(e.get("time"), str) or not _usable(dict(e)):
         return False
     try:
@@ -559,6 +559,9 @@ def readable(e: Mapping[str, Any]) -> bool:
                 and _finite_number(c.get("delta"))
                 and isinstance(e.get("method"), str)
             )
+        if e["type"] == "simulate":  # its runs are charged by a correction: never fewer than none
+            runs = e.get("runs")
+            return runs is None or (_finite_number(runs) and runs >= 0)
         if e["type"] == "settings":
             b, a = e["settings"].get("budget"), e["settings"].get("accounting")
             return (

@@ -660,6 +660,43 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
     return problems, notes
 
 
+def check_approved(name: str, entries: Sequence[Entry]) -> None:
+    """On a governed dataset, every change of its settings (budget, unit of privacy, accounting), every declare-new
+    and every forget-identity entry holds the approval of the officer who governed it then, bound to the entry
+    before it and never used before, whatever the policy says about plans: a :class:`GovernanceError` naming
+    the first that does not (a line forged with its hashes computed, or appended by hand). Run on every full
+    verification of a home's ledger (:meth:`dpdesk.core.ledger.Ledger.verify`)."""
+    record: GovernanceRecord | None = None
+    nonces: set[str] = set()
+    for i, e in enumerate(entries):
+        kind = str(e.type)
+        if kind in ("govern", "acknowledge") and e.get("governance") is not None:
+            record = GovernanceRecord.from_payload(e.get("governance"))
+        elif record is not None and kind in GATED and kind != "acknowledge":
+            prev = entries[i - 1] if i > 0 else None
+            head = LedgerHead(prev.seq, prev.hash) if prev is not None else LedgerHead(0, GENESIS)
+            problems: list[str] = []
+            if _verify_recorded(e, record, head, nonces, ACTION_OF[kind], problems) is None:
+                raise GovernanceError(
+                    _(
+                        "ledger {name}: entry {n} changes a dataset governed by {who} without their valid approval "
+                        "({problems}). {fix}"
+                    ).format(
+                        name=name, n=e.seq, who=_who(record), problems="; ".join(problems), fix=_fix_ack()
+                    )
+                )
+        p = _approval_payload(e)
+        if p is not None and isinstance(p.get("nonce"), str):
+            nonces.add(p["nonce"])
+
+
+def _fix_ack() -> str:
+    return _(
+        'A privacy officer must acknowledge it (dpdesk ledger acknowledge --data FILE --reason "...") before '
+        "anything else is released"
+    )
+
+
 def acknowledge_params(
     reason: str, costs: Iterable[Mapping[str, Any]], settings: Mapping[str, Any] | None
 ) -> dict[str, Any]:

@@ -432,8 +432,11 @@ class Ledger:
             ) from None
         entries = read_chain(raw, label, expected)
         if anchored:
+            from dpdesk.core.governance import check_approved
+
             assert self.home is not None and self.dataset is not None
             anchor.check_ledger(self.home, self.dataset, label, before, entries)
+            check_approved(label, entries)  # a governed dataset's changes, whatever its policy on plans
         return entries
 
     def read(self) -> State:
@@ -605,6 +608,18 @@ class LedgerTransaction:
         stored["hash"] = entry_hash(stored)
         entry = parse_entry(stored)
         line = (canonical_json(stored) + "\n").encode("utf-8")
+        home = self.ledger.home
+        if home is not None and anchor.needs_intent(entry_type) and anchor.is_anchored(home):
+            # recorded first: an entry that could change the settings, the governance or the identity is accepted
+            # after the recorded head (a crash before its head) only as dpdesk's own (anchor.check_window)
+            try:
+                anchor.record_intent(home, self.ledger.dataset, anchor.Head(seq, stored["hash"]))
+            except OSError as exc:
+                raise LedgerError(
+                    _("ledger {path}: could not record its {kind} entry ({err})").format(
+                        path=self.ledger.path, err=exc.strerror or exc, kind=entry_type
+                    )
+                ) from None
         new_file = not self.ledger.path.exists()
         fd = os.open(self.ledger.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

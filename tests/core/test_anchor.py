@@ -274,3 +274,65 @@ def test_an_exported_ledger_is_not_checked_against_this_homes_register(
     copy = tmp_path / "export.jsonl"
     copy.write_bytes(b"".join(line + b"\n" for line in lines(lg)[:2]))
     assert len(Ledger(lg.dataset, copy).verify()) == 2  # a copy under review: its own chain only
+
+
+def _settings_payload(epsilon: float) -> dict[str, Any]:
+    return {
+        "settings": {
+            "budget": {"epsilon": epsilon, "delta": 1e-6},
+            "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+            "accounting": {"method": "sequential"},
+        },
+        "reason": "test",
+    }
+
+
+def test_a_settings_entry_is_accepted_after_its_head_only_when_dpdesk_recorded_it_first(
+    dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24, item 2: the crash window between an entry and its head is kept for dpdesk's own settings entry
+    (its intent is recorded in the register before the append), and refused for the same line appended by hand."""
+    from dpdesk.core import anchor
+
+    lg = Ledger.for_dataset(dpdesk_home, SHA)
+    with lg.transaction() as tx:
+        tx.append("settings", _settings_payload(1.0))
+    assert lg.dataset is not None
+    record = anchor.register_folder(dpdesk_home) / f"{lg.dataset}.json"
+    before = record.read_bytes()
+
+    def killed(*_a: object, **_k: object) -> None:
+        raise OSError(5, "the process died here")  # as if it died between the entry's fsync and the head's
+
+    monkeypatch.setattr(anchor, "advance_head", killed)
+    with reopen(dpdesk_home).transaction() as tx:
+        tx.append("settings", _settings_payload(2.0))
+    monkeypatch.undo()
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(1, lg.verify()[0].hash)
+    entries = reopen(dpdesk_home).verify()  # dpdesk's own entry: accepted, and the head moved up
+    assert [e.type for e in entries] == ["settings", "settings"]
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(2, entries[1].hash)
+    assert "intents" not in json.loads(record.read_text(encoding="utf-8"))  # done once the head reached it
+
+    # the very same entry, after a register that never recorded it: a line appended by hand
+    record.write_bytes(before)
+    with pytest.raises(LedgerError, match="entry 2: this settings entry was added after the last entry"):
+        reopen(dpdesk_home).verify()
+    assert anchor.recorded_head(dpdesk_home, lg.dataset) == anchor.Head(1, entries[0].hash)  # not moved
+
+
+def test_an_entry_needing_an_intent_is_not_appended_when_the_register_cannot_record_it(
+    dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dpdesk.core import anchor
+
+    lg = fill(dpdesk_home, 1)
+
+    def full_disk(*_a: object, **_k: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(anchor, "_write_record", full_disk)
+    with pytest.raises(LedgerError, match="could not record its settings entry"), lg.transaction() as tx:
+        tx.append("settings", _settings_payload(5.0))
+    monkeypatch.undo()
+    assert [e.type for e in reopen(dpdesk_home).verify()] == ["simulate"]

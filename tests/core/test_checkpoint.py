@@ -190,19 +190,21 @@ def _tail_and_forgeries(
     status = ledger_status(Ledger.for_dataset(dpdesk_home, lg.key or ""))
     assert status.exit_code == 3 and "checkpoint" in (status.error or "")
 
-    # 2. an old checkpoint copied to the end (moved), chain re-linked: never trusted (it is of another entry), so
-    # the whole chain is read and its totals are the truth; the full verification names it
+    # 2. an old checkpoint copied to the end (moved), chain re-linked: after the recorded head it is recomputed and
+    # named (issue 24: never accepted as a crash window); with the register's head moved too it is never trusted
+    # (it is of another entry), so the whole chain is read and its totals are the truth; the full verification
+    # names it
     lg.path.write_bytes(b"".join(x + b"\n" for x in lines))
     _set_head(dpdesk_home, lg, lines)
     assert Ledger.for_dataset(dpdesk_home, lg.key or "").read().spent.releases == n + 1
     moved = _rehash_from([*lines, lines[last_cp - ck.CHECKPOINT_EVERY - 1]], len(lines))
     lg.path.write_bytes(b"".join(x + b"\n" for x in moved))
-    for head_moved_too in (False, True):
-        if head_moved_too:
-            _set_head(dpdesk_home, lg, moved)
-        again = Ledger.for_dataset(dpdesk_home, lg.key or "").read()
-        assert again.full and again.spent.releases == n + 1
-        assert ledger_status(Ledger.for_dataset(dpdesk_home, lg.key or "")).exit_code == 3
+    with pytest.raises(LedgerError, match="checkpoint does not hold"):
+        Ledger.for_dataset(dpdesk_home, lg.key or "").read()
+    _set_head(dpdesk_home, lg, moved)
+    again = Ledger.for_dataset(dpdesk_home, lg.key or "").read()
+    assert again.full and again.spent.releases == n + 1
+    assert ledger_status(Ledger.for_dataset(dpdesk_home, lg.key or "")).exit_code == 3
 
 
 @pytest.mark.parametrize(

@@ -3933,6 +3933,67 @@ def _sum128(""",
             "tests/trust/test_concurrent_first_use.py::test_files_resolved_before_any_dataset_existed_find_the_one_made_first",
         ),
     ),
+    Mutant(
+        "FA01",
+        "nothing appended lowers what is spent: a checkpoint after the recorded head is accepted without recomputing it",
+        "dpdesk/core/anchor.py",
+        r"""            if state_of(entries[:i]).to_dict()["state"] == e.get("state"):""",
+        r"""            if True:""",
+        (
+            "tests/trust/test_append_only.py::test_a_forged_checkpoint_with_nothing_spent_is_named_broken_by_every_command",
+        ),
+    ),
+    Mutant(
+        "FA02",
+        "nothing appended lowers what is spent: any entry but a checkpoint is accepted after the recorded head",
+        "dpdesk/core/anchor.py",
+        r"""        if e.type in ADDS_ONLY or Head(e.seq, e.hash) in intents:""",
+        r"""        if e.type != "checkpoint":""",
+        (
+            "tests/trust/test_append_only.py::test_an_appended_settings_line_changing_the_unit_is_named_broken_by_every_command",
+            "tests/core/test_anchor.py::test_a_settings_entry_is_accepted_after_its_head_only_when_dpdesk_recorded_it_first",
+        ),
+    ),
+    Mutant(
+        "FA03",
+        "crash safety: a settings entry is appended without its intent in the register (a crash before its head breaks the ledger)",
+        "dpdesk/core/ledger.py",
+        r"""        if home is not None and anchor.needs_intent(entry_type) and anchor.is_anchored(home):""",
+        r"""        if False:""",
+        (
+            "tests/core/test_anchor.py::test_a_settings_entry_is_accepted_after_its_head_only_when_dpdesk_recorded_it_first",
+        ),
+    ),
+    Mutant(
+        "FA04",
+        "nothing appended lowers what is spent: a simulation with negative runs is read (it lowers the total)",
+        "dpdesk/core/entries.py",
+        r"""            return runs is None or (_finite_number(runs) and runs >= 0)""",
+        r"""            return True""",
+        (
+            "tests/trust/test_append_only.py::test_an_appended_simulation_with_negative_runs_is_named_broken_by_every_command",
+        ),
+    ),
+    Mutant(
+        "FA05",
+        "a governed dataset's settings change without the officer's approval is not checked when the ledger is read",
+        "dpdesk/core/ledger.py",
+        r"""            check_approved(label, entries)  # a governed dataset's changes, whatever its policy on plans""",
+        r"""            pass""",
+        (
+            "tests/trust/test_append_only.py::test_a_governed_settings_line_without_approval_is_broken_even_with_the_head_moved_to_it",
+        ),
+    ),
+    Mutant(
+        "FA06",
+        "a governed dataset's settings change needs the officer's approval only when its policy requires signed plans",
+        "dpdesk/core/governance.py",
+        r"""        elif record is not None and kind in GATED and kind != "acknowledge":""",
+        r"""        elif record is not None and record.policy.require_signed_plans and kind in GATED and kind != "acknowledge":""",
+        (
+            "tests/trust/test_append_only.py::test_a_governed_settings_line_without_approval_is_broken_even_with_the_head_moved_to_it",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
