@@ -361,7 +361,10 @@ def test_a_governed_settings_line_without_approval_is_broken_even_with_the_head_
     record.write_text(json.dumps(rec), encoding="utf-8")
     plan = _plan(tmp_path, _settings(_entries(home)))
     code, out, err = run(capsys, "ledger", "verify", "--data", DATA)
-    assert code == 3 and f"entry {last['seq']} changes a dataset governed by Ann" in out + err, (
+    said = " ".join((out + err).split())  # the officer named by key first, then by name (issue 24, item 8)
+    assert (
+        code == 3 and f"entry {last['seq']} changes a dataset governed by key " in said and "(Ann)" in said
+    ), (
         code,
         out,
         err,
