@@ -260,11 +260,41 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def temp_base(parent: str | None = None) -> Path:
+    """The folder partition folders go in: ``parent``, else the one :func:`tempfile.gettempdir` would choose,
+    found without it (its first call makes a probe file named by :mod:`random`'s generator, and no such
+    generator runs while a release does)."""
+    if parent is not None:
+        return Path(parent)
+    if tempfile.tempdir is not None:
+        return Path(tempfile.tempdir)
+    candidates = [os.environ.get(v, "") for v in ("TMPDIR", "TEMP", "TMP")]
+    candidates += ["/tmp", "/var/tmp", "/usr/tmp"] if os.name != "nt" else []
+    for c in candidates:
+        if c and os.path.isdir(c) and os.access(c, os.W_OK | os.X_OK):
+            return Path(c)
+    return Path.cwd()
+
+
+def _new_partition_folder(parent: str | None) -> Path:
+    """A new folder (mode 0700) named by the process id and a name from :mod:`secrets`, as mkdtemp would
+    make it, but without :mod:`random`'s generator."""
+    base = temp_base(parent)
+    for _ in range(100):
+        folder = base / f"{PARTITIONS_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return folder
+    raise FileExistsError(f"no new folder could be made in {base}")
+
+
 def sweep_stale_partitions(parent: str | None = None) -> list[Path]:
     """Remove the partition folders under the temporary folder (``parent``: another one) that no running
     dpdesk is using: those of a process that is gone (killed, say), and those of older versions, whose named
     ``N.rows`` files held raw rows; only this user's folders, never through a link. Returns what was removed."""
-    base = Path(parent if parent is not None else tempfile.gettempdir())
+    base = temp_base(parent)
     removed: list[Path] = []
     try:
         found = list(base.glob(PARTITIONS_PREFIX + "*"))
@@ -353,9 +383,7 @@ class StreamedAggregates:
     def _partition(self, batch: Table) -> None:
         assert batch.ids is not None and batch.ids_missing is not None
         if self._parts is None:
-            folder = Path(
-                tempfile.mkdtemp(prefix=f"{PARTITIONS_PREFIX}{os.getpid()}-", dir=self.temp_parent)
-            )  # mode 0700
+            folder = _new_partition_folder(self.temp_parent)  # mode 0700
             files: list[BinaryIO] = []
             try:
                 for _i in range(self.n_partitions):

@@ -369,3 +369,28 @@ def test_a_streamed_file_in_another_encoding_gives_the_same_aggregates(
     exacts = st.streamed_exacts(streamed)
     assert exacts is not None and as_tuple(exacts) == as_tuple(in_memory(plan, table))
     assert check_data(streamed, plan) == check_data(table, plan)
+
+
+def test_a_partitioned_release_never_reaches_the_random_module(tmp_path: Path, monkeypatch: Any) -> None:
+    """Partition folders are named from secrets, and the temporary folder is found without
+    tempfile.gettempdir (its first call names a probe file with random's generator): a release runs with no
+    non-cryptographic generator, partitioned or not (test_mutation_gaps checks the whole release)."""
+    import random
+    import tempfile
+
+    def forbidden(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("random's generator reached a release")
+
+    plan = make_plan("float", "drop", id_column="pid", k=2)
+    path = tmp_path / "t.csv"
+    write_csv(path, 3000, 3, "float", person_ids(3000, 4, 2))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # as in a fresh process
+    monkeypatch.setattr(tempfile, "_name_sequence", None)
+    monkeypatch.setattr(random, "Random", forbidden)
+    monkeypatch.setattr(tempfile, "_RandomNameSequence", forbidden)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(st, "n_partitions", lambda *a: 4)
+    streamed = st.load_for_release(plan, path, force_stream=True)
+    assert isinstance(streamed.streamed, st.StreamedAggregates) and streamed.streamed.n_partitions == 4
+    assert st.streamed_exacts(streamed) is not None
+    assert not list(tmp_path.glob(st.PARTITIONS_PREFIX + "*"))  # removed once aggregated
