@@ -268,8 +268,13 @@ def temp_base(parent: str | None = None) -> Path:
         return Path(parent)
     if tempfile.tempdir is not None:
         return Path(tempfile.tempdir)
+    # the candidates gettempdir tries, in its order: the environment's TMPDIR, TEMP, TMP, then the platform's
     candidates = [os.environ.get(v, "") for v in ("TMPDIR", "TEMP", "TMP")]
-    candidates += ["/tmp", "/var/tmp", "/usr/tmp"] if os.name != "nt" else []
+    if os.name == "nt":  # pragma: no cover - Windows
+        local = os.path.expandvars(r"%LOCALAPPDATA%\Temp")
+        candidates += [local, r"C:\TEMP", r"C:\TMP", r"\TEMP", r"\TMP"]
+    else:
+        candidates += ["/tmp", "/var/tmp", "/usr/tmp"]  # noqa: S108 - the platform's temporary folders
     for c in candidates:
         if c and os.path.isdir(c) and os.access(c, os.W_OK | os.X_OK):
             return Path(c)
@@ -280,7 +285,7 @@ def _new_partition_folder(parent: str | None) -> Path:
     """A new folder (mode 0700) named by the process id and a name from :mod:`secrets`, as mkdtemp would
     make it, but without :mod:`random`'s generator."""
     base = temp_base(parent)
-    for _ in range(100):
+    for _attempt in range(100):
         folder = base / f"{PARTITIONS_PREFIX}{os.getpid()}-{secrets.token_hex(8)}"
         try:
             folder.mkdir(mode=0o700)
