@@ -7,7 +7,7 @@ copies of the settings entry in force, the spend entry and the package entry (an
 dataset, the entry that set its governance, so that review verifies the officer's approvals), so that a reviewer
 can check that the files are the ones recorded, and the ledger's head when the package was made
 (the package entry's sequence number and hash), which every later export of the ledger must reach. This detects edits of any file; it cannot stop a
-forger who holds the ledger from recomputing every hash (see README).
+forger who holds the ledger from recomputing every hash (see docs/publishing.md).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ the rows of both without that column are compared, exactly by their multiset key
 by their sketches where those rows still nearly identify the table's rows
 (:func:`~dpdesk.core.loading.identity.identifying`; a coarse projection would match any table of the same
 schema). Two or more columns changed, or the one identifying column left out of a table with many equal rows
-otherwise, are not recognised (README, SECURITY.md).
+otherwise, are not recognised (docs/ledger.md, SECURITY.md).
 
 :func:`resolve` is what the services call: (a) a file whose SHA-256 has a ledger opens it as before (its content
 is recorded for its dataset the first time); (b) an unknown file whose content key is a known dataset's gets that

@@ -23,7 +23,7 @@ from typing import Final
 
 from dpdesk.i18n import _
 
-#: A plan or a codebook larger than this is refused before it is read (16 MiB; the README's limits say so).
+#: A plan or a codebook larger than this is refused before it is read (16 MiB; docs/data-loading.md's limits say so).
 MAX_PLAN_BYTES: Final = 16 * 1024 * 1024
 
 
