@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -154,10 +154,38 @@ class MainWindow(QMainWindow):
         geometry = settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1320, 820)
+        self.fit_to_screen(first_start=geometry is None)
         if not defer_views:
             self.build_views()
+
+    def set_status(self, text: str) -> None:
+        """The status line: one line (a message of several lines, a plan's problems say, is joined into one and
+        kept whole in the tooltip), so the status bar never grows taller and takes room from the tabs."""
+        lines = [ln.strip().lstrip("-•").strip() for ln in text.splitlines() if ln.strip()]
+        self.status_label.setText(" ".join(lines))
+        self.status_label.setToolTip(text if len(lines) > 1 else "")
+
+    #: the window's size at first start, where the screen has room for it (and its frame)
+    PREFERRED_SIZE = (1320, 820)
+    #: room left around the window for its frame and title bar, which resize() does not count
+    FRAME_ROOM = (16, 48)
+
+    def fit_to_screen(self, *, first_start: bool) -> None:
+        """At first start, the preferred size where the screen has room for it, else the screen's available room
+        less the frame (a 1024×700 screen showed a window cut at its right edge); a saved geometry larger than this
+        screen (saved on a larger one) is brought within it the same way."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:  # pragma: no cover - Qt always has a screen, offscreen too
+            return
+        room = screen.availableGeometry()
+        max_w, max_h = room.width() - self.FRAME_ROOM[0], room.height() - self.FRAME_ROOM[1]
+        want_w, want_h = self.PREFERRED_SIZE if first_start else (self.width(), self.height())
+        if want_w <= max_w and want_h <= max_h:
+            if first_start:
+                self.resize(want_w, want_h)
+            return
+        self.resize(min(want_w, max(max_w, 1)), min(want_h, max(max_h, 1)))
+        self.move(room.topLeft())
 
     def build_views(self) -> None:
         """Create the tabs' contents, the budget meter and the preview (idempotent)."""
@@ -353,7 +381,7 @@ class MainWindow(QMainWindow):
         self.review_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
         if not busy:  # while a job runs, the status line says what it is doing
-            self.status_label.setText(why if not ok else _("Ready to release."))
+            self.set_status(why if not ok else _("Ready to release."))
         self._update_title()
         self._update_step()
 
@@ -475,7 +503,7 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 0)
         self.progress.setVisible(True)
         self.cancel_button.setVisible(True)
-        self.status_label.setText(label)
+        self.set_status(label)
 
         def progress(done: int, total: int, stage: str) -> None:
             if total > 0:
@@ -499,7 +527,7 @@ class MainWindow(QMainWindow):
 
         def cancelled() -> None:
             finish()
-            self.status_label.setText(_("Cancelled; nothing changed."))
+            self.set_status(_("Cancelled; nothing changed."))
 
         worker.signals.progress.connect(progress)
         worker.signals.finished.connect(done)
@@ -577,7 +605,7 @@ class MainWindow(QMainWindow):
         self.state.load_plan_data(data, Path(path))
         self._add_recent(Path(path))
         if self.state.plan_error:
-            self.status_label.setText(self.state.plan_error)
+            self.set_status(self.state.plan_error)
         self.query_form.select_row(0)
         return True
 
@@ -626,7 +654,7 @@ class MainWindow(QMainWindow):
                 spec["categories"] = list(cats)
                 filled.append(name)
         self.state.edit(new, _("Import codebook"))
-        self.status_label.setText(
+        self.set_status(
             _("Categories imported for: {cols}").format(
                 cols=", ".join(filled) or _("no ticked category column")
             )
@@ -713,11 +741,11 @@ class MainWindow(QMainWindow):
                 d=f"{e.charged.delta:.3g}",
             )
             self.state.show_results([r.as_list() for r in result.rows], title, e)
-            self.status_label.setText(title)
+            self.set_status(title)
             if result.notes:
                 log.info("load note shown (its counts are for the screen only, not for the log)")
             if result.notes:
-                self.status_label.setText(
+                self.set_status(
                     _("Note (for you only, not released): {n}").format(n=result.notes[0])
                 )
             self.tabs.setCurrentWidget(self.results_view)
@@ -767,7 +795,7 @@ class MainWindow(QMainWindow):
                 runs=result.runs, path=result.out, source=result.source
             )
             status = _("Wrote {runs} simulated release(s) to {path} (not for publication).")
-            self.status_label.setText(status.format(runs=result.runs, path=result.out))
+            self.set_status(status.format(runs=result.runs, path=result.out))
             self.show_info(_("Simulated releases"), text + "\n\n" + simulation_notice())
 
         return self.run_job(job, done, _("Simulating releases…"))
@@ -803,7 +831,7 @@ class MainWindow(QMainWindow):
             )
 
         def done(result: Any) -> None:
-            self.status_label.setText(
+            self.set_status(
                 _("Estimated the synthetic table's fidelity on {path} (uncharged).").format(path=path.name)
             )
             self.preview.show_fidelity(spec, result, str(path))
@@ -836,7 +864,7 @@ class MainWindow(QMainWindow):
 
         def done(folder_out: Path) -> None:
             self.state.read_ledger()
-            self.status_label.setText(_("Exported the release package to {folder}").format(folder=folder_out))
+            self.set_status(_("Exported the release package to {folder}").format(folder=folder_out))
 
         return self.run_job(job, done, _("Writing the release package…"))
 
@@ -875,7 +903,7 @@ class MainWindow(QMainWindow):
         except OSError as exc:
             self.show_error(_("Could not write {path}: {err}").format(path=path, err=exc.strerror or exc))
             return
-        self.status_label.setText(_("Saved the synthetic table to {path}").format(path=path))
+        self.set_status(_("Saved the synthetic table to {path}").format(path=path))
 
     def review(self, path: str | None = None) -> Worker | None:
         """Open a release package (folder) or an exported ledger file read-only, and show whether it is intact.
@@ -974,7 +1002,7 @@ class MainWindow(QMainWindow):
             self.show_error(str(exc))
             return False
         self.pending_approval = Path(path)
-        self.status_label.setText(
+        self.set_status(
             _("Approval {name} will be attached to the next release.").format(name=Path(path).name)
         )
         return True
@@ -994,7 +1022,7 @@ class MainWindow(QMainWindow):
 
         def done(result: Any) -> None:
             self.state.read_ledger()
-            self.status_label.setText(
+            self.set_status(
                 _("This table is now charged to dataset {dataset}.").format(dataset=result.dataset)
             )
 
@@ -1044,7 +1072,7 @@ class MainWindow(QMainWindow):
                 )
                 return
             self.state.read_ledger()
-            self.status_label.setText(
+            self.set_status(
                 _("This table is now the new dataset {dataset}, with its own budget.").format(
                     dataset=result.dataset
                 )
@@ -1072,7 +1100,7 @@ class MainWindow(QMainWindow):
             return write_statement(StatementRequest(dataset, target, force=True), progress).out
 
         def done(out: Path) -> None:
-            self.status_label.setText(_("Wrote the budget statement to {path}").format(path=out))
+            self.set_status(_("Wrote the budget statement to {path}").format(path=out))
 
         return self.run_job(job, done, _("Writing the budget statement…"))
 

@@ -3994,6 +3994,22 @@ def _sum128(""",
             "tests/trust/test_append_only.py::test_a_governed_settings_line_without_approval_is_broken_even_with_the_head_moved_to_it",
         ),
     ),
+    Mutant(
+        "GU01",
+        "the app's first window fits the screen it opens on",
+        "dpdesk/gui/main_window.py",
+        r"""        if want_w <= max_w and want_h <= max_h:""",
+        r"""        if True:""",
+        ("tests/gui/test_first_start_size.py::test_the_first_window_fits_the_screen",),
+    ),
+    Mutant(
+        "GU02",
+        "the status line stays one line (a plan's problems do not grow the status bar)",
+        "dpdesk/gui/main_window.py",
+        r"""        self.status_label.setText(" ".join(lines))""",
+        r"""        self.status_label.setText(text)""",
+        ("tests/gui/test_first_start_size.py::test_the_status_line_stays_one_line",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

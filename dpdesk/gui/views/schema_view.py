@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,10 @@ WHY_PUBLIC = _(
     "Reading them off this file (its smallest or largest value, the categories that happen to occur) would "
     "reveal something about the people in it, so dpdesk never does. Values outside the bounds are clamped; "
     "values outside the categories count as missing."
+)
+
+WHY_PUBLIC_SHORT = _(
+    "Bounds and categories must be public (a codebook, the questionnaire): never read off this file."
 )
 
 
@@ -86,9 +91,18 @@ class SchemaView(QWidget):
         self.suggest_button.clicked.connect(self._suggest)
         self.codebook_button = QPushButton(_("Import codebook…"))
         self.codebook_button.setToolTip(_("Read category lists from a CSV of column, category rows."))
-        why = QLabel(WHY_PUBLIC)
+        # one short line beside the buttons (three lines here left the declarations one row at 1024×700); the
+        # whole reason is its tooltip and the guide's page on public bounds
+        why = QLabel(
+            '{short} <a href="guide:public_bounds">{more}</a>'.format(
+                short=html.escape(WHY_PUBLIC_SHORT), more=html.escape(_("Why?"))
+            )
+        )
         why.setWordWrap(True)
         why.setObjectName("why_public")
+        why.setToolTip(WHY_PUBLIC)
+        why.setTextFormat(Qt.TextFormat.RichText)
+        why.linkActivated.connect(self._open_guide_page)
 
         schema_box = QGroupBox(_("What is public about the table"))
         sl = QVBoxLayout(schema_box)
@@ -96,9 +110,8 @@ class SchemaView(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.suggest_button)
         row.addWidget(self.codebook_button)
-        row.addStretch(1)
+        row.addWidget(why, 1)
         sl.addLayout(row)
-        sl.addWidget(why)
 
         unit_box = QGroupBox(_("Unit of privacy and budget"))
         unit_lay = QVBoxLayout(unit_box)
@@ -214,6 +227,11 @@ class SchemaView(QWidget):
         state.data_changed.connect(self._data_changed)
         state.plan_changed.connect(self._plan_changed)
         self._plan_changed()
+
+    def _open_guide_page(self, link: str) -> None:
+        from dpdesk.gui.views.guide import open_guide
+
+        open_guide(self.window(), link.removeprefix("guide:"))
 
     def showEvent(self, event: Any) -> None:
         """The first time the tab is shown: the unit box gets the height its rows need, the data rows a fifth of
