@@ -745,9 +745,7 @@ class MainWindow(QMainWindow):
             if result.notes:
                 log.info("load note shown (its counts are for the screen only, not for the log)")
             if result.notes:
-                self.set_status(
-                    _("Note (for you only, not released): {n}").format(n=result.notes[0])
-                )
+                self.set_status(_("Note (for you only, not released): {n}").format(n=result.notes[0]))
             self.tabs.setCurrentWidget(self.results_view)
 
         return self.run_job(job, done, _("Releasing…"))

@@ -29,7 +29,9 @@ def test_the_first_window_fits_the_screen(qtbot: Any, dpdesk_home: Path) -> None
     assert win.width() >= w - 40 and win.height() >= h - 40  # the room is used, not a small window
 
 
-def test_a_geometry_saved_on_a_larger_screen_is_brought_within_this_one(qtbot: Any, dpdesk_home: Path) -> None:
+def test_a_geometry_saved_on_a_larger_screen_is_brought_within_this_one(
+    qtbot: Any, dpdesk_home: Path
+) -> None:
     _app, first = build(dpdesk_home)
     qtbot.addWidget(first)
     first.resize(2400, 1500)
