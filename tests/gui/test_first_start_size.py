@@ -60,3 +60,22 @@ def test_the_status_line_stays_one_line(qtbot: Any, dpdesk_home: Path) -> None:
     text = win.status_label.text()
     assert text and "\n" not in text, repr(text)
     assert win.statusBar().height() < 2.2 * win.status_label.fontMetrics().height() + 12
+
+
+def test_why_bounds_must_be_public_links_to_its_guide_page(qtbot: Any, dpdesk_home: Path) -> None:
+    """The Data tab's one-line reason (the whole of it in its tooltip) opens the guide at its page."""
+    from PySide6.QtWidgets import QLabel
+
+    from dpdesk.gui.views.guide import GuideWindow
+
+    _app, win = build(dpdesk_home)
+    qtbot.addWidget(win)
+    win.build_views()
+    why = win.findChild(QLabel, "why_public")
+    assert why is not None and "href=" in why.text() and "clamped" in why.toolTip()
+    link = why.text().split('href="', 1)[1].split('"', 1)[0]
+    why.linkActivated.emit(link)
+    guides = win.findChildren(GuideWindow)
+    assert guides, "no guide window opened"
+    page = guides[0].pages[guides[0].page_list.currentRow()]
+    assert page.stem == "03_public_bounds_and_categories"

@@ -94,7 +94,7 @@ class SchemaView(QWidget):
         # one short line beside the buttons (three lines here left the declarations one row at 1024×700); the
         # whole reason is its tooltip and the guide's page on public bounds
         why = QLabel(
-            '{short} <a href="guide:public_bounds">{more}</a>'.format(
+            '{short} <a href="guide:public_bounds_and_categories">{more}</a>'.format(
                 short=html.escape(WHY_PUBLIC_SHORT), more=html.escape(_("Why?"))
             )
         )
