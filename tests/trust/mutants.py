@@ -4010,6 +4010,14 @@ def _sum128(""",
         r"""        self.status_label.setText(text)""",
         ("tests/gui/test_first_start_size.py::test_the_status_line_stays_one_line",),
     ),
+    Mutant(
+        "GU03",
+        "the review window names the accounting methods in the reader's language",
+        "dpdesk/gui/views/review_window.py",
+        r"""                t.setItem(i, 0, QTableWidgetItem(shown(method_name(str(m))) + mark))""",
+        r"""                t.setItem(i, 0, QTableWidgetItem(shown(m) + mark))""",
+        ("tests/gui/test_review_language.py::test_the_review_window_names_the_methods_in_chinese",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.accounting import method_name
 from dpdesk.core.text import shown
 from dpdesk.i18n import _
 
@@ -56,7 +57,7 @@ class ReviewWindow(QDialog):
                     id=_esc(str(spend.get("dataset", "?"))),
                     title=_esc(plan.get("title") or _("untitled")),
                     n=len(queries) if isinstance(queries := plan.get("queries", []), list) else "?",
-                    m=_esc(spend.get("method")),
+                    m=_esc(method_name(str(spend.get("method")))),
                     e=_esc(c.get("epsilon")),
                     d=_esc(c.get("delta")),
                 )
@@ -68,7 +69,7 @@ class ReviewWindow(QDialog):
             t.setHorizontalHeaderLabels([_("Accounting"), _("This release")])
             for i, (m, v) in enumerate(totals.items()):
                 mark = " ▶" if m == spend.get("method") else ""
-                t.setItem(i, 0, QTableWidgetItem(shown(m) + mark))
+                t.setItem(i, 0, QTableWidgetItem(shown(method_name(str(m))) + mark))
                 t.setItem(
                     i, 1, QTableWidgetItem("—" if v is None else f"ε {v['epsilon']:.6g}, δ {v['delta']:.3g}")
                 )
