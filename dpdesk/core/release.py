@@ -63,6 +63,11 @@ NoiseFn = Callable[[list[int], Any], list[int]]
 PickFn = Callable[[list[float], Any], int]
 
 
+#: the reason recorded by a dataset's first release, in English whatever the writer's language (a ledger is read
+#: by others: the app shows it translated, see dpdesk.gui.models)
+FIRST_RELEASE_REASON = "fixed at the dataset's first release"
+
+
 def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     """Noisy integers on the component's noise grid (exact integers refined onto it first)."""
     f = comp.refine
@@ -338,9 +343,7 @@ def _charge(
         ]
         synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
         if settings is None:
-            tx.append(
-                "settings", {"settings": plan.settings(), "reason": _("fixed at the dataset's first release")}
-            )
+            tx.append("settings", {"settings": plan.settings(), "reason": FIRST_RELEASE_REASON})
         method = report.method
         entry = tx.append(
             "spend",

@@ -19,6 +19,16 @@ DISPLAY = Qt.ItemDataRole.DisplayRole
 EDIT = Qt.ItemDataRole.EditRole
 
 
+def recorded_reason(reason: object) -> str:
+    """A reason as a ledger recorded it, translated when dpdesk itself wrote it (its own words are recorded in
+    English, whatever the writer's language); a person's reason is shown as written."""
+    from dpdesk.core.release import FIRST_RELEASE_REASON
+
+    if reason == FIRST_RELEASE_REASON:
+        return _("fixed at the dataset's first release")
+    return str(reason)
+
+
 class PreviewModel(QAbstractTableModel):
     """The first rows of the opened file, as text (read-only)."""
 
@@ -441,9 +451,14 @@ class LedgerModel(_StateListModel):
                 return f"{e.charged.delta:.3g}"
             return ", ".join(shown(n) for n in e.query_names)
         if isinstance(e, SettingsEntry) and col == "what":
+            from dpdesk.core import accounting
+
             b = e.settings["budget"]
             return _("budget ε {e}, δ {d}, {m}: {r}").format(
-                e=shown(b["epsilon"]), d=shown(b["delta"]), m=shown(e.method), r=shown(e.get("reason", ""))
+                e=shown(b["epsilon"]),
+                d=shown(b["delta"]),
+                m=shown(accounting.method_name(e.method)),
+                r=shown(recorded_reason(e.get("reason", ""))),
             )
         if isinstance(e, SimulateEntry) and col == "what":
             return _("{n} simulated run(s) of the data by an older version; charged by a correction").format(

@@ -4018,6 +4018,14 @@ def _sum128(""",
         r"""                t.setItem(i, 0, QTableWidgetItem(shown(m) + mark))""",
         ("tests/gui/test_review_language.py::test_the_review_window_names_the_methods_in_chinese",),
     ),
+    Mutant(
+        "GU04",
+        "the ledger tab shows the reason dpdesk recorded in the reader's language",
+        "dpdesk/gui/models.py",
+        r"""    if reason == FIRST_RELEASE_REASON:""",
+        r"""    if False:""",
+        ("tests/gui/test_review_language.py::test_the_ledger_tab_shows_dpdesks_own_reason_and_method_in_chinese",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
