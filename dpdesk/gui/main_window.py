@@ -162,7 +162,7 @@ class MainWindow(QMainWindow):
         """The status line: one line (a message of several lines, a plan's problems say, is joined into one and
         kept whole in the tooltip), so the status bar never grows taller and takes room from the tabs."""
         lines = [ln.strip().lstrip("-•").strip() for ln in text.splitlines() if ln.strip()]
-        self.status_label.setText(" ".join(lines))
+        self.status_label.setText(" ".join(lines[:1] + ["; ".join(lines[1:])]).strip())
         self.status_label.setToolTip(text if len(lines) > 1 else "")
 
     #: the window's size at first start, where the screen has room for it (and its frame)

@@ -59,6 +59,7 @@ def test_the_status_line_stays_one_line(qtbot: Any, dpdesk_home: Path) -> None:
     QThreadPool.globalInstance().waitForDone(30_000)
     text = win.status_label.text()
     assert text and "\n" not in text, repr(text)
+    assert text.endswith("declare at least one column; list at least one query"), text  # items kept apart
     assert win.statusBar().height() < 2.2 * win.status_label.fontMetrics().height() + 12
 
 
