@@ -36,6 +36,7 @@ from dpdesk.core.plan_base import (
     MAX_CONFIDENCE,
     MAX_EXPECTED_ROWS,
     MAX_NAME_LENGTH,
+    MAX_PLAN_CANDIDATES,
     MAX_PLAN_CELLS,
     MAX_QUERIES,
     MAX_ROWS_PER_PERSON,
@@ -108,6 +109,7 @@ __all__ = [
     "MAX_CONFIDENCE",
     "MAX_EXPECTED_ROWS",
     "MAX_NAME_LENGTH",
+    "MAX_PLAN_CANDIDATES",
     "MAX_PLAN_CELLS",
     "MAX_QUERIES",
     "MAX_ROWS_PER_PERSON",
@@ -408,10 +410,12 @@ def _parse_queries(
     out: list[tuple[int, QuerySpec]] = []
     names: set[str] = set()
     cells = 0
+    candidates = 0
     for i, q in enumerate(value):
         raw_name = q.get("name") if isinstance(q, dict) else None
         query_name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
         n_cells = 0
+        n_candidates = 0
         try:
             if query_name is not None and query_name in names:
                 raise PlanError(
@@ -443,7 +447,18 @@ def _parse_queries(
                         ).format(reason=type(exc).__name__),
                     ) from exc
             n_cells = statistics.REGISTRY[spec.statistic].n_cells(spec, columns)
+            n_candidates = statistics.REGISTRY[spec.statistic].n_candidates(spec, columns) * n_cells
             cells += n_cells
+            candidates += n_candidates
+            if candidates > MAX_PLAN_CANDIDATES:
+                raise PlanError(
+                    f"queries[{i}]",
+                    _(
+                        "the plan would score more than {n} candidates in all (quantiles' candidates or grids, "
+                        "selections' candidates); use fewer candidates (a larger grid_step) or split it into smaller "
+                        "plans"
+                    ).format(n=f"{MAX_PLAN_CANDIDATES:,}"),
+                )
             if cells > MAX_PLAN_CELLS:
                 raise PlanError(
                     f"queries[{i}]",
@@ -462,6 +477,7 @@ def _parse_queries(
             continue
         except PlanError as exc:
             cells -= n_cells
+            candidates -= n_candidates
             exc.query_name = query_name
             problems.append(exc)
             continue

@@ -80,6 +80,13 @@ MAX_QUERIES = 1_000
 #: ledger line, later commands 1-3 s at under 150 MB; at 999,000 cells the release took 113 s and 2 GB, a 69 MB
 #: ledger line and a 175 MB ledger.json (issue 24 item 6).
 MAX_PLAN_CELLS = 100_000
+#: At most this many candidates scored in one plan (a quantile's candidates or grid, a select's candidates; a
+#: mode's categories are not counted: 1,000 modes of 10,000 stay within the cells' bound), before anything is charged: each candidate costs about 115 bytes and its share of the
+#: scoring while a release runs. Measured (release of the sample table, quantiles of 100,000 candidates each): 1
+#: query 155 MB and 1.8 s, 10 queries 254 MB and 3.6 s, 40 queries 601 MB and 15 s; a plan of 1,000 such queries
+#: would have needed about 11 GB (issue 24: 150 of them reached 1.8 GB). At this limit (20 such queries) the release
+#: peaked at 363 MB in 9-12 s.
+MAX_PLAN_CANDIDATES = 2_000_000
 MAX_NAME_LENGTH = 200
 #: The smallest non-zero delta a budget or a query may have: the Gaussian calibration is proven (and
 #: tested against 50-digit references) down to here; smaller deltas buy nothing a person could notice.

@@ -4026,6 +4026,22 @@ def _sum128(""",
         r"""    if False:""",
         ("tests/gui/test_review_language.py::test_the_ledger_tab_shows_dpdesks_own_reason_and_method_in_chinese",),
     ),
+    Mutant(
+        "LM14",
+        "a plan's quantile and selection candidates are bounded as a whole when it is read",
+        "dpdesk/core/plan.py",
+        r"""            if candidates > MAX_PLAN_CANDIDATES:""",
+        r"""            if False:""",
+        ("tests/trust/test_plan_limits_scale.py::test_a_plan_over_the_candidate_limit_is_refused_when_read",),
+    ),
+    Mutant(
+        "LM15",
+        "a quantile's grid counts its candidates toward the plan's limit",
+        "dpdesk/core/statistics/quantile.py",
+        r"""        return n_quantile_candidates(cast(QuantileQuery, spec), columns[spec.column or ""])""",
+        r"""        return 1""",
+        ("tests/trust/test_plan_limits_scale.py::test_a_plan_over_the_candidate_limit_is_refused_when_read",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -208,3 +208,72 @@ def test_the_report_shows_a_bounded_part_of_large_tables(tmp_path: Path) -> None
     assert "m199" in text  # the nine tables of 200 are whole: 200 + 9 x 200 = 2,000
     assert "This report shows at most 2,000 values in all; this query's 3 values are in release.csv." in text
     assert text.count("Mechanism: laplace") >= 11  # every query keeps its section
+
+
+def quantile_plan(path: Path, queries: int, candidates_each: int = 100_000) -> Path:
+    """``queries`` quantiles of ``candidates_each`` grid candidates each (the per-query limit's maximum)."""
+    plan = {
+        "version": 1,
+        "title": "many candidates",
+        "budget": {"epsilon": 10.0, "delta": 0},
+        "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
+        "columns": {"a": {"type": "float", "bounds": [0, 1]}, "g": {"type": "category", "categories": ["g0"]}},
+        "queries": [
+            {
+                "name": f"q{i}",
+                "statistic": "quantile",
+                "column": "a",
+                "q": 0.5,
+                "grid_step": 1 / (candidates_each - 1) * 1.0000001,
+                "mechanism": "exponential",
+                "epsilon": 0.01,
+            }
+            for i in range(queries)
+        ],
+    }
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    return path
+
+
+def test_a_plan_over_the_candidate_limit_is_refused_when_read(tmp_path: Path) -> None:
+    """150 quantiles of 100,000 candidates each (each under the per-query limit) reached 1.8 GB in a release;
+    the plan's candidates are bounded as a whole, named with the fix when the plan is read."""
+    from dpdesk.core.errors import PlanError
+    from dpdesk.core.plan import MAX_PLAN_CANDIDATES, load_plan
+
+    per = 100_000
+    fits = MAX_PLAN_CANDIDATES // (per - 1)  # the grid holds per - 1 or per candidates
+    plan = load_plan(quantile_plan(tmp_path / "ok.json", fits - 1, per))
+    assert len(plan.queries) == fits - 1
+    with pytest.raises(PlanError) as exc:
+        load_plan(quantile_plan(tmp_path / "over.json", fits + 1, per))
+    text = str(exc.value)
+    assert f"{MAX_PLAN_CANDIDATES:,} candidates" in text and "grid_step" in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_largest_candidate_plan_releases_within_the_stated_memory(tmp_path: Path) -> None:
+    """The largest plan of quantiles the reader accepts releases, and is reread, within the stated bound; one
+    quantile more is refused before anything is charged (exit 2)."""
+    from dpdesk.core.plan import MAX_PLAN_CANDIDATES
+
+    home = tmp_path / "home"
+    per = 100_000
+    n = MAX_PLAN_CANDIDATES // per
+    data = data_file(tmp_path / "d.csv", 1)
+    over = quantile_plan(tmp_path / "over.json", n + 1, per)
+    plan = quantile_plan(tmp_path / "p.json", n, per)
+    out = tmp_path / "out"
+    res = metered(
+        home,
+        ["release", str(over), "--data", str(data), "--out", str(tmp_path / "refused")],
+        ["release", str(plan), "--data", str(data), "--out", str(out)],
+        ["budget", str(plan), "--data", str(data)],
+        timeout=300,
+    )
+    refused, released, budget = res["runs"]
+    assert refused["rc"] == 2 and "candidates" in refused["stderr"], refused
+    assert released["rc"] == 0 and budget["rc"] in (0, 1), res["runs"]
+    assert len(spend_lines(home)) == 1  # only the plan within the limit was charged
+    assert res["peak"] < MEMORY_BOUND, f"peak RSS {res['peak'] / 2**20:.0f} MiB"

@@ -336,6 +336,11 @@ class Statistic:
             return 1
         return len(columns[spec.group_by].categories or ())
 
+    def n_candidates(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
+        """How many candidates its selection scores (the exponential mechanism's outputs), counted from the plan
+        alone: scoring allocates per candidate, so a plan's total is bounded (:data:`MAX_PLAN_CANDIDATES`)."""
+        return 0
+
     # ------------------------------------------------------------------ design, exact, release
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
         """Sensitivity (with the derivation), components and cells, from the plan alone."""

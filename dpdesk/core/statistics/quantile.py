@@ -144,6 +144,18 @@ def quantile_candidates(spec: QuantileQuery, col: ColumnSpec) -> tuple[float, ..
     return tuple(lo + i * step for i in range(n))
 
 
+def n_quantile_candidates(spec: QuantileQuery, col: ColumnSpec) -> int:
+    """len(quantile_candidates(spec, col)), without making them."""
+    if spec.candidates is not None:
+        return len(spec.candidates)
+    assert col.bounds is not None
+    lo, hi = col.bounds
+    step = spec.grid_step
+    if step is None:
+        step = 1.0 if col.type == "int" and hi - lo <= 100_000 else (hi - lo) / 1000.0
+    return math.floor((hi - lo) / step + 1e-9) + 1
+
+
 class Quantile(Statistic):
     """A q-quantile."""
 
@@ -190,6 +202,9 @@ class Quantile(Statistic):
                     f"{key}.grid_step", _("grid_step is wider than the bounds; it gives a single candidate")
                 )
         return QuantileQuery(**common, q=q, candidates=candidates, grid_step=grid_step)
+
+    def n_candidates(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
+        return n_quantile_candidates(cast(QuantileQuery, spec), columns[spec.column or ""])
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
         qs = cast(QuantileQuery, spec)

@@ -105,6 +105,9 @@ class Select(Statistic):
             raise PlanError(f"{key}.candidates", _negative_price())
         return SelectQuery(**common, candidates=candidates, utility=utility)
 
+    def n_candidates(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
+        return len(cast(SelectQuery, spec).candidates or ())
+
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
         ss = cast(SelectQuery, spec)
         assert ss.candidates is not None
