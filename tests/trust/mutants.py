@@ -4024,7 +4024,9 @@ def _sum128(""",
         "dpdesk/gui/models.py",
         r"""    if reason == FIRST_RELEASE_REASON:""",
         r"""    if False:""",
-        ("tests/gui/test_review_language.py::test_the_ledger_tab_shows_dpdesks_own_reason_and_method_in_chinese",),
+        (
+            "tests/gui/test_review_language.py::test_the_ledger_tab_shows_dpdesks_own_reason_and_method_in_chinese",
+        ),
     ),
     Mutant(
         "LM14",

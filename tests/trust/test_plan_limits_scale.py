@@ -217,7 +217,10 @@ def quantile_plan(path: Path, queries: int, candidates_each: int = 100_000) -> P
         "title": "many candidates",
         "budget": {"epsilon": 10.0, "delta": 0},
         "privacy_unit": {"neighbouring": "add_remove", "max_rows_per_person": 1},
-        "columns": {"a": {"type": "float", "bounds": [0, 1]}, "g": {"type": "category", "categories": ["g0"]}},
+        "columns": {
+            "a": {"type": "float", "bounds": [0, 1]},
+            "g": {"type": "category", "categories": ["g0"]},
+        },
         "queries": [
             {
                 "name": f"q{i}",
