@@ -87,9 +87,22 @@ def _total_eps(costs: Sequence[acc.QueryCost]) -> Decimal:
 
 
 def _raise(costs: tuple[acc.QueryCost, ...], other: tuple[acc.QueryCost, ...]) -> tuple[acc.QueryCost, ...]:
-    """Per query, the larger of two costings (never lower a recorded cost)."""
+    """Per query, the larger of two costings (never lower a recorded cost). Lists of different lengths (a
+    correction recorded by an older version, or forged) cannot be matched query by query: the one of larger total
+    epsilon is kept, and a last line adds whatever total delta and rho the other had beyond it, so that no total
+    (epsilon, delta, rho) is ever lowered."""
     if len(costs) != len(other):
-        return costs if _total_eps(costs) >= _total_eps(other) else other
+        base, rest = (costs, other) if _total_eps(costs) >= _total_eps(other) else (other, costs)
+        more_delta = sum(c.delta for c in rest) - sum(c.delta for c in base)
+        more_rho = sum(c.rho for c in rest) - sum(c.rho for c in base)
+        if more_delta > 0 or more_rho > 0:
+            from dpdesk.i18n import _  # imported here: this module's loops use ``_`` as a throwaway name
+
+            fill = acc.QueryCost(
+                _("(recorded costs beyond this list)"), 0.0, max(more_delta, 0.0), max(more_rho, 0.0)
+            )
+            return (*base, fill)
+        return base
     out = []
     for a, b in zip(costs, other, strict=True):
         out.append(acc.QueryCost(a.name, max(a.epsilon, b.epsilon), max(a.delta, b.delta), max(a.rho, b.rho)))

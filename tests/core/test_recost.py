@@ -404,3 +404,37 @@ def test_a_correction_states_the_change_of_the_total_under_the_dataset_s_method(
     text = " ".join((page.extract_text() or "") for page in PdfReader(str(pdf)).pages)
     stated = re.search(r"ε \+(\S+)", text)
     assert stated is not None and float(stated.group(1)) == pytest.approx(rise, rel=1e-3), text
+
+
+def test_costs_of_different_lengths_are_raised_without_lowering_any_total() -> None:
+    """A correction whose list of costs does not match the release's query by query (an older version's, or a
+    forged one) was taken whole when its epsilon was larger: a larger epsilon with no delta lowered the release's
+    delta (and rho). Every total of the result is at least each side's."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from dpdesk.core.recost import _raise
+
+    cost = st.builds(
+        lambda e, d, r: acc.QueryCost("q", e, d, r),
+        st.floats(0, 10),
+        st.floats(0, 1e-3),
+        st.floats(0, 5),
+    )
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(cost, min_size=1, max_size=5), st.lists(cost, min_size=1, max_size=5))
+    def check(a: list[acc.QueryCost], b: list[acc.QueryCost]) -> None:
+        out = _raise(tuple(a), tuple(b))
+        for side in (a, b):
+            for field in ("epsilon", "delta", "rho"):
+                total = math.fsum(getattr(c, field) for c in out)
+                want = math.fsum(getattr(c, field) for c in side)
+                assert total >= want * (1 - 1e-12), (field, out, side)
+
+    check()
+    # the issue's case: a longer forged list of larger epsilon and no delta keeps the release's delta
+    release = (acc.QueryCost("g", 0.5, 1e-6, 0.1),)
+    forged = (acc.QueryCost("x", 0.4, 0.0, 0.0), acc.QueryCost("y", 0.4, 0.0, 0.0))
+    out = _raise(release, forged)
+    assert math.fsum(c.delta for c in out) >= 1e-6 and math.fsum(c.epsilon for c in out) >= 0.8

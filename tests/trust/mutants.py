@@ -4044,6 +4044,14 @@ def _sum128(""",
         r"""        return 1""",
         ("tests/trust/test_plan_limits_scale.py::test_a_plan_over_the_candidate_limit_is_refused_when_read",),
     ),
+    Mutant(
+        "RC07",
+        "a correction's costs of another length never lower a release's delta or rho",
+        "dpdesk/core/recost.py",
+        r"""        if more_delta > 0 or more_rho > 0:""",
+        r"""        if False:""",
+        ("tests/core/test_recost.py::test_costs_of_different_lengths_are_raised_without_lowering_any_total",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
