@@ -12,7 +12,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,7 +176,15 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--data", required=True, metavar="FILE", help=_("the sensitive table (its SHA-256 names its ledger)")
     )
-    r.add_argument("--out", required=True, help=_("a new or empty folder"))
+    r.add_argument("--out", help=_("a new or empty folder (not with --check)"))
+    r.add_argument(
+        "--check",
+        action="store_true",
+        help=_(
+            "check the release without charging anything: load and check the table, find its dataset, cost the "
+            "plan against what is left; nothing is charged or written"
+        ),
+    )
     r.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
     r.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
     r.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
@@ -524,9 +532,12 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ),
         ),
         "release": (
-            (f"dpdesk release {plan} --data {data} --out demo-release",),
             (
-                (0, _("charged, then written")),
+                f"dpdesk release {plan} --data {data} --check",
+                f"dpdesk release {plan} --data {data} --out demo-release",
+            ),
+            (
+                (0, _("charged, then written (with --check: the plan fits; nothing charged or written)")),
                 (1, _("over or exhausted budget: nothing charged or written")),
                 (2, _("bad plan, data or usage: nothing charged or written")),
                 broken,
@@ -1199,8 +1210,18 @@ def _cmd_release(args: argparse.Namespace) -> int:
     from dpdesk.core.streaming import parse_memory
     from dpdesk.services.release import ReleaseRequest, release_plan
 
+    if args.check and args.out:
+        raise UsageError(
+            _("--check charges and writes nothing: leave out --out (or leave out --check to release)")
+        )
+    if not args.check and not args.out:
+        raise UsageError(
+            _(
+                "release needs --out FOLDER, a new or empty folder for the package (or --check, to check the "
+                "release without charging anything)"
+            )
+        )
     plan = _load_plan(args.plan, args.codebook)
-    out = Path(args.out)
 
     def show_check(check: Any) -> None:  # before anything is charged; on stderr, never in a file
         if sys.stderr.isatty():
@@ -1209,11 +1230,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
         for line in check.lines():
             print("  " + shown(line), file=sys.stderr)
 
+    out = Path(args.out) if args.out else Path()
     request = ReleaseRequest(
         plan,
         args.data,
         dpdesk_home(),
-        out,
+        out if args.out else None,
         encoding=args.encoding,
         delimiter=args.delimiter,
         bom=args.bom,
@@ -1221,6 +1243,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
         approval=Path(args.approval) if args.approval else None,
         memory_limit=parse_memory(args.memory_limit) if args.memory_limit else None,
     )
+    if args.check:
+        return _check_release(request, show_check)
     result = release_plan(request, _progress(), on_data_check=show_check)
     _DONE.append(
         _(
@@ -1265,6 +1289,31 @@ def _cmd_release(args: argparse.Namespace) -> int:
     for warning in entry_warnings(e):
         print(warning)
     return 0
+
+
+def _check_release(request: Any, show_check: Callable[[Any], None]) -> int:
+    """``release --check``: the release's first step alone; exit 0 when the plan fits, 1 when it does not."""
+    from dpdesk.services.release import check_release
+
+    checked = check_release(request, _progress(), on_data_check=show_check)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    if checked.dataset:
+        print(_("Dataset {id}.").format(id=checked.dataset))
+    else:
+        print(_("A new dataset: its first release fixes its budget, unit of privacy and accounting."))
+    _print_budget(checked.report, read_data=True)
+    print()
+    if checked.report.fits:
+        print(
+            _(
+                "Checked: nothing was charged or written. To release, run the same command with --out FOLDER "
+                "instead of --check (the budget is checked again then)."
+            )
+        )
+        return 0
+    print(_("Checked: the plan does not fit what is left; nothing was charged or written."))
+    return 1
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:

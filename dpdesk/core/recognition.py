@@ -399,6 +399,14 @@ def private_match(
     return PrivateMatch(near[0][0], exact=near[0][1].exact) if near else None
 
 
+def refuse_near_copy(resolution: Resolution | None) -> None:
+    """Raise :class:`NearCopy` when a new table resembles a known dataset (it is linked or declared new first)."""
+    if not COPY_RULES.near_copies_refused:
+        return
+    if resolution is not None and resolution.how == "new" and resolution.resembles:
+        raise NearCopy(resolution)
+
+
 def resolve(
     home: Path,
     path: str | Path,

@@ -33,7 +33,7 @@ from dpdesk.core import accounting as acc
 from dpdesk.core import mechanisms as mech
 from dpdesk.core import statistics
 from dpdesk.core.aggregates import Exact, bound_rows_per_person, exact_statistic
-from dpdesk.core.budget import budget_report, design_to_dict, plan_costs
+from dpdesk.core.budget import BudgetReport, budget_report, design_to_dict, plan_costs
 from dpdesk.core.datacheck import DataCheck, DataProblems, check_data
 from dpdesk.core.entries import Entry, SpendEntry
 from dpdesk.core.errors import BudgetExceeded, DpdeskError, UsageError
@@ -50,6 +50,7 @@ from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.officer import VerifiedApproval
+    from dpdesk.core.recognition import Resolution
 
 
 class SettingsMismatch(DpdeskError):
@@ -105,6 +106,8 @@ class ReleaseResult:
     report_lines: list[str]
     ledger: Ledger | None = None
     data_check: DataCheck | None = None  # for the curator's screen only; never written anywhere
+    #: how the file was resolved to its dataset, when the release resolved it (its ledger may have migrated)
+    resolution: Resolution | None = None
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -175,8 +178,10 @@ def release(
     approval: bytes | None = None,
     approval_source: str | None = None,
     memory_limit: int | None = None,
+    resolve: bool = False,
 ) -> ReleaseResult:
-    """Run a whole release: spend before reveal. Writes ``out_dir`` (if given) only after the ledger.
+    """Run a whole release: :func:`prepare_release`, then :func:`commit_release` (spend before reveal). Writes
+    ``out_dir`` (if given) only after the ledger.
 
     A table that would not fit under ``memory_limit`` bytes (None: the default, a fraction of the machine's
     memory) is streamed: its exact aggregates are computed in one pass (:mod:`dpdesk.core.streaming`).
@@ -201,7 +206,7 @@ def release(
             # said after the approval is checked (its refusal first), still before any charge
             out_refused = exc
     try:
-        rows, entry, ledger, table, check, before = _charge(
+        prepared = prepare_release(
             plan,
             data_path,
             home,
@@ -214,63 +219,72 @@ def release(
             approval=approval,
             approval_source=approval_source,
             memory_limit=memory_limit,
-            out_refused=out_refused,
+            read_ledger=False,  # the ledger is read once, under its lock, by the commit
+            resolve=resolve,
         )
     except BaseException:
         if claim is not None:
             claim.abandon()
         raise
-    # revealed only now, after the spend entry is durable
-    if claim is not None:
-        try:
-            write_release_dir(claim, rows, plan, entry, ledger, Path(table.path).name, bom=bom, before=before)
-        except (OSError, DpdeskError) as exc:
-            raise ReleaseNotWritten(
-                _(
-                    "the release was charged and recorded as ledger entry {seq}, but its package could not be "
-                    "written to {out} ({err}); nothing was left there. Its values are kept in the ledger: write "
-                    "them again at no cost with dpdesk ledger export-release {seq} --data {data} --out NEW_FOLDER"
-                ).format(seq=entry.seq, out=claim.final, err=_os_err(exc), data=data_path)
-            ) from None
-    return ReleaseResult(rows, entry, out_dir, table.report.lines(), ledger, check)
+    result = commit_release(prepared, claim, bom=bom, progress=progress, out_refused=out_refused)
+    result.out_dir = out_dir  # as the caller named it
+    return result
 
 
-class ReleaseNotWritten(DpdeskError):
-    """The release was charged, but its package could not be written (its values stay in the ledger): exit 4,
-    never 2, which says that nothing was charged."""
+@dataclass
+class PreparedRelease:
+    """A release checked and computed, nothing charged or written (:func:`prepare_release`): the table loaded and
+    checked, the exact statistics computed (in memory, never shown), the plan designed and costed, and, when the
+    ledger was read, the budget as it stood and the ledger's head then. :func:`commit_release` charges it."""
 
-    exit_code = 4
+    plan: Plan
+    data_path: str | Path
+    home: Path
+    table: Table
+    designs: list[QueryDesign]
+    exacts: list[Exact]
+    #: the data check's counts, for the curator's screen only (never written anywhere)
+    check: DataCheck
+    ledger: Ledger
+    approval: bytes | None = None
+    approval_source: str | None = None
+    #: the budget report against the ledger as it stood (None: the ledger was not read)
+    report: BudgetReport | None = None
+    #: the ledger's head (sequence number, hash) the report was made at (None: not read; (0, "") for a new one)
+    head: tuple[int, str] | None = None
+    #: how the file was resolved to its dataset (None: not resolved here)
+    resolution: Resolution | None = None
+
+    def close(self) -> None:
+        """Give up the prepared release: a streamed table's partition files are removed (nothing was charged)."""
+        close_streamed(self.table)
 
 
-def _os_err(exc: BaseException) -> str:
-    return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
-
-
-def _charge(
+def prepare_release(
     plan: Plan,
     data_path: str | Path,
     home: Path,
     *,
-    progress: Progress,
-    table: Table | None,
-    encoding: str | None,
-    delimiter: str | None,
-    accept_data_problems: bool,
-    on_data_check: Callable[[DataCheck], None] | None,
-    approval: bytes | None,
-    approval_source: str | None,
+    progress: Progress = NULL_PROGRESS,
+    table: Table | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    accept_data_problems: bool = False,
+    on_data_check: Callable[[DataCheck], None] | None = None,
+    approval: bytes | None = None,
+    approval_source: str | None = None,
     memory_limit: int | None = None,
-    out_refused: UsageError | None = None,
-) -> tuple[
-    list[Row],
-    SpendEntry,
-    Ledger,
-    Table,
-    DataCheck,
-    tuple[Entry | None, Entry | None],
-]:
-    """Load and check the table, compute exactly, and under the ledger's lock charge it and draw the noise; also
-    returns the settings and governance entries in force at the spend (its package copies them)."""
+    read_ledger: bool = True,
+    resolve: bool = True,
+) -> PreparedRelease:
+    """The first step of a release, nothing charged: load and check the table (``on_data_check`` is shown the
+    counts; :class:`DataProblems` unless ``accept_data_problems``), compute exactly, design and cost the plan;
+    with ``read_ledger``, also read the dataset's ledger (never written) and check the plan's settings, its
+    governance (an approval verifies) and the budget as it stands (``report``; a plan that does not fit is
+    refused by the commit). With ``resolve`` (once the data check lets the release go on), the file is resolved to
+    its dataset: a re-saved copy of a known table is linked to its ledger, and a table that resembles a known
+    dataset is refused (:class:`~dpdesk.core.recognition.NearCopy`) until it is linked or declared new.
+    :func:`commit_release` checks all of it again under the ledger's lock."""
     designs = design_plan(plan)
     if table is None:
         table = load_for_release(
@@ -301,9 +315,131 @@ def _charge(
             progress.update(i, len(designs), "computing")
             exacts.append(exact_statistic(d, table, keep, plan.columns))
     progress.check_cancelled()
-    costs = plan_costs(designs)
+    resolution = None
+    if resolve:
+        from dpdesk.core import recognition
+
+        try:
+            resolution = recognition.resolve(home, data_path, sha256=table.sha256, progress=progress)
+            recognition.refuse_near_copy(resolution)
+        except BaseException:
+            close_streamed(table)
+            raise
     ledger = ledger_for(home, table.sha256)  # a new dataset is decided again under the home-wide key lock
+    prepared = PreparedRelease(
+        plan, data_path, home, table, designs, exacts, check, ledger, approval, approval_source
+    )
+    prepared.resolution = resolution
+    if read_ledger:
+        state = ledger.read()  # the history from its last checkpoint, bound to the recorded head
+        _check_settings(plan, state.settings)
+        report = budget_report(plan, state=state)
+        if state.governance_entry is not None or approval is not None:
+            _check_governance(ledger.entries(), plan, state.settings, approval, approval_source)
+        prepared.report, prepared.head = report, (state.seq, state.hash)  # report.fits: whether it would fit
+    return prepared
+
+
+class LedgerMoved(DpdeskError):
+    """The ledger changed between a release's check and its charge (another release, a settings change): nothing
+    was charged; the curator checks again. Exit 2, as for anything refused before a charge."""
+
+    exit_code = 2
+
+
+def commit_release(
+    prepared: PreparedRelease,
+    out: Path | ClaimedFolder | None = None,
+    *,
+    bom: bool = False,
+    progress: Progress = NULL_PROGRESS,
+    out_refused: UsageError | None = None,
+    same_head: bool = False,
+) -> ReleaseResult:
+    """The second step of a release: under the ledger's lock, check the settings, the governance and the budget
+    again, charge durably, draw the noise, and only then write the package to ``out`` (a new or empty folder, or
+    one already claimed). With ``same_head`` (the curator confirmed what :func:`prepare_release` showed), nothing
+    is charged if the ledger moved since then (:class:`LedgerMoved`)."""
+    claim: ClaimedFolder | None = None
+    try:
+        claim = claim_out_dir(out) if isinstance(out, Path) else out
+        rows, entry, before = _charge(
+            prepared, progress=progress, out_refused=out_refused, same_head=same_head
+        )
+    except BaseException:
+        if claim is not None:
+            claim.abandon()
+        raise
+    table, plan, ledger = prepared.table, prepared.plan, prepared.ledger
+    # revealed only now, after the spend entry is durable
+    if claim is not None:
+        try:
+            write_release_dir(claim, rows, plan, entry, ledger, Path(table.path).name, bom=bom, before=before)
+        except (OSError, DpdeskError) as exc:
+            raise ReleaseNotWritten(
+                _(
+                    "the release was charged and recorded as ledger entry {seq}, but its package could not be "
+                    "written to {out} ({err}); nothing was left there. Its values are kept in the ledger: write "
+                    "them again at no cost with dpdesk ledger export-release {seq} --data {data} --out NEW_FOLDER"
+                ).format(seq=entry.seq, out=claim.final, err=_os_err(exc), data=prepared.data_path)
+            ) from None
+    out_dir = claim.final if claim is not None else None
+    return ReleaseResult(
+        rows, entry, out_dir, table.report.lines(), ledger, prepared.check, prepared.resolution
+    )
+
+
+class ReleaseNotWritten(DpdeskError):
+    """The release was charged, but its package could not be written (its values stay in the ledger): exit 4,
+    never 2, which says that nothing was charged."""
+
+    exit_code = 4
+
+
+def _os_err(exc: BaseException) -> str:
+    return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+
+
+def _over_budget(report: BudgetReport) -> BudgetExceeded:
+    rem = report.remaining_before
+    name = acc.method_name(report.method)
+    after = report.in_force.plan
+    return BudgetExceeded(
+        _(
+            "over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
+            "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})"
+        ).format(
+            e=f"{after.epsilon:.6g}",
+            d=f"{after.delta:.3g}",
+            method=name,
+            left_e=f"{max(0.0, rem.epsilon):.6g}",
+            left_d=f"{rem.delta:.3g}",
+            budget_e=f"{report.budget.epsilon:g}",
+            budget_d=f"{report.budget.delta:g}",
+        )
+    )
+
+
+def _charge(
+    prepared: PreparedRelease,
+    *,
+    progress: Progress,
+    out_refused: UsageError | None = None,
+    same_head: bool = False,
+) -> tuple[list[Row], SpendEntry, tuple[Entry | None, Entry | None]]:
+    """Under the ledger's lock charge the prepared release and draw the noise; also returns the settings and
+    governance entries in force at the spend (its package copies them)."""
+    plan, designs, exacts, ledger = prepared.plan, prepared.designs, prepared.exacts, prepared.ledger
+    approval, approval_source = prepared.approval, prepared.approval_source
+    costs = plan_costs(designs)
     with ledger.transaction() as tx:
+        if same_head and prepared.head is not None and (tx.state.seq, tx.state.hash) != prepared.head:
+            raise LedgerMoved(
+                _(
+                    "the dataset's ledger changed after this release was checked (it is at entry {seq} now, was at "
+                    "{was}: another release or a settings change); nothing was charged: check the release again"
+                ).format(seq=tx.state.seq, was=prepared.head[0])
+            )
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
@@ -316,23 +452,7 @@ def _charge(
         if out_refused is not None:  # the output folder, refused before: now that the approval verified
             raise out_refused
         if not report.fits:
-            rem = report.remaining_before
-            name = acc.method_name(report.method)
-            after = report.in_force.plan
-            raise BudgetExceeded(
-                _(
-                    "over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
-                    "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})"
-                ).format(
-                    e=f"{after.epsilon:.6g}",
-                    d=f"{after.delta:.3g}",
-                    method=name,
-                    left_e=f"{max(0.0, rem.epsilon):.6g}",
-                    left_d=f"{rem.delta:.3g}",
-                    budget_e=f"{report.budget.epsilon:g}",
-                    budget_d=f"{report.budget.delta:g}",
-                )
-            )
+            raise _over_budget(report)
         progress.check_cancelled()  # the last point at which a cancel is honoured
         rows: list[Row] = []
         for d, ex in zip(designs, exacts, strict=True):
@@ -371,7 +491,7 @@ def _charge(
         assert isinstance(entry, SpendEntry)
         tx.checkpoint_if_due()  # in the same locked transaction, after the spend (durable first)
         before = (tx.state.settings_entry, tx.state.governance_entry)
-    return rows, entry, ledger, table, check, before
+    return rows, entry, before
 
 
 def _check_governance(

@@ -74,11 +74,6 @@ class Dataset:
 
 def refuse_near_copy(resolution: Resolution | None) -> None:
     """Raise :class:`~dpdesk.core.recognition.NearCopy` when a new table resembles a known dataset."""
-    from dpdesk.core.contents import COPY_RULES
+    from dpdesk.core import recognition
 
-    if not COPY_RULES.near_copies_refused:
-        return
-    if resolution is not None and resolution.how == "new" and resolution.resembles:
-        from dpdesk.core.recognition import NearCopy
-
-        raise NearCopy(resolution)
+    recognition.refuse_near_copy(resolution)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
+    from dpdesk.core.budget import BudgetReport
     from dpdesk.core.datacheck import DataCheck
     from dpdesk.core.entries import SpendEntry
     from dpdesk.core.loading import Table
     from dpdesk.core.plan import Plan
-    from dpdesk.core.recognition import Resolution
     from dpdesk.core.values import Row
 
 
@@ -102,7 +102,6 @@ def release_plan(
     from dpdesk.core.ledger import migration_notice
     from dpdesk.core.release import check_out_dir, release
     from dpdesk.core.streaming import load_for_release
-    from dpdesk.services.common import Dataset, refuse_near_copy
 
     if (
         request.out is not None and request.approval is None
@@ -123,18 +122,6 @@ def release_plan(
             encoding=request.encoding,
             delimiter=request.delimiter,
         )
-    resolved: list[Resolution | None] = []
-
-    def checked(check: DataCheck) -> None:
-        if on_data_check is not None:
-            on_data_check(check)
-        if not check.problems or request.accept_data_problems:
-            # the ledger follows the table: once the data check lets the release go on, a re-saved copy of a
-            # known table is linked to its dataset, before the charge
-            resolved.append(Dataset(request.home, request.data, sha256=table.sha256).resolve(progress))
-            # a table that resembles a known dataset is linked or declared new first, never charged afresh
-            refuse_near_copy(resolved[0])
-
     result = release(
         request.plan,
         request.data,
@@ -146,13 +133,16 @@ def release_plan(
         delimiter=request.delimiter,
         bom=request.bom,
         accept_data_problems=request.accept_data_problems,
-        on_data_check=checked,
+        on_data_check=on_data_check,  # shown the counts; the order of the steps is the engine's
         approval=approval,
         approval_source=str(request.approval) if request.approval is not None else None,
+        # once the data check lets it go on: a re-saved copy of a known table is linked to its dataset, and a
+        # table that resembles a known dataset is linked or declared new first, never charged afresh
+        resolve=True,
     )
     migrated = result.ledger.migrated if result.ledger is not None else None
-    if migrated is None and resolved and resolved[0] is not None:
-        migrated = resolved[0].ledger.migrated  # opened (and migrated) by the resolution
+    if migrated is None and result.resolution is not None:
+        migrated = result.resolution.ledger.migrated  # opened (and migrated) by the resolution
     return Released(
         tuple(result.rows),
         result.entry,
@@ -160,4 +150,60 @@ def release_plan(
         tuple(result.report_lines),
         migration_notice(migrated) if migrated is not None else None,
         streamed=table.streamed is not None,
+    )
+
+
+@dataclass(frozen=True)
+class CheckedRelease:
+    """What a release would do, nothing charged or written: the data check (for the curator's screen only), the
+    budget report against the dataset's ledger as it stands, and the dataset it would be charged to."""
+
+    check: DataCheck
+    report: BudgetReport
+    dataset: str | None
+    notes: tuple[str, ...]
+    streamed: bool = False
+
+
+def check_release(
+    request: ReleaseRequest,
+    progress: Progress = NULL_PROGRESS,
+    *,
+    on_data_check: Callable[[DataCheck], None] | None = None,
+) -> CheckedRelease:
+    """The release's first step alone (``dpdesk release --check``): load and check the table, resolve its dataset,
+    design and cost the plan, and read the ledger (its settings, governance and what is left), charging nothing and
+    writing nothing. Raises as :func:`release_plan` does before a charge; a plan over budget is reported
+    (``report.fits``), not raised."""
+    from dpdesk.core.release import prepare_release
+
+    approval = None
+    if request.approval is not None:
+        from dpdesk.core.officer import read_approval_file
+
+        approval = read_approval_file(request.approval)
+    prepared = prepare_release(
+        request.plan,
+        request.data,
+        request.home,
+        progress=progress,
+        table=request.table,
+        encoding=request.encoding,
+        delimiter=request.delimiter,
+        accept_data_problems=request.accept_data_problems,
+        on_data_check=on_data_check,
+        approval=approval,
+        approval_source=str(request.approval) if request.approval is not None else None,
+        memory_limit=request.memory_limit,
+        read_ledger=True,
+        resolve=True,
+    )
+    prepared.close()
+    assert prepared.report is not None
+    return CheckedRelease(
+        prepared.check,
+        prepared.report,
+        prepared.ledger.dataset or None,
+        tuple(prepared.table.report.lines()),
+        streamed=prepared.table.streamed is not None,
     )

@@ -599,14 +599,30 @@ MUTANTS: tuple[Mutant, ...] = (
         "K03",
         "concurrency: the budget is checked on entries read before the lock",
         R,
-        r"""    with ledger.transaction() as tx:
+        r"""    costs = plan_costs(designs)
+    with ledger.transaction() as tx:
+        if same_head and prepared.head is not None and (tx.state.seq, tx.state.hash) != prepared.head:
+            raise LedgerMoved(
+                _(
+                    "the dataset's ledger changed after this release was checked (it is at entry {seq} now, was at "
+                    "{was}: another release or a settings change); nothing was charged: check the release again"
+                ).format(seq=tx.state.seq, was=prepared.head[0])
+            )
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, state=tx.state)
 """,
-        r"""    seen = ledger.read()
+        r"""    costs = plan_costs(designs)
+    seen = ledger.read()
     with ledger.transaction() as tx:
+        if same_head and prepared.head is not None and (tx.state.seq, tx.state.hash) != prepared.head:
+            raise LedgerMoved(
+                _(
+                    "the dataset's ledger changed after this release was checked (it is at entry {seq} now, was at "
+                    "{was}: another release or a settings change); nothing was charged: check the release again"
+                ).format(seq=tx.state.seq, was=prepared.head[0])
+            )
         settings = tx.settings()
         _check_settings(plan, settings)
         record_corrections(tx)
@@ -4051,6 +4067,24 @@ def _sum128(""",
         r"""        if more_delta > 0 or more_rho > 0:""",
         r"""        if False:""",
         ("tests/core/test_recost.py::test_costs_of_different_lengths_are_raised_without_lowering_any_total",),
+    ),
+    Mutant(
+        "RS01",
+        "release --check charges nothing (the first step alone)",
+        "dpdesk/cli.py",
+        r"""    if args.check:
+        return _check_release(request, show_check)""",
+        r"""    if False:
+        return _check_release(request, show_check)""",
+        ("tests/cli/test_release_check.py::test_check_charges_nothing_and_says_what_the_release_would_do",),
+    ),
+    Mutant(
+        "RS02",
+        "a confirmed release is not charged when the ledger moved after its check",
+        "dpdesk/core/release.py",
+        r"""        if same_head and prepared.head is not None and (tx.state.seq, tx.state.hash) != prepared.head:""",
+        r"""        if False:""",
+        ("tests/cli/test_release_check.py::test_a_prepared_release_is_not_charged_when_the_ledger_moved",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
