@@ -57,6 +57,9 @@ def test_a_copy_with_one_row_added_is_refused_until_linked_then_charged_to_the_s
     code, _out, err = run(capsys, "release", PLAN, "--data", near, "--out", tmp_path / "r2")
     assert code == 3 and f"resembles dataset {known}" in err and not (tmp_path / "r2").exists()
     assert sorted(p.stem for p in (dpdesk_home / "ledgers").glob("ds-*.jsonl")) == [known]  # no fresh ledger
+    # the release's first step alone refuses it too (it takes no lock: the refusal is its own, before any)
+    code, _out, err = run(capsys, "release", PLAN, "--data", near, "--check")
+    assert code == 3 and f"resembles dataset {known}" in err, err
     before = _spent(capsys, DATA)
 
     code, out, err = run(capsys, "ledger", "link", "--data", near, "--to", known)
