@@ -668,19 +668,35 @@ class MainWindow(QMainWindow):
         if not ok or self.state.plan is None or self.state.report is None or self.state.data_path is None:
             self.show_error(why)
             return None
-        rep = self.state.report
-        plan, path = self.state.plan, self.state.data_path
+        plan, path, home = self.state.plan, self.state.data_path, self.state.home
+        approval = self.pending_approval
 
-        def load(progress: Progress) -> Any:
-            from dpdesk.services.release import CheckRequest, check_table
+        def prepare(progress: Progress) -> Any:
+            from dpdesk.services.release import ReleaseRequest, prepare_plan_release
 
-            return check_table(CheckRequest(plan, path), progress)
+            # the release's first step: nothing is charged; the curator sees its numbers and the data check's
+            # counts, and chooses (data problems included) before the second step charges
+            request = ReleaseRequest(plan, path, home, None, accept_data_problems=True, approval=approval)
+            return prepare_plan_release(request, progress)
 
-        def loaded(result: Any) -> None:
+        def prepared(result: Any) -> None:
+            rep = result.report
+            if not rep.fits:
+                result.close()
+                self.state.read_ledger()  # the meter shows what the ledger holds now
+                self.show_error(
+                    _(
+                        "This plan no longer fits what is left of the budget of {name} (the ledger has changed "
+                        "since it was opened); nothing was charged."
+                    ).format(name=path.name)
+                )
+                return
             if self.ask_confirm(*self.release_question(rep, path.name, result.check)):
-                self._charge_and_release(plan, path, result.table)
+                self._charge_and_release(result, approval)
+            else:
+                result.close()
 
-        return self.run_job(load, loaded, _("Checking {name}…").format(name=path.name))
+        return self.run_job(prepare, prepared, _("Checking {name}…").format(name=path.name))
 
     @staticmethod
     def release_question(rep: BudgetReport, name: str, check: Any) -> tuple[str, str]:
@@ -714,19 +730,12 @@ class MainWindow(QMainWindow):
             ).format(cols=", ".join(repr(c.name) for c in check.problems))
         return title, text + "\n\n" + _("Release now?")
 
-    def _charge_and_release(self, plan: Any, path: Path, table: Any) -> Worker:
-        home = self.state.home
-
+    def _charge_and_release(self, prepared: Any, approval: Any) -> Worker:
         def job(progress: Progress) -> Any:
-            from dpdesk.services.release import ReleaseRequest, release_plan
+            from dpdesk.services.release import commit_plan_release
 
-            # the curator saw the data check's counts in the confirmation and chose to go ahead
-            request = ReleaseRequest(
-                plan, path, home, None, table=table, accept_data_problems=True, approval=approval
-            )
-            return release_plan(request, progress)
-
-        approval = self.pending_approval
+            # charged only if the ledger is where it was when the curator was asked (else nothing is charged)
+            return commit_plan_release(prepared, None, progress=progress)
 
         def done(result: Any) -> None:
             if approval is not None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from dpdesk.core.entries import SpendEntry
     from dpdesk.core.loading import Table
     from dpdesk.core.plan import Plan
+    from dpdesk.core.release import PreparedRelease
     from dpdesk.core.values import Row
 
 
@@ -153,6 +154,66 @@ def release_plan(
     )
 
 
+def prepare_plan_release(
+    request: ReleaseRequest,
+    progress: Progress = NULL_PROGRESS,
+    *,
+    on_data_check: Callable[[DataCheck], None] | None = None,
+) -> PreparedRelease:
+    """The release's first step (the app asks the curator between the two): load and check the table, resolve its
+    dataset, design and cost the plan, read the ledger; nothing charged or written. A table that does not pass the
+    data check raises :class:`~dpdesk.core.datacheck.DataProblems` unless ``request.accept_data_problems``."""
+    from dpdesk.core.release import prepare_release
+
+    approval = None
+    if request.approval is not None:
+        from dpdesk.core.officer import read_approval_file
+
+        approval = read_approval_file(request.approval)
+    return prepare_release(
+        request.plan,
+        request.data,
+        request.home,
+        progress=progress,
+        table=request.table,
+        encoding=request.encoding,
+        delimiter=request.delimiter,
+        accept_data_problems=request.accept_data_problems,
+        on_data_check=on_data_check,
+        approval=approval,
+        approval_source=str(request.approval) if request.approval is not None else None,
+        memory_limit=request.memory_limit,
+        read_ledger=True,
+        resolve=True,
+    )
+
+
+def commit_plan_release(
+    prepared: PreparedRelease,
+    out: Path | None = None,
+    *,
+    bom: bool = False,
+    progress: Progress = NULL_PROGRESS,
+) -> Released:
+    """The release's second step, after the curator confirmed what the first showed: charged only if the ledger
+    is where it was then (:class:`~dpdesk.core.release.LedgerMoved` otherwise, nothing charged), then revealed."""
+    from dpdesk.core.ledger import migration_notice
+    from dpdesk.core.release import commit_release
+
+    result = commit_release(prepared, out, bom=bom, progress=progress, same_head=True)
+    migrated = result.ledger.migrated if result.ledger is not None else None
+    if migrated is None and result.resolution is not None:
+        migrated = result.resolution.ledger.migrated
+    return Released(
+        tuple(result.rows),
+        result.entry,
+        result.out_dir,
+        tuple(result.report_lines),
+        migration_notice(migrated) if migrated is not None else None,
+        streamed=prepared.table.streamed is not None,
+    )
+
+
 @dataclass(frozen=True)
 class CheckedRelease:
     """What a release would do, nothing charged or written: the data check (for the curator's screen only), the
@@ -175,29 +236,7 @@ def check_release(
     design and cost the plan, and read the ledger (its settings, governance and what is left), charging nothing and
     writing nothing. Raises as :func:`release_plan` does before a charge; a plan over budget is reported
     (``report.fits``), not raised."""
-    from dpdesk.core.release import prepare_release
-
-    approval = None
-    if request.approval is not None:
-        from dpdesk.core.officer import read_approval_file
-
-        approval = read_approval_file(request.approval)
-    prepared = prepare_release(
-        request.plan,
-        request.data,
-        request.home,
-        progress=progress,
-        table=request.table,
-        encoding=request.encoding,
-        delimiter=request.delimiter,
-        accept_data_problems=request.accept_data_problems,
-        on_data_check=on_data_check,
-        approval=approval,
-        approval_source=str(request.approval) if request.approval is not None else None,
-        memory_limit=request.memory_limit,
-        read_ledger=True,
-        resolve=True,
-    )
+    prepared = prepare_plan_release(request, progress, on_data_check=on_data_check)
     prepared.close()
     assert prepared.report is not None
     return CheckedRelease(

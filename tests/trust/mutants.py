@@ -4086,6 +4086,14 @@ def _sum128(""",
         r"""        if False:""",
         ("tests/cli/test_release_check.py::test_a_prepared_release_is_not_charged_when_the_ledger_moved",),
     ),
+    Mutant(
+        "RS03",
+        "the app charges a confirmed release only if the ledger is where it was when the curator was asked",
+        "dpdesk/services/release.py",
+        r"""    result = commit_release(prepared, out, bom=bom, progress=progress, same_head=True)""",
+        r"""    result = commit_release(prepared, out, bom=bom, progress=progress, same_head=False)""",
+        ("tests/gui/test_release_steps.py::test_a_release_confirmed_after_the_ledger_moved_charges_nothing",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
