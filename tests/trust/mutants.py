@@ -3994,6 +3994,40 @@ def _sum128(""",
             "tests/trust/test_append_only.py::test_a_governed_settings_line_without_approval_is_broken_even_with_the_head_moved_to_it",
         ),
     ),
+    # --- issue 25: installers (build25) ---------------------------------------------------------------
+    Mutant(
+        "BD01",
+        "help: the officer examples name key files create never writes (officer/PRIVATE.pem)",
+        "dpdesk/cli.py",
+        r"""    approve = ("--dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-private.pem --out approval.json",)""",
+        r"""    approve = ("--dataset ds-... --head SEQ:HASH --key officer/PRIVATE.pem --out approval.json",)""",
+        ("tests/cli/test_govern.py::test_officer_help_names_the_key_files_create_writes",),
+    ),
+    Mutant(
+        "BD02",
+        "start-up: the bundle's missing-library message names libraries the bundle carries",
+        "dpdesk/gui/startup.py",
+        r"""    return BUNDLE_PACKAGES if getattr(sys, "frozen", False) else LINUX_PACKAGES""",
+        r"""    return LINUX_PACKAGES""",
+        ("tests/gui/test_startup.py::test_libgl_missing_in_the_bundle_names_only_what_the_bundle_lacks",),
+    ),
+    Mutant(
+        "BD03",
+        "self-test: cryptography's native library (officer keys) is not exercised",
+        "dpdesk/selftest.py",
+        r"""    _check(results, "cryptography", crypto)
+""",
+        "",
+        ("tests/cli/test_cli.py::test_selftest_runs_from_source_without_touching_the_users_ledger",),
+    ),
+    Mutant(
+        "BD04",
+        "build: the glibc floor check lets a library needing a newer symbol version through",
+        "build_scripts/check_glibc_floor.py",
+        r"""            if v > limits[option]:""",
+        r"""            if v > limits[option] and family == "GCC":""",
+        ("tests/installers/test_glibc_floor.py::test_a_floor_below_what_a_real_library_needs_fails",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
