@@ -4028,6 +4028,24 @@ def _sum128(""",
         r"""            if v > limits[option] and family == "GCC":""",
         ("tests/installers/test_glibc_floor.py::test_a_floor_below_what_a_real_library_needs_fails",),
     ),
+    Mutant(
+        "BD05",
+        "release signing: the signature is not over the SHA256SUMS file users check",
+        "build_scripts/sign_release.py",
+        r"""    (dist / f"{SUMS}.sig").write_bytes(key.sign(data))""",
+        r"""    (dist / f"{SUMS}.sig").write_bytes(key.sign(data.rstrip()))""",
+        (
+            "tests/installers/test_release_signing.py::test_the_users_tools_check_the_download_and_its_signature",
+        ),
+    ),
+    Mutant(
+        "BD06",
+        "release signing: a release key readable by others is used",
+        "build_scripts/sign_release.py",
+        r"""    if mode & (stat.S_IRWXG | stat.S_IRWXO):""",
+        r"""    if mode & stat.S_IRWXO and False:""",
+        ("tests/installers/test_release_signing.py::test_a_bad_key_is_a_message_and_exit_2",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
