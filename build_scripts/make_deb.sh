@@ -42,7 +42,7 @@ if [ "${1:-}" = "--test" ]; then
     [ "$t" = application/x-dpdesk-ledger ] || die "a package's ledger.json is typed $t, not application/x-dpdesk-ledger (MIME database not refreshed?)"
     echo "-- a package's ledger.json is $t"
   fi
-  [ -z "$(find /opt/dpdesk \( -perm /022 -o ! -user root \) -print -quit)" ] || die "/opt/dpdesk has files others can change"
+  [ -z "$(find /opt/dpdesk ! -type l \( -perm /022 -o ! -user root \) -print -quit)" ] || die "/opt/dpdesk has files others can change"
   echo "-- dpkg -r dpdesk"
   dpkg -r dpdesk || die "dpkg -r failed"
   for p in /opt/dpdesk /usr/bin/dpdesk /usr/share/applications/dpdesk.desktop /usr/share/mime/packages/dpdesk.xml; do

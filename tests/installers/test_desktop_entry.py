@@ -50,6 +50,7 @@ def exec_argv(value: str) -> list[str]:
         if text[i] == '"':
             i += 1
             while text[i] != '"':
+                assert text[i] not in "`$", f"{text[i]} unescaped inside quotes in {value!r}"
                 if text[i] == "\\":
                     assert text[i + 1] in '"`$\\', f"bad escape in {value!r}"
                     i += 1
