@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Build the Linux bundle of dpdesk and prove it works after unpacking: dist/dpdesk-linux-<arch>.tar.gz
+# Build the Linux bundle of dpdesk and prove it works after unpacking and installed from its .deb:
+# dist/dpdesk-<version>-linux-<arch>.tar.gz, dist/dpdesk_<version>_<debarch>.deb, dist/SHA256SUMS (+ .sig, .minisig)
 #
 #   build_scripts/build_linux.sh                 # build venv in build/venv (created if missing)
 #   DPDESK_BUILD_VENV=/path/venv build_scripts/build_linux.sh   # use that venv (created if missing)
 #   PYTHON=python3.11 build_scripts/build_linux.sh               # interpreter for a new venv
 #   DPDESK_SKIP_APT=1 ...                        # do not apt-get install the system libraries (check only)
 #   PIP_CONSTRAINT=constraints.txt ...           # pip's own variable: pin every dependency
+#   DPDESK_RELEASE_KEY=/path/key ...             # sign SHA256SUMS with the release key (else: checksums only)
+#   DPDESK_SKIP_DEB_TEST=1 ...                   # build the .deb but do not install it (the test needs root)
 #
 # Steps: system libraries Qt needs (so PyInstaller bundles them) -> venv with dpdesk + PyInstaller ->
-# PyInstaller (build_scripts/dpdesk.spec) -> .desktop entry, icon, build info -> .tar.gz -> unpack into an
-# empty folder and run `dpdesk --selftest` and the main window offscreen from there -> where every library
-# comes from (check_bundle_libs.py: ldd, then on Xvfb with the xcb plugin, again with the host's X11 libraries
-# hidden, and a GL probe) -> bundle checks, sizes and the glibc floor. Any failure stops with non-zero.
+# PyInstaller (build_scripts/dpdesk.spec) -> .desktop entry, icons, MIME types, licences, build info -> .tar.gz ->
+# unpack into an empty folder and run `dpdesk --selftest` and the main window offscreen from there -> where every
+# library comes from (check_bundle_libs.py: ldd, then on Xvfb with the xcb plugin, again with the host's X11
+# libraries hidden, and a GL probe) -> the glibc floor (check_glibc_floor.py: nothing needs more than Ubuntu
+# 22.04's glibc 2.35 and C++ runtime) -> bundle checks and sizes -> .deb (make_deb.sh), installed, run and
+# removed with dpkg -> SHA256SUMS and its signature, checked with sha256sum and openssl. Any failure stops.
 #
-# The bundle runs on Linux with the build host's glibc or newer (printed at the end): build on the oldest
-# distribution to support (PySide6 6.12 wheels need glibc 2.34 anyway).
+# The floor is Ubuntu 22.04 (glibc 2.35) although this host may be newer: the spec drops the host's C++ runtime
+# and expat, and check_glibc_floor.py fails the build if anything left needs more (build_scripts/README.md).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,7 +31,6 @@ PYINSTALLER_VERSION=6.22.3
 DIST=$ROOT/dist
 WORK=$ROOT/build/pyinstaller
 BUNDLE=$DIST/dpdesk
-TARBALL=$DIST/dpdesk-linux-$ARCH.tar.gz
 T_START=$(date +%s)
 
 step() { printf '\n== %s  [%ss]\n' "$*" "$(( $(date +%s) - T_START ))"; }
@@ -51,7 +55,7 @@ if [ -z "${DPDESK_SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
 else
   echo "not installing system packages (DPDESK_SKIP_APT or no apt-get): the bundle check below still applies"
 fi
-for tool in readelf strip tar gzip; do command -v "$tool" >/dev/null || die "$tool is required"; done
+for tool in readelf objdump strip tar gzip dpkg-deb sha256sum; do command -v "$tool" >/dev/null || die "$tool is required"; done
 
 # --------------------------------------------------------------------------- 2. build venv
 step "build venv $VENV"
@@ -69,64 +73,38 @@ PY=$VENV/bin/python
 
 # --------------------------------------------------------------------------- 3. PyInstaller
 step "PyInstaller $PYINSTALLER_VERSION"
-rm -rf "$BUNDLE" "$TARBALL"
+VERSION=$("$PY" -c 'import importlib.metadata as m; print(m.version("dpdesk"))')
+TARBALL=$DIST/dpdesk-$VERSION-linux-$ARCH.tar.gz
+echo "dpdesk $VERSION (installed metadata of the build venv)"
+rm -rf "$BUNDLE" "$DIST"/dpdesk-*-linux-*.tar.gz "$DIST"/dpdesk-linux-*.tar.gz "$DIST"/dpdesk_*.deb "$DIST"/SHA256SUMS*
 "$VENV/bin/pyinstaller" --noconfirm --log-level WARN --distpath "$DIST" --workpath "$WORK" \
   "$ROOT/build_scripts/dpdesk.spec"
 [ -x "$BUNDLE/dpdesk" ] || die "PyInstaller did not produce $BUNDLE/dpdesk"
 
-# --------------------------------------------------------------------------- 4. desktop entry, icon, build info
-step "desktop entry, icon"
-cp "$ROOT/resources/icons/dpdesk.png" "$BUNDLE/dpdesk.png"
-cat > "$BUNDLE/dpdesk.desktop" <<'EOF'
-[Desktop Entry]
-Type=Application
-Name=dpdesk
-GenericName=Differential privacy releases
-Comment=Publish statistics from a sensitive table under differential privacy
-Exec=dpdesk %f
-TryExec=dpdesk
-Icon=dpdesk
-Terminal=false
-Categories=Office;
-Keywords=privacy;statistics;differential privacy;census;
-MimeType=application/json;text/csv;application/vnd.openxmlformats-officedocument.spreadsheetml.sheet;application/vnd.apache.parquet;
-StartupWMClass=dpdesk
-EOF
-cat > "$BUNDLE/install-desktop-entry.sh" <<'EOF'
-#!/bin/sh
-# Put dpdesk in this user's application menu (and its "Open with" lists for plans and tables):
-#   ./install-desktop-entry.sh            run once after unpacking (again after moving the folder)
-#   ./install-desktop-entry.sh --remove   take it out again
-# It never makes dpdesk the default program for any file type.
-set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-data=${XDG_DATA_HOME:-$HOME/.local/share}
-apps=$data/applications
-icons=$data/icons/hicolor/256x256/apps
-if [ "${1:-}" = "--remove" ]; then
-  rm -f "$apps/dpdesk.desktop" "$icons/dpdesk.png"
-else
-  mkdir -p "$apps" "$icons"
-  cp "$here/dpdesk.png" "$icons/dpdesk.png"
-  esc=$(printf '%s' "$here" | sed 's/[&|\\]/\\&/g')
-  sed -e "s|^Exec=.*|Exec=\"$esc/dpdesk\" %f|" -e "s|^TryExec=.*|TryExec=$esc/dpdesk|" \
-    "$here/dpdesk.desktop" > "$apps/dpdesk.desktop"
-  chmod 644 "$apps/dpdesk.desktop"
-fi
-command -v update-desktop-database >/dev/null 2>&1 && update-desktop-database "$apps" 2>/dev/null || true
-command -v gtk-update-icon-cache >/dev/null 2>&1 && gtk-update-icon-cache -q "$data/icons/hicolor" 2>/dev/null || true
-if [ "${1:-}" = "--remove" ]; then echo "dpdesk desktop entry removed"; else echo "dpdesk desktop entry installed in $apps"; fi
-EOF
+# --------------------------------------------------------------------------- 4. desktop entry, icons, licences, build info
+step "desktop entry, icons, MIME types, licences"
+# icons/<size>.png for every hicolor size (Qt renders the SVG) and the SVG: the .deb and install-desktop-entry.sh
+QT_QPA_PLATFORM=offscreen "$PY" "$ROOT/build_scripts/make_icons.py" --out "$WORK/icons-unused" \
+  --png-dir "$BUNDLE/icons" >/dev/null || die "make_icons.py failed"
+rm -f "$BUNDLE/icons/1024.png"
+cp "$ROOT/resources/icons/dpdesk.svg" "$BUNDLE/icons/dpdesk.svg"
+cp "$ROOT/build_scripts/linux/dpdesk.desktop" "$ROOT/build_scripts/linux/dpdesk-mime.xml" \
+  "$ROOT/build_scripts/linux/install-desktop-entry.sh" "$BUNDLE/"
 chmod 755 "$BUNDLE/install-desktop-entry.sh"
 if command -v desktop-file-validate >/dev/null 2>&1; then
   desktop-file-validate "$BUNDLE/dpdesk.desktop" || die "invalid .desktop file"
 fi
+# third-party notices of what this bundle holds (the committed copy serves source runs)
+"$PY" "$ROOT/build_scripts/third_party_notices.py" --check --bundle "$BUNDLE" \
+  --out "$BUNDLE/_internal/resources/licenses/THIRD_PARTY_NOTICES.txt" || die "third-party notices failed"
+[ -s "$BUNDLE/_internal/resources/licenses/QT_LGPL_NOTICE.txt" ] || die "the Qt LGPL notice is not in the bundle"
 {
-  echo "dpdesk $("$PY" -c 'import dpdesk; print(dpdesk.__version__)') for Linux $ARCH"
+  echo "dpdesk $VERSION for Linux $ARCH"
   echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"
   echo "built: $(date -u +%Y-%m-%dT%H:%MZ) on $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(ldd --version | head -1)"
-  echo "needs: Linux $ARCH with glibc $(ldd --version | head -1 | grep -oE '[0-9]+\.[0-9]+$') or newer, an X11 or Wayland desktop with OpenGL/EGL drivers (libGL/libEGL)"
+  echo "needs: Linux $ARCH with glibc 2.35 or newer (Ubuntu 22.04, Debian 12, Fedora 36 or later) and its C++ runtime (libstdc++6, libgcc-s1), an X11 or Wayland desktop with OpenGL/EGL drivers (libgl1 libegl1)"
   echo "start: ./dpdesk   (./dpdesk --help for the command line; ./install-desktop-entry.sh for the menu)"
+  echo "licences: _internal/resources/licenses/ (THIRD_PARTY_NOTICES.txt, QT_LGPL_NOTICE.txt)"
   echo
   echo "Python packages:"
   "$PY" -m pip freeze --exclude-editable 2>/dev/null | grep -v "^pyinstaller"
@@ -162,18 +140,53 @@ mkdir "$TRY/home"
 # ldd over every bundled file; with Xvfb: the main window on the xcb plugin (every mapped library classified
 # from /proc/PID/maps), again with the host's X11/xcb/xkbcommon libraries hidden (private mount namespace;
 # skipped where there is none), and glxgears with the bundle's search path (software Mesa). Without Xvfb,
-# ldd only. Fails if an X11/xcb library comes from the system. Prints the glibc floor.
+# ldd only. Fails if an X11/xcb library comes from the system.
 step "bundle libraries: bundled or from the system"
 "$PY" "$ROOT/build_scripts/check_bundle_libs.py" "$TRY/dpdesk" --masked --gl \
   || die "library check failed: a library comes from the system, or the app did not open on X (see above)"
 
-# --------------------------------------------------------------------------- 8. checks, sizes, glibc floor
+# --------------------------------------------------------------------------- 7b. glibc floor
+step "glibc floor: Ubuntu 22.04 (glibc 2.35, GLIBCXX_3.4.30, CXXABI_1.3.13, GCC_12.0.0)"
+FLOOR=$("$PY" "$ROOT/build_scripts/check_glibc_floor.py" "$TRY/dpdesk") || { echo "$FLOOR"; die "the bundle needs more than the floor"; }
+echo "$FLOOR"
+
+# --------------------------------------------------------------------------- 8. checks, sizes
 step "bundle checks and sizes"
 "$PY" "$ROOT/build_scripts/bundle_report.py" "$TRY/dpdesk" --tar "$TARBALL" ${DPDESK_ITEMISE:+--itemise} \
   || die "bundle checks failed"
 echo "tar.gz: $(du -k "$TARBALL" | cut -f1) KiB  unpacked: $(du -sk "$TRY/dpdesk" | cut -f1) KiB"
 
-# --------------------------------------------------------------------------- 9. the record of this build
+# --------------------------------------------------------------------------- 9. .deb: build, install, run, remove
+step ".deb (dpkg-deb)"
+DEB=$("$ROOT/build_scripts/make_deb.sh" "$BUNDLE" "$VERSION" "$BUNDLE/icons" "$DIST") || die "make_deb.sh failed"
+echo "$DEB: $(du -k "$DEB" | cut -f1) KiB"
+DEB_TEST="not run"
+if [ -n "${DPDESK_SKIP_DEB_TEST:-}" ]; then
+  echo "not installing the .deb (DPDESK_SKIP_DEB_TEST)"
+elif [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"
+  $SUDO "$ROOT/build_scripts/make_deb.sh" --test "$DEB" || die "the .deb did not install, run or remove cleanly"
+  DEB_TEST="installed with dpkg -i, dpdesk --version and --selftest from /usr/bin, ledger.json typed application/x-dpdesk-ledger, removed with dpkg -r: nothing left"
+else
+  echo "not installing the .deb: needs root (or sudo without a password)"
+fi
+
+# --------------------------------------------------------------------------- 10. checksums and signature
+step "SHA256SUMS and signature"
+"$PY" "$ROOT/build_scripts/sign_release.py" "$DIST" "$TARBALL" "$DEB" || die "sign_release.py failed"
+(cd "$DIST" && sha256sum -c SHA256SUMS) || die "sha256sum -c failed on the fresh SHA256SUMS"
+SIGNED="not signed (DPDESK_RELEASE_KEY not set)"
+if [ -e "$DIST/SHA256SUMS.sig" ]; then
+  (cd "$DIST" && openssl pkeyutl -verify -pubin -inkey "$ROOT/resources/release-key.pub.pem" -rawin \
+    -in SHA256SUMS -sigfile SHA256SUMS.sig) || die "SHA256SUMS.sig does not verify with resources/release-key.pub.pem"
+  SIGNED="signed; sha256sum -c and openssl pkeyutl -verify -rawin with resources/release-key.pub.pem: verified"
+  if command -v minisign >/dev/null; then
+    (cd "$DIST" && minisign -Vm SHA256SUMS -p "$ROOT/resources/release-key.minisign.pub") || die "SHA256SUMS.minisig does not verify"
+    SIGNED="$SIGNED; minisign -V: verified"
+  fi
+fi
+
+# --------------------------------------------------------------------------- 11. the record of this build
 # The build is too slow for every CI run; each change to the build is run with this script and its record
 # committed (build_scripts/LAST_BUILD.md), so the repository says which commit was last proven.
 RECORD=$ROOT/build_scripts/LAST_BUILD.md
@@ -184,15 +197,20 @@ git -C "$ROOT" diff --quiet HEAD -- dpdesk build_scripts resources pyproject.tom
   echo "# Last Linux build"
   echo
   echo "Written by \`build_scripts/build_linux.sh\` when every step above passed (self-test from an unpacked copy,"
-  echo "main window offscreen, library check, bundle checks)."
+  echo "main window offscreen, library check, glibc floor, bundle checks, .deb, checksums)."
   echo
   echo "| | |"
   echo "|---|---|"
   echo "| date (UTC) | $(date -u '+%Y-%m-%d %H:%M') |"
   echo "| commit | $COMMIT |"
+  echo "| version | $VERSION |"
   echo "| build host | $(. /etc/os-release && echo "$PRETTY_NAME"), glibc $(ldd --version | head -1 | awk '{print $NF}'), $(nproc) CPUs |"
   echo "| build time | $(( $(date +%s) - T_START )) s |"
   echo "| unpacked | $(( $(du -sk "$TRY/dpdesk" | cut -f1) / 1024 )) MiB (limit 520) |"
-  echo "| .tar.gz | $(( $(du -k "$TARBALL" | cut -f1) / 1024 )) MiB (limit 175) |"
+  echo "| $(basename "$TARBALL") | $(( $(du -k "$TARBALL" | cut -f1) / 1024 )) MiB (limit 175) |"
+  echo "| $(basename "$DEB") | $(( $(du -k "$DEB" | cut -f1) / 1024 )) MiB |"
+  echo "| glibc floor | $(echo "$FLOOR" | tail -1 | sed 's/|/\\|/g'); $(echo "$FLOOR" | head -1 | sed 's/|/\\|/g') |"
+  echo "| .deb test | $DEB_TEST |"
+  echo "| checksums | $SIGNED |"
 } > "$RECORD"
-step "done: $TARBALL (record: $RECORD)"
+step "done: $TARBALL $DEB (record: $RECORD)"

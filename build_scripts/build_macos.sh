@@ -4,6 +4,14 @@
 #   build_scripts/build_macos.sh
 #   DPDESK_BUILD_VENV=/path/venv PYTHON=python3.11 build_scripts/build_macos.sh
 #   DPDESK_CODESIGN_IDENTITY="Developer ID Application: ..." build_scripts/build_macos.sh   # signed (see README)
+#   + APPLE_ID, APPLE_TEAM_ID, APPLE_APP_PASSWORD (an app-specific password), or DPDESK_NOTARY_PROFILE (a
+#     `xcrun notarytool store-credentials` keychain profile): the .dmg is notarised and stapled
+#   DPDESK_TARGET_ARCH=x86_64 ...                # on an Intel runner (macos-13); universal2 is not possible
+#                                                # with pip's wheels (numpy, polars, opendp ship one arch each)
+#
+# Without DPDESK_CODESIGN_IDENTITY the app is signed ad hoc and not notarised (said at the end): Gatekeeper on
+# macOS 15 then asks the user to allow it in System Settings > Privacy & Security. With an identity, PyInstaller
+# signs every binary with the hardened runtime and build_scripts/macos-entitlements.plist (what CPython needs).
 #
 # Steps: venv with dpdesk + PyInstaller -> PyInstaller (build_scripts/dpdesk.spec: COLLECT + BUNDLE, strip -S,
 # ad-hoc or Developer ID signature) -> self-test and main window from the .app -> .dmg (hdiutil, with an
@@ -16,7 +24,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 [ "$(uname -s)" = Darwin ] || { echo "build_macos.sh: run this on macOS" >&2; exit 1; }
-ARCH=$(uname -m)
+ARCH=${DPDESK_TARGET_ARCH:-$(uname -m)}
+[ "$ARCH" = "$(uname -m)" ] || { echo "build_macos.sh: build $ARCH on a $ARCH machine (pip installs this machine's wheels)" >&2; exit 1; }
 VENV=${DPDESK_BUILD_VENV:-$ROOT/build/venv-macos}
 PYTHON=${PYTHON:-python3}
 PYINSTALLER_VERSION=6.22.3
@@ -93,6 +102,26 @@ hdiutil attach -quiet -nobrowse -readonly -mountpoint "$MNT" "$DMG" || die "cann
 ditto "$MNT/dpdesk.app" "$TRY/dpdesk.app"
 hdiutil detach -quiet "$MNT"
 try_app "$TRY/dpdesk.app"
+
+# --------------------------------------------------------------------------- 6. notarisation (secrets only)
+step "notarisation"
+NOTARY=()
+if [ -n "${DPDESK_NOTARY_PROFILE:-}" ]; then
+  NOTARY=(--keychain-profile "$DPDESK_NOTARY_PROFILE")
+elif [ -n "${APPLE_ID:-}" ] && [ -n "${APPLE_TEAM_ID:-}" ] && [ -n "${APPLE_APP_PASSWORD:-}" ]; then
+  NOTARY=(--apple-id "$APPLE_ID" --team-id "$APPLE_TEAM_ID" --password "$APPLE_APP_PASSWORD")
+fi
+if [ -z "${DPDESK_CODESIGN_IDENTITY:-}" ]; then
+  echo "not notarised: the app is signed ad hoc (set DPDESK_CODESIGN_IDENTITY to a Developer ID Application identity)"
+elif [ ${#NOTARY[@]} -eq 0 ]; then
+  echo "not notarised: set DPDESK_NOTARY_PROFILE, or APPLE_ID, APPLE_TEAM_ID and APPLE_APP_PASSWORD"
+else
+  codesign --force --timestamp --sign "$DPDESK_CODESIGN_IDENTITY" "$DMG" || die "cannot sign $DMG"
+  xcrun notarytool submit "$DMG" "${NOTARY[@]}" --wait || die "notarisation failed (xcrun notarytool log <id> says why)"
+  xcrun stapler staple "$DMG" || die "cannot staple the notarisation ticket to $DMG"
+  spctl --assess --type open --context context:primary-signature --verbose "$DMG" || die "Gatekeeper refuses $DMG"
+  echo "notarised and stapled: $DMG"
+fi
 
 step "sizes"
 echo "app: $(du -sk "$APP" | cut -f1) KiB  dmg: $(du -k "$DMG" | cut -f1) KiB"

@@ -12,6 +12,13 @@
   Not run in this repository's own checks (no Windows machine); kept consistent with dpdesk.spec,
   which the Linux build exercises. See build_scripts\README.md.
 
+  Code signing (Authenticode), only when both are set (CI: from repository secrets), else skipped with a note:
+    WINDOWS_CERT_PFX       path of the code-signing certificate (.pfx; CI writes the secret to a temporary file)
+    WINDOWS_CERT_PASSWORD  its password
+  dpdesk.exe and dpdesk-cli.exe are signed before the zip and the installer are made, the installer after;
+  signtool (Windows SDK) signs with SHA-256 and an RFC 3161 timestamp (WINDOWS_TIMESTAMP_URL, default
+  http://timestamp.digicert.com) and "signtool verify /pa" checks each signature.
+
 .EXAMPLE
   powershell -ExecutionPolicy Bypass -File build_scripts\build_windows.ps1
   powershell -ExecutionPolicy Bypass -File build_scripts\build_windows.ps1 -Python py -Venv C:\venvs\dpdesk-build
@@ -61,6 +68,30 @@ function Invoke-WithEnv([hashtable]$Vars, [string]$Exe, [string[]]$ArgList) {
     $out | ForEach-Object { Write-Host $_ }
     if ($code -ne 0) { throw "$Exe $($ArgList -join ' ') failed with exit code $code" }
     return $out
+}
+
+function Find-SignTool {
+    $st = Get-Command signtool.exe -ErrorAction SilentlyContinue | Select-Object -First 1 -ExpandProperty Source
+    if (-not $st) {
+        $st = Get-ChildItem "${env:ProgramFiles(x86)}\Windows Kits\10\bin\*\x64\signtool.exe" -ErrorAction SilentlyContinue |
+            Sort-Object FullName -Descending | Select-Object -First 1 -ExpandProperty FullName
+    }
+    return $st
+}
+
+function Sign-Files([string[]]$Files) {
+    if (-not $env:WINDOWS_CERT_PFX -or -not $env:WINDOWS_CERT_PASSWORD) {
+        Write-Host "not signed: WINDOWS_CERT_PFX and WINDOWS_CERT_PASSWORD are not set (SmartScreen will warn users)"
+        return
+    }
+    $st = Find-SignTool
+    if (-not $st) { throw "signtool.exe not found: install the Windows 10/11 SDK's signing tools" }
+    $ts = if ($env:WINDOWS_TIMESTAMP_URL) { $env:WINDOWS_TIMESTAMP_URL } else { "http://timestamp.digicert.com" }
+    foreach ($f in $Files) {
+        Invoke-Checked $st @("sign", "/fd", "sha256", "/tr", $ts, "/td", "sha256", "/f", $env:WINDOWS_CERT_PFX,
+            "/p", $env:WINDOWS_CERT_PASSWORD, "/d", "dpdesk", $f)
+        Invoke-Checked $st @("verify", "/pa", $f)
+    }
 }
 
 function Test-Bundle([string]$Folder, [string]$Label) {
@@ -115,6 +146,9 @@ try { $commit = (git -C $Root rev-parse --short HEAD) } catch { }
 ) + (& $Py -m pip freeze --exclude-editable | Where-Object { $_ -notmatch "^pyinstaller" }) |
     Set-Content -Encoding utf8 (Join-Path $Bundle "BUILD-INFO.txt")
 
+Step "code signing (executables)"
+Sign-Files @((Join-Path $Bundle "dpdesk.exe"), (Join-Path $Bundle "dpdesk-cli.exe"))
+
 # --------------------------------------------------------------------------- 3. run it from the folder
 Step "self-test and main window from $Bundle"
 Test-Bundle $Bundle "dist"
@@ -145,6 +179,7 @@ Invoke-Checked $Iscc @("/Q", "/DAppVersion=$Version", "/DSourceDir=$Bundle", "/D
     "/DRepoRoot=$Root", (Join-Path $Root "build_scripts\dpdesk.iss"))
 $Setup = Join-Path $Dist "dpdesk-$Version-windows-x64-setup.exe"
 if (-not (Test-Path $Setup)) { throw "Inno Setup did not produce $Setup" }
+Sign-Files @($Setup)
 "{0}: {1:n1} MiB" -f $Setup, ((Get-Item $Setup).Length / 1MB) | Write-Host
 
 # --------------------------------------------------------------------------- 6. install, run, uninstall

@@ -27,10 +27,11 @@ import sys
 import zlib
 from pathlib import Path
 
-# Libraries every Linux desktop provides and that must come from it (driver stack, C library).
+# Libraries every Linux desktop provides and that must come from it (driver stack, C library, and since issue 25
+# the C++ runtime and expat: the build host's copies would raise the glibc floor above Ubuntu 22.04's).
 SYSTEM_OK = re.compile(
     r"^(ld-linux.*|libc|libm|libdl|libpthread|librt|libutil|libresolv|libGL|libEGL|libGLX|libOpenGL|libGLdispatch"
-    r"|libgbm|libdrm|libvulkan|libwayland-egl)\.so(\.\d+)*$"
+    r"|libgbm|libdrm|libvulkan|libwayland-egl|libstdc\+\+|libgcc_s|libexpat)\.so(\.\d+)*$"
 )
 # Left out by PyInstaller on purpose (PyInstaller/depend/dylib.py) and by AppImage's excludelist: Mesa's
 # libxcb-dri2/dri3 and libwayland belong to the system's graphics stack (Qt uses libwayland only on a

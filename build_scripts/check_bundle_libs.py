@@ -41,6 +41,9 @@ What may come from the user's machine, and why (the allow-list, ``SYSTEM_ALLOWED
   libGLX/libGLdispatch/libOpenGL/libglapi/libgbm/libdrm likewise). Whatever only these need is allowed too
   (found through the NEEDED graph of what is mapped): e.g. Mesa's libxcb-dri2/dri3/present/glx, which
   PyInstaller and AppImage both leave to the system (AppImage/AppImages#348, linuxdeployqt#331);
+* the C++ runtime (libstdc++, libgcc_s) and libexpat: every system at the floor (Ubuntu 22.04) has them, and
+  the build host's copies would raise the floor (Debian 12's need glibc 2.36); check_glibc_floor.py fails the
+  build if a bundled file needs a newer GLIBCXX/CXXABI/GCC version than Ubuntu 22.04's;
 * libwayland-client/cursor/egl: used only on a Wayland session by Qt's wayland plugin and Mesa; PyInstaller
   excludes them ("system running a Wayland compositor should already have these libraries") and AppImage
   excludes libwayland-client (mesa/mesa#11316).
@@ -87,6 +90,9 @@ SYSTEM_ALLOWED: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("Wayland client (Wayland sessions only)", re.compile(r"^libwayland-(client|cursor|egl|server)\.so")),
+    # issue 25: the host's copies need glibc 2.36; every supported system (glibc 2.35+) has GCC 12's C++ runtime
+    # and expat. check_glibc_floor.py checks that nothing bundled needs newer symbol versions than Ubuntu 22.04's.
+    ("C++ runtime and expat (floor: Ubuntu 22.04)", re.compile(r"^(libstdc\+\+|libgcc_s|libexpat)\.so")),
 ]
 GL_STACK = "GL driver stack"
 GCONV = re.compile(r"/gconv/[^/]+\.so$")  # glibc's iconv modules

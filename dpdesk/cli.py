@@ -493,7 +493,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
     approval = (2, _("bad plan or usage, or the officer's approval is missing or refused"))
     signed = (0, _("the approval file was written"))
     officer_usage = (2, _("bad usage, an unreadable key or a wrong passphrase"))
-    approve = ("--dataset ds-... --head SEQ:HASH --key officer/PRIVATE.pem --out approval.json",)
+    approve = ("--dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-private.pem --out approval.json",)
     notes: dict[str, tuple[tuple[str, ...], tuple[tuple[int, str], ...]]] = {
         "": (
             (
@@ -592,7 +592,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ),
         ),
         "ledger govern": (
-            (f"dpdesk ledger govern --data {data} --officer officer/PUBLIC.json",),
+            (f"dpdesk ledger govern --data {data} --officer officer/officer-XXXX-public.json",),
             (recorded, approval, broken),
         ),
         "ledger forget-identity": (
@@ -614,7 +614,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
         "officer": (
             (
                 'dpdesk officer create --name "A. Officer" --out officer',
-                "dpdesk officer show officer/PUBLIC.json",
+                "dpdesk officer show officer/officer-XXXX-public.json",
             ),
             (done, officer_usage),
         ),
@@ -622,7 +622,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ('dpdesk officer create --name "A. Officer" --out officer',),
             ((0, _("the key files were written")), officer_usage),
         ),
-        "officer show": (("dpdesk officer show officer/PUBLIC.json",), (done, officer_usage)),
+        "officer show": (("dpdesk officer show officer/officer-XXXX-public.json",), (done, officer_usage)),
         "officer approve-plan": (
             (f"dpdesk officer approve-plan {plan} " + approve[0],),
             (signed, officer_usage),
@@ -649,7 +649,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
         ),
         "officer approve-rotate": (
             (
-                "dpdesk officer approve-rotate --new-officer new/PUBLIC.json --dataset ds-... --head SEQ:HASH --key officer/RECOVERY.pem --out approval.json",
+                "dpdesk officer approve-rotate --new-officer new/officer-YYYY-public.json --dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-recovery.pem --out approval.json",
             ),
             (signed, officer_usage),
         ),

@@ -8,7 +8,11 @@ It runs a real release of the bundled sample (``resources/samples/cps_wages_plan
   suffix for this, so reportlab has to set CJK text);
 * OpenDP's native library was loaded (the release draws its noise) and, in a bundle, from the bundle;
 * the CJK font file and Qt's Chinese translation are present, and Qt's widgets module imports;
-* a table reads the same from .csv and from .xlsx (the .xlsx reader, fastexcel, is imported by name).
+* a table reads the same from .csv and from .xlsx (the .xlsx reader, fastexcel, is imported by name);
+* cryptography's native library (officer keys): an Ed25519 key signs, the signature verifies, a changed
+  message is refused, and an encrypted PEM (scrypt, AES) round-trips;
+* the app's charts: matplotlib draws a figure with its Agg renderer (its native ``_path``, ``ft2font``,
+  ``_image`` and kiwisolver's layout solver) and writes a PNG through Pillow, which reads it back.
 
 Prints one line per check and returns 0 when all pass, 1 otherwise. The temporary home is deleted
 on success and kept (its path printed) on failure.
@@ -255,6 +259,53 @@ def _run_checks(results: list[tuple[str, bool, str]], tmp: Path, home: Path) -> 
             raise FileNotFoundError(folder / "qtbase_zh_CN.qm")
         return f"PySide6 {pyside_version}, QtWidgets imports, qtbase_zh_CN.qm present"
 
+    def crypto() -> str:
+        from cryptography import __version__ as crypto_version
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.backends.openssl.backend import backend
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        key = Ed25519PrivateKey.generate()
+        message = b"dpdesk self-test " + os.urandom(16)
+        signature = key.sign(message)
+        key.public_key().verify(signature, message)  # raises InvalidSignature if the library is broken
+        try:
+            key.public_key().verify(signature, message + b"!")
+        except InvalidSignature:
+            pass
+        else:
+            raise AssertionError("a signature verified for a changed message")
+        pem = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"self-test passphrase"),
+        )
+        again = serialization.load_pem_private_key(pem, b"self-test passphrase")
+        if again.public_key().public_bytes_raw() != key.public_key().public_bytes_raw():  # type: ignore[union-attr]
+            raise AssertionError("an encrypted key did not read back as itself")
+        return f"cryptography {crypto_version} ({backend.openssl_version_text()}): Ed25519 signs and verifies"
+
+    def charts() -> str:
+        import io
+
+        import matplotlib
+        from matplotlib.figure import Figure
+        from PIL import Image
+
+        fig = Figure(figsize=(3, 2), dpi=50, layout="constrained")  # constrained: kiwisolver's solver
+        ax = fig.add_subplot()
+        ax.bar(["a", "b"], [1.0, 2.0])
+        ax.set_title("dpdesk")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")  # Agg renders, Pillow writes the PNG
+        buf.seek(0)
+        with Image.open(buf) as im:
+            size = im.size
+        if size != (150, 100):
+            raise AssertionError(f"the chart is {size} pixels, not 150x100")
+        return f"matplotlib {matplotlib.__version__} drew a {size[0]}x{size[1]} PNG, Pillow read it"
+
     _check(results, "resources", resources)
     _check(results, "CJK font", font)
     if _check(results, "plan", plan_file) and _check(results, "release", do_release):
@@ -263,6 +314,8 @@ def _run_checks(results: list[tuple[str, bool, str]], tmp: Path, home: Path) -> 
         _check(results, "ledger", ledger)
     _check(results, "OpenDP native library", opendp)
     _check(results, "table readers", readers)
+    _check(results, "cryptography", crypto)
+    _check(results, "charts", charts)
     _check(results, "Qt", qt)
 
 

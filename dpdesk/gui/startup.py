@@ -28,6 +28,16 @@ from dpdesk.i18n import _
 LINUX_PACKAGES = (
     "libgl1 libegl1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libfontconfig1"
 )
+#: What the frozen bundle still takes from the system: the OpenGL/EGL stack, which must match the user's graphics
+#: driver (build_scripts/check_bundle_libs.py); its X11/xcb/xkbcommon and fontconfig libraries are bundled.
+BUNDLE_PACKAGES = "libgl1 libegl1"
+
+
+def linux_packages() -> str:
+    """The Debian/Ubuntu packages to name when a library is missing: fewer for the bundle, which carries most."""
+    return BUNDLE_PACKAGES if getattr(sys, "frozen", False) else LINUX_PACKAGES
+
+
 LOG_NAME = "startup.log"
 #: Platforms on which nobody sees a window: no dialog is shown there.
 _HEADLESS = ("offscreen", "minimal", "vnc")
@@ -61,7 +71,7 @@ def display_problem(env: dict[str, str] | None = None, platform: str | None = No
             "without sudo (or let this user in, from the desktop: xhost +SI:localuser:{user}), or reconnect "
             "with ssh -X; if other programs open windows there, install the desktop libraries (Debian/Ubuntu: "
             "sudo apt install {packages}); or use the command line: dpdesk --help"
-        ).format(display=env["DISPLAY"], user=_user(), packages=LINUX_PACKAGES)
+        ).format(display=env["DISPLAY"], user=_user(), packages=linux_packages())
     if not wayland and not getattr(sys, "frozen", False) and not _has_xcb_cursor():
         return _(
             "the system library libxcb-cursor, which Qt needs to open a window on X11, is missing. "
@@ -173,7 +183,7 @@ def qt_problem() -> str | None:
         return _(
             "the system library {lib}, which Qt needs, is missing. Install the desktop libraries "
             "(Debian/Ubuntu: sudo apt install {packages}), or use the command line: dpdesk --help"
-        ).format(lib=lib.group(1), packages=LINUX_PACKAGES)
+        ).format(lib=lib.group(1), packages=linux_packages())
     return None
 
 

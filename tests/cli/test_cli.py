@@ -375,6 +375,12 @@ def test_selftest_runs_from_source_without_touching_the_users_ledger(dpdesk_home
     r = run("--selftest", home=dpdesk_home)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OK" in r.stdout
+    # issue 25 item 7: every native library the app loads is exercised, cryptography's (officer keys) included
+    lines = r.stdout.splitlines()
+    assert any(x.startswith("  OK   cryptography:") and "Ed25519 signs and verifies" in x for x in lines), (
+        r.stdout
+    )
+    assert any(x.startswith("  OK   charts:") and "Pillow read it" in x for x in lines), r.stdout
     assert not (dpdesk_home / "ledgers").exists()  # the self-test used a temporary home of its own
 
 

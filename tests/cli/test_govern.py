@@ -9,6 +9,7 @@ A refused approval exits 2 (a usage problem: the command lacks a valid approval;
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -443,3 +444,35 @@ def test_a_governed_broken_ledger_is_acknowledged_only_with_an_approval_and_stay
     assert run(capsys, "ledger", "export", "--data", DATA, "--out", tmp_path / "l.jsonl")[0] == 0
     code, out, _err = run(capsys, "review", tmp_path / "l.jsonl")
     assert code == 0 and "carried over by an acknowledgement" in out
+
+
+OFFICER_HELP = [
+    "officer",
+    "officer show",
+    "officer approve-plan",
+    "officer approve-settings",
+    "officer approve-rotate",
+    "ledger govern",
+]
+
+
+def test_officer_help_names_the_key_files_create_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25 item 7: every key file the help's examples name under officer/ is one `dpdesk officer create
+    --out officer` writes (XXXX standing for the key's fingerprint). Before: officer/PUBLIC.json,
+    officer/PRIVATE.pem and officer/RECOVERY.pem, which create never writes."""
+    Keys(tmp_path, capsys)
+    written = {p.name for p in (tmp_path / "keys").iterdir()}
+    stem = next(n for n in written if n.endswith("-public.json")).removesuffix("-public.json")
+    named: set[str] = set()
+    for command in OFFICER_HELP:
+        code, out, _err = run(capsys, *command.split(), "--help")
+        assert code == 0
+        for folder, name in re.findall(r"\b(officer|new)/([\w.-]+\.(?:json|pem))", out):
+            named.add(name)
+            fake = name.replace("XXXX" if folder == "officer" else "YYYY", stem.removeprefix("officer-"))
+            assert fake in written, (
+                f"`dpdesk {command} --help` names {folder}/{name}; create wrote {sorted(written)}"
+            )
+    assert {n.rsplit("-", 1)[-1] for n in named} == {"public.json", "private.pem", "recovery.pem"}, named

@@ -77,6 +77,16 @@ def test_libgl_missing_names_the_library_and_packages(dpdesk_home: Path) -> None
     assert "libGL.so.1" in (dpdesk_home / "startup.log").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
+def test_libgl_missing_in_the_bundle_names_only_what_the_bundle_lacks(dpdesk_home: Path) -> None:
+    """Issue 25 item 7: the frozen bundle carries its X11/xcb/xkbcommon and fontconfig libraries, so the message
+    names only the OpenGL/EGL packages (before: the source run's list, libxcb-cursor0 and the rest included)."""
+    frozen = "import sys\nsys.frozen = True\n" + LIBGL_MISSING
+    line = one_line(run_app(dpdesk_home, {"QT_QPA_PLATFORM": "offscreen"}, frozen))
+    assert "libGL.so.1" in line and "libgl1 libegl1" in line
+    assert not any(p in line for p in ("libxcb", "libxkbcommon", "libfontconfig")), line
+
+
 @pytest.fixture
 def dialogs(monkeypatch: pytest.MonkeyPatch, qapp: object) -> list[str]:
     """Pretend Qt can show a window (a real platform) and record the dialogs instead of showing them."""

@@ -4094,6 +4094,84 @@ def _sum128(""",
         r"""    result = commit_release(prepared, out, bom=bom, progress=progress, same_head=False)""",
         ("tests/gui/test_release_steps.py::test_a_release_confirmed_after_the_ledger_moved_charges_nothing",),
     ),
+    # --- issue 25: installers (build25) ---------------------------------------------------------------
+    Mutant(
+        "BD01",
+        "help: the officer examples name key files create never writes (officer/PRIVATE.pem)",
+        "dpdesk/cli.py",
+        r"""    approve = ("--dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-private.pem --out approval.json",)""",
+        r"""    approve = ("--dataset ds-... --head SEQ:HASH --key officer/PRIVATE.pem --out approval.json",)""",
+        ("tests/cli/test_govern.py::test_officer_help_names_the_key_files_create_writes",),
+    ),
+    Mutant(
+        "BD02",
+        "start-up: the bundle's missing-library message names libraries the bundle carries",
+        "dpdesk/gui/startup.py",
+        r"""    return BUNDLE_PACKAGES if getattr(sys, "frozen", False) else LINUX_PACKAGES""",
+        r"""    return LINUX_PACKAGES""",
+        ("tests/gui/test_startup.py::test_libgl_missing_in_the_bundle_names_only_what_the_bundle_lacks",),
+    ),
+    Mutant(
+        "BD03",
+        "self-test: cryptography's native library (officer keys) is not exercised",
+        "dpdesk/selftest.py",
+        r"""    _check(results, "cryptography", crypto)
+""",
+        "",
+        ("tests/cli/test_cli.py::test_selftest_runs_from_source_without_touching_the_users_ledger",),
+    ),
+    Mutant(
+        "BD04",
+        "build: the glibc floor check lets a library needing a newer symbol version through",
+        "build_scripts/check_glibc_floor.py",
+        r"""            if v > limits[option]:""",
+        r"""            if v > limits[option] and family == "GCC":""",
+        ("tests/installers/test_glibc_floor.py::test_a_floor_below_what_a_real_library_needs_fails",),
+    ),
+    Mutant(
+        "BD05",
+        "release signing: the signature is not over the SHA256SUMS file users check",
+        "build_scripts/sign_release.py",
+        r"""    (dist / f"{SUMS}.sig").write_bytes(key.sign(data))""",
+        r"""    (dist / f"{SUMS}.sig").write_bytes(key.sign(data.rstrip()))""",
+        (
+            "tests/installers/test_release_signing.py::test_the_users_tools_check_the_download_and_its_signature",
+        ),
+    ),
+    Mutant(
+        "BD06",
+        "release signing: a release key readable by others is used",
+        "build_scripts/sign_release.py",
+        r"""    if mode & (stat.S_IRWXG | stat.S_IRWXO):""",
+        r"""    if mode & stat.S_IRWXO and False:""",
+        ("tests/installers/test_release_signing.py::test_a_bad_key_is_a_message_and_exit_2",),
+    ),
+    Mutant(
+        "BD07",
+        "menu entry: a quote in the install folder's name breaks the tarball's launcher",
+        "build_scripts/linux/install-desktop-entry.sh",
+        r"""printf '%s' "$1" | sed "s/'/'\\\\''/g")""",
+        r"""printf '%s' "$1")""",
+        (
+            "tests/installers/test_desktop_entry.py::test_glib_launches_the_program_in_the_folder_with_the_file",
+        ),
+    ),
+    Mutant(
+        "BD08",
+        "menu entry: $ left unescaped in the Exec line's quoted argument",
+        "build_scripts/linux/install-desktop-entry.sh",
+        r"""sed -e 's/[\\"`$]/\\&/g' -e 's/^/""",
+        r"""sed -e 's/[\\"`]/\\&/g' -e 's/^/""",
+        ("tests/installers/test_desktop_entry.py::test_the_exec_line_follows_the_desktop_entry_spec",),
+    ),
+    Mutant(
+        "BD09",
+        "MIME types: a release package's ledger.json is typed as plain JSON (opened as a plan)",
+        "build_scripts/linux/dpdesk-mime.xml",
+        r"""    <glob pattern="ledger.json" weight="60"/>""",
+        r"""    <glob pattern="ledger.jsonx" weight="60"/>""",
+        ("tests/installers/test_desktop_entry.py::test_the_desktop_types_a_ledger_and_a_plan_as_dpdesks",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
@@ -4112,6 +4190,10 @@ def pytest_configure(config):
         if root not in where.parents:
             raise pytest.UsageError(f"mutant guard: {name} imported from {where}, not from {root}")
     marker = os.environ.get("MUTANT_MARKER")
+    if os.environ.get("MUTANT_FILE"):
+        if marker and marker not in (root / os.environ["MUTANT_FILE"]).read_text(encoding="utf-8"):
+            raise pytest.UsageError("mutant guard: the copy's file does not hold the mutation")
+        return
     if marker and marker not in Path(mod.__file__).read_text(encoding="utf-8"):
         raise pytest.UsageError("mutant guard: the imported module does not hold the mutation")
 '''
@@ -4137,6 +4219,8 @@ def check_snippets(root: Path = ROOT) -> list[str]:
             problems.append(f"{m.id}: the snippet occurs {n} times in {m.file} (must be exactly once)")
         if m.old == m.new:
             problems.append(f"{m.id}: the replacement equals the snippet")
+        if not m.file.endswith(".py"):
+            continue  # a shell script or data file (build_scripts/linux/): its tests are the only check
         try:
             compile(text.replace(m.old, m.new, 1), m.file, "exec")
         except SyntaxError as exc:
@@ -4190,7 +4274,10 @@ def env_for(repo: Path, m: Mutant | None) -> dict[str, str]:
         PYTHONPATH=str(repo), QT_QPA_PLATFORM="offscreen", MUTANT_ROOT=str(repo), PYTHONDONTWRITEBYTECODE="1"
     )
     if m is not None:
-        env["MUTANT_MODULE"] = m.module
+        if m.file.endswith(".py"):
+            env["MUTANT_MODULE"] = m.module
+        else:  # a build script or data file: its tests read it from the copy (MUTANT_ROOT)
+            env["MUTANT_FILE"] = m.file
         marker = next((ln.strip() for ln in m.new.splitlines() if ln.strip() and ln not in m.old), "")
         env["MUTANT_MARKER"] = marker
     return env
@@ -4226,11 +4313,12 @@ def run_tests(
                     m, "error", "", time.perf_counter() - t0, f"snippet occurs {text.count(m.old)} times"
                 )
             mutated = text.replace(m.old, m.new, 1)
-            compile(mutated, str(target), "exec")
+            if m.file.endswith(".py"):
+                compile(mutated, str(target), "exec")
             target.write_text(mutated, encoding="utf-8")
         env = env_for(repo, m)
         probe = "import dpdesk, importlib, sys; print(dpdesk.__file__); " + (
-            f"print(importlib.import_module({m.module!r}).__file__)" if m else ""
+            f"print(importlib.import_module({m.module!r}).__file__)" if m and m.file.endswith(".py") else ""
         )
         p = subprocess.run(
             [PYTHON, "-c", probe], cwd=repo, env=env, capture_output=True, text=True, timeout=300, check=False
