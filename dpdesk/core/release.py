@@ -231,7 +231,7 @@ def release(
     return result
 
 
-@dataclass
+@dataclass(frozen=True)
 class PreparedRelease:
     """A release checked and computed, nothing charged or written (:func:`prepare_release`): the table loaded and
     checked, the exact statistics computed (in memory, never shown), the plan designed and costed, and, when the
@@ -241,8 +241,8 @@ class PreparedRelease:
     data_path: str | Path
     home: Path
     table: Table
-    designs: list[QueryDesign]
-    exacts: list[Exact]
+    designs: tuple[QueryDesign, ...]
+    exacts: tuple[Exact, ...]
     #: the data check's counts, for the curator's screen only (never written anywhere)
     check: DataCheck
     ledger: Ledger
@@ -326,18 +326,32 @@ def prepare_release(
             close_streamed(table)
             raise
     ledger = ledger_for(home, table.sha256)  # a new dataset is decided again under the home-wide key lock
-    prepared = PreparedRelease(
-        plan, data_path, home, table, designs, exacts, check, ledger, approval, approval_source
-    )
-    prepared.resolution = resolution
+    report, head = None, None
     if read_ledger:
         state = ledger.read()  # the history from its last checkpoint, bound to the recorded head
         _check_settings(plan, state.settings)
-        report = budget_report(plan, state=state)
-        if state.governance_entry is not None or approval is not None:
-            _check_governance(ledger.entries(), plan, state.settings, approval, approval_source)
-        prepared.report, prepared.head = report, (state.seq, state.hash)  # report.fits: whether it would fit
-    return prepared
+        report = budget_report(plan, state=state)  # report.fits: whether it would fit now
+        # as the commit checks it: a governed dataset's approvals against its whole chain
+        governed = state.governance_entry is not None
+        _check_governance(
+            ledger.entries() if governed else [], plan, state.settings, approval, approval_source
+        )
+        head = (state.seq, state.hash)
+    return PreparedRelease(
+        plan,
+        data_path,
+        home,
+        table,
+        tuple(designs),
+        tuple(exacts),
+        check,
+        ledger,
+        approval,
+        approval_source,
+        report,
+        head,
+        resolution,
+    )
 
 
 class LedgerMoved(DpdeskError):
