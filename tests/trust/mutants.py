@@ -4072,6 +4072,16 @@ def _sum128(""",
             "tests/trust/test_merge_duplicates.py::test_sigkill_at_every_durable_step_of_a_merge_never_lowers_spent",
         ),
     ),
+    Mutant(
+        "MG09",
+        "two datasets of one table: the decision under the home-wide key lock charges a new save to one of them",
+        RC,
+        r"""        if len(owners) > 1:
+            return None, lambda: DuplicateDatasets(home, owners)""",
+        r"""        if False:
+            return None, lambda: DuplicateDatasets(home, owners)""",
+        ("tests/trust/test_merge_duplicates.py::test_two_datasets_of_one_table_are_named_never_one_picked",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -36,7 +36,9 @@ from dpdesk.core.budget import spent_of
 from dpdesk.core.errors import LedgerError
 from dpdesk.core.ledger import Ledger
 from dpdesk.core.loading import file_sha256
+from dpdesk.core.plan import load_plan
 from dpdesk.core.recognition import ledger_for, resolve
+from dpdesk.core.release import release
 from tests.trust.test_concurrent_first_use import write_saves
 
 pytestmark = [
@@ -151,11 +153,17 @@ def test_two_datasets_of_one_table_are_named_never_one_picked(tmp_path: Path) ->
             assert r.returncode == 3, (args, r.returncode, r.stdout, r.stderr)
             assert "Traceback" not in r.stderr
             assert t.a in r.stderr and t.b in r.stderr and "dpdesk ledger merge --data" in r.stderr, r.stderr
-    # a third save of the same content, never seen: refused too (not linked to either)
+    # a third save of the same content, never seen: refused too, and linked to neither; the release path that
+    # decides a new file's dataset under the home-wide key lock refuses it too (the engine, without the services)
+    bom = tmp_path / "saves" / "bom.csv"
     with pytest.raises(recognition.DuplicateDatasets):
-        resolve(t.home, tmp_path / "saves" / "bom.csv")
+        resolve(t.home, bom)
+    with pytest.raises(recognition.DuplicateDatasets):
+        release(load_plan(small[t.lf]), bom, t.home, tmp_path / "out-bom")
+    assert not (t.home / "ledgers" / "keys" / file_sha256(bom)).exists()
     assert (ledger(t.home, t.a).path.read_bytes(), ledger(t.home, t.b).path.read_bytes()) == before  # type: ignore[union-attr]
     assert not (tmp_path / "out-crlf.csv").exists() and not (tmp_path / "out-lf.csv").exists()
+    assert not (tmp_path / "out-bom").exists()
 
 
 def test_merge_charges_every_release_of_both_under_the_smaller_budget(tmp_path: Path) -> None:
