@@ -339,6 +339,22 @@ def _build_parser() -> argparse.ArgumentParser:
     v.add_argument("--to", required=True, metavar="ds-...", help=_("the known dataset's public name"))
 
     v = verbs.add_parser(
+        "merge",
+        prog="dpdesk ledger merge",
+        help=_(
+            "merge the datasets that hold one table (made by saves first released at once by an older version)"
+        ),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=data_help)
+    v.add_argument(
+        "--approval",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help=_("the officer's approval of the merge, one for each governed dataset merged"),
+    )
+
+    v = verbs.add_parser(
         "declare-new",
         prog="dpdesk ledger declare-new",
         help=_("(privacy officer) declare a table that resembles a known dataset a new dataset"),
@@ -600,6 +616,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             (recorded, approval, broken),
         ),
         "ledger link": (("dpdesk ledger link --data new_copy.csv --to ds-...",), (recorded, usage, broken)),
+        "ledger merge": ((f"dpdesk ledger merge --data {data}",), (recorded, approval, broken)),
         "ledger declare-new": (
             (
                 'dpdesk ledger declare-new --data new_survey.csv --resembles ds-... --reason "a new survey wave"',
@@ -641,6 +658,10 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
         ),
         "officer approve-declare-new": (
             ("dpdesk officer approve-declare-new --new-dataset ds-... " + approve[0],),
+            (signed, officer_usage),
+        ),
+        "officer approve-merge": (
+            ("dpdesk officer approve-merge --retired ds-... --into ds-... " + approve[0],),
             (signed, officer_usage),
         ),
         "officer approve-forget-identity": (
@@ -767,6 +788,16 @@ def _add_officer_parser(sub: Any) -> None:
     )
     approval_args(v)
     v.add_argument("--new-dataset", required=True, metavar="ds-...", help=_("the near-copy's public name"))
+    v = verbs.add_parser(
+        "approve-merge",
+        prog="dpdesk officer approve-merge",
+        help=_("approve merging two datasets of one table (one approval for each governed one)"),
+    )
+    approval_args(v)
+    v.add_argument("--retired", required=True, metavar="ds-...", help=_("the dataset merged into the other"))
+    v.add_argument(
+        "--into", required=True, metavar="ds-...", help=_("the dataset that charges the table after")
+    )
     v = verbs.add_parser(
         "approve-forget-identity",
         prog="dpdesk officer approve-forget-identity",
@@ -1649,6 +1680,8 @@ def _cmd_officer(args: argparse.Namespace) -> int:
         action, params = "declare_new", svc.declare_new_approval(args.new_dataset)
     elif verb == "approve-forget-identity":
         action, params = "forget_identity", svc.forget_identity_approval(args.reason)
+    elif verb == "approve-merge":
+        action, params = "merge", svc.merge_approval(args.retired, args.into)
     else:
         action, params = "rotate_key", svc.rotate_approval(Path(args.new_officer))
     prompt = (
@@ -1845,6 +1878,7 @@ _LEDGER_VERBS: dict[str, Any] = {
     "govern": lambda a: _ledger_govern(a.data, a.officer, a.require_signed_plans, a.approval),
     "forget-identity": lambda a: _ledger_forget_identity(a.reason, a.approval),
     "link": lambda a: _ledger_link(a.data, a.to),
+    "merge": lambda a: _ledger_merge(a.data, a.approval),
     "declare-new": lambda a: _ledger_declare_new(a.data, a.resembles, a.reason, a.approval),
 }
 
@@ -1893,6 +1927,70 @@ def _ledger_declare_new(data: str, resembles: str, reason: str, approval: str | 
             "and as the first entry of its own."
         ).format(data=shown(data), new=shown(done.dataset), known=shown(resembles), seq=done.entry.seq)
     )
+    return 0
+
+
+def _ledger_merge(data: str, approvals: list[str]) -> int:
+    from dpdesk.core.governance import ApprovalRequired
+    from dpdesk.services.ledger import MergeRequest, merge_approvals_needed, merge_datasets
+
+    request = MergeRequest(_dataset(data), tuple(Path(a) for a in approvals))
+    try:
+        done = merge_datasets(request, _progress())
+    except ApprovalRequired:
+        for dataset, head, retired, into in merge_approvals_needed(request):
+            print(
+                _(
+                    "dpdesk: the officer of {dataset} signs this with: dpdesk officer approve-merge --dataset "
+                    "{dataset} --head {head} --retired {retired} --into {into}"
+                ).format(dataset=shown(dataset), head=head, retired=shown(retired), into=shown(into)),
+                file=sys.stderr,
+            )
+        raise
+    if done.into is None:
+        print(
+            _("{data} has no dataset in this dpdesk home yet: there is nothing to merge.").format(
+                data=shown(data)
+            )
+        )
+        return 0
+    if not done.retired:
+        print(
+            _("{data} belongs to one dataset, {dataset}: there is nothing to merge.").format(
+                data=shown(data), dataset=shown(done.into)
+            )
+        )
+    else:
+        print(
+            _(
+                "Merged into dataset {dataset}: {retired}. Its ledger now charges every release of each (ledger "
+                "entries {seqs}), under the smaller budget; nothing is charged to the others any more."
+            ).format(
+                dataset=shown(done.into),
+                retired=", ".join(shown(d) for d in done.retired),
+                seqs=", ".join(str(e.seq) for e in done.entries) or "-",
+            )
+        )
+    h = done.spent
+    if h is not None:
+        print(
+            _(
+                "Spent: epsilon {spent} of a budget of {budget} in {n} release(s) ({method} accounting)."
+            ).format(
+                spent=f"{h.spent_epsilon:.6g}",
+                budget=f"{h.budget.epsilon:.6g}",
+                n=h.releases,
+                method=h.method,
+            )
+        )
+    if done.overspent:
+        print(
+            _(
+                "dpdesk: dataset {dataset} is overspent: together its releases spent more than its budget, so every "
+                "further release from it is refused (exit 1)."
+            ).format(dataset=shown(done.into)),
+            file=sys.stderr,
+        )
     return 0
 
 

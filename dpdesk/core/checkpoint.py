@@ -202,6 +202,8 @@ class State:
     full: bool = False
     #: whether an entry appended since changed what the totals were composed at (no checkpoint is made from it)
     stale: bool = False
+    #: the dataset this one was merged into (its last entry, ``merged_into``): nothing is charged to it any more
+    retired_into: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The payload of a ``checkpoint`` entry appended after entry ``seq``."""
@@ -269,6 +271,7 @@ def state_of(entries: Sequence[Entry]) -> State:
         checkpoint_seq=last_cp,
         tail=list(entries),
         full=True,
+        retired_into=next((str(e.get("into")) for e in reversed(entries) if e.type == "merged_into"), None),
     )
 
 
@@ -356,7 +359,7 @@ def extended(state: State, entry: Entry) -> State:
     settings, spent = state.settings, state.spent
     settings_entry, governance_entry = state.settings_entry, state.governance_entry
     t = entry.type
-    stale = state.stale or t in ("acknowledge", "simulate", "migrate")
+    stale = state.stale or t in ("acknowledge", "simulate", "migrate", "merge", "merged_into")
     if t == "settings":
         settings, settings_entry = dict(entry.fields["settings"]), entry
         if state.spent.releases == 0:

@@ -286,6 +286,13 @@ def remember_key(home: Path, sha256: str, dataset: str) -> None:
         record_content(home, dataset, cached.key, cached.sketch, cached.columns)
 
 
+def datasets_of_content(home: Path, content: str) -> list[str]:
+    """Every dataset whose recorded tables include this content key, by public id (more than one only in a home
+    where saves of one table were first released at once by a version before issue 24's fix, or after a merge,
+    whose retired dataset keeps its record: :func:`dpdesk.core.recognition.live_owners` tells them apart)."""
+    return sorted(d for d, contents in _dataset_records(home).items() if content in contents)
+
+
 def dataset_of_content(home: Path, content: str) -> str | None:
     """The dataset whose tables include this content key (the earliest recorded if several), or None."""
     owners = [d for d, contents in _dataset_records(home).items() if content in contents]

@@ -49,6 +49,8 @@ class EntryType(StrEnum):
     DECLARED_NEW = "declared_new"
     FORGET_IDENTITY = "forget_identity"
     CHECKPOINT = "checkpoint"
+    MERGE = "merge"
+    MERGED_INTO = "merged_into"
 
 
 ENTRY_TYPES = tuple(t.value for t in EntryType)
@@ -469,6 +471,28 @@ class CheckpointEntry(Entry):
         return dict(self.fields["state"])
 
 
+@dataclass(frozen=True)
+class MergeEntry(Entry):
+    """Another dataset of the same table (``merged``, made by an older version's race) merged into this one: its
+    releases carried (``carried``, costed under this dataset's accounting from then on), both heads and totals, the
+    smaller budget (``settings``), and the officers' approvals when governed."""
+
+    @property
+    def merged(self) -> str:
+        """The public name of the dataset merged into this one (retired)."""
+        return str(self.fields["merged"])
+
+
+@dataclass(frozen=True)
+class MergedIntoEntry(Entry):
+    """The last entry of a dataset merged into another (``into``): nothing is charged to it any more."""
+
+    @property
+    def into(self) -> str:
+        """The public name of the dataset it was merged into."""
+        return str(self.fields["into"])
+
+
 _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.SETTINGS: SettingsEntry,
     EntryType.SPEND: SpendEntry,
@@ -483,6 +507,8 @@ _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.DECLARED_NEW: DeclaredNewEntry,
     EntryType.FORGET_IDENTITY: ForgetIdentityEntry,
     EntryType.CHECKPOINT: CheckpointEntry,
+    EntryType.MERGE: MergeEntry,
+    EntryType.MERGED_INTO: MergedIntoEntry,
 }
 _HEADER = ("seq", "type", "time", "dataset", "prev", "hash")
 
@@ -534,7 +560,9 @@ def salvaged(d: Mapping[str, Any]) -> Entry:
 def settings_in_force(entries: Sequence[Entry]) -> dict[str, Any] | None:
     """The budget, unit of privacy and accounting fixed for a dataset (last settings or acknowledgement)."""
     for e in reversed(entries):
-        if e.type in (EntryType.SETTINGS, EntryType.ACKNOWLEDGE) and isinstance(e.get("settings"), dict):
+        if e.type in (EntryType.SETTINGS, EntryType.ACKNOWLEDGE, EntryType.MERGE) and isinstance(
+            e.get("settings"), dict
+        ):
             return dict(e.fields["settings"])
     return None
 

@@ -54,13 +54,15 @@ from dpdesk.core.officer import (
 from dpdesk.i18n import _
 
 #: The entry types whose every instance on a governed dataset needs an approval (``govern`` after the first).
-GATED = ("settings", "acknowledge", "declare_new", "forget_identity")
+GATED = ("settings", "acknowledge", "declare_new", "forget_identity", "merge", "merged_into")
 #: The approval action each gated entry type records.
 ACTION_OF = {
     "settings": "change_settings",
     "acknowledge": "acknowledge",
     "declare_new": "declare_new",
     "forget_identity": "forget_identity",
+    "merge": "merge",
+    "merged_into": "merge",
 }
 
 
@@ -496,6 +498,10 @@ def _params_of(e: Entry, action: str) -> Mapping[str, Any] | None:
         return {"new_dataset": e.get("new_dataset")}
     if action == "forget_identity":
         return {"reason": e.get("reason")}
+    if action == "merge":  # the same approval's words in both ledgers: which dataset is retired into which
+        if e.type == "merge":
+            return {"retired": e.get("merged"), "into": e.dataset}
+        return {"retired": e.dataset, "into": e.get("into")}
     if action == "approve_plan":
         plan = e.get("plan")
         if isinstance(plan, Mapping) and isinstance(plan.get("budget"), Mapping):

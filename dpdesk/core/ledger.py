@@ -187,9 +187,12 @@ class Ledger:
         return self.path.with_suffix(".lock")
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[LedgerTransaction]:
+    def transaction(self, *, retired: bool = False) -> Iterator[LedgerTransaction]:
         """Hold the ledger's exclusive lock, read it (:meth:`read`: from its last checkpoint when that is bound to
-        the recorded head, else verified whole), and allow appends until the block ends."""
+        the recorded head, else verified whole), and allow appends until the block ends.
+
+        A dataset merged into another (its last entry ``merged_into``) is refused (:class:`LedgerError`, exit 3):
+        nothing is charged to it any more (``retired``: the merge itself, which reads it)."""
         if self.legacy:
             self.verify()  # an old-format ledger is only left unmigrated when broken: this names the problem
         if self.dataset is None:
@@ -205,6 +208,15 @@ class Ledger:
             ) from None
         try:
             state = self.read()
+            if state.retired_into is not None and not retired:
+                raise LedgerError(
+                    _(
+                        "dataset {dataset} was merged into dataset {into} (two datasets of one table): nothing is "
+                        "charged to it any more; its releases count in the ledger of {into}. Run the command again: "
+                        "the table's files are charged to {into} from now on (dpdesk ledger merge --data FILE moves "
+                        "them at once)"
+                    ).format(dataset=self.dataset, into=state.retired_into)
+                )
             yield LedgerTransaction(self, state.tail if state.full else None, state=state)
         finally:
             lock.__exit__(None, None, None)
@@ -796,6 +808,28 @@ def link_key(home: Path, sha256: str, dataset: str) -> str:
             return known
         _link_locked(folder, sha256, dataset)
     return dataset
+
+
+def keys_of(home: Path, dataset: str) -> list[str]:
+    """The local keys (files' SHA-256) that name a dataset in the key index."""
+    folder = home / "ledgers" / "keys"
+    out = []
+    for p in sorted(folder.glob("*")) if folder.is_dir() else []:
+        try:
+            if _KEY_RE.fullmatch(p.name) and p.read_text(encoding="ascii").strip() == dataset:
+                out.append(p.name)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def relink_key(home: Path, sha256: str, to: str) -> None:
+    """Move a file's key to dataset ``to`` (the dataset its own was merged into), under the key folder's lock.
+    Only a merge's survivor is given here (:func:`dpdesk.core.recognition.settle_duplicates`): the dataset left
+    is retired by its ledger, so nothing is charged to it either way."""
+    folder = home / "ledgers"
+    with _locked(folder / "keys.lock"):
+        _link_locked(folder, sha256, to)
 
 
 def _link_locked(folder: Path, sha256: str, to: str) -> None:

@@ -33,6 +33,8 @@ Action kinds (:data:`ACTIONS`) and their parameters:
   ``"settings"`` when the officer states them too);
 - ``declare_new``: ``{"new_dataset": "ds-..."}``, a near-copy declared a new dataset;
 - ``forget_identity``: ``{"reason": str}``, the home's content identities forgotten (the lost secret);
+- ``merge``: ``{"retired": "ds-...", "into": "ds-..."}``, two datasets of one table merged (one approval for each
+  governed side, each bound to that side's head);
 - ``approve_plan``: ``{"plan_sha256": hex, "budget": {...}}``, a plan by its canonical hash, and its budget;
 - ``change_policy``: ``{"policy": {"require_signed_plans": bool}}``;
 - ``rotate_key``: ``{"officer": <new public key file>}``, signed by the *recovery* key (every other action
@@ -85,6 +87,7 @@ ACTIONS: Final = (
     "change_policy",
     "rotate_key",
     "forget_identity",
+    "merge",
 )
 #: The one action the recovery key signs (and the officer key does not).
 ROTATE: Final = "rotate_key"
@@ -850,6 +853,12 @@ def _check_params(action: str, params: Any, dataset: str) -> dict[str, Any]:
     elif action == "forget_identity":
         _exact_keys(p, ("reason",), (), "params")
         _text(p, "reason", "params", empty=False)
+    elif action == "merge":
+        _exact_keys(p, ("retired", "into"), (), "params")
+        if _match(_DATASET, p, "retired", "params") == _match(_DATASET, p, "into", "params"):
+            raise _Bad(_("params.retired must differ from params.into"))
+        if dataset not in (p["retired"], p["into"]):
+            raise _Bad(_("a merge's approval must name its own dataset as retired or into"))
     elif action == "approve_plan":
         _exact_keys(p, ("plan_sha256", "budget"), (), "params")
         _match(_HEX64, p, "plan_sha256", "params")

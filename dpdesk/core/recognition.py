@@ -56,6 +56,7 @@ from dpdesk.core.contents import (
     _remember_refusal,
     check_identity,
     dataset_of_content,
+    datasets_of_content,
     home_secret,
     record_content,
 )
@@ -63,7 +64,7 @@ from dpdesk.core.entries import is_dataset_id
 from dpdesk.core.errors import InputError, LedgerError, LimitError, UsageError
 from dpdesk.core.fsio import locked as _locked
 from dpdesk.core.fsio import write_atomic
-from dpdesk.core.ledger import Ledger, link_key
+from dpdesk.core.ledger import Ledger, link_key, relink_key
 from dpdesk.core.loading.identity import (
     ColumnSketches,
     ContentIdentity,
@@ -434,16 +435,19 @@ def resolve(
     except InputError:
         return Resolution(sha, ledger.dataset, "file" if ledger.dataset is not None else "new", ledger)
     if ledger.dataset is not None:
-        record_content(home, ledger.dataset, ident.key, ident.sketch, ident.columns)
+        ledger = settle_duplicates(
+            home, sha, ident.key, ledger
+        )  # two datasets of this table: named, never one
+        record_content(home, ledger.dataset or "", ident.key, ident.sketch, ident.columns)
         return Resolution(sha, ledger.dataset, "file", ledger)
-    owner = dataset_of_content(home, ident.key) if COPY_RULES.same_rows_share_ledger else None
+    owner = live_owner(home, ident.key) if COPY_RULES.same_rows_share_ledger else None
     if owner is not None:
         linked = link_key(home, sha, owner)
         how: Literal["file", "content"] = "file" if linked != owner else "content"
         return Resolution(sha, linked, how, ledger_for(home, sha))
     near = tuple(
         Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed)
-        for d, m in resembles(home, ident.sketch, columns=ident.columns)
+        for d, m in _not_retired(home, resembles(home, ident.sketch, columns=ident.columns))
     )
     return Resolution(sha, None, "new", ledger, near)
 
@@ -451,10 +455,104 @@ def resolve(
 def ledger_for(home: Path, sha256: str) -> Ledger:
     """The ledger of the data file with this SHA-256 (:meth:`Ledger.for_dataset`), which decides the file's
     dataset again under the home-wide key lock before it makes a new one (:func:`recheck_new`): every ledger a
-    release or a ``ledger`` verb opens by a data file comes from here."""
+    release or a ``ledger`` verb opens by a data file comes from here. A file of a table that more than one dataset
+    holds is refused (:class:`DuplicateDatasets`), and one of a dataset merged into another opens that other's
+    ledger (:func:`settle_duplicates`)."""
     ledger = Ledger.for_dataset(home, sha256)
     ledger.decide_new = recheck_new
+    if ledger.dataset is not None and not ledger.legacy:
+        cached = _cached(home, sha256)
+        if cached is not None:
+            ledger = settle_duplicates(home, sha256, cached.key, ledger)
     return ledger
+
+
+class DuplicateDatasets(LedgerError):
+    """A table's content belongs to more than one live dataset (saves first released at once by a version before
+    issue 24's fix): dpdesk never picks one; they are merged first (``dpdesk ledger merge``, exit 3)."""
+
+    def __init__(self, home: Path, datasets: list[str]) -> None:
+        parts = []
+        for d in datasets:
+            h, broken = spent_by(home, d)
+            if broken:
+                parts.append(_("{dataset} (its ledger does not verify)").format(dataset=d))
+            elif h is None or h.releases == 0:
+                parts.append(_("{dataset} (nothing released)").format(dataset=d))
+            else:
+                parts.append(
+                    _("{dataset} (epsilon {spent} of {budget} spent in {n} release(s))").format(
+                        dataset=d,
+                        spent=f"{h.spent_epsilon:.6g}",
+                        budget=f"{h.budget.epsilon:.6g}",
+                        n=h.releases,
+                    )
+                )
+        super().__init__(
+            _(
+                "this table belongs to {n} datasets of this dpdesk home: {list}. They were made when saves of it were "
+                "first released at the same moment by an older version, and each kept a budget of its own, so "
+                "dpdesk picks none of them and nothing is released. Merge them: dpdesk ledger merge --data FILE "
+                "(one dataset then charges every release of all of them, under the smallest budget; with --approval "
+                "FILE from the officer of each governed one)"
+            ).format(n=len(datasets), list="; ".join(parts))
+        )
+        self.datasets = tuple(datasets)
+
+
+def retired_into(home: Path, dataset: str) -> str | None:
+    """The dataset a dataset was merged into (its verified ledger ends with ``merged_into``), else None (a
+    ledger that does not verify is not retired: it still counts as a dataset of its table)."""
+    if not is_dataset_id(dataset):
+        return None
+    try:
+        state = Ledger(dataset, home / "ledgers" / f"{dataset}.jsonl", home=home).read()
+    except LedgerError:
+        return None
+    return state.retired_into
+
+
+def live_owners(home: Path, content: str) -> list[str]:
+    """The datasets of a content key that were not merged into another (by their ledgers, not by a mark in the
+    home's identity files: retirement is proven by the anchored chain)."""
+    owners = datasets_of_content(home, content)
+    if len(owners) <= 1:
+        return owners
+    return [d for d in owners if retired_into(home, d) is None]
+
+
+def live_owner(home: Path, content: str) -> str | None:
+    """The one live dataset of a content key, or None; :class:`DuplicateDatasets` when there are several."""
+    owners = live_owners(home, content)
+    if len(owners) > 1:
+        raise DuplicateDatasets(home, owners)
+    return owners[0] if owners else None
+
+
+def settle_duplicates(home: Path, sha256: str, content: str, ledger: Ledger) -> Ledger:
+    """``ledger`` (the file's dataset by its bytes) when its table has no other live dataset; the live one's
+    ledger when the file's dataset was merged into it (the file's key is moved there); :class:`DuplicateDatasets`
+    when the table has several live datasets."""
+    owners = datasets_of_content(home, content)
+    if not owners or owners == [ledger.dataset]:
+        return ledger
+    live = [d for d in {*owners, ledger.dataset} if d is not None and retired_into(home, d) is None]
+    if len(live) > 1:
+        raise DuplicateDatasets(home, sorted(live))
+    if ledger.dataset in live:
+        return ledger
+    target = live[0] if live else retired_into(home, ledger.dataset or "")
+    if target is None or target == ledger.dataset:
+        return ledger
+    relink_key(home, sha256, target)
+    moved = Ledger.for_dataset(home, sha256)
+    moved.decide_new = recheck_new
+    return moved
+
+
+def _not_retired(home: Path, near: list[tuple[str, Match]]) -> list[tuple[str, Match]]:
+    """The resemblances of datasets not merged into another (a merged dataset's table is its survivor's too)."""
+    return [(d, m) for d, m in near if retired_into(home, d) is None]
 
 
 def recheck_new(home: Path, sha256: str) -> tuple[str | None, Callable[[], LedgerError] | None]:
@@ -472,10 +570,13 @@ def recheck_new(home: Path, sha256: str) -> tuple[str | None, Callable[[], Ledge
     if ident is None:
         return None, None
     if COPY_RULES.same_rows_share_ledger:
-        same = dataset_of_content(home, ident.key)
-        if same is not None:
-            return same, None
+        owners = live_owners(home, ident.key)
+        if len(owners) > 1:
+            return None, lambda: DuplicateDatasets(home, owners)
+        if owners:
+            return owners[0], None
     near = resembles(home, ident.sketch, columns=ident.columns) if COPY_RULES.near_copies_refused else []
+    near = _not_retired(home, near) if near else near
     if not near:
         return None, None
     return None, lambda: near_copy_refusal(home, sha256, near)

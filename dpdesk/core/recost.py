@@ -354,7 +354,7 @@ def effective(entries: Sequence[Entry], *, settings: dict[str, Any] | None = Non
     for e in entries:
         t = e.type
         previous_unit = (settings or {}).get("privacy_unit")
-        if t in ("settings", "acknowledge") and isinstance(e.get("settings"), dict):
+        if t in ("settings", "acknowledge", "merge") and isinstance(e.get("settings"), dict):
             settings = e.fields["settings"]
         unit = (settings or {}).get("privacy_unit")
         if t == "spend":
@@ -384,6 +384,28 @@ def effective(entries: Sequence[Entry], *, settings: dict[str, Any] | None = Non
                     r.get("trace"),
                     r.get("unit") or unit,
                 )
+                out.append(eff)
+                by_id[eff.release_id] = eff
+            continue
+        elif t == "merge":
+            # another dataset of the same table merged into this one: each of its releases counts here, costed
+            # under this dataset's unit of privacy (never less than it was booked at there)
+            for r in e.get("carried", []):
+                costs = _costs(r["costs"])
+                eff = Effective(
+                    str(r.get("release_id")),
+                    int(r.get("seq") or 0),
+                    costs,
+                    r.get("delta_prime"),
+                    costs,
+                    r.get("plan"),
+                    r.get("trace"),
+                    r.get("unit") or unit,
+                )
+                if unit is not None and eff.unit is not None and eff.unit != unit:
+                    new, why = _cost_or_budget(eff, unit, settings)
+                    if _higher(new, eff.costs):
+                        eff.costs, eff.why = new, [*eff.why, *why]
                 out.append(eff)
                 by_id[eff.release_id] = eff
             continue

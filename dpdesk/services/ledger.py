@@ -848,9 +848,9 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
         gated: list[tuple[LedgerTransaction, dict[str, Any]]] = []
         for dataset in sorted(anchor.recorded_identities(home)):
             path = home / "ledgers" / f"{dataset}.jsonl"
-            tx = stack.enter_context(Ledger(dataset, path, home=home).transaction())
-            if governance_of(tx.entries) is None:
-                continue
+            tx = stack.enter_context(Ledger(dataset, path, home=home).transaction(retired=True))
+            if tx.state.retired_into is not None or governance_of(tx.entries) is None:
+                continue  # a dataset merged into another is closed: its merge is its last entry
             doc, source = docs.pop(dataset, (None, None))
             approved = require(
                 tx.entries,
@@ -871,3 +871,295 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
         for tx, payload in gated:  # recorded first: an approval is used once, and what was done is on record
             tx.append("forget_identity", payload)
         return forget_identities(home, reason)
+
+
+# ----------------------------------------------------------------------------- two datasets of one table
+@dataclass(frozen=True)
+class MergeRequest:
+    """Merge every dataset that holds the table ``dataset.data`` (made by saves of it first released at once by a
+    version before issue 24's fix) into one; ``approvals``: the officer's approval of ``merge`` for each governed
+    one, bound to its head."""
+
+    dataset: Dataset
+    approvals: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What a merge did: the dataset that charges the table from now on (None when the table has no dataset),
+    the datasets retired into it now or before, the ``merge`` entries written, what the survivor's history spent
+    under its accounting method, and whether that is more than its budget (then every release is refused)."""
+
+    into: str | None
+    retired: tuple[str, ...]
+    entries: tuple[Entry, ...]
+    spent: Any = None
+    overspent: bool = False
+
+
+def _merge_rank(entries: Sequence[Entry], dataset: str) -> tuple[bool, float, float, str]:
+    """Which dataset survives a merge: a governed one first (its governance is kept), then the smaller budget,
+    then the more spent, then the public name (so that two runs choose alike)."""
+    from dpdesk.core.budget import spent_of
+    from dpdesk.core.checkpoint import state_of
+    from dpdesk.core.governance import governance_of
+
+    h = spent_of(state_of(entries))
+    budget = h.budget.epsilon if h is not None else float("inf")
+    spent = h.spent_epsilon if h is not None else 0.0
+    return (governance_of(entries) is None, budget, -spent, dataset)
+
+
+def _merged_settings(
+    into: Mapping[str, Any] | None, other: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The settings of the merged dataset: the survivor's unit of privacy and accounting, the smaller epsilon and
+    the smaller delta of the two budgets (one table, one budget: never the larger)."""
+    if into is None:
+        return dict(other) if other is not None else None
+    if other is None:
+        return dict(into)
+    a, b = into["budget"], other["budget"]
+    budget = {
+        **dict(a),
+        "epsilon": min(float(a["epsilon"]), float(b["epsilon"])),
+        "delta": min(float(a["delta"]), float(b["delta"])),
+    }
+    return {**dict(into), "budget": budget}
+
+
+def _totals(dataset: str, entries: Sequence[Entry]) -> dict[str, Any]:
+    """A dataset's head and what it spent, as a merge entry records it (both sides)."""
+    from dpdesk.core.budget import spent_of
+    from dpdesk.core.checkpoint import state_of
+
+    state = state_of(entries)
+    h = spent_of(state)
+    return {
+        "dataset": dataset,
+        "head": {"seq": state.seq, "hash": state.hash},
+        "releases": h.releases if h is not None else 0,
+        "spent": h.spent.to_dict() if h is not None else None,
+        "budget": h.budget.to_dict() if h is not None else None,
+    }
+
+
+def _carried(retired: str, entries: Sequence[Entry], done: set[str]) -> list[dict[str, Any]]:
+    """The retired dataset's releases (spends, carried and simulated ones) at what they cost there now, except
+    those a merge entry carried already (a merge resumed after a crash)."""
+    from dpdesk.core.recost import effective
+
+    out = []
+    for eff in effective(entries):
+        rid = eff.release_id if not eff.release_id.startswith("simulate-") else f"{retired}/{eff.release_id}"
+        if rid in done:
+            continue
+        out.append(
+            {
+                "release_id": rid,
+                "seq": eff.seq,
+                "from": retired,
+                "costs": [c.to_dict() for c in eff.costs],
+                "delta_prime": eff.delta_prime,
+                "plan": eff.plan,
+                "trace": eff.trace,
+                "unit": eff.unit,
+            }
+        )
+    return out
+
+
+def _merge_pair(home: Path, into: str, retired: str, docs: dict[str, tuple[bytes, Path]]) -> Entry | None:
+    """Merge dataset ``retired`` into ``into``: both ledgers locked (in the order of their ids) and verified whole;
+    the officers' approvals checked; a ``merge`` entry in ``into`` (the retired releases carried, both heads and
+    totals, the smaller budget), then a ``merged_into`` entry closing ``retired``. Each durable step is a
+    :func:`dpdesk.core.faults.step`: a crash before the ``merge`` entry changes nothing, one after it leaves both
+    ledgers' releases counted in ``into`` (and the table refused until the merge is run again, which carries
+    nothing twice and closes ``retired``)."""
+    import contextlib
+
+    from dpdesk.core import faults
+    from dpdesk.core.entries import settings_in_force
+    from dpdesk.core.governance import require
+    from dpdesk.core.ledger import Ledger
+
+    ledgers = {d: Ledger(d, home / "ledgers" / f"{d}.jsonl", home=home) for d in (into, retired)}
+    with contextlib.ExitStack() as stack:
+        txs = {d: stack.enter_context(ledgers[d].transaction(retired=d == retired)) for d in sorted(ledgers)}
+        a, b = txs[into].entries, txs[retired].entries
+        if txs[retired].state.retired_into is not None:
+            return None  # closed already (by another run)
+        params = {"retired": retired, "into": into}
+        approved = {}
+        for d, entries in ((into, a), (retired, b)):
+            doc, source = docs.pop(d, (None, None))
+            approved[d] = require(
+                entries,
+                "merge",
+                params,
+                doc,
+                source=str(source) if source is not None else None,
+                what=_("merging two datasets of one table"),
+            )
+        done = {
+            str(r.get("release_id"))
+            for e in a
+            if e.type == "merge" and e.get("merged") == retired
+            for r in e.get("carried", [])
+        }
+        carried = _carried(retired, b, done)
+        entry: Entry | None = None
+        if carried or not any(e.type == "merge" and e.get("merged") == retired for e in a):
+            payload: dict[str, Any] = {
+                "merged": retired,
+                "reason": "two datasets of one table (its saves first released at once by an older version): "
+                "every release of both is charged here, under the smaller budget",
+                "this": _totals(into, a),
+                "other": _totals(retired, b),
+                "carried": carried,
+                "decided_by": "officer" if approved[into] is not None else "curator",
+            }
+            merged = _merged_settings(settings_in_force(a), settings_in_force(b))
+            if merged is not None and merged != settings_in_force(a):
+                payload["settings"] = merged
+            signed = approved[into]
+            if signed is not None:
+                payload["approval"] = signed.to_record()
+            faults.step("merge: append the merge entry")
+            entry = txs[into].append("merge", payload)
+        closing: dict[str, Any] = {
+            "into": into,
+            "into_head": {"seq": txs[into].state.seq, "hash": txs[into].state.hash},
+            "decided_by": "officer" if approved[retired] is not None else "curator",
+        }
+        signed = approved[retired]
+        if signed is not None:
+            closing["approval"] = signed.to_record()
+        faults.step("merge: append the merged_into entry")
+        txs[retired].append("merged_into", closing)
+        return entry
+
+
+def _move_table(home: Path, retired: str, into: str) -> None:
+    """After ``retired`` was closed: its tables' contents recorded for ``into`` and its files' keys moved there
+    (idempotent; until done, a file of it is followed to ``into`` when it is opened)."""
+    from dpdesk.core import faults
+    from dpdesk.core.contents import _records, record_content
+    from dpdesk.core.ledger import keys_of, relink_key
+    from dpdesk.core.loading.identity import Sketch
+
+    raw = _records(home).get(retired, {})
+    found = raw.get("columns")
+    columns: dict[str, Any] = found if isinstance(found, dict) else {}
+    from dpdesk.core.contents import _columns_of
+
+    faults.step("merge: record the contents")
+    for content, sketch in raw.get("contents", {}).items():
+        try:
+            record_content(home, into, content, Sketch.from_json(sketch), _columns_of(columns.get(content)))
+        except (TypeError, KeyError, ValueError):
+            continue
+    faults.step("merge: move the keys")
+    for sha in keys_of(home, retired):
+        relink_key(home, sha, into)
+
+
+@dataclass(frozen=True)
+class _MergePlan:
+    home: Path
+    closed: dict[str, str | None]  # every dataset of the table -> the one it was merged into (None: live)
+    live: list[str]
+    into: str | None
+
+
+def _merge_plan(request: MergeRequest, progress: Progress) -> _MergePlan:
+    """The datasets of the request's table (by its content, and by its bytes), which are live, and the survivor:
+    a governed one if any (its governance is kept), else the one with the smaller budget (:func:`_merge_rank`)."""
+    from dpdesk.core.contents import check_identity, datasets_of_content
+    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.loading import file_sha256
+    from dpdesk.core.recognition import identity_of, retired_into
+
+    home, data = request.dataset.home, request.dataset.data
+    if data is None:
+        raise UsageError(_("merging needs the data file (--data FILE)"))
+    sha = request.dataset.sha256 or file_sha256(data, progress)
+    check_identity(home)
+    ident = identity_of(home, data, sha256=sha, progress=progress)
+    by_key = Ledger.for_dataset(home, sha).dataset
+    owners = sorted({*datasets_of_content(home, ident.key), *([by_key] if by_key else [])})
+    closed = {d: retired_into(home, d) for d in owners}
+    live = [d for d in owners if closed[d] is None]
+    into: str | None = live[0] if live else None
+    if len(live) > 1:
+        ranks = {
+            d: _merge_rank(Ledger(d, home / "ledgers" / f"{d}.jsonl", home=home).verify(), d) for d in live
+        }
+        into = min(live, key=lambda d: ranks[d])
+    return _MergePlan(home, closed, live, into)
+
+
+def merge_approvals_needed(request: MergeRequest) -> list[tuple[str, str, str, str]]:
+    """For the officer: each governed dataset a merge needs an approval for, as (dataset, its head ``SEQ:HASH``,
+    the dataset retired, the one it is merged into)."""
+    from dpdesk.core.governance import governance_of
+    from dpdesk.core.ledger import Ledger
+
+    plan = _merge_plan(request, NULL_PROGRESS)
+    out = []
+    for other in sorted(d for d in plan.live if d != plan.into):
+        assert plan.into is not None
+        for d in (plan.into, other):
+            entries = Ledger(d, plan.home / "ledgers" / f"{d}.jsonl", home=plan.home).verify()
+            if governance_of(entries) is not None:
+                head = f"{entries[-1].seq}:{entries[-1].hash}" if entries else "0:" + "0" * 64
+                out.append((d, head, other, plan.into))
+    return out
+
+
+def merge_datasets(request: MergeRequest, progress: Progress = NULL_PROGRESS) -> Merged:
+    """Merge the datasets of one table (:class:`MergeRequest`): the survivor is a governed one if any (its
+    governance is kept), else the one with the smaller budget; each other is merged into it
+    (:func:`_merge_pair`) and its files moved there. Nothing to merge: ``Merged`` names the one dataset.
+
+    Refused: without the data file (:class:`UsageError`); a governed side without its officer's approval
+    (:class:`~dpdesk.core.officer.ApprovalError`); a broken ledger (:class:`LedgerError`, exit 3: acknowledged
+    first)."""
+    from dpdesk.core.budget import spent_of
+    from dpdesk.core.ledger import Ledger
+
+    plan = _merge_plan(request, progress)
+    home, closed, into = plan.home, dict(plan.closed), plan.into
+    docs: dict[str, tuple[bytes, Path]] = {}
+    for path in request.approvals:
+        doc = _read_approval(path)
+        assert doc is not None
+        name = _approval_dataset(doc)
+        if name is None or name in docs:
+            raise UsageError(_("{path}: not an approval for one more dataset").format(path=path))
+        docs[name] = (doc, path)
+    written: list[Entry] = []
+    if into is not None:
+        for other in sorted(d for d in plan.live if d != into):
+            progress.check_cancelled()
+            entry = _merge_pair(home, into, other, docs)
+            if entry is not None:
+                written.append(entry)
+            closed[other] = into
+    if docs:
+        raise UsageError(
+            _("an approval names dataset {dataset}, which is not merged here").format(
+                dataset=", ".join(sorted(docs))
+            )
+        )
+    for d, target in sorted(closed.items()):
+        if target is not None:
+            _move_table(home, d, target)
+    spent = None
+    if into is not None:
+        spent = spent_of(Ledger(into, home / "ledgers" / f"{into}.jsonl", home=home).read())
+    overspent = spent is not None and (
+        spent.spent_epsilon > spent.budget.epsilon or spent.spent.delta > spent.budget.delta
+    )
+    retired = tuple(sorted(d for d, t in closed.items() if t is not None))
+    return Merged(into, retired, tuple(written), spent, overspent)

@@ -157,6 +157,11 @@ def declare_new_approval(new_dataset: str) -> dict[str, Any]:
     return {"new_dataset": new_dataset}
 
 
+def merge_approval(retired: str, into: str) -> dict[str, Any]:
+    """``merge``: which dataset of one table is retired into which (the same words in both approvals)."""
+    return {"retired": retired, "into": into}
+
+
 def forget_identity_approval(reason: str) -> dict[str, Any]:
     """``forget_identity``: the reason the curator will record (the same words)."""
     return {"reason": reason.strip()}

@@ -82,6 +82,8 @@ def params_for(action: str, new_officer: of.OfficerPublicKey | None = None) -> d
         return {"policy": {"require_signed_plans": False}}
     if action == "forget_identity":
         return {"reason": "the identity secret's backup was lost"}
+    if action == "merge":
+        return {"retired": OTHER_DS, "into": DS}
     assert action == of.ROTATE and new_officer is not None
     return of.rotate_params(new_officer)
 
