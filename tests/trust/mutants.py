@@ -4171,6 +4171,8 @@ def _sum128(""",
         r"""    <glob pattern="ledger.json" weight="60"/>""",
         r"""    <glob pattern="ledger.jsonx" weight="60"/>""",
         ("tests/installers/test_desktop_entry.py::test_the_desktop_types_a_ledger_and_a_plan_as_dpdesks",),
+    ),
+    Mutant(
         "MG01",
         "two datasets of one table: a file named by its bytes is charged to its own dataset without a word",
         RC,
