@@ -66,6 +66,7 @@ from dpdesk.core.entries import (
     new_dataset_id,
     parse_entry,
     read_chain,
+    written_by,
 )
 from dpdesk.core.entries import checked_line as _checked_line
 from dpdesk.core.entries import now as _now
@@ -374,6 +375,7 @@ class Ledger:
             "dataset": dataset,
             "prev": GENESIS,
             **payload,
+            **written_by(),
         }
         entry["hash"] = entry_hash(entry)
         first = anchor.Head(1, entry["hash"])
@@ -604,6 +606,7 @@ class LedgerTransaction:
             "dataset": self.ledger.dataset,
             "prev": prev,
             **payload,
+            **written_by(),
         }
         stored["hash"] = entry_hash(stored)
         entry = parse_entry(stored)
@@ -908,6 +911,7 @@ def _migrate(home: Path, sha256: str) -> Ledger:
             "evidence_file": evidence.name,
             "entries_migrated": len(rebuilt),
             "exposed_packages": exposed,
+            **written_by(),
         }
         mig["hash"] = entry_hash(mig)
         rebuilt.append(mig)
