@@ -803,10 +803,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run()
     parser = _build_parser()
     if len(argv) == 1 and not argv[0].startswith("-") and argv[0] not in _commands(parser):
-        argv = [
-            "open",
-            argv[0],
-        ]  # dpdesk PATH, as a file manager runs it (the desktop entry's Exec=dpdesk %f)
+        # dpdesk PATH, as a file manager runs it (the desktop entry's Exec=dpdesk %f)
+        argv = ["open", argv[0]]
     args = parser.parse_args(argv)
     if args.selftest:
         parser.error(_("--selftest is given alone"))
