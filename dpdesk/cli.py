@@ -802,7 +802,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run()
     parser = _build_parser()
-    if len(argv) == 1 and not argv[0].startswith("-") and argv[0] not in _commands(parser):
+    if len(argv) == 1 and _a_path(argv[0]) and argv[0] not in _commands(parser):
         # dpdesk PATH, as a file manager runs it (the desktop entry's Exec=dpdesk %f)
         argv = ["open", argv[0]]
     args = parser.parse_args(argv)
@@ -918,6 +918,18 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's captured stream)
         pass
+
+
+def _a_path(word: str) -> bool:
+    """Whether ``dpdesk WORD`` means a file to open: it exists, or it looks like a path (a misspelt command, such
+    as ``dpdesk relase``, keeps argparse's message listing the commands)."""
+    import os
+
+    return (
+        bool(word)
+        and not word.startswith("-")
+        and (os.path.exists(word) or "/" in word or os.sep in word or "." in word)
+    )
 
 
 def _commands(parser: argparse.ArgumentParser) -> set[str]:

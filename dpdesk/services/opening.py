@@ -84,7 +84,7 @@ def _json_kind(text: str, whole: bool) -> Kind | None:
     first_line = text.split("\n", 1)[0]
     try:
         entry = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON on its own line, or nested past the interpreter's limit
         entry = None
     if isinstance(entry, dict) and {"seq", "type", "prev", "hash", "dataset"} <= set(entry):
         return "ledger"

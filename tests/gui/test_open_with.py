@@ -158,3 +158,19 @@ def test_exported_ledgers_and_tables_are_told_by_content(tmp_path: Path) -> None
     assert identify(parquet).kind == "table"
     assert identify(SAMPLES / "census_sample.csv").kind == "table"
     assert identify(PLAN).kind == "plan"
+
+
+def test_a_misspelt_command_is_still_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["relase"])
+    assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_a_deeply_nested_json_file_is_named_not_a_traceback(tmp_path: Path) -> None:
+    from dpdesk.core.errors import DpdeskError
+    from dpdesk.services.opening import identify
+
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"a": ' + "[" * 200_000 + "]" * 200_000 + "}", encoding="utf-8")
+    with pytest.raises(DpdeskError, match="neither a plan"):
+        identify(deep)

@@ -4104,6 +4104,22 @@ def _sum128(""",
         r'''    plan = "resources/samples/cps_wages_plan.json"''',
         ("tests/cli/test_help_paths.py",),
     ),
+    Mutant(
+        "VR14",
+        "a deeply nested JSON file given to open ends in a traceback instead of a message",
+        "dpdesk/services/opening.py",
+        r"""    except (ValueError, RecursionError):  # not JSON on its own line, or nested past the interpreter's limit""",
+        r"""    except ValueError:""",
+        ("tests/gui/test_open_with.py::test_a_deeply_nested_json_file_is_named_not_a_traceback",),
+    ),
+    Mutant(
+        "VR15",
+        "a misspelt command (dpdesk relase) is taken for a file to open, losing argparse's list of commands",
+        "dpdesk/cli.py",
+        r"""(os.path.exists(word) or "/" in word or os.sep in word or "." in word)""",
+        r"""True""",
+        ("tests/gui/test_open_with.py::test_a_misspelt_command_is_still_a_usage_error",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
