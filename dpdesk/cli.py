@@ -136,8 +136,17 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND", title=_("commands"))
 
-    o = sub.add_parser("open", help=_("open the desktop app with a table or a plan"))
-    o.add_argument("file", help=_("a table (CSV, Excel, Parquet) or a plan (.json) to open"))
+    o = sub.add_parser(
+        "open",
+        help=_("open the desktop app with a table, a plan or a release package (also: dpdesk PATH)"),
+    )
+    o.add_argument(
+        "file",
+        help=_(
+            "a table (CSV, Excel, Parquet), a plan (.json), a release package (its folder or its ledger.json) or "
+            "an exported ledger (.jsonl), told apart by their content"
+        ),
+    )
 
     b = sub.add_parser("budget", help=_("sensitivity, noise and budget of a plan, without reading data"))
     b.add_argument("plan", help=_("the plan file (JSON)"))
@@ -485,8 +494,9 @@ def _epilog(examples: Sequence[str], codes: Sequence[tuple[int, str]]) -> str:
 
 def _add_help_notes(top: argparse.ArgumentParser) -> None:
     """Give dpdesk's help and each command's an example and its exit codes (the parsers are built first)."""
-    plan = "resources/samples/cps_wages_plan.json"
-    data = "resources/samples/census_sample.csv"
+    # files of the user's (an installed copy has no resources/samples folder to point to)
+    plan = "plan.json"
+    data = "your.csv"
     done = (0, _("done"))
     usage = (2, _("bad plan, data or usage"))
     broken = (
@@ -528,10 +538,16 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ),
         ),
         "open": (
-            (f"dpdesk open {data}",),
+            (f"dpdesk open {data}", f"dpdesk open {plan}", "dpdesk open demo-release/ledger.json"),
             (
                 (0, _("the app was closed")),
-                (2, _("the app could not start (the cause and the fix are printed)")),
+                (
+                    2,
+                    _(
+                        "the app could not start, or the path is none of what it opens (the cause and the fix are "
+                        "printed)"
+                    ),
+                ),
             ),
         ),
         "budget": (
@@ -828,6 +844,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run()
     parser = _build_parser()
+    if len(argv) == 1 and _a_path(argv[0]) and argv[0] not in _commands(parser):
+        # dpdesk PATH, as a file manager runs it (the desktop entry's Exec=dpdesk %f)
+        argv = ["open", argv[0]]
     args = parser.parse_args(argv)
     if args.selftest:
         parser.error(_("--selftest is given alone"))
@@ -943,10 +962,37 @@ def _silence_stdout() -> None:
         pass
 
 
+def _a_path(word: str) -> bool:
+    """Whether ``dpdesk WORD`` means a file to open: it exists, or it looks like a path (a misspelt command, such
+    as ``dpdesk relase``, keeps argparse's message listing the commands)."""
+    import os
+
+    return (
+        bool(word)
+        and not word.startswith("-")
+        and (os.path.exists(word) or "/" in word or os.sep in word or "." in word)
+    )
+
+
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    """The top-level command words (budget, release, open, ...)."""
+    return {n for a in parser._actions if isinstance(a, argparse._SubParsersAction) for n in a.choices}
+
+
 def _gui(args: argparse.Namespace) -> int:
     """Start the desktop app; a start-up failure is one line with its cause and fix on the terminal, exit 2 (and
-    a dialog where Qt can start, a line in the dpdesk home's startup.log where it is writable)."""
+    a dialog where Qt can start, a line in the dpdesk home's startup.log where it is writable). A path that is
+    none of what dpdesk opens is named, with what it opens, before the app starts (exit 2)."""
     from dpdesk.gui import startup
+
+    if getattr(args, "file", None):
+        from dpdesk.services.opening import identify
+
+        try:
+            identify(args.file)
+        except DpdeskError as exc:
+            print("dpdesk: " + shown(exc, keep_newlines=True), file=sys.stderr)
+            return 2
 
     problem = startup.display_problem() or startup.qt_problem()  # before Qt can abort the process
     if problem is None:

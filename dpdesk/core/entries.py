@@ -73,6 +73,14 @@ def now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
+def written_by() -> dict[str, str]:
+    """The field each new entry carries: the version of dpdesk that wrote it (:data:`dpdesk.__version__`: the
+    git tag's, or a development version that says it is one)."""
+    from dpdesk import __version__
+
+    return {"dpdesk_version": __version__}
+
+
 def _finite(text: str) -> float:
     x = float(text)
     if not math.isfinite(x):

@@ -66,6 +66,7 @@ from dpdesk.core.entries import (
     new_dataset_id,
     parse_entry,
     read_chain,
+    written_by,
 )
 from dpdesk.core.entries import checked_line as _checked_line
 from dpdesk.core.entries import now as _now
@@ -386,6 +387,7 @@ class Ledger:
             "dataset": dataset,
             "prev": GENESIS,
             **payload,
+            **written_by(),
         }
         entry["hash"] = entry_hash(entry)
         first = anchor.Head(1, entry["hash"])
@@ -616,6 +618,7 @@ class LedgerTransaction:
             "dataset": self.ledger.dataset,
             "prev": prev,
             **payload,
+            **written_by(),
         }
         stored["hash"] = entry_hash(stored)
         entry = parse_entry(stored)
@@ -942,6 +945,7 @@ def _migrate(home: Path, sha256: str) -> Ledger:
             "evidence_file": evidence.name,
             "entries_migrated": len(rebuilt),
             "exposed_packages": exposed,
+            **written_by(),
         }
         mig["hash"] = entry_hash(mig)
         rebuilt.append(mig)

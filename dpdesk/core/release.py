@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpdesk import __version__
 from dpdesk.core import accounting as acc
 from dpdesk.core import mechanisms as mech
 from dpdesk.core import statistics
@@ -483,7 +482,6 @@ def _charge(
             "spend",
             {
                 "release_id": uuid.uuid4().hex,
-                "dpdesk_version": __version__,
                 "title": plan.title,
                 "plan_hash": plan.plan_hash(),
                 "plan": plan.to_dict(),

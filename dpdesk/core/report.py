@@ -44,11 +44,13 @@ def _build(path: Path | IO[bytes], story: list[Any], title: str) -> None:
     from reportlab.lib.units import mm
     from reportlab.platypus import SimpleDocTemplate
 
+    from dpdesk import __version__ as version
+
     def footer(canvas: Any, doc: Any) -> None:
         canvas.saveState()
         canvas.setFont(LATIN, 7)
         canvas.setFillGray(0.4)
-        canvas.drawString(18 * mm, 10 * mm, "dpdesk")
+        canvas.drawString(18 * mm, 10 * mm, f"dpdesk {version}")  # the version that wrote the report
         canvas.drawRightString(A4[0] - 18 * mm, 10 * mm, _("page {n}").format(n=doc.page))
         canvas.restoreState()
 

@@ -98,6 +98,9 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
             _qt_translator = tr
     _add_cjk_font()
     settings = QSettings(str(home / "settings.ini"), QSettings.Format.IniFormat)
+    from dpdesk.gui.main_window import window_icon
+
+    app.setWindowIcon(window_icon())  # its dialogs' too
     window = MainWindow(AppState(home), settings, defer_views=defer_views)
     return app, window
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
+
+
+def window_icon() -> QIcon:
+    """dpdesk's icon (resources/icons/dpdesk.png, made by build_scripts/make_icons.py) for its windows."""
+    from dpdesk.resources import resource
+
+    return QIcon(str(resource("icons", "dpdesk.png")))
 
 
 def data_filter() -> str:
@@ -86,6 +93,7 @@ class MainWindow(QMainWindow):
         self.pool = pool
         self.job: Worker | None = None
         self.setWindowTitle("dpdesk")
+        self.setWindowIcon(window_icon())
         self.setAcceptDrops(True)
         self.views_ready = False
 
@@ -542,12 +550,23 @@ class MainWindow(QMainWindow):
             self.job.cancel()
 
     # ------------------------------------------------------------------ file actions
-    def open_path(self, path: str) -> None:
-        """Open a table or, for .json, a plan."""
-        if path.lower().endswith(".json"):
-            self.open_plan(path)
-        else:
-            self.open_data(path)
+    def open_path(self, path: str) -> Worker | bool | None:
+        """Open what ``path`` is, told by its content (:func:`dpdesk.services.opening.identify`): a release package
+        (its folder or its ledger.json) or an exported ledger in the review window, a plan as the plan, a table as
+        the table; anything else is named in an error with what dpdesk opens."""
+        from dpdesk.core.errors import DpdeskError
+        from dpdesk.services.opening import identify
+
+        try:
+            opened = identify(path)
+        except DpdeskError as exc:
+            self.show_error(str(exc))
+            return None
+        if opened.kind in ("package", "ledger"):
+            return self.review(str(opened.path))
+        if opened.kind == "plan":
+            return self.open_plan(str(opened.path))
+        return self.open_data(str(opened.path))
 
     def open_data(self, path: str | None = None) -> Worker | None:
         path = path or self.ask_open_path(_("Open table"), data_filter())
@@ -1118,15 +1137,12 @@ class MainWindow(QMainWindow):
         open_guide(self, page if isinstance(page, str) else None)  # QAction.triggered passes a bool
 
     def about(self) -> None:
-        from dpdesk import __version__
+        """Help > About: the version, the licence, the third-party notices and Qt's LGPL notice."""
+        from dpdesk.gui.views.about import AboutDialog
 
-        QMessageBox.about(
-            self,
-            _("About dpdesk"),
-            _(
-                "dpdesk {v}: publish statistics under differential privacy, with a durable budget ledger."
-            ).format(v=__version__),
-        )
+        dialog = AboutDialog(self)
+        self.about_dialog = dialog
+        dialog.show()
 
     # ------------------------------------------------------------------ window events
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
