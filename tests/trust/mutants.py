@@ -3080,8 +3080,8 @@ def _sum128(""",
         "OC03",
         "near-copy: the refusal does not say how much of the resembled dataset was spent",
         "dpdesk/core/recognition.py",
-        r"""        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed)""",
-        r"""        Resemblance(d, m.contained, m.found, changed=m.changed)""",
+        r"""        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed, marginal=m.marginal)""",
+        r"""        Resemblance(d, m.contained, m.found, changed=m.changed, marginal=m.marginal)""",
         (
             f"{NC}::test_the_refusal_says_how_much_of_the_resembled_dataset_was_spent",
             "tests/gui/test_near_copy_app.py::test_a_near_copy_is_named_and_refused_until_linked",
@@ -3268,8 +3268,8 @@ def _sum128(""",
         "OG10",
         "one column changed: a file cached before column sketches is never computed again (known tables unprotected)",
         CT,
-        r"""        if "columns" not in raw:
-            return None
+        r"""        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):
+            return None  # written before column sketches or their marginals: computed once more
         return ContentIdentity(
             sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw["columns"])""",
         r"""        return ContentIdentity(
@@ -3288,7 +3288,7 @@ def _sum128(""",
         "OG12",
         "one column changed: a known dataset's record never gets its column sketches once it has its content",
         CT,
-        r"""        changed = content not in contents or (columns is not None and content not in by_content)""",
+        r"""        changed = content not in contents or stale""",
         r"""        changed = content not in contents""",
         (f"{OCT}::test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file_is_opened",),
     ),
@@ -3315,8 +3315,8 @@ def _sum128(""",
         "OG15",
         "public file: a copy with a column dropped is said to hold only most of the private rows",
         RC,
-        r"""    return PrivateMatch(near[0][0], exact=near[0][1].exact) if near else None""",
-        r"""    return PrivateMatch(near[0][0], exact=False) if near else None""",
+        r"""    return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal) if near else None""",
+        r"""    return PrivateMatch(near[0][0], exact=False, marginal=near[0][1].marginal) if near else None""",
         (f"{OCT}::test_most_of_an_identifying_private_table_is_not_a_public_file",),
     ),
     Mutant(
@@ -3993,6 +3993,59 @@ def _sum128(""",
         (
             "tests/trust/test_append_only.py::test_a_governed_settings_line_without_approval_is_broken_even_with_the_head_moved_to_it",
         ),
+    ),
+    Mutant(
+        "NC08",
+        "issue 24 item 7: a projection of a known table onto some of its columns (the plan's columns only) gets a "
+        "fresh budget and passes simulate --public (its columns' values not compared)",
+        RC,
+        r"""        dropped = same_columns(known, known_columns, sketch, columns)""",
+        r"""        dropped = None""",
+        (
+            "tests/cli/test_projection_rename.py::test_the_plans_columns_only_are_a_near_copy_until_linked",
+            "tests/cli/test_projection_rename.py::test_simulate_public_refuses_a_projection_or_a_translation",
+        ),
+    ),
+    Mutant(
+        "NC09",
+        "issue 24 item 7: a table whose headers and category labels were translated (GBK) gets a fresh budget "
+        "(a column's count profile ignored: only its values compared)",
+        RC,
+        r"""        return x.values == y.values or (x.profile is not None and x.profile == y.profile)""",
+        r"""        return x.values == y.values""",
+        (
+            "tests/cli/test_projection_rename.py::test_a_translated_gbk_copy_is_a_near_copy",
+            "tests/cli/test_projection_rename.py::test_simulate_public_refuses_a_projection_or_a_translation",
+        ),
+    ),
+    Mutant(
+        "NC10",
+        "issue 24 item 7: simulate --public does not compare a file's columns with the private tables' (a "
+        "projection or a translation of the private table accepted as public)",
+        RC,
+        r"""    if best is None or max(best.contained, best.found) <= RESEMBLANCE_THRESHOLD:
+        dropped = same_columns(""",
+        r"""    if not public and (best is None or max(best.contained, best.found) <= RESEMBLANCE_THRESHOLD):
+        dropped = same_columns(""",
+        ("tests/cli/test_projection_rename.py::test_simulate_public_refuses_a_projection_or_a_translation",),
+    ),
+    Mutant(
+        "NC11",
+        "issue 24 item 7, false positives: a coarse projection (a few categories, not identifying the rows) is "
+        "compared by its columns' values and matches any table of that schema",
+        RC,
+        r"""    if not small.columns or not identifying(small_rows):""",
+        r"""    if not small.columns:""",
+        ("tests/cli/test_projection_rename.py::test_independent_tables_of_one_schema_are_not_near_copies",),
+    ),
+    Mutant(
+        "NC12",
+        "issue 24 item 7, false positives: a column of distinct values gets a count profile (all ones), so any "
+        "continuous column of as many rows matches it as if renamed",
+        "dpdesk/core/loading/identity.py",
+        r"""        if known is not None and 2 * len(known[0]) <= self.rows:""",
+        r"""        if known is not None:""",
+        ("tests/cli/test_projection_rename.py::test_independent_tables_of_one_schema_are_not_near_copies",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
