@@ -250,10 +250,10 @@ def _one_column_pairs(
     return []
 
 
-def _matched(small: ColumnSketches, large: ColumnSketches) -> dict[str, str] | None:
-    """Each of ``small``'s columns paired with a distinct column of ``large`` whose values are the same multiset,
-    or whose distinct values have the same counts (labels renamed); None when no such pairing exists (a
-    bipartite matching, by augmenting paths: the tables have few columns)."""
+def _matched(small: ColumnSketches, large: ColumnSketches) -> dict[str, str]:
+    """As many of ``small``'s columns as can be, each paired with a distinct column of ``large`` whose values are
+    the same multiset, or whose distinct values have the same counts (labels renamed): a maximum bipartite
+    matching, by augmenting paths (the tables have few columns)."""
 
     def same(a: str, b: str) -> bool:
         x, y = small.marginals[a], large.marginals[b]
@@ -272,8 +272,7 @@ def _matched(small: ColumnSketches, large: ColumnSketches) -> dict[str, str] | N
         return False
 
     for a in small.columns:
-        if not augment(a, set()):
-            return None
+        augment(a, set())
     return {a: b for b, a in owner.items()}
 
 
@@ -284,9 +283,10 @@ def same_columns(
     column of the table with fewer columns holds exactly the values of a distinct column of the other (the same
     multiset of values, or, its labels renamed, the same counts of its distinct values), where that table's rows
     still nearly identify them (:func:`identifying`: a coarse table of a few categories would match any table
-    of its schema). A projection of a known table onto some of its columns, and a table whose headers and
+    of its schema). One column of its own (added, or its values edited) is allowed when the others still nearly
+    identify its rows. A projection of a known table onto some of its columns, and a table whose headers and
     category labels were renamed consistently (translated), are such tables; so is any table whose every
-    one-column statistic would be the known table's. Returns the columns only the larger table has (None when
+    one-column statistic would be the known table's. Returns the columns not paired, of either table (None when
     they are not such tables)."""
     if not known_columns.marginals or not columns.marginals or known.rows != sketch.rows or known.rows == 0:
         return None
@@ -295,12 +295,16 @@ def same_columns(
         if len(columns.columns) <= len(known_columns.columns)
         else (known_columns, columns, known)
     )
-    if not small.columns or not identifying(small_rows):
-        return None
     pairs = _matched(small, large)
-    if pairs is None:
+    unmatched = [c for c in small.columns if c not in pairs]
+    if not pairs or len(unmatched) > 1:
         return None
-    return tuple(c for c in large.columns if c not in set(pairs.values()))
+    if unmatched:  # a column of its own too (added or edited): the others must still identify its rows
+        if small.left_out[unmatched[0]].sketch is None:
+            return None
+    elif not identifying(small_rows):
+        return None
+    return tuple(sorted({*unmatched, *(c for c in large.columns if c not in set(pairs.values()))}))
 
 
 def compare(

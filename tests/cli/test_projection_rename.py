@@ -134,6 +134,21 @@ def test_the_plans_columns_only_are_a_near_copy_until_linked(
     assert head(capsys, copy)[0] == known
 
 
+def test_the_plans_columns_with_a_column_of_its_own_are_a_near_copy(
+    tmp_path: Path, known: str, dpdesk_home: Path
+) -> None:
+    """Trying to break the fix: the plan's columns plus a row-number column (or one dropped column edited in) are a
+    near-copy, the others identifying its rows; the same with columns that do not identify them is not compared."""
+    rows = _rows(DATA)
+    with_rid = [[*r, "rid" if i == 0 else str(i)] for i, r in enumerate(rows)]
+    _write(tmp_path / "rid.csv", with_rid)
+    copy = projected(tmp_path / "rid.csv", tmp_path / "copy.csv", ["wage", "education", "region", "rid"])
+    near = resolve(dpdesk_home, copy).resembles
+    assert [(n.dataset, n.marginal, n.changed[0]) for n in near] == [(known, True, "age")], near
+    coarse = projected(tmp_path / "rid.csv", tmp_path / "coarse.csv", ["sex", "region", "rid"])
+    assert resolve(dpdesk_home, coarse).resembles == ()
+
+
 def test_a_translated_gbk_copy_is_a_near_copy(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str, dpdesk_home: Path
 ) -> None:

@@ -4034,8 +4034,8 @@ def _sum128(""",
         "issue 24 item 7, false positives: a coarse projection (a few categories, not identifying the rows) is "
         "compared by its columns' values and matches any table of that schema",
         RC,
-        r"""    if not small.columns or not identifying(small_rows):""",
-        r"""    if not small.columns:""",
+        r"""    elif not identifying(small_rows):""",
+        r"""    elif False:""",
         ("tests/cli/test_projection_rename.py::test_independent_tables_of_one_schema_are_not_near_copies",),
     ),
     Mutant(
@@ -4046,6 +4046,29 @@ def _sum128(""",
         r"""        if known is not None and 2 * len(known[0]) <= self.rows:""",
         r"""        if known is not None:""",
         ("tests/cli/test_projection_rename.py::test_independent_tables_of_one_schema_are_not_near_copies",),
+    ),
+    Mutant(
+        "NC13",
+        "issue 24 item 7, false positives: a table's column of its own (unpaired) is allowed even where its other "
+        "columns do not identify its rows (a few categories and a row number match any table of that schema)",
+        RC,
+        r"""        if small.left_out[unmatched[0]].sketch is None:
+            return None""",
+        r"""        if False:
+            return None""",
+        (
+            "tests/cli/test_projection_rename.py::test_the_plans_columns_with_a_column_of_its_own_are_a_near_copy",
+        ),
+    ),
+    Mutant(
+        "NC14",
+        "issue 24 item 7: a projection with a column of its own added (a row number) gets a fresh budget",
+        RC,
+        r"""    if not pairs or len(unmatched) > 1:""",
+        r"""    if not pairs or len(unmatched) > 0:""",
+        (
+            "tests/cli/test_projection_rename.py::test_the_plans_columns_with_a_column_of_its_own_are_a_near_copy",
+        ),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
