@@ -283,3 +283,25 @@ def test_the_column_values_stay_in_the_home(
     for p in published:
         data = p.read_bytes()
         assert not any(s.encode("ascii") in data for s in secrets), p
+
+
+def test_a_dataset_recorded_before_column_values_gets_them_when_its_file_is_opened(
+    tmp_path: Path, dpdesk_home: Path
+) -> None:
+    """A home from before issue 24 (column sketches without their marginals) keeps working; a projection of its
+    dataset is recognised once the known file is opened again (its column values computed once)."""
+    first = Ledger.for_dataset(dpdesk_home, resolve(dpdesk_home, DATA).sha256)
+    first.ensure_id()
+    folder = dpdesk_home / "identity"
+    for p in [*(folder / "files").glob("*.json"), folder / "datasets" / f"{first.dataset}.json"]:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+        for columns in [raw["columns"]] if "content" in raw else raw["columns"].values():
+            columns.pop("marginals")
+        p.write_text(json.dumps(raw), encoding="utf-8")
+    copy = projected(DATA, tmp_path / "copy.csv", ["wage", "education", "region"])
+    assert resolve(dpdesk_home, copy).resembles == ()  # nothing to compare with yet (an older home)
+    assert resolve(dpdesk_home, DATA).how == "file"  # the known file, opened: its column values computed
+    record = json.loads((folder / "datasets" / f"{first.dataset}.json").read_text(encoding="utf-8"))
+    assert all("marginals" in c for c in record["columns"].values())
+    again = projected(DATA, tmp_path / "again.csv", ["wage", "region"])  # another file, not cached
+    assert [n.dataset for n in resolve(dpdesk_home, again).resembles] == [first.dataset]

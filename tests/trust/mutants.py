@@ -4070,6 +4070,28 @@ def _sum128(""",
             "tests/cli/test_projection_rename.py::test_the_plans_columns_with_a_column_of_its_own_are_a_near_copy",
         ),
     ),
+    Mutant(
+        "NC15",
+        "issue 24 item 7: a dataset recorded before column values existed never gets them (its projections and "
+        "renamings get a fresh budget in an upgraded home)",
+        "dpdesk/core/contents.py",
+        r"""            not isinstance(by_content.get(content), dict) or "marginals" not in by_content[content]""",
+        r"""            not isinstance(by_content.get(content), dict)""",
+        (
+            "tests/cli/test_projection_rename.py::test_a_dataset_recorded_before_column_values_gets_them_when_its_file_is_opened",
+        ),
+    ),
+    Mutant(
+        "NC16",
+        "issue 24 item 7: a file cached before column values existed is never read again (known tables of an "
+        "upgraded home unprotected)",
+        "dpdesk/core/contents.py",
+        r"""        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):""",
+        r"""        if "columns" not in raw:""",
+        (
+            "tests/cli/test_projection_rename.py::test_a_dataset_recorded_before_column_values_gets_them_when_its_file_is_opened",
+        ),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
