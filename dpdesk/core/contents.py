@@ -199,11 +199,11 @@ def _columns_of(raw: Any) -> ColumnSketches | None:
 
 def _cached(home: Path, sha256: str) -> ContentIdentity | None:
     """A file's identity as remembered by its bytes' SHA-256; None when unknown, unreadable, or written before
-    column sketches existed (``columns`` absent: computed once more, so that known tables get them)."""
+    column sketches or their marginals existed (computed once more, so that known tables get them)."""
     raw = _read_json(_folder(home) / "files" / f"{sha256}.json")
     try:
-        if "columns" not in raw:
-            return None
+        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):
+            return None  # written before column sketches or their marginals: computed once more
         return ContentIdentity(
             sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw["columns"])
         )
@@ -265,10 +265,13 @@ def record_content(
         contents = raw["contents"] if isinstance(raw, dict) and isinstance(raw.get("contents"), dict) else {}
         by_content = raw.get("columns") if isinstance(raw, dict) else None
         by_content = by_content if isinstance(by_content, dict) else {}
-        changed = content not in contents or (columns is not None and content not in by_content)
+        stale = columns is not None and (
+            not isinstance(by_content.get(content), dict) or "marginals" not in by_content[content]
+        )  # none recorded yet, or recorded before their marginals existed
+        changed = content not in contents or stale
         if content not in contents:
             contents[content] = sketch.to_json()
-        if columns is not None and content not in by_content:
+        if columns is not None and stale:
             by_content[content] = columns.to_json()
         if changed:
             body = {"contents": contents, "columns": by_content}

@@ -103,6 +103,9 @@ class Resemblance:
     #: the column(s) the rows were compared without (one column dropped, added, renamed or edited); () for
     #: whole rows
     changed: tuple[str, ...] = ()
+    #: recognised by its columns' values (:func:`same_columns`: columns kept, or headers and labels renamed);
+    #: ``changed`` then names the columns only one of the tables has
+    marginal: bool = False
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,21 @@ def near_copy_message(resolution: Resolution) -> str:
 
 def compared_sentence(near: Resemblance) -> str:
     """Which column the shares leave out when the tables differ in one column (empty for whole rows)."""
+    if near.marginal:
+        sentence = _(
+            "Each column of the smaller of the two tables holds exactly the values of one of the other's columns, "
+            "in as many rows (columns left out, or headers and category labels renamed), so its statistics "
+            "would be that dataset's."
+        )
+        if not near.changed:
+            return sentence
+        return (
+            sentence
+            + " "
+            + _("Only one of the two tables has the column(s) {columns}.").format(
+                columns=_(" and ").join(f'"{c}"' for c in near.changed)
+            )
+        )
     if not near.changed:
         return ""
     return _(
@@ -210,6 +228,7 @@ class Match:
     found: float
     changed: tuple[str, ...] = ()
     exact: bool = False
+    marginal: bool = False
 
 
 def _one_column_pairs(
@@ -232,6 +251,63 @@ def _one_column_pairs(
     return []
 
 
+def _matched(small: ColumnSketches, large: ColumnSketches) -> dict[str, str]:
+    """As many of ``small``'s columns as can be, each paired with a distinct column of ``large`` whose values are
+    the same multiset, or whose distinct values have the same counts (labels renamed): a maximum bipartite
+    matching, by augmenting paths (the tables have few columns)."""
+
+    def same(a: str, b: str) -> bool:
+        x, y = small.marginals[a], large.marginals[b]
+        return x.values == y.values or (x.profile is not None and x.profile == y.profile)
+
+    edges = {a: [b for b in large.columns if same(a, b)] for a in small.columns}
+    owner: dict[str, str] = {}  # large's column -> small's
+
+    def augment(a: str, seen: set[str]) -> bool:
+        for b in edges[a]:
+            if b not in seen:
+                seen.add(b)
+                if b not in owner or augment(owner[b], seen):
+                    owner[b] = a
+                    return True
+        return False
+
+    for a in small.columns:
+        augment(a, set())
+    return {a: b for b, a in owner.items()}
+
+
+def same_columns(
+    known: Sketch, known_columns: ColumnSketches, sketch: Sketch, columns: ColumnSketches
+) -> tuple[str, ...] | None:
+    """Whether one table's columns are the other's, row-aligned in count: the same number of rows, and each
+    column of the table with fewer columns holds exactly the values of a distinct column of the other (the same
+    multiset of values, or, its labels renamed, the same counts of its distinct values), where that table's rows
+    still nearly identify them (:func:`identifying`: a coarse table of a few categories would match any table
+    of its schema). One column of its own (added, or its values edited) is allowed when the others still nearly
+    identify its rows. A projection of a known table onto some of its columns, and a table whose headers and
+    category labels were renamed consistently (translated), are such tables; so is any table whose every
+    one-column statistic would be the known table's. Returns the columns not paired, of either table (None when
+    they are not such tables)."""
+    if not known_columns.marginals or not columns.marginals or known.rows != sketch.rows or known.rows == 0:
+        return None
+    small, large, small_rows = (
+        (columns, known_columns, sketch)
+        if len(columns.columns) <= len(known_columns.columns)
+        else (known_columns, columns, known)
+    )
+    pairs = _matched(small, large)
+    unmatched = [c for c in small.columns if c not in pairs]
+    if not pairs or len(unmatched) > 1:
+        return None
+    if unmatched:  # a column of its own too (added or edited): the others must still identify its rows
+        if small.left_out[unmatched[0]].sketch is None:
+            return None
+    elif not identifying(small_rows):
+        return None
+    return tuple(sorted({*unmatched, *(c for c in large.columns if c not in set(pairs.values()))}))
+
+
 def compare(
     known: Sketch,
     known_columns: ColumnSketches | None,
@@ -242,7 +318,8 @@ def compare(
 ) -> Match | None:
     """The closest comparison of a table with a known table: whole rows by their sketches, then with one column
     left out (:func:`_one_column_pairs`): exactly by the projections' keys, and by their sketches where both are
-    kept (both nearly identify their rows). ``public``: the check of a file offered as public, where whole rows
+    kept (both nearly identify their rows); when none of these resembles it, column by column
+    (:func:`same_columns`: columns kept, or headers and labels renamed). ``public``: the check of a file offered as public, where whole rows
     are compared by their sketches only when the file's rows nearly identify it (an honest sample of a coarse
     schema shares most of its few distinct rows with any other). None when nothing is comparable."""
     best: Match | None = None
@@ -259,6 +336,10 @@ def compare(
             continue
         if best is None or max(found.contained, found.found) > max(best.contained, best.found):
             best = found
+    if best is None or max(best.contained, best.found) <= RESEMBLANCE_THRESHOLD:
+        dropped = same_columns(known, known_columns, sketch, columns)
+        if dropped is not None:
+            best = Match(1.0, 1.0, dropped, marginal=True)
     return best
 
 
@@ -362,6 +443,8 @@ class PrivateMatch:
 
     dataset: str
     exact: bool
+    #: its columns are that table's (:func:`same_columns`: some of them kept, or renamed)
+    marginal: bool = False
 
 
 def private_match(
@@ -392,12 +475,12 @@ def private_match(
             return PrivateMatch("", exact=True)
         match = compare(private.sketch, private.columns, ident.sketch, ident.columns, public=True)
         if match is not None and max(match.contained, match.found) > RESEMBLANCE_THRESHOLD:
-            return PrivateMatch("", exact=match.exact)
+            return PrivateMatch("", exact=match.exact, marginal=match.marginal)
     same = dataset_of_content(home, ident.key)
     if same is not None:
         return PrivateMatch(same, exact=True)
     near = resembles(home, ident.sketch, columns=ident.columns, public=True)
-    return PrivateMatch(near[0][0], exact=near[0][1].exact) if near else None
+    return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal) if near else None
 
 
 def refuse_near_copy(resolution: Resolution | None) -> None:
@@ -446,7 +529,7 @@ def resolve(
         how: Literal["file", "content"] = "file" if linked != owner else "content"
         return Resolution(sha, linked, how, ledger_for(home, sha))
     near = tuple(
-        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed)
+        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed, marginal=m.marginal)
         for d, m in _not_retired(home, resembles(home, ident.sketch, columns=ident.columns))
     )
     return Resolution(sha, None, "new", ledger, near)
@@ -586,6 +669,7 @@ def near_copy_refusal(home: Path, sha256: str, near: list[tuple[str, Match]]) ->
     """The near-copy refusal of a file :func:`recheck_new` found resembling known datasets (built after the key
     lock is released: it reads their ledgers)."""
     resemblances = tuple(
-        Resemblance(name, m.contained, m.found, *spent_by(home, name), changed=m.changed) for name, m in near
+        Resemblance(name, m.contained, m.found, *spent_by(home, name), changed=m.changed, marginal=m.marginal)
+        for name, m in near
     )
     return NearCopy(Resolution(sha256, None, "new", Ledger(None, None, sha256, home), resemblances))

@@ -136,7 +136,13 @@ def public_table(
             if owner.dataset == ""
             else _("dataset {id}").format(id=owner.dataset)
         )
-        if owner.exact:
+        if owner.marginal:
+            why = _(
+                "{path} is not a public file: each of its columns holds exactly the values of a column of {what}, "
+                "in as many rows (that table with columns left out, or with its headers and category labels "
+                "renamed)."
+            )
+        elif owner.exact:
             why = _(
                 "{path} is not a public file: it holds the rows of {what} (re-saved, sorted or converted, or with "
                 "one column added, dropped, renamed or edited)."

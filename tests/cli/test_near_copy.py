@@ -236,6 +236,12 @@ def _one_column(tmp_path: Path, how: str) -> Path:
     elif how == "two dropped":
         s = rows[0].index("state")
         rows = [[c for i, c in enumerate(r) if i not in (w, s)] for r in rows]
+    elif how == "two edited":
+        s = rows[0].index("wage")  # two numeric columns (a category relabelled is a renaming, recognised)
+        rows = [
+            rows[0],
+            *([f"{float(c) + 0.5:.4f}" if i in (w, s) else c for i, c in enumerate(r)] for r in rows[1:]),
+        ]
     path = tmp_path / f"{how.replace(' ', '_')}.csv"
     with path.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(rows)
@@ -267,6 +273,7 @@ def test_a_copy_with_one_unused_column_changed_is_refused_until_linked(
 def test_two_changed_columns_get_a_fresh_budget_the_documented_limit(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, known: str
 ) -> None:
-    copy = _one_column(tmp_path, "two dropped")
+    """Two columns edited (two dropped, or a category relabelled, is recognised since issue 24)."""
+    copy = _one_column(tmp_path, "two edited")
     code, out, err = run(capsys, "budget", PLAN, "--data", copy, "--json")
     assert code == 0 and json.loads(out)["remaining_before"]["epsilon"] == 1.0, err  # a fresh budget

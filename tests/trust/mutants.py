@@ -3096,8 +3096,8 @@ def _sum128(""",
         "OC03",
         "near-copy: the refusal does not say how much of the resembled dataset was spent",
         "dpdesk/core/recognition.py",
-        r"""        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed)""",
-        r"""        Resemblance(d, m.contained, m.found, changed=m.changed)""",
+        r"""        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed, marginal=m.marginal)""",
+        r"""        Resemblance(d, m.contained, m.found, changed=m.changed, marginal=m.marginal)""",
         (
             f"{NC}::test_the_refusal_says_how_much_of_the_resembled_dataset_was_spent",
             "tests/gui/test_near_copy_app.py::test_a_near_copy_is_named_and_refused_until_linked",
@@ -3284,8 +3284,8 @@ def _sum128(""",
         "OG10",
         "one column changed: a file cached before column sketches is never computed again (known tables unprotected)",
         CT,
-        r"""        if "columns" not in raw:
-            return None
+        r"""        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):
+            return None  # written before column sketches or their marginals: computed once more
         return ContentIdentity(
             sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw["columns"])""",
         r"""        return ContentIdentity(
@@ -3304,7 +3304,7 @@ def _sum128(""",
         "OG12",
         "one column changed: a known dataset's record never gets its column sketches once it has its content",
         CT,
-        r"""        changed = content not in contents or (columns is not None and content not in by_content)""",
+        r"""        changed = content not in contents or stale""",
         r"""        changed = content not in contents""",
         (f"{OCT}::test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file_is_opened",),
     ),
@@ -3331,8 +3331,8 @@ def _sum128(""",
         "OG15",
         "public file: a copy with a column dropped is said to hold only most of the private rows",
         RC,
-        r"""    return PrivateMatch(near[0][0], exact=near[0][1].exact) if near else None""",
-        r"""    return PrivateMatch(near[0][0], exact=False) if near else None""",
+        r"""    return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal) if near else None""",
+        r"""    return PrivateMatch(near[0][0], exact=False, marginal=near[0][1].marginal) if near else None""",
         (f"{OCT}::test_most_of_an_identifying_private_table_is_not_a_public_file",),
     ),
     Mutant(
@@ -4385,6 +4385,104 @@ def _sum128(""",
         r"""(os.path.exists(word) or "/" in word or os.sep in word or "." in word)""",
         r"""True""",
         ("tests/gui/test_open_with.py::test_a_misspelt_command_is_still_a_usage_error",),
+    ),
+    Mutant(
+        "NC08",
+        "issue 24 item 7: a projection of a known table onto some of its columns (the plan's columns only) gets a "
+        "fresh budget and passes simulate --public (its columns' values not compared)",
+        RC,
+        r"""        dropped = same_columns(known, known_columns, sketch, columns)""",
+        r"""        dropped = None""",
+        (
+            "tests/cli/test_projection_rename.py::test_the_plans_columns_only_are_a_near_copy_until_linked",
+            "tests/cli/test_projection_rename.py::test_simulate_public_refuses_a_projection_or_a_translation",
+        ),
+    ),
+    Mutant(
+        "NC09",
+        "issue 24 item 7: a table whose headers and category labels were translated (GBK) gets a fresh budget "
+        "(a column's count profile ignored: only its values compared)",
+        RC,
+        r"""        return x.values == y.values or (x.profile is not None and x.profile == y.profile)""",
+        r"""        return x.values == y.values""",
+        (
+            "tests/cli/test_projection_rename.py::test_a_translated_gbk_copy_is_a_near_copy",
+            "tests/cli/test_projection_rename.py::test_simulate_public_refuses_a_projection_or_a_translation",
+        ),
+    ),
+    Mutant(
+        "NC10",
+        "issue 24 item 7: simulate --public does not compare a file's columns with the private tables' (a "
+        "projection or a translation of the private table accepted as public)",
+        RC,
+        r"""    if best is None or max(best.contained, best.found) <= RESEMBLANCE_THRESHOLD:
+        dropped = same_columns(""",
+        r"""    if not public and (best is None or max(best.contained, best.found) <= RESEMBLANCE_THRESHOLD):
+        dropped = same_columns(""",
+        ("tests/cli/test_projection_rename.py::test_simulate_public_refuses_a_projection_or_a_translation",),
+    ),
+    Mutant(
+        "NC11",
+        "issue 24 item 7, false positives: a coarse projection (a few categories, not identifying the rows) is "
+        "compared by its columns' values and matches any table of that schema",
+        RC,
+        r"""    elif not identifying(small_rows):""",
+        r"""    elif False:""",
+        ("tests/cli/test_projection_rename.py::test_independent_tables_of_one_schema_are_not_near_copies",),
+    ),
+    Mutant(
+        "NC12",
+        "issue 24 item 7, false positives: a column of distinct values gets a count profile (all ones), so any "
+        "continuous column of as many rows matches it as if renamed",
+        "dpdesk/core/loading/identity.py",
+        r"""        if known is not None and 2 * len(known[0]) <= self.rows:""",
+        r"""        if known is not None:""",
+        ("tests/cli/test_projection_rename.py::test_independent_tables_of_one_schema_are_not_near_copies",),
+    ),
+    Mutant(
+        "NC13",
+        "issue 24 item 7, false positives: a table's column of its own (unpaired) is allowed even where its other "
+        "columns do not identify its rows (a few categories and a row number match any table of that schema)",
+        RC,
+        r"""        if small.left_out[unmatched[0]].sketch is None:
+            return None""",
+        r"""        if False:
+            return None""",
+        (
+            "tests/cli/test_projection_rename.py::test_the_plans_columns_with_a_column_of_its_own_are_a_near_copy",
+        ),
+    ),
+    Mutant(
+        "NC14",
+        "issue 24 item 7: a projection with a column of its own added (a row number) gets a fresh budget",
+        RC,
+        r"""    if not pairs or len(unmatched) > 1:""",
+        r"""    if not pairs or len(unmatched) > 0:""",
+        (
+            "tests/cli/test_projection_rename.py::test_the_plans_columns_with_a_column_of_its_own_are_a_near_copy",
+        ),
+    ),
+    Mutant(
+        "NC15",
+        "issue 24 item 7: a dataset recorded before column values existed never gets them (its projections and "
+        "renamings get a fresh budget in an upgraded home)",
+        "dpdesk/core/contents.py",
+        r"""            not isinstance(by_content.get(content), dict) or "marginals" not in by_content[content]""",
+        r"""            not isinstance(by_content.get(content), dict)""",
+        (
+            "tests/cli/test_projection_rename.py::test_a_dataset_recorded_before_column_values_gets_them_when_its_file_is_opened",
+        ),
+    ),
+    Mutant(
+        "NC16",
+        "issue 24 item 7: a file cached before column values existed is never read again (known tables of an "
+        "upgraded home unprotected)",
+        "dpdesk/core/contents.py",
+        r"""        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):""",
+        r"""        if "columns" not in raw:""",
+        (
+            "tests/cli/test_projection_rename.py::test_a_dataset_recorded_before_column_values_gets_them_when_its_file_is_opened",
+        ),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

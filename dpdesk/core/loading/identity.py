@@ -113,6 +113,9 @@ COLUMN_THREADS = 2
 #: How many projection hashes a column sketch keeps (standard error of a share at most 0.031; a distinct count
 #: estimated within about 6%).
 COLUMN_SKETCH_K = 256
+#: A column with at most this many distinct values has a count profile (:class:`Marginal`), which a consistent
+#: renaming of its labels keeps.
+MARGINAL_CATEGORIES = 1000
 #: A projection sketch is kept when its distinct values are estimated at this share of the table's rows or more.
 IDENTIFYING_SHARE = 0.8
 
@@ -188,16 +191,41 @@ class Projection:
 
 
 @dataclass(frozen=True)
+class Marginal:
+    """One column's values, whatever the column is called (local, like the sketch): ``values`` (hex) names the
+    multiset of its canonical values and the table's row count, exactly (keyed); ``profile`` (hex) names the
+    sorted counts of its distinct values, the same whatever they are called (None when the column has more
+    than :data:`MARGINAL_CATEGORIES` distinct values or more than half as many as rows)."""
+
+    values: str
+    profile: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"values": self.values, "profile": self.profile}
+
+    @staticmethod
+    def from_json(raw: Any) -> Marginal:
+        """A marginal written by :meth:`to_json` (ValueError, TypeError or KeyError if it is not one)."""
+        values, profile = raw["values"], raw["profile"]
+        if not isinstance(values, str) or not (profile is None or isinstance(profile, str)):
+            raise ValueError("not a marginal")
+        return Marginal(values, profile)
+
+
+@dataclass(frozen=True)
 class ColumnSketches:
-    """What recognises a table that differs from another in one column (local, like the sketch).
+    """What recognises a table that differs from another in one column, or that keeps some of its columns or
+    renames them (local, like the sketch).
 
     ``columns``: the canonical header, sorted; ``whole``: the rows as projections of every column (comparable
-    with another table's rows with one column left out); ``left_out``: for each column, the rows without it.
+    with another table's rows with one column left out); ``left_out``: for each column, the rows without it;
+    ``marginals``: each column's :class:`Marginal` (empty in records made before they existed).
     """
 
     columns: tuple[str, ...]
     whole: Projection
     left_out: dict[str, Projection]
+    marginals: dict[str, Marginal] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """As JSON (for the dpdesk home only)."""
@@ -205,6 +233,7 @@ class ColumnSketches:
             "columns": list(self.columns),
             "whole": self.whole.to_json(),
             "left_out": {c: p.to_json() for c, p in self.left_out.items()},
+            "marginals": {c: m.to_json() for c, m in self.marginals.items()},
         }
 
     @staticmethod
@@ -212,17 +241,21 @@ class ColumnSketches:
         """Column sketches written by :meth:`to_json` (ValueError, TypeError or KeyError if they are not)."""
         columns = tuple(raw["columns"])
         left = raw["left_out"]
+        marginals = raw.get("marginals", {})
         if (
             not all(isinstance(c, str) for c in columns)
             or len(set(columns)) != len(columns)
             or not isinstance(left, dict)
             or set(left) != set(columns)
+            or not isinstance(marginals, dict)
+            or not (not marginals or set(marginals) == set(columns))
         ):
             raise ValueError("not column sketches")
         return ColumnSketches(
             columns,
             Projection.from_json(raw["whole"]),
             {c: Projection.from_json(left[c]) for c in columns},
+            {c: Marginal.from_json(marginals[c]) for c in columns} if marginals else {},
         )
 
 
@@ -503,9 +536,8 @@ class _Canonical:
     def __init__(self, pool: ThreadPoolExecutor) -> None:
         self.skip: dict[int, int] = {}
         self._pool = pool
-        #: the cell hashes' keys and each column's key (by its index in the file), when cells are hashed
+        #: the cell hashes' keys, when cells are hashed
         self.cell_keys: np.ndarray | None = None
-        self.column_keys: dict[int, np.uint64] = {}
 
     def tokens(self, pl: Any, s: pl.Series, column: int) -> tuple[pl.Series, np.ndarray | None]:
         """A column's canonical cells and, when cells are hashed, each cell's hash."""
@@ -528,16 +560,16 @@ class _Canonical:
         return encoded, self.cell_hashes(pl, encoded, column)
 
     def cell_hashes(self, pl: Any, tokens: pl.Series, column: int) -> np.ndarray | None:
-        """Each canonical cell's hash: the word hash of its encoding (lane 0 of :func:`cell_keys`), mixed with its
-        column's key (None when cells are not hashed)."""
+        """Each canonical cell's hash before its column's key is mixed in: the word hash of its encoding (lane 0
+        of :func:`cell_keys`; None when cells are not hashed). :class:`_Projections` mixes in the column's key
+        (the cell as a cell of its column) or the marginals' key (its value whatever the column is called)."""
         if self.cell_keys is None:
             return None
         n = tokens.str.len_bytes()
         pad = pl.Series([bytes(k).decode() for k in range(9)]).gather((8 - n % 8).cast(pl.UInt32))
         data = pl.select(pl.concat_str([pl.lit(tokens), pl.lit(pad)]).str.join("").cast(pl.Binary)).item()
         (lane,) = hash_padded(data, n.to_numpy(), self.cell_keys, lanes=1)
-        lane ^= self.column_keys[column]
-        return _fmix(lane)
+        return lane
 
     def padded_rows(
         self, frame: pl.DataFrame, order: list[int]
@@ -580,19 +612,34 @@ def _bottom(low: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
 
 class _Projections:
     """The rows' projections (every column, and each column left out), batch by batch: the sum mod 2^64 of
-    their finalised hashes and their bottom-k (see :class:`ColumnSketches`)."""
+    their finalised hashes and their bottom-k (see :class:`ColumnSketches`); and each column's marginal
+    (:class:`Marginal`): the sum of its values' name-free hashes, and while it has few distinct values, the count
+    of each."""
 
-    def __init__(self, secret: bytes, names: list[str]) -> None:
+    def __init__(self, secret: bytes, names: list[str], column_keys: list[np.uint64]) -> None:
         self.secret = secret
         self.names = names  # in the order the cells' hashes come (the canonical order)
-        self.finish = cell_keys(secret)[3]
+        self.column_keys = column_keys
+        keys = cell_keys(secret)
+        self.finish = keys[3]
+        self.value_key = keys[4]
         self.rows = 0
         self.sums = [0] * (len(names) + 1)  # whole, then each column left out
         self.smallest = [np.zeros(0, dtype=_U64) for _ in range(len(names) + 1)]
+        self.value_sums = [0] * len(names)
+        #: per column, its distinct values' hashes (sorted) and their counts, until it has too many
+        self.counts: list[tuple[np.ndarray, np.ndarray] | None] = [
+            (np.zeros(0, dtype=_U64), np.zeros(0, dtype=np.int64)) for _ in names
+        ]
 
-    def add(self, cells: list[np.ndarray]) -> None:
-        """One batch: its cells' hashes, column by column in the canonical order."""
-        n = len(cells[0]) if cells else 0
+    def add(self, lanes: list[np.ndarray]) -> None:
+        """One batch: its cells' hashes (:meth:`_Canonical.cell_hashes`), column by column in the canonical order."""
+        n = len(lanes[0]) if lanes else 0
+        cells = [_fmix(lane ^ key) for lane, key in zip(lanes, self.column_keys, strict=True)]
+        for j, lane in enumerate(lanes):
+            values = _fmix(lane ^ self.value_key)
+            self.value_sums[j] = (self.value_sums[j] + int(values.sum(dtype=_U64))) % 2**64
+            self._count(j, values)
         total = np.zeros(n, dtype=_U64)
         for h in cells:
             total += h
@@ -604,6 +651,30 @@ class _Projections:
             _fmix_into(v, tmp)
             self.sums[j] = (self.sums[j] + int(v.sum(dtype=_U64))) % 2**64
             self.smallest[j] = _bottom(self.smallest[j], v, COLUMN_SKETCH_K)
+
+    def _count(self, j: int, values: np.ndarray) -> None:
+        known = self.counts[j]
+        if known is None:
+            return
+        seen, counts = np.unique(values, return_counts=True)
+        if len(seen) > MARGINAL_CATEGORIES:
+            self.counts[j] = None
+            return
+        both, where = np.unique(np.concatenate([known[0], seen]), return_inverse=True)
+        total = np.zeros(len(both), dtype=np.int64)
+        np.add.at(total, where, np.concatenate([known[1], counts.astype(np.int64)]))
+        self.counts[j] = None if len(both) > MARGINAL_CATEGORIES else (both, total)
+
+    def _marginal(self, j: int) -> Marginal:
+        h = hashlib.blake2b(key=self.secret, person=b"dpdesk-marg-v1", digest_size=16)
+        h.update(self.rows.to_bytes(8, "little") + self.value_sums[j].to_bytes(8, "little"))
+        known = self.counts[j]
+        profile = None
+        if known is not None and 2 * len(known[0]) <= self.rows:  # its values repeat: their labels can change
+            p = hashlib.blake2b(key=self.secret, person=b"dpdesk-prof-v1", digest_size=16)
+            p.update(self.rows.to_bytes(8, "little") + np.sort(known[1]).astype("<i8").tobytes())
+            profile = p.hexdigest()
+        return Marginal(h.hexdigest(), profile)
 
     def result(self) -> ColumnSketches:
         def projection(j: int, names: list[str]) -> Projection:
@@ -621,6 +692,7 @@ class _Projections:
             tuple(names),
             projection(0, names),
             {c: projection(j + 1, names[:j] + names[j + 1 :]) for j, c in enumerate(names)},
+            {c: self._marginal(j) for j, c in enumerate(names)},
         )
 
 
@@ -650,8 +722,9 @@ class _Accumulator:
         if len(set(header)) != len(header):
             return
         self.canonical.cell_keys = cell_keys(self._secret)
-        self.canonical.column_keys = {i: column_key(self._secret, header[i]) for i in order}
-        self.projections = _Projections(self._secret, [header[i] for i in order])
+        self.projections = _Projections(
+            self._secret, [header[i] for i in order], [column_key(self._secret, header[i]) for i in order]
+        )
 
     def add_frame(self, frame: pl.DataFrame, order: list[int]) -> None:
         """Hash ``frame``'s rows (its columns taken in ``order``)."""
