@@ -100,7 +100,12 @@ def stopped_mid_partitioning(s: dict[str, Path]) -> subprocess.Popen[bytes]:
     """A release stopped (SIGSTOP, by itself) right after its first batch's rows went to the partitions."""
     n = first_partition_step(s)
     p = subprocess.Popen(
-        command(s, "out"), env=env(s, f"stop:{n}"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command(s, "out"),
+        env=env(s, f"stop:{n}"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        # as from a terminal: a run under nohup ignores SIGHUP, and dpdesk rightly leaves an ignored signal alone
+        preexec_fn=lambda: [signal.signal(x, signal.SIG_DFL) for x in (signal.SIGHUP, signal.SIGTERM)],  # noqa: PLW1509
     )
     try:
         _pid, status = os.waitpid(p.pid, os.WUNTRACED)
