@@ -73,6 +73,7 @@ class ReviewWindow(QDialog):
                 t.setItem(
                     i, 1, QTableWidgetItem("—" if v is None else f"ε {v['epsilon']:.6g}, δ {v['delta']:.3g}")
                 )
+            t.resizeColumnToContents(0)  # a method's whole name (zCDP's is long in Chinese)
             t.horizontalHeader().setStretchLastSection(True)
             t.verticalHeader().setVisible(False)
             t.setMaximumHeight(130)
