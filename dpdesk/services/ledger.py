@@ -844,7 +844,12 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
         if name is None or name in docs:
             raise UsageError(_("{path}: not an approval for one more dataset").format(path=path))
         docs[name] = (doc, path)
-    with contextlib.ExitStack() as stack:
+    from dpdesk.core.fsio import locked
+
+    (home / "ledgers").mkdir(parents=True, exist_ok=True)
+    # under the home-wide key lock, first in the lock order: no first release decides a new dataset (and records
+    # its content) between the register's identities being dropped and the identity folder being moved aside
+    with locked(home / "ledgers" / "keys.lock"), contextlib.ExitStack() as stack:
         gated: list[tuple[LedgerTransaction, dict[str, Any]]] = []
         for dataset in sorted(anchor.recorded_identities(home)):
             path = home / "ledgers" / f"{dataset}.jsonl"
@@ -868,7 +873,8 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
                     dataset=", ".join(sorted(docs))
                 )
             )
-        for tx, payload in gated:  # recorded first: an approval is used once, and what was done is on record
+        # recorded first: an approval is used once, and what was done is on record
+        for tx, payload in gated:
             tx.append("forget_identity", payload)
         return forget_identities(home, reason)
 

@@ -4484,6 +4484,14 @@ def _sum128(""",
             "tests/cli/test_projection_rename.py::test_a_dataset_recorded_before_column_values_gets_them_when_its_file_is_opened",
         ),
     ),
+    Mutant(
+        "IL05",
+        "forget-identity runs without the home-wide key lock (a first release can decide a dataset in between)",
+        "dpdesk/services/ledger.py",
+        r"""    with locked(home / "ledgers" / "keys.lock"), contextlib.ExitStack() as stack:""",
+        r"""    with contextlib.ExitStack() as stack:""",
+        ("tests/trust/test_forget_under_key_lock.py::test_forget_identity_waits_for_the_key_lock",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
