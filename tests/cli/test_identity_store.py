@@ -128,6 +128,12 @@ def test_a_near_copy_is_named_with_its_estimates_on_screen_only(
     ledger = (dpdesk_home / "ledgers" / f"{dataset}.jsonl").read_text(encoding="utf-8")
     assert "resembl" not in ledger  # the estimates stay on screen
     link = json.loads(ledger.splitlines()[-1])
-    assert link["type"] == "link" and set(link) - {"seq", "type", "time", "dataset", "prev", "hash"} == {
-        "decided_by"
-    }
+    assert link["type"] == "link" and set(link) - {
+        "seq",
+        "type",
+        "time",
+        "dataset",
+        "prev",
+        "hash",
+        "dpdesk_version",
+    } == {"decided_by"}
