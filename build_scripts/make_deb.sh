@@ -61,7 +61,11 @@ command -v dpkg-deb >/dev/null || die "dpkg-deb is required (Debian/Ubuntu: it i
 [ -x "$BUNDLE/dpdesk" ] || die "$BUNDLE holds no dpdesk executable"
 ARCH=$(dpkg --print-architecture)
 # Debian's version order: a PEP 440 pre-release or dev release sorts before the release with "~"
-DEBVER=$(printf '%s' "$VERSION" | sed -E 's/\.?(dev|a|b|rc)([0-9]+)/~\1\2/g; s/[^A-Za-z0-9.+~-]/./g')
+# (only in the public part: the local part after "+", a git hash, is kept as it is: gdfa520663 has an "a0")
+PUBLIC=${VERSION%%+*}
+LOCAL=${VERSION#"$PUBLIC"}
+DEBVER=$(printf '%s' "$PUBLIC" | sed -E 's/\.?(dev|a|b|rc)([0-9]+)/~\1\2/g; s/[^A-Za-z0-9.+~-]/./g')
+DEBVER="$DEBVER$(printf '%s' "$LOCAL" | sed -E 's/[^A-Za-z0-9.+~-]/./g')"
 printf '%s' "$DEBVER" | grep -Eq '^[0-9]' || die "version $VERSION does not start with a digit"
 DEB=$OUT/dpdesk_${DEBVER}_${ARCH}.deb
 ROOTDIR=$(mktemp -d "${TMPDIR:-/tmp}/dpdesk-debroot.XXXXXX")
