@@ -301,6 +301,8 @@ def same_columns(
     if not pairs or len(unmatched) > 1:
         return None
     if unmatched:  # a column of its own too (added or edited): the others must still identify its rows
+        if len(pairs) < 2:  # one shared column beside it is a shared key (days, countries), not a copy
+            return None
         if small.left_out[unmatched[0]].sketch is None:
             return None
     elif not identifying(small_rows):

@@ -305,3 +305,42 @@ def test_a_dataset_recorded_before_column_values_gets_them_when_its_file_is_open
     assert all("marginals" in c for c in record["columns"].values())
     again = projected(DATA, tmp_path / "again.csv", ["wage", "region"])  # another file, not cached
     assert [n.dataset for n in resolve(dpdesk_home, again).resembles] == [first.dataset]
+
+
+def test_tables_that_share_only_a_key_column_are_not_near_copies(tmp_path: Path, dpdesk_home: Path) -> None:
+    """An attacker's pass found unrelated tables sharing a key column refused as near-copies ((day, temp) and
+    (day, sales, store); countries: (country, gdp, region) and (country, population)): one matched column and one
+    of the table's own was taken for "the others identify its rows". A column of its own needs at
+    least two matched columns beside it; the known table's own columns plus a row number stay recognised (the
+    test above)."""
+    rng = np.random.default_rng(5)
+    days = [f"2025-{1 + i // 28:02d}-{1 + i % 28:02d}" for i in range(336)]
+    known = _write(
+        tmp_path / "temp.csv",
+        [["day", "temp"], *([d, f"{t:.2f}"] for d, t in zip(days, rng.normal(12, 8, 336), strict=True))],
+    )
+    Ledger.for_dataset(dpdesk_home, resolve(dpdesk_home, known).sha256).ensure_id()
+    sales = _write(
+        tmp_path / "sales.csv",
+        [["day", "sales"], *([d, str(s)] for d, s in zip(days, rng.integers(0, 900, 336), strict=True))],
+    )
+    # (day, sales) is (day, temp) with one column edited: the older one-column rule (issue 13) still calls it a
+    # near-copy; docs/near-copies.md states this limit of two-column tables
+    assert [n.marginal for n in resolve(dpdesk_home, sales).resembles] == [False]
+    with_store = _write(
+        tmp_path / "sales2.csv",
+        [
+            ["day", "sales", "store"],
+            *(
+                [d, str(s), f"s{i % 7}"]
+                for i, (d, s) in enumerate(zip(days, rng.integers(0, 900, 336), strict=True))
+            ),
+        ],
+    )
+    assert resolve(dpdesk_home, with_store).resembles == ()
+    # still a near-copy: the known table's own columns (two here) with one of its own
+    own = _write(
+        tmp_path / "own.csv",
+        [["n", *r] for r in _rows(known)[:1]] + [[str(i), *r] for i, r in enumerate(_rows(known)[1:])],
+    )
+    assert len(resolve(dpdesk_home, own).resembles) == 1

@@ -4492,6 +4492,14 @@ def _sum128(""",
         r"""    with contextlib.ExitStack() as stack:""",
         ("tests/trust/test_forget_under_key_lock.py::test_forget_identity_waits_for_the_key_lock",),
     ),
+    Mutant(
+        "NC17",
+        "near-copies by columns: one shared key column beside a column of the table's own is taken for a copy",
+        "dpdesk/core/recognition.py",
+        r"""        if len(pairs) < 2:  # one shared column beside it is a shared key (days, countries), not a copy""",
+        r"""        if False:""",
+        ("tests/cli/test_projection_rename.py::test_tables_that_share_only_a_key_column_are_not_near_copies",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
