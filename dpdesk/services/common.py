@@ -50,6 +50,15 @@ class Dataset:
 
         return resolve(self.home, self.data, sha256=self.sha256, progress=progress)
 
+    def own_ledger(self) -> Ledger:
+        """The ledger of the data file's own bytes, not settled against other datasets of its table (for a repair
+        that charges nothing: an acknowledgement)."""
+        from dpdesk.core.ledger import Ledger
+        from dpdesk.core.loading import file_sha256
+
+        sha = self.sha256 if self.sha256 is not None else file_sha256(self.data or "")
+        return Ledger.for_dataset(self.home, sha)
+
     def open_ledger(self, notify: Notify | None = None) -> Ledger:
         """The dataset's ledger (nothing is created); ``notify`` is told once if it was migrated just now.
 

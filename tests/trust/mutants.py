@@ -4498,7 +4498,19 @@ def _sum128(""",
         "dpdesk/core/recognition.py",
         r"""        if len(pairs) < 2:  # one shared column beside it is a shared key (days, countries), not a copy""",
         r"""        if False:""",
-        ("tests/cli/test_projection_rename.py::test_tables_that_share_only_a_key_column_are_not_near_copies",),
+        (
+            "tests/cli/test_projection_rename.py::test_tables_that_share_only_a_key_column_are_not_near_copies",
+        ),
+    ),
+    Mutant(
+        "MG10",
+        "a broken ledger of a table two datasets hold cannot be acknowledged (acknowledge and merge each wait for the other)",
+        "dpdesk/services/ledger.py",
+        r"""        ledger = request.dataset.own_ledger()""",
+        r"""        raise""",
+        (
+            "tests/trust/test_merge_duplicates.py::test_a_broken_ledger_of_two_datasets_is_acknowledged_then_merged",
+        ),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

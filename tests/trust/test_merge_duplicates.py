@@ -374,3 +374,31 @@ def test_sigkill_at_every_durable_step_of_a_merge_never_lowers_spent(tmp_path: P
         entries = ledger(home, t.b).verify()
         assert [e.type for e in entries].count("merge") == 1, (n, steps[n - 1])
         shutil.rmtree(home)
+
+
+def test_a_broken_ledger_of_two_datasets_is_acknowledged_then_merged(tmp_path: Path) -> None:
+    """An attacker's pass: with a table held by two datasets, one of whose ledgers was cut (a backup restored),
+    acknowledge said "merge them" and merge said "acknowledge it": the table was refused for good. The broken
+    ledger is acknowledged as the file's own dataset (a repair: nothing charged, every spend carried over); then
+    the merge goes through, and nothing was lowered."""
+    t = make_twins(tmp_path, a=(1.0, 0.3), b=(0.8, 0.3))
+    path = ledger(t.home, t.a).path
+    assert path is not None
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # its last entry cut, as an older backup put back
+    r = cli(t.home, "ledger", "merge", "--data", t.lf)
+    assert r.returncode == 3 and "acknowledge" in r.stderr, r.stderr
+    r = cli(t.home, "ledger", "acknowledge", "--data", t.lf, "--reason", "a backup was restored")
+    assert r.returncode != 0 and "--cost 3=" in r.stderr, r.stderr[
+        -1500:
+    ]  # the acknowledgement's own questions
+    r = cli(
+        t.home, "ledger", "acknowledge", "--data", t.lf, "--reason", "a backup was restored", "--cost", "3=0"
+    )
+    assert r.returncode == 0, r.stderr[-1500:]  # entry 3 was the package entry, of no cost
+    r = cli(
+        t.home, "release", plan_file(tmp_path, "small", 0.8, 0.05), "--data", t.lf, "--out", tmp_path / "x"
+    )
+    assert r.returncode == 3 and "merge" in r.stderr, r.stderr  # still two datasets: never one picked
+    ok(cli(t.home, "ledger", "merge", "--data", t.lf))
+    assert spent(t.home, t.b) >= 0.6 - 1e-9  # both releases counted, under the smaller budget
