@@ -17,6 +17,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -158,6 +159,9 @@ def to_legacy(home: Path, sha: str) -> list[dict[str, Any]]:
     (home / "ledgers" / f"{lg.dataset}.key").unlink()  # the sidecar link did not exist before public ids
     (home / "ledgers" / "heads" / f"{lg.dataset}.json").unlink()  # nor the register of heads
     (home / "ledgers" / "anchored").unlink()
+    # nor content identities (issue 13 came after public ids): a record of the new id's table left here would be a
+    # second dataset of the same table once the old ledger is migrated to an id of its own (issue 24's merge)
+    shutil.rmtree(home / "identity", ignore_errors=True)
     return old
 
 
