@@ -88,6 +88,15 @@ class Released:
     streamed: bool = False
 
 
+def _approval(request: ReleaseRequest) -> bytes | None:
+    """The officer's approval file's bytes, read before anything is charged (None without one)."""
+    if request.approval is None:
+        return None
+    from dpdesk.core.officer import read_approval_file
+
+    return read_approval_file(request.approval)
+
+
 def release_plan(
     request: ReleaseRequest,
     progress: Progress = NULL_PROGRESS,
@@ -108,11 +117,7 @@ def release_plan(
         request.out is not None and request.approval is None
     ):  # with an approval: checked after it, before any charge
         check_out_dir(request.out)
-    approval = None
-    if request.approval is not None:
-        from dpdesk.core.officer import read_approval_file
-
-        approval = read_approval_file(request.approval)
+    approval = _approval(request)
     table = request.table
     if table is None:
         table = load_for_release(
@@ -165,11 +170,7 @@ def prepare_plan_release(
     data check raises :class:`~dpdesk.core.datacheck.DataProblems` unless ``request.accept_data_problems``."""
     from dpdesk.core.release import prepare_release
 
-    approval = None
-    if request.approval is not None:
-        from dpdesk.core.officer import read_approval_file
-
-        approval = read_approval_file(request.approval)
+    approval = _approval(request)
     return prepare_release(
         request.plan,
         request.data,
