@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dpdesk.core.plan import ALLOWED_MECHANISMS
+from dpdesk.core.plan.reader import ALLOWED_MECHANISMS
 from tests.trust.test_audit import _ROWS, ALPHA, DROP_BOUNDS, DROP_ROWS, QUANTILE_D, Case, run_case
 
 HERE = Path(__file__).resolve().parent

@@ -45,7 +45,7 @@ NOTES_END = "<!-- END NOTES -->"
 # ----------------------------------------------------------------------------- the declared schema
 
 # the generator's own category lists, so the declared schema can never drift from the data
-from dpdesk.core.sample import COLUMNS, OCCUPATIONS, REGIONS, SEXES, STATES  # noqa: E402
+from dpdesk.core.preview.sample import COLUMNS, OCCUPATIONS, REGIONS, SEXES, STATES  # noqa: E402
 
 #: Chinese labels for the GBK variant (declared as the categories of that variant).
 ZH_LABELS: dict[str, dict[str, str]] = {
@@ -97,7 +97,7 @@ def schema(zh: bool = False) -> dict[str, dict[str, Any]]:
 
 def column_specs(zh: bool = False) -> dict[str, Any]:
     """dpdesk ColumnSpecs for the declared schema."""
-    from dpdesk.core.plan import ColumnSpec
+    from dpdesk.core.plan.reader import ColumnSpec
 
     out = {}
     for name, d in schema(zh).items():
@@ -207,7 +207,7 @@ def _zh_text(src: Path) -> str:
 
 
 def make_data(out: Path, sizes: list[str]) -> dict[str, Path]:
-    from dpdesk.core.sample import write_census_csv
+    from dpdesk.core.preview.sample import write_census_csv
 
     out.mkdir(parents=True, exist_ok=True)
     files = data_files(out)
@@ -697,10 +697,10 @@ def worker_release(path: str, reps: int) -> dict[str, Any]:
     ledger) comes from timing wrappers put around ``exact_statistic`` and ``noisy_rows`` in the release
     module's namespace for the duration of the run (instrumentation only; dpdesk's code is unchanged).
     """
-    import dpdesk.core.release as rel_mod
+    import dpdesk.core.release.steps as rel_mod
+    from dpdesk.core.dp.queries import design_plan
     from dpdesk.core.loading import load_table
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.queries import design_plan
+    from dpdesk.core.plan.reader import parse_plan
 
     plan = parse_plan(plan_dict())
     t0 = time.perf_counter()
@@ -817,8 +817,8 @@ def worker_profile(kind: str, path: str, out: str) -> dict[str, Any]:
     import polars  # noqa: F401  (imported lazily by load_table: not part of the profile)
 
     from dpdesk.core.loading import load_table
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.release import release
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.release.steps import release
 
     plan = parse_plan(plan_dict())
     prof = cProfile.Profile()

@@ -1,6 +1,6 @@
 """Typed ledger entries against the code before them: the whole-chain work of a long ledger.
 
-Issue 12 ("JSON only at the edges") made every ledger entry a typed, immutable object (``dpdesk.core.entries``)
+Issue 12 ("JSON only at the edges") made every ledger entry a typed, immutable object (``dpdesk.core.ledger.entries``)
 instead of a dict. What that can cost is the reading of a long ledger: ``Ledger.verify()`` (each line parsed,
 chain-checked and now typed), then what every command computes from the entries (the state a checkpoint holds,
 ``checkpoint.state_of``, and the budget report). Both codes do the same work on the same file: a ledger built by
@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = """
 import os, sys
 from pathlib import Path
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import load_plan, parse_plan
-from dpdesk.core.release import release
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.plan.reader import load_plan, parse_plan
+from dpdesk.core.release.steps import release
 home, n = Path(sys.argv[1]), int(sys.argv[2])
 d = load_plan("resources/samples/cps_wages_plan.json").to_dict()
 d["budget"] = {"epsilon": 100000.0, "delta": 1e-3}
@@ -46,10 +46,10 @@ print(res.ledger.path)
 READ = """
 import sys, time
 from pathlib import Path
-from dpdesk.core.budget import budget_report
-from dpdesk.core.checkpoint import state_of
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import load_plan
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.checkpoint import state_of
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.plan.reader import load_plan
 path = Path(sys.argv[1])
 plan = load_plan(sys.argv[2])
 t0 = time.perf_counter()

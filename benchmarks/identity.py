@@ -17,7 +17,7 @@ be equal (key and sketch), or the script stops.
 
 Usage (from the repository root): ``python benchmarks/identity.py [--rows 1000000 10000000] [--rounds 3]
 [--no-old] [--old REV] [--data-dir DIR] [--results FILE]``. Tables come from
-``dpdesk.core.sample.write_census_csv`` into ``--data-dir`` (default ``benchmarks/out/``; reused when present).
+``dpdesk.core.preview.sample.write_census_csv`` into ``--data-dir`` (default ``benchmarks/out/``; reused when present).
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def worker(mode: str, data: str, home: str) -> None:
     sys.path.insert(0, str(HERE))
     from bench import column_specs
 
+    from dpdesk.core.identity.recognition import resolve
     from dpdesk.core.loading import load_table
     from dpdesk.core.loading.identity import content_identity
-    from dpdesk.core.recognition import resolve
 
     start = time.perf_counter()
     if mode == "load":
@@ -166,7 +166,7 @@ def main() -> None:
         data = out / f"census_{n // 1_000_000}M.csv"
         if not data.exists():
             sys.path.insert(0, str(REPO))
-            from dpdesk.core.sample import write_census_csv
+            from dpdesk.core.preview.sample import write_census_csv
 
             write_census_csv(data, n)
         # warm the page cache in small reads: a child's ru_maxrss counts the parent's RSS when it was started

@@ -13,7 +13,7 @@ Measures, side by side in one run, as fresh processes interleaved round by round
 
 "before" is the code at the branch point (``git archive`` of ``--old``, default ``git merge-base main HEAD``),
 "after" this working tree. The ledgers are built once by the "after" code through
-:func:`dpdesk.core.release.release` (no package; ``os.fsync`` skipped while building: the bytes written are the
+:func:`dpdesk.core.release.steps.release` (no package; ``os.fsync`` skipped while building: the bytes written are the
 same), then copied for the "before" code without their ``checkpoint`` entries (which it does not know), the
 chain re-linked and re-hashed and the register's head moved to its end: the same releases, as the old code would
 have written them. Every measured run gets a fresh copy of its home (made before the process starts, outside
@@ -64,8 +64,8 @@ def worker_build(home: str, n: int, plan_path: str) -> dict[str, Any]:
     """``n`` releases of the plan on the sample table into ``home``, through the release code (no package)."""
     os.fsync = lambda _fd: None  # building only: the bytes are the same, durability is not what is measured
     from dpdesk.core.loading import load_table
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.release import release
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.release.steps import release
 
     plan = parse_plan(json.loads(Path(plan_path).read_text(encoding="utf-8")))
     table = load_table(CSV, plan.columns)
@@ -80,10 +80,10 @@ def worker_build(home: str, n: int, plan_path: str) -> dict[str, Any]:
 def worker_statement_pdf(home: str, out: str) -> dict[str, Any]:
     """``write_budget_statement`` alone (the ledger verified and the report computed first, not timed)."""
     os.environ["DPDESK_HOME"] = home
-    from dpdesk.core.budget import budget_report
-    from dpdesk.core.ledger import Ledger
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.report import write_budget_statement
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.budget import budget_report
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.publish.report import write_budget_statement
 
     key = hashlib.sha256(CSV.read_bytes()).hexdigest()
     entries = Ledger.for_dataset(Path(home), key).verify()
@@ -152,8 +152,8 @@ def measure(argv: list[str], src: Path, home: Path) -> dict[str, Any]:
 
 def strip_checkpoints(src_home: Path, dst_home: Path) -> None:
     """A copy of ``src_home`` whose ledgers hold no ``checkpoint`` entries: re-linked, re-hashed (as
-    :func:`dpdesk.core.ledger.entry_hash` does, unchanged since the branch point), the register's head moved."""
-    from dpdesk.core.entries import entry_hash
+    :func:`dpdesk.core.ledger.book.entry_hash` does, unchanged since the branch point), the register's head moved."""
+    from dpdesk.core.ledger.entries import entry_hash
 
     shutil.copytree(src_home, dst_home)
     for path in (dst_home / "ledgers").glob("ds-*.jsonl"):

@@ -90,11 +90,11 @@ SPLIT = r"""
 import json, os, sys, time
 t_main = time.perf_counter()
 from pathlib import Path
-import dpdesk.core.release as rel
-import dpdesk.core.package as pkg
-import dpdesk.core.report as rep
+import dpdesk.core.release.steps as rel
+import dpdesk.core.publish.package as pkg
+import dpdesk.core.publish.report as rep
 import dpdesk.core.loading as loading
-import dpdesk.core.recognition as recognition
+import dpdesk.core.identity.recognition as recognition
 T = {"statistics": 0.0, "charge": 0.0, "package": 0.0, "report": 0.0, "load": 0.0, "identity": 0.0}
 INSIDE = {"charge": 0}
 WITHIN = {"statistics": 0.0, "load": 0.0, "identity": 0.0}  # the parts of the charge timed separately
@@ -119,7 +119,7 @@ timed(pkg, "write_package", "package")
 timed(rep, "write_release_report", "report")
 timed(loading, "load_table", "load")
 try:  # since tables larger than memory: the release loads through streaming.load_for_release
-    import dpdesk.core.streaming as streaming
+    import dpdesk.core.release.streaming as streaming
     timed(streaming, "load_table", "load")
 except ImportError:
     pass

@@ -97,8 +97,8 @@ def plan_dict() -> dict[str, Any]:
 
 
 def worker_stream(path: str, limit: str) -> dict[str, Any]:
-    from dpdesk.core import streaming as st
-    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.release import streaming as st
 
     plan = parse_plan(plan_dict())
     t = time.perf_counter()
@@ -160,10 +160,10 @@ def worker_stats(path: str) -> dict[str, Any]:
     """Load the table whole, then the 20 exact statistics: peak RSS after loading and after the statistics."""
     import numpy as np
 
-    from dpdesk.core.aggregates import exact_statistic
+    from dpdesk.core.dp.aggregates import exact_statistic
+    from dpdesk.core.dp.queries import design_plan
     from dpdesk.core.loading import load_table
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.queries import design_plan
+    from dpdesk.core.plan.reader import parse_plan
 
     plan = parse_plan(plan_dict())
     table = load_table(path, plan.columns)
@@ -186,7 +186,7 @@ def make_big(path: Path, rows: int) -> None:
     if path.exists():
         return
     code = (
-        "import os, sys; from dpdesk.core.sample import write_census_csv; "
+        "import os, sys; from dpdesk.core.preview.sample import write_census_csv; "
         f"write_census_csv({str(path) + '.part'!r}, {rows}); os.replace({str(path) + '.part'!r}, {str(path)!r})"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -326,7 +326,7 @@ def main() -> int:
 def write_md(
     results: dict[str, list[dict[str, Any]]], a: argparse.Namespace, big: Path, size: int, log: list[str]
 ) -> None:
-    from dpdesk.core.streaming import parse_memory
+    from dpdesk.core.release.streaming import parse_memory
 
     limit = parse_memory(a.limit)
     git = subprocess.run(
@@ -343,7 +343,7 @@ def write_md(
         (
             f"Data: `{big.name}`, {a.rows:,} rows, {size / 1e9:.2f} GB ({size / 2**30:.2f} GiB, "
             f"{size / limit:.1f}x the memory limit of {a.limit}), "
-            "written by `dpdesk.core.sample.write_census_csv`; the 20-query plan of `bench.py`.\n"
+            "written by `dpdesk.core.preview.sample.write_census_csv`; the 20-query plan of `bench.py`.\n"
         ),
         "| run | n | wall median (s) | wall min (s) | peak RSS median (MiB) | peak RSS max (MiB) | other cores (median) |",
         "|---|---|---|---|---|---|---|",

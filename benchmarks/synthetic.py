@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dpdesk's synthesiser (MST-style, dpdesk.core.synthetic) against the independent baseline.
+"""dpdesk's synthesiser (MST-style, dpdesk.core.dp.synthetic) against the independent baseline.
 
 A script, not a test. See benchmarks/README.md ("Synthetic tables"); results go to benchmarks/RESULTS-synth.md.
 
@@ -7,7 +7,7 @@ Two tables: ``survey`` (generated here: 28,000 rows, 7 columns of the issue's sh
 bins, two ints in 19 and 14 bins, four categories of 2-4 levels, with correlations) and ``diamonds``
 (../shared/data/diamonds.csv, 53,940 rows, 10 columns, public bins declared below). Methods:
 
-* ``dpdesk``: :mod:`dpdesk.core.synthetic` (measure, fit, sample) at (epsilon, delta);
+* ``dpdesk``: :mod:`dpdesk.core.dp.synthetic` (measure, fit, sample) at (epsilon, delta);
 * ``independent``: each column sampled independently from its own noisy histogram at the same (epsilon,
   delta): the d one-way marginals measured with the whole budget (Gaussian, zCDP, through dpdesk's
   mechanisms), each projected onto the non-negative tables of the noisy total, sampled with the same sampler.
@@ -40,9 +40,9 @@ REPO = HERE.parent
 DIAMONDS = Path("/work/shared/data/diamonds.csv")
 RESULTS = HERE / "RESULTS-synth.md"
 
-from dpdesk.core import synthetic as syn  # noqa: E402
-from dpdesk.core.synthetic.domain import Attribute  # noqa: E402
-from dpdesk.core.synthetic.utility import tvd  # noqa: E402
+from dpdesk.core.dp import synthetic as syn  # noqa: E402
+from dpdesk.core.dp.synthetic.domain import Attribute  # noqa: E402
+from dpdesk.core.dp.synthetic.utility import tvd  # noqa: E402
 
 # ----------------------------------------------------------------------------- the tables
 

@@ -6,7 +6,7 @@ Usage (from the repository root)::
     python build_scripts/guide_images.py --out DIR    # writes DIR/{en,zh_CN}/*.png (the tests render here)
 
 Each language runs in its own process (``DPDESK_LANG``), since the figures' labels are translated when
-drawn. The charts use ``dpdesk.core.figures`` (the preview panel's and the report's matplotlib figures)
+drawn. The charts use ``dpdesk.core.dp.figures`` (the preview panel's and the report's matplotlib figures)
 on fixed, made-up numbers of a plan — no data is read — and the epsilon scale is the app's
 ``EpsilonScale`` widget, drawn offscreen.
 """
@@ -43,8 +43,8 @@ def render(out: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
-    from dpdesk.core import figures, mechanisms
-    from dpdesk.core.queries import Component
+    from dpdesk.core.dp import figures, mechanisms
+    from dpdesk.core.dp.queries import Component
     from dpdesk.i18n import current_language
 
     out.mkdir(parents=True, exist_ok=True)

@@ -139,8 +139,8 @@ def main() -> int:
     win.query_form.select_row(0)
     shot("11_synthetic_form")
     # its expected fidelity, estimated on a file declared public (another table of the same columns)
-    from dpdesk.core.sample import write_census_csv
-    from dpdesk.core.simulate import simulation_notice
+    from dpdesk.core.preview.sample import write_census_csv
+    from dpdesk.core.preview.simulate import simulation_notice
     from dpdesk.gui.views.fidelity_dialog import FidelityDialog
 
     public = Path(tempfile.mkdtemp(prefix="dpdesk-shots-public-")) / "published_sample_2025.csv"

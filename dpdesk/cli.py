@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpdesk import __version__
-from dpdesk.core.errors import DpdeskError, PlanError, UsageError
-from dpdesk.core.home import dpdesk_home
-from dpdesk.core.plan import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
-from dpdesk.core.progress import Progress, stage_label
-from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
-from dpdesk.core.text import shown
+from dpdesk.core.common.errors import DpdeskError, PlanError, UsageError
+from dpdesk.core.common.home import dpdesk_home
+from dpdesk.core.common.progress import Progress, stage_label
+from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
+from dpdesk.core.common.text import shown
+from dpdesk.core.plan.reader import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.i18n import _, ngettext
 
 if TYPE_CHECKING:
-    from dpdesk.core.budget import BudgetReport
+    from dpdesk.core.ledger.budget import BudgetReport
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -867,7 +867,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, as_program: bool) -> int:
-    """Run one command; every exit is a documented code (see :mod:`dpdesk.core.errors`)."""
+    """Run one command; every exit is a documented code (see :mod:`dpdesk.core.common.errors`)."""
     code: int | None = None
     try:
         handler = {
@@ -1016,7 +1016,7 @@ def _gui(args: argparse.Namespace) -> int:
 
 
 def _load_plan(path: str, codebook: str | None) -> Plan:
-    from dpdesk.core.plan import load_plan
+    from dpdesk.core.plan.reader import load_plan
 
     if codebook is None:
         return load_plan(path)
@@ -1075,7 +1075,7 @@ def _cmd_budget(args: argparse.Namespace) -> int:
 
 
 def _fit_budget(args: argparse.Namespace, plan: Plan, dataset: Any) -> int:
-    from dpdesk.core.fit import FitError
+    from dpdesk.core.ledger.fit import FitError
     from dpdesk.services.budget import BudgetRequest, FitRequest, fit_plan
 
     weights: dict[str, float] = {}
@@ -1133,7 +1133,7 @@ def _g(x: float | None) -> str:
 
 
 def _print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
-    from dpdesk.core.budget import report_warnings
+    from dpdesk.core.ledger.budget import report_warnings
 
     out = sys.stdout
     title = rep.title or _("(untitled plan)")
@@ -1222,7 +1222,7 @@ def _print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
             )
         for n in q.notes:
             print("    " + _("note: {n}").format(n=shown(n)), file=out)
-    from dpdesk.core.accounting import method_name
+    from dpdesk.core.dp.accounting import method_name
 
     print(
         "\n"
@@ -1284,7 +1284,7 @@ def _print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
-    from dpdesk.core.streaming import parse_memory
+    from dpdesk.core.release.streaming import parse_memory
     from dpdesk.services.release import ReleaseRequest, release_plan
 
     if args.check and args.out:
@@ -1361,7 +1361,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             hash=e.hash[:12],
         )
     )
-    from dpdesk.core.budget import entry_warnings
+    from dpdesk.core.ledger.budget import entry_warnings
 
     for warning in entry_warnings(e):
         print(warning)
@@ -1394,7 +1394,7 @@ def _check_release(request: Any, show_check: Callable[[Any], None]) -> int:
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
-    from dpdesk.core.simulate import simulation_notice
+    from dpdesk.core.preview.simulate import simulation_notice
     from dpdesk.services.simulate import SimulateRequest, simulate_releases
 
     if args.data is not None:
@@ -1436,7 +1436,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 def _print_fidelity(plan: Plan, public: Path, runs: int, seed: int | None) -> None:
     """For each synthetic-table query, how faithful its tables are on the public file (uncharged estimate)."""
-    from dpdesk.core.statistics.synthetic import SyntheticQuery
+    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery
     from dpdesk.services.simulate import FidelityRequest, synthetic_fidelity
 
     for q in plan.queries:
@@ -1554,7 +1554,7 @@ def _ledger_acknowledge(
     exported: Sequence[str] = (),
     approval: str | None = None,
 ) -> int:
-    from dpdesk.core.carryover import CostsNeeded
+    from dpdesk.core.ledger.carryover import CostsNeeded
     from dpdesk.services.ledger import AcknowledgeRequest, acknowledge
 
     request = AcknowledgeRequest(
@@ -1581,7 +1581,7 @@ def _ledger_acknowledge(
 
 def _stated_costs(costs: Sequence[str], costs_file: str | None) -> tuple[Any, ...]:
     """The stated costs of ``--cost`` options and a ``--costs`` file."""
-    from dpdesk.core.carryover import parse_stated_cost, stated_costs_from_json
+    from dpdesk.core.ledger.carryover import parse_stated_cost, stated_costs_from_json
 
     stated = [parse_stated_cost(c) for c in costs]
     if costs_file is not None:
@@ -1639,7 +1639,7 @@ def _ledger_govern(data: str, officer: str, require_signed_plans: bool, approval
             id=shown(done.record.dataset), seq=done.entry.seq
         )
     )
-    from dpdesk.core.officer import describe_governance
+    from dpdesk.core.governance.officer import describe_governance
 
     print(describe_governance(done.record))
     return 0
@@ -1705,8 +1705,8 @@ def _cmd_officer(args: argparse.Namespace) -> int:
         print(_("Recovery key fingerprint: {fp}").format(fp=pub.recovery_fingerprint))
         print(_("Created: {when}").format(when=shown(pub.created)))
         return 0
-    from dpdesk.core.entries import is_dataset_id
-    from dpdesk.core.governance import parse_head
+    from dpdesk.core.ledger.entries import is_dataset_id
+    from dpdesk.core.ledger.governed import parse_head
 
     if not is_dataset_id(args.dataset):
         raise UsageError(_("{name} is not a dataset's public name (ds-...)").format(name=shown(args.dataset)))
@@ -1762,7 +1762,7 @@ def _cmd_officer(args: argparse.Namespace) -> int:
 
 
 def _print_costs_needed(need: Any, data: str) -> None:
-    """What an acknowledgement still needs from the officer (a :class:`dpdesk.core.carryover.CostsNeeded`)."""
+    """What an acknowledgement still needs from the officer (a :class:`dpdesk.core.ledger.carryover.CostsNeeded`)."""
     print(
         "dpdesk: "
         + _("the ledger of {path} is broken: {problem}").format(
@@ -1950,7 +1950,7 @@ def _ledger_link(data: str, to: str) -> int:
 
 
 def _ledger_declare_new(data: str, resembles: str, reason: str, approval: str | None) -> int:
-    from dpdesk.core.governance import ApprovalRequired
+    from dpdesk.core.ledger.governed import ApprovalRequired
     from dpdesk.services.ledger import DeclareNewRequest, declare_new, new_dataset_name
 
     dataset = _dataset(data)
@@ -1977,7 +1977,7 @@ def _ledger_declare_new(data: str, resembles: str, reason: str, approval: str | 
 
 
 def _ledger_merge(data: str, approvals: list[str]) -> int:
-    from dpdesk.core.governance import ApprovalRequired
+    from dpdesk.core.ledger.governed import ApprovalRequired
     from dpdesk.services.ledger import MergeRequest, merge_approvals_needed, merge_datasets
 
     request = MergeRequest(_dataset(data), tuple(Path(a) for a in approvals))
@@ -2106,15 +2106,15 @@ def _print_ledger(ledger: Any, as_json: bool, *, brief: bool) -> int:
         )
     if brief:
         return code
-    from dpdesk.core.entries import (
+    from dpdesk.core.governance.officer import shown_name
+    from dpdesk.core.ledger.entries import (
         CorrectionEntry,
         GovernEntry,
         SettingsEntry,
         SimulateEntry,
         SpendEntry,
     )
-    from dpdesk.core.officer import shown_name
-    from dpdesk.core.recost import correction_changes
+    from dpdesk.core.ledger.recost import correction_changes
 
     changes: dict[int, float] | None = None  # computed once, at the first correction listed
 

@@ -179,8 +179,8 @@ def _run_checks(results: list[tuple[str, bool, str]], tmp: Path, home: Path) -> 
     state: dict[str, object] = {}
 
     def do_release() -> str:
-        from dpdesk.core.plan import load_plan
-        from dpdesk.core.release import release
+        from dpdesk.core.plan.reader import load_plan
+        from dpdesk.core.release.steps import release
 
         plan = load_plan(plan_path)
         t = time.perf_counter()
@@ -196,7 +196,7 @@ def _run_checks(results: list[tuple[str, bool, str]], tmp: Path, home: Path) -> 
         return f"{len(result.rows)} rows in {time.perf_counter() - t:.1f} s"
 
     def do_review() -> str:
-        from dpdesk.core.review import review
+        from dpdesk.core.publish.review import review
 
         r = review(out_dir)
         if not r.intact:

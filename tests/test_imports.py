@@ -29,14 +29,20 @@ def test_core_never_imports_qt_or_the_gui() -> None:
 
 
 def test_release_noise_never_uses_numpy_random_or_random() -> None:
-    for name in ("mechanisms.py", "aggregates.py", "queries.py", "ledger.py", "accounting.py"):
+    for name in (
+        "dp/mechanisms.py",
+        "dp/aggregates.py",
+        "dp/queries.py",
+        "ledger/book.py",
+        "dp/accounting.py",
+    ):
         text = (ROOT / "dpdesk" / "core" / name).read_text(encoding="utf-8")
         assert "np.random" not in text and "import random" not in text, name
 
 
 def test_importing_dpdesk_and_its_cli_loads_no_heavy_library() -> None:
     code = (
-        "import sys, dpdesk, dpdesk.cli, dpdesk.core.plan; "
+        "import sys, dpdesk, dpdesk.cli, dpdesk.core.plan.reader; "
         "print(','.join(m for m in ('opendp', 'polars', 'numpy', 'PySide6', 'matplotlib', 'reportlab') "
         "if m in sys.modules))"
     )
@@ -50,7 +56,7 @@ def test_budget_command_loads_opendp_without_its_prelude_and_nothing_for_the_out
 
     The prelude pulls in polars and OpenDP's numpy/scikit-learn extras (0.3 s); no column of the output needs them.
     The zCDP figures must still be OpenDP's: its measurements module is loaded, and the printed zCDP epsilon is
-    the one :func:`dpdesk.core.mechanisms.rho_to_epsilon` gives in a process that did load the prelude.
+    the one :func:`dpdesk.core.dp.mechanisms.rho_to_epsilon` gives in a process that did load the prelude.
     """
     plan = ROOT / "resources" / "samples" / "cps_wages_plan.json"
     code = (
@@ -70,7 +76,7 @@ def test_budget_command_loads_opendp_without_its_prelude_and_nothing_for_the_out
     assert "OPENDP=True" in out
     check = (
         "import opendp.prelude as dp; dp.enable_features('contrib')\n"
-        "from dpdesk.core import mechanisms as m\n"
+        "from dpdesk.core.dp import mechanisms as m\n"
         "g = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0)\n"
         "ref = float(dp.c.make_zCDP_to_approxDP(g).map(1.0).epsilon(1e-6))\n"
         "print(ref == m.rho_to_epsilon(0.5, 1e-6), ref)\n"

@@ -2,7 +2,7 @@
 
 The command line (which also starts the app) over the app over the services over the engine; the services
 import no Qt and no argument parser; no Qt in the engine; noise only through the OpenDP adapter
-(``dpdesk.core.mechanisms``); nothing on the release path imports the simulations.
+(``dpdesk.core.dp.mechanisms``); nothing on the release path imports the simulations.
 """
 
 from __future__ import annotations
@@ -40,27 +40,25 @@ def test_a_broken_contract_is_reported(tmp_path: Path) -> None:
     config = tmp_path / "broken.toml"
     config.write_text(
         '[tool.importlinter]\nroot_package = "dpdesk"\n\n[[tool.importlinter.contracts]]\nname = "x"\n'
-        'type = "forbidden"\nsource_modules = ["dpdesk.core.release"]\nforbidden_modules = ["dpdesk.core.mechanisms"]\n',
+        'type = "forbidden"\nsource_modules = ["dpdesk.core.release.steps"]\nforbidden_modules = ["dpdesk.core.dp.mechanisms"]\n',
         encoding="utf-8",
     )
     r = lint(config)
-    assert r.returncode != 0 and "dpdesk.core.release -> dpdesk.core.mechanisms" in r.stdout
+    assert r.returncode != 0 and "dpdesk.core.release.steps -> dpdesk.core.dp.mechanisms" in r.stdout
 
 
-def test_every_engine_module_is_on_the_release_path_list_unless_it_simulates() -> None:
-    """A new engine module is covered by the simulations contract unless it is named here as a simulation."""
+def test_every_engine_wing_is_on_the_release_path_list_unless_it_simulates() -> None:
+    """A new wing of the engine is covered by the simulations contract unless it is the previews, and it has its
+    place in the wings' layers; the engine has no module outside its wings (but its public API)."""
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    (contract,) = [
-        c
-        for c in config["tool"]["importlinter"]["contracts"]
-        if c.get("forbidden_modules") == ["dpdesk.core.simulate", "dpdesk.core.sample"]
-    ]
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in contracts if c.get("forbidden_modules") == ["dpdesk.core.preview"]]
+    (wings,) = [c for c in contracts if c["type"] == "layers" and c["layers"][0].startswith("dpdesk.core.")]
     listed = set(contract["source_modules"])
     core = ROOT / "dpdesk" / "core"
-    modules = {f"dpdesk.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
-    modules |= {f"dpdesk.core.{p.name}" for p in core.iterdir() if (p / "__init__.py").exists()}
-    simulations = {"dpdesk.core.simulate", "dpdesk.core.sample"}
-    assert modules - simulations - listed == set()
-    assert listed <= modules
+    assert [p.name for p in core.glob("*.py")] == ["__init__.py"]
+    packages = {f"dpdesk.core.{p.name}" for p in core.iterdir() if (p / "__init__.py").exists()}
+    assert packages - {"dpdesk.core.preview"} == listed
+    assert set(wings["layers"]) == packages

@@ -138,8 +138,8 @@ def test_dpdesk_version_prints_the_packages_version() -> None:
 
 @pytest.mark.slow
 def test_the_report_the_package_and_each_entry_carry_the_version(tmp_path: Path, dpdesk_home: Path) -> None:
-    from dpdesk.core.release import release
-    from dpdesk.core.review import review
+    from dpdesk.core.publish.review import review
+    from dpdesk.core.release.steps import release
     from tests.core.test_package import plan, planted
 
     data = planted(tmp_path)

@@ -4,14 +4,14 @@ libraries when it needs them).
 The layers, enforced by import-linter (``[tool.importlinter]`` in pyproject.toml, run by
 ``tests/test_layers.py``): the app (``dpdesk.gui``) and the command line (``dpdesk.cli``) over the services
 (``dpdesk.services``) over this engine; no Qt here; noise only through the OpenDP adapter
-``dpdesk.core.mechanisms``; nothing on the release path imports ``dpdesk.core.simulate`` (numpy's generator, for
+``dpdesk.core.dp.mechanisms``; nothing on the release path imports ``dpdesk.core.preview.simulate`` (numpy's generator, for
 previews only).
 
 The engine's public API is :data:`__all__`: the plan and its values, the errors, loading a table, the ledger and its typed entries,
 the budget report and the fit, the release's outputs, the review, progress. ``import dpdesk.core`` loads none
 of them: each name is imported from its module when it is first used (``from dpdesk.core import parse_plan``),
 so the command line's start-up does not grow. The release itself and the review are the modules
-:mod:`dpdesk.core.release` (``release.release``) and :mod:`dpdesk.core.review` (``review.review``): a function
+:mod:`dpdesk.core.release.steps` (``release.release``) and :mod:`dpdesk.core.publish.review` (``review.review``): a function
 cannot share its name with a module of this package, whose import sets that name to the module.
 """
 
@@ -23,57 +23,57 @@ from typing import TYPE_CHECKING, Any
 #: Each public name and the module that defines it.
 _HOMES = {
     # the plan and its values
-    "Accounting": "plan",
-    "Budget": "plan",
-    "ColumnSpec": "plan",
-    "Plan": "plan",
-    "PrivacyUnit": "plan",
-    "QuerySpec": "plan",
-    "apply_codebook": "plan",
-    "check_plan": "plan",
-    "load_plan": "plan",
-    "parse_plan": "plan",
-    "parse_plan_text": "plan",
-    "read_codebook": "plan",
-    "save_plan": "plan",
+    "Accounting": "plan.reader",
+    "Budget": "plan.reader",
+    "ColumnSpec": "plan.reader",
+    "Plan": "plan.reader",
+    "PrivacyUnit": "plan.reader",
+    "QuerySpec": "plan.reader",
+    "apply_codebook": "plan.reader",
+    "check_plan": "plan.reader",
+    "load_plan": "plan.reader",
+    "parse_plan": "plan.reader",
+    "parse_plan_text": "plan.reader",
+    "read_codebook": "plan.reader",
+    "save_plan": "plan.reader",
     # the errors a user is shown (each with its exit code)
-    "BudgetExceeded": "errors",
-    "Cancelled": "errors",
-    "DpdeskError": "errors",
-    "InputError": "errors",
-    "LedgerError": "errors",
-    "PlanError": "errors",
-    "PlanErrors": "errors",
-    "UsageError": "errors",
+    "BudgetExceeded": "common.errors",
+    "Cancelled": "common.errors",
+    "DpdeskError": "common.errors",
+    "InputError": "common.errors",
+    "LedgerError": "common.errors",
+    "PlanError": "common.errors",
+    "PlanErrors": "common.errors",
+    "UsageError": "common.errors",
     # a table
     "Table": "loading",
     "load_table": "loading",
     "peek": "loading.peek",
     "suggest_types": "loading",
-    "load_for_release": "streaming",
+    "load_for_release": "release.streaming",
     # the ledger, the budget and the fit
-    "Ledger": "ledger",
-    "Entry": "entries",
-    "EntryType": "entries",
-    "SettingsEntry": "entries",
-    "SpendEntry": "entries",
-    "BudgetReport": "budget",
-    "budget_report": "budget",
-    "report_warnings": "budget",
-    "FitError": "fit",
-    "FitResult": "fit",
-    "fit_to_budget": "fit",
+    "Ledger": "ledger.book",
+    "Entry": "ledger.entries",
+    "EntryType": "ledger.entries",
+    "SettingsEntry": "ledger.entries",
+    "SpendEntry": "ledger.entries",
+    "BudgetReport": "ledger.budget",
+    "budget_report": "ledger.budget",
+    "report_warnings": "ledger.budget",
+    "FitError": "ledger.fit",
+    "FitResult": "ledger.fit",
+    "fit_to_budget": "ledger.fit",
     # a release's outputs and their review
-    "Row": "values",
-    "rows_from_entry": "values",
-    "check_out_dir": "release",
-    "write_release_dir": "release",
-    "Review": "review",
-    "review_summary": "review",
+    "Row": "dp.values",
+    "rows_from_entry": "ledger.entries",
+    "check_out_dir": "release.steps",
+    "write_release_dir": "release.steps",
+    "Review": "publish.review",
+    "review_summary": "publish.review",
     # progress and the home folder
-    "NULL_PROGRESS": "progress",
-    "Progress": "progress",
-    "dpdesk_home": "home",
+    "NULL_PROGRESS": "common.progress",
+    "Progress": "common.progress",
+    "dpdesk_home": "common.home",
 }
 
 __all__ = [
@@ -141,9 +141,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the type checkers see; at run time __getattr__ imports each name when it is used
-    from dpdesk.core.budget import BudgetReport, budget_report, report_warnings
-    from dpdesk.core.entries import Entry, EntryType, SettingsEntry, SpendEntry
-    from dpdesk.core.errors import (
+    from dpdesk.core.common.errors import (
         BudgetExceeded,
         Cancelled,
         DpdeskError,
@@ -153,12 +151,16 @@ if TYPE_CHECKING:  # what the type checkers see; at run time __getattr__ imports
         PlanErrors,
         UsageError,
     )
-    from dpdesk.core.fit import FitError, FitResult, fit_to_budget
-    from dpdesk.core.home import dpdesk_home
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.common.home import dpdesk_home
+    from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+    from dpdesk.core.dp.values import Row
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.budget import BudgetReport, budget_report, report_warnings
+    from dpdesk.core.ledger.entries import Entry, EntryType, SettingsEntry, SpendEntry, rows_from_entry
+    from dpdesk.core.ledger.fit import FitError, FitResult, fit_to_budget
     from dpdesk.core.loading import Table, load_table, suggest_types
     from dpdesk.core.loading.peek import peek
-    from dpdesk.core.plan import (
+    from dpdesk.core.plan.reader import (
         Accounting,
         Budget,
         ColumnSpec,
@@ -173,8 +175,6 @@ if TYPE_CHECKING:  # what the type checkers see; at run time __getattr__ imports
         read_codebook,
         save_plan,
     )
-    from dpdesk.core.progress import NULL_PROGRESS, Progress
-    from dpdesk.core.release import check_out_dir, write_release_dir
-    from dpdesk.core.review import Review, review_summary
-    from dpdesk.core.streaming import load_for_release
-    from dpdesk.core.values import Row, rows_from_entry
+    from dpdesk.core.publish.review import Review, review_summary
+    from dpdesk.core.release.steps import check_out_dir, write_release_dir
+    from dpdesk.core.release.streaming import load_for_release

@@ -20,7 +20,7 @@ def _warm_imports() -> None:
         import numpy  # noqa: F401
         import polars  # noqa: F401
 
-        from dpdesk.core import mechanisms
+        from dpdesk.core.dp import mechanisms
 
         mechanisms._dp()
         import matplotlib.backends.backend_qtagg
@@ -73,7 +73,7 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
     from PySide6.QtCore import QLibraryInfo, QLocale, QSettings, QTranslator
     from PySide6.QtWidgets import QApplication
 
-    from dpdesk.core.home import dpdesk_home
+    from dpdesk.core.common.home import dpdesk_home
     from dpdesk.gui.main_window import MainWindow
     from dpdesk.gui.state import AppState
     from dpdesk.i18n import current_language
@@ -107,7 +107,7 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
 
 def main(path: str | None = None) -> int:
     """Run the app, optionally opening a table or a plan."""
-    from dpdesk.core.home import dpdesk_home
+    from dpdesk.core.common.home import dpdesk_home
 
     home = dpdesk_home()
     logging.basicConfig(

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.errors import DpdeskError
-from dpdesk.core.progress import stage_label
+from dpdesk.core.common.errors import DpdeskError
+from dpdesk.core.common.progress import stage_label
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
 from dpdesk.i18n import _
@@ -34,8 +34,8 @@ from dpdesk.i18n import _
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 
-    from dpdesk.core.budget import BudgetReport
-    from dpdesk.core.progress import Progress
+    from dpdesk.core.common.progress import Progress
+    from dpdesk.core.ledger.budget import BudgetReport
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
@@ -489,7 +489,7 @@ class MainWindow(QMainWindow):
 
     def ask_simulation(self) -> Any:
         """The simulation dialog's choice (a SimulationChoice), or None if cancelled."""
-        from dpdesk.core.simulate import simulation_notice
+        from dpdesk.core.preview.simulate import simulation_notice
         from dpdesk.gui.views.simulate_dialog import SimulateDialog
 
         dialog = SimulateDialog(self, self.ask_open_path, self.ask_save_path, simulation_notice())
@@ -554,7 +554,7 @@ class MainWindow(QMainWindow):
         """Open what ``path`` is, told by its content (:func:`dpdesk.services.opening.identify`): a release package
         (its folder or its ledger.json) or an exported ledger in the review window, a plan as the plan, a table as
         the table; anything else is named in an error with what dpdesk opens."""
-        from dpdesk.core.errors import DpdeskError
+        from dpdesk.core.common.errors import DpdeskError
         from dpdesk.services.opening import identify
 
         try:
@@ -577,7 +577,7 @@ class MainWindow(QMainWindow):
         home = self.state.home
 
         def job(progress: Progress) -> Any:
-            from dpdesk.core.errors import LedgerError
+            from dpdesk.core.common.errors import LedgerError
             from dpdesk.core.loading import file_sha256, peek, suggest_from_peek
             from dpdesk.services.common import Dataset
 
@@ -609,7 +609,7 @@ class MainWindow(QMainWindow):
         path = path or self.ask_open_path(_("Open plan"), plan_filter())
         if not path:
             return False
-        from dpdesk.core.smallfile import MAX_PLAN_BYTES, read_small_file
+        from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
 
         try:
             data = json.loads(read_small_file(path, MAX_PLAN_BYTES).decode("utf-8-sig"))
@@ -658,7 +658,7 @@ class MainWindow(QMainWindow):
         path = self.ask_open_path(_("Import codebook"), "CSV (*.csv);;" + _("All files") + " (*)")
         if not path:
             return
-        from dpdesk.core.plan import read_codebook
+        from dpdesk.core.plan.reader import read_codebook
 
         try:
             book = read_codebook(path)
@@ -733,7 +733,7 @@ class MainWindow(QMainWindow):
             le=f"{rep.remaining_after.epsilon:.4g}",
             ld=f"{rep.remaining_after.delta:.3g}",
         )
-        from dpdesk.core.budget import report_warnings
+        from dpdesk.core.ledger.budget import report_warnings
 
         for warning in report_warnings(rep):
             text += "\n\n" + warning
@@ -815,7 +815,7 @@ class MainWindow(QMainWindow):
             return simulate_releases(request, progress)
 
         def done(result: Any) -> None:
-            from dpdesk.core.simulate import simulation_notice
+            from dpdesk.core.preview.simulate import simulation_notice
 
             text = _("Wrote {runs} simulated release(s) to {path}\n({source}).").format(
                 runs=result.runs, path=result.out, source=result.source
@@ -828,7 +828,7 @@ class MainWindow(QMainWindow):
 
     def ask_fidelity(self, query: str) -> Any:
         """The fidelity dialog's choice (public file, runs), or None if cancelled."""
-        from dpdesk.core.simulate import simulation_notice
+        from dpdesk.core.preview.simulate import simulation_notice
         from dpdesk.gui.views.fidelity_dialog import FidelityDialog
 
         dialog = FidelityDialog(self, query, self.ask_open_path, simulation_notice())
@@ -922,7 +922,7 @@ class MainWindow(QMainWindow):
         )
         if not path:
             return
-        from dpdesk.core.fsio import write_atomic
+        from dpdesk.core.common.fsio import write_atomic
 
         try:
             write_atomic(Path(path), table.csv)
@@ -958,18 +958,18 @@ class MainWindow(QMainWindow):
     def approve_plan(self) -> Worker | None:
         """(Officer) sign an approval of the open plan and its budget for a dataset at its ledger head: the open
         table's, or the dataset's public name and head as the curator gave them (dpdesk ledger head)."""
-        from dpdesk.core.officer import plan_params
+        from dpdesk.core.governance.officer import plan_params
 
         if self.state.plan is None:
             self.show_error(self.state.plan_error or _("The plan is not complete."))
             return None
         if self.state.dataset_id is not None and not self.state.ledger_error:
-            from dpdesk.core.governance import head_of
+            from dpdesk.core.ledger.governed import head_of
 
             dataset, head = self.state.dataset_id, head_of(self.state.ledger_entries)
         else:
-            from dpdesk.core.errors import UsageError
-            from dpdesk.core.governance import parse_head
+            from dpdesk.core.common.errors import UsageError
+            from dpdesk.core.ledger.governed import parse_head
 
             given = self.ask_text(
                 _("Approve a plan"),
@@ -1020,7 +1020,7 @@ class MainWindow(QMainWindow):
         path = path or self.ask_open_path(_("Import an approval"), _("Approval (*.json)"))
         if not path:
             return False
-        from dpdesk.core.officer import ApprovalError, read_approval_file
+        from dpdesk.core.governance.officer import ApprovalError, read_approval_file
 
         try:
             read_approval_file(path)
@@ -1074,7 +1074,7 @@ class MainWindow(QMainWindow):
         )
 
         def job(progress: Progress) -> Any:
-            from dpdesk.core.governance import ApprovalRequired
+            from dpdesk.core.ledger.governed import ApprovalRequired
             from dpdesk.services.common import Dataset
             from dpdesk.services.ledger import DeclareNewRequest, declare_new, new_dataset_name
 

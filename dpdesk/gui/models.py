@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from dpdesk.core.text import shown
+from dpdesk.core.common.text import shown
 from dpdesk.gui.state import AppState
 
 if TYPE_CHECKING:
-    from dpdesk.core.entries import Entry
+    from dpdesk.core.ledger.entries import Entry
     from dpdesk.core.loading import Peek
 from dpdesk.i18n import _
 
@@ -22,7 +22,7 @@ EDIT = Qt.ItemDataRole.EditRole
 def recorded_reason(reason: object) -> str:
     """A reason as a ledger recorded it, translated when dpdesk itself wrote it (its own words are recorded in
     English, whatever the writer's language); a person's reason is shown as written."""
-    from dpdesk.core.release import FIRST_RELEASE_REASON
+    from dpdesk.core.release.steps import FIRST_RELEASE_REASON
 
     if reason == FIRST_RELEASE_REASON:
         return _("fixed at the dataset's first release")
@@ -336,8 +336,8 @@ class QueryListModel(_StateListModel):
 
 def word_label(word: str) -> str:
     """A plan word (statistic or mechanism) as the user reads it; the plan file keeps the word itself."""
-    from dpdesk.core import statistics
-    from dpdesk.core.mechanism_kinds import MECHANISMS
+    from dpdesk.core.dp import statistics
+    from dpdesk.core.model.mechanism_kinds import MECHANISMS
 
     stat = statistics.REGISTRY.get(word)
     if stat is not None:
@@ -410,7 +410,7 @@ class LedgerModel(_StateListModel):
 
     def _correction_changes(self) -> dict[int, float]:
         """How much each correction raised the total under the method in force (computed once per ledger)."""
-        from dpdesk.core.recost import correction_changes
+        from dpdesk.core.ledger.recost import correction_changes
 
         entries = self.state.ledger_entries
         key = (id(entries), len(entries))
@@ -425,7 +425,7 @@ class LedgerModel(_StateListModel):
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid() or role != DISPLAY:
             return None
-        from dpdesk.core.entries import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry
+        from dpdesk.core.ledger.entries import CorrectionEntry, SettingsEntry, SimulateEntry, SpendEntry
 
         e = self.entry(index.row())
         col = LEDGER_COLUMNS[index.column()]
@@ -451,7 +451,7 @@ class LedgerModel(_StateListModel):
                 return f"{e.charged.delta:.3g}"
             return ", ".join(shown(n) for n in e.query_names)
         if isinstance(e, SettingsEntry) and col == "what":
-            from dpdesk.core import accounting
+            from dpdesk.core.dp import accounting
 
             b = e.settings["budget"]
             return _("budget ε {e}, δ {d}, {m}: {r}").format(

@@ -189,8 +189,8 @@ def qt_problem() -> str | None:
 
 def home_problem() -> tuple[Path | None, str | None]:
     """The dpdesk home, and why it cannot be used (None: it can): it cannot be made, or is not writable."""
-    from dpdesk.core.errors import UsageError
-    from dpdesk.core.home import dpdesk_home
+    from dpdesk.core.common.errors import UsageError
+    from dpdesk.core.common.home import dpdesk_home
 
     try:
         home = dpdesk_home()
@@ -211,7 +211,7 @@ def log_failure(message: str, exc: BaseException | None = None, home: Path | Non
     only its type and where it was raised are written: no exception text, no local variables."""
     try:
         if home is None:
-            from dpdesk.core.home import dpdesk_home
+            from dpdesk.core.common.home import dpdesk_home
 
             home = dpdesk_home()
         path = home / LOG_NAME

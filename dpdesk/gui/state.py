@@ -2,7 +2,7 @@
 
 The plan is edited as its JSON form (a dict), so that everything the GUI does is a plan file;
 each edit is an undoable command holding the old and new dicts. After every edit the plan is
-validated by the engine (:func:`dpdesk.core.plan.check_plan`: every problem at once, and the plan's valid
+validated by the engine (:func:`dpdesk.core.plan.reader.check_plan`: every problem at once, and the plan's valid
 part) and the budget recomputed by the service layer (:func:`dpdesk.services.budget.budget_of_entries`, from
 the ledger entries read when the table was opened); the GUI does no DP arithmetic itself. While some queries have problems, the meter and the previews show the valid ones
 (``valid_plan``); only a plan without problems (``plan``) can be released.
@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from dpdesk.core.errors import DpdeskError, LedgerError
+from dpdesk.core.common.errors import DpdeskError, LedgerError
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:  # the engine is imported when first used, after the window is on screen
-    from dpdesk.core.budget import BudgetReport
-    from dpdesk.core.entries import Entry, SpendEntry
-    from dpdesk.core.errors import PlanError
+    from dpdesk.core.common.errors import PlanError
+    from dpdesk.core.identity.recognition import Resemblance
+    from dpdesk.core.ledger.budget import BudgetReport
+    from dpdesk.core.ledger.entries import Entry, SpendEntry
     from dpdesk.core.loading import Peek
-    from dpdesk.core.plan import Plan
-    from dpdesk.core.recognition import Resemblance
+    from dpdesk.core.plan.reader import Plan
 
 
 def new_plan_data(title: str = "") -> dict[str, Any]:
@@ -156,8 +156,8 @@ class AppState(QObject):
         self.plan_changed.emit()
 
     def _validate(self) -> None:
-        from dpdesk.core.errors import PlanErrors
-        from dpdesk.core.plan import check_plan
+        from dpdesk.core.common.errors import PlanErrors
+        from dpdesk.core.plan.reader import check_plan
 
         check = check_plan(self.plan_data)
         self.plan = check.plan
@@ -248,7 +248,7 @@ class AppState(QObject):
     # ------------------------------------------------------------------ ledger
     def read_ledger(self) -> None:
         """(Re)read and verify the opened dataset's ledger."""
-        from dpdesk.core.ledger import Ledger, migration_notice
+        from dpdesk.core.ledger.book import Ledger, migration_notice
         from dpdesk.services.ledger import ledger_status
 
         self.ledger_entries, self.ledger_error, self.dataset_id = [], None, None
@@ -278,7 +278,7 @@ class AppState(QObject):
 
     def ledger_settings(self) -> dict[str, Any] | None:
         """The dataset's fixed settings, if it was released before."""
-        from dpdesk.core.entries import settings_in_force
+        from dpdesk.core.ledger.entries import settings_in_force
 
         return settings_in_force(self.ledger_entries)
 

@@ -1,6 +1,6 @@
 """Long work off the GUI thread: a QRunnable on the global pool, reporting through queued signals.
 
-A job is a plain function that takes a :class:`dpdesk.core.progress.Progress`; the worker's
+A job is a plain function that takes a :class:`dpdesk.core.common.progress.Progress`; the worker's
 progress adapter turns its updates into a ``progress`` signal and its ``cancel()`` stops the
 job at its next check. Workers never touch widgets.
 """
@@ -14,8 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from dpdesk.core.errors import Cancelled, DpdeskError
-from dpdesk.core.progress import Progress
+from dpdesk.core.common.errors import Cancelled, DpdeskError
+from dpdesk.core.common.progress import Progress
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ ledger), :mod:`~dpdesk.services.ledger` (list and verify, export, export a past 
 statement, acknowledge, change settings) and :mod:`~dpdesk.services.simulate` (uncharged previews).
 
 Each service is a function taking a typed request (a frozen dataclass) and a
-:class:`~dpdesk.core.progress.Progress` (which also carries the cancel), returning a typed result (a frozen
-dataclass) and raising the engine's typed errors (:mod:`dpdesk.core.errors`). Services never print, never
+:class:`~dpdesk.core.common.progress.Progress` (which also carries the cancel), returning a typed result (a frozen
+dataclass) and raising the engine's typed errors (:mod:`dpdesk.core.common.errors`). Services never print, never
 touch Qt and never parse arguments: the command line parses its arguments, builds the request, calls the
 service and prints the result; the app runs the same service as a job in its worker. Services import only the
 engine (``[tool.importlinter]`` in pyproject.toml).

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.budget import BudgetReport
-    from dpdesk.core.entries import Entry
-    from dpdesk.core.fit import FitResult
-    from dpdesk.core.plan import Plan, QuerySpec
+    from dpdesk.core.ledger.budget import BudgetReport
+    from dpdesk.core.ledger.entries import Entry
+    from dpdesk.core.ledger.fit import FitResult
+    from dpdesk.core.plan.reader import Plan, QuerySpec
     from dpdesk.services.common import Dataset, Notify
 
 
@@ -33,7 +33,7 @@ class BudgetResult:
     dataset: str | None = None
     #: with a dataset: one line saying who governs it, or that it is ungoverned
     governance: str | None = None
-    #: a fit: what it did to the queries it kept below their mechanism's limit (:func:`dpdesk.core.fit.capped_note`)
+    #: a fit: what it did to the queries it kept below their mechanism's limit (:func:`dpdesk.core.ledger.fit.capped_note`)
     notes: tuple[str, ...] = ()
 
     @property
@@ -58,15 +58,15 @@ def plan_budget(
 ) -> BudgetResult:
     """The plan's budget report; with a dataset, its verified ledger counts and its settings must match.
 
-    Raises :class:`~dpdesk.core.errors.LedgerError` (broken ledger) and
-    :class:`~dpdesk.core.release.SettingsMismatch` (the plan's budget, unit or method differ from the ledger's).
+    Raises :class:`~dpdesk.core.common.errors.LedgerError` (broken ledger) and
+    :class:`~dpdesk.core.release.steps.SettingsMismatch` (the plan's budget, unit or method differ from the ledger's).
     """
-    from dpdesk.core.budget import budget_report
+    from dpdesk.core.ledger.budget import budget_report
 
     if request.dataset is None:
         return BudgetResult(budget_of_entries(request.plan, []))
-    from dpdesk.core.governance import describe
-    from dpdesk.core.release import _check_settings
+    from dpdesk.core.ledger.governed import describe
+    from dpdesk.core.release.steps import _check_settings
 
     # the history from the ledger's last checkpoint (bound to the recorded head), else the whole chain verified
     ledger = request.dataset.open_ledger(notify)
@@ -81,7 +81,7 @@ def budget_of_entries(plan: Plan, entries: Sequence[Entry]) -> BudgetReport:
     """The plan's budget report against a dataset's ledger entries already read and verified (the app's live
     meter, recomputed after every edit from the entries it read when the table was opened; no file is read).
     With no entries, the plan's own budget; with them, the settings and spends they record."""
-    from dpdesk.core.budget import budget_report
+    from dpdesk.core.ledger.budget import budget_report
 
     return budget_report(plan, entries)
 
@@ -102,8 +102,8 @@ def fit_entries(
 ) -> FitResult:
     """Fit ``plan``'s free queries to what ``entries`` (a dataset's verified ledger, already read) leave of the
     budget: weights and locks by position, a query that states its accuracy locked (:func:`keeps_epsilon`).
-    Raises :class:`~dpdesk.core.fit.FitError` when nothing can be fitted."""
-    from dpdesk.core.fit import fit_to_budget
+    Raises :class:`~dpdesk.core.ledger.fit.FitError` when nothing can be fitted."""
+    from dpdesk.core.ledger.fit import fit_to_budget
 
     return fit_to_budget(
         plan,
@@ -120,9 +120,9 @@ def _dataset_ledger(
     """The dataset's verified entries (checked against the plan's settings), its id and who governs it."""
     if request.dataset is None:
         return [], None, None
-    from dpdesk.core.entries import settings_in_force
-    from dpdesk.core.governance import describe
-    from dpdesk.core.release import _check_settings
+    from dpdesk.core.ledger.entries import settings_in_force
+    from dpdesk.core.ledger.governed import describe
+    from dpdesk.core.release.steps import _check_settings
 
     ledger = request.dataset.open_ledger(notify)
     entries = ledger.verify()
@@ -141,13 +141,13 @@ class FitRequest:
 
 
 def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan, BudgetResult]:
-    """The plan with its free queries' epsilons fitted (see :func:`dpdesk.core.fit.fit_to_budget`), and its
+    """The plan with its free queries' epsilons fitted (see :func:`dpdesk.core.ledger.fit.fit_to_budget`), and its
     budget. Queries that state the accuracy they need keep their epsilon. Raises
-    :class:`~dpdesk.core.fit.FitError` when nothing can be fitted and :class:`~dpdesk.core.errors.PlanError`
+    :class:`~dpdesk.core.ledger.fit.FitError` when nothing can be fitted and :class:`~dpdesk.core.common.errors.PlanError`
     for a weight or lock naming no query."""
     import dataclasses
 
-    from dpdesk.core.errors import PlanError
+    from dpdesk.core.common.errors import PlanError
     from dpdesk.i18n import _
 
     entries, dataset, governance = _dataset_ledger(request.budget, notify)  # read once
@@ -172,7 +172,7 @@ def fit_plan(request: FitRequest, *, notify: Notify | None = None) -> tuple[Plan
         dataclasses.replace(q, epsilon=e) for q, e in zip(plan.queries, fit.epsilons, strict=True)
     )
     fitted = dataclasses.replace(plan, queries=queries)
-    from dpdesk.core.fit import capped_note
+    from dpdesk.core.ledger.fit import capped_note
 
     notes = tuple(capped_note(q) for q in fitted.queries if q.name in fit.capped)
     return fitted, BudgetResult(fit.report, dataset, governance, notes)

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.ledger import Ledger
-    from dpdesk.core.recognition import Resolution
+    from dpdesk.core.identity.recognition import Resolution
+    from dpdesk.core.ledger.book import Ledger
 
 #: Receives a notice for the user while a service runs (today: that a ledger was migrated from the old format).
 Notify = Callable[[str], None]
@@ -46,14 +46,14 @@ class Dataset:
         table is linked to its dataset here), else new, with the datasets it resembles; None without a file."""
         if self.data is None:
             return None
-        from dpdesk.core.recognition import resolve
+        from dpdesk.core.identity.recognition import resolve
 
         return resolve(self.home, self.data, sha256=self.sha256, progress=progress)
 
     def own_ledger(self) -> Ledger:
         """The ledger of the data file's own bytes, not settled against other datasets of its table (for a repair
         that charges nothing: an acknowledgement)."""
-        from dpdesk.core.ledger import Ledger
+        from dpdesk.core.ledger.book import Ledger
         from dpdesk.core.loading import file_sha256
 
         sha = self.sha256 if self.sha256 is not None else file_sha256(self.data or "")
@@ -63,11 +63,11 @@ class Dataset:
         """The dataset's ledger (nothing is created); ``notify`` is told once if it was migrated just now.
 
         With a data file, the ledger is found by content when the file's bytes are new (see :meth:`resolve`);
-        a new table that resembles a known dataset is refused (:class:`~dpdesk.core.recognition.NearCopy`, exit
+        a new table that resembles a known dataset is refused (:class:`~dpdesk.core.identity.recognition.NearCopy`, exit
         3): it is linked to that dataset or declared new first (:mod:`dpdesk.services.ledger`).
         """
-        from dpdesk.core.ledger import migration_notice
-        from dpdesk.core.recognition import ledger_for
+        from dpdesk.core.identity.recognition import ledger_for
+        from dpdesk.core.ledger.book import migration_notice
 
         resolution = self.resolve()
         if resolution is not None:
@@ -82,7 +82,7 @@ class Dataset:
 
 
 def refuse_near_copy(resolution: Resolution | None) -> None:
-    """Raise :class:`~dpdesk.core.recognition.NearCopy` when a new table resembles a known dataset."""
-    from dpdesk.core import recognition
+    """Raise :class:`~dpdesk.core.identity.recognition.NearCopy` when a new table resembles a known dataset."""
+    from dpdesk.core.identity import recognition
 
     recognition.refuse_near_copy(resolution)

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.entries import SpendEntry
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.entries import SpendEntry
     from dpdesk.services.common import Dataset
 
 
@@ -52,12 +52,12 @@ def write_recorded_release(
     title: str | None = None,
 ) -> None:
     """Check and claim ``out`` (new or empty), then write the package of the spend ``entry`` beside it and rename
-    it into place whole; a failure leaves nothing there (:class:`~dpdesk.core.errors.UsageError`, exit 2)."""
-    from dpdesk.core.errors import UsageError
-    from dpdesk.core.outputs import claim_out_dir
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.release import write_release_dir
-    from dpdesk.core.values import rows_from_entry
+    it into place whole; a failure leaves nothing there (:class:`~dpdesk.core.common.errors.UsageError`, exit 2)."""
+    from dpdesk.core.common.errors import UsageError
+    from dpdesk.core.ledger.entries import rows_from_entry
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.publish.outputs import claim_out_dir
+    from dpdesk.core.release.steps import write_release_dir
     from dpdesk.i18n import _
 
     claim = claim_out_dir(out)

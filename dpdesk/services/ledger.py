@@ -9,18 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpdesk.core.entries import Entry, SpendEntry
-from dpdesk.core.errors import UsageError
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.errors import UsageError
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.ledger.entries import Entry, SpendEntry
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from dpdesk.core.budget import EpsilonDelta
-    from dpdesk.core.carryover import Assessment, StatedCost
-    from dpdesk.core.ledger import Ledger, LedgerTransaction
-    from dpdesk.core.officer import GovernanceRecord, LedgerHead
+    from dpdesk.core.governance.officer import GovernanceRecord, LedgerHead
+    from dpdesk.core.ledger.book import Ledger, LedgerTransaction
+    from dpdesk.core.ledger.budget import EpsilonDelta
+    from dpdesk.core.ledger.carryover import Assessment, StatedCost
     from dpdesk.services.common import Dataset, Notify
 
 
@@ -55,12 +55,12 @@ class LedgerStatus:
 def ledger_status(ledger: Ledger, *, full: bool = True) -> LedgerStatus:
     """Verify a ledger and sum up what it holds. ``full``: verify the whole chain (and its last checkpoint against
     it) and list every entry; else read it from its last checkpoint when that is bound to the recorded head
-    (:meth:`dpdesk.core.ledger.Ledger.read`; ``entries`` then holds the checkpoint and the entries after it)."""
-    from dpdesk.core.budget import left_of
-    from dpdesk.core.checkpoint import State, check_checkpoint, state_of
-    from dpdesk.core.errors import LedgerError
-    from dpdesk.core.governance import describe
-    from dpdesk.core.recost import pending_corrections
+    (:meth:`dpdesk.core.ledger.book.Ledger.read`; ``entries`` then holds the checkpoint and the entries after it)."""
+    from dpdesk.core.common.errors import LedgerError
+    from dpdesk.core.ledger.budget import left_of
+    from dpdesk.core.ledger.checkpoint import State, check_checkpoint, state_of
+    from dpdesk.core.ledger.governed import describe
+    from dpdesk.core.ledger.recost import pending_corrections
 
     state: State | None = None
     try:
@@ -138,7 +138,7 @@ class LedgerList:
 
 def list_ledgers(request: ListRequest, progress: Progress = NULL_PROGRESS) -> LedgerList:
     """Verify every ledger under the home folder (old-format ledgers are migrated first)."""
-    from dpdesk.core.ledger import list_ledgers as all_ledgers
+    from dpdesk.core.ledger.book import list_ledgers as all_ledgers
 
     out = []
     for ledger in all_ledgers(request.home):
@@ -149,7 +149,7 @@ def list_ledgers(request: ListRequest, progress: Progress = NULL_PROGRESS) -> Le
 
 def _check_out(dataset: Dataset, out: Path, force: bool) -> None:
     """An output file is never the data file nor under the home; an existing one only with ``force``."""
-    from dpdesk.core.outputs import check_out_file
+    from dpdesk.core.publish.outputs import check_out_file
 
     reads = (dataset.data,) if dataset.data is not None else ()
     check_out_file(out, force=force, home=dataset.home, reads=reads)
@@ -180,11 +180,11 @@ def export_ledger(
     request: ExportLedgerRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
 ) -> LedgerExported:
     """Copy the verified ledger atomically; refused (:class:`UsageError`) when nothing was recorded yet."""
-    from dpdesk.core.outputs import write_out_file
+    from dpdesk.core.publish.outputs import write_out_file
 
     _check_out(request.dataset, request.out, request.force)
-    from dpdesk.core.checkpoint import check_checkpoint
-    from dpdesk.core.errors import LedgerError
+    from dpdesk.core.common.errors import LedgerError
+    from dpdesk.core.ledger.checkpoint import check_checkpoint
 
     ledger = request.dataset.open_ledger(notify)
     entries = ledger.verify()  # always the whole chain, and its last checkpoint against it
@@ -259,10 +259,10 @@ def write_statement(
     request: StatementRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
 ) -> StatementWritten:
     """Verify the ledger and write the statement; a broken chain is stated in it (its entries are not used)."""
-    from dpdesk.core.budget import budget_report
-    from dpdesk.core.errors import LedgerError
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.report import write_budget_statement
+    from dpdesk.core.common.errors import LedgerError
+    from dpdesk.core.ledger.budget import budget_report
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.publish.report import write_budget_statement
 
     _check_out(request.dataset, request.out, request.force)
     ledger = request.dataset.open_ledger(notify)
@@ -290,7 +290,7 @@ class AcknowledgeRequest:
     """(Privacy officer) accept the dataset's broken ledger for ``reason``.
 
     ``costs``: the officer's stated cost of each entry that does not verify and each gap (see
-    :mod:`dpdesk.core.carryover`); ``settings_plan``: a plan file whose budget, unit of privacy and accounting
+    :mod:`dpdesk.core.ledger.carryover`); ``settings_plan``: a plan file whose budget, unit of privacy and accounting
     become the settings when no settings entry verifies; ``exported``: exported copies of the ledger (ledger
     files or release packages), which add offers; ``head``: the ledger's recorded head (sequence number, hash),
     when known, so that entries missing up to it count as a gap.
@@ -317,8 +317,8 @@ def assess_acknowledgement(
     request: AcknowledgeRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
 ) -> Assessment:
     """What acknowledging the broken ledger would carry over, and which entries need a stated cost (with the
-    offers); nothing is written. A :class:`~dpdesk.core.errors.LedgerError` when the ledger verifies."""
-    from dpdesk.core.carryover import exported_entries
+    offers); nothing is written. A :class:`~dpdesk.core.common.errors.LedgerError` when the ledger verifies."""
+    from dpdesk.core.ledger.carryover import exported_entries
 
     ledger = request.dataset.open_ledger(notify)
     if ledger.path is None:
@@ -332,10 +332,10 @@ def acknowledge(
     request: AcknowledgeRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
 ) -> Acknowledged:
     """Keep the broken ledger as evidence and start a new chain carrying over what was spent
-    (:meth:`dpdesk.core.ledger.Ledger.acknowledge`: a blank reason is refused with a ledger error; missing stated
-    costs or settings with :class:`~dpdesk.core.carryover.CostsNeeded`, which holds the offers)."""
-    from dpdesk.core.carryover import exported_entries
-    from dpdesk.core.recognition import DuplicateDatasets
+    (:meth:`dpdesk.core.ledger.book.Ledger.acknowledge`: a blank reason is refused with a ledger error; missing stated
+    costs or settings with :class:`~dpdesk.core.ledger.carryover.CostsNeeded`, which holds the offers)."""
+    from dpdesk.core.identity.recognition import DuplicateDatasets
+    from dpdesk.core.ledger.carryover import exported_entries
 
     try:
         ledger = request.dataset.open_ledger(notify)
@@ -346,7 +346,7 @@ def acknowledge(
         ledger = request.dataset.own_ledger()
     settings = None
     if request.settings_plan is not None:
-        from dpdesk.core.plan import load_plan
+        from dpdesk.core.plan.reader import load_plan
 
         settings = load_plan(request.settings_plan).settings()
     copies = [e for p in request.exported for e in exported_entries(p)]
@@ -356,7 +356,7 @@ def acknowledge(
     def gate(
         found: Assessment, costs: Sequence[StatedCost], stated: Mapping[str, Any] | None
     ) -> dict[str, Any]:
-        from dpdesk.core.governance import acknowledge_params, require_with
+        from dpdesk.core.ledger.governed import acknowledge_params, require_with
 
         record = governance_for_acknowledgement(ledger, found)
         verified = require_with(
@@ -373,7 +373,7 @@ def acknowledge(
             return {}
         return {"governance": record.to_payload(), "approval": verified.to_record()}
 
-    from dpdesk.core.governance import used_nonces
+    from dpdesk.core.ledger.governed import used_nonces
 
     entry = ledger.acknowledge(
         request.reason, costs=request.costs, settings=settings, head=request.head, exported=copies, gate=gate
@@ -384,9 +384,9 @@ def acknowledge(
 def governance_for_acknowledgement(ledger: Ledger, found: Assessment) -> GovernanceRecord | None:
     """Whose approval a broken ledger's acknowledgement needs (None: ungoverned): the governance the register
     recorded for the dataset with its head, never the home's copy over it
-    (:func:`dpdesk.core.governance.for_broken_ledger`)."""
-    from dpdesk.core import anchor
-    from dpdesk.core.governance import for_broken_ledger
+    (:func:`dpdesk.core.ledger.governed.for_broken_ledger`)."""
+    from dpdesk.core.ledger import anchor
+    from dpdesk.core.ledger.governed import for_broken_ledger
 
     register: tuple[bool, Mapping[str, Any] | None, int] | None = None
     if ledger.home is not None and ledger.dataset is not None:
@@ -406,9 +406,9 @@ def governance_for_acknowledgement(ledger: Ledger, found: Assessment) -> Governa
 def acknowledgement_head(ledger: Ledger, found: Assessment) -> LedgerHead:
     """The head an acknowledgement's approval is signed for: the head recorded for the dataset in the home's
     register, else the last entry that still verifies (0 and zeros when none does)."""
-    from dpdesk.core import anchor
-    from dpdesk.core.governance import head_of
-    from dpdesk.core.officer import LedgerHead
+    from dpdesk.core.governance.officer import LedgerHead
+    from dpdesk.core.ledger import anchor
+    from dpdesk.core.ledger.governed import head_of
 
     if ledger.home is not None and ledger.dataset is not None:
         recorded = anchor.recorded_head(ledger.home, ledger.dataset)
@@ -421,7 +421,7 @@ def _read_approval(path: Path | None) -> bytes | None:
     """An approval file's bytes (size-capped), or None."""
     if path is None:
         return None
-    from dpdesk.core.officer import read_approval_file
+    from dpdesk.core.governance.officer import read_approval_file
 
     return read_approval_file(path)
 
@@ -448,7 +448,7 @@ class SettingsChanged:
     rescaled: tuple[dict[str, Any], ...]
     correction: Entry | None
     #: how much the correction raised the dataset's total epsilon under its accounting method
-    #: (:func:`dpdesk.core.recost.correction_changes`); None without a correction
+    #: (:func:`dpdesk.core.ledger.recost.correction_changes`); None without a correction
     added_total: float | None = None
 
 
@@ -464,16 +464,16 @@ def change_settings(
     reason = request.reason.strip()
     if not reason:
         raise UsageError(_('--change-settings needs --reason "..." (it is recorded in the ledger)'))
-    from dpdesk.core.plan import load_plan
-    from dpdesk.core.recost import UnboundedChange, check_unit_change
-    from dpdesk.core.release import record_corrections
+    from dpdesk.core.ledger.recost import UnboundedChange, check_unit_change
+    from dpdesk.core.plan.reader import load_plan
+    from dpdesk.core.release.steps import record_corrections
 
     new = load_plan(request.plan)
     doc = _read_approval(request.approval)
     progress.check_cancelled()
     with ledger.transaction() as tx:
-        from dpdesk.core.governance import require
-        from dpdesk.core.officer import settings_params
+        from dpdesk.core.governance.officer import settings_params
+        from dpdesk.core.ledger.governed import require
 
         approved = require(
             tx.entries,
@@ -509,7 +509,7 @@ def change_settings(
         correction = record_corrections(tx)
         added_total = None
         if correction is not None:
-            from dpdesk.core.recost import correction_changes
+            from dpdesk.core.ledger.recost import correction_changes
 
             added_total = correction_changes(tx.entries)[correction.seq]
     return SettingsChanged(ledger.dataset, entry, tuple(rescaled), correction, added_total)
@@ -543,9 +543,9 @@ def ledger_head(
     request: HeadRequest, progress: Progress = NULL_PROGRESS, *, notify: Notify | None = None
 ) -> HeadInfo:
     """The head an approval for this dataset is signed against (nothing is written)."""
-    from dpdesk.core.errors import LedgerError
-    from dpdesk.core.governance import describe, head_of
-    from dpdesk.core.officer import describe_governance
+    from dpdesk.core.common.errors import LedgerError
+    from dpdesk.core.governance.officer import describe_governance
+    from dpdesk.core.ledger.governed import describe, head_of
 
     ledger = request.dataset.open_ledger(notify)
     progress.check_cancelled()
@@ -587,8 +587,8 @@ def govern_dataset(
 ) -> Governed:
     """Record a ``govern`` entry under the ledger's lock (the first needs no approval; a change of policy or key
     needs the officer's, verified against the governance in force, the head and the nonces used)."""
-    from dpdesk.core.governance import governance_of, remember, require
-    from dpdesk.core.officer import govern, load_officer_public_key, rotate_params
+    from dpdesk.core.governance.officer import govern, load_officer_public_key, rotate_params
+    from dpdesk.core.ledger.governed import governance_of, remember, require
 
     officer = load_officer_public_key(request.officer)
     doc = _read_approval(request.approval)
@@ -643,8 +643,8 @@ def govern_dataset(
 # ----------------------------------------------------------------------------- near-copies
 def _known_ledger(home: Path, dataset: str) -> Ledger:
     """A known dataset's ledger by its public name (refused, :class:`UsageError`, when there is none)."""
-    from dpdesk.core.entries import is_dataset_id
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.entries import is_dataset_id
 
     path = home / "ledgers" / f"{dataset}.jsonl"
     if not is_dataset_id(dataset) or not path.exists():
@@ -676,9 +676,9 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
 
     Refused (:class:`UsageError`) when the file already belongs to another dataset or ``to`` is unknown.
     """
-    from dpdesk.core.contents import record_content
-    from dpdesk.core.ledger import link_key
-    from dpdesk.core.recognition import identity_of
+    from dpdesk.core.identity.recognition import identity_of
+    from dpdesk.core.ledger.book import link_key
+    from dpdesk.core.ledger.contents import record_content
 
     home = request.dataset.home
     resolution = request.dataset.resolve(progress)
@@ -727,7 +727,7 @@ class DeclaredNew:
 
 def new_dataset_name(dataset: Dataset) -> str:
     """The public name a near-copy gets if declared new (fixed now, for the officer's approval to name it)."""
-    from dpdesk.core.recognition import pending_dataset
+    from dpdesk.core.identity.recognition import pending_dataset
 
     resolution = dataset.resolve()
     if resolution is None:
@@ -748,11 +748,11 @@ def declare_new(request: DeclareNewRequest, progress: Progress = NULL_PROGRESS) 
     is recorded.
 
     Refused (:class:`UsageError`) without a reason, when the file belongs to a dataset already or does not
-    resemble ``resembles``; :class:`~dpdesk.core.officer.ApprovalError` when the approval is missing or wrong.
+    resemble ``resembles``; :class:`~dpdesk.core.governance.officer.ApprovalError` when the approval is missing or wrong.
     """
-    from dpdesk.core.governance import require
-    from dpdesk.core.ledger import Ledger, assign_key
-    from dpdesk.core.recognition import pending_dataset
+    from dpdesk.core.identity.recognition import pending_dataset
+    from dpdesk.core.ledger.book import Ledger, assign_key
+    from dpdesk.core.ledger.governed import require
 
     reason = request.reason.strip()
     if not reason:
@@ -825,7 +825,7 @@ def _approval_dataset(doc: bytes) -> str | None:
 
 def forget_identity(request: ForgetIdentityRequest) -> list[str]:
     """The officer's way out when the home's identity secret is lost for good
-    (:func:`dpdesk.core.contents.forget_identities`); a blank reason is refused.
+    (:func:`dpdesk.core.ledger.contents.forget_identities`); a blank reason is refused.
 
     Each governed dataset whose content identity is forgotten needs the officer's approval of
     ``forget_identity`` (with this reason, at its head): all are verified under their ledgers' locks and a
@@ -833,14 +833,14 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
     """
     import contextlib
 
-    from dpdesk.core import anchor
-    from dpdesk.core.governance import governance_of, require
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger import anchor
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.governed import governance_of, require
 
     reason = request.reason.strip()
     if not reason:
         raise UsageError(_("a reason is required"))
-    from dpdesk.core.contents import forget_identities
+    from dpdesk.core.ledger.contents import forget_identities
 
     home = request.home
     docs: dict[str, tuple[bytes, Path]] = {}
@@ -851,7 +851,7 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
         if name is None or name in docs:
             raise UsageError(_("{path}: not an approval for one more dataset").format(path=path))
         docs[name] = (doc, path)
-    from dpdesk.core.fsio import locked
+    from dpdesk.core.common.fsio import locked
 
     (home / "ledgers").mkdir(parents=True, exist_ok=True)
     # under the home-wide key lock, first in the lock order: no first release decides a new dataset (and records
@@ -913,9 +913,9 @@ class Merged:
 def _merge_rank(entries: Sequence[Entry], dataset: str) -> tuple[bool, float, float, str]:
     """Which dataset survives a merge: a governed one first (its governance is kept), then the smaller budget,
     then the more spent, then the public name (so that two runs choose alike)."""
-    from dpdesk.core.budget import spent_of
-    from dpdesk.core.checkpoint import state_of
-    from dpdesk.core.governance import governance_of
+    from dpdesk.core.ledger.budget import spent_of
+    from dpdesk.core.ledger.checkpoint import state_of
+    from dpdesk.core.ledger.governed import governance_of
 
     h = spent_of(state_of(entries))
     budget = h.budget.epsilon if h is not None else float("inf")
@@ -943,8 +943,8 @@ def _merged_settings(
 
 def _totals(dataset: str, entries: Sequence[Entry]) -> dict[str, Any]:
     """A dataset's head and what it spent, as a merge entry records it (both sides)."""
-    from dpdesk.core.budget import spent_of
-    from dpdesk.core.checkpoint import state_of
+    from dpdesk.core.ledger.budget import spent_of
+    from dpdesk.core.ledger.checkpoint import state_of
 
     state = state_of(entries)
     h = spent_of(state)
@@ -960,7 +960,7 @@ def _totals(dataset: str, entries: Sequence[Entry]) -> dict[str, Any]:
 def _carried(retired: str, entries: Sequence[Entry], done: set[str]) -> list[dict[str, Any]]:
     """The retired dataset's releases (spends, carried and simulated ones) at what they cost there now, except
     those a merge entry carried already (a merge resumed after a crash)."""
-    from dpdesk.core.recost import effective
+    from dpdesk.core.ledger.recost import effective
 
     out = []
     for eff in effective(entries):
@@ -986,15 +986,15 @@ def _merge_pair(home: Path, into: str, retired: str, docs: dict[str, tuple[bytes
     """Merge dataset ``retired`` into ``into``: both ledgers locked (in the order of their ids) and verified whole;
     the officers' approvals checked; a ``merge`` entry in ``into`` (the retired releases carried, both heads and
     totals, the smaller budget), then a ``merged_into`` entry closing ``retired``. Each durable step is a
-    :func:`dpdesk.core.faults.step`: a crash before the ``merge`` entry changes nothing, one after it leaves both
+    :func:`dpdesk.core.common.faults.step`: a crash before the ``merge`` entry changes nothing, one after it leaves both
     ledgers' releases counted in ``into`` (and the table refused until the merge is run again, which carries
     nothing twice and closes ``retired``)."""
     import contextlib
 
-    from dpdesk.core import faults
-    from dpdesk.core.entries import settings_in_force
-    from dpdesk.core.governance import require
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.common import faults
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.entries import settings_in_force
+    from dpdesk.core.ledger.governed import require
 
     ledgers = {d: Ledger(d, home / "ledgers" / f"{d}.jsonl", home=home) for d in (into, retired)}
     with contextlib.ExitStack() as stack:
@@ -1056,15 +1056,15 @@ def _merge_pair(home: Path, into: str, retired: str, docs: dict[str, tuple[bytes
 def _move_table(home: Path, retired: str, into: str) -> None:
     """After ``retired`` was closed: its tables' contents recorded for ``into`` and its files' keys moved there
     (idempotent; until done, a file of it is followed to ``into`` when it is opened)."""
-    from dpdesk.core import faults
-    from dpdesk.core.contents import _records, record_content
-    from dpdesk.core.ledger import keys_of, relink_key
+    from dpdesk.core.common import faults
+    from dpdesk.core.ledger.book import keys_of, relink_key
+    from dpdesk.core.ledger.contents import _records, record_content
     from dpdesk.core.loading.identity import Sketch
 
     raw = _records(home).get(retired, {})
     found = raw.get("columns")
     columns: dict[str, Any] = found if isinstance(found, dict) else {}
-    from dpdesk.core.contents import _columns_of
+    from dpdesk.core.ledger.contents import _columns_of
 
     faults.step("merge: record the contents")
     for content, sketch in raw.get("contents", {}).items():
@@ -1088,10 +1088,10 @@ class _MergePlan:
 def _merge_plan(request: MergeRequest, progress: Progress) -> _MergePlan:
     """The datasets of the request's table (by its content, and by its bytes), which are live, and the survivor:
     a governed one if any (its governance is kept), else the one with the smaller budget (:func:`_merge_rank`)."""
-    from dpdesk.core.contents import check_identity, datasets_of_content
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.identity.recognition import identity_of, retired_into
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.contents import check_identity, datasets_of_content
     from dpdesk.core.loading import file_sha256
-    from dpdesk.core.recognition import identity_of, retired_into
 
     home, data = request.dataset.home, request.dataset.data
     if data is None:
@@ -1115,8 +1115,8 @@ def _merge_plan(request: MergeRequest, progress: Progress) -> _MergePlan:
 def merge_approvals_needed(request: MergeRequest) -> list[tuple[str, str, str, str]]:
     """For the officer: each governed dataset a merge needs an approval for, as (dataset, its head ``SEQ:HASH``,
     the dataset retired, the one it is merged into)."""
-    from dpdesk.core.governance import governance_of
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.governed import governance_of
 
     plan = _merge_plan(request, NULL_PROGRESS)
     out = []
@@ -1136,10 +1136,10 @@ def merge_datasets(request: MergeRequest, progress: Progress = NULL_PROGRESS) ->
     (:func:`_merge_pair`) and its files moved there. Nothing to merge: ``Merged`` names the one dataset.
 
     Refused: without the data file (:class:`UsageError`); a governed side without its officer's approval
-    (:class:`~dpdesk.core.officer.ApprovalError`); a broken ledger (:class:`LedgerError`, exit 3: acknowledged
+    (:class:`~dpdesk.core.governance.officer.ApprovalError`); a broken ledger (:class:`LedgerError`, exit 3: acknowledged
     first)."""
-    from dpdesk.core.budget import spent_of
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.budget import spent_of
 
     plan = _merge_plan(request, progress)
     home, closed, into = plan.home, dict(plan.closed), plan.into

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpdesk.core.errors import UsageError
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.errors import UsageError
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
-    from dpdesk.core.carryover import StatedCost
-    from dpdesk.core.officer import LedgerHead, OfficerKeyFiles, OfficerPublicKey
+    from dpdesk.core.governance.officer import LedgerHead, OfficerKeyFiles, OfficerPublicKey
+    from dpdesk.core.ledger.carryover import StatedCost
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,8 @@ class CreateOfficerRequest:
 
 def create_officer(request: CreateOfficerRequest, progress: Progress = NULL_PROGRESS) -> OfficerKeyFiles:
     """Write ``officer-XXXX-public.json`` (to give to curators), ``-private.pem`` and ``-recovery.pem`` (to keep,
-    the recovery key offline and apart); :class:`~dpdesk.core.officer.OfficerKeyError` when they cannot be made."""
-    from dpdesk.core.officer import create_officer as make
+    the recovery key offline and apart); :class:`~dpdesk.core.governance.officer.OfficerKeyError` when they cannot be made."""
+    from dpdesk.core.governance.officer import create_officer as make
 
     progress.check_cancelled()
     return make(
@@ -43,7 +43,7 @@ def create_officer(request: CreateOfficerRequest, progress: Progress = NULL_PROG
 
 def show_officer(path: Path) -> OfficerPublicKey:
     """An officer's public key file, checked (its fingerprints and both signatures)."""
-    from dpdesk.core.officer import load_officer_public_key
+    from dpdesk.core.governance.officer import load_officer_public_key
 
     return load_officer_public_key(path)
 
@@ -76,7 +76,7 @@ class Approved:
 
 def approve(request: ApproveRequest, progress: Progress = NULL_PROGRESS) -> Approved:
     """Unlock the key, sign, and write the approval file (never over an existing file)."""
-    from dpdesk.core.officer import load_signer, sign_approval
+    from dpdesk.core.governance.officer import load_signer, sign_approval
 
     signer = load_signer(request.key, request.passphrase)
     expires = None
@@ -110,16 +110,16 @@ def approve(request: ApproveRequest, progress: Progress = NULL_PROGRESS) -> Appr
 
 def plan_approval(plan_path: Path) -> dict[str, Any]:
     """``approve_plan``: the plan's hash and budget."""
-    from dpdesk.core.officer import plan_params
-    from dpdesk.core.plan import load_plan
+    from dpdesk.core.governance.officer import plan_params
+    from dpdesk.core.plan.reader import load_plan
 
     return plan_params(load_plan(plan_path))
 
 
 def settings_approval(plan_path: Path) -> dict[str, Any]:
     """``change_settings``: the budget, unit of privacy and accounting method of a plan file."""
-    from dpdesk.core.officer import settings_params
-    from dpdesk.core.plan import load_plan
+    from dpdesk.core.governance.officer import settings_params
+    from dpdesk.core.plan.reader import load_plan
 
     return settings_params(load_plan(plan_path).settings())
 
@@ -128,13 +128,13 @@ def acknowledge_approval(
     reason: str, costs: tuple[StatedCost, ...] = (), settings_plan: Path | None = None
 ) -> dict[str, Any]:
     """``acknowledge``: the reason, the stated costs and (when the officer states them) the settings."""
-    from dpdesk.core.governance import acknowledge_params
+    from dpdesk.core.ledger.governed import acknowledge_params
 
     if not reason.strip():
         raise UsageError(_("an acknowledgement needs a reason"))
     settings = None
     if settings_plan is not None:
-        from dpdesk.core.plan import load_plan
+        from dpdesk.core.plan.reader import load_plan
 
         settings = load_plan(settings_plan).settings()
     return acknowledge_params(reason, [c.to_dict() for c in costs], settings)
@@ -147,7 +147,7 @@ def policy_approval(require_signed_plans: bool) -> dict[str, Any]:
 
 def rotate_approval(new_officer: Path) -> dict[str, Any]:
     """``rotate_key`` (signed with the recovery key): the new officer's public key file."""
-    from dpdesk.core.officer import load_officer_public_key, rotate_params
+    from dpdesk.core.governance.officer import load_officer_public_key, rotate_params
 
     return rotate_params(load_officer_public_key(new_officer))
 

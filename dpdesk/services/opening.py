@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dpdesk.core.errors import DpdeskError
+from dpdesk.core.common.errors import DpdeskError
 from dpdesk.i18n import _
 
-#: How much of a file is read to tell what it is (a plan is at most dpdesk.core.smallfile.MAX_PLAN_BYTES; a larger
+#: How much of a file is read to tell what it is (a plan is at most dpdesk.core.common.smallfile.MAX_PLAN_BYTES; a larger
 #: JSON file is told by its first fields).
 HEAD_BYTES = 1024 * 1024
 

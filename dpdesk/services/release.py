@@ -1,5 +1,5 @@
 """Release a plan on a table: check the table (nothing charged), then charge the ledger and only then reveal
-(the order is :func:`dpdesk.core.release.release`'s: spend before reveal)."""
+(the order is :func:`dpdesk.core.release.steps.release`'s: spend before reveal)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.budget import BudgetReport
-    from dpdesk.core.datacheck import DataCheck
-    from dpdesk.core.entries import SpendEntry
+    from dpdesk.core.dp.values import Row
+    from dpdesk.core.ledger.budget import BudgetReport
+    from dpdesk.core.ledger.entries import SpendEntry
     from dpdesk.core.loading import Table
-    from dpdesk.core.plan import Plan
-    from dpdesk.core.release import PreparedRelease
-    from dpdesk.core.values import Row
+    from dpdesk.core.plan.reader import Plan
+    from dpdesk.core.release.datacheck import DataCheck
+    from dpdesk.core.release.steps import PreparedRelease
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class CheckRequest:
     plan: Plan
     data: str | Path
     #: the release's memory limit in bytes (None: a fraction of the machine's memory); a table that would not
-    #: fit under it is streamed (see :mod:`dpdesk.core.streaming`)
+    #: fit under it is streamed (see :mod:`dpdesk.core.release.streaming`)
     memory_limit: int | None = None
 
 
@@ -40,9 +40,9 @@ class CheckedTable:
 
 
 def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> CheckedTable:
-    """Load the table and run the data check (:func:`dpdesk.core.datacheck.check_data`), before any charge."""
-    from dpdesk.core.datacheck import check_data
-    from dpdesk.core.streaming import load_for_release
+    """Load the table and run the data check (:func:`dpdesk.core.release.datacheck.check_data`), before any charge."""
+    from dpdesk.core.release.datacheck import check_data
+    from dpdesk.core.release.streaming import load_for_release
 
     plan = request.plan
     table = load_for_release(plan, request.data, memory_limit=request.memory_limit, progress=progress)
@@ -70,7 +70,7 @@ class ReleaseRequest:
     #: the officer's approval of this plan, which a dataset whose policy requires signed plans needs
     approval: Path | None = None
     #: the release's memory limit in bytes (None: a fraction of the machine's memory); a table that would not
-    #: fit under it is streamed: its exact aggregates are computed in one pass (see :mod:`dpdesk.core.streaming`)
+    #: fit under it is streamed: its exact aggregates are computed in one pass (see :mod:`dpdesk.core.release.streaming`)
     memory_limit: int | None = None
 
 
@@ -92,7 +92,7 @@ def _approval(request: ReleaseRequest) -> bytes | None:
     """The officer's approval file's bytes, read before anything is charged (None without one)."""
     if request.approval is None:
         return None
-    from dpdesk.core.officer import read_approval_file
+    from dpdesk.core.governance.officer import read_approval_file
 
     return read_approval_file(request.approval)
 
@@ -105,13 +105,13 @@ def release_plan(
 ) -> Released:
     """Charge the ledger, then reveal; ``on_data_check`` is shown the data check before anything is charged.
 
-    Raises :class:`~dpdesk.core.errors.BudgetExceeded`, :class:`~dpdesk.core.datacheck.DataProblems`,
-    :class:`~dpdesk.core.errors.LedgerError`, :class:`~dpdesk.core.errors.UsageError` (an output folder that
-    is not empty), :class:`~dpdesk.core.errors.Cancelled`; nothing is charged or written when they are raised.
+    Raises :class:`~dpdesk.core.common.errors.BudgetExceeded`, :class:`~dpdesk.core.release.datacheck.DataProblems`,
+    :class:`~dpdesk.core.common.errors.LedgerError`, :class:`~dpdesk.core.common.errors.UsageError` (an output folder that
+    is not empty), :class:`~dpdesk.core.common.errors.Cancelled`; nothing is charged or written when they are raised.
     """
-    from dpdesk.core.ledger import migration_notice
-    from dpdesk.core.release import check_out_dir, release
-    from dpdesk.core.streaming import load_for_release
+    from dpdesk.core.ledger.book import migration_notice
+    from dpdesk.core.release.steps import check_out_dir, release
+    from dpdesk.core.release.streaming import load_for_release
 
     if (
         request.out is not None and request.approval is None
@@ -167,8 +167,8 @@ def prepare_plan_release(
 ) -> PreparedRelease:
     """The release's first step (the app asks the curator between the two): load and check the table, resolve its
     dataset, design and cost the plan, read the ledger; nothing charged or written. A table that does not pass the
-    data check raises :class:`~dpdesk.core.datacheck.DataProblems` unless ``request.accept_data_problems``."""
-    from dpdesk.core.release import prepare_release
+    data check raises :class:`~dpdesk.core.release.datacheck.DataProblems` unless ``request.accept_data_problems``."""
+    from dpdesk.core.release.steps import prepare_release
 
     approval = _approval(request)
     return prepare_release(
@@ -197,9 +197,9 @@ def commit_plan_release(
     progress: Progress = NULL_PROGRESS,
 ) -> Released:
     """The release's second step, after the curator confirmed what the first showed: charged only if the ledger
-    is where it was then (:class:`~dpdesk.core.release.LedgerMoved` otherwise, nothing charged), then revealed."""
-    from dpdesk.core.ledger import migration_notice
-    from dpdesk.core.release import commit_release
+    is where it was then (:class:`~dpdesk.core.release.steps.LedgerMoved` otherwise, nothing charged), then revealed."""
+    from dpdesk.core.ledger.book import migration_notice
+    from dpdesk.core.release.steps import commit_release
 
     result = commit_release(prepared, out, bom=bom, progress=progress, same_head=True)
     migrated = result.ledger.migrated if result.ledger is not None else None

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.review import Review
+    from dpdesk.core.publish.review import Review
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class ReviewRequest:
 
 @dataclass(frozen=True)
 class Reviewed:
-    """What the review found (:class:`dpdesk.core.review.Review`)."""
+    """What the review found (:class:`dpdesk.core.publish.review.Review`)."""
 
     review: Review
 
@@ -34,7 +34,7 @@ class Reviewed:
 
     def summary(self) -> dict[str, Any]:
         """The review as JSON-ready data (the command line's ``--json``)."""
-        from dpdesk.core.review import review_summary
+        from dpdesk.core.publish.review import review_summary
 
         return review_summary(self.review)
 
@@ -42,7 +42,7 @@ class Reviewed:
 def review_path(request: ReviewRequest, progress: Progress = NULL_PROGRESS) -> Reviewed:
     """Check the package's files against its ledger entries, or the exported ledger's hash chain (and, with
     ``against``, that the later ledger was not rolled back behind it)."""
-    from dpdesk.core.review import review
+    from dpdesk.core.publish.review import review
 
     progress.check_cancelled()
     return Reviewed(review(request.path, request.against, progress))

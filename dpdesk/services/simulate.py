@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.plan import Plan
-    from dpdesk.core.simulate import Fidelity
+    from dpdesk.core.plan.reader import Plan
+    from dpdesk.core.preview.simulate import Fidelity
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,9 @@ class Simulated:
 
 
 def simulate_releases(request: SimulateRequest, progress: Progress = NULL_PROGRESS) -> Simulated:
-    """Run the simulation (:func:`dpdesk.core.simulate.run_simulation`) and write it under its notice."""
-    from dpdesk.core.outputs import check_out_file
-    from dpdesk.core.simulate import run_simulation
+    """Run the simulation (:func:`dpdesk.core.preview.simulate.run_simulation`) and write it under its notice."""
+    from dpdesk.core.preview.simulate import run_simulation
+    from dpdesk.core.publish.outputs import check_out_file
 
     reads = (*request.reads, *((request.public,) if request.public is not None else ()))
     check_out_file(request.out, force=request.force, home=request.home, reads=reads)
@@ -80,11 +80,11 @@ class FidelityRequest:
 
 
 def synthetic_fidelity(request: FidelityRequest, progress: Progress = NULL_PROGRESS) -> Fidelity:
-    """Load the public file and estimate the query's fidelity on it (:func:`dpdesk.core.simulate.synthetic_fidelity`)."""
+    """Load the public file and estimate the query's fidelity on it (:func:`dpdesk.core.preview.simulate.synthetic_fidelity`)."""
     import numpy as np
 
-    from dpdesk.core.simulate import public_table
-    from dpdesk.core.simulate import synthetic_fidelity as estimate
+    from dpdesk.core.preview.simulate import public_table
+    from dpdesk.core.preview.simulate import synthetic_fidelity as estimate
 
     table = public_table(
         request.plan, request.public, request.home, progress=progress, private_sha=request.private_sha

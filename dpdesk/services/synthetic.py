@@ -3,7 +3,7 @@ one-way marginals beside the released noisy ones.
 
 Reads only the spend entry (its plan, and for each synthetic query the released noisy marginals and the seed):
 the table is regenerated from them, post-processing at no cost, never from the private table. The CSV's bytes
-are those the release package holds (:func:`dpdesk.core.package.write_synthetic_tables`).
+are those the release package holds (:func:`dpdesk.core.publish.package.write_synthetic_tables`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import csv
 import io
 from dataclasses import dataclass
 
-from dpdesk.core.entries import SpendEntry
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.ledger.entries import SpendEntry
 
 #: At most this many rows of each table are kept for the table view.
 HEAD_ROWS = 200
@@ -50,8 +50,7 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
     fields = entry.get("synthetic")
     if not isinstance(fields, dict) or not fields:
         return ()
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.statistics.synthetic import (
+    from dpdesk.core.dp.statistics.synthetic import (
         SyntheticQuery,
         attributes,
         domain_version_of,
@@ -60,6 +59,7 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
         synthetic_table,
         table_csv,
     )
+    from dpdesk.core.plan.reader import parse_plan
 
     plan = parse_plan(entry.plan)
     out = []

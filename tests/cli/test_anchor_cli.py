@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.loading import file_sha256
 from tests.cli.test_cli import DATA, PLAN, run
 
@@ -109,8 +109,8 @@ def test_a_ledger_behind_its_head_or_gone_is_refused_with_exit_3(
 
 def spent(plan: Path, lg: Ledger) -> float:
     """The sequential epsilon spent, as every command reads it."""
-    from dpdesk.core.budget import budget_report
-    from dpdesk.core.plan import load_plan
+    from dpdesk.core.ledger.budget import budget_report
+    from dpdesk.core.plan.reader import load_plan
 
     seq = budget_report(load_plan(plan), lg.verify()).methods["sequential"]
     assert seq is not None
@@ -118,7 +118,7 @@ def spent(plan: Path, lg: Ledger) -> float:
 
 
 def test_an_interrupted_append_is_accepted_and_the_head_repaired(dpdesk_home: Path, tmp_path: Path) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     plan = roomy_plan(tmp_path)
     release_once(plan, DATA, tmp_path / "r1", dpdesk_home)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from dpdesk.cli import main
-from dpdesk.core.entries import entry_hash
-from dpdesk.core.plan import canonical_json
+from dpdesk.core.ledger.entries import entry_hash
+from dpdesk.core.plan.reader import canonical_json
 from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"

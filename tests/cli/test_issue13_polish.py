@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger.book import Ledger
 from tests.cli.test_govern import (
     DATA,
     PLAN,

@@ -160,7 +160,7 @@ def test_ledger_verbs_show_user_text_with_its_control_characters_made_visible(
     # a new officer's name may no longer hold control characters (issue 24, item 8): refused, nothing written
     assert code == 2 and "control character" in err and not (tmp_path / "keys").exists(), err
     # one made by an older version (which accepted it) is still shown with them made visible
-    from dpdesk.core import officer as of
+    from dpdesk.core.governance import officer as of
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(of, "shown", lambda text, **_kw: str(text))  # the older version's check: none

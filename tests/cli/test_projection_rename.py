@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.recognition import resolve
+from dpdesk.core.identity.recognition import resolve
+from dpdesk.core.ledger.book import Ledger
 from tests.cli.test_govern import DATA, PLAN, head, run
 
 pytestmark = pytest.mark.slow

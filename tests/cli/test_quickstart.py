@@ -39,7 +39,7 @@ def quick_start_commands() -> list[list[str]]:
 
 def _stand_in_for_the_app(home: Path) -> None:
     """What Release in the app does with the sample: the plan as the app parses it, the app's check and release."""
-    from dpdesk.core.progress import Progress
+    from dpdesk.core.common.progress import Progress
     from dpdesk.gui.state import AppState
     from dpdesk.services.release import CheckRequest, ReleaseRequest, check_table, release_plan
 

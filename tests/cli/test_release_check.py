@@ -88,9 +88,9 @@ def test_check_stops_on_data_problems_and_needs_no_out(dpdesk_home: Path, tmp_pa
 def test_a_prepared_release_is_not_charged_when_the_ledger_moved(dpdesk_home: Path, tmp_path: Path) -> None:
     """The app's flow: the curator confirms what the first step showed; if another release was charged in
     between, the commit charges nothing (the numbers confirmed are no longer true) and says so."""
-    from dpdesk.core.errors import DpdeskError
-    from dpdesk.core.plan import load_plan
-    from dpdesk.core.release import LedgerMoved, commit_release, prepare_release
+    from dpdesk.core.common.errors import DpdeskError
+    from dpdesk.core.plan.reader import load_plan
+    from dpdesk.core.release.steps import LedgerMoved, commit_release, prepare_release
 
     plan = load_plan(PLAN)
     small = dataclasses.replace(plan, queries=plan.queries[:1])  # a count: epsilon 0.1

@@ -33,7 +33,7 @@ def run(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_a_release_whose_report_cannot_be_printed_says_it_was_done(tmp_path: Path) -> None:
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
     from dpdesk.core.loading import file_sha256
 
     home = tmp_path / "home"

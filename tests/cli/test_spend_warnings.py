@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from dpdesk.cli import main
-from dpdesk.core.budget import HIGH_EPSILON, budget_report, report_warnings, spend_warnings
-from dpdesk.core.plan import parse_plan
+from dpdesk.core.ledger.budget import HIGH_EPSILON, budget_report, report_warnings, spend_warnings
+from dpdesk.core.plan.reader import parse_plan
 from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"

@@ -1,4 +1,4 @@
-"""Accuracy in the statistic's own units and accuracy first (issue 15 items 3, 4): dpdesk/core/accuracy.py.
+"""Accuracy in the statistic's own units and accuracy first (issue 15 items 3, 4): dpdesk/core/dp/accuracy.py.
 
 The tails are checked against 40-digit references (mpmath); the solved epsilons against the accuracy the
 real release code achieves, for every statistic's examples and mechanisms, on stand-in tables of
@@ -15,16 +15,16 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpdesk.core import accuracy as acc
-from dpdesk.core import mechanisms as mech
-from dpdesk.core import release as rel
-from dpdesk.core import statistics
-from dpdesk.core.aggregates import exact_statistic
-from dpdesk.core.errors import PlanError
+from dpdesk.core.common.errors import PlanError
+from dpdesk.core.dp import accuracy as acc
+from dpdesk.core.dp import mechanisms as mech
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.aggregates import exact_statistic
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.dp.values import fmt_number
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.queries import design_query
-from dpdesk.core.values import fmt_number
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.release import steps as rel
 
 mpmath.mp.dps = 40
 BOUNDS = (-7.0, 3.0)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import accuracy, accuracy_base
-from dpdesk.core.plan import check_plan
+from dpdesk.core.dp import accuracy, accuracy_base
+from dpdesk.core.plan.reader import check_plan
 
 BASE: dict[str, Any] = {
     "version": 1,
@@ -82,8 +82,8 @@ def test_a_huge_noise_scale_is_solved_in_few_tail_evaluations(monkeypatch: pytes
 
 def test_noise_steps_is_the_smallest_k_meeting_the_confidence() -> None:
     """The galloping search returns exactly the smallest k (checked against a plain walk on small scales)."""
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.queries import design_plan
+    from dpdesk.core.dp.queries import design_plan
+    from dpdesk.core.plan.reader import parse_plan
 
     for mech, extra in (("laplace", {}), ("gaussian", {"delta": 1e-7, "calibration": "analytic"})):
         for eps in (0.05, 0.5, 3.0):
@@ -98,9 +98,9 @@ def test_noise_steps_is_the_smallest_k_meeting_the_confidence() -> None:
 
 
 def test_a_quantile_whose_candidates_miss_the_values_says_so() -> None:
-    from dpdesk.core.plan import parse_plan
-    from dpdesk.core.queries import design_plan
-    from dpdesk.core.statistics import get
+    from dpdesk.core.dp.queries import design_plan
+    from dpdesk.core.dp.statistics import get
+    from dpdesk.core.plan.reader import parse_plan
 
     q = {"name": "m", "statistic": "quantile", "column": "wage", "q": 0.5, "mechanism": "exponential"}
     sparse = parse_plan(plan({**q, "candidates": [0, 4999], "accuracy": {"error": 20}}))

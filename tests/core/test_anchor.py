@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.entries import GENESIS, entry_hash
-from dpdesk.core.errors import LedgerError
-from dpdesk.core.ledger import Ledger, is_known_dataset, list_ledgers
+from dpdesk.core.common.errors import LedgerError
+from dpdesk.core.ledger.book import Ledger, is_known_dataset, list_ledgers
+from dpdesk.core.ledger.entries import GENESIS, entry_hash
 
 SHA = "ab" * 32
 
@@ -42,7 +42,7 @@ def reopen(home: Path, sha: str = SHA) -> Ledger:
 
 
 def test_the_head_follows_every_append(dpdesk_home: Path) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
@@ -138,7 +138,7 @@ def test_a_replaced_ledger_of_the_same_length_is_broken(dpdesk_home: Path) -> No
 def test_an_interrupted_append_leaves_the_ledger_ahead_which_is_accepted_and_repaired(
     dpdesk_home: Path,
 ) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = fill(dpdesk_home, 2)
     assert lg.dataset is not None
@@ -160,7 +160,7 @@ def test_an_interrupted_append_leaves_the_ledger_ahead_which_is_accepted_and_rep
 def test_a_head_that_cannot_be_written_does_not_undo_the_entry(
     dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = fill(dpdesk_home, 1)
 
@@ -177,7 +177,7 @@ def test_a_head_that_cannot_be_written_does_not_undo_the_entry(
 
 
 def test_a_removed_or_damaged_register_file_is_broken_not_fresh(dpdesk_home: Path) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
@@ -199,7 +199,7 @@ def test_a_removed_or_damaged_register_file_is_broken_not_fresh(dpdesk_home: Pat
 
 
 def test_a_home_from_before_the_register_is_anchored_at_its_current_heads(dpdesk_home: Path) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = fill(dpdesk_home, 3)
     other = fill(dpdesk_home, 2, sha="cd" * 32)
@@ -223,7 +223,7 @@ def test_a_home_from_before_the_register_is_anchored_at_its_current_heads(dpdesk
 
 
 def test_acknowledging_a_cut_ledger_starts_a_chain_whose_head_is_recorded(dpdesk_home: Path) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = fill(dpdesk_home, 3)
     assert lg.dataset is not None
@@ -239,8 +239,8 @@ def test_acknowledging_a_cut_ledger_starts_a_chain_whose_head_is_recorded(dpdesk
 def acknowledge_gap(home: Path, reason: str, gap: str) -> dict[str, Any]:
     """Acknowledge with a reason alone (refused: the entries missing up to the recorded head are a gap whose cost
     must be stated), then with the gap's cost and the settings stated; the gap is carried over at that cost."""
-    from dpdesk.core.carryover import CostsNeeded, parse_stated_cost
-    from dpdesk.core.plan import parse_plan
+    from dpdesk.core.ledger.carryover import CostsNeeded, parse_stated_cost
+    from dpdesk.core.plan.reader import parse_plan
     from tests.core.test_recost import plan
 
     with pytest.raises(CostsNeeded) as caught:
@@ -292,7 +292,7 @@ def test_a_settings_entry_is_accepted_after_its_head_only_when_dpdesk_recorded_i
 ) -> None:
     """Issue 24, item 2: the crash window between an entry and its head is kept for dpdesk's own settings entry
     (its intent is recorded in the register before the append), and refused for the same line appended by hand."""
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = Ledger.for_dataset(dpdesk_home, SHA)
     with lg.transaction() as tx:
@@ -324,7 +324,7 @@ def test_a_settings_entry_is_accepted_after_its_head_only_when_dpdesk_recorded_i
 def test_an_entry_needing_an_intent_is_not_appended_when_the_register_cannot_record_it(
     dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     lg = fill(dpdesk_home, 1)
 

@@ -19,7 +19,7 @@ per-row contributions (``additive = False``: the quantile score) is enumerated o
 to 2 x k rows from {L, U, mid, missing}; the others (count, sum, mean, histogram, mode, select, ...) add
 up per-row contributions, so their change does not depend on the base, and three bases (empty, one
 person, two people with a dropped row) exercise the code paths. The statistics and their example
-queries come from the registry (:mod:`dpdesk.core.statistics`, each module's ``examples``). Every statistic x relation x missing policy
+queries come from the registry (:mod:`dpdesk.core.dp.statistics`, each module's ``examples``). Every statistic x relation x missing policy
 (x and g each "drop" or imputed) x grouped or not x id column or not x bounds (straddling zero,
 positive, negative; float and int columns) x k is enumerated, and the largest observed change of each
 component (L1 and L2 in natural units; for exponential-mechanism statistics the max-norm change of
@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import statistics
-from dpdesk.core.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.dp.queries import QueryDesign, design_query
 from dpdesk.core.loading import Column, Table, csvfile, load_table
 from dpdesk.core.loading.columns import int_dtype
-from dpdesk.core.plan import ColumnSpec, Plan, parse_plan
-from dpdesk.core.queries import QueryDesign, design_query
+from dpdesk.core.plan.reader import ColumnSpec, Plan, parse_plan
 
 pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
 
@@ -330,7 +330,7 @@ def kept_rows(cfg: Config, row: Row) -> int:
 
 @pytest.mark.parametrize("with_id", [False, True], ids=["no_id", "id"])
 def test_rows_can_drop_says_exactly_when_the_code_drops_a_row(with_id: bool) -> None:
-    from dpdesk.core.queries import rows_can_drop
+    from dpdesk.core.dp.queries import rows_can_drop
 
     seen = {True: 0, False: 0}
     for name in STATISTICS:

@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpdesk.core import accounting as acc
-from dpdesk.core import anchor
-from dpdesk.core import checkpoint as ck
-from dpdesk.core.budget import budget_report
-from dpdesk.core.entries import entry_hash
-from dpdesk.core.errors import LedgerError
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.common.errors import LedgerError
+from dpdesk.core.dp import accounting as acc
+from dpdesk.core.ledger import anchor
+from dpdesk.core.ledger import checkpoint as ck
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.entries import entry_hash
 from dpdesk.core.loading import load_table
-from dpdesk.core.plan import Plan, parse_plan
-from dpdesk.core.release import release
+from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.release.steps import release
 
 
 def tiny_plan(method: str = "sequential") -> Plan:

@@ -24,10 +24,10 @@ import polars as pl
 import pytest
 import xlsxwriter  # type: ignore[import-untyped]
 
-from dpdesk.core.errors import Cancelled, InputError
+from dpdesk.core.common.errors import Cancelled, InputError
+from dpdesk.core.common.progress import Progress
 from dpdesk.core.loading import Table, csvfile, file_sha256, guards, load_table, suggest_types
-from dpdesk.core.plan import ColumnSpec
-from dpdesk.core.progress import Progress
+from dpdesk.core.plan.reader import ColumnSpec
 
 
 @pytest.fixture(autouse=True, params=["stream", "blocks"])
@@ -857,7 +857,7 @@ def test_id_hash_is_keyed_by_a_secret_seed_per_process(tmp_path: Path) -> None:
 
     p = write(tmp_path, "t.csv", "pid,age\nalice,1\nbob,2\n")
     code = (
-        "import sys; from dpdesk.core.loading import load_table; from dpdesk.core.plan import ColumnSpec; "
+        "import sys; from dpdesk.core.loading import load_table; from dpdesk.core.plan.reader import ColumnSpec; "
         "t = load_table(sys.argv[1], {'age': ColumnSpec('age', 'int', (0, 10))}, id_column='pid'); "
         "print(t.ids.tolist())"
     )

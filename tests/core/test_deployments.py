@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from dpdesk.core import deployments as dep
+from dpdesk.core.dp import deployments as dep
 from dpdesk.resources import resource
 
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.budget import budget_report
-from dpdesk.core.fit import FitError, fit_to_budget, round_down
-from dpdesk.core.plan import load_plan, parse_plan
-from dpdesk.core.queries import design_plan
+from dpdesk.core.dp.queries import design_plan
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.fit import FitError, fit_to_budget, round_down
+from dpdesk.core.plan.reader import load_plan, parse_plan
 from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"
@@ -188,7 +188,7 @@ def test_a_fitted_plan_is_one_release_accepts(
     )
     assert r.returncode == 0, r.stderr
     fitted = _load_plan(str(out), None)  # raises PlanError when release would refuse it
-    from dpdesk.core.plan import largest_epsilon
+    from dpdesk.core.plan.reader import largest_epsilon
 
     rep = budget_report(fitted)
     assert rep.fits

@@ -46,10 +46,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpdesk.core.errors import InputError, PlanError, where_in_plan
+from dpdesk.core.common.errors import InputError, PlanError, where_in_plan
+from dpdesk.core.common.text import shown
 from dpdesk.core.loading import Table, csvfile, load_table
-from dpdesk.core.plan import ColumnSpec, Plan, parse_plan_text
-from dpdesk.core.text import shown
+from dpdesk.core.plan.reader import ColumnSpec, Plan, parse_plan_text
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300, method="thread")]
 
@@ -396,7 +396,7 @@ def parse_or_plan_error(text: str | bytes) -> Plan | PlanError:
     try:
         return parse_plan_text(text)
     except PlanError as exc:
-        from dpdesk.core.errors import PlanErrors
+        from dpdesk.core.common.errors import PlanErrors
 
         problems = exc.problems if isinstance(exc, PlanErrors) else (exc,)
         for p in problems:  # every problem names its place and says something

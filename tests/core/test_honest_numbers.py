@@ -14,13 +14,13 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpdesk.core import accuracy as acc
-from dpdesk.core import release as rel
-from dpdesk.core.aggregates import exact_statistic
-from dpdesk.core.errors import PlanError
+from dpdesk.core.common.errors import PlanError
+from dpdesk.core.dp import accuracy as acc
+from dpdesk.core.dp.aggregates import exact_statistic
+from dpdesk.core.dp.queries import design_query
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.queries import design_query
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.release import steps as rel
 
 mpmath.mp.dps = 40
 

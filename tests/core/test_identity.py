@@ -21,10 +21,10 @@ import polars as pl
 import pytest
 import xlsxwriter  # type: ignore[import-untyped]  # no stubs; a test-only dependency
 
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.identity.recognition import identify, resembles, resolve
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.loading import identity as ident_mod
 from dpdesk.core.loading.identity import Sketch, content_identity, hash_rows, overlap, row_keys
-from dpdesk.core.recognition import identify, resembles, resolve
 from tests.conftest import SAMPLES
 
 SECRET = bytes(range(32))
@@ -259,7 +259,7 @@ def test_a_file_seen_before_is_not_read_again(
         calls.append(Path(path))
         return real(path, *a, **kw)
 
-    monkeypatch.setattr("dpdesk.core.recognition.content_identity", counting)
+    monkeypatch.setattr("dpdesk.core.identity.recognition.content_identity", counting)
     again = identify(dpdesk_home, data, sha256=first.sha256)
     assert calls == [] and again == identify(dpdesk_home, data)  # the second computes: no SHA-256 given
     assert calls == [data]

@@ -24,7 +24,7 @@ import xlsxwriter  # type: ignore[import-untyped]  # no stubs; a test-only depen
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading import csvfile
 from dpdesk.core.loading import identity as ident
 from dpdesk.core.loading.identity import ContentIdentity, content_identity, hash_padded, hash_rows, row_keys

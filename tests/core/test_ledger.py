@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core.entries import entry_hash
-from dpdesk.core.errors import LedgerError
-from dpdesk.core.ledger import Ledger, list_ledgers
+from dpdesk.core.common.errors import LedgerError
+from dpdesk.core.ledger.book import Ledger, list_ledgers
+from dpdesk.core.ledger.entries import entry_hash
 
 SHA = "ab" * 32
 
@@ -143,7 +143,7 @@ def test_two_writers_of_the_same_file_never_rename_each_others_temporary_file(tm
     fail in the concurrent-writers test."""
     import threading
 
-    from dpdesk.core.fsio import write_atomic
+    from dpdesk.core.common.fsio import write_atomic
 
     path = tmp_path / "k"
     errors: list[str] = []

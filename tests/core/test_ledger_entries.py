@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.carryover import CostsNeeded, StatedCost
-from dpdesk.core.entries import (
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.carryover import CostsNeeded, StatedCost
+from dpdesk.core.ledger.entries import (
     ENTRY_TYPES,
     AcknowledgeEntry,
     CheckpointEntry,
@@ -29,11 +30,10 @@ from dpdesk.core.entries import (
     SpendEntry,
     entry_hash,
     parse_entry,
+    rows_from_entry,
 )
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import canonical_json, parse_plan
-from dpdesk.core.release import release, write_release_dir
-from dpdesk.core.values import rows_from_entry
+from dpdesk.core.plan.reader import canonical_json, parse_plan
+from dpdesk.core.release.steps import release, write_release_dir
 from tests.core.test_recost import _sha, change, data, plan
 from tests.trust.test_public_id import to_legacy
 
@@ -91,7 +91,7 @@ def _full_history(home: Path, tmp_path: Path) -> tuple[Path, Ledger]:
     out = tmp_path / "again"
     out.mkdir()
     write_release_dir(out, rows_from_entry(spend), parse_plan(spend.plan), spend, lg, d.name)  # package
-    from dpdesk.core import officer
+    from dpdesk.core.governance import officer
 
     keys = officer.create_officer(
         tmp_path / "officer", "Ann", "", "officer passphrase", "recovery passphrase"
@@ -213,8 +213,8 @@ def test_near_copy_entries_round_trip(dpdesk_home: Path, tmp_path: Path) -> None
     services write them, parse into their classes and serialise back byte for byte."""
     import shutil
 
-    from dpdesk.core import officer
-    from dpdesk.core.governance import head_of
+    from dpdesk.core.governance import officer
+    from dpdesk.core.ledger.governed import head_of
     from dpdesk.services.common import Dataset
     from dpdesk.services.ledger import (
         DeclareNewRequest,

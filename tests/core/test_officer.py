@@ -1,4 +1,4 @@
-"""The officer's keys, governance records and signed approvals (dpdesk/core/officer.py).
+"""The officer's keys, governance records and signed approvals (dpdesk/core/governance/officer.py).
 
 Round trips of every action; every refusal of ``verify_approval`` named by its own error; every byte of an
 approval file changed refused; another officer's key and the recovery key for anything but a rotation
@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpdesk.core import officer as of
-from dpdesk.core.errors import DpdeskError, LedgerError
-from dpdesk.core.plan import canonical_json, parse_plan_text
+from dpdesk.core.common.errors import DpdeskError, LedgerError
+from dpdesk.core.governance import officer as of
+from dpdesk.core.plan.reader import canonical_json, parse_plan_text
 from tests.conftest import SAMPLES
 
 DS = "ds-" + "1" * 32
@@ -595,7 +595,7 @@ def test_an_officer_name_cannot_show_another_officer_s_fingerprint(
     older version is shown with it masked, after the officer's own fingerprint."""
     import dataclasses
 
-    from dpdesk.core import governance
+    from dpdesk.core.ledger import governed as governance
 
     fp = bob.public.fingerprint
     for name in (

@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpdesk.core.errors import UsageError
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.common.errors import UsageError
+from dpdesk.core.identity.recognition import resolve
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.loading.identity import (
     COLUMN_SKETCH_K,
     Sketch,
@@ -27,7 +28,6 @@ from dpdesk.core.loading.identity import (
     distinct_estimate,
     identifying,
 )
-from dpdesk.core.recognition import resolve
 from tests.conftest import SAMPLES
 
 SAMPLE = SAMPLES / "census_sample.csv"
@@ -216,8 +216,8 @@ def test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file
 
 def test_the_content_is_refused_when_the_bytes_change_while_read(tmp_path: Path, dpdesk_home: Path) -> None:
     """identity_of compares the SHA-256 of the bytes it read with the one the caller hashed."""
+    from dpdesk.core.identity.recognition import identity_of
     from dpdesk.core.loading import file_sha256
-    from dpdesk.core.recognition import identity_of
 
     a = _write(tmp_path / "a.csv", [["x"], ["1"]])
     sha = file_sha256(a)
@@ -232,8 +232,8 @@ def test_most_of_an_identifying_private_table_is_not_a_public_file(
 ) -> None:
     """95% of the sample's rows (each row its own) is refused, in words that are true: most of its rows occur
     in the dataset. A re-saved copy with a column dropped is refused as holding its rows."""
-    from dpdesk.core.plan import load_plan
-    from dpdesk.core.simulate import NotPublic, public_table
+    from dpdesk.core.plan.reader import load_plan
+    from dpdesk.core.preview.simulate import NotPublic, public_table
 
     plan = load_plan(SAMPLES / "cps_wages_plan.json")
     rows = _rows(SAMPLE)

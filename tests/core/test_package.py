@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.release import release
-from dpdesk.core.review import review
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.publish.review import review
+from dpdesk.core.release.steps import release
 
 TRUE_SUM = "987654.321"  # planted: the exact sum of x below (9 rows of 109739.369)
 N_ROWS = 4321

@@ -9,8 +9,15 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.errors import InputError, PlanError
-from dpdesk.core.plan import apply_codebook, load_plan, parse_plan, parse_plan_text, read_codebook, save_plan
+from dpdesk.core.common.errors import InputError, PlanError
+from dpdesk.core.plan.reader import (
+    apply_codebook,
+    load_plan,
+    parse_plan,
+    parse_plan_text,
+    read_codebook,
+    save_plan,
+)
 from tests.conftest import SAMPLES
 
 EXAMPLE = json.loads((SAMPLES / "cps_wages_plan.json").read_text(encoding="utf-8"))

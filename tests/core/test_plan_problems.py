@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.errors import PlanError, PlanErrors
-from dpdesk.core.plan import check_plan, parse_plan
-from dpdesk.core.statistics import REGISTRY
+from dpdesk.core.common.errors import PlanError, PlanErrors
+from dpdesk.core.dp.statistics import REGISTRY
+from dpdesk.core.plan.reader import check_plan, parse_plan
 from dpdesk.i18n import translation
 from tests.conftest import SAMPLES
 
@@ -187,7 +187,7 @@ def test_the_command_line_prints_every_problem_on_its_own_line(tmp_path: Path, d
 
 
 def test_a_declared_column_missing_from_the_file_suggests_the_closest_header(tmp_path: Path) -> None:
-    from dpdesk.core.errors import InputError
+    from dpdesk.core.common.errors import InputError
     from dpdesk.core.loading.columns import match_columns
 
     plan = parse_plan(EXAMPLE)

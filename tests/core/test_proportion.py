@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import release as rel
-from dpdesk.core.aggregates import exact_statistic
-from dpdesk.core.errors import PlanError
+from dpdesk.core.common.errors import PlanError
+from dpdesk.core.dp.aggregates import exact_statistic
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.dp.statistics.proportion import ProportionQuery, share_error95
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan import Plan, parse_plan
-from dpdesk.core.queries import design_query
-from dpdesk.core.release import release
-from dpdesk.core.statistics.proportion import ProportionQuery, share_error95
+from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.release import steps as rel
+from dpdesk.core.release.steps import release
 
 CATS = ["yes", "no", "maybe"]
 
@@ -297,7 +297,7 @@ def test_the_share_is_within_its_stated_95_percent_error() -> None:
 def test_without_expected_rows_its_accuracy_is_said_in_share_units() -> None:
     """A share's error is a share (0 to 1), not the column's units (issue 12 audit, gap 10); a mean's stays in
     its column's units."""
-    from dpdesk.core.accuracy import query_accuracy
+    from dpdesk.core.dp.accuracy import query_accuracy
 
     plan = make_plan({"column": "g", "categories": ["yes"]})
     text = query_accuracy(design_query(plan.queries[0], plan), plan).sentence()

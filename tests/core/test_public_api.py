@@ -35,7 +35,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 
 def test_no_public_name_is_a_module_of_the_engine() -> None:
-    """Importing ``dpdesk.core.release`` sets ``dpdesk.core.release`` to the module: a function of that name
+    """Importing ``dpdesk.core.release.steps`` sets ``dpdesk.core.release.steps`` to the module: a function of that name
     would change with the import order."""
     modules = {m.name for m in pkgutil.iter_modules(core.__path__)}
     assert "release" in modules and not modules & set(core.__all__)

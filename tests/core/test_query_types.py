@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.errors import PlanError, field_of
-from dpdesk.core.plan import QuerySpec, parse_plan
-from dpdesk.core.statistics.histogram import HistogramQuery
-from dpdesk.core.statistics.proportion import ProportionQuery
-from dpdesk.core.statistics.quantile import QuantileQuery
-from dpdesk.core.statistics.select import SelectQuery
-from dpdesk.core.statistics.synthetic import SyntheticQuery
+from dpdesk.core.common.errors import PlanError, field_of
+from dpdesk.core.dp.statistics.histogram import HistogramQuery
+from dpdesk.core.dp.statistics.proportion import ProportionQuery
+from dpdesk.core.dp.statistics.quantile import QuantileQuery
+from dpdesk.core.dp.statistics.select import SelectQuery
+from dpdesk.core.dp.statistics.synthetic import SyntheticQuery
+from dpdesk.core.plan.reader import QuerySpec, parse_plan
 from tests.conftest import ROOT, SAMPLES
 
 EXAMPLE = json.loads((SAMPLES / "cps_wages_plan.json").read_text(encoding="utf-8"))
@@ -219,13 +219,13 @@ def _python(code: str) -> str:
 
 
 def test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registry() -> None:
-    """The query types live below the statistics registry (dpdesk/core/plan_base.py never imports it); importing
-    dpdesk.core.plan, as before the split, is enough for a query built by hand to be validated against the
+    """The query types live below the statistics registry (dpdesk/core/model/spec.py never imports it); importing
+    dpdesk.core.plan.reader, as before the split, is enough for a query built by hand to be validated against the
     registry (the plan reader installs it), and the import itself still loads no numpy."""
     code = (
         "import sys\n"
-        "from dpdesk.core.plan import Plan, QuerySpec\n"
-        "assert 'numpy' not in sys.modules and 'dpdesk.core.statistics' not in sys.modules\n"
+        "from dpdesk.core.plan.reader import Plan, QuerySpec\n"
+        "assert 'numpy' not in sys.modules and 'dpdesk.core.dp.statistics' not in sys.modules\n"
         "print(QuerySpec('n', 'count', 'laplace', 0.5).statistic)\n"
         "try:\n"
         "    QuerySpec('x', 'bogus', 'laplace', 0.5)\n"
@@ -240,7 +240,7 @@ def test_the_query_types_alone_say_that_the_registry_is_not_loaded() -> None:
     """plan_base on its own (nothing above it imported) cannot check a statistic's word: a clear error, not a
     query that bypassed its checks."""
     code = (
-        "from dpdesk.core.plan_base import QuerySpec\n"
+        "from dpdesk.core.model.spec import QuerySpec\n"
         "try:\n"
         "    QuerySpec('n', 'count', 'laplace', 0.5)\n"
         "except RuntimeError as exc:\n"

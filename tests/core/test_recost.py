@@ -23,14 +23,14 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import accounting as acc
-from dpdesk.core.budget import budget_report
-from dpdesk.core.carryover import parse_stated_cost
-from dpdesk.core.entries import GENESIS, entry_hash, salvaged
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.recost import effective, gaussian_epsilon
-from dpdesk.core.release import release
+from dpdesk.core.dp import accounting as acc
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.carryover import parse_stated_cost
+from dpdesk.core.ledger.entries import GENESIS, entry_hash, salvaged
+from dpdesk.core.ledger.recost import effective, gaussian_epsilon
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.release.steps import release
 
 BASE: dict[str, Any] = {
     "version": 1,
@@ -191,7 +191,7 @@ def test_a_gaussian_is_re_solved_at_its_delta(dpdesk_home: Path, tmp_path: Path)
     (eff,) = effective(Ledger.for_dataset(dpdesk_home, _sha(d)).verify())
     expected = gaussian_epsilon(comp["scale"], 3 * comp["sensitivity_used"], 1e-7 * (1 - 1e-9))
     assert eff.costs[0].epsilon == pytest.approx(expected, rel=1e-9)
-    from dpdesk.core.mechanisms import gaussian_delta
+    from dpdesk.core.dp.mechanisms import gaussian_delta
 
     assert expected > 2 * 0.5  # three times the sensitivity at the same sigma and delta
     assert gaussian_delta(comp["scale"], 3 * comp["sensitivity_used"], expected) <= 1e-7
@@ -270,8 +270,8 @@ def _write(tmp_path: Path, p: dict[str, Any]) -> Path:
 def test_effective_costs_are_read_from_entries_alone() -> None:
     """A hand-made ledger: a release at k=1 and a settings entry at k=2 cost twice the release (Laplace)."""
     p = parse_plan(plan())
-    from dpdesk.core.budget import design_to_dict
-    from dpdesk.core.queries import design_plan
+    from dpdesk.core.dp.queries import design_plan
+    from dpdesk.core.ledger.budget import design_to_dict
 
     designs = design_plan(p)
     spend = {
@@ -413,7 +413,7 @@ def test_costs_of_different_lengths_are_raised_without_lowering_any_total() -> N
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from dpdesk.core.recost import _raise
+    from dpdesk.core.ledger.recost import _raise
 
     cost = st.builds(
         lambda e, d, r: acc.QueryCost("q", e, d, r),

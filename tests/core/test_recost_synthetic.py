@@ -2,7 +2,7 @@
 
 A synthetic table (MST) runs d one-way marginals, d - 1 selection rounds of the exponential mechanism and d - 1
 two-way marginals. Re-costed under a new unit of privacy, its charge must be what the noise it drew costs under
-that unit: the synthesiser's own budget arithmetic (:class:`dpdesk.core.synthetic.Split`) applied to the recorded
+that unit: the synthesiser's own budget arithmetic (:class:`dpdesk.core.dp.synthetic.Split`) applied to the recorded
 scales with the new sensitivities (with delta > 0: rho x c^2 over all rounds, converted at the query's delta),
 and, where every part's sensitivity grows by the same factor, exactly what a fresh design of the same query under
 the new unit charges for that noise. Never lower than what was booked.
@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import accounting as acc
-from dpdesk.core import mechanisms as mech
-from dpdesk.core.budget import design_to_dict
-from dpdesk.core.entries import GENESIS, salvaged
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.queries import design_plan
-from dpdesk.core.recost import effective, pending_corrections
-from dpdesk.core.synthetic import Split, split_budget
+from dpdesk.core.dp import accounting as acc
+from dpdesk.core.dp import mechanisms as mech
+from dpdesk.core.dp.queries import design_plan
+from dpdesk.core.dp.synthetic import Split, split_budget
+from dpdesk.core.ledger.budget import design_to_dict
+from dpdesk.core.ledger.entries import GENESIS, salvaged
+from dpdesk.core.ledger.recost import effective, pending_corrections
+from dpdesk.core.plan.reader import parse_plan
 
 COLUMNS = ("a", "b", "c", "d", "e")
 

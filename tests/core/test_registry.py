@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import statistics
-from dpdesk.core.errors import PlanError
-from dpdesk.core.mechanism_kinds import MECHANISMS, Mechanism
-from dpdesk.core.plan import QuerySpec, parse_plan
-from dpdesk.core.queries import design_query
-from dpdesk.core.statistics.base import ParamKind, Statistic
+from dpdesk.core.common.errors import PlanError
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.dp.statistics.base import ParamKind, Statistic
+from dpdesk.core.model.mechanism_kinds import MECHANISMS, Mechanism
+from dpdesk.core.plan.reader import QuerySpec, parse_plan
 
 BOUNDS = ((-7.0, 3.0), (99.0, 100.0))
 
@@ -188,7 +188,7 @@ def test_no_module_outside_the_statistics_picks_out_a_statistic_by_its_word() ->
     :class:`Statistic` (``several_cells``, ``accuracy_unit``, ``lead_help``, ``default_mechanism``, ...) and set by
     the statistic's module, never tested by name elsewhere (issue 12, item 1; audit gap 8)."""
     names = set(statistics.names())
-    inside = ROOT / "dpdesk" / "core" / "statistics"
+    inside = ROOT / "dpdesk" / "core" / "dp" / "statistics"
     found = [
         f"{path.relative_to(ROOT)}:{line}: {text}"
         for path in sorted((ROOT / "dpdesk").rglob("*.py"))

@@ -12,17 +12,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import budget as bud
-from dpdesk.core import datacheck as dchk
-from dpdesk.core import release as rel
-from dpdesk.core import simulate as sim
-from dpdesk.core import values as vals
-from dpdesk.core.budget import budget_report
-from dpdesk.core.errors import BudgetExceeded, InputError, LedgerError, UsageError
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import Plan, load_plan, parse_plan
-from dpdesk.core.release import SettingsMismatch, release
-from dpdesk.core.values import rows_from_entry
+from dpdesk.core.common.errors import BudgetExceeded, InputError, LedgerError, UsageError
+from dpdesk.core.dp import values as vals
+from dpdesk.core.ledger import budget as bud
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.entries import rows_from_entry
+from dpdesk.core.plan.reader import Plan, load_plan, parse_plan
+from dpdesk.core.preview import simulate as sim
+from dpdesk.core.release import datacheck as dchk
+from dpdesk.core.release import steps as rel
+from dpdesk.core.release.steps import SettingsMismatch, release
 from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"
@@ -224,9 +224,9 @@ def test_mean_uses_noisy_count_and_clamps(tmp_path: Path) -> None:
             }
         ]
     )
-    from dpdesk.core.aggregates import exact_statistic
+    from dpdesk.core.dp.aggregates import exact_statistic
+    from dpdesk.core.dp.queries import design_plan
     from dpdesk.core.loading import load_table
-    from dpdesk.core.queries import design_plan
 
     data = write_csv(tmp_path / "d.csv", [(10, "a"), (30, "a"), (250, "b"), (-5, "b"), ("", "a")])
     table = load_table(data, plan.columns)
@@ -248,9 +248,9 @@ def test_mean_uses_noisy_count_and_clamps(tmp_path: Path) -> None:
 
 
 def test_missing_policy_drop_and_impute(tmp_path: Path) -> None:
-    from dpdesk.core.aggregates import exact_statistic
+    from dpdesk.core.dp.aggregates import exact_statistic
+    from dpdesk.core.dp.queries import design_plan
     from dpdesk.core.loading import load_table
-    from dpdesk.core.queries import design_plan
 
     data = write_csv(tmp_path / "d.csv", [(10, "a"), ("", "a"), ("oops", "b"), (20, "mars")])
     for missing, total in (("drop", 30.0), ({"impute": 5}, 40.0)):
@@ -292,7 +292,7 @@ def test_id_column_keeps_at_most_k_rows_per_person(dpdesk_home: Path, tmp_path: 
     plan = small_plan(
         privacy_unit={"neighbouring": "add_remove", "max_rows_per_person": 2, "id_column": "pid"}
     )
-    from dpdesk.core.aggregates import bound_rows_per_person
+    from dpdesk.core.dp.aggregates import bound_rows_per_person
     from dpdesk.core.loading import load_table
 
     table = load_table(data, plan.columns, id_column="pid")
@@ -326,8 +326,8 @@ def test_one_default_delta_prime_for_the_advanced_total(dpdesk_home: Path, tmp_p
     The meter and the release entry's totals (report.pdf) once used min(delta_B / 10, 1e-7), the statement
     and ledger 1e-9: an officer saw two advanced totals for one release.
     """
-    from dpdesk.core import accounting as acc
-    from dpdesk.core.queries import design_plan
+    from dpdesk.core.dp import accounting as acc
+    from dpdesk.core.dp.queries import design_plan
 
     for b_delta, expected in ((1e-6, 1e-7), (1e-9, 1e-10)):
         plan = small_plan(budget={"epsilon": 1.0, "delta": b_delta})
@@ -394,7 +394,7 @@ def _release_in_process(home: str, plan_path: str, data: str, out: str, q: Any) 
 def test_two_processes_never_overspend(dpdesk_home: Path, tmp_path: Path) -> None:
     data = write_csv(tmp_path / "d.csv", [(1, "a")] * 50)
     plan_path = tmp_path / "p.json"
-    from dpdesk.core.plan import save_plan
+    from dpdesk.core.plan.reader import save_plan
 
     save_plan(small_plan(), plan_path)  # 0.6 each, budget 1.0: only one may run
     ctx = mp.get_context("spawn")
@@ -453,7 +453,7 @@ def test_simulations_run_on_a_stand_in_or_a_public_file_and_touch_no_ledger(
 
 
 def test_is_known_dataset_by_path_or_sha(dpdesk_home: Path, tmp_path: Path) -> None:
-    from dpdesk.core.ledger import is_known_dataset
+    from dpdesk.core.ledger.book import is_known_dataset
 
     data = write_csv(tmp_path / "d.csv", [(1, "a")])
     other = write_csv(tmp_path / "e.csv", [(2, "a")])

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.release import release
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.release.steps import release
 from dpdesk.resources import resource
 
 SAMPLE = resource("samples", "census_sample.csv")
@@ -126,7 +126,7 @@ def test_a_large_plans_report_grows_by_a_few_kb_per_query(
 
 
 def test_results_chart_model_and_ticks() -> None:
-    from dpdesk.core.figures import BAR_BLUE, budget_chart, nice_ticks, results_chart
+    from dpdesk.core.dp.figures import BAR_BLUE, budget_chart, nice_ticks, results_chart
 
     c = results_chart("t", ["a", "b"], [1, 2], [0.5, 1.5], [1.5, 2.5])
     assert c.values == (1.0, 2.0) and c.lows == (0.5, 1.5) and c.highs == (1.5, 2.5)
@@ -155,9 +155,9 @@ def test_pdf_charts_draw_odd_values(
 ) -> None:
     from reportlab.platypus import SimpleDocTemplate
 
-    from dpdesk.core.figures import results_chart
-    from dpdesk.core.pdf_charts import drawing
-    from dpdesk.core.report import _register_fonts
+    from dpdesk.core.dp.figures import results_chart
+    from dpdesk.core.publish.pdf_charts import drawing
+    from dpdesk.core.publish.report import _register_fonts
 
     _register_fonts()
     labels = ["一", "two", "三"][: len(values)]
@@ -172,7 +172,7 @@ def test_a_release_with_its_report_never_imports_matplotlib(tmp_path: Path) -> N
     """The report draws with reportlab alone: matplotlib (a second of imports) stays off the release path."""
     code = (
         "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
-        "from test_report_charts import plan_of, SAMPLE; from dpdesk.core.release import release; "
+        "from test_report_charts import plan_of, SAMPLE; from dpdesk.core.release.steps import release; "
         "release(plan_of(8), SAMPLE, Path(sys.argv[2]) / 'home', Path(sys.argv[2]) / 'out'); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
     )

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.carryover import CostsNeeded, StatedCost, parse_stated_cost
-from dpdesk.core.entries import GENESIS, entry_hash
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.release import release
-from dpdesk.core.review import review
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.carryover import CostsNeeded, StatedCost, parse_stated_cost
+from dpdesk.core.ledger.entries import GENESIS, entry_hash
+from dpdesk.core.publish.review import review
+from dpdesk.core.release.steps import release
 from tests.core.test_package import plan, planted
 
 

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import statistics
-from dpdesk.core.aggregates import exact_statistic
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.aggregates import exact_statistic
+from dpdesk.core.dp.queries import design_query
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan import Plan, parse_plan
-from dpdesk.core.queries import design_query
+from dpdesk.core.plan.reader import Plan, parse_plan
 
 CATS = ["a", "b", "c"]
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from dpdesk.core.budget import budget_report
-from dpdesk.core.entries import Entry, parse_entry
-from dpdesk.core.report import write_budget_statement
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.entries import Entry, parse_entry
+from dpdesk.core.publish.report import write_budget_statement
 from tests.core.test_checkpoint import build, lean_plan
 
 

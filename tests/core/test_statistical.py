@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import mechanisms as mech
-from dpdesk.core import release as rel
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.queries import design_query
+from dpdesk.core.dp import mechanisms as mech
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.release import steps as rel
 
 pytestmark = [pytest.mark.statistical, pytest.mark.slow]
 Z = 5.5
@@ -194,7 +194,7 @@ EDUCATION = {8: 40, 9: 30, 10: 50, 11: 80, 12: 370, 13: 50, 14: 120, 15: 40, 16:
 def _quantile_setup(
     counts: dict[int, int], q: float, epsilon: float, bounds: tuple[int, int] = (0, 20)
 ) -> tuple[Any, Any, Any, np.ndarray]:
-    from dpdesk.core.aggregates import exact_statistic
+    from dpdesk.core.dp.aggregates import exact_statistic
     from dpdesk.core.loading import Column, Table
 
     plan = parse_plan(

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading import csvfile, load_table
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan.reader import ColumnSpec
 
 CITY = ColumnSpec("city", "category", categories=("北京", "上海", "广州"))
 AGE = ColumnSpec("age", "int", bounds=(0, 120))

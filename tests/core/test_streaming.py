@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import aggregates as agg
-from dpdesk.core import statistics
-from dpdesk.core import streaming as st
-from dpdesk.core.datacheck import check_data
-from dpdesk.core.errors import InputError, UsageError
+from dpdesk.core.common.errors import InputError, UsageError
+from dpdesk.core.dp import aggregates as agg
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.loading import Table, csvfile, load_table
-from dpdesk.core.plan import Plan, parse_plan
-from dpdesk.core.queries import design_plan
+from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.release import streaming as st
+from dpdesk.core.release.datacheck import check_data
 
 
 def make_plan(xtype: str, missing: Any, *, id_column: str | None = None, k: int = 2) -> Plan:

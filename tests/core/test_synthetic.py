@@ -1,4 +1,4 @@
-"""The synthesiser (dpdesk.core.synthetic): domain limits, budget split, noisy measurements, a fit and a
+"""The synthesiser (dpdesk.core.dp.synthetic): domain limits, budget split, noisy measurements, a fit and a
 sampler that read only released values, and utility against the independent baseline."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from dpdesk.core import mechanisms as mech
-from dpdesk.core import synthetic as syn
-from dpdesk.core.synthetic.domain import Attribute
-from dpdesk.core.synthetic.fit import TreeModel
-from dpdesk.core.synthetic.measure import Measurements
-from dpdesk.core.synthetic.sample import systematic_counts
+from dpdesk.core.dp import mechanisms as mech
+from dpdesk.core.dp import synthetic as syn
+from dpdesk.core.dp.synthetic.domain import Attribute
+from dpdesk.core.dp.synthetic.fit import TreeModel
+from dpdesk.core.dp.synthetic.measure import Measurements
+from dpdesk.core.dp.synthetic.sample import systematic_counts
 
 
 def small_table(n: int, rng: np.random.Generator) -> tuple[list[Attribute], np.ndarray]:
@@ -303,7 +303,7 @@ def test_the_synthesiser_beats_the_independent_baseline_by_a_margin() -> None:
 def test_the_default_row_count_is_the_fitted_total_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     """With no ``rows``, the table has the fitted model's total rows, but never more than MAX_ROWS (its CSV is
     built in memory); an explicit ``rows`` is kept."""
-    from dpdesk.core.synthetic import pipeline
+    from dpdesk.core.dp.synthetic import pipeline
 
     attrs, codes = small_table(2000, np.random.Generator(np.random.PCG64(3)))
     released = syn.measure(codes, attrs, syn.split_budget(1.0, 1e-6, len(attrs)))
@@ -322,7 +322,7 @@ def test_the_fit_meets_both_margins_of_every_two_way_table() -> None:
     where version 1 (200 rounds) left a column margin up to 0.35% of the total off in about 1 fit in 75, every
     version-2 two-way table's column sums are within 1e-6 of the total of the one-way marginal; and version 2
     equals version 1 wherever version 1 had converged (so tables released before regenerate the same)."""
-    from dpdesk.core.synthetic.fit import fit
+    from dpdesk.core.dp.synthetic.fit import fit
 
     rng = np.random.Generator(np.random.PCG64(9))
     attrs, codes = small_table(800, rng)
@@ -367,7 +367,7 @@ def released_where_version_1_did_not_converge() -> Measurements:
 def test_a_table_regenerates_with_the_fit_it_was_made_with() -> None:
     """A release's ledger field names its fit (``fit``: 2); an entry from before (no ``fit``) regenerates with
     version 1, so its package's CSV still matches; the two differ on these released values."""
-    from dpdesk.core.statistics import synthetic as stat
+    from dpdesk.core.dp.statistics import synthetic as stat
 
     released = released_where_version_1_did_not_converge()
     attrs, _codes = small_table(10, np.random.Generator(np.random.PCG64(1)))

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from dpdesk.cli import main as cli_main
-from dpdesk.core import synthetic as syn
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.statistics import synthetic as stat
+from dpdesk.core.dp import synthetic as syn
+from dpdesk.core.dp.statistics import synthetic as stat
+from dpdesk.core.plan.reader import parse_plan
 
 #: Every column type, bin layout and bound: default bins (int of 7, 19, 100 and 1001 values, floats), declared
 #: bins with a level holding one whole number (first, middle and last), half-integer edges (one level per value

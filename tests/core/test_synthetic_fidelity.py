@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpdesk.core.errors import UsageError
+from dpdesk.core.common.errors import UsageError
+from dpdesk.core.dp.synthetic.utility import tvd
 from dpdesk.core.loading import file_sha256
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.simulate import NotPublic
-from dpdesk.core.synthetic.utility import tvd
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.preview.simulate import NotPublic
 from dpdesk.services.simulate import FidelityRequest, synthetic_fidelity
 from tests.core.test_synthetic import mean_two_way_tvd, small_table
 
@@ -208,9 +208,9 @@ def test_a_large_rows_figure_samples_at_most_a_few_times_the_public_file(
 ) -> None:
     """A query's explicit ``rows: 10000000`` made every fidelity run sample 10M rows for a file of 600: the
     distances compare shares, which 4 x 600 rows already give. Each synthetic table is capped."""
-    import dpdesk.core.synthetic as synthetic
-    from dpdesk.core.simulate import FIDELITY_ROWS_FACTOR, public_table
-    from dpdesk.core.simulate import synthetic_fidelity as estimate
+    import dpdesk.core.dp.synthetic as synthetic
+    from dpdesk.core.preview.simulate import FIDELITY_ROWS_FACTOR, public_table
+    from dpdesk.core.preview.simulate import synthetic_fidelity as estimate
 
     d = plan().to_dict()  # type: ignore[attr-defined]
     d["queries"][0]["rows"] = 10_000_000

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from dpdesk.cli import main as cli_main
-from dpdesk.core import synthetic as syn
-from dpdesk.core.budget import budget_report
-from dpdesk.core.errors import PlanError
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.queries import design_query
-from dpdesk.core.statistics import synthetic as stat
+from dpdesk.core.common.errors import PlanError
+from dpdesk.core.dp import synthetic as syn
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.dp.statistics import synthetic as stat
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.plan.reader import parse_plan
 from tests.conftest import SAMPLES
 
 DATA = SAMPLES / "census_sample.csv"
@@ -281,8 +281,8 @@ def test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge(
 def test_a_table_too_large_for_memory_is_refused_for_a_synthetic_table() -> None:
     """The synthesiser reads its columns together: a table that would be streamed (larger than the memory limit)
     is refused with a message naming the query and the way on, never released from partial marginals."""
-    from dpdesk.core.errors import UsageError
-    from dpdesk.core.streaming import load_for_release
+    from dpdesk.core.common.errors import UsageError
+    from dpdesk.core.release.streaming import load_for_release
 
     plan = parse_plan(plan_dict())
     with pytest.raises(UsageError) as err:
@@ -295,9 +295,9 @@ def test_a_synthetic_table_over_the_chunk_size_is_computed_on_the_whole_table(mo
     exact step is not a sum of per-chunk vectors), with the same marginals as when no chunking applies."""
     import numpy as np
 
-    from dpdesk.core import aggregates
+    from dpdesk.core.dp import aggregates
+    from dpdesk.core.dp.queries import design_plan
     from dpdesk.core.loading import load_table
-    from dpdesk.core.queries import design_plan
 
     plan = parse_plan(plan_dict())
     table = load_table(DATA, plan.columns)
@@ -315,7 +315,7 @@ def test_the_table_csv_is_written_by_the_one_csv_writer_formula_safe_and_unbroke
     """Issue 14 item 6 for the synthetic table: labels and column names a spreadsheet would run are prefixed with
     ', and a label holding a lone carriage return or a line break is quoted (its row stays one row); the same
     bytes as dpdesk's one CSV writer."""
-    from dpdesk.core.values import csv_bytes
+    from dpdesk.core.dp.values import csv_bytes
 
     attrs = [
         syn.Attribute("=cmd", "category", categories=("a\rb", "=HYPERLINK(1)", "x\r\ny")),

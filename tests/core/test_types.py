@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.errors import PlanError
-from dpdesk.core.plan import (
+from dpdesk.core.common.errors import PlanError
+from dpdesk.core.plan.reader import (
     ACCOUNTING_METHODS,
     COLUMN_TYPES,
     NEIGHBOURING,

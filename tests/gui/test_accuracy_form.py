@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtWidgets import QLabel, QLineEdit, QMessageBox
 
-from dpdesk.core import statistics
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.queries import design_query
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.gui.app import build
 from dpdesk.gui.models import QUERY_COLUMNS
 from dpdesk.gui.state import AppState

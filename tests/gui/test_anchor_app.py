@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.loading import file_sha256
-from dpdesk.core.plan import load_plan
-from dpdesk.core.release import release
+from dpdesk.core.plan.reader import load_plan
+from dpdesk.core.release.steps import release
 from tests.gui.test_app import PLAN, data, open_table, win
 
 __all__ = ["data", "win"]  # the fixtures, shared with the app's tests

@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt, QThreadPool
 from PySide6.QtWidgets import QLineEdit, QMessageBox
 
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.gui.app import build
 from dpdesk.gui.models import QUERY_COLUMNS
 from tests.conftest import SAMPLES
@@ -475,8 +475,8 @@ def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_tabl
     # so is a file with a ledger
     released = tmp_path / "released_before.csv"
     released.write_bytes(data.read_bytes() + b"30,male,12,arts,40,1000,south,state_01,1\n")
-    from dpdesk.core.plan import load_plan
-    from dpdesk.core.release import release
+    from dpdesk.core.plan.reader import load_plan
+    from dpdesk.core.release.steps import release
 
     release(load_plan(PLAN), released, dpdesk_home, None)
     fill.update(public=released)
@@ -499,7 +499,7 @@ def test_simulate_releases_on_a_stand_in_or_a_public_file_never_the_private_tabl
     assert "it holds the rows of the table opened for release" in win.errors[-1], win.errors
     assert not (tmp_path / "edited.csv").exists()
     # a file that is public indeed (another table of the same columns)
-    from dpdesk.core.sample import write_census_csv
+    from dpdesk.core.preview.sample import write_census_csv
 
     public = tmp_path / "published_sample.csv"
     write_census_csv(public, 2000, seed=11)  # (the bundled sample is seed 7)

@@ -12,10 +12,10 @@ import pytest
 from PySide6.QtCore import QThreadPool
 from PySide6.QtWidgets import QMessageBox
 
-from dpdesk.core.errors import Cancelled
-from dpdesk.core.package import PACKAGE_FILES
-from dpdesk.core.plan import load_plan
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.errors import Cancelled
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.plan.reader import load_plan
+from dpdesk.core.publish.package import PACKAGE_FILES
 from dpdesk.gui.app import build
 from dpdesk.services import Dataset
 from dpdesk.services.budget import BudgetRequest, plan_budget

@@ -13,9 +13,9 @@ import pytest
 from PySide6.QtCore import QThreadPool
 from PySide6.QtWidgets import QMessageBox
 
-from dpdesk.core import officer as of
-from dpdesk.core.governance import parse_head
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.governance import officer as of
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.governed import parse_head
 from dpdesk.gui.app import build
 from dpdesk.services.common import Dataset
 from dpdesk.services.ledger import (

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.gui.app import build
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # every test here takes a second or more

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core import checkpoint as ck
+from dpdesk.core.ledger import checkpoint as ck
 from dpdesk.gui.state import AppState
 from dpdesk.services.ledger import ledger_status
 from tests.core.test_checkpoint import _lines, _rehash_from, _set_head, build, no_fsync  # noqa: F401

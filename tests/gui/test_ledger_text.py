@@ -31,7 +31,7 @@ def test_the_ledger_tab_shows_a_reason_and_an_officers_name_made_visible(
     keys = tmp_path / "keys"
     name = "Eve <b>" + ESC
     # such a name is refused now (issue 24, item 8); an older version made it, and the app still shows it escaped
-    from dpdesk.core import officer as of
+    from dpdesk.core.governance import officer as of
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(of, "shown", lambda text, **_kw: str(text))  # the older version's check: none
@@ -66,10 +66,10 @@ def test_a_checkpoint_entry_is_named_in_words(
     """A checkpoint row says what it is ("checkpoint", "totals carried forward"), not a raw type word and nothing."""
     import os
 
-    from dpdesk.core.checkpoint import CHECKPOINT_EVERY
+    from dpdesk.core.ledger.checkpoint import CHECKPOINT_EVERY
     from dpdesk.core.loading import load_table
-    from dpdesk.core.plan import load_plan
-    from dpdesk.core.release import release
+    from dpdesk.core.plan.reader import load_plan
+    from dpdesk.core.release.steps import release
     from dpdesk.gui.models import LEDGER_COLUMNS, LedgerModel
     from dpdesk.gui.state import AppState
 
@@ -94,7 +94,7 @@ def test_a_checkpoint_entry_is_named_in_words(
 
 
 def _entries(home: Path, key: str) -> list[dict[str, Any]]:
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
 
     return Ledger.for_dataset(home, key).verify()
 
@@ -104,7 +104,7 @@ def test_a_correction_row_states_the_change_of_the_total_under_the_dataset_s_met
 ) -> None:
     """Issue 34, item 4: the ledger tab's correction row showed the queries' epsilons added (+8 here), not how
     much the total rose under advanced composition."""
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
     from dpdesk.gui.models import LEDGER_COLUMNS, LedgerModel
     from dpdesk.gui.state import AppState
     from tests.core import test_recost

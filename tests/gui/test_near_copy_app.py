@@ -17,8 +17,8 @@ import pytest
 from PySide6.QtCore import QThreadPool
 from PySide6.QtWidgets import QMessageBox
 
-from dpdesk.core import officer as of
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.governance import officer as of
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.gui.app import build
 from dpdesk.services.common import Dataset
 from dpdesk.services.ledger import GovernRequest, HeadRequest, govern_dataset, ledger_head
@@ -50,7 +50,7 @@ def win(qtbot: Any, dpdesk_home: Path) -> Any:
 
 @pytest.fixture
 def known(dpdesk_home: Path, tmp_path: Path) -> str:
-    from dpdesk.core.plan import load_plan
+    from dpdesk.core.plan.reader import load_plan
 
     data = tmp_path / "census.csv"
     shutil.copy(DATA, data)

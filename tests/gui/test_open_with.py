@@ -37,7 +37,7 @@ def win(qtbot: Any, dpdesk_home: Path) -> Any:
 @pytest.fixture(scope="module")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real release package of the planted table (made once: a release and its PDF take seconds)."""
-    from dpdesk.core.release import release
+    from dpdesk.core.release.steps import release
     from tests.core.test_package import plan, planted
 
     where = tmp_path_factory.mktemp("package")
@@ -167,7 +167,7 @@ def test_a_misspelt_command_is_still_a_usage_error(capsys: pytest.CaptureFixture
 
 
 def test_a_deeply_nested_json_file_is_named_not_a_traceback(tmp_path: Path) -> None:
-    from dpdesk.core.errors import DpdeskError
+    from dpdesk.core.common.errors import DpdeskError
     from dpdesk.services.opening import identify
 
     deep = tmp_path / "deep.json"

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QComboBox, QLineEdit, QListWidget
 
-from dpdesk.core import statistics
-from dpdesk.core.statistics.base import ParamKind
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.statistics.base import ParamKind
 from dpdesk.gui.state import AppState
 from dpdesk.gui.views.query_form import PARAMS, BinEdges, QueryForm, form_key
 

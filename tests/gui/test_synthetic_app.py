@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger.book import Ledger
 from dpdesk.gui.app import build
 from tests.gui.test_guided_release import (
     button,
@@ -218,7 +218,7 @@ def test_the_expected_fidelity_on_a_file_declared_public(
     """Issue 17 item 3: the preview of a synthetic table offers an estimate on a public file; it runs uncharged
     (the ledger does not move), shows the synthetic and the independent figures in plain words, and the table
     opened for release is refused as a public file."""
-    from dpdesk.core.sample import write_census_csv
+    from dpdesk.core.preview.sample import write_census_csv
 
     open_tab(qtbot, win, "Queries")
     click(qtbot, button(win, "Add"))

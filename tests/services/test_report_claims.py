@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.plan import load_plan, parse_plan
+from dpdesk.core.plan.reader import load_plan, parse_plan
 from dpdesk.services.release import ReleaseRequest, release_plan
 from tests.conftest import SAMPLES
 

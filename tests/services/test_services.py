@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core.budget import budget_report
-from dpdesk.core.carryover import CostsNeeded, StatedCost
-from dpdesk.core.entries import SpendEntry
-from dpdesk.core.errors import BudgetExceeded, Cancelled, LedgerError, UsageError
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import load_plan, parse_plan
-from dpdesk.core.progress import Progress
-from dpdesk.core.release import SettingsMismatch
+from dpdesk.core.common.errors import BudgetExceeded, Cancelled, LedgerError, UsageError
+from dpdesk.core.common.progress import Progress
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.carryover import CostsNeeded, StatedCost
+from dpdesk.core.ledger.entries import SpendEntry
+from dpdesk.core.plan.reader import load_plan, parse_plan
+from dpdesk.core.release.steps import SettingsMismatch
 from dpdesk.services import Dataset
 from dpdesk.services.budget import BudgetRequest, plan_budget
 from dpdesk.services.export import ExportRequest, export_release
@@ -103,7 +103,7 @@ def test_a_table_over_the_memory_limit_is_checked_and_released_streamed(
 ) -> None:
     """The service layer takes the memory limit (the app uses the default): a table that does not fit is
     streamed by the check, released from its merged aggregates, and charged once like any other."""
-    from dpdesk.core.streaming import MIN_MEMORY_LIMIT
+    from dpdesk.core.release.streaming import MIN_MEMORY_LIMIT
 
     plan = load_plan(PLAN)
     checked = check_table(CheckRequest(plan, DATA, memory_limit=MIN_MEMORY_LIMIT))

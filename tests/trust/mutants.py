@@ -104,12 +104,12 @@ GA = "tests/trust/test_attack_issue13.py"
 NC = "tests/cli/test_near_copy.py"
 OCT = "tests/core/test_one_column.py"
 ATK = "tests/trust/test_attack1_public_file.py"
-RC = "dpdesk/core/recognition.py"
-CT = "dpdesk/core/contents.py"
+RC = "dpdesk/core/identity/recognition.py"
+CT = "dpdesk/core/ledger/contents.py"
 ID = "dpdesk/core/loading/identity.py"
 AC = "tests/core/test_accuracy.py"
 AF = "tests/gui/test_accuracy_form.py"
-GV = "dpdesk/core/governance.py"
+GV = "dpdesk/core/ledger/governed.py"
 SYN = "tests/core/test_synthetic.py"
 SYQ = "tests/core/test_synthetic_query.py"
 SGA = "tests/gui/test_synthetic_app.py"
@@ -137,26 +137,26 @@ class Mutant:
         return (*self.tests, *self.gaps)
 
 
-A = "dpdesk/core/aggregates.py"
-QB = "dpdesk/core/queries_base.py"
-AB = "dpdesk/core/aggregates_base.py"
-R = "dpdesk/core/release.py"
-L = "dpdesk/core/ledger.py"
-ENT = "dpdesk/core/entries.py"
-FSIO = "dpdesk/core/fsio.py"
-M = "dpdesk/core/mechanisms.py"
-ACC = "dpdesk/core/accounting.py"
-OFC = "dpdesk/core/officer.py"
-CO = "dpdesk/core/carryover.py"
-ANC = "dpdesk/core/anchor.py"
-REV = "dpdesk/core/review.py"
+A = "dpdesk/core/dp/aggregates.py"
+QB = "dpdesk/core/dp/queries_base.py"
+AB = "dpdesk/core/dp/aggregates_base.py"
+R = "dpdesk/core/release/steps.py"
+L = "dpdesk/core/ledger/book.py"
+ENT = "dpdesk/core/ledger/entries.py"
+FSIO = "dpdesk/core/common/fsio.py"
+M = "dpdesk/core/dp/mechanisms.py"
+ACC = "dpdesk/core/dp/accounting.py"
+OFC = "dpdesk/core/governance/officer.py"
+CO = "dpdesk/core/ledger/carryover.py"
+ANC = "dpdesk/core/ledger/anchor.py"
+REV = "dpdesk/core/publish/review.py"
 
 MUTANTS: tuple[Mutant, ...] = (
-    # --- sensitivities (each statistic's module in dpdesk/core/statistics/, aggregates.py) ----------
+    # --- sensitivities (each statistic's module in dpdesk/core/dp/statistics/, aggregates.py) ----------
     Mutant(
         "S01",
         "sensitivities: count, add/remove and replace, k -> k/2",
-        "dpdesk/core/statistics/count.py",
+        "dpdesk/core/dp/statistics/count.py",
         r"""        l1 = l2 = float(k)
         why = _("{rel}, {who}: the count changes by at most k""",
         r"""        l1 = l2 = k / 2.0
@@ -166,7 +166,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S02",
         "sensitivities: count under replace, k -> k/2 ('n does not change')",
-        "dpdesk/core/statistics/count.py",
+        "dpdesk/core/dp/statistics/count.py",
         r"""        l1 = l2 = float(k)
         why = _("{rel}, {who}: the count changes by at most k""",
         r"""        l1 = l2 = k / 2.0 if replace else float(k)
@@ -176,7 +176,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S03",
         "sensitivities: histogram / grouped count under replace, L1 2k -> k",
-        "dpdesk/core/statistics/count.py",
+        "dpdesk/core/dp/statistics/count.py",
         r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
         r"""l1, l2 = (float(k), math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
         (SENS,),
@@ -184,7 +184,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S04",
         "sensitivities: histogram / grouped count under replace, L2 sqrt(2) k -> k",
-        "dpdesk/core/statistics/count.py",
+        "dpdesk/core/dp/statistics/count.py",
         r"""l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))""",
         r"""l1, l2 = (2.0 * k, float(k)) if replace else (float(k), float(k))""",
         (SENS,),
@@ -192,7 +192,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S05",
         "sensitivities: sum, add/remove, k max(|L|,|U|) -> k U",
-        "dpdesk/core/statistics/sum.py",
+        "dpdesk/core/dp/statistics/sum.py",
         r"""                l1_i = l2_i = float(k * m_i)
                 why = _("{rel}, {who}: a row adds at most M""",
         r"""                l1_i = l2_i = float(k * hi_i)
@@ -202,7 +202,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S06",
         "sensitivities: sum, replace, k (U - L) -> k M",
-        "dpdesk/core/statistics/sum.py",
+        "dpdesk/core/dp/statistics/sum.py",
         r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
         r"""l1_i = l2_i = float(k * max(abs(lo_i), abs(hi_i)))""",
         (SENS, BF_SUM),
@@ -210,7 +210,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S07",
         "sensitivities: grouped sum, replace, L1 2kM -> kM",
-        "dpdesk/core/statistics/sum.py",
+        "dpdesk/core/dp/statistics/sum.py",
         r"""l1_i = 2.0 * k * m_i""",
         r"""l1_i = float(k * m_i)""",
         (SENS,),
@@ -218,7 +218,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S08",
         "sensitivities: grouped sum, replace, L2 k max(U-L, sqrt(2) M) -> sqrt(2) k M",
-        "dpdesk/core/statistics/sum.py",
+        "dpdesk/core/dp/statistics/sum.py",
         r"""l2_i = k * max(float(hi_i - lo_i), math.sqrt(2.0) * m_i)""",
         r"""l2_i = math.sqrt(2.0) * k * m_i""",
         (SENS,),
@@ -226,7 +226,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S09",
         "sensitivities: mean, add/remove, centred sum k (U-L)/2 -> k (U-L)/4",
-        "dpdesk/core/statistics/mean.py",
+        "dpdesk/core/dp/statistics/mean.py",
         r"""l1_i = l2_i = k * w
 """,
         r"""l1_i = l2_i = k * w / 2.0
@@ -236,7 +236,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S10",
         "sensitivities: mean, replace, centred sum k (U-L) -> k (U-L)/2",
-        "dpdesk/core/statistics/mean.py",
+        "dpdesk/core/dp/statistics/mean.py",
         r"""l1_i = l2_i = 2.0 * k * w""",
         r"""l1_i = l2_i = k * w""",
         (SENS,),
@@ -244,7 +244,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S11",
         "sensitivities: mean sums x, not x - mid (the claim assumes centred values)",
-        "dpdesk/core/statistics/mean.py",
+        "dpdesk/core/dp/statistics/mean.py",
         r"""q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)""",
         r"""q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64)""",
         (SENS,),
@@ -252,7 +252,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S12",
         "calibration: a mean's count and sum each get the full epsilon (2 eps spent, eps charged)",
-        "dpdesk/core/statistics/mean.py",
+        "dpdesk/core/dp/statistics/mean.py",
         r"""eps, delta = eps / 2.0, delta / 2.0""",
         r"""pass""",
         (SENS, FORMULAS, STAT, REL),
@@ -261,7 +261,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S13",
         "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)",
-        "dpdesk/core/statistics/quantile.py",
+        "dpdesk/core/dp/statistics/quantile.py",
         r"""du = _float_up(k * max(qf, 1 - qf))""",
         r"""du = _float_up(k * min(qf, 1 - qf))""",
         (SENS,),
@@ -269,7 +269,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S14",
         "sensitivities: mode utility k -> k/2",
-        "dpdesk/core/statistics/mode.py",
+        "dpdesk/core/dp/statistics/mode.py",
         r"""        du = float(k)
         why = _("{rel}, {who}: a category's count changes by at most k""",
         r"""        du = k / 2.0
@@ -279,7 +279,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S15",
         "sensitivities: select (revenue), k max(p) -> k (max p - min p)",
-        "dpdesk/core/statistics/select.py",
+        "dpdesk/core/dp/statistics/select.py",
         r"""du = k * max(abs(c) for c in cands)""",
         r"""du = k * (max(cands) - min(cands))""",
         (SENS,),
@@ -318,7 +318,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RD01",
         "sensitivities: sum, replace, a row can drop out: k max(U - L, M) -> k (U - L)",
-        "dpdesk/core/statistics/sum.py",
+        "dpdesk/core/dp/statistics/sum.py",
         r"""l1_i = l2_i = float(k * max(hi_i - lo_i, m_i))""",
         r"""l1_i = l2_i = float(k * (hi_i - lo_i))""",
         (BF_SUM, BF_ALL, f"{AUDIT}::test_correct_mechanism_passes"),
@@ -348,7 +348,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q01",
         "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c",
-        "dpdesk/core/statistics/quantile.py",
+        "dpdesk/core/dp/statistics/quantile.py",
         r"""        return Exact([], quantile_utilities(np.asarray(below), np.asarray(at_most), n, spec.q))""",
         r"""        b, a = np.asarray(below), np.asarray(at_most)
         old = -np.abs((1.0 - spec.q) * b - spec.q * (n - a))  # x > c: n - #(x<=c)
@@ -366,7 +366,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q03",
         "quantiles: Du under add/remove k max(q, 1-q) -> k min(q, 1-q), against the audit first",
-        "dpdesk/core/statistics/quantile.py",
+        "dpdesk/core/dp/statistics/quantile.py",
         r"""du = _float_up(k * max(qf, 1 - qf))""",
         r"""du = _float_up(k * min(qf, 1 - qf))""",
         (
@@ -377,7 +377,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "Q04",
         "quantiles: the stated 95% rank interval R halved",
-        "dpdesk/core/statistics/quantile.py",
+        "dpdesk/core/dp/statistics/quantile.py",
         r"""rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
         r"""rank95 = du * (math.log(n) + mech.LN20) / eps""",
         (f"{STAT}::test_the_rank_interval_covers_95_percent",),
@@ -430,7 +430,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "G03",
         "calibration: plans accept deltas below 1e-30",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""    if floor and 0 < x < MIN_DELTA:""",
         r"""    if False:""",
         ("tests/core/test_plan.py",),
@@ -457,7 +457,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RG01",
         "proportion: under replace the sum of z - 1/2 booked k/2 instead of k (a replaced row moves it by 1)",
-        "dpdesk/core/statistics/proportion.py",
+        "dpdesk/core/dp/statistics/proportion.py",
         r"""            l1 = l2 = float(k)""",
         r"""            l1 = l2 = 0.5 * k""",
         (PROP_WORST, PROP_RANDOM, SENS),
@@ -465,7 +465,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RG02",
         "proportion: under add/remove the sum of z - 1/2 booked k/4 instead of k/2",
-        "dpdesk/core/statistics/proportion.py",
+        "dpdesk/core/dp/statistics/proportion.py",
         r"""            l1 = l2 = 0.5 * k""",
         r"""            l1 = l2 = 0.25 * k""",
         (PROP_WORST, PROP_RANDOM, SENS),
@@ -473,7 +473,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RG03",
         "proportion: the condition at_least is not inclusive (a value equal to it is not counted)",
-        "dpdesk/core/statistics/proportion.py",
+        "dpdesk/core/dp/statistics/proportion.py",
         r"""                z &= xv >= spec.at_least""",
         r"""                z &= xv > spec.at_least""",
         (f"{PROP}::test_the_condition_is_inclusive_and_values_are_clamped",),
@@ -481,7 +481,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "RG04",
         "proportion: its count and its sum each get the query's whole epsilon (2 eps spent, eps charged)",
-        "dpdesk/core/statistics/proportion.py",
+        "dpdesk/core/dp/statistics/proportion.py",
         r"""        eps, delta = spec.epsilon / 2.0, spec.delta / 2.0""",
         r"""        eps, delta = spec.epsilon, spec.delta""",
         (f"{AUDIT}::test_correct_mechanism_passes",),
@@ -513,7 +513,7 @@ MUTANTS: tuple[Mutant, ...] = (
 """,
         r"""        method = report.method
         if out_dir is not None:
-            from dpdesk.core.report import write_release_report
+            from dpdesk.core.publish.report import write_release_report
 
             draft = {"seq": len(tx.entries) + 1, "type": "spend", "time": "draft", "dataset": ledger.dataset,
                      "prev": "", "hash": "", "release_id": "draft", "plan_hash": "", "values_hash": "",
@@ -685,7 +685,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "T06",
         "tampering: review does not compare the package files' SHA-256",
-        "dpdesk/core/review.py",
+        "dpdesk/core/publish/review.py",
         r"""        if digest != recorded.get(name):""",
         r"""        if False:""",
         (f"{PKG}::test_tampered_files_are_named_and_review_exits_1",),
@@ -717,7 +717,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "A02",
         "honest accounting: spends carried over by an acknowledgement are not counted",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        elif t == "acknowledge":""",
         r"""        elif False:""",
         (f"{CLI}::test_acknowledging_a_tampered_ledger_keeps_what_was_spent",),
@@ -755,7 +755,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "F01",
         "hostile output: no CSV formula neutralisation",
-        "dpdesk/core/values.py",
+        "dpdesk/core/dp/values.py",
         r"""    if cell and cell[0] in "=+-@\t\r":""",
         r"""    if False:""",
         (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",),
@@ -763,7 +763,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "F02",
         "hostile output: '@', tab and CR no longer neutralised",
-        "dpdesk/core/values.py",
+        "dpdesk/core/dp/values.py",
         r"""    if cell and cell[0] in "=+-@\t\r":""",
         r"""    if cell and cell[0] in "=+-":""",
         (f"{REL}::test_csv_neutralises_formulas_but_not_numbers",),
@@ -772,7 +772,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "F03",
         "hostile output: negative numbers are quoted as text",
-        "dpdesk/core/values.py",
+        "dpdesk/core/dp/values.py",
         r"""        try:
             float(cell)
         except ValueError:
@@ -933,7 +933,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "U01",
         "re-costing: a change of unit re-costs the booking alone (k back down gives budget back)",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""                new, why = _cost_or_budget(eff, unit, settings)
                 if _higher(new, eff.costs):
                     eff.costs, eff.why = new, [*eff.why, *why]""",
@@ -945,7 +945,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "U02",
         "re-costing: the k an id column enforced is rescaled like a declared k",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        new_unit["max_rows_per_person"] = old_unit.get("max_rows_per_person", 1)""",
         r"""        new_unit["max_rows_per_person"] = unit.get("max_rows_per_person", 1)""",
         (RECOST,),
@@ -953,7 +953,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "U03",
         "re-costing: a Gaussian's epsilon scaled by c instead of re-solved at its delta",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        exact = gaussian_epsilon(sigma, new_sens, float(comp["delta"]) * (1.0 - DISCRETE_MARGIN))""",
         r"""        exact = eps * c""",
         (RECOST,),
@@ -961,7 +961,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "U04",
         "corrections: a simulate --data run of an unrecorded plan costs nothing",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""    return (acc.QueryCost(name, b_eps, b_delta, rho),)""",
         r"""    return (acc.QueryCost(name, 0.0, 0.0, 0.0),)""",
         (RECOST,),
@@ -978,7 +978,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "U06",
         "re-costing: a change of the unit of privacy leaves past costs as booked",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        elif t == "settings" and unit is not None and unit != previous_unit:""",
         r"""        elif False:""",
         (RECOST,),
@@ -986,7 +986,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "U07",
         "re-costing: each unit change adds its increase to a cost already raised (k 1 -> 5 -> 1 -> 5)",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""            eps = eps_new if eps_new > booked else cost.epsilon""",
         r"""            eps = cost.epsilon + max(0.0, eps_new - booked)""",
         ("tests/trust/test_attack_issue11.py::test_unit_changes_back_and_forth_do_not_stack",),
@@ -1023,7 +1023,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "P02",
         "previews: a 'public' file with a ledger is simulated on",
-        "dpdesk/core/simulate.py",
+        "dpdesk/core/preview/simulate.py",
         r"""    if sha == private_sha or is_known_dataset(home, sha):""",
         r"""    if sha == private_sha:""",
         (
@@ -1056,10 +1056,10 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     ),
     # --- issue 11, found by the attacker's pass --------------------------------------------------------
     # X01 (a damaged line made the carried releases fall back to their bookings) retired: since issue 13 only
-    # entries that verify are carried as themselves (dpdesk/core/carryover.py), so the filter it broke is moot;
+    # entries that verify are carried as themselves (dpdesk/core/ledger/carryover.py), so the filter it broke is moot;
     # an edited cost is a stated cost now (AK* mutants).
     # X02 (the sidecars not read when keys/ is gone) retired: the register of heads records every key, and
-    # anchoring a home from before it reads the sidecars (dpdesk/core/anchor.py), so _read_key's own reading
+    # anchoring a home from before it reads the sidecars (dpdesk/core/ledger/anchor.py), so _read_key's own reading
     # of them is a second copy; the test it ran keeps the case (tests/trust/test_attack_issue11.py).
     Mutant(
         "X03",
@@ -1072,7 +1072,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "X04",
         "accounting: the advanced total overflows on a huge per-query epsilon",
-        "dpdesk/core/accounting.py",
+        "dpdesk/core/dp/accounting.py",
         r"""    if any(c.epsilon > ADVANCED_OVERFLOW for c in costs):""",
         r"""    if False:""",
         (RECOST,),
@@ -1080,7 +1080,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "X05",
         "re-costing: a unit change that makes a past query cost more than any query may is accepted",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""            not math.isfinite(c.epsilon) or c.epsilon > MAX_QUERY_EPSILON or not math.isfinite(c.rho)""",
         r"""            not math.isfinite(c.epsilon) or not math.isfinite(c.rho)""",
         (ATTACK,),
@@ -1098,9 +1098,9 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         "Y01",
         "layers: the release imports OpenDP itself, around the adapter",
         R,
-        r"""from dpdesk.core import mechanisms as mech
+        r"""from dpdesk.core.dp import mechanisms as mech
 """,
-        r"""from dpdesk.core import mechanisms as mech
+        r"""from dpdesk.core.dp import mechanisms as mech
 import opendp  # noqa: F401
 """,
         (LAYERS,),
@@ -1108,9 +1108,9 @@ import opendp  # noqa: F401
     Mutant(
         "Y02",
         "layers: the budget report imports the simulations (numpy's generator)",
-        "dpdesk/core/budget.py",
+        "dpdesk/core/ledger/budget.py",
         r"""    designs = design_plan(plan)""",
-        r"""    from dpdesk.core import simulate  # noqa: F401
+        r"""    from dpdesk.core.preview import simulate  # noqa: F401
     designs = design_plan(plan)""",
         (LAYERS,),
     ),
@@ -1155,9 +1155,9 @@ import opendp  # noqa: F401
         "SV05",
         "layers: a service imports Qt",
         "dpdesk/services/review.py",
-        r"""from dpdesk.core.progress import NULL_PROGRESS, Progress
+        r"""from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 """,
-        r"""from dpdesk.core.progress import NULL_PROGRESS, Progress
+        r"""from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 import PySide6  # noqa: F401
 """,
         (LAYERS,),
@@ -1209,7 +1209,7 @@ import PySide6  # noqa: F401
             "tests/trust/test_xlsx_bomb.py::test_the_preview_and_the_type_suggestion_see_only_the_checked_parts",
         ),
     ),
-    # --- issue 13, item 4: the officer's signed approvals (dpdesk/core/officer.py) -----------------------
+    # --- issue 13, item 4: the officer's signed approvals (dpdesk/core/governance/officer.py) -----------------------
     Mutant(
         "OF01",
         "officer: an approval's ledger head is bound by its sequence number only, not its entry hash",
@@ -1462,7 +1462,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY01",
         "types: a budget built by hand takes a negative, zero or non-finite epsilon",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""        _set(self, "epsilon", _positive(self.epsilon, "budget.epsilon"))""",
         r"""        _set(self, "epsilon", float(self.epsilon))""",
         (TYPES,),
@@ -1470,7 +1470,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY02",
         "types: a unit of privacy built by hand takes any number of rows per person",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:""",
         r"""        if False:""",
         (TYPES,),
@@ -1478,7 +1478,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY03",
         "types: a numeric column built by hand keeps reversed, infinite or fractional int bounds",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""            _set(self, "bounds", _parse_bounds(self.bounds, f"{key}.bounds", integer=ctype == ColumnType.INT))""",
         r"""            pass""",
         (TYPES,),
@@ -1486,7 +1486,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY04",
         "types: accounting built by hand takes a delta' with a method that does not spend it",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""        elif self.delta_prime is not None:""",
         r"""        elif False:""",
         (TYPES,),
@@ -1494,7 +1494,7 @@ import PySide6  # noqa: F401
     Mutant(
         "TY05",
         "types: a column built by hand imputes a value outside its bounds or categories",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""        _check_impute(self.missing.impute, f"{key}.missing", ctype, self.bounds, self.categories)""",
         r"""        pass""",
         (TYPES,),
@@ -1553,7 +1553,7 @@ import PySide6  # noqa: F401
     Mutant(
         "ID05",
         "the cache by the bytes' SHA-256 is never used: every open pays for the content identity again",
-        "dpdesk/core/recognition.py",
+        "dpdesk/core/identity/recognition.py",
         r"""    if sha256 is not None:
         cached = _cached(home, sha256)""",
         r"""    if sha256 is None:
@@ -1563,7 +1563,7 @@ import PySide6  # noqa: F401
     Mutant(
         "ID06",
         "resolution: an unknown file whose content is a known dataset's is treated as new",
-        "dpdesk/core/recognition.py",
+        "dpdesk/core/identity/recognition.py",
         r"""    owner = live_owner(home, ident.key)""",
         r"""    owner = None""",
         (IDT, CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger"),
@@ -1571,7 +1571,7 @@ import PySide6  # noqa: F401
     Mutant(
         "ID07",
         "the ledger's hook: a new dataset's content is not recorded when its key is written",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""    _remember_content(folder.parent, sha256, dataset)""",
         r"""    pass""",
         (IDT, CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger"),
@@ -1579,7 +1579,7 @@ import PySide6  # noqa: F401
     Mutant(
         "ID08",
         "release: the table is not resolved by content before the charge (a fresh budget for a re-saved copy)",
-        "dpdesk/core/release.py",
+        "dpdesk/core/release/steps.py",
         r"""            resolution = recognition.resolve(home, data_path, sha256=table.sha256, progress=progress)""",
         r"""            resolution = None""",
         (CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger",),
@@ -1766,7 +1766,7 @@ def _sum128(""",
     Mutant(
         "GV03",
         "release: signed-plans policy not enforced (an unsigned plan is released)",
-        "dpdesk/core/release.py",
+        "dpdesk/core/release/steps.py",
         r"""    return require_plan(entries, plan_params(plan), approval, source=source)""",
         r"""    return None""",
         (f"{GOV}::test_signed_plans_policy_refuses_an_unsigned_release_and_accepts_a_signed_one_once", GOV),
@@ -1796,7 +1796,7 @@ def _sum128(""",
     Mutant(
         "GV06",
         "review: the approvals in a release package are not verified",
-        "dpdesk/core/review.py",
+        "dpdesk/core/publish/review.py",
         r"""    _check_package_approvals(entries, package, out)""",
         r"""    pass""",
         (f"{GOV}::test_review_catches_an_edited_plan_approval_in_a_package", GOV),
@@ -1830,7 +1830,7 @@ def _sum128(""",
     Mutant(
         "GV10",
         "review --against: a later ledger restarted under another key, or ungoverned, is not named",
-        "dpdesk/core/review.py",
+        "dpdesk/core/publish/review.py",
         r"""    _check_governance_against(out, later.entries, later_path, seq if reached else 0)""",
         r"""    pass""",
         (f"{GA}::test_review_against_names_a_governance_the_whole_home_was_rewritten_for", GA),
@@ -1838,7 +1838,7 @@ def _sum128(""",
     Mutant(
         "GV11",
         "register: a govern entry's governance is not recorded with its head",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""                    governs=entry_type == "govern",""",
         r"""                    governs=False,""",
         (f"{GA}::test_a_rotation_by_the_recovery_key_is_accepted_even_when_its_register_write_was_lost", GA),
@@ -1865,7 +1865,7 @@ def _sum128(""",
     Mutant(
         "ID09",
         "register: a head set back below the highest entry number ever recorded is accepted",
-        "dpdesk/core/anchor.py",
+        "dpdesk/core/ledger/anchor.py",
         r"""    if head.seq < ever:""",
         r"""    if False:""",
         ("tests/cli/test_identity_store.py::test_a_head_set_back_to_zero_is_refused",),
@@ -1889,7 +1889,7 @@ def _sum128(""",
     Mutant(
         "HB01",
         "release: --out is no longer checked and claimed before the charge (a bad folder charges, then fails)",
-        "dpdesk/core/release.py",
+        "dpdesk/core/release/steps.py",
         r"""            claim = claim_out_dir(out_dir)""",
         r"""            claim = None""",
         ("tests/trust/test_outputs.py::test_a_bad_out_is_refused_before_anything_is_charged",),
@@ -1897,7 +1897,7 @@ def _sum128(""",
     Mutant(
         "HB02",
         "release: a package that fails to write is left half-written beside its place",
-        "dpdesk/core/release.py",
+        "dpdesk/core/release/steps.py",
         r"""    except BaseException:
         claim.abandon()
         raise""",
@@ -1910,7 +1910,7 @@ def _sum128(""",
     Mutant(
         "HB03",
         "outputs: an existing file is replaced without --force",
-        "dpdesk/core/outputs.py",
+        "dpdesk/core/publish/outputs.py",
         r"""    if os.path.lexists(out) and not force:""",
         r"""    if False:""",
         ("tests/trust/test_outputs.py::test_output_files_refuse_an_existing_file_unless_forced",),
@@ -1918,7 +1918,7 @@ def _sum128(""",
     Mutant(
         "HB04",
         "outputs: a file under the dpdesk home (a ledger) can be replaced with --force",
-        "dpdesk/core/outputs.py",
+        "dpdesk/core/publish/outputs.py",
         r"""    if home is not None and _under(out, home):""",
         r"""    if False:""",
         ("tests/trust/test_outputs.py::test_output_files_never_replace_the_data_the_plan_or_the_home",),
@@ -1926,7 +1926,7 @@ def _sum128(""",
     Mutant(
         "HA01",
         "shown text: control characters in titles, names and reasons reach the terminal, app and PDF raw",
-        "dpdesk/core/text.py",
+        "dpdesk/core/common/text.py",
         r"""    return str(text).translate(_TABLE_LINES if keep_newlines else _TABLE)""",
         r"""    return str(text)""",
         (
@@ -1959,7 +1959,7 @@ def _sum128(""",
     Mutant(
         "HA04",
         "a query epsilon of 5e-324 or 1e-300 is accepted (infinite noise scale, a traceback)",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan/reader.py",
         r"""    if eps < MIN_EPSILON:""",
         r"""    if False:""",
         (f"{HA}::test_extreme_numbers_are_refused", f"{HA}::test_fuzz_the_command_line"),
@@ -1967,7 +1967,7 @@ def _sum128(""",
     Mutant(
         "HA05",
         "bounds narrower than 1e-9 are accepted (sensitivity underflows, a traceback)",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""    if hi - lo < MIN_BOUND_WIDTH:""",
         r"""    if False:""",
         (f"{HA}::test_extreme_numbers_are_refused",),
@@ -1986,7 +1986,7 @@ def _sum128(""",
     Mutant(
         "HA07",
         "the one CSV writer (release.csv, simulate's CSV) writes formula-like cells live",
-        "dpdesk/core/values.py",
+        "dpdesk/core/dp/values.py",
         r"""    table = [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]""",
         r"""    table = [list(header)] + [[str(c) for c in r] for r in rows]""",
         (f"{HA}::test_the_simulate_csv_is_formula_safe", G_CSV),
@@ -2029,7 +2029,7 @@ def _sum128(""",
     Mutant(
         "HC05",
         "plan: more than 10^6 cells are not refused when the plan is read",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan/reader.py",
         r"""        if cells > MAX_PLAN_CELLS:""",
         r"""        if False:""",
         ("tests/trust/test_attack_issue14_limits.py::test_plan_of_too_many_cells_refused_at_validation",),
@@ -2109,7 +2109,7 @@ def _sum128(""",
     Mutant(
         "OE04",
         "identity: a limit's refusal is not remembered (the file is decoded again at every call)",
-        "dpdesk/core/recognition.py",
+        "dpdesk/core/identity/recognition.py",
         r"""        refused = _refused(home, sha256)
         if refused is not None:""",
         r"""        refused = _refused(home, sha256)
@@ -2135,7 +2135,7 @@ def _sum128(""",
     Mutant(
         "NC01",
         "near-copy: release charges a table that resembles a known dataset to a fresh budget",
-        "dpdesk/core/release.py",
+        "dpdesk/core/release/steps.py",
         r"""            recognition.refuse_near_copy(resolution)""",
         r"""            pass""",
         (f"{NC}::test_a_copy_with_one_row_added_is_refused_until_linked_then_charged_to_the_same_ledger",),
@@ -2143,7 +2143,7 @@ def _sum128(""",
     Mutant(
         "NC02",
         "near-copy: budget --data (any ledger opened by its file) gives a near-copy a fresh budget",
-        "dpdesk/core/recognition.py",
+        "dpdesk/core/identity/recognition.py",
         r"""    if resolution is not None and resolution.how == "new" and resolution.resembles:""",
         r"""    if False:""",
         (f"{NC}::test_a_copy_with_one_row_added_is_refused_until_linked_then_charged_to_the_same_ledger",),
@@ -2169,7 +2169,7 @@ def _sum128(""",
     Mutant(
         "NC05",
         "review: a declare_new or forget_identity entry of a governed dataset is not re-verified",
-        "dpdesk/core/governance.py",
+        "dpdesk/core/ledger/governed.py",
         r"""GATED = ("settings", "acknowledge", "declare_new", "forget_identity", "merge", "merged_into")""",
         r"""GATED = ("settings", "acknowledge", "merge", "merged_into")""",
         (f"{NC}::test_declare_new_on_a_governed_dataset_needs_the_officers_approval",),
@@ -2177,7 +2177,7 @@ def _sum128(""",
     Mutant(
         "NC06",
         "review: a declare_new entry's new name is not compared with the one its approval signs",
-        "dpdesk/core/governance.py",
+        "dpdesk/core/ledger/governed.py",
         r"""        return {"new_dataset": e.get("new_dataset")}""",
         r"""        return None""",
         (f"{NC}::test_declare_new_on_a_governed_dataset_needs_the_officers_approval",),
@@ -2201,7 +2201,7 @@ def _sum128(""",
     Mutant(
         "FT01",
         "fit to the budget: the reserve kept for later releases is not kept",
-        "dpdesk/core/fit.py",
+        "dpdesk/core/ledger/fit.py",
         r"""        return acc.fits(after, b_eps, b_delta) and remaining(b_eps, after) >= reserve""",
         r"""        return acc.fits(after, b_eps, b_delta)""",
         ("tests/core/test_fit.py",),
@@ -2209,7 +2209,7 @@ def _sum128(""",
     Mutant(
         "FT02",
         "fit to the budget: under zCDP the weights split epsilon, not rho",
-        "dpdesk/core/fit.py",
+        "dpdesk/core/ledger/fit.py",
         r"""            e = _epsilon_for_rho(plan, plan.queries[i], t * share[i]) if zcdp else t * share[i]""",
         r"""            e = t * share[i]""",
         ("tests/core/test_fit.py",),
@@ -2217,7 +2217,7 @@ def _sum128(""",
     Mutant(
         "FT03",
         "fit to the budget: shares are rounded to the nearest, so they can exceed what is left",
-        "dpdesk/core/fit.py",
+        "dpdesk/core/ledger/fit.py",
         r"""    y = math.floor(x * scale) / scale""",
         r"""    y = round(x * scale) / scale""",
         ("tests/core/test_fit.py",),
@@ -2226,7 +2226,7 @@ def _sum128(""",
     Mutant(
         "GD01",
         "deployments: describe() warns from a per-release epsilon of 5 (not only above it)",
-        "dpdesk/core/deployments.py",
+        "dpdesk/core/dp/deployments.py",
         r"""    if epsilon >= HIGH_EPSILON:""",
         r"""    if epsilon > HIGH_EPSILON:""",
         ("tests/core/test_deployments.py",),
@@ -2260,7 +2260,7 @@ def _sum128(""",
     Mutant(
         "CL03",
         "ledger verbs: an officer's name printed with its control characters raw",
-        "dpdesk/core/officer.py",
+        "dpdesk/core/governance/officer.py",
         r"""    return FINGERPRINT_LIKE.sub("[...]", shown(name))""",
         r"""    return FINGERPRINT_LIKE.sub("[...]", name)""",
         (f"{NEWCOMER}::test_ledger_verbs_show_user_text_with_its_control_characters_made_visible",),
@@ -2284,7 +2284,7 @@ def _sum128(""",
     Mutant(
         "WL01",
         "warnings: a release that spends everything that is left is not warned about (app and command line)",
-        "dpdesk/core/budget.py",
+        "dpdesk/core/ledger/budget.py",
         r"""    if epsilon > 0 and used_up(left_after, budget):""",
         r"""    if epsilon > 0 and used_up(left_after, budget) and False:""",
         ("tests/cli/test_spend_warnings.py",),
@@ -2332,7 +2332,7 @@ def _sum128(""",
     Mutant(
         "WL07",
         "app: the export's report title is ignored (the plan's title is used)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""    title = title or plan_dict.get("title") or _("Differentially private release")""",
         r"""    title = plan_dict.get("title") or _("Differentially private release")""",
         ("tests/gui/test_shell.py",),
@@ -2386,7 +2386,7 @@ def _sum128(""",
     Mutant(
         "ER01",
         "plan errors: validation stops at the first broken query (the others are not checked or reported)",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan/reader.py",
         r"""            exc.query_name = query_name
             problems.append(exc)
             continue""",
@@ -2398,7 +2398,7 @@ def _sum128(""",
     Mutant(
         "ER02",
         "plan errors: a query is numbered from 0 (its index), not from 1",
-        "dpdesk/core/errors.py",
+        "dpdesk/core/common/errors.py",
         r"""            n = int(number) + 1""",
         r"""            n = int(number)""",
         ("tests/core/test_plan_problems.py",),
@@ -2406,7 +2406,7 @@ def _sum128(""",
     Mutant(
         "ER03",
         "plan errors: no likely fix is suggested for a misspelt column, key, category or choice",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""    close = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)""",
         r"""    close: list[str] = []""",
         ("tests/core/test_plan_problems.py",),
@@ -2422,7 +2422,7 @@ def _sum128(""",
     Mutant(
         "AC01",
         "accuracy: the discrete Laplace tail is the continuous one (e^(-k/t)), not 2 r^(k+1)/(1+r)",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""    return 2.0 * math.exp(-(k + 1) / scale) / (1.0 + r)""",
         r"""    return math.exp(-k / scale) + 0.0 * r""",
         (
@@ -2433,7 +2433,7 @@ def _sum128(""",
     Mutant(
         "AC02",
         "accuracy: a mean's stated error lets it fail twice as often as its confidence says",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""    budget = (1.0 - confidence) * (1.0 - RATIO_ROUNDING_SHARE)""",
         r"""    budget = 2.0 * (1.0 - confidence) * (1.0 - RATIO_ROUNDING_SHARE)""",
         ("tests/core/test_honest_numbers.py::test_the_mean_bound_holds_for_every_table_and_is_tight",),
@@ -2441,7 +2441,7 @@ def _sum128(""",
     Mutant(
         "AC03",
         "accuracy first: the solved epsilon is rounded down (it may then miss its target)",
-        "dpdesk/core/accuracy.py",
+        "dpdesk/core/dp/accuracy.py",
         r"""    r = d.quantize(Decimal(1).scaleb(exp), rounding=ROUND_CEILING)""",
         r"""    r = d.quantize(Decimal(1).scaleb(exp), rounding="ROUND_FLOOR")""",
         (f"{AC}::test_round_up_never_rounds_down",),
@@ -2449,7 +2449,7 @@ def _sum128(""",
     Mutant(
         "AC04",
         "accuracy: the mode's lead formula uses eps L / Du (the exponential mechanism's 2 Du is lost)",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / (2.0 * du)))""",
         r"""    return 1.0 / (1.0 + (m - 1) * math.exp(-eps * lead / du))""",
         (f"{AC}::test_the_mode_lead_formula_is_the_exponential_mechanism_s",),
@@ -2482,7 +2482,7 @@ def _sum128(""",
     Mutant(
         "AC05",
         "accuracy: the noise's half-width is not the smallest whole k meeting the confidence",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""    while hi - lo > 1:  # invariant: tail(lo) > alpha >= tail(hi)""",
         r"""    while hi - lo > 2:  # invariant: tail(lo) > alpha >= tail(hi)""",
         ("tests/core/test_accuracy_edges.py",),
@@ -2490,7 +2490,7 @@ def _sum128(""",
     Mutant(
         "AC06",
         "accuracy: a quantile whose candidates miss the values claims its rank error unconditionally",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""percentiles=pcts, exact_candidates=design.rank_exact)""",
         r"""percentiles=pcts)""",
         ("tests/core/test_accuracy_edges.py::test_a_quantile_whose_candidates_miss_the_values_says_so",),
@@ -2498,7 +2498,7 @@ def _sum128(""",
     Mutant(
         "AC07",
         "accuracy: a confidence next to 1 reaches the solvers (a traceback, exit 1)",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""    if not 0 < confidence <= MAX_CONFIDENCE:""",
         r"""    if not 0 < confidence < 1:""",
         ("tests/core/test_accuracy_edges.py::test_a_confidence_next_to_one_is_a_named_problem",),
@@ -2506,7 +2506,7 @@ def _sum128(""",
     Mutant(
         "SU01",
         "start-up: the noise adapter imports opendp.prelude (polars and OpenDP's extras, 0.3 s for dpdesk budget)",
-        "dpdesk/core/mechanisms.py",
+        "dpdesk/core/dp/mechanisms.py",
         r"""    enable_features("contrib")
     return SimpleNamespace(""",
         r"""    import opendp.prelude
@@ -2527,11 +2527,11 @@ def _sum128(""",
             "tests/gui/test_layout.py::test_the_data_tab_gives_its_height_to_the_column_declarations_not_the_unit_box",
         ),
     ),
-    # --- synthetic tables (dpdesk/core/synthetic/) -------------------------------------------------
+    # --- synthetic tables (dpdesk/core/dp/synthetic/) -------------------------------------------------
     Mutant(
         "SY01",
         "synthetic tables: a Gaussian measurement skips the noise (the exact marginal is released)",
-        "dpdesk/core/synthetic/measure.py",
+        "dpdesk/core/dp/synthetic/measure.py",
         r"""        noisy, _rho = mech.draw_gaussian(values, split.l2, scale)
         return noisy""",
         r"""        return values""",
@@ -2540,7 +2540,7 @@ def _sum128(""",
     Mutant(
         "SY02",
         "synthetic tables: the fit reads the real data (the exact two-way marginals instead of the released ones)",
-        "dpdesk/core/synthetic/pipeline.py",
+        "dpdesk/core/dp/synthetic/pipeline.py",
         r"""    del exact
     if seed is None:
         seed = secrets.randbits(128)
@@ -2563,7 +2563,7 @@ def _sum128(""",
     Mutant(
         "SY03",
         "synthetic tables: a selection score's sensitivity under replace is k, not 2k",
-        "dpdesk/core/synthetic/measure.py",
+        "dpdesk/core/dp/synthetic/measure.py",
         r"""        return float(2 * self.k if self.replace else self.k)""",
         r"""        return float(self.k)""",
         (f"{SYN}::test_sensitivities_per_relation", SYN),
@@ -2571,7 +2571,7 @@ def _sum128(""",
     Mutant(
         "SY04",
         "synthetic tables: a selection round is booked at eps_s^2 / 8 but drawn at twice eps_s",
-        "dpdesk/core/synthetic/measure.py",
+        "dpdesk/core/dp/synthetic/measure.py",
         r"""        sel = math.sqrt(8.0 * s_sel * rho / rounds) / up""",
         r"""        sel = 2.0 * math.sqrt(8.0 * s_sel * rho / rounds) / up""",
         (f"{SYN}::test_the_split_spends_the_budget_and_no_more",),
@@ -2584,7 +2584,7 @@ def _sum128(""",
 """,
         r"""        synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
         if synthetic:
-            from dpdesk.core.package import write_synthetic_tables
+            from dpdesk.core.publish.package import write_synthetic_tables
 
             early = Path(str(home)) / "early"
             early.mkdir(parents=True, exist_ok=True)
@@ -2595,7 +2595,7 @@ def _sum128(""",
     Mutant(
         "SY06",
         "synthetic tables: the table generated from the exact marginals (the data), not the released ones",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""        released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)""",
         r"""        released = measure_marginals(exact.marginals, split, lambda v, _s, _c: v, pick_fn)""",
         (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
@@ -2603,7 +2603,7 @@ def _sum128(""",
     Mutant(
         "SY07",
         "synthetic tables: the file name taken from the data (an exact count) instead of the public query name",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""            "file": file_name(spec.name),""",
         r"""            "file": file_name(str(int(exact.marginals.one_way[0][0]))),""",
         (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
@@ -2611,7 +2611,7 @@ def _sum128(""",
     Mutant(
         "SY08",
         "synthetic tables: the Laplace measurements draw half the noise their booked epsilon needs",
-        "dpdesk/core/synthetic/measure.py",
+        "dpdesk/core/dp/synthetic/measure.py",
         r"""    noisy, _b = mech.draw_laplace(values, round(split.l1), split.l1 / scale)""",
         r"""    noisy, _b = mech.draw_laplace(values, round(split.l1), 2 * split.l1 / scale)""",
         (
@@ -2622,7 +2622,7 @@ def _sum128(""",
     Mutant(
         "RP01",
         "report: the summary table lists every query (a long plan's summary stops after 50)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""        table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])""",
         r"""        if len(table) <= 50:
             table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])""",
@@ -2631,13 +2631,13 @@ def _sum128(""",
     Mutant(
         "RP02",
         "report: the charts are vectors (a results chart embedded as a matplotlib PNG again)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""            story.append(drawing(chart, width * 0.8))""",
         r"""            import io as _io
 
             from reportlab.platypus import Image as _Image
 
-            from dpdesk.core.figures import _results_figure
+            from dpdesk.core.dp.figures import _results_figure
 
             _png = _io.BytesIO()
             _results_figure(chart).savefig(_png, format="png", dpi=160)
@@ -2651,7 +2651,7 @@ def _sum128(""",
     Mutant(
         "RP03",
         "report: a release never imports matplotlib (the fonts' folder found by importing it)",
-        "dpdesk/core/pdftext.py",
+        "dpdesk/core/publish/pdftext.py",
         r"""    spec = importlib.util.find_spec("matplotlib")""",
         r"""    import matplotlib
 
@@ -2672,7 +2672,7 @@ def _sum128(""",
     Mutant(
         "CK02",
         "checkpoints: the running totals a checkpoint keeps leave out a release's delta",
-        "dpdesk/core/checkpoint.py",
+        "dpdesk/core/ledger/checkpoint.py",
         r"""            d += acc.dec(c.delta)""",
         r"""            pass""",
         (
@@ -2683,7 +2683,7 @@ def _sum128(""",
     Mutant(
         "CK03",
         "checkpoints: a full verification (ledger verify, export, review) does not check the last checkpoint",
-        "dpdesk/core/checkpoint.py",
+        "dpdesk/core/ledger/checkpoint.py",
         r"""        return None if expected == st else str(e.seq)""",
         r"""        return None""",
         (
@@ -2693,7 +2693,7 @@ def _sum128(""",
     Mutant(
         "CK04",
         "checkpoints: a checkpoint made by other costing code (another version) is trusted",
-        "dpdesk/core/checkpoint.py",
+        "dpdesk/core/ledger/checkpoint.py",
         r"""        if st["costing"] != costing_fingerprint():""",
         r"""        if False:""",
         ("tests/core/test_checkpoint.py::test_a_checkpoint_of_other_costing_code_is_not_trusted",),
@@ -2701,7 +2701,7 @@ def _sum128(""",
     Mutant(
         "CK05",
         "checkpoints: the releases after a checkpoint are not added to its totals",
-        "dpdesk/core/checkpoint.py",
+        "dpdesk/core/ledger/checkpoint.py",
         r"""        for eff in effective(tail, settings=settings):
             spent = spent.add(eff.release())""",
         r"""        for eff in effective(tail, settings=settings):
@@ -2715,7 +2715,7 @@ def _sum128(""",
         "CK06",
         "checkpoints: the re-costing memo answers for a plan under another unit of privacy (past releases not "
         "re-costed when k rises)",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        key: str | None = json.dumps([plan_dict, unit], sort_keys=True, allow_nan=False)""",
         r"""        key: str | None = json.dumps([plan_dict], sort_keys=True, allow_nan=False)""",
         ("tests/core/test_recost.py",),
@@ -2724,7 +2724,7 @@ def _sum128(""",
         "CK07",
         "budget statement: every cell of the entries is a Paragraph again (built and measured per cell: a 5,000-"
         "release statement far above 2 s)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""        if all(ord(ch) in _LATIN_CMAP for ch in flat) and all(""",
         r"""        if False and all(""",
         ("tests/core/test_statement.py::test_a_long_statement_is_linear_work",),
@@ -2732,7 +2732,7 @@ def _sum128(""",
     Mutant(
         "CK08",
         "budget statement: a page's table holds every row left (re-built and re-measured at each page break)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""        return [self._table(k), _entry_rows([], [], self.st, start=self.start + k, laid=self.laid)]""",
         r"""        return [self._table(self._rows_left())]""",
         ("tests/core/test_statement.py::test_a_long_statement_is_linear_work",),
@@ -2810,7 +2810,7 @@ def _sum128(""",
     Mutant(
         "SM01",
         "streaming: merging two batches' exact states drifts (the last batch's state replaces the running one)",
-        "dpdesk/core/aggregates.py",
+        "dpdesk/core/dp/aggregates.py",
         r"""    return [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]""",
         r"""    return [[b for a, b in zip(x, y, strict=True)] for x, y in zip(acc, part, strict=True)]""",
         ("tests/core/test_streaming.py::test_merged_batches_give_the_in_memory_aggregates_bit_for_bit",),
@@ -2818,7 +2818,7 @@ def _sum128(""",
     Mutant(
         "SM02",
         "streaming: a partition is aggregated without bounding the rows per person id (more than k rows of one)",
-        "dpdesk/core/streaming.py",
+        "dpdesk/core/release/streaming.py",
         r"""                    self._aggregate(part, bound_rows_per_person(part, k))""",
         r"""                    self._aggregate(part, ~part.ids_missing)""",
         ("tests/core/test_streaming.py::test_streamed_bounding_keeps_at_most_k_rows_per_person",),
@@ -2826,7 +2826,7 @@ def _sum128(""",
     Mutant(
         "SM03",
         "streaming: the memory limit is ignored (a table that does not fit is loaded whole)",
-        "dpdesk/core/streaming.py",
+        "dpdesk/core/release/streaming.py",
         r"""        if estimate <= limit:""",
         r"""        if estimate <= limit or True:""",
         ("tests/core/test_streaming.py::test_the_memory_limit_decides_the_path",),
@@ -2834,7 +2834,7 @@ def _sum128(""",
     Mutant(
         "SM04",
         "in-memory statistics: a large table is taken whole (whole-column float64 copies double the peak)",
-        "dpdesk/core/aggregates.py",
+        "dpdesk/core/dp/aggregates.py",
         r"""    if n <= CHUNK_ROWS or stat.composite:""",
         r"""    if n <= CHUNK_ROWS or True:""",
         ("tests/core/test_streaming.py::test_the_statistics_make_no_whole_column_copies",),
@@ -2842,7 +2842,7 @@ def _sum128(""",
     Mutant(
         "SY09",
         "synthetic tables: chunked in-memory statistics sum the synthesiser's per-chunk vectors (its marginals lost)",
-        "dpdesk/core/aggregates.py",
+        "dpdesk/core/dp/aggregates.py",
         r"""    if n <= CHUNK_ROWS or stat.composite:""",
         r"""    if n <= CHUNK_ROWS:""",
         (
@@ -2852,7 +2852,7 @@ def _sum128(""",
     Mutant(
         "SY10",
         "synthetic tables: a table too large for memory is streamed for a synthetic query (no marginals to measure)",
-        "dpdesk/core/streaming.py",
+        "dpdesk/core/release/streaming.py",
         r"""    whole = [d.spec.name for d in designs if statistics.get(d.spec.statistic).composite]""",
         r"""    whole = []""",
         (
@@ -2862,7 +2862,7 @@ def _sum128(""",
     Mutant(
         "CK10",
         "ledger checkpoints: after an upgrade every release reads the whole chain until 16 more entries are made",
-        "dpdesk/core/checkpoint.py",
+        "dpdesk/core/ledger/checkpoint.py",
         r"""            and e.fields["state"].get("costing") == mine""",
         r"""            and True""",
         (
@@ -2890,7 +2890,7 @@ def _sum128(""",
     Mutant(
         "FD01",
         "synthetic fidelity: the independent baseline is drawn with the synthesiser's own split (the comparison says nothing)",
-        "dpdesk/core/simulate.py",
+        "dpdesk/core/preview/simulate.py",
         r"""        split_budget(spec.epsilon, spec.delta, len(attrs), replace, k, shares=(1.0, 0.0, 0.0)),""",
         r"""        split_budget(spec.epsilon, spec.delta, len(attrs), replace, k),""",
         (
@@ -2908,7 +2908,7 @@ def _sum128(""",
     Mutant(
         "FD03",
         "synthetic tables: the default row count (the fitted total) is not capped (a huge table's CSV in memory)",
-        "dpdesk/core/synthetic/pipeline.py",
+        "dpdesk/core/dp/synthetic/pipeline.py",
         r"""    return rows if rows is not None else min(max(0, round(total)), MAX_ROWS)""",
         r"""    return rows if rows is not None else max(0, round(total))""",
         (f"{SYN}::test_the_default_row_count_is_the_fitted_total_capped",),
@@ -2928,7 +2928,7 @@ def _sum128(""",
     Mutant(
         "FD04",
         "the one CSV writer: the one-pass line ends also rewrite a cell's own \\r\\n (the cell changes)",
-        "dpdesk/core/values.py",
+        "dpdesk/core/dp/values.py",
         r"""    if text.count("\r\n") == len(table):""",
         r"""    if True:""",
         (
@@ -2938,7 +2938,7 @@ def _sum128(""",
     Mutant(
         "FD05",
         "previews: a re-saved copy (or most) of a private table is accepted as a public file (only the same bytes refused)",
-        "dpdesk/core/simulate.py",
+        "dpdesk/core/preview/simulate.py",
         r"""    owner = private_match(home, path, sha256=sha, private_sha=private_sha, progress=progress)""",
         r"""    owner = None""",
         ("tests/core/test_synthetic_fidelity.py::test_a_copy_of_a_private_table_is_not_a_public_file",),
@@ -2946,7 +2946,7 @@ def _sum128(""",
     Mutant(
         "FD06",
         "previews in the app: a re-saved copy of the table opened for release is accepted as a public file",
-        "dpdesk/core/recognition.py",
+        "dpdesk/core/identity/recognition.py",
         r"""    if private is not None:
         if ident.key == private.key:""",
         r"""    if False:
@@ -2982,36 +2982,36 @@ def _sum128(""",
         "dpdesk/gui/main_window.py",
         r"""        return self.run_job(job, done, _("Reviewing {name}…").format(name=Path(path).name))
 """,
-        r"""        from dpdesk.core.progress import NULL_PROGRESS; return done(job(NULL_PROGRESS))
+        r"""        from dpdesk.core.common.progress import NULL_PROGRESS; return done(job(NULL_PROGRESS))
 """,
         ("tests/gui/test_app_services.py::test_a_review_runs_in_the_worker_not_on_the_gui_thread",),
     ),
     Mutant(
         "OA04",
         "layers: what the release builds on imports the release module back (the package reaches it: a cycle)",
-        "dpdesk/core/package.py",
-        r"""    from dpdesk.core.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+        "dpdesk/core/publish/package.py",
+        r"""    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, regenerate, table_csv
 """,
-        r"""    from dpdesk.core.release import noisy_rows  # noqa: F401
-    from dpdesk.core.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+        r"""    from dpdesk.core.release.steps import noisy_rows  # noqa: F401
+    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, regenerate, table_csv
 """,
         (LAYERS,),
     ),
     Mutant(
         "OA05",
         "layers: a new import cycle in the engine (the OpenDP adapter imports the query designs that import it)",
-        "dpdesk/core/mechanisms.py",
+        "dpdesk/core/dp/mechanisms.py",
         r"""    import numpy as np  # only for this sum
 """,
         r"""    import numpy as np  # only for this sum
-    from dpdesk.core.queries import Component  # noqa: F401
+    from dpdesk.core.dp.queries import Component  # noqa: F401
 """,
         (LAYERS,),
     ),
     Mutant(
         "OD01",
         "small inputs: a plan or codebook that is not a regular file (/dev/zero, a FIFO) is read",
-        "dpdesk/core/smallfile.py",
+        "dpdesk/core/common/smallfile.py",
         r"""        if not stat.S_ISREG(st.st_mode):""",
         r"""        if False:""",
         (
@@ -3021,7 +3021,7 @@ def _sum128(""",
     Mutant(
         "OD02",
         "small inputs: a plan larger than the stated cap is read",
-        "dpdesk/core/smallfile.py",
+        "dpdesk/core/common/smallfile.py",
         r"""MAX_PLAN_BYTES: Final = 16 * 1024 * 1024""",
         r"""MAX_PLAN_BYTES: Final = 2**40""",
         (
@@ -3031,7 +3031,7 @@ def _sum128(""",
     Mutant(
         "OD03",
         "review: a package entry's field of the wrong type is not named (review crashes or says less)",
-        "dpdesk/core/review.py",
+        "dpdesk/core/publish/review.py",
         r"""    bad = [p for e in entries for p in malformed_entry(e)]""",
         r"""    bad: list[str] = []""",
         ("tests/trust/test_attack_issue14_more.py::test_a_malformed_package_entry_is_a_review_problem",),
@@ -3039,7 +3039,7 @@ def _sum128(""",
     Mutant(
         "OD04",
         "outputs: a target with several names (a hard link to a ledger) is replaced with --force",
-        "dpdesk/core/outputs.py",
+        "dpdesk/core/publish/outputs.py",
         r"""    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:""",
         r"""    if False:""",
         ("tests/trust/test_attack_issue14_more.py::test_a_hard_link_to_a_ledger_is_never_replaced",),
@@ -3047,7 +3047,7 @@ def _sum128(""",
     Mutant(
         "OD05",
         "outputs: statement, export and simulate write in place (a full disk destroys the file --force replaces)",
-        "dpdesk/core/outputs.py",
+        "dpdesk/core/publish/outputs.py",
         r"""        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".dpdesk-writing", dir=out.parent)""",
         r"""        fd, tmp = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), None""",
         ("tests/trust/test_attack_issue14_more.py::test_a_full_disk_keeps_the_file_force_would_replace",),
@@ -3063,7 +3063,7 @@ def _sum128(""",
     Mutant(
         "FD07",
         "synthetic fit: proportional fitting stops at 200 rounds (a two-way table's column sums off its one-way table)",
-        "dpdesk/core/synthetic/fit.py",
+        "dpdesk/core/dp/synthetic/fit.py",
         r"""        two_way.append(_ipf(x, one_way[a], one_way[b], converge=version >= 2))""",
         r"""        two_way.append(_ipf(x, one_way[a], one_way[b], converge=False))""",
         (f"{SYN}::test_a_table_regenerates_with_the_fit_it_was_made_with",),
@@ -3071,7 +3071,7 @@ def _sum128(""",
     Mutant(
         "FD08",
         "synthetic tables released before the fit's version regenerate with today's fit (their package no longer matches)",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""    return int(entry_field.get("fit", 1))""",
         r"""    return int(entry_field.get("fit", FIT_VERSION))""",
         (f"{SYN}::test_a_table_regenerates_with_the_fit_it_was_made_with",),
@@ -3095,7 +3095,7 @@ def _sum128(""",
     Mutant(
         "OC03",
         "near-copy: the refusal does not say how much of the resembled dataset was spent",
-        "dpdesk/core/recognition.py",
+        "dpdesk/core/identity/recognition.py",
         r"""        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed, marginal=m.marginal)""",
         r"""        Resemblance(d, m.contained, m.found, changed=m.changed, marginal=m.marginal)""",
         (
@@ -3106,7 +3106,7 @@ def _sum128(""",
     Mutant(
         "OC04",
         "ledger: after an acknowledgement, what is left of the budget is not said (carried releases not counted)",
-        "dpdesk/core/budget.py",
+        "dpdesk/core/ledger/budget.py",
         r"""    if history is None or (state.full and history.releases == 0):""",
         r"""    if history is None or (state.full and not any(e["type"] == "spend" for e in state.tail)):""",
         ("tests/cli/test_issue13_polish.py::test_after_an_acknowledgement_the_ledger_says_what_is_left",),
@@ -3142,7 +3142,7 @@ def _sum128(""",
     Mutant(
         "OB01",
         "a query built by hand (not read from a plan) keeps a negative epsilon: it is not validated when built",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""        _set(self, "epsilon", _positive(self.epsilon, "query.epsilon"))
 """,
         r"""""",
@@ -3150,8 +3150,8 @@ def _sum128(""",
     ),
     Mutant(
         "OB02",
-        "a statistic picked out by its word outside its module again (the mode's lead unit in core/accuracy_base.py)",
-        "dpdesk/core/accuracy_base.py",
+        "a statistic picked out by its word outside its module again (the mode's lead unit in core/dp/accuracy_base.py)",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""    return Accuracy(LEAD, confidence, lead_for(design, confidence), unit=unit)""",
         r"""    return Accuracy(LEAD, confidence, lead_for(design, confidence), unit="rows" if design.spec.statistic == "mode" else "")""",
         (
@@ -3265,7 +3265,7 @@ def _sum128(""",
     Mutant(
         "OG08",
         "fidelity: a public file without rows gets a figure (50%, about nothing)",
-        "dpdesk/core/simulate.py",
+        "dpdesk/core/preview/simulate.py",
         r"""    if codes.shape[0] == 0:""",
         r"""    if False:""",
         (f"{ATK}::test_ax_a_public_file_without_rows_gets_no_fidelity_figure",),
@@ -3273,7 +3273,7 @@ def _sum128(""",
     Mutant(
         "OG09",
         "fidelity: a query's rows: 10000000 samples ten million rows per run for a small public file",
-        "dpdesk/core/simulate.py",
+        "dpdesk/core/preview/simulate.py",
         r"""            n = min(table_rows(model.total, spec.rows), FIDELITY_ROWS_FACTOR * int(codes.shape[0]))""",
         r"""            n = table_rows(model.total, spec.rows)""",
         (
@@ -3356,7 +3356,7 @@ def _sum128(""",
     Mutant(
         "CZ01",
         "a query built by hand after importing only the plan module no longer reaches the statistics registry",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan/reader.py",
         r"""install_registry(_registry)""",
         r"""_unused = _registry""",
         (
@@ -3403,7 +3403,7 @@ def _sum128(""",
     Mutant(
         "TE05",
         "a package written again names its release as text, not as its spend entry holds it",
-        "dpdesk/core/package.py",
+        "dpdesk/core/publish/package.py",
         r"""                "release_id": spend.fields["release_id"],  # as stored (the typed property is text)""",
         r"""                "release_id": spend.release_id,""",
         (
@@ -3413,8 +3413,8 @@ def _sum128(""",
     Mutant(
         "TE06",
         "a checkpoint is trusted by a code whose plan values and validation (plan_base.py) changed",
-        "dpdesk/core/checkpoint.py",
-        r"""    "plan_base.py",  # the plan's values and validation (split from plan.py)""",
+        "dpdesk/core/ledger/checkpoint.py",
+        r"""    "model/spec.py",  # the plan's values and validation (split from plan.py)""",
         r"""""",
         (
             "tests/trust/test_attack_typed.py::test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries",
@@ -3423,8 +3423,8 @@ def _sum128(""",
     Mutant(
         "TE07",
         "a checkpoint is trusted by a code whose noise components (queries_base.py) changed",
-        "dpdesk/core/checkpoint.py",
-        r"""    "queries_base.py",  # the noise components and their costs (split from queries.py)""",
+        "dpdesk/core/ledger/checkpoint.py",
+        r"""    "dp/queries_base.py",  # the noise components and their costs (split from queries.py)""",
         r"""""",
         (
             "tests/trust/test_attack_typed.py::test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries",
@@ -3442,7 +3442,7 @@ def _sum128(""",
     Mutant(
         "HN01",
         "honest numbers: a mean or a proportion is rounded at its 95% interval's spread, which is 0 at a high epsilon (a share published as 0 or 1)",
-        "dpdesk/core/statistics/mean.py",
+        "dpdesk/core/dp/statistics/mean.py",
         r"""        spread = max(m - r_low, r_high - m)""",
         r"""        spread = max(m - low, high - m)""",
         ("tests/core/test_honest_numbers.py::test_a_share_at_epsilon_10_keeps_its_digits",),
@@ -3450,7 +3450,7 @@ def _sum128(""",
     Mutant(
         "HN02",
         "honest numbers: a mean's stated error takes a negative count noise's bin at the positive side's denominator n + |y| (understated)",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""+ _up(sum_c, tn - (t + h) * b - gs)""",
         r"""+ _up(sum_c, tn + (t - h) * b - gs)""",
         ("tests/core/test_honest_numbers.py", "tests/core/test_accuracy.py"),
@@ -3458,7 +3458,7 @@ def _sum128(""",
     Mutant(
         "HN03",
         "honest numbers: a mean's stated error is taken over bins of the count's noise 32 times as wide (overstated: overcharged)",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""_BINS_PER_SCALE = 64""",
         r"""_BINS_PER_SCALE = 2""",
         ("tests/core/test_honest_numbers.py", "tests/core/test_accuracy.py"),
@@ -3466,7 +3466,7 @@ def _sum128(""",
     Mutant(
         "HN04",
         "honest numbers: a mean's target is charged for the rounding of its whole range again (overcharged about 10x)",
-        "dpdesk/core/accuracy_base.py",
+        "dpdesk/core/dp/accuracy_base.py",
         r"""    return rounding_error(spread)""",
         r"""    return rounding_error(width)""",
         ("tests/core/test_honest_numbers.py",),
@@ -3475,7 +3475,7 @@ def _sum128(""",
     Mutant(
         "RP04",
         "a re-saved copy (CRLF line ends) of a known table gets a budget of its own instead of its dataset's ledger",
-        "dpdesk/core/contents.py",
+        "dpdesk/core/ledger/contents.py",
         r"""    same_rows_share_ledger: bool = True""",
         r"""    same_rows_share_ledger: bool = False""",
         (REPORT_CLAIMS + "::test_a_crlf_copy_is_charged_to_the_same_ledger_and_the_report_says_so",),
@@ -3483,7 +3483,7 @@ def _sum128(""",
     Mutant(
         "RP05",
         "report: the methods section says a re-saved copy is a new dataset with a budget of its own (false)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""        if COPY_RULES.same_rows_share_ledger
         else""",
         r"""        if not COPY_RULES.same_rows_share_ledger
@@ -3493,7 +3493,7 @@ def _sum128(""",
     Mutant(
         "RP06",
         "report: a statistic's section prints bounds other than the plan's (the lower bound as 0)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""            lo, hi = _num(col.bounds[0]), _num(col.bounds[1])""",
         r"""            lo, hi = _num(0), _num(col.bounds[1])""",
         (REPORT_CLAIMS + "::test_each_statistic_states_its_public_bounds_categories_missing_rule_and_unit",),
@@ -3501,7 +3501,7 @@ def _sum128(""",
     Mutant(
         "RP07",
         "report: an imputed column's missing values are said to drop the row",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""        if col.missing.drops:
             missing =""",
         r"""        if True:
@@ -3511,7 +3511,7 @@ def _sum128(""",
     Mutant(
         "RP08",
         "report: a replace unit of privacy is described as add/remove",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""    if unit.get("neighbouring") == "replace":""",
         r"""    if False:""",
         (REPORT_CLAIMS + "::test_each_statistic_states_its_public_bounds_categories_missing_rule_and_unit",),
@@ -3519,7 +3519,7 @@ def _sum128(""",
     Mutant(
         "RP09",
         "report: the summary's epsilon and delta columns keep fixed widths, so a long epsilon splits across lines",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""    eps_w, delta_w = (_one_line_width([r[i] for r in table], 12 * mm) for i in (3, 4))
     rest = 174 * mm""",
         r"""    eps_w, delta_w = 14 * mm, 22 * mm
@@ -3529,7 +3529,7 @@ def _sum128(""",
     Mutant(
         "RP10",
         "report: formulas and derivations printed in code notation (sqrt(...), delta, Du, <=)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""math_markup(t) if k in _MATH_STYLE else markup(t)""",
         r"""markup(t)""",
         (REPORT_CLAIMS + "::test_formulas_are_mathematics_and_epsilon_never_splits",),
@@ -3537,7 +3537,7 @@ def _sum128(""",
     Mutant(
         "RP11",
         "report: the accuracy sentence is not labelled a bound for any table beside this release's own interval",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""            if any(r[3] != "" for r in all_rows):""",
         r"""            if False:""",
         (REPORT_CLAIMS + "::test_the_accuracy_is_a_bound_for_any_table_and_the_interval_this_releases_own",),
@@ -3545,7 +3545,7 @@ def _sum128(""",
     Mutant(
         "RC01",
         "honest accounting: a synthetic table re-costed under a new unit counts one selection round of its d - 1",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""    return max(1, math.ceil(rho * 8.0 / (eps * eps) - 1e-6))""",
         r"""    return 1""",
         ("tests/core/test_recost_synthetic.py",),
@@ -3553,7 +3553,7 @@ def _sum128(""",
     Mutant(
         "RC02",
         "honest accounting: a synthetic table with delta > 0 re-costed part by part, each part at the query's whole delta (not its summed rho converted)",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""    return delta > 0 and math.fsum(float(c["delta"]) for c in comps) > delta * (1 + _SAME)""",
         r"""    return False""",
         ("tests/core/test_recost_synthetic.py",),
@@ -3561,7 +3561,7 @@ def _sum128(""",
     Mutant(
         "RC03",
         "fit to budget writes a classic Gaussian query at epsilon 1 or more, a plan release refuses",
-        "dpdesk/core/fit.py",
+        "dpdesk/core/ledger/fit.py",
         r"""            if not locked[i] and e > largest_epsilon(q)""",
         r"""            if False""",
         ("tests/core/test_fit.py",),
@@ -3569,7 +3569,7 @@ def _sum128(""",
     Mutant(
         "RC04",
         "a correction states the queries' added epsilons, not the change of the total under the dataset's accounting method",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        method = str((settings.get("accounting") or {}).get("method", "sequential"))""",
         '        method = "sequential"',
         (
@@ -3579,7 +3579,7 @@ def _sum128(""",
     Mutant(
         "RC05",
         "honest accounting: the officer's statement shows a correction as the queries' epsilons added, not the change of the total under the dataset's method",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""    changes = _correction_changes(entries)""",
         r"""    changes: dict[int, float] = {}""",
         (
@@ -3602,7 +3602,7 @@ def _sum128(""",
         "a synthetic int column's last level draws up to its last edge (hi + 1 for the default levels), not its "
         "upper bound, and no value is kept within the bounds (the old code's year 2010 on [2003, 2009]; either "
         "change alone is masked by the other)",
-        "dpdesk/core/synthetic/domain.py",
+        "dpdesk/core/dp/synthetic/domain.py",
         r"""    last[-1] = math.floor(float(_on_grid(np.asarray([hi_b]), scale)[0]))  # the last level: up to the bound
     last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
     a, b = first[safe], last[safe]
@@ -3623,7 +3623,7 @@ def _sum128(""",
     Mutant(
         "SY12",
         'a synthetic column whose rule is "drop" gets a missing level again (blank cells on a table without missing values)',
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""missing = col.missing.drops and version == 1""",
         r"""missing = col.missing.drops""",
         (
@@ -3634,7 +3634,7 @@ def _sum128(""",
     Mutant(
         "SY13",
         'a row with a missing value in a "drop" column is not left out of the synthetic table\'s marginals',
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""kept &= ~miss""",
         r"""kept &= miss | ~miss""",
         (
@@ -3644,7 +3644,7 @@ def _sum128(""",
     Mutant(
         "SY14",
         "an int column of at most 100 values gets equal-width bins again instead of one level per value",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""attrs = _attributes(spec, columns, PER_VALUE_LEVELS, version)""",
         r"""attrs = _attributes(spec, columns, DEFAULT_BINS, version)""",
         (
@@ -3654,7 +3654,7 @@ def _sum128(""",
     Mutant(
         "SY15",
         "per-value levels that break the two-way limit refuse a plan the old code accepted (no fallback to its bins)",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""        return _attributes(spec, columns, DEFAULT_BINS, version)
     return attrs""",
         r"""        raise
@@ -3666,7 +3666,7 @@ def _sum128(""",
     Mutant(
         "SY16",
         "a synthetic float column's values are written with six decimals whatever its bounds and bins",
-        "dpdesk/core/synthetic/domain.py",
+        "dpdesk/core/dp/synthetic/domain.py",
         r"""return max(0, min(MAX_DECIMALS, max(declared, fine)))""",
         r"""return MAX_DECIMALS""",
         ("tests/core/test_synthetic_domain.py::test_values_keep_their_column_s_precision",),
@@ -3674,7 +3674,7 @@ def _sum128(""",
     Mutant(
         "SY17",
         "the report's interval column calls a synthetic table's row a chosen candidate",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""return _("a synthetic table: see its section")""",
         r"""return _("(a chosen candidate)")""",
         (
@@ -3684,7 +3684,7 @@ def _sum128(""",
     Mutant(
         "SY18",
         "a synthetic release's ledger entry does not name its domain version: its table regenerates with version 1's levels",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""            "domain": DOMAIN_VERSION,
 """,
         r"""""",
@@ -3695,7 +3695,7 @@ def _sum128(""",
     Mutant(
         "SY19",
         "a synthetic release from before the domain versions is regenerated with version 2's levels (its package no longer matches)",
-        "dpdesk/core/statistics/synthetic.py",
+        "dpdesk/core/dp/statistics/synthetic.py",
         r"""int(entry_field.get("domain", 1))""",
         r"""int(entry_field.get("domain", 2))""",
         (
@@ -3706,7 +3706,7 @@ def _sum128(""",
     Mutant(
         "ON01",
         "governance display: a new officer's name may hold another officer's fingerprint or a line break",
-        "dpdesk/core/officer.py",
+        "dpdesk/core/governance/officer.py",
         r"""    if FINGERPRINT_LIKE.search(name) or shown(name) != name:""",
         r"""    if False:""",
         ("tests/core/test_officer.py::test_an_officer_name_cannot_show_another_officer_s_fingerprint",),
@@ -3714,7 +3714,7 @@ def _sum128(""",
     Mutant(
         "ON02",
         "governance display: an older officer record's name is shown with the fingerprint it holds",
-        "dpdesk/core/officer.py",
+        "dpdesk/core/governance/officer.py",
         r"""    return FINGERPRINT_LIKE.sub("[...]", shown(name))""",
         r"""    return shown(name)""",
         ("tests/core/test_officer.py::test_an_officer_name_cannot_show_another_officer_s_fingerprint",),
@@ -3731,7 +3731,7 @@ def _sum128(""",
     Mutant(
         "RD11",
         "review: a package member that is a FIFO is read as a file (not refused by its type)",
-        "dpdesk/core/smallfile.py",
+        "dpdesk/core/common/smallfile.py",
         r"""        if not stat.S_ISREG(st.st_mode):""",
         r"""        if stat.S_ISCHR(st.st_mode):""",
         ("tests/trust/test_attack_issue24_review.py::test_a_fifo_member_is_refused_not_waited_on",),
@@ -3748,7 +3748,7 @@ def _sum128(""",
     Mutant(
         "RD13",
         "streaming: the partition files have names (a killed release leaves the raw rows on disk)",
-        "dpdesk/core/streaming.py",
+        "dpdesk/core/release/streaming.py",
         r"""                    files.append(tempfile.TemporaryFile(dir=folder))""",
         r"""                    files.append(tempfile.NamedTemporaryFile(dir=folder, delete=False))""",
         (
@@ -3758,7 +3758,7 @@ def _sum128(""",
     Mutant(
         "RD14",
         "streaming: SIGTERM or SIGHUP mid-partitioning leaves the partition folder",
-        "dpdesk/core/streaming.py",
+        "dpdesk/core/release/streaming.py",
         r"""                _PREVIOUS[sig] = signal.signal(sig, _on_signal)""",
         r"""                pass""",
         (
@@ -3768,7 +3768,7 @@ def _sum128(""",
     Mutant(
         "RD15",
         "streaming: what a killed release or an older version left in the temporary folder is never swept",
-        "dpdesk/core/streaming.py",
+        "dpdesk/core/release/streaming.py",
         r"""    sweep_stale_partitions()  # what a killed release""",
         r"""    pass  # what a killed release""",
         (
@@ -3778,7 +3778,7 @@ def _sum128(""",
     Mutant(
         "RD16",
         "streaming: the reads under a low memory limit use the full block (the identity pass goes over the limit)",
-        "dpdesk/core/streaming.py",
+        "dpdesk/core/release/streaming.py",
         r"""    BLOCK_CAP.set(block_bytes(limit))""",
         r"""    BLOCK_CAP.set(0)""",
         (
@@ -3788,7 +3788,7 @@ def _sum128(""",
     Mutant(
         "LM01",
         "limits: a plan of up to 10^6 cells is accepted (it was charged, then hung building its report)",
-        "dpdesk/core/plan_base.py",
+        "dpdesk/core/model/spec.py",
         r"""MAX_PLAN_CELLS = 100_000""",
         r"""MAX_PLAN_CELLS = 1_000_000""",
         (
@@ -3799,7 +3799,7 @@ def _sum128(""",
     Mutant(
         "LM02",
         "limits: the report lays out every value of a large table (10,000 rows took 22 s, 999,000 more than 600 s)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""        qrows = all_rows[: max(0, min(REPORT_ROWS_PER_QUERY, left))]""",
         r"""        qrows = all_rows""",
         ("tests/trust/test_plan_limits_scale.py::test_the_report_shows_a_bounded_part_of_large_tables",),
@@ -3807,7 +3807,7 @@ def _sum128(""",
     Mutant(
         "LM03",
         "limits: every query's section lists all of a column's categories (10,000 categories x 1,000 queries)",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r"""            listed = ", ".join(cats[:REPORT_CATEGORIES])""",
         r"""            listed = ", ".join(cats)""",
         ("tests/trust/test_plan_limits_scale.py::test_the_report_shows_a_bounded_part_of_large_tables",),
@@ -3815,7 +3815,7 @@ def _sum128(""",
     Mutant(
         "LM04",
         "outputs: --force replaces a device node, a FIFO or a symbolic link (as root, --out /dev/null --force replaced /dev/null)",
-        "dpdesk/core/outputs.py",
+        "dpdesk/core/publish/outputs.py",
         r"""        mode = os.lstat(out).st_mode""",
         r"""        mode = stat.S_IFREG""",
         (
@@ -3826,7 +3826,7 @@ def _sum128(""",
     Mutant(
         "LM05",
         "outputs: a FIFO put in place between the check and the write is replaced",
-        "dpdesk/core/outputs.py",
+        "dpdesk/core/publish/outputs.py",
         r"""        _check_regular(out)  # again at the rename""",
         r"""        pass  # again at the rename""",
         ("tests/trust/test_issue24_smaller.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",),
@@ -3834,7 +3834,7 @@ def _sum128(""",
     Mutant(
         "LM06",
         "exit codes: a release charged whose package could not be written ends in 2, which says nothing was charged",
-        "dpdesk/core/release.py",
+        "dpdesk/core/release/steps.py",
         r"""    exit_code = 4""",
         r"""    exit_code = 2""",
         (
@@ -3845,7 +3845,7 @@ def _sum128(""",
     Mutant(
         "LM07",
         "durability: report.pdf renamed into place without an fsync (a power cut could leave it empty under its name)",
-        "dpdesk/core/package.py",
+        "dpdesk/core/publish/package.py",
         r"""    write_atomic(out_dir / "report.pdf", pdf.getvalue())""",
         r"""    (out_dir / ".report.pdf.tmp").write_bytes(pdf.getvalue())
     (out_dir / ".report.pdf.tmp").replace(out_dir / "report.pdf")""",
@@ -3854,7 +3854,7 @@ def _sum128(""",
     Mutant(
         "LM08",
         "messages: a newline in a query's name passes raw into a plan error (a forged line)",
-        "dpdesk/core/errors.py",
+        "dpdesk/core/common/errors.py",
         r"""        return shown(where_in_plan(self.key, self.query_name))""",
         r"""        return where_in_plan(self.key, self.query_name)""",
         (
@@ -3864,7 +3864,7 @@ def _sum128(""",
     Mutant(
         "LM09",
         "messages: a newline in a column reference passes raw into a plan error (a forged line)",
-        "dpdesk/core/errors.py",
+        "dpdesk/core/common/errors.py",
         r"""            return shown(self.message)""",
         r"""            return self.message""",
         (
@@ -3900,7 +3900,7 @@ def _sum128(""",
     Mutant(
         "LM13",
         "review: a package checked against a later export is still told it proves nothing beyond itself",
-        "dpdesk/core/review.py",
+        "dpdesk/core/publish/review.py",
         r"""        if self.against is not None:
             return _(
                 "The later export""",
@@ -3912,7 +3912,7 @@ def _sum128(""",
     Mutant(
         "IL01",
         "honest accounting: a new file's dataset is made without deciding again, under the home-wide key lock, whether its content is a known dataset's or resembles one (two saves of one table first used at once open two budgets)",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""                known, refusal = self.decide_new(self.home, self.key)""",
         r"""                known, refusal = None, None""",
         (
@@ -3932,7 +3932,7 @@ def _sum128(""",
     Mutant(
         "IL03",
         "honest accounting: a near-copy found under the key lock still gets a dataset of its own (a fresh budget)",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""            if known is None and refusal is None:""",
         r"""            if known is None:""",
         (
@@ -3952,7 +3952,7 @@ def _sum128(""",
     Mutant(
         "FA01",
         "nothing appended lowers what is spent: a checkpoint after the recorded head is accepted without recomputing it",
-        "dpdesk/core/anchor.py",
+        "dpdesk/core/ledger/anchor.py",
         r"""            if state_of(entries[:i]).to_dict()["state"] == e.get("state"):""",
         r"""            if True:""",
         (
@@ -3962,7 +3962,7 @@ def _sum128(""",
     Mutant(
         "FA02",
         "nothing appended lowers what is spent: any entry but a checkpoint is accepted after the recorded head",
-        "dpdesk/core/anchor.py",
+        "dpdesk/core/ledger/anchor.py",
         r"""        if e.type in ADDS_ONLY or Head(e.seq, e.hash) in intents:""",
         r"""        if e.type != "checkpoint":""",
         (
@@ -3973,7 +3973,7 @@ def _sum128(""",
     Mutant(
         "FA03",
         "crash safety: a settings entry is appended without its intent in the register (a crash before its head breaks the ledger)",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""        if home is not None and anchor.needs_intent(entry_type) and anchor.is_anchored(home):""",
         r"""        if False:""",
         (
@@ -3983,7 +3983,7 @@ def _sum128(""",
     Mutant(
         "FA04",
         "nothing appended lowers what is spent: a simulation with negative runs is read (it lowers the total)",
-        "dpdesk/core/entries.py",
+        "dpdesk/core/ledger/entries.py",
         r"""            return runs is None or (_finite_number(runs) and runs >= 0)""",
         r"""            return True""",
         (
@@ -3993,7 +3993,7 @@ def _sum128(""",
     Mutant(
         "FA05",
         "a governed dataset's settings change without the officer's approval is not checked when the ledger is read",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""            check_approved(label, entries)  # a governed dataset's changes, whatever its policy on plans""",
         r"""            pass""",
         (
@@ -4003,7 +4003,7 @@ def _sum128(""",
     Mutant(
         "FA06",
         "a governed dataset's settings change needs the officer's approval only when its policy requires signed plans",
-        "dpdesk/core/governance.py",
+        "dpdesk/core/ledger/governed.py",
         r"""        elif record is not None and kind in GATED and kind != "acknowledge":""",
         r"""        elif record is not None and record.policy.require_signed_plans and kind in GATED and kind != "acknowledge":""",
         (
@@ -4047,7 +4047,7 @@ def _sum128(""",
     Mutant(
         "LM14",
         "a plan's quantile and selection candidates are bounded as a whole when it is read",
-        "dpdesk/core/plan.py",
+        "dpdesk/core/plan/reader.py",
         r"""            if candidates > MAX_PLAN_CANDIDATES:""",
         r"""            if False:""",
         ("tests/trust/test_plan_limits_scale.py::test_a_plan_over_the_candidate_limit_is_refused_when_read",),
@@ -4055,7 +4055,7 @@ def _sum128(""",
     Mutant(
         "LM15",
         "a quantile's grid counts its candidates toward the plan's limit",
-        "dpdesk/core/statistics/quantile.py",
+        "dpdesk/core/dp/statistics/quantile.py",
         r"""        return n_quantile_candidates(cast(QuantileQuery, spec), columns[spec.column or ""])""",
         r"""        return 1""",
         ("tests/trust/test_plan_limits_scale.py::test_a_plan_over_the_candidate_limit_is_refused_when_read",),
@@ -4063,7 +4063,7 @@ def _sum128(""",
     Mutant(
         "RC07",
         "a correction's costs of another length never lower a release's delta or rho",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        if more_delta > 0 or more_rho > 0:""",
         r"""        if False:""",
         ("tests/core/test_recost.py::test_costs_of_different_lengths_are_raised_without_lowering_any_total",),
@@ -4081,7 +4081,7 @@ def _sum128(""",
     Mutant(
         "RS02",
         "a confirmed release is not charged when the ledger moved after its check",
-        "dpdesk/core/release.py",
+        "dpdesk/core/release/steps.py",
         r"""        if same_head and prepared.head is not None and (tx.state.seq, tx.state.hash) != prepared.head:""",
         r"""        if False:""",
         ("tests/cli/test_release_check.py::test_a_prepared_release_is_not_charged_when_the_ledger_moved",),
@@ -4203,7 +4203,7 @@ def _sum128(""",
     Mutant(
         "MG04",
         "accounting: a merge entry's carried releases are not counted",
-        "dpdesk/core/recost.py",
+        "dpdesk/core/ledger/recost.py",
         r"""        elif t == "merge":""",
         r"""        elif t == "merge-ignored":""",
         (
@@ -4223,7 +4223,7 @@ def _sum128(""",
     Mutant(
         "MG06",
         "merge: the retired dataset still takes releases",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""            if state.retired_into is not None and not retired:""",
         r"""            if False:""",
         (
@@ -4287,7 +4287,7 @@ def _sum128(""",
     Mutant(
         "VR04",
         "ledger entries do not record the version of dpdesk that wrote them",
-        "dpdesk/core/ledger.py",
+        "dpdesk/core/ledger/book.py",
         r"""            **written_by(),
         }
         stored["hash"] = entry_hash(stored)""",
@@ -4298,7 +4298,7 @@ def _sum128(""",
     Mutant(
         "VR05",
         "the PDF report does not say which version wrote it",
-        "dpdesk/core/report.py",
+        "dpdesk/core/publish/report.py",
         r'''f"dpdesk {version}"''',
         r'''"dpdesk"''',
         ("tests/test_version.py::test_the_report_the_package_and_each_entry_carry_the_version",),
@@ -4466,7 +4466,7 @@ def _sum128(""",
         "NC15",
         "issue 24 item 7: a dataset recorded before column values existed never gets them (its projections and "
         "renamings get a fresh budget in an upgraded home)",
-        "dpdesk/core/contents.py",
+        "dpdesk/core/ledger/contents.py",
         r"""            not isinstance(by_content.get(content), dict) or "marginals" not in by_content[content]""",
         r"""            not isinstance(by_content.get(content), dict)""",
         (
@@ -4477,7 +4477,7 @@ def _sum128(""",
         "NC16",
         "issue 24 item 7: a file cached before column values existed is never read again (known tables of an "
         "upgraded home unprotected)",
-        "dpdesk/core/contents.py",
+        "dpdesk/core/ledger/contents.py",
         r"""        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):""",
         r"""        if "columns" not in raw:""",
         (
@@ -4495,7 +4495,7 @@ def _sum128(""",
     Mutant(
         "NC17",
         "near-copies by columns: one shared key column beside a column of the table's own is taken for a copy",
-        "dpdesk/core/recognition.py",
+        "dpdesk/core/identity/recognition.py",
         r"""        if len(pairs) < 2:  # one shared column beside it is a shared key (days, countries), not a copy""",
         r"""        if False:""",
         (

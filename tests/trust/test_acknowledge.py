@@ -23,19 +23,19 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import faults
-from dpdesk.core.budget import budget_report
-from dpdesk.core.carryover import (
+from dpdesk.core.common import faults
+from dpdesk.core.common.errors import LedgerError, UsageError
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.budget import budget_report
+from dpdesk.core.ledger.carryover import (
     CostsNeeded,
     StatedCost,
     assess,
     parse_stated_cost,
     stated_costs_from_json,
 )
-from dpdesk.core.errors import LedgerError, UsageError
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.release import release
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.release.steps import release
 from dpdesk.services.common import Dataset
 from dpdesk.services.ledger import ExportLedgerRequest, VerifyRequest, export_ledger, verify_ledger
 from tests.core.test_recost import _sha as sha
@@ -487,7 +487,7 @@ def test_an_acknowledgement_interrupted_before_its_head_was_recorded_is_not_char
     The new chain's first entry was recorded as pending before the replace, so the chain verifies as that
     acknowledgement and its head is recorded: nothing to acknowledge again, and the gap is not stated (and
     charged) a second time."""
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     d, before, costs = _cut_home(dpdesk_home, tmp_path)
     lg = Ledger.for_dataset(dpdesk_home, sha(d))

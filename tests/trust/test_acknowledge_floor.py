@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.carryover import CostsNeeded, assess
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.carryover import CostsNeeded, assess
 from tests.core.test_recost import _sha as sha
 from tests.core.test_recost import cli, plan
 from tests.trust.test_acknowledge import _edit, _first_spend, _lines, _need, _released, _spent

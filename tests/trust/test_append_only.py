@@ -29,9 +29,9 @@ from typing import Any
 import pytest
 
 from dpdesk.cli import main
-from dpdesk.core.checkpoint import Spent, state_of
-from dpdesk.core.entries import entry_hash, new_dataset_id, parse_entries
-from dpdesk.core.plan_base import canonical_json
+from dpdesk.core.ledger.checkpoint import Spent, state_of
+from dpdesk.core.ledger.entries import entry_hash, new_dataset_id, parse_entries
+from dpdesk.core.model.spec import canonical_json
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.slow
@@ -346,7 +346,7 @@ def test_a_governed_settings_line_without_approval_is_broken_even_with_the_head_
     100 appended and the register's head moved to it (as the code before this fix did by itself, or a forger who
     edits the register): ``ledger verify`` said "chain verified" and releases went on against 100. Every command
     now names the entry without the officer's approval (exit 3)."""
-    from dpdesk.core import anchor
+    from dpdesk.core.ledger import anchor
 
     home = tmp_path / "home"
     shutil.copytree(homes["governed"], home)

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpdesk.core.errors import UsageError
+from dpdesk.core.common.errors import UsageError
 from dpdesk.core.loading import file_sha256
-from dpdesk.core.simulate import NotPublic, public_table
+from dpdesk.core.preview.simulate import NotPublic, public_table
 from tests.core.test_synthetic import small_table
 from tests.core.test_synthetic_fidelity import plan, public_file
 
@@ -117,7 +117,7 @@ def test_ax_the_content_check_reads_the_same_bytes_as_the_load(
     a THIRD time, compared with #1 only. A file swapped to a harmless one during the second read and back before
     the third (two renames; a loop retrying until it lands) is checked as the harmless file and loaded as the
     private copy. The swap is simulated here at the content reader's call."""
-    import dpdesk.core.recognition as recognition
+    import dpdesk.core.identity.recognition as recognition
 
     home, private, _plan_file = _released(tmp_path, monkeypatch)
     target = tmp_path / "offered.csv"

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import ledger as ledger_mod
-from dpdesk.core.errors import DpdeskError, LedgerError
-from dpdesk.core.ledger import Ledger, list_ledgers
-from dpdesk.core.plan import parse_plan
-from dpdesk.core.release import release
-from dpdesk.core.review import review
+from dpdesk.core.common.errors import DpdeskError, LedgerError
+from dpdesk.core.ledger import book as ledger_mod
+from dpdesk.core.ledger.book import Ledger, list_ledgers
+from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.publish.review import review
+from dpdesk.core.release.steps import release
 from tests.core.test_recost import _sha as sha
 from tests.core.test_recost import change, cli, data, plan, spent
 from tests.trust.test_public_id import to_legacy as _to_legacy

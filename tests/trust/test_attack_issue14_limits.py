@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core.errors import PlanError
+from dpdesk.core.common.errors import PlanError
 from dpdesk.core.loading import guards
-from dpdesk.core.plan import MAX_PLAN_CELLS, parse_plan
+from dpdesk.core.plan.reader import MAX_PLAN_CELLS, parse_plan
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -182,7 +182,7 @@ def test_parquet_decodes_only_declared_columns(tmp_path: Path) -> None:
 
     from dpdesk.core.loading import load_table
     from dpdesk.core.loading.parquet import read_declared
-    from dpdesk.core.plan import ColumnSpec
+    from dpdesk.core.plan.reader import ColumnSpec
 
     path = tmp_path / "t.parquet"
     pl.DataFrame({"x": [1, 2, 3], "secret": ["a", "b", "c"], " y ": [4, 5, 6]}).write_parquet(path)
@@ -369,7 +369,7 @@ def test_a_refused_identity_is_remembered(
 ) -> None:
     """A limit's refusal is remembered by the file's SHA-256 (with its message): the same bytes are refused at
     once, never decoded again; another file is not."""
-    from dpdesk.core import recognition
+    from dpdesk.core.identity import recognition
     from dpdesk.core.loading import file_sha256
 
     sha = file_sha256(long_text_parquet)
@@ -391,7 +391,7 @@ LOAD_CHILD = r"""
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))
 from dpdesk.core.loading import load_table
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan.reader import ColumnSpec
 table = load_table(sys.argv[2], {"note": ColumnSpec("note", "category", categories=("a", "b"))})
 print(table.n_rows, table.report.issues["note"].undeclared)
 """

@@ -101,7 +101,7 @@ def test_plan_and_codebook_that_never_end_are_refused_at_once(tmp_path: Path, dp
 @posix_only
 def test_a_plan_larger_than_the_cap_is_refused_before_it_is_read(tmp_path: Path, dpdesk_home: Path) -> None:
     """A 2 GB plan (a sparse file) gave a MemoryError traceback, exit 1. The cap is stated (16 MiB)."""
-    from dpdesk.core.smallfile import MAX_PLAN_BYTES
+    from dpdesk.core.common.smallfile import MAX_PLAN_BYTES
 
     assert MAX_PLAN_BYTES == 16 * 1024**2
     big = tmp_path / "big.json"
@@ -117,7 +117,7 @@ def test_a_plan_larger_than_the_cap_is_refused_before_it_is_read(tmp_path: Path,
 
 
 def test_the_small_file_reader(tmp_path: Path) -> None:
-    from dpdesk.core.smallfile import NotSmallFile, read_small_file
+    from dpdesk.core.common.smallfile import NotSmallFile, read_small_file
 
     f = tmp_path / "f"
     f.write_bytes(b"x" * 10)
@@ -202,7 +202,7 @@ def test_a_malformed_package_entry_is_a_review_problem(
     """A list or object where review expects a number or a string (seq, hash, charged, ...) gave a traceback
     (TypeError "unhashable type" in review._check_ledger_json, AttributeError in the command line); it is a
     PROBLEM, exit 1, whether or not the forger recomputed the entry's hash."""
-    from dpdesk.core.entries import entry_hash
+    from dpdesk.core.ledger.entries import entry_hash
 
     folder = tmp_path / "pkg"
     shutil.copytree(package, folder)
@@ -296,7 +296,7 @@ def test_fuzz_packages_release_simulate_and_ledger_verbs(
     end with exit 0-3. Never a traceback (an exception out of main fails the test). Deterministic: hypothesis
     derives the examples from a fixed seed (``derandomize``)."""
     from dpdesk.cli import main
-    from dpdesk.core.entries import entry_hash
+    from dpdesk.core.ledger.entries import entry_hash
 
     tmp = tmp_path_factory.mktemp("fuzz")
     capsys.readouterr()
@@ -375,7 +375,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, s
 
 def _released_home(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> tuple[Path, Path]:
     """A copy of the sample data, released once in the test's home; its ledger file."""
-    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.ledger.book import Ledger
     from dpdesk.core.loading import file_sha256
 
     data = tmp_path / "data.csv"
@@ -417,7 +417,7 @@ def test_a_full_disk_keeps_the_file_force_would_replace(
     """The statement and the simulation were written in place: a full disk with --force destroyed the old file
     and left half a new one. Now they are written beside it and renamed: the old file is kept, no temporary
     file is left, exit 2 with a message."""
-    from dpdesk.core import faults
+    from dpdesk.core.common import faults
 
     data, _ledger = _released_home(capsys, tmp_path)
     for name, args in (

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dpdesk.cli import main
-from dpdesk.core.entries import salvaged
+from dpdesk.core.ledger.entries import salvaged
 from tests.cli.test_govern import DATA, PLAN, run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def _no_control(text: str) -> None:
 
 
 def test_shown_makes_control_characters_visible() -> None:
-    from dpdesk.core.text import shown
+    from dpdesk.core.common.text import shown
 
     assert shown("a\x1b[2K\rb\tc\nd\x7f\x9b\u202e") == "a\\x1b[2K\\rb\\tc\\nd\\x7f\\x9b\\u202e"
     assert shown("a\nb", keep_newlines=True) == "a\nb"
@@ -88,7 +88,7 @@ def test_a_reason_cannot_blank_a_ledger_line(capsys: pytest.CaptureFixture[str],
 
 
 def test_pdf_text_shows_control_characters() -> None:
-    from dpdesk.core.report import markup
+    from dpdesk.core.publish.report import markup
 
     assert "\x1b" not in markup("title\x1b[8m") and "\\x1b[8m" in markup("title\x1b[8m")
 
@@ -382,7 +382,7 @@ def test_the_simulate_csv_is_formula_safe(capsys: pytest.CaptureFixture[str], tm
 
 
 def test_release_and_simulate_share_one_writer() -> None:
-    from dpdesk.core.values import Row, csv_bytes, rows_to_csv
+    from dpdesk.core.dp.values import Row, csv_bytes, rows_to_csv
 
     row = Row("=cmd", "-x", "-1.5", "0", "1", "laplace", "0.1", "0")
     assert rows_to_csv([row]) == csv_bytes(

@@ -26,7 +26,7 @@ pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and SIGSTOP"),
 ]
 
-#: The partition folders' prefix, as every version names them (dpdesk.core.streaming.PARTITIONS_PREFIX).
+#: The partition folders' prefix, as every version names them (dpdesk.core.release.streaming.PARTITIONS_PREFIX).
 PARTITIONS_PREFIX = "dpdesk-partitions-"
 N_ROWS = 6000
 PLAN = {

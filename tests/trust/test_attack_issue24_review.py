@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core.release import release
-from dpdesk.core.review import review
+from dpdesk.core.publish.review import review
+from dpdesk.core.release.steps import release
 from tests.core.test_package import plan, planted
 from tests.trust.test_attack_issue14_more import CHILD
 

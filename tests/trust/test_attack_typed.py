@@ -1,6 +1,6 @@
 """Issue 12, "JSON only at the edges": an attacker's pass over the typed ledger entries.
 
-Ledger entries became typed, immutable :class:`dpdesk.core.entries.Entry` objects through the engine, the
+Ledger entries became typed, immutable :class:`dpdesk.core.ledger.entries.Entry` objects through the engine, the
 services, the app and the command line; the promise was no change in behaviour: the same problems named, the
 same output, no traceback on hostile input. Each test here failed on the typed code before its fix:
 
@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core.entries import entry_hash, salvaged
+from dpdesk.core.ledger.entries import entry_hash, salvaged
 from tests.cli.test_govern import DATA, PLAN, run
 
 
@@ -101,7 +101,7 @@ def test_the_review_window_lists_an_entry_of_an_unknown_type(
 ) -> None:
     from PySide6.QtWidgets import QTableWidget
 
-    from dpdesk.core.review import review
+    from dpdesk.core.publish.review import review
     from dpdesk.gui.views.review_window import ReviewWindow
 
     folder, _later = package
@@ -146,7 +146,7 @@ def test_a_package_entry_reads_its_chain_fields_as_stored(
 def test_a_spend_recording_null_is_reviewed_without_a_traceback(
     qtbot: Any, capsys: pytest.CaptureFixture[str], package: tuple[Path, Path], field: str
 ) -> None:
-    from dpdesk.core.review import review
+    from dpdesk.core.publish.review import review
     from dpdesk.gui.views.review_window import ReviewWindow
 
     folder, later = package
@@ -173,7 +173,7 @@ def test_a_spend_recording_null_is_reviewed_without_a_traceback(
 
 def _forge_ledger(home: Path, seq: int, change: Any) -> list[dict[str, Any]]:
     """Change entry ``seq`` of the home's one ledger, re-link the chain after it and move the register's head."""
-    from dpdesk.core.plan import canonical_json
+    from dpdesk.core.plan.reader import canonical_json
 
     path = next(p for p in (home / "ledgers").glob("ds-*.jsonl"))
     entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -221,7 +221,7 @@ def test_a_package_written_again_names_the_release_as_its_spend_entry_does(
 # a checkpoint is trusted only by the code that costed it ------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["plan_base.py", "queries_base.py"])
+@pytest.mark.parametrize("module", ["model/spec.py", "dp/queries_base.py"])
 def test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_queries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str
 ) -> None:
@@ -230,11 +230,11 @@ def test_the_costing_fingerprint_covers_the_modules_split_from_the_plan_and_the_
     trusted (it would be read instead of the entries before it: the budget they spent could come back)."""
     import shutil
 
-    from dpdesk.core import checkpoint
+    from dpdesk.core.ledger import checkpoint
 
     core = tmp_path / "core"
-    shutil.copytree(Path(checkpoint.__file__).parent, core, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(checkpoint, "__file__", str(core / "checkpoint.py"))
+    shutil.copytree(Path(checkpoint.__file__).parents[1], core, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(checkpoint, "__file__", str(core / "ledger" / "checkpoint.py"))
     monkeypatch.setattr(checkpoint, "_fingerprint", None)
     before = checkpoint.costing_fingerprint()
     with (core / module).open("a", encoding="utf-8") as f:

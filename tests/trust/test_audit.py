@@ -23,7 +23,7 @@ If the mechanism is (eps, delta)-DP then p - delta <= e^eps q for every S, so ep
 p_lower > p or q_upper < q: probability at most 2 alpha for a correct mechanism.
 
 The cases are the ones each statistic's module declares (``audit_examples``, read from the registry
-:mod:`dpdesk.core.statistics`), so a new statistic is audited without editing this file.
+:mod:`dpdesk.core.dp.statistics`), so a new statistic is audited without editing this file.
 
 False-failure rate. alpha = 1e-8 per one-sided bound. The file has 8 audits of correct mechanisms
 (2 bounds each): a chance false alarm has probability <= 16 alpha = 1.6e-7. The 9 audits of broken
@@ -66,12 +66,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpdesk.core import statistics
-from dpdesk.core.aggregates import Exact, exact_statistic
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.aggregates import Exact, exact_statistic
+from dpdesk.core.dp.queries import Component, QueryDesign, design_query
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan import Plan, parse_plan
-from dpdesk.core.queries import Component, QueryDesign, design_query
-from dpdesk.core.release import _opendp_noise, _opendp_pick
+from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.release.steps import _opendp_noise, _opendp_pick
 
 pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
 

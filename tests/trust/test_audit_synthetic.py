@@ -1,5 +1,5 @@
 """Empirical privacy audit of the synthesiser's measurements (issue 17): the tester of test_audit.py on the real
-OpenDP samplers, through :func:`dpdesk.core.synthetic.measure.opendp_noise` (the function every marginal goes
+OpenDP samplers, through :func:`dpdesk.core.dp.synthetic.measure.opendp_noise` (the function every marginal goes
 through), with the booked (epsilon, delta) of the whole query.
 
 Two columns make the selection trivial (one candidate pair), so a release is the two one-way marginals and the
@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpdesk.core.synthetic.domain import Attribute
-from dpdesk.core.synthetic.measure import exact_marginals, opendp_noise, split_budget
+from dpdesk.core.dp.synthetic.domain import Attribute
+from dpdesk.core.dp.synthetic.measure import exact_marginals, opendp_noise, split_budget
 from tests.trust.test_audit import audit
 
 pytestmark = pytest.mark.slow

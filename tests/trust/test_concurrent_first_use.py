@@ -4,7 +4,7 @@ Each save is a form of the sample table that dpdesk recognises as the same conte
 byte-order mark, UTF-16, no final newline, the rows in reverse order, every field quoted), or a near-copy of it
 (a few rows left out). Every process resolves its file before any dataset exists, so each saw "new"; the
 dataset a file belongs to is decided again, under the home-wide key lock, when its dataset is about to be made
-(:func:`dpdesk.core.recognition.recheck_new`), and the new dataset's content is recorded before that lock is
+(:func:`dpdesk.core.identity.recognition.recheck_new`), and the new dataset's content is recorded before that lock is
 released. So exactly one release is charged (epsilon 0.6 of a budget of 1): the others are refused over budget
 (exit 1, the same content: charged to the one ledger) or as near-copies (exit 3).
 
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core.errors import BudgetExceeded
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.plan import load_plan
-from dpdesk.core.recognition import NearCopy, resolve
-from dpdesk.core.release import release
+from dpdesk.core.common.errors import BudgetExceeded
+from dpdesk.core.identity.recognition import NearCopy, resolve
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.plan.reader import load_plan
+from dpdesk.core.release.steps import release
 from tests.conftest import SAMPLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")]

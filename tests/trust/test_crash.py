@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.sample import write_census_csv
-from dpdesk.core.values import Row, rows_hash
+from dpdesk.core.dp.values import Row, rows_hash
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.preview.sample import write_census_csv
 from tests.conftest import SAMPLES
 
 pytestmark = [

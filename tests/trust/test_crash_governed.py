@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core import faults
+from dpdesk.core.common import faults
 from tests.conftest import SAMPLES
 
 pytestmark = [

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import anchor
-from dpdesk.core.entries import GENESIS, entry_hash
-from dpdesk.core.plan import load_plan
-from dpdesk.core.release import release
+from dpdesk.core.ledger import anchor
+from dpdesk.core.ledger.entries import GENESIS, entry_hash
+from dpdesk.core.plan.reader import load_plan
+from dpdesk.core.release.steps import release
 from tests.core.test_recost import cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -59,8 +59,8 @@ def test_force_replaces_only_regular_files(
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
 def test_a_fifo_put_in_place_after_the_check_is_not_replaced(tmp_path: Path) -> None:
     """The check is repeated at the rename: a FIFO that appears between the check and the write survives."""
-    from dpdesk.core.errors import UsageError
-    from dpdesk.core.outputs import check_out_file, write_out_file
+    from dpdesk.core.common.errors import UsageError
+    from dpdesk.core.publish.outputs import check_out_file, write_out_file
 
     out = tmp_path / "late.pdf"
     check_out_file(out, force=True, home=tmp_path / "home")
@@ -77,7 +77,7 @@ def test_charged_but_not_written_has_an_exit_code_of_its_own(tmp_path: Path) -> 
     data or usage: nothing charged": a script would take it for nothing spent. Now it is 4, named in the help."""
     import subprocess
 
-    from dpdesk.core import faults
+    from dpdesk.core.common import faults
 
     env = {**os.environ, "DPDESK_HOME": str(tmp_path / "trace-home")}
     trace = tmp_path / "trace.txt"
@@ -119,8 +119,8 @@ def test_every_file_renamed_into_place_was_fsynced_first(
     """report.pdf was renamed into place without an fsync: after a power cut the package could hold an empty or
     partial report under its final name. The real os.fsync and os.replace run (the wrappers only note what
     they were given): every file or folder a release renames into place was fsynced before its rename."""
-    from dpdesk.core.plan import load_plan
-    from dpdesk.core.release import release
+    from dpdesk.core.plan.reader import load_plan
+    from dpdesk.core.release.steps import release
 
     synced: set[tuple[int, int]] = set()
     renamed: list[tuple[str, bool]] = []

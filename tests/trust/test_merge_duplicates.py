@@ -31,14 +31,15 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.core import faults, recognition
-from dpdesk.core.budget import spent_of
-from dpdesk.core.errors import LedgerError
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.common import faults
+from dpdesk.core.common.errors import LedgerError
+from dpdesk.core.identity import recognition
+from dpdesk.core.identity.recognition import ledger_for, resolve
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.budget import spent_of
 from dpdesk.core.loading import file_sha256
-from dpdesk.core.plan import load_plan
-from dpdesk.core.recognition import ledger_for, resolve
-from dpdesk.core.release import release
+from dpdesk.core.plan.reader import load_plan
+from dpdesk.core.release.steps import release
 from tests.trust.test_concurrent_first_use import write_saves
 
 pytestmark = [

@@ -30,14 +30,14 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import datacheck as dchk
-from dpdesk.core import ledger as ledger_mod
-from dpdesk.core import release as rel
-from dpdesk.core import values as vals
-from dpdesk.core.errors import BudgetExceeded
-from dpdesk.core.ledger import Ledger, LedgerTransaction
-from dpdesk.core.plan import Plan, parse_plan
-from dpdesk.core.queries import design_query
+from dpdesk.core.common.errors import BudgetExceeded
+from dpdesk.core.dp import values as vals
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.ledger import book as ledger_mod
+from dpdesk.core.ledger.book import Ledger, LedgerTransaction
+from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.release import datacheck as dchk
+from dpdesk.core.release import steps as rel
 from tests.conftest import ROOT, SAMPLES
 
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="flock")
@@ -463,7 +463,7 @@ def forbidden(*_a, **_k):
     raise AssertionError("non-cryptographic randomness reached a release")
 
 # The one exception: the synthesiser's sampler (post-processing of released marginals) makes numpy's PCG64 in
-# dpdesk.core.synthetic.pipeline.generator, from a seed that secrets drew; anything else is refused.
+# dpdesk.core.dp.synthetic.pipeline.generator, from a seed that secrets drew; anything else is refused.
 DRAWN = set()
 _randbits = secrets.randbits
 
@@ -477,7 +477,7 @@ _Generator, _PCG64 = np.random.Generator, np.random.PCG64
 
 def _from_sampler():
     f = sys._getframe(2)
-    return f.f_code.co_name == "generator" and f.f_globals.get("__name__") == "dpdesk.core.synthetic.pipeline"
+    return f.f_code.co_name == "generator" and f.f_globals.get("__name__") == "dpdesk.core.dp.synthetic.pipeline"
 
 def Generator(bits):
     if not (_from_sampler() and isinstance(bits, _PCG64)):
@@ -498,8 +498,8 @@ for name in ("random", "randint", "choice", "choices", "shuffle", "uniform", "ga
     setattr(random, name, forbidden)
 
 # only now is dpdesk imported: a generator made at import time is caught too
-from dpdesk.core.plan import load_plan, parse_plan
-from dpdesk.core.release import release
+from dpdesk.core.plan.reader import load_plan, parse_plan
+from dpdesk.core.release.steps import release
 
 plan = load_plan(sys.argv[1])
 synthetic = {"name": "table", "statistic": "synthetic", "columns": ["wage", "education", "region"],
@@ -542,7 +542,7 @@ def test_no_generator_of_numpy_or_random_exists_when_a_release_runs(
 def test_the_patched_process_refuses_a_pcg64_outside_the_sampler() -> None:
     """The exception above is exactly one: numpy's PCG64 anywhere else (or seeded otherwise) is refused."""
     script = _RELEASE_IN_A_PATCHED_PROCESS.split("# only now is dpdesk imported")[0] + (
-        "from dpdesk.core.synthetic.pipeline import generator\n"
+        "from dpdesk.core.dp.synthetic.pipeline import generator\n"
         "try:\n    np.random.PCG64(1)\nexcept AssertionError:\n    print('refused')\n"
         "try:\n    generator(12345)\nexcept AssertionError:\n    print('refused unseeded')\n"
         "import secrets\ngenerator(secrets.randbits(128))\nprint('ok')\n"
@@ -554,35 +554,23 @@ def test_the_patched_process_refuses_a_pcg64_outside_the_sampler() -> None:
 
 
 #: Where numpy.random may appear on the release path: nowhere (simulations and samples live outside it).
-_ALLOWED: set[tuple[str, str | None]] = {  # simulations live in simulate.py, off the release path
+_ALLOWED: set[tuple[str, str | None]] = {  # simulations live in the previews' wing, off the release path
     # the synthesiser's sampler: numpy's PCG64 seeded from secrets, post-processing of released marginals only
     # (the runtime test above allows it there and nowhere else); decode and sample_codes only name its type
-    ("synthetic/pipeline.py", "generator"),
-    ("synthetic/domain.py", "decode"),
-    ("synthetic/sample.py", "systematic_counts"),
-    ("synthetic/sample.py", "sample_codes"),
+    ("dp/synthetic/pipeline.py", "generator"),
+    ("dp/synthetic/domain.py", "decode"),
+    ("dp/synthetic/sample.py", "systematic_counts"),
+    ("dp/synthetic/sample.py", "sample_codes"),
 }
-_RELEASE_PATH = (
-    "accounting.py",
-    "aggregates.py",
-    "budget.py",
-    "datacheck.py",
-    "ledger.py",
-    "mechanisms.py",
-    "package.py",
-    "plan.py",
-    "queries.py",
-    "recost.py",
-    "release.py",
-    "report.py",
-    "review.py",
-    "values.py",
-    *(f"loading/{p.name}" for p in sorted((ROOT / "dpdesk" / "core" / "loading").glob("*.py"))),
-    "mechanism_kinds.py",
-    # the registry of statistics, every module of it (a statistic added later is scanned too)
-    *sorted(f"statistics/{p.name}" for p in (ROOT / "dpdesk" / "core" / "statistics").glob("*.py")),
-    *sorted(f"synthetic/{p.name}" for p in (ROOT / "dpdesk" / "core" / "synthetic").glob("*.py")),
+#: Every module of the engine but the previews' wing (a module added later is scanned too).
+_RELEASE_PATH = tuple(
+    sorted(
+        p.relative_to(ROOT / "dpdesk" / "core").as_posix()
+        for p in (ROOT / "dpdesk" / "core").rglob("*.py")
+        if p.relative_to(ROOT / "dpdesk" / "core").parts[0] != "preview"
+    )
 )
+assert len(_RELEASE_PATH) > 60 and "dp/mechanisms.py" in _RELEASE_PATH
 
 
 def _names_random(node: ast.AST) -> bool:
@@ -640,7 +628,7 @@ def test_the_release_path_does_not_import_the_simulations() -> None:
                 else ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
             )
             names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
-            if any(m == "dpdesk.core.simulate" for m in mods) or (
+            if any(m == "dpdesk.core.preview.simulate" for m in mods) or (
                 mods == ["dpdesk.core"] and "simulate" in names
             ):
                 found.append(f"{name}:{node.lineno}")

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from dpdesk.core import faults
-from dpdesk.core import ledger as ledger_mod
-from dpdesk.core.errors import DpdeskError, UsageError
-from dpdesk.core.ledger import Ledger
-from dpdesk.core.outputs import claim_out_dir
-from dpdesk.core.plan import load_plan
-from dpdesk.core.release import ReleaseNotWritten, release
+from dpdesk.core.common import faults
+from dpdesk.core.common.errors import DpdeskError, UsageError
+from dpdesk.core.ledger import book as ledger_mod
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.plan.reader import load_plan
+from dpdesk.core.publish.outputs import claim_out_dir
+from dpdesk.core.release.steps import ReleaseNotWritten, release
 from dpdesk.services import Dataset
 from dpdesk.services.ledger import (
     ExportLedgerRequest,

@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from dpdesk.core import ledger as ledger_mod
-from dpdesk.core.carryover import parse_stated_cost
-from dpdesk.core.entries import entry_hash
-from dpdesk.core.ledger import Ledger
+from dpdesk.core.ledger import book as ledger_mod
+from dpdesk.core.ledger.book import Ledger
+from dpdesk.core.ledger.carryover import parse_stated_cost
+from dpdesk.core.ledger.entries import entry_hash
 
 pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import xlsxwriter  # type: ignore[import-untyped]
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading import Peek, guards, load_table, peek, suggest_types
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.plan.reader import ColumnSpec
 
 SHEET = "xl/worksheets/sheet1.xml"
 AGE = ColumnSpec("age", "int", bounds=(0, 120))
@@ -37,8 +37,8 @@ CHILD = r"""
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]), int(sys.argv[2])))
 from dpdesk.core.loading import load_table, suggest_types
-from dpdesk.core.errors import InputError
-from dpdesk.core.plan import ColumnSpec
+from dpdesk.core.common.errors import InputError
+from dpdesk.core.plan.reader import ColumnSpec
 messages = []
 t = time.perf_counter()
 calls = (lambda: load_table(sys.argv[1], {"age": ColumnSpec("age", "int", bounds=(0, 120))}),

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
+from dpdesk.core.common.progress import Progress
 from dpdesk.core.loading.guards import check_rows
 from dpdesk.core.loading.panics import reader_errors, reader_message
 from dpdesk.core.loading.table import BatchSink, Column, ColumnIssues, LoadReport, Table, file_sha256
-from dpdesk.core.plan_base import ColumnSpec, _did_you_mean
-from dpdesk.core.progress import Progress
+from dpdesk.core.model.spec import ColumnSpec, _did_you_mean
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from dpdesk.core.errors import Cancelled, InputError
+from dpdesk.core.common.errors import Cancelled, InputError
+from dpdesk.core.common.progress import Progress
 from dpdesk.core.loading.columns import TableBuilder, id_exprs, int_dtype, match_columns
 from dpdesk.core.loading.guards import MAX_RECORD_BYTES
 from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table
-from dpdesk.core.plan_base import ColumnSpec
-from dpdesk.core.progress import Progress
+from dpdesk.core.model.spec import ColumnSpec
 
 if TYPE_CHECKING:
     import polars
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 BLOCK_BYTES = 8 * 1024 * 1024  # measured: lower peak memory than 32 MiB, and 15-30% less CPU
 #: A smaller block for the block reader (and the identity pass, which reads through it) in this thread, set by a
-#: release under a low memory limit (:func:`dpdesk.core.streaming.load_for_release`); 0: :data:`BLOCK_BYTES`.
+#: release under a low memory limit (:func:`dpdesk.core.release.streaming.load_for_release`); 0: :data:`BLOCK_BYTES`.
 BLOCK_CAP: ContextVar[int] = ContextVar("dpdesk_block_cap", default=0)
 STREAM_CHUNK_BYTES = 8 * 1024 * 1024
 HASH_READ_BYTES = 256 * 1024  # read and hashed while still in the CPU cache

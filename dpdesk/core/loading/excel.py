@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
+from dpdesk.core.common.progress import Progress
 from dpdesk.core.loading.columns import load_frame
 from dpdesk.core.loading.guards import check_xlsx
 from dpdesk.core.loading.table import Table
-from dpdesk.core.plan_base import ColumnSpec
-from dpdesk.core.progress import Progress
+from dpdesk.core.model.spec import ColumnSpec
 
 if TYPE_CHECKING:
     import polars

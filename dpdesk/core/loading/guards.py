@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpdesk.core.errors import InputError, LimitError
+from dpdesk.core.common.errors import InputError, LimitError
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ The same rows re-saved with other line ends, a byte-order mark, other quoting, a
 or column order, or as .xlsx or Parquet give the same :attr:`ContentIdentity.key`; one changed cell, one row
 added or removed, or a renamed header give another. Both the key and the sketch are LOCAL: they are functions of
 the private rows (a deterministic hash of a table is a confirmation oracle for its last unknown row), so they are
-keyed by a secret kept in the dpdesk home and never leave it (see :mod:`dpdesk.core.recognition`).
+keyed by a secret kept in the dpdesk home and never leave it (see :mod:`dpdesk.core.identity.recognition`).
 
 **What counts as the same table** (the canonical form):
 
@@ -56,7 +56,7 @@ and mixed with a key of its column's name; a row's *projection* without column c
 hashes, finalised. For the whole row and for each column left out, the pass keeps a keyed multiset key of the
 projections (their sum, with the row count and the names left) and a bottom-k sketch of them
 (:data:`COLUMN_SKETCH_K`). Two tables that differ in exactly one column (dropped, added, renamed, or its values
-edited) have equal projections without it: :mod:`dpdesk.core.recognition` compares them. A projection sketch is
+edited) have equal projections without it: :mod:`dpdesk.core.identity.recognition` compares them. A projection sketch is
 kept only where the projection still nearly identifies the table's rows (:func:`identifying`): a projection with
 few distinct values (the categorical columns left after leaving out the one continuous column) matches any
 table of the same schema, so only its exact multiset key is compared. Not computed for a header that repeats a
@@ -76,7 +76,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.loading.csvfile import (
     _drop_blank_lines,
     _first_record_end,
@@ -92,7 +93,6 @@ from dpdesk.core.loading.guards import MAX_RECORD_BYTES, bounded_batches, check_
 from dpdesk.core.loading.panics import quiet_panics, quietly, reader_errors, reader_message
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES
 from dpdesk.core.loading.table import file_sha256
-from dpdesk.core.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
     import polars as pl
@@ -787,8 +787,8 @@ def content_identity(
 ) -> ContentIdentity:
     """Read every column of a CSV, .xlsx or Parquet file and return its content key and sketch.
 
-    ``secret`` is the dpdesk home's secret (:func:`dpdesk.core.contents.home_secret`). Raises
-    :class:`~dpdesk.core.errors.InputError` for a file the readers refuse.
+    ``secret`` is the dpdesk home's secret (:func:`dpdesk.core.ledger.contents.home_secret`). Raises
+    :class:`~dpdesk.core.common.errors.InputError` for a file the readers refuse.
     """
     p = Path(path)
     if not p.is_file():

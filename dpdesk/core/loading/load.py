@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.loading.csvfile import load_csv
 from dpdesk.core.loading.excel import XLSX_SUFFIXES, load_xlsx
 from dpdesk.core.loading.guards import check_regular_file
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES, load_parquet, stream_parquet
 from dpdesk.core.loading.table import BatchSink, Table
-from dpdesk.core.plan_base import ColumnSpec
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.model.spec import ColumnSpec
 from dpdesk.i18n import _
 
 
@@ -29,7 +29,7 @@ def load_table(
     """Load the declared ``columns`` (and an optional id column) of a CSV, .xlsx or Parquet file.
 
     With a ``sink`` the rows are streamed to it batch by batch and the table returned holds no values (see
-    :mod:`dpdesk.core.streaming`): CSV in blocks, Parquet by row groups; a workbook is refused (it is read whole).
+    :mod:`dpdesk.core.release.streaming`): CSV in blocks, Parquet by row groups; a workbook is refused (it is read whole).
     """
     p = Path(path)
     check_regular_file(p)  # a device or a FIFO is refused at once, before any reader opens it

@@ -6,14 +6,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
+from dpdesk.core.common.progress import Progress
+from dpdesk.core.common.text import shown
 from dpdesk.core.loading.columns import TableBuilder, load_frame, match_columns
 from dpdesk.core.loading.guards import bounded_batches, check_parquet
 from dpdesk.core.loading.panics import quiet_panics, quietly, reader_errors, reader_message
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table, file_sha256
-from dpdesk.core.plan_base import ColumnSpec
-from dpdesk.core.progress import Progress
-from dpdesk.core.text import shown
+from dpdesk.core.model.spec import ColumnSpec
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpdesk.core.errors import InputError
+from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading.csvfile import detect_encoding, sniff_delimiter
 from dpdesk.core.loading.excel import XLSX_SUFFIXES, read_checked_xlsx
 from dpdesk.core.loading.panics import reader_errors, reader_message

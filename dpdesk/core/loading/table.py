@@ -9,9 +9,9 @@ from typing import Protocol, cast
 
 import numpy as np
 
-from dpdesk.core.errors import InputError
-from dpdesk.core.plan_base import ColumnSpec
-from dpdesk.core.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.errors import InputError
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.model.spec import ColumnSpec
 
 #: Read size when hashing a whole file (the same block size as the CSV reader's).
 HASH_BLOCK_BYTES = 8 * 1024 * 1024
@@ -21,7 +21,7 @@ HASH_BLOCK_BYTES = 8 * 1024 * 1024
 class ColumnIssues:
     """Per-column counts for the curator: what became missing, and where the first one was; for int columns,
     also how many values were clamped to the bounds as they were stored (float values are clamped later, at
-    query time: see :func:`dpdesk.core.datacheck.check_data`)."""
+    query time: see :func:`dpdesk.core.release.datacheck.check_data`)."""
 
     missing: int = 0
     unparsable: int = 0
@@ -85,7 +85,7 @@ class BatchSink(Protocol):
 class Table:
     """The declared columns of a loaded data file, and its SHA-256 (the dataset's ledger key).
 
-    A streamed table (``streamed`` set: see :mod:`dpdesk.core.streaming`) has columns without values: its
+    A streamed table (``streamed`` set: see :mod:`dpdesk.core.release.streaming`) has columns without values: its
     rows went batch by batch to the sink, which holds what the release needs of them."""
 
     path: str

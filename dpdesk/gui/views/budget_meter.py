@@ -172,7 +172,7 @@ class BudgetMeter(QGroupBox):
         over = not rep.fits
         self.bar.set_values(total, spent, parts, over)
         left = rep.remaining_after
-        from dpdesk.core.budget import report_warnings, used_up
+        from dpdesk.core.ledger.budget import report_warnings, used_up
 
         warnings = report_warnings(rep)
         self.warning.setText("\n".join(warnings))
@@ -250,7 +250,7 @@ class BudgetMeter(QGroupBox):
 
     def scale_dialog(self) -> QDialog:
         """The dialog (tests read it): the scale, the comparison in words, a link to the guide's page."""
-        from dpdesk.core import deployments
+        from dpdesk.core.dp import deployments
         from dpdesk.gui.views.epsilon_scale import EpsilonScale
 
         rep = self.state.report

@@ -1,7 +1,7 @@
 """A plan's total epsilon placed on a log scale of real deployments' published budgets.
 
 A narrow widget (it fits beside the budget meter): a vertical log axis of epsilon, each deployment of
-``dpdesk.core.deployments`` as a tick with its short label on the right, and the plan's total as a red
+``dpdesk.core.dp.deployments`` as a tick with its short label on the right, and the plan's total as a red
 marker with its value on the left. The tooltip gives every deployment's unit of privacy, period and
 source, and says they are not directly comparable.
 """
@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from dpdesk.core import deployments as dep
+from dpdesk.core.dp import deployments as dep
 from dpdesk.i18n import _
 
 LOW, HIGH = 0.01, 100.0  # the axis, widened to include the plan's epsilon

@@ -2,7 +2,7 @@
 estimated by uncharged simulated releases on a file the user declares public, never on the private table.
 
 A "public" file that turns out to have a ledger, or the table opened for release, is refused by the engine
-(:func:`dpdesk.core.simulate.public_table`) when the estimate runs.
+(:func:`dpdesk.core.preview.simulate.public_table`) when the estimate runs.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from dpdesk.i18n import _
 
-#: The engine's limit (dpdesk.core.simulate.MAX_FIDELITY_RUNS), without importing it.
+#: The engine's limit (dpdesk.core.preview.simulate.MAX_FIDELITY_RUNS), without importing it.
 MAX_RUNS = 20
 
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.values import fmt_number
+from dpdesk.core.dp.values import fmt_number
 from dpdesk.gui.models import parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
@@ -157,7 +157,7 @@ class FitDialog(QDialog):
 
     def recompute(self) -> None:
         """Run the service's fit with the current weights, locks and reserve; show the new epsilons."""
-        from dpdesk.core.fit import FitError
+        from dpdesk.core.ledger.fit import FitError
         from dpdesk.services.budget import fit_entries
 
         self.result_epsilons = None

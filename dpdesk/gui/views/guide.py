@@ -143,7 +143,7 @@ class GuideWindow(QDialog):
         self.browser.verticalScrollBar().setValue(0)
 
     def _epsilon_changed(self, value: float) -> None:
-        from dpdesk.core import deployments
+        from dpdesk.core.dp import deployments
 
         self.scale.set_epsilon(value)
         self.scale_text.setText(deployments.describe(value))

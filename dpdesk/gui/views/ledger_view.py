@@ -16,13 +16,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.text import shown
+from dpdesk.core.common.text import shown
 from dpdesk.gui.models import LedgerModel, release_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
-    from dpdesk.core.recognition import Resemblance
+    from dpdesk.core.identity.recognition import Resemblance
 
 
 class LedgerView(QWidget):
@@ -99,7 +99,7 @@ class LedgerView(QWidget):
                 ).format(e=_html(s.ledger_error))
             )
         elif s.near_copy:
-            from dpdesk.core.recognition import compared_sentence
+            from dpdesk.core.identity.recognition import compared_sentence
 
             near = s.near[0]
             self.status.setText(
@@ -118,7 +118,7 @@ class LedgerView(QWidget):
         elif not s.ledger_entries:
             self.status.setText(_("Nothing has been released from this dataset yet."))
         else:
-            from dpdesk.core.entries import SpendEntry
+            from dpdesk.core.ledger.entries import SpendEntry
 
             n = sum(1 for e in s.ledger_entries if isinstance(e, SpendEntry))
             self.status.setText(
@@ -129,19 +129,19 @@ class LedgerView(QWidget):
         self.link_button.setVisible(s.near_copy and not s.ledger_error)
         self.declare_button.setVisible(s.near_copy and not s.ledger_error)
         if s.sha256 is not None and not s.ledger_error and not s.near_copy:
-            from dpdesk.core.governance import describe
+            from dpdesk.core.ledger.governed import describe
 
             self.status.setText(self.status.text() + "<br>" + _html(describe(s.ledger_entries)))
         if s.ledger_notice:
             self.status.setText(self.status.text() + "<br>" + _html(s.ledger_notice))
 
     def show_selected(self) -> None:
-        from dpdesk.core.values import rows_from_entry
+        from dpdesk.core.ledger.entries import rows_from_entry
 
         idx = self.table.currentIndex()
         if not idx.isValid():
             return
-        from dpdesk.core.entries import SpendEntry
+        from dpdesk.core.ledger.entries import SpendEntry
 
         e = self.model.entry(idx.row())
         if not isinstance(e, SpendEntry):

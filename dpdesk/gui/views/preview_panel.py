@@ -32,8 +32,8 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
     """The selected query's accuracy in its own units (the engine's sentence, from the plan alone), and what it
     depends on: the public estimate of the number of rows, and for a quantile the data (its value range is
     shown only by simulating on a stand-in table or a file declared public, never on the private table)."""
-    from dpdesk.core import statistics
-    from dpdesk.core.accuracy import RANK, RATIO
+    from dpdesk.core.dp import statistics
+    from dpdesk.core.dp.accuracy import RANK, RATIO
 
     acc = state.query_accuracy(row)
     at = state.valid_query(row)
@@ -85,8 +85,8 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
 def synthetic_lines(design: Any, plan: Any) -> list[str]:
     """What a synthetic-table query does, in plain words, with its noise scales (from the plan's design alone),
     and where its expected utility can be seen: only on a file the user declares public, never on the table."""
-    from dpdesk.core.statistics.synthetic import SyntheticQuery, attributes
-    from dpdesk.core.synthetic.pipeline import MAX_ROWS
+    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, attributes
+    from dpdesk.core.dp.synthetic.pipeline import MAX_ROWS
 
     spec = design.spec
     assert isinstance(spec, SyntheticQuery)
@@ -126,7 +126,7 @@ def synthetic_lines(design: Any, plan: Any) -> list[str]:
 
 
 def fidelity_text(result: Any, path: str, epsilon: float) -> str:
-    """The estimate's result in plain words (a :class:`dpdesk.core.simulate.Fidelity`)."""
+    """The estimate's result in plain words (a :class:`dpdesk.core.preview.simulate.Fidelity`)."""
 
     def pct(x: float) -> str:
         return f"{100.0 * x:.1f}%"
@@ -204,9 +204,9 @@ class PreviewPanel(QWidget):
             return
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: imported on first preview
 
-        from dpdesk.core import statistics
-        from dpdesk.core.figures import noise_figure, selection_figure
-        from dpdesk.core.queries import design_query
+        from dpdesk.core.dp import statistics
+        from dpdesk.core.dp.figures import noise_figure, selection_figure
+        from dpdesk.core.dp.queries import design_query
 
         spec = plan.queries[at]
         design = design_query(spec, plan)

@@ -27,11 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core import statistics
-from dpdesk.core.accuracy import LEAD, RANK, RATIO, VALUE
-from dpdesk.core.errors import field_of
-from dpdesk.core.mechanism_kinds import MECHANISMS, get_mechanism
-from dpdesk.core.statistics.base import Param, ParamKind
+from dpdesk.core.common.errors import field_of
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.accuracy import LEAD, RANK, RATIO, VALUE
+from dpdesk.core.dp.statistics.base import Param, ParamKind
+from dpdesk.core.model.mechanism_kinds import MECHANISMS, get_mechanism
 from dpdesk.gui.models import QUERY_COLUMNS, QueryListModel, parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
@@ -424,7 +424,7 @@ class QueryForm(QWidget):
 
     def _numeric_columns(self, columns: Any) -> list[tuple[str, str]]:
         """The numeric columns among ``columns`` and, for each, its default bin edges as text (the placeholder)."""
-        from dpdesk.core.synthetic import default_edges
+        from dpdesk.core.dp.synthetic import default_edges
 
         declared = self.state.plan_data["columns"]
         out = []

@@ -28,7 +28,7 @@ from dpdesk.i18n import _
 from dpdesk.services.synthetic import SyntheticTable
 
 if TYPE_CHECKING:
-    from dpdesk.core.entries import SpendEntry
+    from dpdesk.core.ledger.entries import SpendEntry
 
 #: The height of one column's panel in the synthetic table's chart (the chart scrolls).
 PANEL_HEIGHT = 190
@@ -219,7 +219,7 @@ class ResultsView(QWidget):
             return
         from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: on first chart
 
-        from dpdesk.core.figures import results_figure
+        from dpdesk.core.dp.figures import results_figure
 
         rows = [r for r in self.state.results if r[0] == name]
         try:

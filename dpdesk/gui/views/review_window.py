@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.accounting import method_name
-from dpdesk.core.text import shown
+from dpdesk.core.common.text import shown
+from dpdesk.core.dp.accounting import method_name
 from dpdesk.i18n import _
 
 

@@ -323,7 +323,9 @@ class SchemaView(QWidget):
         }
         acc: dict[str, Any] = {"method": self.method.currentData()}
         if acc["method"] == "advanced":
-            from dpdesk.core.accounting import default_delta_prime  # the meter's delta', so the totals agree
+            from dpdesk.core.dp.accounting import (
+                default_delta_prime,  # the meter's delta', so the totals agree
+            )
 
             b = new["budget"]["delta"]
             dp = _number(self.delta_prime.text(), default_delta_prime(b) if isinstance(b, float) else None)

@@ -4,7 +4,7 @@ table.
 The user chooses what the releases are drawn on: a stand-in table generated from the plan's schema, or a
 file they declare public (a published sample, last year's published table). The private table is not
 offered; a "public" file that turns out to have a ledger is refused by the engine
-(:func:`dpdesk.core.simulate.public_table`) when the simulation runs.
+(:func:`dpdesk.core.preview.simulate.public_table`) when the simulation runs.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from dpdesk.i18n import _
 
-#: The engine's limits (dpdesk.core.simulate.MAX_SIMULATION_RUNS, MAX_STAND_IN_ROWS), without importing it.
+#: The engine's limits (dpdesk.core.preview.simulate.MAX_SIMULATION_RUNS, MAX_STAND_IN_ROWS), without importing it.
 MAX_RUNS = 1_000_000
 MAX_ROWS = 10_000_000
 

@@ -31,7 +31,7 @@ def _budget_problem(state: AppState) -> str | None:
     rep = state.report
     if rep is None or rep.fits:
         return None
-    from dpdesk.core.budget import used_up
+    from dpdesk.core.ledger.budget import used_up
 
     if used_up(rep.remaining_before.epsilon, rep.budget.epsilon):
         return _("The budget of this dataset is used up: no further release is possible.")

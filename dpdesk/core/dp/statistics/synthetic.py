@@ -1,0 +1,730 @@
+"""synthetic: a differentially private synthetic table of several columns (MST; :mod:`dpdesk.core.dp.synthetic`).
+
+A query ``{"name", "statistic": "synthetic", "columns": [...], "epsilon", "delta"}`` (optional ``rows``: how
+many rows to generate, public, default the fitted model's total; optional ``bins``: public bin edges per
+numeric column, default :data:`~dpdesk.core.dp.synthetic.DEFAULT_BINS` equal-width bins over its bounds, one bin
+per value for an int column whose bounds span at most :data:`~dpdesk.core.dp.synthetic.PER_VALUE_LEVELS` values,
+see :mod:`dpdesk.core.dp.synthetic.domain`). Its mechanism word is ``mst`` (the default).
+
+Design (public, from the plan): three parts, composed inside the query (see
+:mod:`dpdesk.core.dp.synthetic.measure`): the d one-way marginals, d - 1 selection rounds of the exponential
+mechanism and the d - 1 selected two-way marginals. With delta > 0 every part is rho-zCDP (Gaussian
+marginals, and eps_s^2 / 8 per round) and the sum is at most the rho whose Canonne-Kamath-Steinke conversion
+at delta is epsilon; the query books (epsilon, delta), or its rho on a zCDP dataset. With delta = 0 the parts
+are pure (Laplace marginals) and their epsilons add up to at most epsilon.
+
+Sensitivity of one marginal (every kept row is in one cell of every marginal; a row is left out of all of
+them when its id is empty or when one of the table's columns whose missing-value rule is "drop" has a missing,
+unparsable or undeclared value there, :func:`encode_table`; an imputed value is a value): add_remove
+L1 = L2 = k (a row left out is a row not added); replace L1 = 2k, L2 = sqrt(2) k (the change is the counts
+of the k rows put in minus those of the k rows taken out, two non-negative vectors of sum at most k, whether
+or not some rows are left out: ||a - b||^2 <= ||a||^2 + ||b||^2 <= 2k^2). A selection score (the L1 distance
+from the real two-way marginal to a table built from released values) moves by at most the marginal's L1.
+The domain (levels) is read off the plan alone: no column has a missing level (domain version 2), whatever
+the data hold; releases made before keep theirs (``domain`` in their ledger entry, absent: version 1).
+
+Release: the noisy marginals and a seed from :mod:`secrets` are the query's released values, kept in the
+spend entry (``synthetic`` field); the table is post-processing of those alone
+(:func:`synthetic_table`), written to the package as ``<file>`` after the charge and regenerated identically
+from the ledger. release.csv gets one row: the file name and the number of rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import secrets
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from dpdesk.core.common.errors import PlanError
+from dpdesk.core.dp.accuracy_base import Accuracy
+from dpdesk.core.dp.aggregates_base import Exact
+from dpdesk.core.dp.queries_base import (
+    Component,
+    QueryDesign,
+    _fmt,
+    exponential_component,
+    interval_halfwidth,
+)
+from dpdesk.core.dp.statistics.base import (
+    DesignContext,
+    NoiseFn,
+    Param,
+    ParamKind,
+    PickFn,
+    Rows,
+    Statistic,
+)
+from dpdesk.core.dp.synthetic import (
+    DEFAULT_BINS,
+    DOMAIN_VERSION,
+    MAX_COLUMNS,
+    MAX_LEVELS,
+    MAX_PAIR_CELLS,
+    PER_VALUE_LEVELS,
+    Attribute,
+    DomainError,
+    ExactMarginals,
+    Measurement,
+    Measurements,
+    Split,
+    check_domain,
+    decode,
+    default_edges,
+    encode,
+    exact_marginals,
+    fit,
+    measure_marginals,
+    sample_codes,
+    split_budget,
+)
+from dpdesk.core.dp.synthetic.fit import FIT_VERSION
+from dpdesk.core.dp.synthetic.pipeline import MAX_ROWS, generator, table_rows
+from dpdesk.core.dp.values import Row, fmt_number
+from dpdesk.core.model.mechanism_kinds import Mechanism
+from dpdesk.core.model.spec import (
+    ColumnSpec,
+    Plan,
+    QuerySpec,
+    _did_you_mean,
+    _increasing,
+    _inside,
+    _json_type,
+    _listed_twice,
+    _quoted,
+)
+from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.loading import Table
+
+
+@dataclass(frozen=True)
+class SyntheticQuery(QuerySpec):
+    """A synthetic table: its columns, the rows to draw (None: the fitted total) and any declared bins."""
+
+    columns: tuple[str, ...] = ()
+    rows: int | None = None
+    bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
+
+    def _check(self) -> None:
+        """Its columns, rows and bins as the plan writes them; whether the columns are declared, the bins
+        numeric and inside the bounds, and the domain small enough is the plan's to check."""
+        super()._check()
+        if self.accuracy is not None:
+            raise PlanError("query.accuracy", _no_accuracy_target(), hint=_("write epsilon instead"))
+        names: list[str] = []
+        for i, v in enumerate(self.columns):
+            if not isinstance(v, str):
+                raise PlanError(f"query.columns[{i}]", _("a column name must be text"))
+            if v in names:
+                raise PlanError(f"query.columns[{i}]", _listed_twice(v))
+            names.append(v)
+        _column_count(names, "query.columns")
+        object.__setattr__(self, "columns", tuple(names))
+        if self.rows is not None:
+            _check_rows(self.rows, "query.rows")
+        bins: list[tuple[str, tuple[float, ...]]] = []
+        for name, edges in self.bins:
+            key = f"query.bins.{name}"
+            if name not in names:
+                raise PlanError(
+                    key,
+                    _("{name} is not one of this query's columns").format(name=_quoted(name)),
+                    hint=_did_you_mean(name, names),
+                )
+            bins.append((name, _increasing(list(edges), key, minimum=2, maximum=MAX_LEVELS + 1)))
+        object.__setattr__(self, "bins", tuple(bins))
+
+
+def _no_accuracy_target() -> str:
+    return _("a synthetic table takes an epsilon, not an accuracy target")
+
+
+def _column_count(names: list[str], key: str) -> None:
+    if len(names) < 2:
+        raise PlanError(key, _("a synthetic table needs at least 2 columns"))
+    if len(names) > MAX_COLUMNS:
+        raise PlanError(
+            key,
+            _("a synthetic table takes at most {most} columns (you chose {n})").format(
+                most=MAX_COLUMNS, n=len(names)
+            ),
+        )
+
+
+def _check_rows(v: Any, key: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_ROWS:
+        raise PlanError(
+            key,
+            _("rows must be a whole number from 1 to {most} (you wrote {value})").format(
+                most=f"{MAX_ROWS:,}", value=v
+            ),
+        )
+    return v
+
+
+COLUMNS = Param(
+    "columns",
+    ParamKind.COLUMN_LIST,
+    lambda: _("Columns"),
+    lambda: _("The columns of the synthetic table (at least 2 declared columns)."),
+    min_len=2,
+    max_len=MAX_COLUMNS,
+)
+ROWS = Param(
+    "rows",
+    ParamKind.WHOLE_NUMBER,
+    lambda: _("Rows to generate"),
+    lambda: _(
+        "How many rows to generate (public); empty: the total of the fitted model, at no cost (at most {n})."
+    ).format(n=f"{MAX_ROWS:,}"),
+    max_len=MAX_ROWS,
+)
+BIN_MAP = Param(
+    "bins",
+    ParamKind.BIN_MAP,
+    lambda: _("Bin edges per numeric column"),
+    lambda: _(
+        "Public bin edges per numeric column, e.g. wage: 0, 250, 500, 5000 (inside the column's bounds); "
+        "a numeric column without them gets {n} equal-width bins over its bounds, and an int column whose "
+        "bounds span at most {most} values one level per value (unless that makes a two-way table of more "
+        "than {cells} cells)."
+    ).format(n=DEFAULT_BINS, most=PER_VALUE_LEVELS, cells=f"{MAX_PAIR_CELLS:,}"),
+)
+
+
+@dataclass
+class SyntheticExact(Exact):
+    """The exact marginals (secret) and, once noised, what the ledger keeps (public)."""
+
+    marginals: ExactMarginals | None = None
+    released: dict[str, Any] | None = None
+
+
+def attributes(
+    spec: SyntheticQuery, columns: dict[str, ColumnSpec], version: int = DOMAIN_VERSION
+) -> list[Attribute]:
+    """The public domain of the table (from the plan alone): each column's levels, categories or bins.
+
+    Version 2 (:data:`~dpdesk.core.dp.synthetic.DOMAIN_VERSION`): no missing level (no missing value reaches the
+    measurement: its row is left out under "drop", its value imputed under "impute"); an int column without
+    declared bins gets one level per value when its bounds span at most
+    :data:`~dpdesk.core.dp.synthetic.PER_VALUE_LEVELS` values, unless the domain then breaks a limit of
+    :func:`~dpdesk.core.dp.synthetic.check_domain` (then version 1's default bins, with which every plan accepted
+    before is accepted still). Version 1 (releases made before): a "missing" level for a column whose rule is
+    "drop", one level per value only up to :data:`~dpdesk.core.dp.synthetic.DEFAULT_BINS` values."""
+    if version == 1:
+        return _attributes(spec, columns, DEFAULT_BINS, 1)
+    if version != DOMAIN_VERSION:
+        raise ValueError(f"unknown synthetic domain version {version}")
+    attrs = _attributes(spec, columns, PER_VALUE_LEVELS, version)
+    try:
+        check_domain(attrs)
+    except DomainError:
+        return _attributes(spec, columns, DEFAULT_BINS, version)
+    return attrs
+
+
+def _attributes(
+    spec: SyntheticQuery, columns: dict[str, ColumnSpec], per_value: int, version: int
+) -> list[Attribute]:
+    declared = dict(spec.bins)
+    out = []
+    for name in spec.columns:
+        col = columns[name]
+        missing = col.missing.drops and version == 1
+        if col.type == "category":
+            assert col.categories is not None
+            out.append(
+                Attribute(name, "category", categories=col.categories, missing_level=missing, version=version)
+            )
+            continue
+        assert col.bounds is not None
+        edges = declared.get(name) or default_edges(col.type.value, col.bounds, per_value=per_value)
+        out.append(
+            Attribute(
+                name, col.type.value, edges=edges, bounds=col.bounds, missing_level=missing, version=version
+            )
+        )
+    return out
+
+
+def domain_version_of(entry_field: dict[str, Any]) -> int:
+    """The domain a release's table was made with (its ledger field ``domain``; entries from before: 1)."""
+    return int(entry_field.get("domain", 1))
+
+
+def encode_table(
+    spec: SyntheticQuery, table: Table, keep: np.ndarray | None
+) -> tuple[list[Attribute], np.ndarray]:
+    """The query's columns of ``table`` as levels (n x d) over their public domain (the current version), rows
+    outside ``keep`` left out, and so is every row with a missing value (empty, unparsable, NaN or an undeclared
+    category) in a column whose rule is "drop"; a column whose rule is "impute" gets its imputed value there.
+    Reads the table: on the release path only inside the charged exact step."""
+    cols = {n: table.columns[n].spec for n in spec.columns}
+    attrs = attributes(spec, cols)
+    kept = np.ones(table.n_rows, dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
+    columns = []
+    for a in attrs:
+        col = table.columns[a.name]
+        values = col.values
+        miss = col.missing()
+        if miss.any():
+            if col.spec.missing.drops:
+                kept &= ~miss
+            else:
+                values = values.copy()
+                impute = col.spec.missing.impute
+                if col.spec.type == "category":
+                    assert col.spec.categories is not None
+                    values[miss] = col.spec.categories.index(str(impute))
+                else:
+                    values[miss] = impute
+        columns.append(values)
+    levels = [encode(a, values[kept], None) for a, values in zip(attrs, columns, strict=True)]
+    codes = np.stack(levels, axis=1) if levels else np.zeros((0, 0), dtype=np.int64)
+    return attrs, codes
+
+
+def file_name(query_name: str) -> str:
+    """A safe file name for the synthetic table, from the PUBLIC query name only (never from data).
+
+    Letters, digits, '-', '_' and '.' are kept (other characters become '_'), leading dots are dropped, at most
+    80 characters, and names Windows reserves get a '_' in front.
+
+    >>> file_name("wage by age/sex"), file_name("../x"), file_name("CON")
+    ('wage_by_age_sex.csv', 'x.csv', '_CON.csv')
+    """
+    text = unicodedata.normalize("NFC", query_name)
+    stem = re.sub(r"[^\w.-]+", "_", text, flags=re.UNICODE).strip("._ ")[:80].rstrip("._ ")
+    if not stem:
+        stem = "synthetic"
+    if stem.split(".")[0].upper() in _RESERVED or stem.lower() in ("release", "report", "plan", "ledger"):
+        stem = "_" + stem
+    return stem + ".csv"
+
+
+_RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"{p}{i}" for p in ("COM", "LPT") for i in range(1, 10)}
+
+
+def _split_of(design: QueryDesign, plan: Plan) -> Split:
+    spec = design.spec
+    unit = plan.privacy_unit
+    n = len(cast(SyntheticQuery, spec).columns)
+    return split_budget(spec.epsilon, spec.delta, n, unit.neighbouring == "replace", unit.max_rows_per_person)
+
+
+def _per_marginal(comp: Component, split: Split) -> Component:
+    """The component one marginal is drawn with (one marginal's sensitivity, the part's scale)."""
+    eps = split.l1 / comp.scale if comp.mechanism == "laplace" else comp.epsilon
+    return dataclasses.replace(comp, l1=split.l1, l2=split.l2, epsilon=eps)
+
+
+def measurements_to_dict(m: Measurements) -> dict[str, Any]:
+    """The released marginals in the ledger's JSON form."""
+    return {
+        "split": dataclasses.asdict(m.split),
+        "sizes": list(m.sizes),
+        "one_way": [list(x.noisy) for x in m.one_way],
+        "selected": [list(p) for p in m.selected],
+        "two_way": [list(x.noisy) for x in m.two_way],
+    }
+
+
+def measurements_from_dict(d: dict[str, Any]) -> Measurements:
+    """Inverse of :func:`measurements_to_dict`."""
+    split = Split(**d["split"])
+    sizes = tuple(int(s) for s in d["sizes"])
+    g = split.gaussian
+    one = tuple(
+        Measurement((i,), (sizes[i],), tuple(int(v) for v in vals), split.one_way_scale, g)
+        for i, vals in enumerate(d["one_way"])
+    )
+    pairs = tuple((int(p[0]), int(p[1])) for p in d["selected"])
+    two = tuple(
+        Measurement(p, (sizes[p[0]], sizes[p[1]]), tuple(int(v) for v in vals), split.two_way_scale, g)
+        for p, vals in zip(pairs, d["two_way"], strict=True)
+    )
+    return Measurements(split, sizes, one, pairs, two)
+
+
+def synthetic_table(
+    attrs: list[Attribute],
+    released: Measurements,
+    rows: int | None,
+    seed: int,
+    fit_version: int = FIT_VERSION,
+) -> tuple[list[list[object]], np.ndarray]:
+    """The synthetic table the released marginals and the seed give (post-processing: reads nothing else).
+
+    Returns the rows (values: a category's label, a number drawn uniformly inside its level and the column's
+    bounds, None for missing: :func:`~dpdesk.core.dp.synthetic.decode`, by the attributes' domain version) and the
+    levels (n x d)."""
+    model = fit(released, fit_version)
+    n = table_rows(model.total, rows)
+    rng = generator(seed)
+    codes = sample_codes(model, n, rng)
+    cols = [decode(a, codes[:, j], rng) for j, a in enumerate(attrs)]
+    return [list(r) for r in zip(*cols, strict=True)] if cols else [], codes
+
+
+def table_csv(attrs: list[Attribute], table: list[list[object]], *, bom: bool = False) -> bytes:
+    """The synthetic table as CSV through dpdesk's one CSV writer (:func:`dpdesk.core.dp.values.csv_bytes`): a header
+    of the column names, missing as an empty cell, text cells a spreadsheet would run as formulas prefixed with '
+    (as release.csv), a cell holding a line break quoted."""
+    from dpdesk.core.dp.values import _neutralise, csv_bytes
+
+    return csv_bytes(
+        [_neutralise(a.name) for a in attrs],
+        ([("" if v is None else v if isinstance(v, str) else _cell(v)) for v in row] for row in table),
+        bom=bom,
+    )
+
+
+def _cell(v: object) -> str:
+    if isinstance(v, float):
+        return repr(round(v, 6))
+    return str(v)
+
+
+def fit_version_of(entry_field: dict[str, Any]) -> int:
+    """The fit a release's table was made with (its ledger field ``fit``; entries from before it: version 1)."""
+    return int(entry_field.get("fit", 1))
+
+
+def regenerate(
+    entry_field: dict[str, Any], spec: SyntheticQuery, plan: Plan
+) -> tuple[list[Attribute], list[list[object]]]:
+    """The table of one synthetic query from its spend entry's record (free: post-processing)."""
+    attrs = attributes(spec, plan.columns, domain_version_of(entry_field))
+    released = measurements_from_dict(entry_field)
+    rows = int(entry_field["rows"])
+    table, _codes = synthetic_table(
+        attrs, released, rows, int(entry_field["seed"]), fit_version_of(entry_field)
+    )
+    return attrs, table
+
+
+class Synthetic(Statistic):
+    """A synthetic table (MST)."""
+
+    name = "synthetic"
+    order = 90
+    mechanisms = (Mechanism.MST,)
+    params = (COLUMNS, ROWS, BIN_MAP)
+    query_type = SyntheticQuery
+    composite = True
+    default_mechanism = Mechanism.MST  # the synthesiser's own mechanism word, by default
+
+    def label(self) -> str:
+        return _("synthetic table (a shareable microdata file)")
+
+    def word(self) -> str:
+        return _("synthetic table")
+
+    def help(self) -> str:
+        return _(
+            "A table of made-up rows whose one- and two-way patterns follow noisy marginals of the data."
+        )
+
+    def no_column_message(self) -> str:
+        return _("a synthetic table takes its columns as a list: write columns, not column")
+
+    def no_interval(self) -> str:
+        return _("a synthetic table: see its section")
+
+    def parse_with_columns(
+        self,
+        obj: dict[str, Any],
+        key: str,
+        common: dict[str, Any],
+        columns: dict[str, ColumnSpec],
+        broken: Any,
+    ) -> QuerySpec:
+        from dpdesk.core.model.spec import _BrokenColumn
+
+        if common.get("accuracy") is not None:
+            raise PlanError(f"{key}.accuracy", _no_accuracy_target(), hint=_("write epsilon instead"))
+        if "columns" not in obj:
+            raise PlanError(
+                f"{key}.columns",
+                _("a synthetic table needs columns, a list of at least 2 declared columns"),
+            )
+        raw = obj["columns"]
+        if not isinstance(raw, list):
+            raise PlanError(
+                f"{key}.columns",
+                _("columns must be a list of column names, not {kind}").format(kind=_json_type(raw)),
+            )
+        names: list[str] = []
+        for i, v in enumerate(raw):
+            k = f"{key}.columns[{i}]"
+            if not isinstance(v, str):
+                raise PlanError(k, _("a column name must be text"))
+            if v in broken:
+                raise _BrokenColumn(k, "")
+            if v not in columns:
+                raise PlanError(
+                    k,
+                    _("column {name} is not declared in columns").format(name=_quoted(v)),
+                    hint=_did_you_mean(v, list(columns)),
+                )
+            if v in names:
+                raise PlanError(k, _listed_twice(v))
+            names.append(v)
+        _column_count(names, f"{key}.columns")
+        rows = None
+        if "rows" in obj:
+            rows = _check_rows(obj["rows"], f"{key}.rows")
+        bins: list[tuple[str, tuple[float, ...]]] = []
+        if "bins" in obj:
+            raw_bins = obj["bins"]
+            if not isinstance(raw_bins, dict):
+                raise PlanError(
+                    f"{key}.bins",
+                    _("bins must map numeric columns to bin edges, e.g. {example}").format(
+                        example='{"wage": [0, 250, 500, 5000]}'
+                    ),
+                )
+            for col_name, edges in raw_bins.items():
+                k = f"{key}.bins.{col_name}"
+                if col_name not in names:
+                    raise PlanError(
+                        k,
+                        _("{name} is not one of this query's columns").format(name=_quoted(col_name)),
+                        hint=_did_you_mean(col_name, names),
+                    )
+                col = columns[col_name]
+                if col.bounds is None:
+                    raise PlanError(k, _("a category column's levels are its categories: it takes no bins"))
+                xs = _increasing(edges, k, minimum=2, maximum=MAX_LEVELS + 1)
+                _inside(xs, col.bounds, k)
+                bins.append((col_name, xs))
+        spec = SyntheticQuery(
+            **{**common, "column": None, "group_by": None},
+            columns=tuple(names),
+            rows=rows,
+            bins=tuple(sorted(bins, key=lambda b: names.index(b[0]))),
+        )
+        try:
+            check_domain(attributes(spec, columns))
+        except DomainError as exc:
+            raise PlanError(f"{key}.columns", str(exc)) from None
+        return spec
+
+    def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
+        from dpdesk.core.model.spec import _num_out
+
+        q = cast(SyntheticQuery, spec)
+        out: dict[str, Any] = {"columns": list(q.columns)}
+        if q.rows is not None:
+            out["rows"] = q.rows
+        if q.bins:
+            out["bins"] = {name: [_num_out(e) for e in edges] for name, edges in q.bins}
+        return out
+
+    def n_cells(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
+        return 1
+
+    def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
+        q = cast(SyntheticQuery, spec)
+        attrs = attributes(q, plan.columns)
+        d = len(attrs)
+        split = split_budget(q.epsilon, q.delta, d, ctx.replace, ctx.k)
+        rel = ctx.rel
+        sens = _(
+            "one marginal under {rel}, {who}: L1 = {l1}, L2 = {l2} (each kept row is in one cell of every "
+            "marginal; a row with a missing value in a column whose rule is to drop the row is left out of "
+            "every marginal, which is within both)"
+        ).format(rel=rel, who=ctx.who, l1=_fmt(split.l1), l2=_fmt(round(split.l2, 6)))
+        comps: list[Component] = []
+        pairs = d * (d - 1) // 2
+        for label, count, scale, cost in (
+            (_("one-way marginals ({n})").format(n=d), d, split.one_way_scale, split.one_way_cost()),
+            (
+                _("two-way marginals ({n})").format(n=split.rounds),
+                split.rounds,
+                split.two_way_scale,
+                split.two_way_cost(),
+            ),
+        ):
+            if split.gaussian:
+                formula = _(
+                    "discrete Gaussian, sigma = {s} per cell; rho = {n} x L2^2 / (2 sigma^2) = {n} x {l2}^2 / "
+                    "(2 x {s}^2) = {rho}"
+                ).format(s=_fmt(scale), n=count, l2=_fmt(round(split.l2, 6)), rho=f"{cost:.6g}")
+                comp = Component(
+                    label,
+                    "count",
+                    "gaussian",
+                    _mech_eps(cost, q.delta),
+                    q.delta,
+                    cost,
+                    count * split.l1,
+                    math.sqrt(count) * split.l2,
+                    scale,
+                    _bound(scale, True),
+                    1.0,
+                    formula,
+                    sens,
+                )
+            else:
+                formula = _(
+                    "discrete Laplace, b = {b} per cell; epsilon = {n} x L1 / b = {n} x {l1} / {b} = {e}"
+                ).format(b=_fmt(scale), n=count, l1=_fmt(split.l1), e=f"{cost:.6g}")
+                comp = Component(
+                    label,
+                    "count",
+                    "laplace",
+                    cost,
+                    0.0,
+                    count * (split.l1 / scale) ** 2 / 2.0,
+                    count * split.l1,
+                    count * split.l2,
+                    scale,
+                    _bound(scale, False),
+                    1.0,
+                    formula,
+                    sens,
+                )
+            comps.append(comp)
+        score = _(
+            "a round's score of a pair: the L1 distance between its real two-way marginal and the "
+            "product of the two released one-way marginals, sensitivity {du} (the marginal's L1); {r} rounds, "
+            "each over the pairs joining two parts of the tree"
+        ).format(du=_fmt(split.score_sensitivity), r=split.rounds)
+        sel = exponential_component(
+            _("selection of two-way marginals ({n} rounds)").format(n=split.rounds),
+            split.select_epsilon,
+            split.score_sensitivity,
+            max(2, pairs),
+            _("u = the pair's distance from independence"),
+            score,
+        )
+        sel = dataclasses.replace(
+            sel, rho=split.select_cost() if split.gaussian else split.rounds * split.select_epsilon**2 / 8.0
+        )
+        one, two = comps
+        if split.gaussian:
+            total = split.one_way_cost() + split.select_cost() + split.two_way_cost()
+            note = _(
+                "zCDP inside the query: rho = {a} (one-way) + {b} (selection, eps_s^2/8 per round) + {c} "
+                "(two-way) = {rho} <= {budget}, the largest rho whose conversion (Canonne, Kamath & Steinke "
+                "2020) at delta = {delta} is within epsilon = {eps}: booked as ({eps}, {delta}), or as rho on a "
+                "zCDP dataset"
+            ).format(
+                a=f"{split.one_way_cost():.6g}",
+                b=f"{split.select_cost():.6g}",
+                c=f"{split.two_way_cost():.6g}",
+                rho=f"{total:.6g}",
+                budget=f"{split.rho:.6g}",
+                delta=f"{q.delta:g}",
+                eps=_fmt(q.epsilon),
+            )
+        else:
+            note = _(
+                "pure epsilon-DP inside the query (delta = 0): epsilon = {a} (one-way) + {b} (selection) + {c} "
+                "(two-way) <= {eps}"
+            ).format(
+                a=f"{split.one_way_cost():.6g}",
+                b=f"{split.select_cost():.6g}",
+                c=f"{split.two_way_cost():.6g}",
+                eps=_fmt(q.epsilon),
+            )
+        notes = (*ctx.notes, note)
+        return QueryDesign(spec, (one, sel, two), (file_name(q.name),), None, notes)
+
+    def exact(self, rows: Rows) -> Exact:
+        spec = cast(SyntheticQuery, rows.design.spec)
+        assert rows.table is not None
+        attrs, codes = encode_table(spec, rows.table, rows.keep)
+        return SyntheticExact([], None, exact_marginals(codes, attrs))
+
+    def release_rows(
+        self, design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn, pick: PickFn
+    ) -> list[Row]:
+        spec = cast(SyntheticQuery, design.spec)
+        assert isinstance(exact, SyntheticExact) and exact.marginals is not None
+        split = _split_of(design, plan)
+        one, sel, two = design.components
+        one_m, two_m = _per_marginal(one, split), _per_marginal(two, split)
+        sel_m = dataclasses.replace(sel, epsilon=split.select_epsilon)
+
+        def noise_fn(values: list[int], _split: Split, scale: float) -> list[int]:
+            return noise(values, one_m if scale == split.one_way_scale else two_m)
+
+        def pick_fn(scores: list[float], _split: Split) -> int:
+            return pick(scores, sel_m)
+
+        released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)
+        seed = secrets.randbits(128)
+        n = table_rows(fit(released).total, spec.rows)
+        exact.released = {
+            **measurements_to_dict(released),
+            "file": file_name(spec.name),
+            "rows": n,
+            "seed": str(seed),
+            "fit": FIT_VERSION,
+            "domain": DOMAIN_VERSION,
+        }
+        return [
+            Row(
+                spec.name,
+                file_name(spec.name),
+                str(n),
+                "",
+                "",
+                spec.mechanism,
+                fmt_number(spec.epsilon),
+                fmt_number(spec.delta),
+            )
+        ]
+
+    def ledger_fields(self, exact: Exact) -> dict[str, Any] | None:
+        return exact.released if isinstance(exact, SyntheticExact) else None
+
+    def accuracy(self, design: QueryDesign) -> dict[str, float | None]:
+        return {c.label: c.bound95 for c in design.components}
+
+    def value_accuracy(self, design: QueryDesign, plan: Plan, confidence: float = 0.95) -> Accuracy:
+        """The noise of each released one-way marginal cell (what the synthetic table's one-way counts
+        follow); the table itself adds the fit's and the sampling's error."""
+        from dpdesk.core.dp.accuracy_base import VALUE
+
+        one = design.components[0]
+        cells = sum(a.size for a in attributes(cast(SyntheticQuery, design.spec), plan.columns))
+        return Accuracy(VALUE, confidence, interval_halfwidth(one, confidence), cells)
+
+    def examples(self, bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:
+        lo, hi = bounds
+        w = hi - lo
+        return {
+            "synthetic": {"statistic": "synthetic", "columns": ["x", "g"], "delta": 1e-6},
+            "synthetic_pure_bins": {
+                "statistic": "synthetic",
+                "columns": ["g", "x"],
+                "bins": {"x": [lo, lo + w / 4, lo + w / 2, hi]},
+            },
+        }
+
+
+def _mech_eps(rho: float, delta: float) -> float:
+    """A Gaussian part's epsilon on its own at the query's delta (for the trace; the query books the whole)."""
+    from dpdesk.core.dp import mechanisms as mech
+
+    return mech.rho_to_epsilon(rho, delta) if rho > 0 else 0.0
+
+
+def _bound(scale: float, gaussian: bool) -> float:
+    from dpdesk.core.dp import mechanisms as mech
+
+    return mech.gaussian_bound(scale) if gaussian else mech.laplace_bound(scale)
+
+
+STATISTIC = Synthetic()

@@ -1,0 +1,1 @@
+"""Privacy officers: their keys, signed approvals and policies."""

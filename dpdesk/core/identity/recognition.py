@@ -1,0 +1,677 @@
+"""Which dataset a data file belongs to: by its bytes' SHA-256, by its content, or by resemblance.
+
+The ledger finds a dataset by the SHA-256 of its file (``ledgers/keys/<sha256>``). This module adds the content
+identity (:mod:`dpdesk.core.loading.identity`), so that the same rows re-saved in another form keep their
+ledger, and a resemblance check, so that a table holding most of a known dataset's rows (or most of whose rows
+one holds) is recognised. Everything here is LOCAL to the dpdesk home and never published: the secret, content
+keys, sketches and overlap estimates are all functions of private rows.
+
+Files under ``<home>/identity/``:
+
+* ``secret``: 32 random bytes (hex) keying every row hash and content key of this home, made once. Back it up
+  with the home: without it a re-saved copy is no longer recognised by content (the bytes' keys still work);
+* ``files/<sha256>.json``: a file seen before, its content key, sketch and column sketches, so that its content
+  identity is computed once per distinct file (the cache; a record written before column sketches existed is
+  computed once more, so that known tables get them); ``files/<sha256>.refused.json``: the message of a stated
+  limit that refused a file's content identity (the same bytes are refused at once);
+* ``datasets/<public id>.json``: the content keys and sketches of a dataset's tables (``contents``), and their
+  column sketches (``columns``, by content key; older records without them keep working).
+
+**One column changed.** A table that differs from a known one in exactly one column (dropped, added, renamed,
+or its values edited) is recognised by its column sketches (:class:`~dpdesk.core.loading.identity.ColumnSketches`):
+the rows of both without that column are compared, exactly by their multiset key (whatever the columns), and
+by their sketches where those rows still nearly identify the table's rows
+(:func:`~dpdesk.core.loading.identity.identifying`; a coarse projection would match any table of the same
+schema). Two or more columns changed, or the one identifying column left out of a table with many equal rows
+otherwise, are not recognised (docs/ledger.md, SECURITY.md).
+
+:func:`resolve` is what the services call: (a) a file whose SHA-256 has a ledger opens it as before (its content
+is recorded for its dataset the first time); (b) an unknown file whose content key is a known dataset's gets that
+dataset (its SHA-256 becomes another local key of it); (c) otherwise the file is new, and the datasets it
+resembles are listed for the caller to show.
+
+A new table that resembles a known dataset never starts a fresh budget on its own (:class:`NearCopy`, exit 3):
+the curator links it to that dataset's ledger (a ``link`` entry there; its key and content become that
+dataset's), or declares it a new dataset (a ``declare_new`` entry in the known ledger, with the officer's
+approval when governed, and a ``declared_new`` entry opening the new one). The new dataset's public name is
+fixed before the approval is asked for (:func:`pending_dataset`), so that the officer can sign it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from dpdesk.core.common.errors import InputError, LedgerError, LimitError, UsageError
+from dpdesk.core.common.fsio import locked as _locked
+from dpdesk.core.common.fsio import write_atomic
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.ledger.book import Ledger, link_key, relink_key
+from dpdesk.core.ledger.contents import (
+    COPY_RULES,
+    _cached,
+    _columns_of,
+    _dataset_records,
+    _records,
+    _refused,
+    _remember_file,
+    _remember_refusal,
+    check_identity,
+    dataset_of_content,
+    datasets_of_content,
+    home_secret,
+    record_content,
+)
+from dpdesk.core.ledger.entries import is_dataset_id
+from dpdesk.core.loading.identity import (
+    ColumnSketches,
+    ContentIdentity,
+    Projection,
+    Sketch,
+    content_identity,
+    identifying,
+    overlap,
+)
+from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.ledger.budget import HistorySpend
+
+#: A known dataset is listed as resembling a table when either estimated share is above this.
+RESEMBLANCE_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True)
+class Resemblance:
+    """A known dataset that a table resembles (local estimates, never published).
+
+    ``contained``: the estimated share of the known dataset's distinct rows that the table holds; ``found``:
+    the estimated share of the table's distinct rows found in the known dataset.
+    """
+
+    dataset: str
+    contained: float
+    found: float
+    #: what the known dataset's ledger says it spent (the curator's own ledger, read here; shown on the screen
+    #: only, like the shares); None when it holds no settings yet or ``ledger_broken``
+    spent: HistorySpend | None = None
+    #: the known dataset's ledger does not verify (so what it spent cannot be read)
+    ledger_broken: bool = False
+    #: the column(s) the rows were compared without (one column dropped, added, renamed or edited); () for
+    #: whole rows
+    changed: tuple[str, ...] = ()
+    #: recognised by its columns' values (:func:`same_columns`: columns kept, or headers and labels renamed);
+    #: ``changed`` then names the columns only one of the tables has
+    marginal: bool = False
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Which dataset a file belongs to: ``how`` is ``file`` (its bytes are known), ``content`` (its content is
+    a known dataset's) or ``new``; ``dataset`` is the public id (None when new); ``resembles`` lists the known
+    datasets a new table resembles, most similar first; ``ledger`` is the dataset's ledger as opened (it holds
+    the migration notice when opening it migrated an old-format ledger just now)."""
+
+    sha256: str
+    dataset: str | None
+    how: Literal["file", "content", "new"]
+    ledger: Ledger
+    resembles: tuple[Resemblance, ...] = field(default=())
+
+
+class NearCopy(LedgerError):
+    """A new table resembles a known dataset: no fresh budget until it is linked or declared new (exit 3).
+
+    The message (for the curator's screen only: it holds local estimates) names the dataset, the estimated
+    shares and the two ways on; ``resolution`` is what :func:`resolve` found."""
+
+    def __init__(self, resolution: Resolution) -> None:
+        super().__init__(near_copy_message(resolution))
+        self.resolution = resolution
+
+
+def near_copy_message(resolution: Resolution) -> str:
+    """Why a near-copy is refused and the two ways on (screen only: the shares are local estimates)."""
+    near = resolution.resembles[0]
+    return _(
+        "this table is new to dpdesk but resembles dataset {dataset}: it holds about {contained} of that "
+        "dataset's rows, and about {found} of its own rows are in it (local estimates, shown here only). {spent} "
+        "It does not get a fresh budget on its own. Either charge it to that dataset's ledger: dpdesk ledger link "
+        "--data FILE --to {dataset}; or, as the privacy officer, declare it a new dataset: dpdesk ledger declare-new "
+        '--data FILE --resembles {dataset} --reason "..." (with --approval FILE when the dataset is governed)'
+    ).format(
+        dataset=near.dataset,
+        contained=f"{near.contained:.0%}",
+        found=f"{near.found:.0%}",
+        spent=" ".join(filter(None, (compared_sentence(near), spent_sentence(near)))),
+    )
+
+
+def compared_sentence(near: Resemblance) -> str:
+    """Which column the shares leave out when the tables differ in one column (empty for whole rows)."""
+    if near.marginal:
+        sentence = _(
+            "Each column of the smaller of the two tables holds exactly the values of one of the other's columns, "
+            "in as many rows (columns left out, or headers and category labels renamed), so its statistics "
+            "would be that dataset's."
+        )
+        if not near.changed:
+            return sentence
+        return (
+            sentence
+            + " "
+            + _("Only one of the two tables has the column(s) {columns}.").format(
+                columns=_(" and ").join(f'"{c}"' for c in near.changed)
+            )
+        )
+    if not near.changed:
+        return ""
+    return _(
+        "These shares compare the rows without the column {columns}, where the two tables differ (a column "
+        "dropped, added, renamed or edited)."
+    ).format(columns=_(" and ").join(f'"{c}"' for c in near.changed))
+
+
+def spent_sentence(near: Resemblance) -> str:
+    """How much of the resembled dataset was spent, in one sentence (from the curator's own ledger)."""
+    if near.ledger_broken:
+        return _("That dataset's ledger does not verify, so what it spent cannot be read.")
+    h = near.spent
+    if h is None or h.releases == 0:
+        return _("Nothing has been released from that dataset yet.")
+    return _(
+        "That dataset has spent epsilon {spent} of its budget of {budget} in {n} release(s) ({method} accounting)."
+    ).format(spent=f"{h.spent_epsilon:.6g}", budget=f"{h.budget.epsilon:.6g}", n=h.releases, method=h.method)
+
+
+def spent_by(home: Path, dataset: str) -> tuple[HistorySpend | None, bool]:
+    """What a known dataset's ledger says it spent, and whether that ledger is broken (read as every command reads
+    it; nothing is written)."""
+    from dpdesk.core.ledger.budget import spent_of
+
+    if not is_dataset_id(dataset):
+        return None, True
+    try:
+        state = Ledger(dataset, home / "ledgers" / f"{dataset}.jsonl", home=home).read()
+    except LedgerError:
+        return None, True
+    return spent_of(state), False
+
+
+def pending_dataset(home: Path, sha256: str) -> str:
+    """The public name a near-copy will get if it is declared new: made once per file and kept
+    (``<home>/ledgers/pending/<sha256>``, local), so that an officer's approval can name it before it exists."""
+    from dpdesk.core.ledger.entries import new_dataset_id
+
+    folder = home / "ledgers" / "pending"
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(home / "ledgers" / "keys.lock"):
+        path = folder / sha256
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            known = path.read_text(encoding="ascii").strip()
+            if is_dataset_id(known):
+                return known
+        made = new_dataset_id()
+        write_atomic(path, made.encode("ascii"))
+        return made
+
+
+@dataclass(frozen=True)
+class Match:
+    """How a table compares with one of a known dataset's tables: the estimated shares (as in
+    :class:`Resemblance`), the column(s) left out, and whether the rows compared are the same multiset exactly."""
+
+    contained: float
+    found: float
+    changed: tuple[str, ...] = ()
+    exact: bool = False
+    marginal: bool = False
+
+
+def _one_column_pairs(
+    known: ColumnSketches, new: ColumnSketches
+) -> list[tuple[Projection, Projection, tuple[str, ...]]]:
+    """The projections to compare when the two headers differ in at most one column: (known's, new's, the
+    column(s) left out). Dropped: the new table's whole rows against the known's without that column; added:
+    the new table's without it against the known's whole rows; renamed: each without its own name; the same
+    header: each column left out of both (its values edited)."""
+    k, t = set(known.columns), set(new.columns)
+    gone, added = sorted(k - t), sorted(t - k)
+    if not gone and not added:
+        return [(known.left_out[c], new.left_out[c], (c,)) for c in known.columns]
+    if len(gone) == 1 and not added:
+        return [(known.left_out[gone[0]], new.whole, (gone[0],))]
+    if len(added) == 1 and not gone:
+        return [(known.whole, new.left_out[added[0]], (added[0],))]
+    if len(gone) == 1 and len(added) == 1:
+        return [(known.left_out[gone[0]], new.left_out[added[0]], (gone[0], added[0]))]
+    return []
+
+
+def _matched(small: ColumnSketches, large: ColumnSketches) -> dict[str, str]:
+    """As many of ``small``'s columns as can be, each paired with a distinct column of ``large`` whose values are
+    the same multiset, or whose distinct values have the same counts (labels renamed): a maximum bipartite
+    matching, by augmenting paths (the tables have few columns)."""
+
+    def same(a: str, b: str) -> bool:
+        x, y = small.marginals[a], large.marginals[b]
+        return x.values == y.values or (x.profile is not None and x.profile == y.profile)
+
+    edges = {a: [b for b in large.columns if same(a, b)] for a in small.columns}
+    owner: dict[str, str] = {}  # large's column -> small's
+
+    def augment(a: str, seen: set[str]) -> bool:
+        for b in edges[a]:
+            if b not in seen:
+                seen.add(b)
+                if b not in owner or augment(owner[b], seen):
+                    owner[b] = a
+                    return True
+        return False
+
+    for a in small.columns:
+        augment(a, set())
+    return {a: b for b, a in owner.items()}
+
+
+def same_columns(
+    known: Sketch, known_columns: ColumnSketches, sketch: Sketch, columns: ColumnSketches
+) -> tuple[str, ...] | None:
+    """Whether one table's columns are the other's, row-aligned in count: the same number of rows, and each
+    column of the table with fewer columns holds exactly the values of a distinct column of the other (the same
+    multiset of values, or, its labels renamed, the same counts of its distinct values), where that table's rows
+    still nearly identify them (:func:`identifying`: a coarse table of a few categories would match any table
+    of its schema). One column of its own (added, or its values edited) is allowed when the others still nearly
+    identify its rows. A projection of a known table onto some of its columns, and a table whose headers and
+    category labels were renamed consistently (translated), are such tables; so is any table whose every
+    one-column statistic would be the known table's. Returns the columns not paired, of either table (None when
+    they are not such tables)."""
+    if not known_columns.marginals or not columns.marginals or known.rows != sketch.rows or known.rows == 0:
+        return None
+    small, large, small_rows = (
+        (columns, known_columns, sketch)
+        if len(columns.columns) <= len(known_columns.columns)
+        else (known_columns, columns, known)
+    )
+    pairs = _matched(small, large)
+    unmatched = [c for c in small.columns if c not in pairs]
+    if not pairs or len(unmatched) > 1:
+        return None
+    if unmatched:  # a column of its own too (added or edited): the others must still identify its rows
+        if len(pairs) < 2:  # one shared column beside it is a shared key (days, countries), not a copy
+            return None
+        if small.left_out[unmatched[0]].sketch is None:
+            return None
+    elif not identifying(small_rows):
+        return None
+    return tuple(sorted({*unmatched, *(c for c in large.columns if c not in set(pairs.values()))}))
+
+
+def compare(
+    known: Sketch,
+    known_columns: ColumnSketches | None,
+    sketch: Sketch,
+    columns: ColumnSketches | None,
+    *,
+    public: bool = False,
+) -> Match | None:
+    """The closest comparison of a table with a known table: whole rows by their sketches, then with one column
+    left out (:func:`_one_column_pairs`): exactly by the projections' keys, and by their sketches where both are
+    kept (both nearly identify their rows); when none of these resembles it, column by column
+    (:func:`same_columns`: columns kept, or headers and labels renamed). ``public``: the check of a file offered as public, where whole rows
+    are compared by their sketches only when the file's rows nearly identify it (an honest sample of a coarse
+    schema shares most of its few distinct rows with any other). None when nothing is comparable."""
+    best: Match | None = None
+    if not public or identifying(sketch):
+        best = Match(*overlap(known, sketch))
+    if known_columns is None or columns is None:
+        return best
+    for kp, tp, changed in _one_column_pairs(known_columns, columns):
+        if kp.key == tp.key:
+            found = Match(1.0, 1.0, changed, exact=True)
+        elif kp.sketch is not None and tp.sketch is not None:
+            found = Match(*overlap(kp.sketch, tp.sketch), changed)
+        else:
+            continue
+        if best is None or max(found.contained, found.found) > max(best.contained, best.found):
+            best = found
+    if best is None or max(best.contained, best.found) <= RESEMBLANCE_THRESHOLD:
+        dropped = same_columns(known, known_columns, sketch, columns)
+        if dropped is not None:
+            best = Match(1.0, 1.0, dropped, marginal=True)
+    return best
+
+
+def resembles(
+    home: Path,
+    sketch: Sketch,
+    threshold: float = RESEMBLANCE_THRESHOLD,
+    *,
+    columns: ColumnSketches | None = None,
+    public: bool = False,
+) -> list[tuple[str, Match]]:
+    """The known datasets this table resembles: (public id, :class:`Match`: the estimated share of the dataset's
+    rows the table contains, the estimated share of the table's rows found in the dataset, the column left out
+    when they differ in one), for datasets where either share is above ``threshold``, most similar first. Local
+    estimates (see :func:`~dpdesk.core.loading.identity.overlap` for their error): shown to the curator, never
+    published. ``columns``: the table's column sketches (one column changed); ``public``: see :func:`compare`."""
+    found: list[tuple[str, Match]] = []
+    for dataset, raw in _records(home).items():
+        recorded = raw.get("columns")
+        by_content: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        best: Match | None = None
+        for content, sketch_json in raw["contents"].items():
+            try:
+                known = Sketch.from_json(sketch_json)
+            except (TypeError, KeyError, ValueError):
+                continue
+            est = compare(known, _columns_of(by_content.get(content)), sketch, columns, public=public)
+            if est is not None and (
+                best is None or max(est.contained, est.found) > max(best.contained, best.found)
+            ):
+                best = est
+        if best is not None and max(best.contained, best.found) > threshold:
+            found.append((dataset, best))
+    return sorted(found, key=lambda r: (-max(r[1].contained, r[1].found), r[0]))
+
+
+def identity_of(
+    home: Path,
+    path: str | Path,
+    *,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+    sha256: str | None = None,
+) -> ContentIdentity:
+    """A file's content identity (key, sketch, column sketches): from the cache when its bytes were seen before
+    (``sha256`` when the caller has it), else computed once and remembered by the bytes' SHA-256. A file a stated
+    limit refused (:class:`~dpdesk.core.common.errors.LimitError`) is remembered too, with the refusal's message.
+
+    Computed, the identity is of the bytes the content reader read: when they are not the bytes the caller hashed
+    (``sha256``: the file was replaced or written to in between), it is refused (:class:`UsageError`), so that a
+    check never judges other bytes than the ones loaded."""
+    if sha256 is not None:
+        cached = _cached(home, sha256)
+        if cached is not None:
+            return cached
+        refused = _refused(home, sha256)
+        if refused is not None:
+            raise LimitError(str(path), refused)
+    try:
+        ident = content_identity(
+            path, home_secret(home), encoding=encoding, delimiter=delimiter, progress=progress
+        )
+    except LimitError as exc:
+        # a stated limit refused it (a function of its bytes alone): the same bytes are refused at once next time
+        if sha256 is not None:
+            with contextlib.suppress(OSError):
+                _remember_refusal(home, sha256, exc.message)
+        raise
+    with contextlib.suppress(OSError):
+        _remember_file(home, ident)
+    if sha256 is not None and ident.sha256 != sha256:
+        raise UsageError(
+            _(
+                "{path} changed while it was read (its bytes differ from a moment before), so its content could "
+                "not be checked; run the command again when nothing is writing to it"
+            ).format(path=path)
+        )
+    return ident
+
+
+def identify(
+    home: Path,
+    path: str | Path,
+    *,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+    sha256: str | None = None,
+) -> tuple[str, Sketch]:
+    """A file's content key and sketch (:func:`identity_of`)."""
+    ident = identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha256)
+    return ident.key, ident.sketch
+
+
+@dataclass(frozen=True)
+class PrivateMatch:
+    """A file offered as public holds private rows: ``dataset`` is the known dataset's public id, ``""`` for the
+    table opened for release; ``exact``: its rows are that table's (whole, or with one column changed), not
+    only most of them."""
+
+    dataset: str
+    exact: bool
+    #: its columns are that table's (:func:`same_columns`: some of them kept, or renamed)
+    marginal: bool = False
+
+
+def private_match(
+    home: Path,
+    path: str | Path,
+    *,
+    sha256: str,
+    private_sha: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> PrivateMatch | None:
+    """Whether a file offered as PUBLIC (for a simulation) holds a private table's rows, by its content: a known
+    dataset whose table it is or resembles (a re-saved, sorted, converted copy, one with a column added, dropped,
+    renamed or edited, or a large part of one), or the table opened for release (``private_sha``, whose identity
+    the opening computed); None otherwise. A file the content readers cannot read is judged by its bytes alone
+    (None here). The same content, whole or with one column changed, is always refused; resemblance by sketches
+    only where the file's rows nearly identify it (:func:`compare` with ``public``). Nothing is linked or recorded
+    for a dataset; the file's identity is remembered by its SHA-256 like any file's.
+    """
+    private = _cached(home, private_sha) if private_sha is not None else None
+    if private is None and not _dataset_records(home):
+        return None  # nothing private to compare with (and no identity secret made for it)
+    try:
+        ident = identity_of(home, path, progress=progress, sha256=sha256)
+    except InputError:
+        return None
+    if private is not None:
+        if ident.key == private.key:
+            return PrivateMatch("", exact=True)
+        match = compare(private.sketch, private.columns, ident.sketch, ident.columns, public=True)
+        if match is not None and max(match.contained, match.found) > RESEMBLANCE_THRESHOLD:
+            return PrivateMatch("", exact=match.exact, marginal=match.marginal)
+    same = dataset_of_content(home, ident.key)
+    if same is not None:
+        return PrivateMatch(same, exact=True)
+    near = resembles(home, ident.sketch, columns=ident.columns, public=True)
+    return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal) if near else None
+
+
+def refuse_near_copy(resolution: Resolution | None) -> None:
+    """Raise :class:`NearCopy` when a new table resembles a known dataset (it is linked or declared new first)."""
+    if not COPY_RULES.near_copies_refused:
+        return
+    if resolution is not None and resolution.how == "new" and resolution.resembles:
+        raise NearCopy(resolution)
+
+
+def resolve(
+    home: Path,
+    path: str | Path,
+    *,
+    sha256: str | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> Resolution:
+    """Find a data file's dataset: by its bytes, then by its content; otherwise it is new (with what it resembles).
+
+    An unknown file whose content is a known dataset's is linked to it here (its SHA-256 becomes another local
+    key of that dataset), so the ledger opened by the SHA-256 afterwards is that dataset's. A file the content
+    readers cannot read is resolved by its bytes alone, as before content identities.
+    """
+    from dpdesk.core.loading import file_sha256
+
+    sha = sha256 if sha256 is not None else file_sha256(path, progress)
+    ledger = ledger_for(home, sha)
+    if ledger.legacy:
+        return Resolution(sha, None, "file", ledger)
+    check_identity(home)  # before the cache is trusted: a broken identity store is refused, named
+    try:
+        ident = identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha)
+    except InputError:
+        return Resolution(sha, ledger.dataset, "file" if ledger.dataset is not None else "new", ledger)
+    if ledger.dataset is not None:
+        ledger = settle_duplicates(
+            home, sha, ident.key, ledger
+        )  # two datasets of this table: named, never one
+        record_content(home, ledger.dataset or "", ident.key, ident.sketch, ident.columns)
+        return Resolution(sha, ledger.dataset, "file", ledger)
+    owner = live_owner(home, ident.key) if COPY_RULES.same_rows_share_ledger else None
+    if owner is not None:
+        linked = link_key(home, sha, owner)
+        how: Literal["file", "content"] = "file" if linked != owner else "content"
+        return Resolution(sha, linked, how, ledger_for(home, sha))
+    near = tuple(
+        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed, marginal=m.marginal)
+        for d, m in _not_retired(home, resembles(home, ident.sketch, columns=ident.columns))
+    )
+    return Resolution(sha, None, "new", ledger, near)
+
+
+def ledger_for(home: Path, sha256: str) -> Ledger:
+    """The ledger of the data file with this SHA-256 (:meth:`Ledger.for_dataset`), which decides the file's
+    dataset again under the home-wide key lock before it makes a new one (:func:`recheck_new`): every ledger a
+    release or a ``ledger`` verb opens by a data file comes from here. A file of a table that more than one dataset
+    holds is refused (:class:`DuplicateDatasets`), and one of a dataset merged into another opens that other's
+    ledger (:func:`settle_duplicates`)."""
+    ledger = Ledger.for_dataset(home, sha256)
+    ledger.decide_new = recheck_new
+    if ledger.dataset is not None and not ledger.legacy:
+        cached = _cached(home, sha256)
+        if cached is not None:
+            ledger = settle_duplicates(home, sha256, cached.key, ledger)
+    return ledger
+
+
+class DuplicateDatasets(LedgerError):
+    """A table's content belongs to more than one live dataset (saves first released at once by a version before
+    issue 24's fix): dpdesk never picks one; they are merged first (``dpdesk ledger merge``, exit 3)."""
+
+    def __init__(self, home: Path, datasets: list[str]) -> None:
+        parts = []
+        for d in datasets:
+            h, broken = spent_by(home, d)
+            if broken:
+                parts.append(_("{dataset} (its ledger does not verify)").format(dataset=d))
+            elif h is None or h.releases == 0:
+                parts.append(_("{dataset} (nothing released)").format(dataset=d))
+            else:
+                parts.append(
+                    _("{dataset} (epsilon {spent} of {budget} spent in {n} release(s))").format(
+                        dataset=d,
+                        spent=f"{h.spent_epsilon:.6g}",
+                        budget=f"{h.budget.epsilon:.6g}",
+                        n=h.releases,
+                    )
+                )
+        super().__init__(
+            _(
+                "this table belongs to {n} datasets of this dpdesk home: {list}. They were made when saves of it were "
+                "first released at the same moment by an older version, and each kept a budget of its own, so "
+                "dpdesk picks none of them and nothing is released. Merge them: dpdesk ledger merge --data FILE "
+                "(one dataset then charges every release of all of them, under the smallest budget; with --approval "
+                "FILE from the officer of each governed one)"
+            ).format(n=len(datasets), list="; ".join(parts))
+        )
+        self.datasets = tuple(datasets)
+
+
+def retired_into(home: Path, dataset: str) -> str | None:
+    """The dataset a dataset was merged into (its verified ledger ends with ``merged_into``), else None (a
+    ledger that does not verify is not retired: it still counts as a dataset of its table)."""
+    if not is_dataset_id(dataset):
+        return None
+    try:
+        state = Ledger(dataset, home / "ledgers" / f"{dataset}.jsonl", home=home).read()
+    except LedgerError:
+        return None
+    return state.retired_into
+
+
+def live_owners(home: Path, content: str) -> list[str]:
+    """The datasets of a content key that were not merged into another (by their ledgers, not by a mark in the
+    home's identity files: retirement is proven by the anchored chain)."""
+    owners = datasets_of_content(home, content)
+    if len(owners) <= 1:
+        return owners
+    return [d for d in owners if retired_into(home, d) is None]
+
+
+def live_owner(home: Path, content: str) -> str | None:
+    """The one live dataset of a content key, or None; :class:`DuplicateDatasets` when there are several."""
+    owners = live_owners(home, content)
+    if len(owners) > 1:
+        raise DuplicateDatasets(home, owners)
+    return owners[0] if owners else None
+
+
+def settle_duplicates(home: Path, sha256: str, content: str, ledger: Ledger) -> Ledger:
+    """``ledger`` (the file's dataset by its bytes) when its table has no other live dataset; the live one's
+    ledger when the file's dataset was merged into it (the file's key is moved there); :class:`DuplicateDatasets`
+    when the table has several live datasets."""
+    owners = datasets_of_content(home, content)
+    if not owners or owners == [ledger.dataset]:
+        return ledger
+    live = [d for d in {*owners, ledger.dataset} if d is not None and retired_into(home, d) is None]
+    if len(live) > 1:
+        raise DuplicateDatasets(home, sorted(live))
+    if ledger.dataset in live:
+        return ledger
+    target = live[0] if live else retired_into(home, ledger.dataset or "")
+    if target is None or target == ledger.dataset:
+        return ledger
+    relink_key(home, sha256, target)
+    moved = Ledger.for_dataset(home, sha256)
+    moved.decide_new = recheck_new
+    return moved
+
+
+def _not_retired(home: Path, near: list[tuple[str, Match]]) -> list[tuple[str, Match]]:
+    """The resemblances of datasets not merged into another (a merged dataset's table is its survivor's too)."""
+    return [(d, m) for d, m in near if retired_into(home, d) is None]
+
+
+def recheck_new(home: Path, sha256: str) -> tuple[str | None, Callable[[], LedgerError] | None]:
+    """The dataset a file with no key yet belongs to, decided again when its dataset is about to be made: called
+    by :meth:`~dpdesk.core.ledger.book.Ledger.ensure_id` with the home-wide key lock held (``ledgers/keys.lock``),
+    under which every new dataset is made and its first table's content recorded, so that this answer and the
+    new dataset are one atomic step for the whole home.
+
+    Returns (the dataset whose content the file's is, None): the file is linked to it; (None, the near-copy
+    refusal, raised once the lock is released: it reads the resembled datasets' ledgers); or (None, None): a new
+    dataset. A file whose content identity is not known (the content readers could not read it) is decided by its
+    bytes alone, as in :func:`resolve`. Takes no lock of its own but the content record's and the register's (the
+    lock order is in :mod:`dpdesk.core.ledger.book`)."""
+    ident = _cached(home, sha256)
+    if ident is None:
+        return None, None
+    if COPY_RULES.same_rows_share_ledger:
+        owners = live_owners(home, ident.key)
+        if len(owners) > 1:
+            return None, lambda: DuplicateDatasets(home, owners)
+        if owners:
+            return owners[0], None
+    near = resembles(home, ident.sketch, columns=ident.columns) if COPY_RULES.near_copies_refused else []
+    near = _not_retired(home, near) if near else near
+    if not near:
+        return None, None
+    return None, lambda: near_copy_refusal(home, sha256, near)
+
+
+def near_copy_refusal(home: Path, sha256: str, near: list[tuple[str, Match]]) -> NearCopy:
+    """The near-copy refusal of a file :func:`recheck_new` found resembling known datasets (built after the key
+    lock is released: it reads their ledgers)."""
+    resemblances = tuple(
+        Resemblance(name, m.contained, m.found, *spent_by(home, name), changed=m.changed, marginal=m.marginal)
+        for name, m in near
+    )
+    return NearCopy(Resolution(sha256, None, "new", Ledger(None, None, sha256, home), resemblances))

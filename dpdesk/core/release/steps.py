@@ -1,0 +1,588 @@
+"""Releases: validate, load, compute exactly, charge the ledger, draw noise, and only then reveal.
+
+Order of a release (spend before reveal):
+
+1. the output folder is checked and claimed (:func:`dpdesk.core.publish.outputs.claim_out_dir`); the plan's designs are
+   computed from public facts;
+2. the data is loaded (its SHA-256 names its ledger) and the exact statistics computed in memory;
+3. under the ledger's exclusive lock: the chain is verified, the dataset's settings checked, the
+   remaining budget checked, the noise drawn (OpenDP), and the spend entry with the noisy values
+   appended and fsynced;
+4. only then are the values written (``release.csv``, ``plan.json``) or returned for display: the package is
+   built in the claimed temporary folder beside its place and renamed into place whole; a failure there leaves
+   nothing at ``--out`` and names the free way to write it again (``dpdesk ledger export-release SEQ``).
+
+A crash before step 3 ends charges nothing and reveals nothing; a crash after it has charged the
+release, whose values stay in the ledger and can be re-exported at no cost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpdesk.core.common.errors import BudgetExceeded, DpdeskError, UsageError
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.dp import accounting as acc
+from dpdesk.core.dp import mechanisms as mech
+from dpdesk.core.dp import statistics
+from dpdesk.core.dp.aggregates import Exact, bound_rows_per_person, exact_statistic
+from dpdesk.core.dp.queries import QueryDesign, design_plan, grid_bounds
+from dpdesk.core.dp.values import CSV_COLUMNS, Row, rows_hash
+from dpdesk.core.identity.recognition import ledger_for
+from dpdesk.core.ledger.book import Ledger, LedgerTransaction
+from dpdesk.core.ledger.budget import BudgetReport, budget_report, design_to_dict, plan_costs
+from dpdesk.core.ledger.entries import Entry, SpendEntry
+from dpdesk.core.loading import Table
+from dpdesk.core.plan.reader import Plan
+from dpdesk.core.publish.outputs import ClaimedFolder, claim_out_dir
+from dpdesk.core.release.datacheck import DataCheck, DataProblems, check_data
+from dpdesk.core.release.streaming import check_streamed, close_streamed, load_for_release, streamed_exacts
+from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.governance.officer import VerifiedApproval
+    from dpdesk.core.identity.recognition import Resolution
+
+
+class SettingsMismatch(DpdeskError):
+    """The plan's budget, unit of privacy or accounting method differs from the dataset's ledger."""
+
+
+# ----------------------------------------------------------------------------- noise
+
+
+NoiseFn = Callable[[list[int], Any], list[int]]
+PickFn = Callable[[list[float], Any], int]
+
+
+#: the reason recorded by a dataset's first release, in English whatever the writer's language (a ledger is read
+#: by others: the app shows it translated, see dpdesk.gui.models)
+FIRST_RELEASE_REASON = "fixed at the dataset's first release"
+
+
+def _opendp_noise(values: list[int], comp: Any) -> list[int]:
+    """Noisy integers on the component's noise grid (exact integers refined onto it first)."""
+    f = comp.refine
+    scaled = [v * f for v in values] if f != 1 else values
+    if comp.mechanism == "laplace":
+        l1 = round(comp.l1 / comp.grid)
+        noisy, _ = mech.draw_laplace(scaled, l1, comp.epsilon)
+        return noisy
+    noisy, _ = mech.draw_gaussian(scaled, comp.l2 / comp.grid, comp.scale / comp.grid)
+    return noisy
+
+
+def _opendp_pick(utilities: list[float], comp: Any) -> int:
+    return mech.draw_exponential(utilities, comp.l1, comp.epsilon)
+
+
+def noisy_rows(
+    design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn = _opendp_noise, pick: PickFn = _opendp_pick
+) -> list[Row]:
+    """Noise one query's exact statistic and format its rows (the only place values are made): its
+    statistic's post-processing (:meth:`~dpdesk.core.dp.statistics.base.Statistic.release_rows`)."""
+    return statistics.get(design.spec.statistic).release_rows(design, exact, plan, noise, pick)
+
+
+# ----------------------------------------------------------------------------- release
+
+
+@dataclass
+class ReleaseResult:
+    """What a release produced: its rows, its ledger entry and where its files went."""
+
+    rows: list[Row]
+    entry: SpendEntry
+    out_dir: Path | None
+    report_lines: list[str]
+    ledger: Ledger | None = None
+    data_check: DataCheck | None = None  # for the curator's screen only; never written anywhere
+    #: how the file was resolved to its dataset, when the release resolved it (its ledger may have migrated)
+    resolution: Resolution | None = None
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """The output folder must not exist, or be empty."""
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise UsageError(_("{path} exists and is not a folder").format(path=out_dir))
+        if any(out_dir.iterdir()):
+            raise UsageError(
+                _("{path} is not empty; choose a new folder for the release").format(path=out_dir)
+            )
+
+
+def _keep_mask(table: Table, plan: Plan) -> np.ndarray:
+    if plan.privacy_unit.id_column is not None:
+        return bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+    return np.ones(table.n_rows, dtype=bool)
+
+
+def _check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
+    if ledger_settings is None:
+        return
+    mine = plan.settings()
+    for key, message in (
+        (
+            "budget",
+            _(
+                "this dataset's total budget was fixed at its first release as {fixed}; the plan says {plan}. "
+                "Only a privacy officer can change it (dpdesk ledger change-settings PLAN --data FILE "
+                '--reason "...")'
+            ),
+        ),
+        (
+            "privacy_unit",
+            _(
+                "this dataset's unit of privacy was fixed at its first release as {fixed}; the plan says "
+                "{plan}. Only a privacy officer can change it (dpdesk ledger change-settings PLAN --data FILE "
+                '--reason "...")'
+            ),
+        ),
+    ):
+        if mine[key] != ledger_settings[key]:
+            raise SettingsMismatch(
+                message.format(fixed=json.dumps(ledger_settings[key]), plan=json.dumps(mine[key]))
+            )
+    if mine["accounting"]["method"] != ledger_settings["accounting"]["method"]:
+        raise SettingsMismatch(
+            _(
+                "this dataset uses {fixed} accounting since its first release; the plan asks for {plan}. Only a "
+                'privacy officer can change it (dpdesk ledger change-settings PLAN --data FILE --reason "...")'
+            ).format(fixed=ledger_settings["accounting"]["method"], plan=mine["accounting"]["method"])
+        )
+
+
+def release(
+    plan: Plan,
+    data_path: str | Path,
+    home: Path,
+    out_dir: Path | None = None,
+    *,
+    progress: Progress = NULL_PROGRESS,
+    table: Table | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    bom: bool = False,
+    accept_data_problems: bool = False,
+    on_data_check: Callable[[DataCheck], None] | None = None,
+    approval: bytes | None = None,
+    approval_source: str | None = None,
+    memory_limit: int | None = None,
+    resolve: bool = False,
+) -> ReleaseResult:
+    """Run a whole release: :func:`prepare_release`, then :func:`commit_release` (spend before reveal). Writes
+    ``out_dir`` (if given) only after the ledger.
+
+    A table that would not fit under ``memory_limit`` bytes (None: the default, a fraction of the machine's
+    memory) is streamed: its exact aggregates are computed in one pass (:mod:`dpdesk.core.release.streaming`).
+
+    ``bom`` writes release.csv with a UTF-8 byte-order mark, so that Excel shows Chinese labels.
+    After loading and before the ledger is touched, the table is checked (:func:`check_data`) and
+    ``on_data_check`` shown the counts; a declared column with values outside its categories or
+    unparsable values stops the release (:class:`DataProblems`, nothing charged) unless
+    ``accept_data_problems`` (the curator saw the counts and goes ahead: those values count as missing).
+
+    On a governed dataset (:mod:`dpdesk.core.ledger.governed`) the officer fixes the settings: the first release needs
+    settings recorded with their approval; when the policy requires signed plans, ``approval`` (an approval file's
+    bytes, named ``approval_source``) must approve this plan and its budget, and is recorded in the spend entry.
+    """
+    claim, out_refused = None, None
+    if out_dir is not None:  # checked and claimed before any charge
+        try:
+            claim = claim_out_dir(out_dir)
+        except UsageError as exc:
+            if approval is None:
+                raise
+            # said after the approval is checked (its refusal first), still before any charge
+            out_refused = exc
+    try:
+        prepared = prepare_release(
+            plan,
+            data_path,
+            home,
+            progress=progress,
+            table=table,
+            encoding=encoding,
+            delimiter=delimiter,
+            accept_data_problems=accept_data_problems,
+            on_data_check=on_data_check,
+            approval=approval,
+            approval_source=approval_source,
+            memory_limit=memory_limit,
+            read_ledger=False,  # the ledger is read once, under its lock, by the commit
+            resolve=resolve,
+        )
+    except BaseException:
+        if claim is not None:
+            claim.abandon()
+        raise
+    result = commit_release(prepared, claim, bom=bom, progress=progress, out_refused=out_refused)
+    result.out_dir = out_dir  # as the caller named it
+    return result
+
+
+@dataclass(frozen=True)
+class PreparedRelease:
+    """A release checked and computed, nothing charged or written (:func:`prepare_release`): the table loaded and
+    checked, the exact statistics computed (in memory, never shown), the plan designed and costed, and, when the
+    ledger was read, the budget as it stood and the ledger's head then. :func:`commit_release` charges it."""
+
+    plan: Plan
+    data_path: str | Path
+    home: Path
+    table: Table
+    designs: tuple[QueryDesign, ...]
+    exacts: tuple[Exact, ...]
+    #: the data check's counts, for the curator's screen only (never written anywhere)
+    check: DataCheck
+    ledger: Ledger
+    approval: bytes | None = None
+    approval_source: str | None = None
+    #: the budget report against the ledger as it stood (None: the ledger was not read)
+    report: BudgetReport | None = None
+    #: the ledger's head (sequence number, hash) the report was made at (None: not read; (0, "") for a new one)
+    head: tuple[int, str] | None = None
+    #: how the file was resolved to its dataset (None: not resolved here)
+    resolution: Resolution | None = None
+
+    def close(self) -> None:
+        """Give up the prepared release: a streamed table's partition files are removed (nothing was charged)."""
+        close_streamed(self.table)
+
+
+def prepare_release(
+    plan: Plan,
+    data_path: str | Path,
+    home: Path,
+    *,
+    progress: Progress = NULL_PROGRESS,
+    table: Table | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    accept_data_problems: bool = False,
+    on_data_check: Callable[[DataCheck], None] | None = None,
+    approval: bytes | None = None,
+    approval_source: str | None = None,
+    memory_limit: int | None = None,
+    read_ledger: bool = True,
+    resolve: bool = True,
+) -> PreparedRelease:
+    """The first step of a release, nothing charged: load and check the table (``on_data_check`` is shown the
+    counts; :class:`DataProblems` unless ``accept_data_problems``), compute exactly, design and cost the plan;
+    with ``read_ledger``, also read the dataset's ledger (never written) and check the plan's settings, its
+    governance (an approval verifies) and the budget as it stands (``report``; a plan that does not fit is
+    refused by the commit). With ``resolve`` (once the data check lets the release go on), the file is resolved to
+    its dataset: a re-saved copy of a known table is linked to its ledger, and a table that resembles a known
+    dataset is refused (:class:`~dpdesk.core.identity.recognition.NearCopy`) until it is linked or declared new.
+    :func:`commit_release` checks all of it again under the ledger's lock."""
+    designs = design_plan(plan)
+    if table is None:
+        table = load_for_release(
+            plan,
+            data_path,
+            memory_limit=memory_limit,
+            designs=designs,
+            progress=progress,
+            encoding=encoding,
+            delimiter=delimiter,
+        )
+    try:
+        _check_table(table, plan)
+        check_streamed(table, designs)
+        check = check_data(table, plan)
+        if on_data_check is not None:
+            on_data_check(check)
+        if check.problems and not accept_data_problems:
+            raise DataProblems(check)
+        exacts = streamed_exacts(table, progress)  # a table larger than memory: merged batch by batch
+    except BaseException:
+        close_streamed(table)  # its partition files, if any, are removed now
+        raise
+    if exacts is None:
+        keep = _keep_mask(table, plan)
+        exacts = []
+        for i, d in enumerate(designs):
+            progress.update(i, len(designs), "computing")
+            exacts.append(exact_statistic(d, table, keep, plan.columns))
+    progress.check_cancelled()
+    resolution = None
+    if resolve:
+        from dpdesk.core.identity import recognition
+
+        try:
+            resolution = recognition.resolve(home, data_path, sha256=table.sha256, progress=progress)
+            recognition.refuse_near_copy(resolution)
+        except BaseException:
+            close_streamed(table)
+            raise
+    ledger = ledger_for(home, table.sha256)  # a new dataset is decided again under the home-wide key lock
+    report, head = None, None
+    if read_ledger:
+        state = ledger.read()  # the history from its last checkpoint, bound to the recorded head
+        _check_settings(plan, state.settings)
+        report = budget_report(plan, state=state)  # report.fits: whether it would fit now
+        # as the commit checks it: a governed dataset's approvals against its whole chain
+        governed = state.governance_entry is not None
+        _check_governance(
+            ledger.entries() if governed else [], plan, state.settings, approval, approval_source
+        )
+        head = (state.seq, state.hash)
+    return PreparedRelease(
+        plan,
+        data_path,
+        home,
+        table,
+        tuple(designs),
+        tuple(exacts),
+        check,
+        ledger,
+        approval,
+        approval_source,
+        report,
+        head,
+        resolution,
+    )
+
+
+class LedgerMoved(DpdeskError):
+    """The ledger changed between a release's check and its charge (another release, a settings change): nothing
+    was charged; the curator checks again. Exit 2, as for anything refused before a charge."""
+
+    exit_code = 2
+
+
+def commit_release(
+    prepared: PreparedRelease,
+    out: Path | ClaimedFolder | None = None,
+    *,
+    bom: bool = False,
+    progress: Progress = NULL_PROGRESS,
+    out_refused: UsageError | None = None,
+    same_head: bool = False,
+) -> ReleaseResult:
+    """The second step of a release: under the ledger's lock, check the settings, the governance and the budget
+    again, charge durably, draw the noise, and only then write the package to ``out`` (a new or empty folder, or
+    one already claimed). With ``same_head`` (the curator confirmed what :func:`prepare_release` showed), nothing
+    is charged if the ledger moved since then (:class:`LedgerMoved`)."""
+    claim: ClaimedFolder | None = None
+    try:
+        claim = claim_out_dir(out) if isinstance(out, Path) else out
+        rows, entry, before = _charge(
+            prepared, progress=progress, out_refused=out_refused, same_head=same_head
+        )
+    except BaseException:
+        if claim is not None:
+            claim.abandon()
+        raise
+    table, plan, ledger = prepared.table, prepared.plan, prepared.ledger
+    # revealed only now, after the spend entry is durable
+    if claim is not None:
+        try:
+            write_release_dir(claim, rows, plan, entry, ledger, Path(table.path).name, bom=bom, before=before)
+        except (OSError, DpdeskError) as exc:
+            raise ReleaseNotWritten(
+                _(
+                    "the release was charged and recorded as ledger entry {seq}, but its package could not be "
+                    "written to {out} ({err}); nothing was left there. Its values are kept in the ledger: write "
+                    "them again at no cost with dpdesk ledger export-release {seq} --data {data} --out NEW_FOLDER"
+                ).format(seq=entry.seq, out=claim.final, err=_os_err(exc), data=prepared.data_path)
+            ) from None
+    out_dir = claim.final if claim is not None else None
+    return ReleaseResult(
+        rows, entry, out_dir, table.report.lines(), ledger, prepared.check, prepared.resolution
+    )
+
+
+class ReleaseNotWritten(DpdeskError):
+    """The release was charged, but its package could not be written (its values stay in the ledger): exit 4,
+    never 2, which says that nothing was charged."""
+
+    exit_code = 4
+
+
+def _os_err(exc: BaseException) -> str:
+    return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+
+
+def _over_budget(report: BudgetReport) -> BudgetExceeded:
+    rem = report.remaining_before
+    name = acc.method_name(report.method)
+    after = report.in_force.plan
+    return BudgetExceeded(
+        _(
+            "over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
+            "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})"
+        ).format(
+            e=f"{after.epsilon:.6g}",
+            d=f"{after.delta:.3g}",
+            method=name,
+            left_e=f"{max(0.0, rem.epsilon):.6g}",
+            left_d=f"{rem.delta:.3g}",
+            budget_e=f"{report.budget.epsilon:g}",
+            budget_d=f"{report.budget.delta:g}",
+        )
+    )
+
+
+def _charge(
+    prepared: PreparedRelease,
+    *,
+    progress: Progress,
+    out_refused: UsageError | None = None,
+    same_head: bool = False,
+) -> tuple[list[Row], SpendEntry, tuple[Entry | None, Entry | None]]:
+    """Under the ledger's lock charge the prepared release and draw the noise; also returns the settings and
+    governance entries in force at the spend (its package copies them)."""
+    plan, designs, exacts, ledger = prepared.plan, prepared.designs, prepared.exacts, prepared.ledger
+    approval, approval_source = prepared.approval, prepared.approval_source
+    costs = plan_costs(designs)
+    with ledger.transaction() as tx:
+        if same_head and prepared.head is not None and (tx.state.seq, tx.state.hash) != prepared.head:
+            raise LedgerMoved(
+                _(
+                    "the dataset's ledger changed after this release was checked (it is at entry {seq} now, was at "
+                    "{was}: another release or a settings change); nothing was charged: check the release again"
+                ).format(seq=tx.state.seq, was=prepared.head[0])
+            )
+        settings = tx.settings()
+        _check_settings(plan, settings)
+        record_corrections(tx)
+        report = budget_report(plan, state=tx.state)
+        # a governed dataset's approvals are checked against its whole chain (the heads and nonces it holds)
+        governed = tx.state.governance_entry is not None
+        approved = _check_governance(
+            tx.entries if governed else [], plan, settings, approval, approval_source
+        )
+        if out_refused is not None:  # the output folder, refused before: now that the approval verified
+            raise out_refused
+        if not report.fits:
+            raise _over_budget(report)
+        progress.check_cancelled()  # the last point at which a cancel is honoured
+        rows: list[Row] = []
+        for d, ex in zip(designs, exacts, strict=True):
+            rows.extend(noisy_rows(d, ex, plan))
+        kept = [
+            (d.spec.name, statistics.get(d.spec.statistic).ledger_fields(ex))
+            for d, ex in zip(designs, exacts, strict=True)
+        ]
+        synthetic = {name: f for name, f in kept if f is not None}  # noisy marginals and seeds
+        if settings is None:
+            tx.append("settings", {"settings": plan.settings(), "reason": FIRST_RELEASE_REASON})
+        method = report.method
+        entry = tx.append(
+            "spend",
+            {
+                "release_id": uuid.uuid4().hex,
+                "title": plan.title,
+                "plan_hash": plan.plan_hash(),
+                "plan": plan.to_dict(),
+                "method": method,
+                "delta_prime": plan.accounting.delta_prime,
+                "costs": [c.to_dict() for c in costs],
+                "charged": report.in_force.plan.to_dict(),
+                "budget": report.budget.to_dict(),
+                "spent_after": report.in_force.after.to_dict(),
+                "totals": {m: (v.plan.to_dict() if v else None) for m, v in report.methods.items()},
+                "trace": [design_to_dict(d) for d in designs],
+                "columns": list(CSV_COLUMNS),
+                "values": [r.as_list() for r in rows],
+                "values_hash": rows_hash(rows),
+                **({"synthetic": synthetic} if synthetic else {}),
+                **({"approval": approved.to_record()} if approved is not None else {}),
+            },
+        )
+        assert isinstance(entry, SpendEntry)
+        tx.checkpoint_if_due()  # in the same locked transaction, after the spend (durable first)
+        before = (tx.state.settings_entry, tx.state.governance_entry)
+    return rows, entry, before
+
+
+def _check_governance(
+    entries: Sequence[Entry],
+    plan: Plan,
+    settings: dict[str, Any] | None,
+    approval: bytes | None,
+    source: str | None,
+) -> VerifiedApproval | None:
+    """A governed dataset's release: its settings were fixed with the officer's approval, and, when the policy
+    requires signed plans, the plan's approval verifies (raises the :class:`~dpdesk.core.governance.officer.ApprovalError`
+    naming why). Before anything is charged."""
+    from dpdesk.core.governance.officer import plan_params
+    from dpdesk.core.ledger.governed import ApprovalRequired, governance_of, require_plan
+
+    g = governance_of(entries)
+    if g is not None and settings is None:
+        raise ApprovalRequired(
+            _(
+                "this dataset is governed by {name} (key {fp}), who fixes its budget: record its settings first with "
+                "their approval (dpdesk ledger change-settings PLAN --approval FILE); nothing was charged"
+            ).format(name=g.record.officer.shown_name, fp=g.record.officer.fingerprint)
+        )
+    return require_plan(entries, plan_params(plan), approval, source=source)
+
+
+def record_corrections(tx: LedgerTransaction) -> Entry | None:
+    """Record what past releases cost above their booking (a ``correction`` entry), before anything else is charged."""
+    pending = tx.pending_corrections()
+    if not pending:
+        return None
+    return tx.append(
+        "correction",
+        {
+            "reason": "past releases cost more than was booked (re-costed under today's unit of privacy and code)",
+            "releases": pending,
+            "added_epsilon": math.fsum(r["added_epsilon"] for r in pending),
+        },
+    )
+
+
+def write_release_dir(
+    out_dir: Path | ClaimedFolder,
+    rows: Sequence[Row],
+    plan: Plan,
+    spend: SpendEntry,
+    ledger: Ledger,
+    dataset_name: str,
+    *,
+    bom: bool = False,
+    title: str | None = None,
+    before: tuple[Entry | None, Entry | None] | None = None,
+) -> None:
+    """Write the release package (release.csv, report.pdf, plan.json, ledger.json) into a new or empty folder:
+    built in its claimed temporary sibling (:func:`~dpdesk.core.publish.outputs.claim_out_dir`) and renamed into place
+    whole; on any failure the temporary folder is removed and the error raised (nothing is left at ``out_dir``)."""
+    from dpdesk.core.publish.package import write_package
+
+    claim = out_dir if isinstance(out_dir, ClaimedFolder) else claim_out_dir(out_dir)
+    try:
+        write_package(
+            claim.work, rows, plan, spend, ledger, dataset_name, bom=bom, title=title, before=before
+        )
+        claim.finish()
+    except BaseException:
+        claim.abandon()
+        raise
+
+
+def _check_table(table: Table, plan: Plan) -> None:
+    for name, spec in plan.columns.items():
+        if name not in table.columns or table.columns[name].spec != spec:
+            raise UsageError(
+                _("the loaded table does not match the plan's declaration of {name}; reload it").format(
+                    name=repr(name)
+                )
+            )
+
+
+def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:
+    """The fixed-point grid of a numeric column (exposed for the trace and tests)."""
+    return grid_bounds(plan.columns[column])
