@@ -193,9 +193,8 @@ def export_ledger(
     bad = check_checkpoint(entries)
     if bad is not None:
         raise LedgerError(_checkpoint_error(ledger, bad))
-    assert ledger.path is not None
     progress.update(0, 1, "writing")
-    raw = ledger.path.read_bytes()
+    raw = ledger.raw()
     exported = raw.split(b"\n")[: len(entries)]  # the entries verified (an append made since is left out)
     write_out_file(request.out, b"".join(line + b"\n" for line in exported))
     return LedgerExported(request.out, len(entries), {"seq": entries[-1].seq, "hash": entries[-1].hash})
@@ -397,7 +396,7 @@ def governance_for_acknowledgement(ledger: Ledger, found: Assessment) -> Governa
         if rec is not None:
             register = (rec.governance_known, rec.governance, rec.head.seq if rec.head is not None else 0)
     try:
-        raw = ledger.path.read_bytes() if ledger.path is not None and ledger.path.exists() else b""
+        raw = ledger.raw()
     except OSError:
         raw = b""
     return for_broken_ledger(ledger.home, ledger.dataset, found.confirmed, raw, register)
@@ -646,12 +645,11 @@ def _known_ledger(home: Path, dataset: str) -> Ledger:
     from dpdesk.core.ledger.book import Ledger
     from dpdesk.core.ledger.entries import is_dataset_id
 
-    path = home / "ledgers" / f"{dataset}.jsonl"
-    if not is_dataset_id(dataset) or not path.exists():
+    if not is_dataset_id(dataset) or not Ledger.of(home, dataset).store.has(dataset):
         raise UsageError(
             _("{dataset} is not a dataset with a ledger in this dpdesk home").format(dataset=dataset)
         )
-    return Ledger(dataset, path, home=home)
+    return Ledger.of(home, dataset)
 
 
 @dataclass(frozen=True)
@@ -859,8 +857,7 @@ def forget_identity(request: ForgetIdentityRequest) -> list[str]:
     with locked(home / "ledgers" / "keys.lock"), contextlib.ExitStack() as stack:
         gated: list[tuple[LedgerTransaction, dict[str, Any]]] = []
         for dataset in sorted(anchor.recorded_identities(home)):
-            path = home / "ledgers" / f"{dataset}.jsonl"
-            tx = stack.enter_context(Ledger(dataset, path, home=home).transaction(retired=True))
+            tx = stack.enter_context(Ledger.of(home, dataset).transaction(retired=True))
             if tx.state.retired_into is not None or governance_of(tx.entries) is None:
                 continue  # a dataset merged into another is closed: its merge is its last entry
             doc, source = docs.pop(dataset, (None, None))
@@ -996,7 +993,7 @@ def _merge_pair(home: Path, into: str, retired: str, docs: dict[str, tuple[bytes
     from dpdesk.core.ledger.entries import settings_in_force
     from dpdesk.core.ledger.governed import require
 
-    ledgers = {d: Ledger(d, home / "ledgers" / f"{d}.jsonl", home=home) for d in (into, retired)}
+    ledgers = {d: Ledger.of(home, d) for d in (into, retired)}
     with contextlib.ExitStack() as stack:
         txs = {d: stack.enter_context(ledgers[d].transaction(retired=d == retired)) for d in sorted(ledgers)}
         a, b = txs[into].entries, txs[retired].entries
@@ -1105,9 +1102,7 @@ def _merge_plan(request: MergeRequest, progress: Progress) -> _MergePlan:
     live = [d for d in owners if closed[d] is None]
     into: str | None = live[0] if live else None
     if len(live) > 1:
-        ranks = {
-            d: _merge_rank(Ledger(d, home / "ledgers" / f"{d}.jsonl", home=home).verify(), d) for d in live
-        }
+        ranks = {d: _merge_rank(Ledger.of(home, d).verify(), d) for d in live}
         into = min(live, key=lambda d: ranks[d])
     return _MergePlan(home, closed, live, into)
 
@@ -1123,7 +1118,7 @@ def merge_approvals_needed(request: MergeRequest) -> list[tuple[str, str, str, s
     for other in sorted(d for d in plan.live if d != plan.into):
         assert plan.into is not None
         for d in (plan.into, other):
-            entries = Ledger(d, plan.home / "ledgers" / f"{d}.jsonl", home=plan.home).verify()
+            entries = Ledger.of(plan.home, d).verify()
             if governance_of(entries) is not None:
                 head = f"{entries[-1].seq}:{entries[-1].hash}" if entries else "0:" + "0" * 64
                 out.append((d, head, other, plan.into))
@@ -1170,7 +1165,7 @@ def merge_datasets(request: MergeRequest, progress: Progress = NULL_PROGRESS) ->
             _move_table(home, d, target)
     spent = None
     if into is not None:
-        spent = spent_of(Ledger(into, home / "ledgers" / f"{into}.jsonl", home=home).read())
+        spent = spent_of(Ledger.of(home, into).read())
     overspent = spent is not None and (
         spent.spent_epsilon > spent.budget.epsilon or spent.spent.delta > spent.budget.delta
     )

@@ -195,7 +195,7 @@ def spent_by(home: Path, dataset: str) -> tuple[HistorySpend | None, bool]:
     if not is_dataset_id(dataset):
         return None, True
     try:
-        state = Ledger(dataset, home / "ledgers" / f"{dataset}.jsonl", home=home).read()
+        state = Ledger.of(home, dataset).read()
     except LedgerError:
         return None, True
     return spent_of(state), False
@@ -591,7 +591,7 @@ def retired_into(home: Path, dataset: str) -> str | None:
     if not is_dataset_id(dataset):
         return None
     try:
-        state = Ledger(dataset, home / "ledgers" / f"{dataset}.jsonl", home=home).read()
+        state = Ledger.of(home, dataset).read()
     except LedgerError:
         return None
     return state.retired_into

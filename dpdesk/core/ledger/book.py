@@ -59,7 +59,6 @@ from typing import TYPE_CHECKING, Any
 from dpdesk.core.common.errors import LedgerError
 from dpdesk.core.common.fsio import fsync_dir as _fsync_dir
 from dpdesk.core.common.fsio import locked as _locked
-from dpdesk.core.common.fsio import truncate_partial as _truncate_partial
 from dpdesk.core.common.fsio import write_atomic
 from dpdesk.core.ledger import anchor
 from dpdesk.core.ledger.entries import (
@@ -75,12 +74,14 @@ from dpdesk.core.ledger.entries import (
 )
 from dpdesk.core.ledger.entries import checked_line as _checked_line
 from dpdesk.core.ledger.entries import now as _now
+from dpdesk.core.ledger.filestore import FileStore
 from dpdesk.core.model.spec import canonical_json
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.ledger.carryover import Assessment, StatedCost
     from dpdesk.core.ledger.checkpoint import State
+    from dpdesk.core.ledger.store import ChainStore
 
 _KEY_RE = re.compile(r"[0-9a-f]{64}")
 
@@ -112,6 +113,29 @@ class Ledger:
     #: (:func:`dpdesk.core.identity.recognition.ledger_for` sets it): the dataset of the same content, or a refusal to
     #: raise (a near-copy); None: by its bytes alone (a ledger opened without the content identities)
     decide_new: DecideNew | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def store(self) -> ChainStore:
+        """Where this ledger's chain is kept (:mod:`dpdesk.core.ledger.store`): the file store of its folder."""
+        assert self.path is not None
+        return FileStore(self.path.parent)
+
+    @property
+    def _chain(self) -> str:
+        """The chain's name in its store: the public id (an old-format ledger's: the data file's SHA-256)."""
+        assert self.path is not None
+        return self.path.stem
+
+    @staticmethod
+    def of(home: Path, dataset: str) -> Ledger:
+        """The ledger of a known dataset of a dpdesk home, by its public id (nothing is created)."""
+        return Ledger(dataset, FileStore(home / "ledgers").path(dataset), home=home)
+
+    def raw(self) -> bytes:
+        """The chain's bytes as stored (b"" when nothing was recorded); :class:`OSError` when it cannot be read."""
+        if self.path is None:
+            return b""
+        return self.store.read(self._chain)
 
     @staticmethod
     def for_dataset(home: Path, sha256: str) -> Ledger:
@@ -199,7 +223,7 @@ class Ledger:
         if self.dataset is None:
             self.ensure_id()
         try:
-            lock = _locked(self.lock_path)
+            lock = self.store.locked(self._chain)
             lock.__enter__()
         except OSError as exc:
             raise LedgerError(
@@ -269,7 +293,7 @@ class Ledger:
             raise LedgerError(
                 _("nothing has been recorded for this dataset: there is nothing to acknowledge")
             )
-        with _locked(self.lock_path):
+        with self.store.locked(self._chain):
             return self._acknowledge_locked(*args)
 
     def _head_to_reach(self, head: tuple[int, str] | None) -> tuple[int, str] | None:
@@ -307,7 +331,7 @@ class Ledger:
                 path=self.path, seq=head[0]
             )
         try:
-            raw = self.path.read_bytes() if self.path.exists() else b""  # a deleted ledger of a known dataset
+            raw = self.store.read(self._chain)  # b"" for a deleted ledger of a known dataset
         except OSError as exc:
             raise LedgerError(
                 _("ledger {path}: cannot read it: {err}").format(path=self._name(), err=exc.strerror or exc)
@@ -329,7 +353,7 @@ class Ledger:
 
         assert self.path is not None
         found = self.assess_broken(head=head, exported=exported)
-        raw = self.path.read_bytes() if self.path.exists() else b""  # a deleted ledger of a known dataset
+        raw = self.store.read(self._chain)  # b"" for a deleted ledger of a known dataset
         carried, settings, stated = carry_over(found, costs, stated_settings)
         governed = dict(gate(found, costs, stated_settings)) if gate is not None else {}
         settings_from = "stated" if found.settings is None else "verified"
@@ -343,21 +367,17 @@ class Ledger:
             assert self.dataset is not None
             dataset, path = self.dataset, self.path
         stamp = _now().replace(":", "").replace("+", "_")
-        evidence = path.with_name(f"{dataset}.broken-{stamp}.jsonl")
-        n = 1
-        while evidence.exists() and evidence.read_bytes() != raw:  # never overwrite other evidence
-            n += 1
-            evidence = path.with_name(f"{dataset}.broken-{stamp}-{n}.jsonl")
+        store = FileStore(path.parent)
         try:
+            evidence = store.keep_evidence(dataset, raw, "broken", stamp)
             return self._replace_chain(
-                raw,
-                evidence,
+                store,
                 path,
                 dataset,
                 {
                     "reason": reason.strip(),
                     "problem": found.problem,
-                    "broken_file": evidence.name,
+                    "broken_file": evidence,
                     "broken_sha256": hashlib.sha256(raw).hexdigest() if not self.legacy else None,
                     "carried": carried,
                     "settings": settings,
@@ -374,12 +394,11 @@ class Ledger:
                 ).format(err=exc.strerror or exc)
             ) from None
 
-    def _replace_chain(
-        self, raw: bytes, evidence: Path, path: Path, dataset: str, payload: dict[str, Any]
-    ) -> Entry:
+    def _replace_chain(self, store: ChainStore, path: Path, dataset: str, payload: dict[str, Any]) -> Entry:
+        """Start the chain of ``dataset`` again with an ``acknowledge`` entry holding ``payload`` (the broken chain
+        was kept as evidence first)."""
         old_path = self.path
         assert old_path is not None
-        write_atomic(evidence, raw)
         entry: dict[str, Any] = {
             "seq": 1,
             "type": "acknowledge",
@@ -398,7 +417,7 @@ class Ledger:
         # replace leaves the broken ledger, still checked against the old head (anchor.begin_reset says why).
         if self.home is not None:
             anchor.begin_reset(self.home, dataset, first)
-        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))
+        store.replace(dataset, (canonical_json(entry) + "\n").encode("utf-8"))
         if self.home is not None:
             with contextlib.suppress(
                 OSError
@@ -416,7 +435,7 @@ class Ledger:
     def exists(self) -> bool:
         """Whether anything was ever recorded for this dataset."""
         self._refresh()
-        return self.path is not None and self.path.exists() and self.path.stat().st_size > 0
+        return self.path is not None and self.store.exists(self._chain)
 
     def entries(self) -> list[Entry]:
         """All entries, verified (raises :class:`LedgerError` if the chain is broken)."""
@@ -431,7 +450,7 @@ class Ledger:
         """
         self._refresh()
         anchored, before = self._recorded()
-        if self.path is None or not self.path.exists():
+        if self.path is None or not self.store.has(self._chain):
             if anchored:
                 assert self.home is not None and self.dataset is not None
                 anchor.check_ledger(self.home, self.dataset, str(self.path), before, [])
@@ -439,7 +458,7 @@ class Ledger:
         label = self._name() if self.legacy else str(self.path)
         expected = self.key if self.legacy else self.dataset
         try:
-            raw = self.path.read_bytes()
+            raw = self.store.read(self._chain)
         except OSError as exc:
             raise LedgerError(
                 _("ledger {path}: cannot read it: {err}").format(path=label, err=exc.strerror or exc)
@@ -492,7 +511,7 @@ class Ledger:
         if not before.governance_known or before.head.seq < before.ever or before.head.seq == 0:
             return None
         try:
-            got = ck.read_tail(self.path)
+            got = self.store.read_tail(self._chain)
         except OSError:
             return None
         if got is None:
@@ -635,17 +654,9 @@ class LedgerTransaction:
                         path=self.ledger.path, err=exc.strerror or exc, kind=entry_type
                     )
                 ) from None
-        new_file = not self.ledger.path.exists()
-        fd = os.open(self.ledger.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            view = memoryview(line)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
+            self.ledger.store.append(self.ledger._chain, line)
         except OSError as exc:
-            os.close(fd)
-            _truncate_partial(self.ledger.path, len(line))
             # only a spend comes before a reveal; a later entry (a package's) may follow files already written
             message = (
                 _("ledger {path}: could not record the release ({err}); nothing was revealed")
@@ -655,9 +666,6 @@ class LedgerTransaction:
             raise LedgerError(
                 message.format(path=self.ledger.path, err=exc.strerror or exc, kind=entry_type)
             ) from None
-        os.close(fd)
-        if new_file:
-            _fsync_dir(self.ledger.path.parent)
         if self._entries is not None:
             self._entries.append(entry)
         if self._state is not None:
@@ -732,10 +740,8 @@ def list_ledgers(home: Path) -> list[Ledger]:
     for p in sorted(folder.glob("*.jsonl")):
         if _KEY_RE.fullmatch(p.stem):
             Ledger.for_dataset(home, p.stem)
-    out = []
-    for p in sorted(folder.glob("ds-*.jsonl")):
-        if is_dataset_id(p.stem):
-            out.append(Ledger(p.stem, p, home=home))
+    store = FileStore(folder)
+    out = [Ledger(dataset, store.path(dataset), home=home) for dataset in store.datasets()]
     # known, and its ledger gone: listed as broken (not one that got its id but never an entry)
     for dataset in anchor.registered_datasets(home):
         p = folder / f"{dataset}.jsonl"

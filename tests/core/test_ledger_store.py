@@ -1,0 +1,191 @@
+"""The store boundary's contract (:mod:`dpdesk.core.ledger.store`), checked against every store in real processes.
+
+``STORES`` lists how to open each kind of store on a fresh place; a second store (the team's ledger in a database)
+adds its line there and must pass the same tests. Each test names the promise it checks: an exclusive writer across
+processes, durable appends (a process killed right after an append keeps it), nothing left of a failed append,
+evidence never overwritten, a chain replaced in one step, the tail from the last checkpoint, the datasets listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dpdesk.core.ledger.entries import new_dataset_id
+from dpdesk.core.ledger.filestore import FileStore
+from dpdesk.core.ledger.store import ChainStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: (name, how to open the store on a fresh place, the code a child process runs to open the same store)
+STORES: list[tuple[str, Callable[[Path], ChainStore], str]] = [
+    (
+        "files",
+        lambda place: FileStore(place / "ledgers"),
+        "from dpdesk.core.ledger.filestore import FileStore; store = FileStore(place / 'ledgers')",
+    ),
+]
+
+
+@pytest.fixture(params=STORES, ids=[s[0] for s in STORES])
+def opened(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[ChainStore, Callable[[str], list[str]]]:
+    """A store on a fresh place, and how to run code in a child process with the same store as ``store``."""
+    _name, make, child_open = request.param
+    (tmp_path / "ledgers").mkdir()
+
+    def child(code: str) -> list[str]:
+        return [
+            sys.executable,
+            "-c",
+            f"from pathlib import Path; place = Path({str(tmp_path)!r}); {child_open}\n{code}",
+        ]
+
+    return make(tmp_path), child
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _line(seq: int, kind: str = "spend") -> bytes:
+    return (json.dumps({"seq": seq, "type": kind}, separators=(",", ":")) + "\n").encode()
+
+
+def test_what_is_appended_is_read_back_in_order(
+    opened: tuple[ChainStore, Callable[[str], list[str]]],
+) -> None:
+    store, _child = opened
+    ds = new_dataset_id()
+    assert store.read(ds) == b"" and not store.exists(ds) and not store.has(ds)
+    with store.locked(ds):
+        for n in range(1, 4):
+            store.append(ds, _line(n))
+    assert store.read(ds) == _line(1) + _line(2) + _line(3)
+    assert store.exists(ds) and store.has(ds) and store.datasets() == [ds]
+
+
+def test_a_process_killed_right_after_an_append_keeps_it(
+    opened: tuple[ChainStore, Callable[[str], list[str]]],
+) -> None:
+    """Durable appends: the child appends, then is killed by SIGKILL before it can close or flush anything."""
+    store, child = opened
+    ds = new_dataset_id()
+    code = (
+        f"import os, signal\nwith store.locked({ds!r}):\n"
+        f"    store.append({ds!r}, {_line(1)!r})\n    store.append({ds!r}, {_line(2)!r})\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    r = subprocess.run(child(code), env=_env(), capture_output=True, timeout=120, check=False)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    assert store.read(ds) == _line(1) + _line(2)
+
+
+def test_one_writer_at_a_time_across_processes(opened: tuple[ChainStore, Callable[[str], list[str]]]) -> None:
+    """While this process holds a chain's lock, another process that asked for it (and said so) appends nothing;
+    it appends once the lock is released. Without the lock, its line would come first."""
+    store, child = opened
+    ds = new_dataset_id()
+    asked = Path(store.label(ds)).parent / "asked"
+    code = f"from pathlib import Path\nPath({str(asked)!r}).write_text('x')\nwith store.locked({ds!r}):\n    store.append({ds!r}, {_line(2)!r})\n"
+    with store.locked(ds):
+        proc = subprocess.Popen(child(code), env=_env())
+        try:
+            deadline = time.monotonic() + 120
+            while not asked.exists() and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.02)
+            assert asked.exists()
+            time.sleep(
+                0.5
+            )  # time for a child that ignored the lock to append (this only makes such a bug likelier seen)
+            store.append(ds, _line(1))
+        except BaseException:
+            proc.kill()
+            raise
+    assert proc.wait(timeout=120) == 0
+    assert store.read(ds) == _line(1) + _line(2)
+
+
+def test_evidence_is_never_overwritten_by_other_evidence(
+    opened: tuple[ChainStore, Callable[[str], list[str]]],
+) -> None:
+    store, _child = opened
+    ds = new_dataset_id()
+    first = store.keep_evidence(ds, b"one\n", "broken", "20261128T120000")
+    second = store.keep_evidence(ds, b"two\n", "broken", "20261128T120000")  # the same second, other bytes
+    again = store.keep_evidence(
+        ds, b"one\n", "broken", "20261128T120000"
+    )  # the same bytes: the same evidence
+    assert first != second and again == first
+    folder = Path(store.label(ds)).parent
+    if isinstance(store, FileStore):
+        assert (folder / first).read_bytes() == b"one\n" and (folder / second).read_bytes() == b"two\n"
+
+
+def test_a_chain_is_replaced_in_one_step(opened: tuple[ChainStore, Callable[[str], list[str]]]) -> None:
+    store, _child = opened
+    ds = new_dataset_id()
+    with store.locked(ds):
+        store.append(ds, _line(1))
+        store.append(ds, _line(2))
+        store.replace(ds, _line(1, "acknowledge"))
+    assert store.read(ds) == _line(1, "acknowledge")
+
+
+def test_the_tail_is_read_from_the_last_checkpoint(
+    opened: tuple[ChainStore, Callable[[str], list[str]]],
+) -> None:
+    store, _child = opened
+    ds = new_dataset_id()
+    with store.locked(ds):
+        for n, kind in enumerate(["spend", "checkpoint", "spend", "checkpoint", "spend", "spend"], start=1):
+            store.append(ds, _line(n, kind))
+    got = store.read_tail(ds)
+    assert got is not None
+    lines, offset = got
+    assert lines == [
+        _line(n, kind).rstrip(b"\n") for n, kind in ((4, "checkpoint"), (5, "spend"), (6, "spend"))
+    ]
+    assert store.read(ds)[offset:].split(b"\n")[0] == lines[0]
+
+
+def test_only_datasets_are_listed(opened: tuple[ChainStore, Callable[[str], list[str]]]) -> None:
+    store, _child = opened
+    a, b = sorted(new_dataset_id() for _ in range(2))
+    for ds in (b, a):
+        with store.locked(ds):
+            store.append(ds, _line(1))
+    store.keep_evidence(a, b"old\n", "broken", "20261128T120000")
+    assert store.datasets() == [a, b]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="file size limits are POSIX")
+def test_a_failed_append_leaves_nothing_of_its_line(tmp_path: Path) -> None:
+    """The file store: a write cut short (the file size limit, as a full disk would) is cut off again, so the
+    chain still ends with a whole line, and the error reaches the caller."""
+    store = FileStore(tmp_path)
+    ds = new_dataset_id()
+    with store.locked(ds):
+        store.append(ds, _line(1))
+    size = len(store.read(ds))
+    code = (
+        "import resource, signal\nfrom pathlib import Path\nfrom dpdesk.core.ledger.filestore import FileStore\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({size + 10}, {size + 10}))\n"
+        f"store = FileStore(Path({str(tmp_path)!r}))\n"
+        "try:\n"
+        f'    store.append({ds!r}, b\'{{"seq":2,"type":"spend","padding":"\' + b\'x\' * 200 + b\'"}}\\n\')\n'
+        "except OSError as exc:\n    print('refused', exc.errno)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120, check=False
+    )
+    assert r.returncode == 0 and r.stdout.startswith("refused"), r.stdout + r.stderr
+    assert store.read(ds) == _line(1)
