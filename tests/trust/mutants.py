@@ -142,6 +142,7 @@ QB = "dpdesk/core/dp/queries_base.py"
 AB = "dpdesk/core/dp/aggregates_base.py"
 R = "dpdesk/core/release/steps.py"
 L = "dpdesk/core/ledger/book.py"
+FS = "dpdesk/core/ledger/filestore.py"
 ENT = "dpdesk/core/ledger/entries.py"
 FSIO = "dpdesk/core/common/fsio.py"
 M = "dpdesk/core/dp/mechanisms.py"
@@ -532,7 +533,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "W03",
         "spend before reveal: the spend entry is not fsynced before the values are written",
-        L,
+        FS,
         r"""                view = view[written:]
             os.fsync(fd)
 """,
@@ -565,7 +566,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "concurrency: the ledger is read before its lock is taken",
         L,
         r"""        try:
-            lock = _locked(self.lock_path)
+            lock = self.store.locked(self._chain)
             lock.__enter__()
         except OSError as exc:
             raise LedgerError(
@@ -578,7 +579,7 @@ MUTANTS: tuple[Mutant, ...] = (
 """,
         r"""        early = self.read()
         try:
-            lock = _locked(self.lock_path)
+            lock = self.store.locked(self._chain)
             lock.__enter__()
         except OSError as exc:
             raise LedgerError(
@@ -736,18 +737,18 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "D02",
         "spend before reveal: a torn line from a full disk is left in the ledger",
-        L,
-        r"""            _truncate_partial(self.ledger.path, len(line))""",
+        FS,
+        r"""            truncate_partial(path, len(line))""",
         r"""            pass""",
         (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",),
     ),
     Mutant(
         "D03",
         "spend before reveal: a full disk escapes as a raw OSError",
-        L,
-        r"""        except OSError as exc:
+        FS,
+        r"""        except OSError:
             os.close(fd)""",
-        r"""        except ValueError as exc:
+        r"""        except ValueError:
             os.close(fd)""",
         (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",),
     ),
@@ -924,10 +925,11 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         "I03",
         "acknowledgement: the broken ledger is moved away before the new chain is written",
         L,
-        r"""        write_atomic(evidence, raw)
-        entry: dict[str, Any] = {""",
-        r"""        os.replace(old_path, evidence)
-        entry: dict[str, Any] = {""",
+        r"""            evidence = store.keep_evidence(dataset, raw, "broken", stamp)
+""",
+        r"""            evidence = store.keep_evidence(dataset, raw, "broken", stamp)
+            os.replace(path, store.path(evidence.removesuffix(".jsonl")))
+""",
         (PUBLIC_ID,),
     ),
     Mutant(
@@ -1657,9 +1659,9 @@ def _sum128(""",
         "AK01",
         "acknowledge: the broken ledger is moved aside before the new chain is written (a kill resets the budget)",
         L,
-        r"""        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))""",
+        r"""        store.replace(dataset, (canonical_json(entry) + "\n").encode("utf-8"))""",
         r"""        path.unlink()
-        write_atomic(path, (canonical_json(entry) + "\n").encode("utf-8"))""",
+        store.replace(dataset, (canonical_json(entry) + "\n").encode("utf-8"))""",
         (f"{ACK}::test_sigkill_at_every_step_of_an_acknowledgement_never_reads_less_spent", ACK),
     ),
     Mutant(
@@ -4510,6 +4512,46 @@ def _sum128(""",
         r"""        raise""",
         (
             "tests/trust/test_merge_duplicates.py::test_a_broken_ledger_of_two_datasets_is_acknowledged_then_merged",
+        ),
+    ),
+    Mutant(
+        "LS02",
+        "store boundary: evidence of the same second overwrites other evidence",
+        FS,
+        r"""        while evidence.exists() and evidence.read_bytes() != raw:  # never overwrite other evidence""",
+        r"""        while False:""",
+        ("tests/core/test_ledger_store.py::test_evidence_is_never_overwritten_by_other_evidence",),
+    ),
+    Mutant(
+        "LS03",
+        "store boundary: the file store's writer lock does not exclude another process",
+        FS,
+        r"""        return locked(self.path(name).with_suffix(".lock"))""",
+        r"""        import contextlib
+
+        return contextlib.nullcontext()""",
+        ("tests/core/test_ledger_store.py::test_one_writer_at_a_time_across_processes",),
+    ),
+    Mutant(
+        "LS04",
+        "store boundary: evidence files are listed as datasets",
+        FS,
+        r"""        return sorted(p.stem for p in self.folder.glob("ds-*.jsonl") if is_dataset_id(p.stem))""",
+        r"""        return sorted(p.stem for p in self.folder.glob("ds-*.jsonl"))""",
+        ("tests/core/test_ledger_store.py::test_only_datasets_are_listed",),
+    ),
+    Mutant(
+        "LS05",
+        "store boundary: an append keeps half its line and says nothing",
+        FS,
+        r"""            view = memoryview(line)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]""",
+        r"""            os.write(fd, line[: len(line) // 2])""",
+        (
+            "tests/core/test_ledger_store.py::test_a_process_killed_right_after_an_append_keeps_it",
+            "tests/core/test_ledger_store.py::test_what_is_appended_is_read_back_in_order",
         ),
     ),
 )
