@@ -33,7 +33,7 @@ import pytest
 from dpdesk.core.common.errors import BudgetExceeded
 from dpdesk.core.dp import values as vals
 from dpdesk.core.dp.queries import design_query
-from dpdesk.core.ledger import book as ledger_mod
+from dpdesk.core.ledger import filestore as filestore_mod
 from dpdesk.core.ledger.book import Ledger, LedgerTransaction
 from dpdesk.core.plan.reader import Plan, parse_plan
 from dpdesk.core.release import datacheck as dchk
@@ -218,7 +218,7 @@ def test_two_releases_queued_on_the_lock_never_overspend(
     lg = Ledger.for_dataset(dpdesk_home, _sha(data))
     lg.ensure_id()  # the dataset's public id exists, so each release only takes the ledger's lock
     arrived = threading.Semaphore(0)
-    real_locked = ledger_mod._locked
+    real_locked = filestore_mod.locked
 
     @contextlib.contextmanager
     def locked(path: Path) -> Iterator[None]:
@@ -226,7 +226,7 @@ def test_two_releases_queued_on_the_lock_never_overspend(
         with real_locked(path):
             yield
 
-    monkeypatch.setattr(ledger_mod, "_locked", locked)
+    monkeypatch.setattr(filestore_mod, "locked", locked)  # the file store's writer lock
 
     def run(i: int) -> str:
         try:

@@ -27,6 +27,7 @@ import pytest
 from pypdf import PdfReader
 
 from dpdesk.core.ledger import book as ledger_mod
+from dpdesk.core.ledger import filestore as filestore_mod
 from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.ledger.carryover import parse_stated_cost
 from dpdesk.core.ledger.entries import entry_hash
@@ -271,7 +272,7 @@ def test_an_interrupted_acknowledgement_never_leaves_an_empty_ledger(
         tx.append("spend", {"costs": [{"name": "q", "epsilon": 0.5, "delta": 0.0, "rho": 0.125}]})
     assert lg.path is not None
     lg.path.write_bytes(lg.path.read_bytes().replace(b'"epsilon":0.5', b'"epsilon":0.0'))
-    real = ledger_mod.write_atomic
+    real = filestore_mod.write_atomic  # the file store writes the evidence and the new chain
     calls: list[Path] = []
 
     def write_atomic(path: Path, data: bytes) -> None:
@@ -282,7 +283,7 @@ def test_an_interrupted_acknowledgement_never_leaves_an_empty_ledger(
             raise OSError(28, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(ledger_mod, "write_atomic", write_atomic)
+    monkeypatch.setattr(filestore_mod, "write_atomic", write_atomic)
     with pytest.raises(ledger_mod.LedgerError, match="broken ledger is unchanged"):
         lg.acknowledge(
             "disk full",
