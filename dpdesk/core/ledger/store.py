@@ -18,10 +18,11 @@ against the same contract, each in real processes):
   acknowledged, a chain rebuilt) that is never overwritten by other evidence; :meth:`ChainStore.replace` replaces a
   chain in one step (a crash leaves the old chain or the new one, never a mix).
 
-Which dataset a data file belongs to (its local keys), the content identities and the register of heads are kept in
-the curator's home whatever the store (:mod:`dpdesk.core.ledger.anchor`, :mod:`dpdesk.core.ledger.contents`): the
-file's SHA-256 never leaves the machine, and the register records the heads this home saw, so a chain that went back
-behind one of them is refused whoever keeps it.
+Which dataset a data file belongs to (its local keys, which hold the file's SHA-256 and never leave the machine),
+the content identities and the register of heads are kept in the curator's home today (:mod:`dpdesk.core.ledger.anchor`,
+:mod:`dpdesk.core.ledger.contents`); the register records the heads this home saw, so a chain that went back behind
+one of them is refused whoever keeps it. The team's ledger keeps the content identities and the register of datasets
+in its database too (issue "A team's budget"), behind a protocol of the same kind here.
 
 The store in use today is :class:`dpdesk.core.ledger.filestore.FileStore` (``<home>/ledgers/<id>.jsonl``). A store
 kept by a database (the team's ledger) adds one module here and its entry in the contract test's list of stores.
