@@ -46,10 +46,16 @@ print(res.ledger.path)
 READ = """
 import sys, time
 from pathlib import Path
-from dpdesk.core.ledger.budget import budget_report
-from dpdesk.core.ledger.checkpoint import state_of
-from dpdesk.core.ledger.book import Ledger
-from dpdesk.core.plan.reader import load_plan
+try:  # the tree in wings
+    from dpdesk.core.ledger.budget import budget_report
+    from dpdesk.core.ledger.checkpoint import state_of
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.plan.reader import load_plan
+except ImportError:  # a baseline from before the wings (flat dpdesk/core modules)
+    from dpdesk.core.budget import budget_report
+    from dpdesk.core.checkpoint import state_of
+    from dpdesk.core.ledger import Ledger
+    from dpdesk.core.plan import load_plan
 path = Path(sys.argv[1])
 plan = load_plan(sys.argv[2])
 t0 = time.perf_counter()

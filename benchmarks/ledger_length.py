@@ -80,10 +80,17 @@ def worker_build(home: str, n: int, plan_path: str) -> dict[str, Any]:
 def worker_statement_pdf(home: str, out: str) -> dict[str, Any]:
     """``write_budget_statement`` alone (the ledger verified and the report computed first, not timed)."""
     os.environ["DPDESK_HOME"] = home
-    from dpdesk.core.ledger.book import Ledger
-    from dpdesk.core.ledger.budget import budget_report
-    from dpdesk.core.plan.reader import parse_plan
-    from dpdesk.core.publish.report import write_budget_statement
+    try:  # the tree in wings
+        from dpdesk.core.ledger.book import Ledger
+        from dpdesk.core.ledger.budget import budget_report
+        from dpdesk.core.plan.reader import parse_plan
+        from dpdesk.core.publish.report import write_budget_statement
+    except ImportError:  # a baseline from before the wings (flat dpdesk/core modules)
+        from dpdesk.core.budget import budget_report  # type: ignore[no-redef]
+        from dpdesk.core.report import write_budget_statement  # type: ignore[no-redef]
+
+        from dpdesk.core.ledger import Ledger  # type: ignore[no-redef]
+        from dpdesk.core.plan import parse_plan  # type: ignore[no-redef]
 
     key = hashlib.sha256(CSV.read_bytes()).hexdigest()
     entries = Ledger.for_dataset(Path(home), key).verify()

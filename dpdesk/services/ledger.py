@@ -196,7 +196,20 @@ def export_ledger(
     progress.update(0, 1, "writing")
     raw = ledger.raw()
     exported = raw.split(b"\n")[: len(entries)]  # the entries verified (an append made since is left out)
-    write_out_file(request.out, b"".join(line + b"\n" for line in exported))
+    out = b"".join(line + b"\n" for line in exported)
+    from dpdesk.core.ledger.entries import read_chain
+
+    try:  # the bytes written are the chain verified, entry for entry (not a file that changed in between)
+        same = [e.hash for e in read_chain(out, str(request.out), ledger.dataset)] == [
+            e.hash for e in entries
+        ]
+    except LedgerError:
+        same = False
+    if not same:
+        raise LedgerError(
+            _("the ledger changed while it was being exported; nothing was written. Run the command again")
+        )
+    write_out_file(request.out, out)
     return LedgerExported(request.out, len(entries), {"seq": entries[-1].seq, "hash": entries[-1].hash})
 
 

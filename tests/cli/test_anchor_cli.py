@@ -145,3 +145,33 @@ def test_the_exported_ledger_states_its_head(dpdesk_home: Path, tmp_path: Path) 
     rv = run("review", str(tmp_path / "r1"), "--against", str(out), "--json", home=dpdesk_home)
     assert rv.returncode == 0, rv.stdout
     assert json.loads(rv.stdout)["head"] == {"seq": last["seq"], "hash": last["hash"]}
+
+
+@pytest.mark.parametrize("name", ["copy.json", "ledger.txt", "ledger"])
+def test_an_exported_ledger_is_reviewed_by_its_own_name_not_a_sibling_s(
+    dpdesk_home: Path, tmp_path: Path, name: str
+) -> None:
+    """An exported ledger is told apart by its content, whatever its name: review reads that very file, never a
+    ``<stem>.jsonl`` beside it (an edited copy beside an intact sibling was reported intact; a rolled-back copy
+    reached the package's head; an intact copy named without .jsonl was called empty)."""
+    release_once(PLAN, DATA, tmp_path / "r1", dpdesk_home)
+    intact = tmp_path / "intact.jsonl"
+    r = run("ledger", "export", "--data", str(DATA), "--out", str(intact), home=dpdesk_home)
+    assert r.returncode == 0, r.stderr
+    folder = tmp_path / "x"
+    folder.mkdir()
+    copy = folder / name
+    stem = copy.name.removesuffix(copy.suffix)
+    shutil.copy(intact, folder / f"{stem}.jsonl")  # an intact sibling the review must not read instead
+    shutil.copy(intact, copy)
+    rv = run("review", str(copy), home=dpdesk_home)
+    assert rv.returncode == 0 and "Intact" in rv.stdout, rv.stdout + rv.stderr
+    lines = intact.read_bytes().split(b"\n")[:-1]
+    edited = lines[1].replace(b'"epsilon":', b'"epsilon":0.0001,"was":', 1)
+    assert edited != lines[1]
+    copy.write_bytes(b"".join(x + b"\n" for x in [lines[0], edited, *lines[2:]]))
+    rv = run("review", str(copy), home=dpdesk_home)
+    assert rv.returncode == 1 and "Intact." not in rv.stdout, rv.stdout
+    copy.write_bytes(b"".join(x + b"\n" for x in lines[:2]))  # rolled back behind the package's head
+    rv = run("review", str(tmp_path / "r1"), "--against", str(copy), home=dpdesk_home)
+    assert rv.returncode == 1, rv.stdout

@@ -189,3 +189,74 @@ def test_a_failed_append_leaves_nothing_of_its_line(tmp_path: Path) -> None:
     )
     assert r.returncode == 0 and r.stdout.startswith("refused"), r.stdout + r.stderr
     assert store.read(ds) == _line(1)
+
+
+def test_the_file_store_syncs_each_append_and_a_new_chain_s_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Durability of the file store, which a killed process cannot show (the page cache outlives it): every append
+    fsyncs the chain's file after writing it, and the first one the folder too (its new name)."""
+    store = FileStore(tmp_path)
+    ds = new_dataset_id()
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with store.locked(ds):
+        store.append(ds, _line(1))
+        assert synced == [str(store.path(ds)), str(tmp_path)]
+        synced.clear()
+        store.append(ds, _line(2))
+    assert synced == [str(store.path(ds))]
+
+
+def test_the_file_store_replaces_a_chain_by_a_new_file_never_in_place(tmp_path: Path) -> None:
+    """A chain is replaced by renaming a complete new file over it: the old file's bytes are never truncated or
+    rewritten (a crash in the middle of an in-place rewrite would leave neither chain)."""
+    store = FileStore(tmp_path)
+    ds = new_dataset_id()
+    with store.locked(ds):
+        store.append(ds, _line(1))
+        store.append(ds, _line(2))
+        os.link(store.path(ds), tmp_path / "old-inode")
+        store.replace(ds, _line(1, "acknowledge"))
+    assert (tmp_path / "old-inode").read_bytes() == _line(1) + _line(2)
+    assert store.read(ds) == _line(1, "acknowledge")
+
+
+def test_a_failed_sync_leaves_nothing_of_the_line_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contract says nothing of a failed append is left: also when the whole line was written and only its
+    fsync failed (the caller is told the release was not recorded, so the chain must not hold it)."""
+    store = FileStore(tmp_path)
+    ds = new_dataset_id()
+    with store.locked(ds):
+        store.append(ds, _line(1))
+    real_fsync = os.fsync
+    calls = {"n": 0}
+
+    def fsync(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with store.locked(ds), pytest.raises(OSError):
+        store.append(ds, _line(2))
+    assert store.read(ds) == _line(1)
+
+
+@pytest.mark.parametrize("hostile", ["../../outside/evil", "", "ds-zz", "ds-" + "0" * 31 + "/x"])
+def test_a_ledger_is_opened_by_a_public_id_only(tmp_path: Path, hostile: str) -> None:
+    from dpdesk.core.common.errors import LedgerError
+    from dpdesk.core.ledger.book import Ledger
+
+    with pytest.raises(LedgerError, match="not a dataset id"):
+        Ledger.of(tmp_path, hostile)
+    assert list(tmp_path.iterdir()) == []

@@ -217,3 +217,24 @@ def test_simulations_write_their_file_and_touch_no_ledger(dpdesk_home: Path, tmp
     assert not (dpdesk_home / "ledgers").exists()
     with pytest.raises(UsageError, match="--runs"):
         simulate_releases(SimulateRequest(load_plan(PLAN), dpdesk_home, tmp_path / "no.csv", runs=0))
+
+
+def test_a_ledger_that_changes_while_it_is_exported_is_not_written(
+    dpdesk_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bytes an export writes are the chain it verified: a ledger moved away (or replaced) between the check
+    and the copy writes nothing and says so (it wrote a one-byte file and reported the head)."""
+    dataset, _entry = _released(dpdesk_home)
+    real = Ledger.verify
+
+    def verify_then_lose(self: Ledger) -> list[SpendEntry]:
+        entries = real(self)
+        assert self.path is not None
+        self.path.rename(self.path.with_name("moved-away"))
+        return entries
+
+    monkeypatch.setattr(Ledger, "verify", verify_then_lose)
+    out = tmp_path / "export.jsonl"
+    with pytest.raises(LedgerError, match="changed while it was being exported"):
+        export_ledger(ExportLedgerRequest(dataset, out))
+    assert not out.exists()

@@ -745,11 +745,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "D03",
         "spend before reveal: a full disk escapes as a raw OSError",
-        FS,
-        r"""        except OSError:
-            os.close(fd)""",
-        r"""        except ValueError:
-            os.close(fd)""",
+        L,
+        r"""            self.ledger.store.append(self.ledger._chain, line)
+        except OSError as exc:""",
+        r"""            self.ledger.store.append(self.ledger._chain, line)
+        except ValueError as exc:""",
         (f"{REL}::test_disk_full_while_charging_reveals_nothing_and_keeps_earlier_entries",),
     ),
     # --- CSV formula neutralisation ---------------------------------------------------------------
@@ -4553,6 +4553,65 @@ def _sum128(""",
             "tests/core/test_ledger_store.py::test_a_process_killed_right_after_an_append_keeps_it",
             "tests/core/test_ledger_store.py::test_what_is_appended_is_read_back_in_order",
         ),
+    ),
+    Mutant(
+        "LS06",
+        "store boundary: a line whose sync failed stays in the chain although the caller is told it was not recorded",
+        FS,
+        r"""                os.ftruncate(fd, before)""",
+        r"""                pass""",
+        ("tests/core/test_ledger_store.py::test_a_failed_sync_leaves_nothing_of_the_line_either",),
+    ),
+    Mutant(
+        "LS07",
+        "store boundary: a chain is rewritten in place (a crash in the middle leaves neither chain)",
+        FS,
+        r"""        write_atomic(self.path(name), data)""",
+        r"""        with self.path(name).open("r+b") as f:
+            f.truncate(0)
+            f.write(data)""",
+        (
+            "tests/core/test_ledger_store.py::test_the_file_store_replaces_a_chain_by_a_new_file_never_in_place",
+        ),
+    ),
+    Mutant(
+        "LS08",
+        "store boundary: an append is not synced (a power cut loses a charged release)",
+        FS,
+        r"""            os.fsync(fd)
+        except OSError:""",
+        r"""            pass
+        except OSError:""",
+        ("tests/core/test_ledger_store.py::test_the_file_store_syncs_each_append_and_a_new_chain_s_folder",),
+    ),
+    Mutant(
+        "LS09",
+        "store boundary: an exported ledger is reviewed through a sibling named <stem>.jsonl",
+        "dpdesk/core/ledger/filestore.py",
+        r"""        return FileStore(path.parent, path.suffix), path.name.removesuffix(path.suffix)""",
+        r"""        return FileStore(path.parent), path.stem""",
+        (
+            "tests/cli/test_anchor_cli.py::test_an_exported_ledger_is_reviewed_by_its_own_name_not_a_sibling_s",
+        ),
+    ),
+    Mutant(
+        "LS10",
+        "store boundary: a ledger is opened by any name (a path outside the home's ledgers)",
+        L,
+        r"""        if not is_dataset_id(dataset):
+            raise LedgerError(_("{dataset} is not a dataset id").format(dataset=shown(dataset)))""",
+        r"""        pass""",
+        ("tests/core/test_ledger_store.py::test_a_ledger_is_opened_by_a_public_id_only",),
+    ),
+    Mutant(
+        "LS11",
+        "export: a ledger that changed between its check and its copy is written anyway",
+        "dpdesk/services/ledger.py",
+        r"""    if not same:
+        raise LedgerError(""",
+        r"""    if False:
+        raise LedgerError(""",
+        ("tests/services/test_services.py::test_a_ledger_that_changes_while_it_is_exported_is_not_written",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""

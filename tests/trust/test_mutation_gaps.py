@@ -628,11 +628,34 @@ def test_the_release_path_does_not_import_the_simulations() -> None:
                 else ([a.name for a in node.names] if isinstance(node, ast.Import) else [])
             )
             names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
-            if any(m == "dpdesk.core.preview.simulate" for m in mods) or (
-                mods == ["dpdesk.core"] and "simulate" in names
-            ):
+            if _imports_previews(mods, names):
                 found.append(f"{name}:{node.lineno}")
     assert not found, "the release path imports the simulations: " + ", ".join(found)
+
+
+def _imports_previews(mods: list[str], names: list[str]) -> bool:
+    """Whether an import statement (its modules, and the names a ``from`` imports) reaches the previews' wing."""
+    return any(m == "dpdesk.core.preview" or m.startswith("dpdesk.core.preview.") for m in mods) or (
+        mods == ["dpdesk.core"] and "preview" in names
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        ("from dpdesk.core.preview import simulate", True),
+        ("from dpdesk.core.preview.simulate import simulate_releases", True),
+        ("import dpdesk.core.preview.sample", True),
+        ("from dpdesk.core import preview", True),
+        ("from dpdesk.core.dp import mechanisms", False),
+    ],
+)
+def test_the_scan_sees_every_form_of_importing_the_previews(code: str, found: bool) -> None:
+    (node,) = ast.parse(code).body
+    assert isinstance(node, (ast.Import, ast.ImportFrom))
+    mods = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+    names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+    assert _imports_previews(mods, names) is found
 
 
 def test_the_static_scan_sees_a_module_level_generator() -> None:

@@ -60,6 +60,7 @@ from dpdesk.core.common.errors import LedgerError
 from dpdesk.core.common.fsio import fsync_dir as _fsync_dir
 from dpdesk.core.common.fsio import locked as _locked
 from dpdesk.core.common.fsio import write_atomic
+from dpdesk.core.common.text import shown
 from dpdesk.core.ledger import anchor
 from dpdesk.core.ledger.entries import (
     GENESIS,
@@ -118,17 +119,21 @@ class Ledger:
     def store(self) -> ChainStore:
         """Where this ledger's chain is kept (:mod:`dpdesk.core.ledger.store`): the file store of its folder."""
         assert self.path is not None
-        return FileStore(self.path.parent)
+        return FileStore.of_file(self.path)[0]
 
     @property
     def _chain(self) -> str:
-        """The chain's name in its store: the public id (an old-format ledger's: the data file's SHA-256)."""
+        """The chain's name in its store: the public id (an old-format ledger's: the data file's SHA-256; an
+        exported copy's: its file's name)."""
         assert self.path is not None
-        return self.path.stem
+        return FileStore.of_file(self.path)[1]
 
     @staticmethod
     def of(home: Path, dataset: str) -> Ledger:
-        """The ledger of a known dataset of a dpdesk home, by its public id (nothing is created)."""
+        """The ledger of a known dataset of a dpdesk home, by its public id (nothing is created); a
+        :class:`LedgerError` for anything that is not a public id (a name never reaches outside the ledgers)."""
+        if not is_dataset_id(dataset):
+            raise LedgerError(_("{dataset} is not a dataset id").format(dataset=shown(dataset)))
         return Ledger(dataset, FileStore(home / "ledgers").path(dataset), home=home)
 
     def raw(self) -> bytes:

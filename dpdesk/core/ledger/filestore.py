@@ -8,24 +8,31 @@ time (never overwriting other evidence), and a chain replaced by an atomic renam
 
 from __future__ import annotations
 
+import contextlib
 import os
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 from dpdesk.core.common.fsio import fsync_dir, locked, truncate_partial, write_atomic
-from dpdesk.core.ledger import checkpoint as ck
 from dpdesk.core.ledger.entries import is_dataset_id
 
 
 class FileStore:
     """The chains kept as JSON-lines files in one folder (a home's ``ledgers/``, or the folder of an exported copy)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, suffix: str = ".jsonl") -> None:
         self.folder = folder
+        #: how a chain's file name ends: ``.jsonl`` in a home; an exported copy under review keeps its own name
+        self.suffix = suffix
+
+    @staticmethod
+    def of_file(path: Path) -> tuple[FileStore, str]:
+        """The store holding exactly this file, and the chain's name in it (an exported copy may be named anything)."""
+        return FileStore(path.parent, path.suffix), path.name.removesuffix(path.suffix)
 
     def path(self, name: str) -> Path:
         """The file of a chain."""
-        return self.folder / f"{name}.jsonl"
+        return self.folder / f"{name}{self.suffix}"
 
     def label(self, name: str) -> str:
         return str(self.path(name))
@@ -42,6 +49,8 @@ class FileStore:
         return p.read_bytes() if p.exists() else b""
 
     def read_tail(self, name: str) -> tuple[list[bytes], int] | None:
+        from dpdesk.core.ledger import checkpoint as ck  # the tail's format is the checkpoint's
+
         return ck.read_tail(self.path(name))
 
     def locked(self, name: str) -> AbstractContextManager[None]:
@@ -51,6 +60,7 @@ class FileStore:
         path = self.path(name)
         new_file = not path.exists()
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        before = os.fstat(fd).st_size  # the writer's lock is held: nothing else appends meanwhile
         try:
             view = memoryview(line)
             while view:
@@ -58,8 +68,11 @@ class FileStore:
                 view = view[written:]
             os.fsync(fd)
         except OSError:
+            with contextlib.suppress(OSError):  # best effort: the chain then ends as it did before the append
+                os.ftruncate(fd, before)
+                os.fsync(fd)
             os.close(fd)
-            truncate_partial(path, len(line))
+            truncate_partial(path, len(line))  # and never with an incomplete line
             raise
         os.close(fd)
         if new_file:
