@@ -411,6 +411,28 @@ def test_the_costs_are_the_tables_under_the_same_costing_rules(section: str) -> 
     )
 
 
+@pytest.mark.slow
+def test_the_generator_refuses_other_costs_under_the_same_costing_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regenerating the table without bumping COSTING_RULES would hide a change of costs from the test above: the
+    generator refuses it (the file is left as it was) and says what to do; under other rules it writes."""
+    real = stored()
+    t = copy.deepcopy(real)
+    t["plans"]["count/laplace"]["add_remove k=1"]["queries"][0]["epsilon"] = "0.25"  # another code's cost
+    copy_ = tmp_path / "golden_costs.json"
+    copy_.write_text(json.dumps(t), encoding="utf-8")
+    before = copy_.read_bytes()
+    monkeypatch.setattr(sys.modules[__name__], "TABLE", copy_)
+    assert main(["--write"]) == 1
+    assert copy_.read_bytes() == before
+    assert "Bump COSTING_RULES" in capsys.readouterr().err
+    t["costing_rules"] = acc.COSTING_RULES - 1  # a table of older rules: regenerated under the rules in force
+    copy_.write_text(json.dumps(t), encoding="utf-8")
+    assert main(["--write"]) == 0
+    assert json.loads(copy_.read_text(encoding="utf-8")) == real
+
+
 def main(argv: list[str]) -> int:
     """``--write``: (re)generate the table; refused when its costs change under the same COSTING_RULES."""
     if argv != ["--write"]:
