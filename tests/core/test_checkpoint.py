@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -256,27 +257,104 @@ def test_a_unit_change_and_its_corrections_are_read_in_full_then_checkpointed(
     assert budget_report(plan2, state=state).to_dict() == budget_report(plan2, full).to_dict()
 
 
-def test_a_checkpoint_of_other_costing_code_is_not_trusted(
+def test_a_checkpoint_of_other_costing_rules_is_not_trusted(
     dpdesk_home: Path, tmp_path: Path, no_fsync: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    lg, _plan = build(dpdesk_home, tmp_path, ck.CHECKPOINT_EVERY + 1)
-    assert not lg.read().full
-    monkeypatch.setattr(ck, "_fingerprint", "another version")
-    assert lg.read().full
+    """A checkpoint records the costing rules it was made under (``COSTING_RULES``, which the code declares) and
+    is trusted only under the same rules: code whose rules are other reads and verifies the whole chain."""
+    lg, _plan = build(dpdesk_home, tmp_path, ck.CHECKPOINT_EVERY + 1, plan=lean_plan())
+    cps = [e for e in lg.verify() if e.type == "checkpoint"]
+    assert cps and all(e.fields["state"]["costing_rules"] == acc.COSTING_RULES for e in cps)
+    assert not Ledger.for_dataset(dpdesk_home, lg.key or "").read().full
+    monkeypatch.setattr(acc, "COSTING_RULES", acc.COSTING_RULES + 1)
+    assert Ledger.for_dataset(dpdesk_home, lg.key or "").read().full
 
 
 def test_after_an_upgrade_the_next_release_writes_a_checkpoint_of_its_own(
     dpdesk_home: Path, tmp_path: Path, no_fsync: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another version's checkpoint a few entries back must not delay this version's own: the first release
-    after an upgrade reads the whole chain once and appends a checkpoint, and the next command reads the tail
-    (before, every release read the whole chain until CHECKPOINT_EVERY more entries had been made)."""
-    lg, plan = build(dpdesk_home, tmp_path, ck.CHECKPOINT_EVERY + 3)  # a checkpoint, then a few entries
+    after an upgrade that changed the costing rules reads the whole chain once and appends a checkpoint, and the
+    next command reads the tail (before, every release read the whole chain until CHECKPOINT_EVERY more entries had
+    been made)."""
+    lg, plan = build(
+        dpdesk_home, tmp_path, ck.CHECKPOINT_EVERY + 3, plan=lean_plan()
+    )  # a checkpoint, then more
     assert not lg.read().full
-    monkeypatch.setattr(ck, "_fingerprint", "the next version")
+    monkeypatch.setattr(acc, "COSTING_RULES", acc.COSTING_RULES + 1)
     assert lg.read().full
     build(dpdesk_home, tmp_path, 1, plan=plan)  # the first release of the new version
     assert not lg.read().full
+
+
+def _rewrite_checkpoints(home: Path, lg: Ledger, state_edit: Any) -> list[bytes]:
+    """Every checkpoint's recorded state edited by ``state_edit``, the chain re-hashed from the first and the
+    register's head moved to its end (what an older version left, or a hand-made ledger): the new lines."""
+    lines = _lines(lg)
+    first = min(i for i, x in enumerate(lines) if json.loads(x)["type"] == "checkpoint")
+    out = []
+    for x in lines:
+        e = json.loads(x)
+        if e["type"] == "checkpoint":
+            state_edit(e["state"])
+        out.append(json.dumps(e).encode())
+    out = _rehash_from(out, first)
+    assert lg.path is not None
+    lg.path.write_bytes(b"".join(x + b"\n" for x in out))
+    _set_head(home, lg, out)
+    return out
+
+
+@pytest.mark.slow
+def test_a_ledger_whose_checkpoints_hold_the_old_hex_fingerprint_is_verified_whole_then_checkpointed(
+    dpdesk_home: Path, tmp_path: Path, no_fsync: None
+) -> None:
+    """Before the costing rules were declared, a checkpoint recorded ``costing``: SHA-256 over dpdesk's version and
+    the source of a list of files. Such a checkpoint is never trusted (nothing says under which rules it was
+    costed): the whole chain is verified and read, a full verification does not call the ledger broken, the totals
+    are those of every entry, and the next release appends a checkpoint of this code's rules, read from then on."""
+    from dpdesk.services.ledger import ledger_status
+
+    lg, plan = build(dpdesk_home, tmp_path, ck.CHECKPOINT_EVERY + 3, plan=lean_plan())
+    truth = _totals(budget_report(plan, lg.verify()))
+
+    def old_style(state: dict[str, Any]) -> None:
+        del state["costing_rules"]
+        state["costing"] = hashlib.sha256(b"0.2.0 and the costing modules' source").hexdigest()
+
+    lines = _rewrite_checkpoints(dpdesk_home, lg, old_style)
+    state = Ledger.for_dataset(dpdesk_home, lg.key or "").read()
+    assert state.full and state.checkpoint_seq == 0
+    assert _totals(budget_report(plan, state=state)) == truth
+    assert ledger_status(Ledger.for_dataset(dpdesk_home, lg.key or "")).exit_code == 0
+    build(dpdesk_home, tmp_path, 1, plan=plan)  # the first release under the declared rules
+    entries = Ledger.for_dataset(dpdesk_home, lg.key or "").verify()
+    assert len(entries) > len(lines)
+    new = [e for e in entries[len(lines) :] if e.type == "checkpoint"]
+    assert len(new) == 1 and new[0].fields["state"]["costing_rules"] == acc.COSTING_RULES
+    assert new[0].fields["state"] == ck.state_of(entries[: new[0].seq - 1]).to_dict()["state"]
+    again = Ledger.for_dataset(dpdesk_home, lg.key or "").read()
+    assert not again.full and again.checkpoint_seq == new[0].seq
+    assert ledger_status(Ledger.for_dataset(dpdesk_home, lg.key or "")).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "rules", [True, *(pytest.param(r, marks=pytest.mark.slow) for r in (1.0, "1", None, [1]))], ids=repr
+)
+def test_costing_rules_are_a_whole_number_not_something_equal_to_one(
+    dpdesk_home: Path, tmp_path: Path, no_fsync: None, monkeypatch: pytest.MonkeyPatch, rules: Any
+) -> None:
+    """``True == 1 == 1.0`` in Python: a checkpoint recording rules as true, 1.0 or text is not one of rules 1
+    (never written so by dpdesk), so it is not trusted and the whole chain is read."""
+    monkeypatch.setattr(acc, "COSTING_RULES", 1)
+    lg, _plan = build(dpdesk_home, tmp_path, ck.CHECKPOINT_EVERY + 1, plan=lean_plan())
+    assert not Ledger.for_dataset(dpdesk_home, lg.key or "").read().full
+
+    def edit(state: dict[str, Any]) -> None:
+        state["costing_rules"] = rules
+
+    _rewrite_checkpoints(dpdesk_home, lg, edit)
+    assert Ledger.for_dataset(dpdesk_home, lg.key or "").read().full
 
 
 costs = st.lists(

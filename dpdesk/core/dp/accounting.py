@@ -34,6 +34,15 @@ METHOD_NAMES = {
 }
 
 
+#: The version of the costing rules: what a plan's queries cost (each design's epsilon, delta and rho, the epsilon solved
+#: from an accuracy target), how costs compose under each accounting method (this module), and what past releases
+#: cost now (re-costing and corrections, :mod:`dpdesk.core.ledger.recost`). A ledger checkpoint records it and is
+#: trusted only by code of the same rules (:mod:`dpdesk.core.ledger.checkpoint`). Bump it whenever a change can make
+#: any plan or past release cost otherwise, regenerate the golden table (``tests/core/golden_costs.json``, the command
+#: is in ``tests/core/test_golden_costs.py``, which fails when a cost there changes and this does not) and say so in
+#: CHANGELOG.md. Never reuse a number: a checkpoint of other rules is never trusted, whatever their order.
+COSTING_RULES: int = 1
+
 #: Above this per-query epsilon, e^epsilon overflows a float; the advanced total is then reported as HUGE_EPSILON.
 ADVANCED_OVERFLOW = 600.0
 #: A finite stand-in for "beyond any budget" (kept finite so that ledgers and reports stay valid JSON).

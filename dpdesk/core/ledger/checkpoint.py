@@ -10,7 +10,8 @@ A command then reads the file **from its end** (:func:`read_tail`: blocks read b
 line), verifies the checkpoint's own hash and the chain from it to the end link by link, and trusts the checkpoint
 only when the last entry's sequence number and hash are the head the home's register recorded for the dataset
 (:mod:`dpdesk.core.ledger.anchor`), the register holds no pending acknowledgement and agrees on the governance, the
-checkpoint was made by the same costing code (:func:`costing_fingerprint`), and the entries after it are ones whose
+checkpoint was made under the same costing rules (:func:`costed_here`: the version
+:data:`dpdesk.core.dp.accounting.COSTING_RULES` the code declares), and the entries after it are ones whose
 effect on the state is known (releases, packages, corrections of releases after it, governance, links...; a
 settings change, an acknowledgement or an old simulation is not). Anything else, the whole chain is verified as
 before (:meth:`dpdesk.core.ledger.book.Ledger.verify`) and the state computed from every entry (:func:`state_of`).
@@ -27,7 +28,6 @@ and refuses a ledger whose checkpoint differs (:func:`check_checkpoint`).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,43 +48,19 @@ _BLOCK = 1 << 16
 TAIL_TYPES = frozenset(
     {"spend", "package", "correction", "govern", "link", "declare_new", "forget_identity", "checkpoint"}
 )
-#: The modules whose code decides what a release costs: a checkpoint is trusted only by the same code.
-_COSTING = (
-    "dp/accounting.py",
-    "ledger/recost.py",
-    "dp/queries.py",
-    "dp/queries_base.py",  # the noise components and their costs (split from queries.py)
-    "dp/mechanisms.py",
-    "model/mechanism_kinds.py",
-    "plan/reader.py",
-    "model/spec.py",  # the plan's values and validation (split from plan.py)
-    "ledger/checkpoint.py",
-)
-_fingerprint: str | None = None
 
 
-def costing_fingerprint() -> str:
-    """SHA-256 over dpdesk's version and the source of the code that costs releases (re-costing included).
-
-    A checkpoint records it; another version's checkpoint is never trusted (it may have costed past releases
-    otherwise than this code does), so the whole chain is verified and a new checkpoint written."""
-    global _fingerprint  # noqa: PLW0603 - computed once per process
-    if _fingerprint is None:
-        from dpdesk import __version__
-
-        core = Path(__file__).parents[1]
-        h = hashlib.sha256(__version__.encode("utf-8"))
-        names = [
-            *_COSTING,
-            *(f"dp/statistics/{p.name}" for p in sorted((core / "dp" / "statistics").glob("*.py"))),
-        ]
-        for name in names:
-            try:
-                h.update(name.encode("utf-8") + b"\0" + (core / name).read_bytes())
-            except OSError:
-                h.update(name.encode("utf-8") + b"\0?")
-        _fingerprint = h.hexdigest()
-    return _fingerprint
+def costed_here(state: Any) -> bool:
+    """Whether a checkpoint's recorded state was costed under this code's rules: its ``costing_rules`` is exactly
+    :data:`dpdesk.core.dp.accounting.COSTING_RULES`, a whole number (not true, not 1.0, not text). A checkpoint of
+    other rules, or of a version before the rules were declared (which recorded a hex fingerprint of its source files
+    as ``costing``), may have costed past releases otherwise than this code does: it is never trusted, the whole
+    chain is verified and the next release writes a checkpoint of its own. dpdesk's version takes no part (see
+    docs/ledger.md): an upgrade that keeps the rules keeps the checkpoints."""
+    if not isinstance(state, Mapping):
+        return False
+    rules = state.get("costing_rules")
+    return type(rules) is int and rules == acc.COSTING_RULES
 
 
 def _grow(partials: list[float], x: float) -> list[float]:
@@ -212,7 +188,7 @@ class State:
         """The payload of a ``checkpoint`` entry appended after entry ``seq``."""
         return {
             "state": {
-                "costing": costing_fingerprint(),
+                "costing_rules": acc.COSTING_RULES,
                 "seq": self.seq,
                 "hash": self.hash,
                 "settings": self.settings,
@@ -250,17 +226,10 @@ def state_of(entries: Sequence[Entry]) -> State:
         spent = spent.add(eff.release())
     g = governance_of(entries)
     settings_entry = next((e for e in reversed(entries) if e.type == "settings"), None)
-    # Only a checkpoint this code could trust counts: after an upgrade (another version's checkpoint) the next
+    # Only a checkpoint this code could trust counts: after an upgrade that changed the costing rules the next
     # release writes a new one, instead of every release reading the whole chain until 16 more entries are made.
-    mine = costing_fingerprint()
     last_cp = next(
-        (
-            e.seq
-            for e in reversed(entries)
-            if e.type == "checkpoint"
-            and isinstance(e.get("state"), dict)
-            and e.fields["state"].get("costing") == mine
-        ),
+        (e.seq for e in reversed(entries) if e.type == "checkpoint" and costed_here(e.get("state"))),
         0,
     )
     return State(
@@ -294,15 +263,15 @@ def _copied(raw: Any) -> Entry | None:
 
 def from_checkpoint(cp: Entry, tail: Sequence[Entry]) -> State:
     """The state at the end of ``tail`` (verified entries right after the checkpoint entry ``cp``, whose own hash
-    and link were verified); :class:`Unusable` when the checkpoint is another code's or damaged, or the tail holds
-    an entry whose effect is not known here."""
+    and link were verified); :class:`Unusable` when the checkpoint is of other costing rules or damaged, or the tail
+    holds an entry whose effect is not known here."""
     from dpdesk.core.ledger.governed import governance_of
     from dpdesk.core.ledger.recost import effective
 
     try:
         st = cp.fields["state"]
-        if st["costing"] != costing_fingerprint():
-            raise Unusable("another version's checkpoint")
+        if not costed_here(st):
+            raise Unusable("a checkpoint of other costing rules")
         if int(st["seq"]) != cp.seq - 1 or st["hash"] != cp.prev:
             raise Unusable("a checkpoint of another entry")
         settings = st["settings"]
@@ -391,15 +360,15 @@ def extended(state: State, entry: Entry) -> State:
 
 
 def check_checkpoint(entries: Sequence[Entry]) -> str | None:
-    """For a full verification: the last checkpoint made by this code must hold exactly the state computed from
-    every entry before it (settings, governance, nonces, totals). A message naming it when it does not."""
+    """For a full verification: the last checkpoint of this code's costing rules must hold exactly the state computed
+    from every entry before it (settings, governance, nonces, totals). A message naming it when it does not."""
     for i in range(len(entries) - 1, -1, -1):
         e = entries[i]
         if e.type != "checkpoint":
             continue
         st = e.get("state")
-        if not isinstance(st, dict) or st.get("costing") != costing_fingerprint():
-            return None  # another code's: never trusted, so nothing to check
+        if not isinstance(st, dict) or not costed_here(st):
+            return None  # of other costing rules: never trusted, so nothing to check
         expected = state_of(entries[:i]).to_dict()["state"]
         return None if expected == st else str(e.seq)
     return None
