@@ -262,8 +262,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "S13",
         "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)",
         "dpdesk/core/dp/statistics/quantile.py",
-        r"""du = _float_up(k * max(qf, 1 - qf))""",
-        r"""du = _float_up(k * min(qf, 1 - qf))""",
+        r"""du = float_up(k * max(qf, 1 - qf))""",
+        r"""du = float_up(k * min(qf, 1 - qf))""",
         (SENS,),
     ),
     Mutant(
@@ -367,8 +367,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "Q03",
         "quantiles: Du under add/remove k max(q, 1-q) -> k min(q, 1-q), against the audit first",
         "dpdesk/core/dp/statistics/quantile.py",
-        r"""du = _float_up(k * max(qf, 1 - qf))""",
-        r"""du = _float_up(k * min(qf, 1 - qf))""",
+        r"""du = float_up(k * max(qf, 1 - qf))""",
+        r"""du = float_up(k * min(qf, 1 - qf))""",
         (
             f"{AUDIT}::test_correct_mechanism_passes",
             f"{SENS}::test_quantile_score_on_tied_data_every_neighbour",
@@ -378,8 +378,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "Q04",
         "quantiles: the stated 95% rank interval R halved",
         "dpdesk/core/dp/statistics/quantile.py",
-        r"""rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
-        r"""rank95 = du * (math.log(n) + mech.LN20) / eps""",
+        r"""rank95 = 2.0 * du * (math.log(n) + LN20) / eps""",
+        r"""rank95 = du * (math.log(n) + LN20) / eps""",
         (f"{STAT}::test_the_rank_interval_covers_95_percent",),
     ),
     # --- calibration wired into the release path (audit / statistical tests) -----------------------
@@ -1987,7 +1987,7 @@ def _sum128(""",
         "HA07",
         "the one CSV writer (release.csv, simulate's CSV) writes formula-like cells live",
         "dpdesk/core/dp/values.py",
-        r"""    table = [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]""",
+        r"""    table = [list(header)] + [[neutralise(str(c)) for c in r] for r in rows]""",
         r"""    table = [list(header)] + [[str(c) for c in r] for r in rows]""",
         (f"{HA}::test_the_simulate_csv_is_formula_safe", G_CSV),
     ),
@@ -2596,8 +2596,8 @@ def _sum128(""",
         "SY06",
         "synthetic tables: the table generated from the exact marginals (the data), not the released ones",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""        released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)""",
-        r"""        released = measure_marginals(exact.marginals, split, lambda v, _s, _c: v, pick_fn)""",
+        r"""        released = synthesiser.measure_marginals(exact.marginals, split, noise_fn, pick_fn)""",
+        r"""        released = synthesiser.measure_marginals(exact.marginals, split, lambda v, _s, _c: v, pick_fn)""",
         (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
     ),
     Mutant(
@@ -3645,8 +3645,8 @@ def _sum128(""",
         "SY14",
         "an int column of at most 100 values gets equal-width bins again instead of one level per value",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""attrs = _attributes(spec, columns, PER_VALUE_LEVELS, version)""",
-        r"""attrs = _attributes(spec, columns, DEFAULT_BINS, version)""",
+        r"""attrs = _attributes(spec, columns, synthesiser.PER_VALUE_LEVELS, version)""",
+        r"""attrs = _attributes(spec, columns, synthesiser.DEFAULT_BINS, version)""",
         (
             "tests/core/test_synthetic_domain.py::test_an_int_column_of_at_most_100_values_gets_one_level_per_value",
         ),
@@ -3655,7 +3655,7 @@ def _sum128(""",
         "SY15",
         "per-value levels that break the two-way limit refuse a plan the old code accepted (no fallback to its bins)",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""        return _attributes(spec, columns, DEFAULT_BINS, version)
+        r"""        return _attributes(spec, columns, synthesiser.DEFAULT_BINS, version)
     return attrs""",
         r"""        raise
     return attrs""",
@@ -3685,7 +3685,7 @@ def _sum128(""",
         "SY18",
         "a synthetic release's ledger entry does not name its domain version: its table regenerates with version 1's levels",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""            "domain": DOMAIN_VERSION,
+        r"""            "domain": synthesiser.DOMAIN_VERSION,
 """,
         r"""""",
         (
@@ -4511,6 +4511,39 @@ def _sum128(""",
         (
             "tests/trust/test_merge_duplicates.py::test_a_broken_ledger_of_two_datasets_is_acknowledged_then_merged",
         ),
+    ),
+    # --- issue 26, item 2: a statistic imports dpdesk only through the kit ------------------------------------
+    Mutant(
+        "KT01",
+        "the statistic kit: a statistic module imports the plan's module itself, past the kit",
+        "dpdesk/core/dp/statistics/count.py",
+        r"""import numpy as np
+
+from dpdesk.core.dp.statistics.kit import (""",
+        r"""import numpy as np
+
+from dpdesk.core.model.spec import QuerySpec as _Spec  # noqa: F401
+from dpdesk.core.dp.statistics.kit import (""",
+        ("tests/core/test_statistic_kit.py::test_a_statistic_imports_dpdesk_only_through_the_kit",),
+    ),
+    Mutant(
+        "KT02",
+        "the statistic kit: a statistic reaches the mechanisms' module from inside a function, past the kit",
+        "dpdesk/core/dp/statistics/quantile.py",
+        r"""        rank95 = 2.0 * du * (math.log(n) + LN20) / eps""",
+        r"""        from dpdesk.core.dp import mechanisms
+
+        rank95 = 2.0 * du * (math.log(n) + mechanisms.LN20) / eps""",
+        ("tests/core/test_statistic_kit.py::test_a_statistic_imports_dpdesk_only_through_the_kit",),
+    ),
+    Mutant(
+        "KT03",
+        "the statistic kit: a private helper is re-exported by the kit instead of made public where it lives",
+        "dpdesk/core/dp/statistics/kit.py",
+        r"""from dpdesk.core.dp.values import Row, csv_bytes, fmt_number, neutralise, rounded_row""",
+        r"""from dpdesk.core.dp.values import Row, csv_bytes, fmt_number, neutralise, rounded_row
+from dpdesk.core.dp.values import _WIDE as _WIDE  # noqa: F401""",
+        ("tests/core/test_statistic_kit.py::test_the_kit_gathers_only_public_names_and_documents_each",),
     ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
