@@ -374,7 +374,7 @@ def test_a_streamed_file_in_another_encoding_gives_the_same_aggregates(
 def test_a_partitioned_release_never_reaches_the_random_module(tmp_path: Path, monkeypatch: Any) -> None:
     """Partition folders are named from secrets, and the temporary folder is found without
     tempfile.gettempdir (its first call names a probe file with random's generator): a release runs with no
-    non-cryptographic generator, partitioned or not (test_mutation_gaps checks the whole release)."""
+    non-cryptographic generator, partitioned or not (test_release_invariants checks the whole release)."""
     import random
     import tempfile
 

@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 #: Untracked files of this check that a ``git archive HEAD`` copy lacks.
-OVERLAY = ("tests/trust/test_mutation_gaps.py",)
+OVERLAY = ("tests/trust/test_release_invariants.py",)
 PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "_mutant_guard")
 RUN_TIMEOUT = 1800
 
@@ -54,7 +54,7 @@ LEDGER = "tests/core/test_ledger.py"
 PKG = "tests/core/test_package.py"
 CLI = "tests/cli/test_cli.py"
 CRASH = "tests/trust/test_crash.py"
-GAPS = "tests/trust/test_mutation_gaps.py"
+GAPS = "tests/trust/test_release_invariants.py"
 STAT = "tests/core/test_statistical.py"
 AUDIT = "tests/trust/test_audit.py"
 AGG = "tests/core/test_aggregates.py"
@@ -65,7 +65,7 @@ DATA = "tests/core/test_data.py"
 FORMULAS = "tests/core/test_formulas.py"
 PUBLIC_ID = "tests/trust/test_public_id.py"
 RECOST = "tests/core/test_recost.py"
-ATTACK = "tests/trust/test_attack_issue11.py"
+ATTACK = "tests/trust/test_recost_correction_migration.py"
 LAYERS = "tests/test_layers.py"
 VERBS = "tests/cli/test_ledger_verbs.py"
 SERVICES = "tests/services/test_services.py"
@@ -74,15 +74,15 @@ BF = "tests/core/test_bruteforce.py"
 TYPES = "tests/core/test_types.py"
 ENTRIES = "tests/core/test_ledger_entries.py"
 ANCHOR = "tests/core/test_anchor.py"
-REVIEW_GAPS = "tests/core/test_review_gaps.py"
-HA = "tests/trust/test_attack_issue14a.py"
+REVIEW_GAPS = "tests/core/test_review_completeness.py"
+HA = "tests/trust/test_hostile_text_and_exit_codes.py"
 ANCHOR_CLI = "tests/cli/test_anchor_cli.py"
 BF_SUM = f"{BF}::test_the_sum_under_replace_reaches_k_max_of_width_and_m_when_a_row_can_drop"
 BF_ALL = f"{BF}::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity"
 BF_DROP = f"{BF}::test_rows_can_drop_says_exactly_when_the_code_drops_a_row"
 G_TIES = f"{AGG}::test_best_quantile_candidates_are_exactly_the_true_quantiles_on_tied_data"
 S_TIES = f"{STAT}::test_the_released_median_of_a_tied_column_is_the_true_median"
-# the tests added for the gaps this check found (tests/trust/test_mutation_gaps.py)
+# the tests added for the gaps this check found (tests/trust/test_release_invariants.py)
 G_COMPOSE = f"{GAPS}::test_the_components_of_a_query_spend_exactly_its_budget"
 G_FSYNC = f"{GAPS}::test_the_spend_entry_is_fsynced_before_any_value_is_written"
 G_LOCK = f"{GAPS}::test_a_transaction_waits_for_the_lock_and_reads_the_ledger_under_it"
@@ -100,10 +100,10 @@ PROP_RANDOM = f"{PROP}::test_random_neighbours_never_exceed_the_booked_sensitivi
 ACK = "tests/trust/test_acknowledge.py"
 ACF = "tests/trust/test_acknowledge_floor.py"
 GOV = "tests/cli/test_govern.py"
-GA = "tests/trust/test_attack_issue13.py"
+GA = "tests/trust/test_governance_record_tampering.py"
 NC = "tests/cli/test_near_copy.py"
 OCT = "tests/core/test_one_column.py"
-ATK = "tests/trust/test_attack1_public_file.py"
+ATK = "tests/trust/test_public_file_check.py"
 RC = "dpdesk/core/identity/recognition.py"
 CT = "dpdesk/core/ledger/contents.py"
 ID = "dpdesk/core/loading/identity.py"
@@ -125,7 +125,7 @@ class Mutant:
     old: str
     new: str
     tests: tuple[str, ...]  # pytest arguments (node ids, files or "-k", expr), the existing tests first
-    #: tests of test_mutation_gaps.py, added because the existing ones let the mutant survive (K01-K03: as a
+    #: tests of test_release_invariants.py, added because the existing ones let the mutant survive (K01-K03: as a
     #: deterministic backstop for the two race-based concurrency tests, which killed them)
     gaps: tuple[str, ...] = ()
 
@@ -263,8 +263,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "S13",
         "sensitivities: quantile, add/remove, k max(q, 1-q) -> k min(q, 1-q)",
         "dpdesk/core/dp/statistics/quantile.py",
-        r"""du = _float_up(k * max(qf, 1 - qf))""",
-        r"""du = _float_up(k * min(qf, 1 - qf))""",
+        r"""du = float_up(k * max(qf, 1 - qf))""",
+        r"""du = float_up(k * min(qf, 1 - qf))""",
         (SENS,),
     ),
     Mutant(
@@ -368,8 +368,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "Q03",
         "quantiles: Du under add/remove k max(q, 1-q) -> k min(q, 1-q), against the audit first",
         "dpdesk/core/dp/statistics/quantile.py",
-        r"""du = _float_up(k * max(qf, 1 - qf))""",
-        r"""du = _float_up(k * min(qf, 1 - qf))""",
+        r"""du = float_up(k * max(qf, 1 - qf))""",
+        r"""du = float_up(k * min(qf, 1 - qf))""",
         (
             f"{AUDIT}::test_correct_mechanism_passes",
             f"{SENS}::test_quantile_score_on_tied_data_every_neighbour",
@@ -379,8 +379,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "Q04",
         "quantiles: the stated 95% rank interval R halved",
         "dpdesk/core/dp/statistics/quantile.py",
-        r"""rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps""",
-        r"""rank95 = du * (math.log(n) + mech.LN20) / eps""",
+        r"""rank95 = 2.0 * du * (math.log(n) + LN20) / eps""",
+        r"""rank95 = du * (math.log(n) + LN20) / eps""",
         (f"{STAT}::test_the_rank_interval_covers_95_percent",),
     ),
     # --- calibration wired into the release path (audit / statistical tests) -----------------------
@@ -698,7 +698,7 @@ MUTANTS: tuple[Mutant, ...] = (
         r"""        entry = loads_entries(line.decode("utf-8"))""",
         r"""        entry = json.loads(line.decode("utf-8"))""",
         (
-            "tests/trust/test_attack_issue11.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",
+            "tests/trust/test_recost_correction_migration.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",
         ),
     ),
     Mutant(
@@ -991,7 +991,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         "dpdesk/core/ledger/recost.py",
         r"""            eps = eps_new if eps_new > booked else cost.epsilon""",
         r"""            eps = cost.epsilon + max(0.0, eps_new - booked)""",
-        ("tests/trust/test_attack_issue11.py::test_unit_changes_back_and_forth_do_not_stack",),
+        ("tests/trust/test_recost_correction_migration.py::test_unit_changes_back_and_forth_do_not_stack",),
     ),
     Mutant(
         "H01",
@@ -1062,7 +1062,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     # an edited cost is a stated cost now (AK* mutants).
     # X02 (the sidecars not read when keys/ is gone) retired: the register of heads records every key, and
     # anchoring a home from before it reads the sidecars (dpdesk/core/ledger/anchor.py), so _read_key's own reading
-    # of them is a second copy; the test it ran keeps the case (tests/trust/test_attack_issue11.py).
+    # of them is a second copy; the test it ran keeps the case (tests/trust/test_recost_correction_migration.py).
     Mutant(
         "X03",
         "public id: a migrated chain keeps the hash of an old report that printed the data's hash",
@@ -1989,7 +1989,7 @@ def _sum128(""",
         "HA07",
         "the one CSV writer (release.csv, simulate's CSV) writes formula-like cells live",
         "dpdesk/core/dp/values.py",
-        r"""    table = [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]""",
+        r"""    table = [list(header)] + [[neutralise(str(c)) for c in r] for r in rows]""",
         r"""    table = [list(header)] + [[str(c) for c in r] for r in rows]""",
         (f"{HA}::test_the_simulate_csv_is_formula_safe", G_CSV),
     ),
@@ -1999,7 +1999,7 @@ def _sum128(""",
         "dpdesk/core/loading/guards.py",
         r"""        if self.max_row * self.max_col > MAX_XLSX_CELLS:""",
         r"""        if False:""",
-        ("tests/trust/test_attack_issue14_limits.py::test_far_off_xlsx_cell_refused_before_calamine",),
+        ("tests/trust/test_input_size_limits.py::test_far_off_xlsx_cell_refused_before_calamine",),
     ),
     Mutant(
         "HC02",
@@ -2008,8 +2008,8 @@ def _sum128(""",
         r"""        if row > XLSX_MAX_ROW or col > XLSX_MAX_COL:""",
         r"""        if False:""",
         (
-            "tests/trust/test_attack_issue14_limits.py::test_far_off_xlsx_cell_refused_before_calamine",
-            "tests/trust/test_attack_issue14_limits.py::test_cell_scan_counts_cells_without_references",
+            "tests/trust/test_input_size_limits.py::test_far_off_xlsx_cell_refused_before_calamine",
+            "tests/trust/test_input_size_limits.py::test_cell_scan_counts_cells_without_references",
         ),
     ),
     Mutant(
@@ -2018,7 +2018,7 @@ def _sum128(""",
         "dpdesk/core/loading/guards.py",
         r"""    if estimate > MAX_PARQUET_DECODED and estimate > MAX_PARQUET_RATIO * max(size, 1):""",
         r"""    if False:""",
-        ("tests/trust/test_attack_issue14_limits.py::test_parquet_bomb_refused_from_its_metadata",),
+        ("tests/trust/test_input_size_limits.py::test_parquet_bomb_refused_from_its_metadata",),
     ),
     Mutant(
         "HC04",
@@ -2026,7 +2026,7 @@ def _sum128(""",
         "dpdesk/core/loading/parquet.py",
         r"""    return pl.read_parquet(path, columns=[n for n in names if n.strip() in wanted])""",
         r"""    return pl.read_parquet(path)""",
-        ("tests/trust/test_attack_issue14_limits.py::test_parquet_decodes_only_declared_columns",),
+        ("tests/trust/test_input_size_limits.py::test_parquet_decodes_only_declared_columns",),
     ),
     Mutant(
         "HC05",
@@ -2034,7 +2034,7 @@ def _sum128(""",
         "dpdesk/core/plan/reader.py",
         r"""        if cells > MAX_PLAN_CELLS:""",
         r"""        if False:""",
-        ("tests/trust/test_attack_issue14_limits.py::test_plan_of_too_many_cells_refused_at_validation",),
+        ("tests/trust/test_input_size_limits.py::test_plan_of_too_many_cells_refused_at_validation",),
     ),
     Mutant(
         "HC06",
@@ -2042,7 +2042,7 @@ def _sum128(""",
         "dpdesk/core/loading/guards.py",
         r"""    if not stat.S_ISREG(mode):""",
         r"""    if False:""",
-        ("tests/trust/test_attack_issue14_limits.py::test_device_and_fifo_refused_at_once",),
+        ("tests/trust/test_input_size_limits.py::test_device_and_fifo_refused_at_once",),
     ),
     Mutant(
         "HC07",
@@ -2082,7 +2082,7 @@ def _sum128(""",
         "dpdesk/core/loading/identity.py",
         r"""            check_parquet(path)  # every column is decoded here: the metadata's limits, then bounded batches""",
         r"""            pass""",
-        ("tests/trust/test_attack_issue14_limits.py::test_identity_refuses_before_decoding_anything",),
+        ("tests/trust/test_input_size_limits.py::test_identity_refuses_before_decoding_anything",),
     ),
     Mutant(
         "OE02",
@@ -2093,8 +2093,8 @@ def _sum128(""",
         r"""    if False:
         _check_decoded(path, _text_bytes(path, columns, max(rows, group_rows)))""",
         (
-            "tests/trust/test_attack_issue14_limits.py::test_dictionary_encoded_text_refused_before_it_is_copied",
-            "tests/trust/test_attack_issue14_limits.py::test_identity_refuses_before_decoding_anything",
+            "tests/trust/test_input_size_limits.py::test_dictionary_encoded_text_refused_before_it_is_copied",
+            "tests/trust/test_input_size_limits.py::test_identity_refuses_before_decoding_anything",
         ),
     ),
     Mutant(
@@ -2104,8 +2104,8 @@ def _sum128(""",
         r"""            stop = min(max(stop, start + 1), start + max_rows, frame.height)""",
         r"""            stop = min(start + max_rows, frame.height)""",
         (
-            "tests/trust/test_attack_issue14_limits.py::test_bounded_batches_slice_by_decoded_bytes",
-            "tests/trust/test_attack_issue14_limits.py::test_long_text_identity_is_hashed_in_bounded_slices",
+            "tests/trust/test_input_size_limits.py::test_bounded_batches_slice_by_decoded_bytes",
+            "tests/trust/test_input_size_limits.py::test_long_text_identity_is_hashed_in_bounded_slices",
         ),
     ),
     Mutant(
@@ -2116,7 +2116,7 @@ def _sum128(""",
         if refused is not None:""",
         r"""        refused = _refused(home, sha256)
         if False:""",
-        ("tests/trust/test_attack_issue14_limits.py::test_a_refused_identity_is_remembered",),
+        ("tests/trust/test_input_size_limits.py::test_a_refused_identity_is_remembered",),
     ),
     Mutant(
         "OE05",
@@ -2132,7 +2132,7 @@ def _sum128(""",
         "dpdesk/core/loading/parquet.py",
         r"""        lambda frame: bounded_batches(path, [frame], max(frame.height, 1)),  # long text copied in slices""",
         r"""        None,""",
-        ("tests/trust/test_attack_issue14_limits.py::test_declared_long_text_is_loaded_in_bounded_slices",),
+        ("tests/trust/test_input_size_limits.py::test_declared_long_text_is_loaded_in_bounded_slices",),
     ),
     Mutant(
         "NC01",
@@ -2598,8 +2598,8 @@ def _sum128(""",
         "SY06",
         "synthetic tables: the table generated from the exact marginals (the data), not the released ones",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""        released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)""",
-        r"""        released = measure_marginals(exact.marginals, split, lambda v, _s, _c: v, pick_fn)""",
+        r"""        released = synthesiser.measure_marginals(exact.marginals, split, noise_fn, pick_fn)""",
+        r"""        released = synthesiser.measure_marginals(exact.marginals, split, lambda v, _s, _c: v, pick_fn)""",
         (f"{SYQ}::test_the_table_is_drawn_from_the_ledger_s_noisy_marginals_after_the_charge",),
     ),
     Mutant(
@@ -3017,7 +3017,7 @@ def _sum128(""",
         r"""        if not stat.S_ISREG(st.st_mode):""",
         r"""        if False:""",
         (
-            "tests/trust/test_attack_issue14_more.py::test_plan_and_codebook_that_never_end_are_refused_at_once",
+            "tests/trust/test_hostile_inputs_and_outputs.py::test_plan_and_codebook_that_never_end_are_refused_at_once",
         ),
     ),
     Mutant(
@@ -3027,7 +3027,7 @@ def _sum128(""",
         r"""MAX_PLAN_BYTES: Final = 16 * 1024 * 1024""",
         r"""MAX_PLAN_BYTES: Final = 2**40""",
         (
-            "tests/trust/test_attack_issue14_more.py::test_a_plan_larger_than_the_cap_is_refused_before_it_is_read",
+            "tests/trust/test_hostile_inputs_and_outputs.py::test_a_plan_larger_than_the_cap_is_refused_before_it_is_read",
         ),
     ),
     Mutant(
@@ -3036,7 +3036,9 @@ def _sum128(""",
         "dpdesk/core/publish/review.py",
         r"""    bad = [p for e in entries for p in malformed_entry(e)]""",
         r"""    bad: list[str] = []""",
-        ("tests/trust/test_attack_issue14_more.py::test_a_malformed_package_entry_is_a_review_problem",),
+        (
+            "tests/trust/test_hostile_inputs_and_outputs.py::test_a_malformed_package_entry_is_a_review_problem",
+        ),
     ),
     Mutant(
         "OD04",
@@ -3044,7 +3046,7 @@ def _sum128(""",
         "dpdesk/core/publish/outputs.py",
         r"""    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:""",
         r"""    if False:""",
-        ("tests/trust/test_attack_issue14_more.py::test_a_hard_link_to_a_ledger_is_never_replaced",),
+        ("tests/trust/test_hostile_inputs_and_outputs.py::test_a_hard_link_to_a_ledger_is_never_replaced",),
     ),
     Mutant(
         "OD05",
@@ -3052,7 +3054,9 @@ def _sum128(""",
         "dpdesk/core/publish/outputs.py",
         r"""        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".dpdesk-writing", dir=out.parent)""",
         r"""        fd, tmp = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), None""",
-        ("tests/trust/test_attack_issue14_more.py::test_a_full_disk_keeps_the_file_force_would_replace",),
+        (
+            "tests/trust/test_hostile_inputs_and_outputs.py::test_a_full_disk_keeps_the_file_force_would_replace",
+        ),
     ),
     Mutant(
         "OD06",
@@ -3060,7 +3064,9 @@ def _sum128(""",
         "dpdesk/cli.py",
         r"""    sys.stdout = _Stdout(real_stdout)  # all that print and json.dump use of a text stream""",
         r"""    pass""",
-        ("tests/trust/test_attack_issue14_more.py::test_a_full_or_closed_stdout_is_exit_2_and_one_line",),
+        (
+            "tests/trust/test_hostile_inputs_and_outputs.py::test_a_full_or_closed_stdout_is_exit_2_and_one_line",
+        ),
     ),
     Mutant(
         "FD07",
@@ -3111,7 +3117,7 @@ def _sum128(""",
         "dpdesk/core/ledger/budget.py",
         r"""    if history is None or (state.full and history.releases == 0):""",
         r"""    if history is None or (state.full and not any(e["type"] == "spend" for e in state.tail)):""",
-        ("tests/cli/test_issue13_polish.py::test_after_an_acknowledgement_the_ledger_says_what_is_left",),
+        ("tests/cli/test_refusal_messages.py::test_after_an_acknowledgement_the_ledger_says_what_is_left",),
     ),
     Mutant(
         "OC05",
@@ -3119,7 +3125,7 @@ def _sum128(""",
         "dpdesk/cli.py",
         r"""                status=_("chain verified") if r.intact_itself else _("BROKEN"),""",
         r"""                status=_("chain verified") if r.intact else _("BROKEN"),""",
-        ("tests/cli/test_issue13_polish.py::test_a_review_against_a_ledger_that_went_back_names_that_one",),
+        ("tests/cli/test_refusal_messages.py::test_a_review_against_a_ledger_that_went_back_names_that_one",),
     ),
     Mutant(
         "OC06",
@@ -3127,7 +3133,9 @@ def _sum128(""",
         GV,
         r"""    if doc is None and action == ROTATE:""",
         r"""    if doc is None and action == "never":""",
-        ("tests/cli/test_issue13_polish.py::test_a_key_change_without_approval_asks_for_the_recovery_keys",),
+        (
+            "tests/cli/test_refusal_messages.py::test_a_key_change_without_approval_asks_for_the_recovery_keys",
+        ),
     ),
     Mutant(
         "OC07",
@@ -3138,7 +3146,7 @@ def _sum128(""",
         r"""            if True:
                 raise""",
         (
-            "tests/cli/test_issue13_polish.py::test_a_refused_approval_is_named_before_an_output_folder_that_is_not_empty",
+            "tests/cli/test_refusal_messages.py::test_a_refused_approval_is_named_before_an_output_folder_that_is_not_empty",
         ),
     ),
     Mutant(
@@ -3175,7 +3183,7 @@ def _sum128(""",
         r"""                kept = _without_panic_reports(tmp.read())""",
         r"""                kept = tmp.read()""",
         (
-            "tests/trust/test_attack_issue14a.py::test_a_panicking_reader_prints_one_clear_line_not_rusts_report",
+            "tests/trust/test_hostile_text_and_exit_codes.py::test_a_panicking_reader_prints_one_clear_line_not_rusts_report",
         ),
     ),
     Mutant(
@@ -3185,7 +3193,7 @@ def _sum128(""",
         r"""        if total > MAX_XLSX_SHARED_TEXT:""",
         r"""        if False:""",
         (
-            "tests/trust/test_attack_issue14_limits.py::test_a_stored_string_repeated_by_many_cells_is_refused_before_it_is_read",
+            "tests/trust/test_input_size_limits.py::test_a_stored_string_repeated_by_many_cells_is_refused_before_it_is_read",
         ),
     ),
     # --- issue 13, item 3 (audit gap 1): one column changed; attack1's public-file findings --------------------
@@ -3365,7 +3373,7 @@ def _sum128(""",
             "tests/core/test_query_types.py::test_a_query_built_in_a_fresh_process_from_the_plan_module_reads_the_registry",
         ),
     ),
-    # --- issue 12, typed entries: an attacker's pass (tests/trust/test_attack_typed.py) -------------------------
+    # --- issue 12, typed entries: an attacker's pass (tests/trust/test_typed_entries.py) -------------------------
     Mutant(
         "TE01",
         "review: a package entry of an unknown type is no longer compared with a later export, counted or shown",
@@ -3373,9 +3381,9 @@ def _sum128(""",
         r"""    out.stored = [e for e in entries if isinstance(e, dict)]""",
         r"""    out.stored = [e for e in entries if isinstance(e, dict) and e.get("type") in ENTRY_TYPES]""",
         (
-            "tests/trust/test_attack_typed.py::test_an_entry_of_an_unknown_type_is_still_compared_with_a_later_export",
-            "tests/trust/test_attack_typed.py::test_an_entry_of_an_unknown_type_of_another_dataset_is_named",
-            "tests/trust/test_attack_typed.py::test_the_review_window_lists_an_entry_of_an_unknown_type",
+            "tests/trust/test_typed_entries.py::test_an_entry_of_an_unknown_type_is_still_compared_with_a_later_export",
+            "tests/trust/test_typed_entries.py::test_an_entry_of_an_unknown_type_of_another_dataset_is_named",
+            "tests/trust/test_typed_entries.py::test_the_review_window_lists_an_entry_of_an_unknown_type",
         ),
     ),
     Mutant(
@@ -3384,7 +3392,7 @@ def _sum128(""",
         ENT,
         r"""        time=d.get("time", ""),""",
         r"""        time=d.get("time") if isinstance(d.get("time"), str) else "",""",
-        ("tests/trust/test_attack_typed.py::test_a_package_entry_reads_its_chain_fields_as_stored",),
+        ("tests/trust/test_typed_entries.py::test_a_package_entry_reads_its_chain_fields_as_stored",),
     ),
     Mutant(
         "TE03",
@@ -3392,7 +3400,7 @@ def _sum128(""",
         "dpdesk/cli.py",
         r"""            c = c if isinstance(c, dict) else {}  # null in a forged package: shown as None, never a crash""",
         r"""            c = c if isinstance(c, dict) or c is None else {}""",
-        ("tests/trust/test_attack_typed.py::test_a_spend_recording_null_is_reviewed_without_a_traceback",),
+        ("tests/trust/test_typed_entries.py::test_a_spend_recording_null_is_reviewed_without_a_traceback",),
     ),
     Mutant(
         "TE04",
@@ -3400,7 +3408,7 @@ def _sum128(""",
         ENT,
         r"""        return dict(raw) if isinstance(raw, dict) else raw""",
         r"""        return dict(raw)""",
-        ("tests/trust/test_attack_typed.py::test_a_recorded_plan_that_is_not_an_object_is_named",),
+        ("tests/trust/test_typed_entries.py::test_a_recorded_plan_that_is_not_an_object_is_named",),
     ),
     Mutant(
         "TE05",
@@ -3409,7 +3417,7 @@ def _sum128(""",
         r"""                "release_id": spend.fields["release_id"],  # as stored (the typed property is text)""",
         r"""                "release_id": spend.release_id,""",
         (
-            "tests/trust/test_attack_typed.py::test_a_package_written_again_names_the_release_as_its_spend_entry_does",
+            "tests/trust/test_typed_entries.py::test_a_package_written_again_names_the_release_as_its_spend_entry_does",
         ),
     ),
     Mutant(
@@ -3627,8 +3635,8 @@ def _sum128(""",
         "SY14",
         "an int column of at most 100 values gets equal-width bins again instead of one level per value",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""attrs = _attributes(spec, columns, PER_VALUE_LEVELS, version)""",
-        r"""attrs = _attributes(spec, columns, DEFAULT_BINS, version)""",
+        r"""attrs = _attributes(spec, columns, synthesiser.PER_VALUE_LEVELS, version)""",
+        r"""attrs = _attributes(spec, columns, synthesiser.DEFAULT_BINS, version)""",
         (
             "tests/core/test_synthetic_domain.py::test_an_int_column_of_at_most_100_values_gets_one_level_per_value",
         ),
@@ -3637,7 +3645,7 @@ def _sum128(""",
         "SY15",
         "per-value levels that break the two-way limit refuse a plan the old code accepted (no fallback to its bins)",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""        return _attributes(spec, columns, DEFAULT_BINS, version)
+        r"""        return _attributes(spec, columns, synthesiser.DEFAULT_BINS, version)
     return attrs""",
         r"""        raise
     return attrs""",
@@ -3667,7 +3675,7 @@ def _sum128(""",
         "SY18",
         "a synthetic release's ledger entry does not name its domain version: its table regenerates with version 1's levels",
         "dpdesk/core/dp/statistics/synthetic.py",
-        r"""            "domain": DOMAIN_VERSION,
+        r"""            "domain": synthesiser.DOMAIN_VERSION,
 """,
         r"""""",
         (
@@ -3708,7 +3716,7 @@ def _sum128(""",
         REV,
         r"""            digest = hash_small_file(folder / name, caps[name], nofollow=True)""",
         r"""            digest = hash_small_file(folder / name, caps[name], nofollow=False)""",
-        ("tests/trust/test_attack_issue24_review.py::test_a_link_to_the_right_bytes_is_still_refused",),
+        ("tests/trust/test_review_reads_bounded.py::test_a_link_to_the_right_bytes_is_still_refused",),
     ),
     Mutant(
         "RD11",
@@ -3716,7 +3724,7 @@ def _sum128(""",
         "dpdesk/core/common/smallfile.py",
         r"""        if not stat.S_ISREG(st.st_mode):""",
         r"""        if stat.S_ISCHR(st.st_mode):""",
-        ("tests/trust/test_attack_issue24_review.py::test_a_fifo_member_is_refused_not_waited_on",),
+        ("tests/trust/test_review_reads_bounded.py::test_a_fifo_member_is_refused_not_waited_on",),
     ),
     Mutant(
         "RD12",
@@ -3724,7 +3732,7 @@ def _sum128(""",
         REV,
         r"""        caps["release.csv"] = len(expected) + len(_BOM)""",
         r"""        caps["release.csv"] = MAX_PACKAGE_FILE""",
-        ("tests/trust/test_attack_issue24_review.py::test_release_csv_is_read_up_to_the_recorded_values",),
+        ("tests/trust/test_review_reads_bounded.py::test_release_csv_is_read_up_to_the_recorded_values",),
     ),
     # --- issue 24, item 4: no raw data outlives a streamed release ---------------------------------------------
     Mutant(
@@ -3734,7 +3742,7 @@ def _sum128(""",
         r"""                    files.append(tempfile.TemporaryFile(dir=folder))""",
         r"""                    files.append(tempfile.NamedTemporaryFile(dir=folder, delete=False))""",
         (
-            "tests/trust/test_attack_issue24_partitions.py::test_sigkill_mid_partitioning_leaves_no_raw_value_and_the_next_release_sweeps",
+            "tests/trust/test_streaming_partitions_cleanup.py::test_sigkill_mid_partitioning_leaves_no_raw_value_and_the_next_release_sweeps",
         ),
     ),
     Mutant(
@@ -3744,7 +3752,7 @@ def _sum128(""",
         r"""                _PREVIOUS[sig] = signal.signal(sig, _on_signal)""",
         r"""                pass""",
         (
-            "tests/trust/test_attack_issue24_partitions.py::test_sigterm_or_sighup_mid_partitioning_removes_the_folder",
+            "tests/trust/test_streaming_partitions_cleanup.py::test_sigterm_or_sighup_mid_partitioning_removes_the_folder",
         ),
     ),
     Mutant(
@@ -3754,7 +3762,7 @@ def _sum128(""",
         r"""    sweep_stale_partitions()  # what a killed release""",
         r"""    pass  # what a killed release""",
         (
-            "tests/trust/test_attack_issue24_partitions.py::test_an_older_versions_partitions_are_swept_at_the_next_release",
+            "tests/trust/test_streaming_partitions_cleanup.py::test_an_older_versions_partitions_are_swept_at_the_next_release",
         ),
     ),
     Mutant(
@@ -3764,7 +3772,7 @@ def _sum128(""",
         r"""    BLOCK_CAP.set(block_bytes(limit))""",
         r"""    BLOCK_CAP.set(0)""",
         (
-            "tests/trust/test_attack_issue24_partitions.py::test_a_streamed_release_stays_under_its_memory_limit",
+            "tests/trust/test_streaming_partitions_cleanup.py::test_a_streamed_release_stays_under_its_memory_limit",
         ),
     ),
     Mutant(
@@ -3774,7 +3782,7 @@ def _sum128(""",
         r"""MAX_PLAN_CELLS = 100_000""",
         r"""MAX_PLAN_CELLS = 1_000_000""",
         (
-            "tests/trust/test_attack_issue14_limits.py::test_plan_of_too_many_cells_refused_at_validation",
+            "tests/trust/test_input_size_limits.py::test_plan_of_too_many_cells_refused_at_validation",
             "tests/trust/test_plan_limits_scale.py::test_a_plan_over_the_cell_limit_is_refused_before_anything_is_charged",
         ),
     ),
@@ -3801,8 +3809,8 @@ def _sum128(""",
         r"""        mode = os.lstat(out).st_mode""",
         r"""        mode = stat.S_IFREG""",
         (
-            "tests/trust/test_issue24_smaller.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",
-            "tests/trust/test_issue24_smaller.py::test_force_replaces_only_regular_files",
+            "tests/trust/test_forced_writes_and_escapes.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",
+            "tests/trust/test_forced_writes_and_escapes.py::test_force_replaces_only_regular_files",
         ),
     ),
     Mutant(
@@ -3811,7 +3819,9 @@ def _sum128(""",
         "dpdesk/core/publish/outputs.py",
         r"""        _check_regular(out)  # again at the rename""",
         r"""        pass  # again at the rename""",
-        ("tests/trust/test_issue24_smaller.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",),
+        (
+            "tests/trust/test_forced_writes_and_escapes.py::test_a_fifo_put_in_place_after_the_check_is_not_replaced",
+        ),
     ),
     Mutant(
         "LM06",
@@ -3821,7 +3831,7 @@ def _sum128(""",
         r"""    exit_code = 2""",
         (
             "tests/trust/test_outputs.py::test_the_last_ledger_write_failing_names_the_recovery_and_leaves_nothing",
-            "tests/trust/test_issue24_smaller.py::test_charged_but_not_written_has_an_exit_code_of_its_own",
+            "tests/trust/test_forced_writes_and_escapes.py::test_charged_but_not_written_has_an_exit_code_of_its_own",
         ),
     ),
     Mutant(
@@ -3831,7 +3841,9 @@ def _sum128(""",
         r"""    write_atomic(out_dir / "report.pdf", pdf.getvalue())""",
         r"""    (out_dir / ".report.pdf.tmp").write_bytes(pdf.getvalue())
     (out_dir / ".report.pdf.tmp").replace(out_dir / "report.pdf")""",
-        ("tests/trust/test_issue24_smaller.py::test_every_file_renamed_into_place_was_fsynced_first",),
+        (
+            "tests/trust/test_forced_writes_and_escapes.py::test_every_file_renamed_into_place_was_fsynced_first",
+        ),
     ),
     Mutant(
         "LM08",
@@ -3840,7 +3852,7 @@ def _sum128(""",
         r"""        return shown(where_in_plan(self.key, self.query_name))""",
         r"""        return where_in_plan(self.key, self.query_name)""",
         (
-            "tests/trust/test_issue24_smaller.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
+            "tests/trust/test_forced_writes_and_escapes.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
         ),
     ),
     Mutant(
@@ -3850,7 +3862,7 @@ def _sum128(""",
         r"""            return shown(self.message)""",
         r"""            return self.message""",
         (
-            "tests/trust/test_issue24_smaller.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
+            "tests/trust/test_forced_writes_and_escapes.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
         ),
     ),
     Mutant(
@@ -3860,7 +3872,7 @@ def _sum128(""",
         '        col = f"({shown(q.column)})" if q.column else ""',
         '        col = f"({q.column})" if q.column else ""',
         (
-            "tests/trust/test_issue24_smaller.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
+            "tests/trust/test_forced_writes_and_escapes.py::test_newlines_in_query_and_column_names_are_escaped_in_messages",
         ),
     ),
     Mutant(
@@ -3869,7 +3881,9 @@ def _sum128(""",
         "dpdesk/core/loading/parquet.py",
         r"""    check_flat(path, schema, wanted)""",
         r"""    pass""",
-        ("tests/trust/test_issue24_smaller.py::test_a_parquet_column_of_lists_is_refused_by_its_type",),
+        (
+            "tests/trust/test_forced_writes_and_escapes.py::test_a_parquet_column_of_lists_is_refused_by_its_type",
+        ),
     ),
     Mutant(
         "LM12",
@@ -3877,7 +3891,9 @@ def _sum128(""",
         "dpdesk/cli.py",
         r"""        print(shown(r.proves))""",
         r"""        pass""",
-        ("tests/trust/test_issue24_smaller.py::test_review_says_what_it_can_and_cannot_prove_alone",),
+        (
+            "tests/trust/test_forced_writes_and_escapes.py::test_review_says_what_it_can_and_cannot_prove_alone",
+        ),
     ),
     Mutant(
         "LM13",
@@ -3889,7 +3905,9 @@ def _sum128(""",
         r"""        if False:
             return _(
                 "The later export""",
-        ("tests/trust/test_issue24_smaller.py::test_review_says_what_it_can_and_cannot_prove_alone",),
+        (
+            "tests/trust/test_forced_writes_and_escapes.py::test_review_says_what_it_can_and_cannot_prove_alone",
+        ),
     ),
     Mutant(
         "IL01",
@@ -4678,6 +4696,39 @@ def _sum128(""",
         r"""COSTING_RULES: int = 2""",
         ("tests/core/test_golden_costs.py::test_the_table_is_of_the_costing_rules_in_force",),
     ),
+    # --- issue 26, item 2: a statistic imports dpdesk only through the kit ------------------------------------
+    Mutant(
+        "KT01",
+        "the statistic kit: a statistic module imports the plan's module itself, past the kit",
+        "dpdesk/core/dp/statistics/count.py",
+        r"""import numpy as np
+
+from dpdesk.core.dp.statistics.kit import (""",
+        r"""import numpy as np
+
+from dpdesk.core.model.spec import QuerySpec as _Spec  # noqa: F401
+from dpdesk.core.dp.statistics.kit import (""",
+        ("tests/core/test_statistic_kit.py::test_a_statistic_imports_dpdesk_only_through_the_kit",),
+    ),
+    Mutant(
+        "KT02",
+        "the statistic kit: a statistic reaches the mechanisms' module from inside a function, past the kit",
+        "dpdesk/core/dp/statistics/quantile.py",
+        r"""        rank95 = 2.0 * du * (math.log(n) + LN20) / eps""",
+        r"""        from dpdesk.core.dp import mechanisms
+
+        rank95 = 2.0 * du * (math.log(n) + mechanisms.LN20) / eps""",
+        ("tests/core/test_statistic_kit.py::test_a_statistic_imports_dpdesk_only_through_the_kit",),
+    ),
+    Mutant(
+        "KT03",
+        "the statistic kit: a private helper is re-exported by the kit instead of made public where it lives",
+        "dpdesk/core/dp/statistics/kit.py",
+        r"""from dpdesk.core.dp.values import Row, csv_bytes, fmt_number, neutralise, rounded_row""",
+        r"""from dpdesk.core.dp.values import Row, csv_bytes, fmt_number, neutralise, rounded_row
+from dpdesk.core.dp.values import _WIDE as _WIDE  # noqa: F401""",
+        ("tests/core/test_statistic_kit.py::test_the_kit_gathers_only_public_names_and_documents_each",),
+    ),
 )
 GUARD = '''"""Written by tests/trust/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
@@ -4901,7 +4952,7 @@ def write_report(
         "",
         "Generated by `tests/trust/mutants.py`; do not edit by hand. Each mutant breaks one promise of",
         "SECURITY.md in a copy of the repository; its tests (existing tests first, then any test added in",
-        "`tests/trust/test_mutation_gaps.py` for a gap the existing ones left) must fail on it.",
+        "`tests/trust/test_release_invariants.py` for a gap the existing ones left) must fail on it.",
         "",
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- commit: {head}",

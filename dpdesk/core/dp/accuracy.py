@@ -179,7 +179,7 @@ def meets(design: QueryDesign, plan: Plan, target: AccuracyTarget) -> bool:
 
 def rescaled(design: QueryDesign, epsilon: float) -> QueryDesign:
     """The design at another epsilon (each component keeps its share of it), for the solver's trials."""
-    from dpdesk.core.dp.queries_base import _noise_component
+    from dpdesk.core.dp.queries_base import noise_component
 
     spec = design.spec
     comps = []
@@ -189,7 +189,7 @@ def rescaled(design: QueryDesign, epsilon: float) -> QueryDesign:
             comps.append(dataclasses.replace(c, epsilon=eps, scale=2.0 * c.l1 / eps))
         else:
             comps.append(
-                _noise_component(
+                noise_component(
                     c.label, c.kind, c.mechanism, spec.calibration, eps, c.delta, c.l1, c.l2, c.unit, ""
                 )
             )

@@ -18,14 +18,14 @@ import numpy as np
 from dpdesk.core.dp.aggregates_base import (
     _FLOAT,
     Exact,
-    _below_at_most,
-    _bin_index,
     _candidates_below,
     _chunk_rows,
-    _exact_sum,
-    _grid,
-    _group_sum,
+    below_at_most,
+    bin_index,
+    exact_sum,
+    group_sum,
     quantile_utilities,
+    to_grid,
 )
 from dpdesk.core.dp.queries_base import QueryDesign
 from dpdesk.core.loading import Column, Table
@@ -39,19 +39,19 @@ __all__ = [
     "CHUNK_ROWS",
     "_FLOAT",
     "Exact",
-    "_below_at_most",
-    "_bin_index",
     "_candidates_below",
     "_chunk_rows",
-    "_exact_sum",
-    "_grid",
-    "_group_sum",
+    "below_at_most",
+    "bin_index",
     "bound_rows_per_person",
     "exact_statistic",
+    "exact_sum",
+    "group_sum",
     "is_finite_list",
     "merge_states",
     "partial_statistic",
     "quantile_utilities",
+    "to_grid",
 ]
 
 

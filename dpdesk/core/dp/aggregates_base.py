@@ -25,7 +25,7 @@ class Exact:
     utilities: list[float] | None = None
 
 
-def _grid(values: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, int]:
+def to_grid(values: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, int]:
     """Clamp to the bounds and put on the fixed-point grid.
 
     Returns whole numbers (as int or float64 arrays, every element exact) with |v| <= 2^30,
@@ -48,7 +48,7 @@ def _chunk_rows(bits: int) -> int:
     return max(1, 1 << max(0, 52 - bits))
 
 
-def _exact_sum(q: np.ndarray, bits: int) -> int:
+def exact_sum(q: np.ndarray, bits: int) -> int:
     """Exact sum of whole numbers |q| < 2^bits: int64 for integer arrays, chunked float64 sums otherwise."""
     if q.dtype.kind in "iu":
         return int(q.sum(dtype=np.int64))  # |sum| <= 2^31 rows x 2^30 < 2^63: no overflow
@@ -56,7 +56,7 @@ def _exact_sum(q: np.ndarray, bits: int) -> int:
     return sum(int(q[i : i + step].sum()) for i in range(0, len(q), step))
 
 
-def _group_sum(codes: np.ndarray, q: np.ndarray, n_groups: int, bits: int) -> list[int]:
+def group_sum(codes: np.ndarray, q: np.ndarray, n_groups: int, bits: int) -> list[int]:
     """Exact per-group sums: float64 bincounts over chunks whose sums stay below 2^52, added as integers."""
     step = _chunk_rows(bits)
     totals = [0] * n_groups
@@ -66,11 +66,11 @@ def _group_sum(codes: np.ndarray, q: np.ndarray, n_groups: int, bits: int) -> li
     return totals
 
 
-def _bin_index(values: np.ndarray, edges: tuple[float, ...], spec: ColumnSpec) -> np.ndarray:
+def bin_index(values: np.ndarray, edges: tuple[float, ...], spec: ColumnSpec) -> np.ndarray:
     """Bin of each value for edges e0 < ... < em: [e_i, e_i+1), values outside go to the end bins."""
     if spec.type == "int" and spec.bounds is not None and spec.bounds[1] - spec.bounds[0] <= 1_000_000:
         lo = int(spec.bounds[0])
-        table = _bin_index(np.arange(lo, int(spec.bounds[1]) + 1, dtype=np.float64), edges, _FLOAT)
+        table = bin_index(np.arange(lo, int(spec.bounds[1]) + 1, dtype=np.float64), edges, _FLOAT)
         idx = np.clip(values, lo, int(spec.bounds[1])).astype(np.intp) - lo
         return cast(np.ndarray, table[idx])  # a lookup per value instead of a binary search
     idx = np.searchsorted(np.asarray(edges, dtype=np.float64), values, side="right") - 1
@@ -107,7 +107,7 @@ def _candidates_below(cands: np.ndarray, x: np.ndarray) -> np.ndarray:
     return pos
 
 
-def _below_at_most(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
+def below_at_most(x: np.ndarray, cands: np.ndarray, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
     """#(x < c) and #(x <= c) for every candidate c (x already clamped to the bounds), as int64."""
     m = len(cands)
     if (

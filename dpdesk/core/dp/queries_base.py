@@ -205,7 +205,7 @@ def quantile_fraction(q: float) -> Fraction:
     return Fraction(repr(float(q))).limit_denominator(QUANTILE_MAX_DENOMINATOR)
 
 
-def _float_up(x: Fraction) -> float:
+def float_up(x: Fraction) -> float:
     """The smallest float >= x (a sensitivity is rounded up, never down)."""
     f = float(x)
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
@@ -225,13 +225,13 @@ def covers_every_whole_number(cands: tuple[Any, ...], col: ColumnSpec) -> bool:
     return all(float(v) in have for v in range(int(lo), int(hi) + 1))
 
 
-def _fmt(x: float) -> str:
+def fmt_formula(x: float) -> str:
     if x == int(x) and abs(x) < 1e15:
         return str(int(x))
     return f"{x:.6g}"
 
 
-def _noise_component(
+def noise_component(
     label: str,
     kind: str,
     mechanism: str,
@@ -246,7 +246,7 @@ def _noise_component(
     if mechanism == "laplace":
         b = mech.laplace_scale(l1, epsilon)
         formula = _("b = sensitivity / epsilon = {s} / {e} = {b}").format(
-            s=_fmt(l1), e=_fmt(epsilon), b=_fmt(b)
+            s=fmt_formula(l1), e=fmt_formula(epsilon), b=fmt_formula(b)
         )
         return Component(
             label,
@@ -267,14 +267,14 @@ def _noise_component(
         sigma = mech.classic_sigma(l2, epsilon, delta)
         formula = _(
             "sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon = sqrt(2 ln(1.25/{d})) * {s} / {e} = {sigma}"
-        ).format(d=f"{delta:g}", s=_fmt(l2), e=_fmt(epsilon), sigma=_fmt(sigma))
+        ).format(d=f"{delta:g}", s=fmt_formula(l2), e=fmt_formula(epsilon), sigma=fmt_formula(sigma))
     else:
         # 1e-9 relative margin for drawing a discrete Gaussian on the noise grid (see gaussian_grid)
         sigma = mech.analytic_sigma(l2, epsilon, delta * (1.0 - DISCRETE_MARGIN))
         formula = _(
             "sigma = smallest s with Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D) <= delta "
             "(analytic Gaussian, Balle & Wang 2018), D = {s}, eps = {e}, delta = {d}: sigma = {sigma}"
-        ).format(s=_fmt(l2), e=_fmt(epsilon), d=f"{delta:g}", sigma=_fmt(sigma))
+        ).format(s=fmt_formula(l2), e=fmt_formula(epsilon), d=f"{delta:g}", sigma=fmt_formula(sigma))
     return Component(
         label,
         kind,
@@ -340,7 +340,14 @@ def exponential_component(
         "The better of two candidates is picked with 95% probability when their utilities differ by "
         "{gap}; with {n} candidates the chosen utility is within 2 Du (ln {n} + ln 20) / epsilon = "
         "{bound} of the best with 95% probability"
-    ).format(e=_fmt(eps), du=_fmt(du), utility=utility, gap=_fmt(gap95), n=n, bound=_fmt(loss95))
+    ).format(
+        e=fmt_formula(eps),
+        du=fmt_formula(du),
+        utility=utility,
+        gap=fmt_formula(gap95),
+        n=n,
+        bound=fmt_formula(loss95),
+    )
     return Component(
         label,
         "utility",

@@ -141,7 +141,7 @@ def csv_bytes(
     # csv quotes a field holding any character of its line terminator: "\r\n" makes it quote fields with
     # either (a lone "\r" in a category label would otherwise break the row); lines still end in "\n"
     lines = [f"# {shown(c)}\n" for c in comments]
-    table = [list(header)] + [[_neutralise(str(c)) for c in r] for r in rows]
+    table = [list(header)] + [[neutralise(str(c)) for c in r] for r in rows]
     body = io.StringIO()
     csv.writer(body, lineterminator="\r\n").writerows(table)
     text = body.getvalue()
@@ -156,7 +156,7 @@ def csv_bytes(
     return (b"\xef\xbb\xbf" + data) if bom else data
 
 
-def _neutralise(cell: str) -> str:
+def neutralise(cell: str) -> str:
     """Prefix text a spreadsheet would run as a formula with ' (numbers are left alone)."""
     if cell and cell[0] in "=+-@\t\r":
         try:

@@ -22,7 +22,7 @@ from dpdesk.core.common.progress import Progress
 from dpdesk.core.loading.guards import check_rows
 from dpdesk.core.loading.panics import reader_errors, reader_message
 from dpdesk.core.loading.table import BatchSink, Column, ColumnIssues, LoadReport, Table, file_sha256
-from dpdesk.core.model.spec import ColumnSpec, _did_you_mean
+from dpdesk.core.model.spec import ColumnSpec, did_you_mean
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def match_columns(
             missing=", ".join(repr(m) for m in missing), header=shown
         )
         # the likely fix from the header's names (public, like the plan), never from the data's values
-        hints = [h for h in (_did_you_mean(m, header) for m in missing) if h]
+        hints = [h for h in (did_you_mean(m, header) for m in missing) if h]
         raise InputError(str(path), "; ".join([message, *hints]), line=1)
     return out
 

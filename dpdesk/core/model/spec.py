@@ -283,7 +283,7 @@ class AccuracyTarget:
 
     def to_dict(self) -> dict[str, Any]:
         """The target in the plan file's format (``cells`` only when it is "all")."""
-        d: dict[str, Any] = {"error": _num_out(self.error), "confidence": self.confidence}
+        d: dict[str, Any] = {"error": num_out(self.error), "confidence": self.confidence}
         if self.cells != "each":
             d["cells"] = self.cells
         return d
@@ -400,7 +400,7 @@ class QuerySpec:
             raise PlanError(
                 "query.accuracy",
                 _("{field} must be an object, not {kind}").format(
-                    field="accuracy", kind=_json_type(self.accuracy)
+                    field="accuracy", kind=json_type(self.accuracy)
                 ),
             )
 
@@ -443,12 +443,12 @@ def _object(value: Any, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise PlanError(
             key,
-            _("{field} must be an object, not {kind}").format(field=_subject(key), kind=_json_type(value)),
+            _("{field} must be an object, not {kind}").format(field=_subject(key), kind=json_type(value)),
         )
     return value
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     if value is None:
         return _("null")
     if isinstance(value, bool):
@@ -478,7 +478,7 @@ def _subject(key: str) -> str:
     return _("this part of the plan") if key else _("the plan")
 
 
-def _quoted(value: object) -> str:
+def quoted(value: object) -> str:
     """A value the user wrote, quoted as the messages show it ("0.1x")."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if len(text) > 60:
@@ -489,7 +489,7 @@ def _quoted(value: object) -> str:
 def _wrote(value: object) -> str:
     """A value the user wrote, as written: text quoted, numbers and others as JSON."""
     if isinstance(value, str):
-        return _quoted(value)
+        return quoted(value)
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -497,7 +497,7 @@ def _wrote(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _did_you_mean(word: str, known: Any) -> str:
+def did_you_mean(word: str, known: Any) -> str:
     """'did you mean "wage"?' for the closest of the ``known`` words (plan words, column headers, codebook
     categories: never data values), or empty."""
     folded = {str(k).strip().casefold(): str(k) for k in known}
@@ -539,9 +539,9 @@ def _key_problems(
                 PlanError(
                     _join(prefix, str(k)),
                     _("unknown key {key} (allowed here: {allowed})").format(
-                        key=_quoted(str(k)), allowed=", ".join(sorted(allowed))
+                        key=quoted(str(k)), allowed=", ".join(sorted(allowed))
                     ),
-                    hint=_did_you_mean(str(k), sorted(allowed)),
+                    hint=did_you_mean(str(k), sorted(allowed)),
                 )
             )
     out.extend(
@@ -560,11 +560,9 @@ def _check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: t
 
 def _number(value: Any, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        message = _("{field} must be a number, not {kind}").format(
-            field=_subject(key), kind=_json_type(value)
-        )
+        message = _("{field} must be a number, not {kind}").format(field=_subject(key), kind=json_type(value))
         if isinstance(value, str):
-            message = _("{message} (you wrote {value})").format(message=message, value=_quoted(value))
+            message = _("{message} (you wrote {value})").format(message=message, value=quoted(value))
         raise PlanError(key, message, hint=_number_hint(value))
     try:
         x = float(value)
@@ -614,15 +612,15 @@ def _delta(value: Any, key: str, *, allow_zero: bool, floor: bool = True) -> flo
 def _text(value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
     if not isinstance(value, str):
         raise PlanError(
-            key, _("{field} must be text, not {kind}").format(field=_subject(key), kind=_json_type(value))
+            key, _("{field} must be text, not {kind}").format(field=_subject(key), kind=json_type(value))
         )
     if choices is not None and value not in choices:
         raise PlanError(
             key,
             _("{field} must be one of {choices} (you wrote {value})").format(
-                field=_subject(key), choices=", ".join(choices), value=_quoted(value)
+                field=_subject(key), choices=", ".join(choices), value=quoted(value)
             ),
-            hint=_did_you_mean(value, choices),
+            hint=did_you_mean(value, choices),
         )
     if choices is None and not value.strip():
         raise PlanError(key, _("{field} must not be empty").format(field=_subject(key)))
@@ -807,13 +805,13 @@ def _parse_categories(value: Any, key: str) -> tuple[str, ...]:
     seen: set[str] = set()
     for i, label in enumerate(out):
         if label in seen:
-            raise PlanError(f"{key}[{i}]", _listed_twice(label))
+            raise PlanError(f"{key}[{i}]", listed_twice(label))
         seen.add(label)
     return tuple(out)
 
 
-def _listed_twice(label: str) -> str:
-    return _("category {label} is listed twice").format(label=_quoted(label))
+def listed_twice(label: str) -> str:
+    return _("category {label} is listed twice").format(label=quoted(label))
 
 
 def _not_a_category(v: object, categories: tuple[str, ...] | None) -> PlanError:
@@ -823,7 +821,7 @@ def _not_a_category(v: object, categories: tuple[str, ...] | None) -> PlanError:
         _("the value to impute must be one of the declared categories (you wrote {value})").format(
             value=_wrote(v)
         ),
-        hint=_did_you_mean(str(v), categories or ()),
+        hint=did_you_mean(str(v), categories or ()),
     )
 
 
@@ -857,7 +855,7 @@ def _parse_missing(
         if ctype == "int" and x != math.floor(x):
             raise PlanError(f"{key}.impute", _("an int column needs a whole number to impute"))
         return Missing(x)
-    raise PlanError(key, _missing_shape(), hint=_did_you_mean(str(value), ("drop",)))
+    raise PlanError(key, _missing_shape(), hint=did_you_mean(str(value), ("drop",)))
 
 
 def _check_impute(
@@ -927,20 +925,20 @@ def _statistic(value: Any, key: str, names: tuple[str, ...]) -> str:
     if isinstance(value, str) and value not in names:
         word = value.strip().casefold().replace(" ", "_").replace("-", "_")
         known = {n.casefold(): n for n in names}
-        hint = _STATISTIC_HINTS[word]() if word in _STATISTIC_HINTS else _did_you_mean(value, names)
+        hint = _STATISTIC_HINTS[word]() if word in _STATISTIC_HINTS else did_you_mean(value, names)
         if word in known:
             hint = _('write "{word}"').format(word=known[word])
         raise PlanError(
             key,
             _("statistic must be one of {choices} (you wrote {value})").format(
-                choices=", ".join(names), value=_quoted(value)
+                choices=", ".join(names), value=quoted(value)
             ),
             hint=hint,
         )
     return _text(value, key, names)
 
 
-class _BrokenColumn(PlanError):
+class BrokenColumn(PlanError):
     """A query names a declared column whose declaration has a problem (reported once, for the column)."""
 
 
@@ -948,12 +946,12 @@ def _column(value: Any, key: str, columns: dict[str, ColumnSpec], broken: Abstra
     """A query's column (or grouping column): declared and without a problem of its own."""
     name = _text(value, key)
     if name in broken:  # its declaration's problem is reported; the query is checked again once it is fixed
-        raise _BrokenColumn(key, "")
+        raise BrokenColumn(key, "")
     if name not in columns:
         raise PlanError(
             key,
-            _("{what} {name} is not declared in columns").format(what=what, name=_quoted(name)),
-            hint=_did_you_mean(name, list(columns) + sorted(broken)),
+            _("{what} {name} is not declared in columns").format(what=what, name=quoted(name)),
+            hint=did_you_mean(name, list(columns) + sorted(broken)),
         )
     return name
 
@@ -1003,7 +1001,7 @@ def _no_self_grouping() -> str:
     return _("a query cannot group a column by itself")
 
 
-def _increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[float, ...]:
+def increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[float, ...]:
     if not isinstance(value, list):
         raise PlanError(key, _("{field} must be a list of numbers").format(field=_subject(key)))
     if not minimum <= len(value) <= maximum:
@@ -1027,7 +1025,7 @@ def _increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[fl
     return xs
 
 
-def _inside(xs: tuple[float, ...], bounds: tuple[float, float], key: str) -> None:
+def inside_bounds(xs: tuple[float, ...], bounds: tuple[float, float], key: str) -> None:
     for i, x in enumerate(xs):
         if not bounds[0] <= x <= bounds[1]:
             raise PlanError(
@@ -1041,7 +1039,7 @@ def _inside(xs: tuple[float, ...], bounds: tuple[float, float], key: str) -> Non
 # ----------------------------------------------------------------------------- writing
 
 
-def _num_out(x: float) -> int | float:
+def num_out(x: float) -> int | float:
     return int(x) if float(x).is_integer() and abs(x) < 2**53 else x
 
 
@@ -1051,7 +1049,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     for name, c in plan.columns.items():
         d: dict[str, Any] = {"type": c.type.value}
         if c.bounds is not None:
-            d["bounds"] = [_num_out(c.bounds[0]), _num_out(c.bounds[1])]
+            d["bounds"] = [num_out(c.bounds[0]), num_out(c.bounds[1])]
         if c.categories is not None:
             d["categories"] = list(c.categories)
         d["missing"] = (
@@ -1060,7 +1058,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             else {
                 "impute": c.missing.impute
                 if isinstance(c.missing.impute, str)
-                else _num_out(float(c.missing.impute or 0.0))
+                else num_out(float(c.missing.impute or 0.0))
             }
         )
         cols[name] = d

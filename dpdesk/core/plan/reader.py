@@ -49,6 +49,7 @@ from dpdesk.core.model.spec import (
     Accounting,
     AccountingMethod,
     AccuracyTarget,
+    BrokenColumn,
     Budget,
     ColumnSpec,
     ColumnType,
@@ -58,24 +59,17 @@ from dpdesk.core.model.spec import (
     Plan,
     PrivacyUnit,
     QuerySpec,
-    _BrokenColumn,
     _calibration_only_gaussian,
     _cannot_group,
     _check_keys,
     _column,
     _column_required,
     _delta,
-    _did_you_mean,
     _gaussian_delta_required,
-    _increasing,
-    _inside,
     _join,
-    _json_type,
     _key_problems,
-    _listed_twice,
     _no_self_grouping,
     _not_released_with,
-    _num_out,
     _number,
     _object,
     _only_gaussian_delta,
@@ -87,14 +81,20 @@ from dpdesk.core.model.spec import (
     _parse_expected_rows,
     _parse_unit,
     _positive,
-    _quoted,
     _statistic,
     _subject,
     _takes_no_column,
     _text,
     canonical_json,
+    did_you_mean,
+    increasing,
+    inside_bounds,
     install_registry,
+    json_type,
+    listed_twice,
+    num_out,
     plan_to_dict,
+    quoted,
 )
 from dpdesk.i18n import _
 
@@ -121,6 +121,7 @@ __all__ = [
     "Accounting",
     "AccountingMethod",
     "AccuracyTarget",
+    "BrokenColumn",
     "Budget",
     "ColumnSpec",
     "ColumnType",
@@ -131,25 +132,24 @@ __all__ = [
     "PlanCheck",
     "PrivacyUnit",
     "QuerySpec",
-    "_BrokenColumn",
-    "_did_you_mean",
-    "_increasing",
-    "_inside",
-    "_json_type",
-    "_listed_twice",
-    "_num_out",
     "_number",
     "_positive",
-    "_quoted",
     "_subject",
     "_text",
     "apply_codebook",
     "canonical_json",
     "check_plan",
+    "did_you_mean",
+    "increasing",
+    "inside_bounds",
+    "json_type",
+    "listed_twice",
     "load_plan",
+    "num_out",
     "parse_plan",
     "parse_plan_text",
     "plan_to_dict",
+    "quoted",
     "read_codebook",
     "save_plan",
 ]
@@ -311,9 +311,7 @@ def check_plan(data: Any) -> PlanCheck:
         )
     title = obj.get("title", "")
     if not isinstance(title, str):
-        problems.append(
-            PlanError("title", _("title must be text, not {kind}").format(kind=_json_type(title)))
-        )
+        problems.append(PlanError("title", _("title must be text, not {kind}").format(kind=json_type(title))))
     budget: Budget | None = attempt(_parse_budget, obj["budget"]) if "budget" in obj else None
     unit: PrivacyUnit | None = attempt(_parse_unit, obj["privacy_unit"]) if "privacy_unit" in obj else None
     accounting: Accounting | None = attempt(_parse_accounting, obj.get("accounting", {}), budget)
@@ -328,7 +326,7 @@ def check_plan(data: Any) -> PlanCheck:
                 _(
                     "id_column {name} is declared as a statistic column; an id column is only used to bound "
                     "each person's rows"
-                ).format(name=_quoted(unit.id_column)),
+                ).format(name=quoted(unit.id_column)),
             )
         )
     expected_rows: int | None = (
@@ -395,7 +393,7 @@ def _parse_queries(
     its number and name), and the others are still checked."""
     try:
         if not isinstance(value, list):
-            raise PlanError("queries", _("queries must be a list, not {kind}").format(kind=_json_type(value)))
+            raise PlanError("queries", _("queries must be a list, not {kind}").format(kind=json_type(value)))
         if not value:
             raise PlanError("queries", _("list at least one query"))
         if len(value) > MAX_QUERIES:
@@ -421,7 +419,7 @@ def _parse_queries(
                 raise PlanError(
                     f"queries[{i}].name",
                     _("the name {name} is used by an earlier query; names must differ").format(
-                        name=_quoted(query_name)
+                        name=quoted(query_name)
                     ),
                 )
             if query_name is not None:
@@ -473,7 +471,7 @@ def _parse_queries(
                 )
             if spec.mechanism == "gaussian" and budget is not None and budget.delta <= 0:
                 raise PlanError(f"queries[{i}].delta", _("a Gaussian query needs a budget with delta > 0"))
-        except _BrokenColumn:
+        except BrokenColumn:
             continue
         except PlanError as exc:
             cells -= n_cells
@@ -598,7 +596,7 @@ def _parse_query(
             categories = [n for n, c in columns.items() if c.type == ColumnType.CATEGORY and n != column]
             raise PlanError(
                 f"{key}.group_by",
-                _("the grouping column {name} must be a category column").format(name=_quoted(group_by)),
+                _("the grouping column {name} must be a category column").format(name=quoted(group_by)),
                 hint=_("category columns: {names}").format(names=", ".join(categories)) if categories else "",
             )
         if group_by == column:
@@ -623,14 +621,14 @@ def _parse_query(
                 raise PlanError(
                     f"{key}.column",
                     _("{statistic} needs a numeric column; {name} is a category column").format(
-                        statistic=stat.name, name=_quoted(column)
+                        statistic=stat.name, name=quoted(column)
                     ),
                     hint=hint,
                 )
             raise PlanError(
                 f"{key}.column",
                 _("{statistic} needs a {types} column; {name} is {type}").format(
-                    statistic=stat.name, types=_or_list(list(allowed)), name=_quoted(column), type=col.type
+                    statistic=stat.name, types=_or_list(list(allowed)), name=quoted(column), type=col.type
                 ),
                 hint=hint,
             )

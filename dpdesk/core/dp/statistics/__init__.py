@@ -1,6 +1,6 @@
 """The registry of statistics: one module per statistic, found in this package.
 
-Every module here other than ``base`` defines ``STATISTIC``, an instance of a
+Every module here other than ``base`` and ``kit`` (what a statistic may import) defines ``STATISTIC``, an instance of a
 :class:`~dpdesk.core.dp.statistics.base.Statistic` subclass; :data:`REGISTRY` holds them in a stable order
 (their ``order``, then their name). Adding a statistic is adding a module (and its tests and
 translations): plan validation, the designs, the exact aggregates, the released rows, the previews and
@@ -23,7 +23,7 @@ from dpdesk.core.model.spec import install_registry
 def _discover() -> dict[str, Statistic]:
     found: list[Statistic] = []
     for info in pkgutil.iter_modules(__path__):
-        if info.name == "base" or info.name.startswith("_"):
+        if info.name in ("base", "kit") or info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         stat = getattr(module, "STATISTIC", None)

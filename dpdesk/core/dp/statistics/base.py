@@ -2,8 +2,9 @@
 aggregate, released rows, figure and examples.
 
 One module per statistic in this package defines a subclass of :class:`Statistic` and an instance of it
-named ``STATISTIC``; the package finds them (see :mod:`dpdesk.core.dp.statistics`). The shared machinery is
-below the registry, and a statistic imports only from there: the plan's values in :mod:`dpdesk.core.model.spec`,
+named ``STATISTIC``; the package finds them (see :mod:`dpdesk.core.dp.statistics`). A statistic imports them
+and the shared machinery through :mod:`dpdesk.core.dp.statistics.kit` only. That machinery is below the registry:
+the plan's values in :mod:`dpdesk.core.model.spec`,
 the designs' :class:`~dpdesk.core.dp.queries_base.Component` and noise-component builder in
 :mod:`dpdesk.core.dp.queries_base`, the fixed-point grid and exact sums in :mod:`dpdesk.core.dp.aggregates_base`, the
 accuracy statement in :mod:`dpdesk.core.dp.accuracy_base`, the number formatting in :mod:`dpdesk.core.dp.values`
@@ -33,15 +34,15 @@ from dpdesk.core.model.spec import (
     ColumnSpec,
     Plan,
     QuerySpec,
-    _did_you_mean,
-    _increasing,
-    _json_type,
-    _listed_twice,
     _number,
     _positive,
-    _quoted,
     _subject,
     _text,
+    did_you_mean,
+    increasing,
+    json_type,
+    listed_twice,
+    quoted,
 )
 from dpdesk.i18n import _
 
@@ -120,7 +121,7 @@ def parse_param(param: Param, value: Any, key: str, column: ColumnSpec | None = 
             )
         return x
     if kind is ParamKind.NUMBER_LIST:
-        return _increasing(value, key, minimum=param.min_len, maximum=param.max_len)
+        return increasing(value, key, minimum=param.min_len, maximum=param.max_len)
     if kind is ParamKind.CHOICE:
         return _text(value, key, param.choices)
     if kind is ParamKind.CATEGORY_SET:
@@ -141,7 +142,7 @@ def _category_set(param: Param, value: Any, key: str, column: ColumnSpec | None)
         raise PlanError(
             key,
             _("{field} must be a list of categories, not {kind}").format(
-                field=_subject(key), kind=_json_type(value)
+                field=_subject(key), kind=json_type(value)
             ),
         )
     lo = max(1, param.min_len)
@@ -163,12 +164,12 @@ def _category_set(param: Param, value: Any, key: str, column: ColumnSpec | None)
             raise PlanError(
                 f"{key}[{i}]",
                 _("{label} is not a declared category of column {column}").format(
-                    label=_quoted(label), column=_quoted(column.name if column else "")
+                    label=quoted(label), column=quoted(column.name if column else "")
                 ),
-                hint=_did_you_mean(label, declared),
+                hint=did_you_mean(label, declared),
             )
         if label in out:
-            raise PlanError(f"{key}[{i}]", _listed_twice(label))
+            raise PlanError(f"{key}[{i}]", listed_twice(label))
         out.append(label)
     return tuple(out)
 

@@ -21,12 +21,24 @@ from typing import Any
 
 import numpy as np
 
-from dpdesk.core.dp.aggregates_base import Exact
-from dpdesk.core.dp.queries_base import Component, QueryDesign, _fmt, _noise_component, group_cells
-from dpdesk.core.dp.statistics.base import AuditExample, DesignContext, Param, ParamKind, Rows, Statistic
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import Plan, QuerySpec
-from dpdesk.i18n import _
+from dpdesk.core.dp.statistics.kit import (
+    AuditExample,
+    Component,
+    DesignContext,
+    Exact,
+    Mechanism,
+    Param,
+    ParamKind,
+    Plan,
+    QueryDesign,
+    QuerySpec,
+    Rows,
+    Statistic,
+    _,
+    fmt_formula,
+    group_cells,
+    noise_component,
+)
 
 GROUP_BY = Param(
     "group_by",
@@ -50,7 +62,7 @@ def count_component(
             why = _(
                 "{rel}, {who}: each cell counts rows; replacing moves up to {k} rows from one cell to "
                 "another, L1 = 2k = {l1}, L2 = sqrt(2) k = {l2}"
-            ).format(rel=rel, who=who, k=k, l1=_fmt(l1), l2=_fmt(l2))
+            ).format(rel=rel, who=who, k=k, l1=fmt_formula(l1), l2=fmt_formula(l2))
             if drops:
                 why += "; " + _(
                     "a row that drops out ({causes}) leaves its cell without joining another: at "
@@ -70,7 +82,7 @@ def count_component(
             ).format(causes=causes)
         elif replace:
             why += " " + _("(conservative: replace keeps n)")
-    return _noise_component(label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why)
+    return noise_component(label, "count", spec.mechanism, spec.calibration, eps, delta, l1, l2, 1.0, why)
 
 
 def group_counts(rows: Rows) -> list[int]:

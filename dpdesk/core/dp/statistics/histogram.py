@@ -15,24 +15,30 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpdesk.core.common.errors import PlanError
-from dpdesk.core.dp.aggregates_base import Exact, _bin_index
-from dpdesk.core.dp.queries_base import QueryDesign, _fmt, group_cells
-from dpdesk.core.dp.statistics.base import (
+from dpdesk.core.dp.statistics.count import GROUP_BY, count_component
+from dpdesk.core.dp.statistics.kit import (
+    MAX_BINS,
     NUMERIC,
     AuditExample,
+    ColumnSpec,
     DesignContext,
+    Exact,
+    Mechanism,
     Param,
     ParamKind,
+    Plan,
+    PlanError,
+    QueryDesign,
+    QuerySpec,
     Rows,
     Statistic,
+    _,
+    bin_index,
     check_field,
+    fmt_formula,
+    group_cells,
     parse_param,
 )
-from dpdesk.core.dp.statistics.count import GROUP_BY, count_component
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import MAX_BINS, ColumnSpec, Plan, QuerySpec
-from dpdesk.i18n import _
 
 
 @dataclass(frozen=True)
@@ -69,8 +75,8 @@ def histogram_labels(spec: HistogramQuery, col: ColumnSpec) -> tuple[str, ...]:
     edges = spec.bins
     labels = []
     for i in range(len(edges) - 1):
-        left = "(-inf" if i == 0 else f"[{_fmt(edges[i])}"
-        right = "+inf)" if i == len(edges) - 2 else f"{_fmt(edges[i + 1])})"
+        left = "(-inf" if i == 0 else f"[{fmt_formula(edges[i])}"
+        right = "+inf)" if i == len(edges) - 2 else f"{fmt_formula(edges[i + 1])})"
         labels.append(f"{left}, {right}")
     return tuple(labels)
 
@@ -126,10 +132,10 @@ class Histogram(Statistic):
         return HistogramQuery(**common, bins=bins)
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
-        from dpdesk.core.model.spec import _num_out
+        from dpdesk.core.dp.statistics.kit import num_out
 
         bins = cast(HistogramQuery, spec).bins
-        return {} if bins is None else {"bins": [_num_out(b) for b in bins]}
+        return {} if bins is None else {"bins": [num_out(b) for b in bins]}
 
     def n_cells(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
         col = columns[spec.column or ""]
@@ -155,7 +161,7 @@ class Histogram(Statistic):
             n_bins = len(col.categories)
         else:
             assert spec.bins is not None
-            b = _bin_index(x, spec.bins, col)
+            b = bin_index(x, spec.bins, col)
             n_bins = len(spec.bins) - 1
         cell = b if g is None else g.astype(np.intp) * n_bins + b
         return Exact([np.bincount(cell, minlength=rows.n_groups * n_bins).astype(np.int64).tolist()])

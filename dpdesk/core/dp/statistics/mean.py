@@ -24,32 +24,37 @@ from typing import Any
 
 import numpy as np
 
-from dpdesk.core.dp.aggregates_base import Exact, _exact_sum, _grid, _group_sum
-from dpdesk.core.dp.queries_base import (
-    Component,
-    QueryDesign,
-    _fmt,
-    _noise_component,
-    grid_bounds,
-    group_cells,
-    ratio_halfwidths,
-    ratio_interval,
-    to_natural,
-)
-from dpdesk.core.dp.statistics.base import (
+from dpdesk.core.dp.statistics.count import GROUP_BY, count_component, group_counts
+from dpdesk.core.dp.statistics.kit import (
     AuditExample,
+    ColumnSpec,
+    Component,
     DesignContext,
+    Exact,
+    Mechanism,
     NoiseFn,
     PickFn,
+    Plan,
+    QueryDesign,
+    QuerySpec,
+    Row,
     Rows,
     Statistic,
+    _,
+    exact_sum,
+    fmt_formula,
+    fmt_number,
+    grid_bounds,
+    group_cells,
+    group_sum,
+    noise_component,
+    ratio_halfwidths,
+    ratio_interval,
+    rounded_row,
+    to_grid,
+    to_natural,
 )
-from dpdesk.core.dp.statistics.count import GROUP_BY, count_component, group_counts
 from dpdesk.core.dp.statistics.sum import NUMERIC_COLUMN
-from dpdesk.core.dp.values import Row, fmt_number, rounded_row
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import ColumnSpec, Plan, QuerySpec
-from dpdesk.i18n import _
 
 
 def centered_sum_component(
@@ -66,7 +71,7 @@ def centered_sum_component(
     if replace:
         l1_i = l2_i = 2.0 * k * w
         why = _("{rel}, {who}: x - mid moves within [-(U-L)/2, (U-L)/2], k (U - L) = {x}").format(
-            rel=rel, who=who, x=_fmt(k * (hi - lo))
+            rel=rel, who=who, x=fmt_formula(k * (hi - lo))
         )
         if drops:
             why += "; " + _(
@@ -76,11 +81,11 @@ def centered_sum_component(
     else:
         l1_i = l2_i = k * w
         why = _("{rel}, {who}: |x - mid| <= (U - L)/2, k (U - L)/2 = {x}").format(
-            rel=rel, who=who, x=_fmt(k * (hi - lo) / 2)
+            rel=rel, who=who, x=fmt_formula(k * (hi - lo) / 2)
         )
     if vector:
         why += " " + _("(per group and in total: a row belongs to one group)")
-    return _noise_component(
+    return noise_component(
         label,
         "centered_sum",
         spec.mechanism,
@@ -110,15 +115,15 @@ def ratio_design(
 
 def centered_exact(rows: Rows, col: ColumnSpec, x: np.ndarray) -> Exact:
     """The exact counts and centred sums (grid units) of values ``x`` of a column with bounds [L, U]."""
-    q, bits = _grid(x, col)
+    q, bits = to_grid(x, col)
     _s, lo_i, hi_i = grid_bounds(col)
     q = 2 * q.astype(np.float64 if q.dtype.kind == "f" else np.int64) - (lo_i + hi_i)
     bits += 2
     if rows.groups is None:
-        sums = [_exact_sum(q, bits)]
+        sums = [exact_sum(q, bits)]
     else:
         qf = q if q.dtype.kind == "f" else q.astype(np.float64)
-        sums = _group_sum(rows.groups, qf, rows.n_groups, bits)
+        sums = group_sum(rows.groups, qf, rows.n_groups, bits)
     return Exact([group_counts(rows), sums])
 
 

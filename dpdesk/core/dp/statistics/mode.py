@@ -11,20 +11,23 @@ from typing import Any
 
 import numpy as np
 
-from dpdesk.core.dp.aggregates_base import Exact
-from dpdesk.core.dp.queries_base import QueryDesign, em_curve, exponential_component
-from dpdesk.core.dp.statistics.base import (
+from dpdesk.core.dp.statistics.kit import (
     CATEGORY,
     AuditExample,
     DesignContext,
+    Exact,
+    Mechanism,
     Param,
     ParamKind,
+    Plan,
+    QueryDesign,
+    QuerySpec,
     Rows,
     Statistic,
+    _,
+    em_curve,
+    exponential_component,
 )
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import Plan, QuerySpec
-from dpdesk.i18n import _
 
 
 class Mode(Statistic):

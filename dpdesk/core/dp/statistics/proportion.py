@@ -51,40 +51,41 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpdesk.core.common.errors import PlanError
-from dpdesk.core.dp.accuracy_base import ratio_error
-from dpdesk.core.dp.aggregates_base import Exact
-from dpdesk.core.dp.queries_base import QueryDesign, _fmt, _noise_component, group_cells
-from dpdesk.core.dp.statistics.base import (
+from dpdesk.core.dp.statistics.count import GROUP_BY, count_component
+from dpdesk.core.dp.statistics.kit import (
     CATEGORY,
+    MAX_CATEGORIES,
     NUMERIC,
     AuditExample,
+    ColumnSpec,
+    ColumnType,
     DesignContext,
+    Exact,
+    Mechanism,
     NoiseFn,
     Param,
     ParamKind,
     PickFn,
+    Plan,
+    PlanError,
+    QueryDesign,
+    QuerySpec,
+    Row,
     Rows,
     Statistic,
+    _,
     check_field,
+    fmt_formula,
+    group_cells,
+    json_type,
+    listed_twice,
+    noise_component,
+    num_out,
     parse_param,
+    quoted,
+    ratio_error,
 )
-from dpdesk.core.dp.statistics.count import GROUP_BY, count_component
 from dpdesk.core.dp.statistics.mean import centered_exact, ratio_rows
-from dpdesk.core.dp.values import Row
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import (
-    MAX_CATEGORIES,
-    ColumnSpec,
-    ColumnType,
-    Plan,
-    QuerySpec,
-    _json_type,
-    _listed_twice,
-    _num_out,
-    _quoted,
-)
-from dpdesk.i18n import _
 
 #: The indicator z as a column: whole numbers with public bounds [0, 1] (grid exponent 0).
 INDICATOR = ColumnSpec("indicator", ColumnType.INT, (0.0, 1.0))
@@ -130,7 +131,7 @@ def _labels(value: Any) -> tuple[str, ...]:
         raise PlanError(
             key,
             _("{field} must be a list of categories, not {kind}").format(
-                field="categories", kind=_json_type(value)
+                field="categories", kind=json_type(value)
             ),
         )
     if not 1 <= len(value) <= MAX_CATEGORIES:
@@ -145,7 +146,7 @@ def _labels(value: Any) -> tuple[str, ...]:
         if isinstance(v, bool) or not isinstance(v, (str, int)):
             raise PlanError(f"{key}[{i}]", _("a category label must be text (or a whole number)"))
         if str(v) in out:
-            raise PlanError(f"{key}[{i}]", _listed_twice(str(v)))
+            raise PlanError(f"{key}[{i}]", listed_twice(str(v)))
         out.append(str(v))
     return tuple(out)
 
@@ -235,7 +236,7 @@ class Proportion(Statistic):
                         _(
                             "{field} applies to a numeric column; {name} is a category column (list the "
                             "categories to count instead)"
-                        ).format(field=opt, name=_quoted(col.name)),
+                        ).format(field=opt, name=quoted(col.name)),
                     )
             if "categories" not in obj:
                 raise PlanError(
@@ -259,7 +260,7 @@ class Proportion(Statistic):
                 _(
                     "categories applies to a category column; {name} is numeric (give at_least, at_most "
                     "or both)"
-                ).format(name=_quoted(col.name)),
+                ).format(name=quoted(col.name)),
             )
         if "at_least" not in obj and "at_most" not in obj:
             raise PlanError(
@@ -299,9 +300,9 @@ class Proportion(Statistic):
         if ps.categories is not None:
             d["categories"] = list(ps.categories)
         if ps.at_least is not None:
-            d["at_least"] = _num_out(ps.at_least)
+            d["at_least"] = num_out(ps.at_least)
         if ps.at_most is not None:
-            d["at_most"] = _num_out(ps.at_most)
+            d["at_most"] = num_out(ps.at_most)
         return d
 
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
@@ -317,7 +318,7 @@ class Proportion(Statistic):
             why = _(
                 "{rel}, {who}: the indicator z is 1 for a row that meets the condition and 0 otherwise; "
                 "replacing a row moves z - 1/2 between -1/2 and 1/2, by at most 1: k = {x}"
-            ).format(rel=rel, who=who, x=_fmt(l1))
+            ).format(rel=rel, who=who, x=fmt_formula(l1))
             if drops:
                 why += "; " + _(
                     "a row that drops out ({causes}) removes at most 1/2 and its neighbour adds at most 1/2: "
@@ -328,10 +329,10 @@ class Proportion(Statistic):
             why = _(
                 "{rel}, {who}: the indicator z is 1 for a row that meets the condition and 0 otherwise; "
                 "a row adds z - 1/2, at most 1/2 in size: k/2 = {x}"
-            ).format(rel=rel, who=who, x=_fmt(l1))
+            ).format(rel=rel, who=who, x=fmt_formula(l1))
         if vector:
             why += " " + _("(per group and in total: a row belongs to one group)")
-        total = _noise_component(
+        total = noise_component(
             _("noisy sum of (z - 1/2)"),
             "centered_sum",
             spec.mechanism,

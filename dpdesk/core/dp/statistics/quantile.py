@@ -50,32 +50,37 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpdesk.core.common.errors import PlanError
-from dpdesk.core.dp import mechanisms as mech
-from dpdesk.core.dp.aggregates_base import Exact, _below_at_most, quantile_utilities
-from dpdesk.core.dp.queries_base import (
+from dpdesk.core.dp.statistics.kit import (
+    LN20,
+    MAX_CANDIDATES,
+    AuditExample,
+    ColumnSpec,
+    DesignContext,
+    Exact,
+    Mechanism,
+    Param,
+    ParamKind,
+    Plan,
+    PlanError,
     QueryDesign,
-    _float_up,
-    _fmt,
+    QuerySpec,
+    Rows,
+    Statistic,
+    _,
+    below_at_most,
+    check_field,
     covers_every_whole_number,
     em_curve,
     exponential_component,
-    quantile_fraction,
-)
-from dpdesk.core.dp.statistics.base import (
-    AuditExample,
-    DesignContext,
-    Param,
-    ParamKind,
-    Rows,
-    Statistic,
-    check_field,
+    float_up,
+    fmt_formula,
+    inside_bounds,
+    num_out,
     parse_param,
+    quantile_fraction,
+    quantile_utilities,
 )
 from dpdesk.core.dp.statistics.sum import NUMERIC_COLUMN
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import MAX_CANDIDATES, ColumnSpec, Plan, QuerySpec, _inside, _num_out
-from dpdesk.i18n import _
 
 
 @dataclass(frozen=True)
@@ -187,7 +192,7 @@ class Quantile(Statistic):
             raise PlanError(f"{key}.grid_step", _both_given())
         if "candidates" in obj:
             candidates = parse_param(CANDIDATES, obj["candidates"], f"{key}.candidates")
-            _inside(candidates, col.bounds, f"{key}.candidates")
+            inside_bounds(candidates, col.bounds, f"{key}.candidates")
         elif "grid_step" in obj:
             grid_step = parse_param(GRID_STEP, obj["grid_step"], f"{key}.grid_step")
             ratio = (col.bounds[1] - col.bounds[0]) / grid_step  # infinite for a tiny step
@@ -210,9 +215,9 @@ class Quantile(Statistic):
         qs = cast(QuantileQuery, spec)
         d: dict[str, Any] = {"q": qs.q}
         if qs.candidates is not None:
-            d["candidates"] = [_num_out(c) for c in qs.candidates]
+            d["candidates"] = [num_out(c) for c in qs.candidates]
         if qs.grid_step is not None:
-            d["grid_step"] = _num_out(qs.grid_step)
+            d["grid_step"] = num_out(qs.grid_step)
         return d
 
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
@@ -229,19 +234,19 @@ class Quantile(Statistic):
                 "moves #(x<c) and #(x<=c) by at most 1 each, so Du = k = {k}"
             ).format(rel=rel, who=who, k=k)
         else:
-            du = _float_up(k * max(qf, 1 - qf))
+            du = float_up(k * max(qf, 1 - qf))
             why = _(
                 "{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); adding a row moves "
                 "#(x<c) - qn by -q or 1-q and qn - #(x<=c) by q or q-1, so Du = k max(q, 1-q) = "
                 "{du}"
-            ).format(rel=rel, who=who, du=_fmt(du))
+            ).format(rel=rel, who=who, du=fmt_formula(du))
         if drops:
             why += "; " + _(
                 "a row that drops out ({causes}) is removed without being replaced: each removed or added "
                 "row moves the score by at most q or 1 - q, in opposite directions, so k rows removed and k "
                 "added move it by at most k q + k (1 - q) = k"
             ).format(causes=causes)
-        util = f"u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)), q = {_fmt(qs.q)}"
+        util = f"u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)), q = {fmt_formula(qs.q)}"
         rank_exact = covers_every_whole_number(cands, col)
         if not rank_exact:
             notes.append(
@@ -255,14 +260,14 @@ class Quantile(Statistic):
         eps = spec.epsilon
         n = len(cands)
         comp = exponential_component(spec.statistic, eps, du, n, util, why)
-        rank95 = 2.0 * du * (math.log(n) + mech.LN20) / eps
+        rank95 = 2.0 * du * (math.log(n) + LN20) / eps
         formula = (
             comp.formula
             + ". "
             + _(
                 "This score's utility is minus a distance in ranks, so R = {r}: the released value's rank "
                 "is within ±R of q·n with 95% probability (n: the rows with a value)"
-            ).format(r=_fmt(rank95))
+            ).format(r=fmt_formula(rank95))
         )
         comp = dataclasses.replace(comp, formula=formula)
         return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du), rank95, rank_exact)
@@ -276,7 +281,7 @@ class Quantile(Statistic):
         assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
         cands = np.asarray(design.candidates, dtype=np.float64)
         xv = np.clip(x, col.bounds[0], col.bounds[1])
-        below, at_most = _below_at_most(xv, cands, col)
+        below, at_most = below_at_most(xv, cands, col)
         return [below.tolist(), at_most.tolist(), [len(xv)]]
 
     def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:

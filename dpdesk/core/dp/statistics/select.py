@@ -12,24 +12,31 @@ from typing import Any, cast
 
 import numpy as np
 
-from dpdesk.core.common.errors import PlanError
-from dpdesk.core.dp.aggregates_base import Exact, _below_at_most
-from dpdesk.core.dp.queries_base import QueryDesign, _fmt, em_curve, exponential_component
-from dpdesk.core.dp.statistics.base import (
+from dpdesk.core.dp.statistics.kit import (
     AuditExample,
+    ColumnSpec,
     DesignContext,
+    Exact,
+    Mechanism,
     Param,
     ParamKind,
+    Plan,
+    PlanError,
+    QueryDesign,
+    QuerySpec,
     Rows,
     Statistic,
+    _,
+    below_at_most,
     check_field,
+    em_curve,
+    exponential_component,
+    fmt_formula,
+    num_out,
     parse_param,
 )
 from dpdesk.core.dp.statistics.quantile import CANDIDATES  # the same parameter: public candidates
 from dpdesk.core.dp.statistics.sum import NUMERIC_COLUMN
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import ColumnSpec, Plan, QuerySpec, _num_out
-from dpdesk.i18n import _
 
 UTILITIES = ("revenue",)
 
@@ -111,7 +118,7 @@ class Select(Statistic):
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
         ss = cast(SelectQuery, spec)
         assert ss.candidates is not None
-        return {"candidates": [_num_out(c) for c in ss.candidates], "utility": ss.utility}
+        return {"candidates": [num_out(c) for c in ss.candidates], "utility": ss.utility}
 
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
         k, rel, who, drops, causes = ctx.k, ctx.rel, ctx.who, ctx.drops, ctx.causes
@@ -122,7 +129,7 @@ class Select(Statistic):
         why = _(
             "{rel}, {who}: u(p) = p x #(bids >= p); a row changes each count by at most 1, so "
             "Du = k max(p) = {du}"
-        ).format(rel=rel, who=who, du=_fmt(du))
+        ).format(rel=rel, who=who, du=fmt_formula(du))
         if drops:
             why += "; " + _("a row that drops out ({causes}) also changes each count by at most 1").format(
                 causes=causes
@@ -140,7 +147,7 @@ class Select(Statistic):
         assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
         cands = np.asarray(design.candidates, dtype=np.float64)
         xv = np.clip(x, col.bounds[0], col.bounds[1])
-        below, _at_most = _below_at_most(xv, cands, col)
+        below, _at_most = below_at_most(xv, cands, col)
         return [below.tolist(), [len(xv)]]
 
     def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:

@@ -27,21 +27,29 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from dpdesk.core.dp.aggregates_base import Exact, _exact_sum, _grid, _group_sum
-from dpdesk.core.dp.queries_base import QueryDesign, _fmt, _noise_component, grid_bounds, group_cells
-from dpdesk.core.dp.statistics.base import (
+from dpdesk.core.dp.statistics.count import GROUP_BY
+from dpdesk.core.dp.statistics.kit import (
     NUMERIC,
     AuditExample,
     DesignContext,
+    Exact,
+    Mechanism,
     Param,
     ParamKind,
+    Plan,
+    QueryDesign,
+    QuerySpec,
     Rows,
     Statistic,
+    _,
+    exact_sum,
+    fmt_formula,
+    grid_bounds,
+    group_cells,
+    group_sum,
+    noise_component,
+    to_grid,
 )
-from dpdesk.core.dp.statistics.count import GROUP_BY
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import Plan, QuerySpec
-from dpdesk.i18n import _
 
 NUMERIC_COLUMN = Param(
     "column",
@@ -85,16 +93,18 @@ class Sum(Statistic):
                     "{rel}, {who}: a row's value moves within [L, U], or the row drops out "
                     "({causes}) while its neighbour, with a value, does not, which moves the sum by "
                     "up to M = max(|L|, |U|) = {m}: k max(U - L, M) = {x}"
-                ).format(rel=rel, who=who, causes=causes, m=_fmt(m), x=_fmt(k * max(hi - lo, m)))
+                ).format(
+                    rel=rel, who=who, causes=causes, m=fmt_formula(m), x=fmt_formula(k * max(hi - lo, m))
+                )
             elif replace:
                 l1_i = l2_i = float(k * (hi_i - lo_i))
                 why = _("{rel}, {who}: a row's value moves within [L, U], k (U - L) = {x}").format(
-                    rel=rel, who=who, x=_fmt(k * (hi - lo))
+                    rel=rel, who=who, x=fmt_formula(k * (hi - lo))
                 )
             else:
                 l1_i = l2_i = float(k * m_i)
                 why = _("{rel}, {who}: a row adds at most M = max(|L|, |U|) = {m}, k M = {km}").format(
-                    rel=rel, who=who, m=_fmt(m), km=_fmt(k * m)
+                    rel=rel, who=who, m=fmt_formula(m), km=fmt_formula(k * m)
                 )
         elif replace:
             l1_i = 2.0 * k * m_i
@@ -102,7 +112,12 @@ class Sum(Statistic):
             why = _(
                 "{rel}, {who}: a value may leave one group and join another, L1 = 2kM = {l1}, "
                 "L2 = k max(U - L, sqrt(2) M) = {l2}"
-            ).format(rel=rel, who=who, l1=_fmt(2 * k * m), l2=_fmt(k * max(hi - lo, math.sqrt(2) * m)))
+            ).format(
+                rel=rel,
+                who=who,
+                l1=fmt_formula(2 * k * m),
+                l2=fmt_formula(k * max(hi - lo, math.sqrt(2) * m)),
+            )
             if drops:
                 why += "; " + _(
                     "a row that drops out ({causes}) only leaves its group: k rows leaving and k "
@@ -112,9 +127,9 @@ class Sum(Statistic):
         else:
             l1_i = l2_i = float(k * m_i)
             why = _("{rel}, {who}: the rows add at most kM = {km} over all groups, L1 = L2 = kM").format(
-                rel=rel, who=who, km=_fmt(k * m)
+                rel=rel, who=who, km=fmt_formula(k * m)
             )
-        comp = _noise_component(
+        comp = noise_component(
             "sum",
             "sum",
             spec.mechanism,
@@ -130,11 +145,11 @@ class Sum(Statistic):
 
     def exact(self, rows: Rows) -> Exact:
         assert rows.column is not None and rows.x is not None
-        q, bits = _grid(rows.x, rows.column)
+        q, bits = to_grid(rows.x, rows.column)
         if rows.groups is None:
-            return Exact([[_exact_sum(q, bits)]])
+            return Exact([[exact_sum(q, bits)]])
         qf = q if q.dtype.kind == "f" else q.astype("float64")
-        return Exact([_group_sum(rows.groups, qf, rows.n_groups, bits)])
+        return Exact([group_sum(rows.groups, qf, rows.n_groups, bits)])
 
     def examples(self, bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:
         lap = {"mechanism": "laplace"}

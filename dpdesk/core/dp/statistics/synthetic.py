@@ -41,67 +41,40 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from dpdesk.core.common.errors import PlanError
-from dpdesk.core.dp.accuracy_base import Accuracy
-from dpdesk.core.dp.aggregates_base import Exact
-from dpdesk.core.dp.queries_base import (
+from dpdesk.core.dp.statistics.kit import (
+    Accuracy,
+    ColumnSpec,
     Component,
-    QueryDesign,
-    _fmt,
-    exponential_component,
-    interval_halfwidth,
-)
-from dpdesk.core.dp.statistics.base import (
     DesignContext,
+    Exact,
+    Mechanism,
     NoiseFn,
     Param,
     ParamKind,
     PickFn,
+    Plan,
+    PlanError,
+    QueryDesign,
+    QuerySpec,
+    Row,
     Rows,
     Statistic,
+    _,
+    did_you_mean,
+    exponential_component,
+    fmt_formula,
+    fmt_number,
+    increasing,
+    inside_bounds,
+    interval_halfwidth,
+    json_type,
+    listed_twice,
+    quoted,
+    synthesiser,
 )
-from dpdesk.core.dp.synthetic import (
-    DEFAULT_BINS,
-    DOMAIN_VERSION,
-    MAX_COLUMNS,
-    MAX_LEVELS,
-    MAX_PAIR_CELLS,
-    PER_VALUE_LEVELS,
-    Attribute,
-    DomainError,
-    ExactMarginals,
-    Measurement,
-    Measurements,
-    Split,
-    check_domain,
-    decode,
-    default_edges,
-    encode,
-    exact_marginals,
-    fit,
-    measure_marginals,
-    sample_codes,
-    split_budget,
-)
-from dpdesk.core.dp.synthetic.fit import FIT_VERSION
-from dpdesk.core.dp.synthetic.pipeline import MAX_ROWS, generator, table_rows
-from dpdesk.core.dp.values import Row, fmt_number
-from dpdesk.core.model.mechanism_kinds import Mechanism
-from dpdesk.core.model.spec import (
-    ColumnSpec,
-    Plan,
-    QuerySpec,
-    _did_you_mean,
-    _increasing,
-    _inside,
-    _json_type,
-    _listed_twice,
-    _quoted,
-)
-from dpdesk.i18n import _
 
 if TYPE_CHECKING:
-    from dpdesk.core.loading import Table
+    from dpdesk.core.dp.statistics.kit import Table
 
 
 @dataclass(frozen=True)
@@ -123,7 +96,7 @@ class SyntheticQuery(QuerySpec):
             if not isinstance(v, str):
                 raise PlanError(f"query.columns[{i}]", _("a column name must be text"))
             if v in names:
-                raise PlanError(f"query.columns[{i}]", _listed_twice(v))
+                raise PlanError(f"query.columns[{i}]", listed_twice(v))
             names.append(v)
         _column_count(names, "query.columns")
         object.__setattr__(self, "columns", tuple(names))
@@ -135,10 +108,10 @@ class SyntheticQuery(QuerySpec):
             if name not in names:
                 raise PlanError(
                     key,
-                    _("{name} is not one of this query's columns").format(name=_quoted(name)),
-                    hint=_did_you_mean(name, names),
+                    _("{name} is not one of this query's columns").format(name=quoted(name)),
+                    hint=did_you_mean(name, names),
                 )
-            bins.append((name, _increasing(list(edges), key, minimum=2, maximum=MAX_LEVELS + 1)))
+            bins.append((name, increasing(list(edges), key, minimum=2, maximum=synthesiser.MAX_LEVELS + 1)))
         object.__setattr__(self, "bins", tuple(bins))
 
 
@@ -149,21 +122,21 @@ def _no_accuracy_target() -> str:
 def _column_count(names: list[str], key: str) -> None:
     if len(names) < 2:
         raise PlanError(key, _("a synthetic table needs at least 2 columns"))
-    if len(names) > MAX_COLUMNS:
+    if len(names) > synthesiser.MAX_COLUMNS:
         raise PlanError(
             key,
             _("a synthetic table takes at most {most} columns (you chose {n})").format(
-                most=MAX_COLUMNS, n=len(names)
+                most=synthesiser.MAX_COLUMNS, n=len(names)
             ),
         )
 
 
 def _check_rows(v: Any, key: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_ROWS:
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= synthesiser.MAX_ROWS:
         raise PlanError(
             key,
             _("rows must be a whole number from 1 to {most} (you wrote {value})").format(
-                most=f"{MAX_ROWS:,}", value=v
+                most=f"{synthesiser.MAX_ROWS:,}", value=v
             ),
         )
     return v
@@ -175,7 +148,7 @@ COLUMNS = Param(
     lambda: _("Columns"),
     lambda: _("The columns of the synthetic table (at least 2 declared columns)."),
     min_len=2,
-    max_len=MAX_COLUMNS,
+    max_len=synthesiser.MAX_COLUMNS,
 )
 ROWS = Param(
     "rows",
@@ -183,8 +156,8 @@ ROWS = Param(
     lambda: _("Rows to generate"),
     lambda: _(
         "How many rows to generate (public); empty: the total of the fitted model, at no cost (at most {n})."
-    ).format(n=f"{MAX_ROWS:,}"),
-    max_len=MAX_ROWS,
+    ).format(n=f"{synthesiser.MAX_ROWS:,}"),
+    max_len=synthesiser.MAX_ROWS,
 )
 BIN_MAP = Param(
     "bins",
@@ -195,7 +168,9 @@ BIN_MAP = Param(
         "a numeric column without them gets {n} equal-width bins over its bounds, and an int column whose "
         "bounds span at most {most} values one level per value (unless that makes a two-way table of more "
         "than {cells} cells)."
-    ).format(n=DEFAULT_BINS, most=PER_VALUE_LEVELS, cells=f"{MAX_PAIR_CELLS:,}"),
+    ).format(
+        n=synthesiser.DEFAULT_BINS, most=synthesiser.PER_VALUE_LEVELS, cells=f"{synthesiser.MAX_PAIR_CELLS:,}"
+    ),
 )
 
 
@@ -203,13 +178,13 @@ BIN_MAP = Param(
 class SyntheticExact(Exact):
     """The exact marginals (secret) and, once noised, what the ledger keeps (public)."""
 
-    marginals: ExactMarginals | None = None
+    marginals: synthesiser.ExactMarginals | None = None
     released: dict[str, Any] | None = None
 
 
 def attributes(
-    spec: SyntheticQuery, columns: dict[str, ColumnSpec], version: int = DOMAIN_VERSION
-) -> list[Attribute]:
+    spec: SyntheticQuery, columns: dict[str, ColumnSpec], version: int = synthesiser.DOMAIN_VERSION
+) -> list[synthesiser.Attribute]:
     """The public domain of the table (from the plan alone): each column's levels, categories or bins.
 
     Version 2 (:data:`~dpdesk.core.dp.synthetic.DOMAIN_VERSION`): no missing level (no missing value reaches the
@@ -220,20 +195,20 @@ def attributes(
     before is accepted still). Version 1 (releases made before): a "missing" level for a column whose rule is
     "drop", one level per value only up to :data:`~dpdesk.core.dp.synthetic.DEFAULT_BINS` values."""
     if version == 1:
-        return _attributes(spec, columns, DEFAULT_BINS, 1)
-    if version != DOMAIN_VERSION:
+        return _attributes(spec, columns, synthesiser.DEFAULT_BINS, 1)
+    if version != synthesiser.DOMAIN_VERSION:
         raise ValueError(f"unknown synthetic domain version {version}")
-    attrs = _attributes(spec, columns, PER_VALUE_LEVELS, version)
+    attrs = _attributes(spec, columns, synthesiser.PER_VALUE_LEVELS, version)
     try:
-        check_domain(attrs)
-    except DomainError:
-        return _attributes(spec, columns, DEFAULT_BINS, version)
+        synthesiser.check_domain(attrs)
+    except synthesiser.DomainError:
+        return _attributes(spec, columns, synthesiser.DEFAULT_BINS, version)
     return attrs
 
 
 def _attributes(
     spec: SyntheticQuery, columns: dict[str, ColumnSpec], per_value: int, version: int
-) -> list[Attribute]:
+) -> list[synthesiser.Attribute]:
     declared = dict(spec.bins)
     out = []
     for name in spec.columns:
@@ -242,13 +217,17 @@ def _attributes(
         if col.type == "category":
             assert col.categories is not None
             out.append(
-                Attribute(name, "category", categories=col.categories, missing_level=missing, version=version)
+                synthesiser.Attribute(
+                    name, "category", categories=col.categories, missing_level=missing, version=version
+                )
             )
             continue
         assert col.bounds is not None
-        edges = declared.get(name) or default_edges(col.type.value, col.bounds, per_value=per_value)
+        edges = declared.get(name) or synthesiser.default_edges(
+            col.type.value, col.bounds, per_value=per_value
+        )
         out.append(
-            Attribute(
+            synthesiser.Attribute(
                 name, col.type.value, edges=edges, bounds=col.bounds, missing_level=missing, version=version
             )
         )
@@ -262,7 +241,7 @@ def domain_version_of(entry_field: dict[str, Any]) -> int:
 
 def encode_table(
     spec: SyntheticQuery, table: Table, keep: np.ndarray | None
-) -> tuple[list[Attribute], np.ndarray]:
+) -> tuple[list[synthesiser.Attribute], np.ndarray]:
     """The query's columns of ``table`` as levels (n x d) over their public domain (the current version), rows
     outside ``keep`` left out, and so is every row with a missing value (empty, unparsable, NaN or an undeclared
     category) in a column whose rule is "drop"; a column whose rule is "impute" gets its imputed value there.
@@ -287,7 +266,7 @@ def encode_table(
                 else:
                     values[miss] = impute
         columns.append(values)
-    levels = [encode(a, values[kept], None) for a, values in zip(attrs, columns, strict=True)]
+    levels = [synthesiser.encode(a, values[kept], None) for a, values in zip(attrs, columns, strict=True)]
     codes = np.stack(levels, axis=1) if levels else np.zeros((0, 0), dtype=np.int64)
     return attrs, codes
 
@@ -313,20 +292,22 @@ def file_name(query_name: str) -> str:
 _RESERVED = {"CON", "PRN", "AUX", "NUL"} | {f"{p}{i}" for p in ("COM", "LPT") for i in range(1, 10)}
 
 
-def _split_of(design: QueryDesign, plan: Plan) -> Split:
+def _split_of(design: QueryDesign, plan: Plan) -> synthesiser.Split:
     spec = design.spec
     unit = plan.privacy_unit
     n = len(cast(SyntheticQuery, spec).columns)
-    return split_budget(spec.epsilon, spec.delta, n, unit.neighbouring == "replace", unit.max_rows_per_person)
+    return synthesiser.split_budget(
+        spec.epsilon, spec.delta, n, unit.neighbouring == "replace", unit.max_rows_per_person
+    )
 
 
-def _per_marginal(comp: Component, split: Split) -> Component:
+def _per_marginal(comp: Component, split: synthesiser.Split) -> Component:
     """The component one marginal is drawn with (one marginal's sensitivity, the part's scale)."""
     eps = split.l1 / comp.scale if comp.mechanism == "laplace" else comp.epsilon
     return dataclasses.replace(comp, l1=split.l1, l2=split.l2, epsilon=eps)
 
 
-def measurements_to_dict(m: Measurements) -> dict[str, Any]:
+def measurements_to_dict(m: synthesiser.Measurements) -> dict[str, Any]:
     """The released marginals in the ledger's JSON form."""
     return {
         "split": dataclasses.asdict(m.split),
@@ -337,51 +318,53 @@ def measurements_to_dict(m: Measurements) -> dict[str, Any]:
     }
 
 
-def measurements_from_dict(d: dict[str, Any]) -> Measurements:
+def measurements_from_dict(d: dict[str, Any]) -> synthesiser.Measurements:
     """Inverse of :func:`measurements_to_dict`."""
-    split = Split(**d["split"])
+    split = synthesiser.Split(**d["split"])
     sizes = tuple(int(s) for s in d["sizes"])
     g = split.gaussian
     one = tuple(
-        Measurement((i,), (sizes[i],), tuple(int(v) for v in vals), split.one_way_scale, g)
+        synthesiser.Measurement((i,), (sizes[i],), tuple(int(v) for v in vals), split.one_way_scale, g)
         for i, vals in enumerate(d["one_way"])
     )
     pairs = tuple((int(p[0]), int(p[1])) for p in d["selected"])
     two = tuple(
-        Measurement(p, (sizes[p[0]], sizes[p[1]]), tuple(int(v) for v in vals), split.two_way_scale, g)
+        synthesiser.Measurement(
+            p, (sizes[p[0]], sizes[p[1]]), tuple(int(v) for v in vals), split.two_way_scale, g
+        )
         for p, vals in zip(pairs, d["two_way"], strict=True)
     )
-    return Measurements(split, sizes, one, pairs, two)
+    return synthesiser.Measurements(split, sizes, one, pairs, two)
 
 
 def synthetic_table(
-    attrs: list[Attribute],
-    released: Measurements,
+    attrs: list[synthesiser.Attribute],
+    released: synthesiser.Measurements,
     rows: int | None,
     seed: int,
-    fit_version: int = FIT_VERSION,
+    fit_version: int = synthesiser.FIT_VERSION,
 ) -> tuple[list[list[object]], np.ndarray]:
     """The synthetic table the released marginals and the seed give (post-processing: reads nothing else).
 
     Returns the rows (values: a category's label, a number drawn uniformly inside its level and the column's
     bounds, None for missing: :func:`~dpdesk.core.dp.synthetic.decode`, by the attributes' domain version) and the
     levels (n x d)."""
-    model = fit(released, fit_version)
-    n = table_rows(model.total, rows)
-    rng = generator(seed)
-    codes = sample_codes(model, n, rng)
-    cols = [decode(a, codes[:, j], rng) for j, a in enumerate(attrs)]
+    model = synthesiser.fit(released, fit_version)
+    n = synthesiser.table_rows(model.total, rows)
+    rng = synthesiser.generator(seed)
+    codes = synthesiser.sample_codes(model, n, rng)
+    cols = [synthesiser.decode(a, codes[:, j], rng) for j, a in enumerate(attrs)]
     return [list(r) for r in zip(*cols, strict=True)] if cols else [], codes
 
 
-def table_csv(attrs: list[Attribute], table: list[list[object]], *, bom: bool = False) -> bytes:
+def table_csv(attrs: list[synthesiser.Attribute], table: list[list[object]], *, bom: bool = False) -> bytes:
     """The synthetic table as CSV through dpdesk's one CSV writer (:func:`dpdesk.core.dp.values.csv_bytes`): a header
     of the column names, missing as an empty cell, text cells a spreadsheet would run as formulas prefixed with '
     (as release.csv), a cell holding a line break quoted."""
-    from dpdesk.core.dp.values import _neutralise, csv_bytes
+    from dpdesk.core.dp.statistics.kit import csv_bytes, neutralise
 
     return csv_bytes(
-        [_neutralise(a.name) for a in attrs],
+        [neutralise(a.name) for a in attrs],
         ([("" if v is None else v if isinstance(v, str) else _cell(v)) for v in row] for row in table),
         bom=bom,
     )
@@ -400,7 +383,7 @@ def fit_version_of(entry_field: dict[str, Any]) -> int:
 
 def regenerate(
     entry_field: dict[str, Any], spec: SyntheticQuery, plan: Plan
-) -> tuple[list[Attribute], list[list[object]]]:
+) -> tuple[list[synthesiser.Attribute], list[list[object]]]:
     """The table of one synthetic query from its spend entry's record (free: post-processing)."""
     attrs = attributes(spec, plan.columns, domain_version_of(entry_field))
     released = measurements_from_dict(entry_field)
@@ -447,7 +430,7 @@ class Synthetic(Statistic):
         columns: dict[str, ColumnSpec],
         broken: Any,
     ) -> QuerySpec:
-        from dpdesk.core.model.spec import _BrokenColumn
+        from dpdesk.core.dp.statistics.kit import BrokenColumn
 
         if common.get("accuracy") is not None:
             raise PlanError(f"{key}.accuracy", _no_accuracy_target(), hint=_("write epsilon instead"))
@@ -460,7 +443,7 @@ class Synthetic(Statistic):
         if not isinstance(raw, list):
             raise PlanError(
                 f"{key}.columns",
-                _("columns must be a list of column names, not {kind}").format(kind=_json_type(raw)),
+                _("columns must be a list of column names, not {kind}").format(kind=json_type(raw)),
             )
         names: list[str] = []
         for i, v in enumerate(raw):
@@ -468,15 +451,15 @@ class Synthetic(Statistic):
             if not isinstance(v, str):
                 raise PlanError(k, _("a column name must be text"))
             if v in broken:
-                raise _BrokenColumn(k, "")
+                raise BrokenColumn(k, "")
             if v not in columns:
                 raise PlanError(
                     k,
-                    _("column {name} is not declared in columns").format(name=_quoted(v)),
-                    hint=_did_you_mean(v, list(columns)),
+                    _("column {name} is not declared in columns").format(name=quoted(v)),
+                    hint=did_you_mean(v, list(columns)),
                 )
             if v in names:
-                raise PlanError(k, _listed_twice(v))
+                raise PlanError(k, listed_twice(v))
             names.append(v)
         _column_count(names, f"{key}.columns")
         rows = None
@@ -497,14 +480,14 @@ class Synthetic(Statistic):
                 if col_name not in names:
                     raise PlanError(
                         k,
-                        _("{name} is not one of this query's columns").format(name=_quoted(col_name)),
-                        hint=_did_you_mean(col_name, names),
+                        _("{name} is not one of this query's columns").format(name=quoted(col_name)),
+                        hint=did_you_mean(col_name, names),
                     )
                 col = columns[col_name]
                 if col.bounds is None:
                     raise PlanError(k, _("a category column's levels are its categories: it takes no bins"))
-                xs = _increasing(edges, k, minimum=2, maximum=MAX_LEVELS + 1)
-                _inside(xs, col.bounds, k)
+                xs = increasing(edges, k, minimum=2, maximum=synthesiser.MAX_LEVELS + 1)
+                inside_bounds(xs, col.bounds, k)
                 bins.append((col_name, xs))
         spec = SyntheticQuery(
             **{**common, "column": None, "group_by": None},
@@ -513,20 +496,20 @@ class Synthetic(Statistic):
             bins=tuple(sorted(bins, key=lambda b: names.index(b[0]))),
         )
         try:
-            check_domain(attributes(spec, columns))
-        except DomainError as exc:
+            synthesiser.check_domain(attributes(spec, columns))
+        except synthesiser.DomainError as exc:
             raise PlanError(f"{key}.columns", str(exc)) from None
         return spec
 
     def fields_to_dict(self, spec: QuerySpec) -> dict[str, Any]:
-        from dpdesk.core.model.spec import _num_out
+        from dpdesk.core.dp.statistics.kit import num_out
 
         q = cast(SyntheticQuery, spec)
         out: dict[str, Any] = {"columns": list(q.columns)}
         if q.rows is not None:
             out["rows"] = q.rows
         if q.bins:
-            out["bins"] = {name: [_num_out(e) for e in edges] for name, edges in q.bins}
+            out["bins"] = {name: [num_out(e) for e in edges] for name, edges in q.bins}
         return out
 
     def n_cells(self, spec: QuerySpec, columns: dict[str, ColumnSpec]) -> int:
@@ -536,13 +519,13 @@ class Synthetic(Statistic):
         q = cast(SyntheticQuery, spec)
         attrs = attributes(q, plan.columns)
         d = len(attrs)
-        split = split_budget(q.epsilon, q.delta, d, ctx.replace, ctx.k)
+        split = synthesiser.split_budget(q.epsilon, q.delta, d, ctx.replace, ctx.k)
         rel = ctx.rel
         sens = _(
             "one marginal under {rel}, {who}: L1 = {l1}, L2 = {l2} (each kept row is in one cell of every "
             "marginal; a row with a missing value in a column whose rule is to drop the row is left out of "
             "every marginal, which is within both)"
-        ).format(rel=rel, who=ctx.who, l1=_fmt(split.l1), l2=_fmt(round(split.l2, 6)))
+        ).format(rel=rel, who=ctx.who, l1=fmt_formula(split.l1), l2=fmt_formula(round(split.l2, 6)))
         comps: list[Component] = []
         pairs = d * (d - 1) // 2
         for label, count, scale, cost in (
@@ -558,7 +541,7 @@ class Synthetic(Statistic):
                 formula = _(
                     "discrete Gaussian, sigma = {s} per cell; rho = {n} x L2^2 / (2 sigma^2) = {n} x {l2}^2 / "
                     "(2 x {s}^2) = {rho}"
-                ).format(s=_fmt(scale), n=count, l2=_fmt(round(split.l2, 6)), rho=f"{cost:.6g}")
+                ).format(s=fmt_formula(scale), n=count, l2=fmt_formula(round(split.l2, 6)), rho=f"{cost:.6g}")
                 comp = Component(
                     label,
                     "count",
@@ -577,7 +560,7 @@ class Synthetic(Statistic):
             else:
                 formula = _(
                     "discrete Laplace, b = {b} per cell; epsilon = {n} x L1 / b = {n} x {l1} / {b} = {e}"
-                ).format(b=_fmt(scale), n=count, l1=_fmt(split.l1), e=f"{cost:.6g}")
+                ).format(b=fmt_formula(scale), n=count, l1=fmt_formula(split.l1), e=f"{cost:.6g}")
                 comp = Component(
                     label,
                     "count",
@@ -598,7 +581,7 @@ class Synthetic(Statistic):
             "a round's score of a pair: the L1 distance between its real two-way marginal and the "
             "product of the two released one-way marginals, sensitivity {du} (the marginal's L1); {r} rounds, "
             "each over the pairs joining two parts of the tree"
-        ).format(du=_fmt(split.score_sensitivity), r=split.rounds)
+        ).format(du=fmt_formula(split.score_sensitivity), r=split.rounds)
         sel = exponential_component(
             _("selection of two-way marginals ({n} rounds)").format(n=split.rounds),
             split.select_epsilon,
@@ -625,7 +608,7 @@ class Synthetic(Statistic):
                 rho=f"{total:.6g}",
                 budget=f"{split.rho:.6g}",
                 delta=f"{q.delta:g}",
-                eps=_fmt(q.epsilon),
+                eps=fmt_formula(q.epsilon),
             )
         else:
             note = _(
@@ -635,7 +618,7 @@ class Synthetic(Statistic):
                 a=f"{split.one_way_cost():.6g}",
                 b=f"{split.select_cost():.6g}",
                 c=f"{split.two_way_cost():.6g}",
-                eps=_fmt(q.epsilon),
+                eps=fmt_formula(q.epsilon),
             )
         notes = (*ctx.notes, note)
         return QueryDesign(spec, (one, sel, two), (file_name(q.name),), None, notes)
@@ -644,7 +627,7 @@ class Synthetic(Statistic):
         spec = cast(SyntheticQuery, rows.design.spec)
         assert rows.table is not None
         attrs, codes = encode_table(spec, rows.table, rows.keep)
-        return SyntheticExact([], None, exact_marginals(codes, attrs))
+        return SyntheticExact([], None, synthesiser.exact_marginals(codes, attrs))
 
     def release_rows(
         self, design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn, pick: PickFn
@@ -656,22 +639,22 @@ class Synthetic(Statistic):
         one_m, two_m = _per_marginal(one, split), _per_marginal(two, split)
         sel_m = dataclasses.replace(sel, epsilon=split.select_epsilon)
 
-        def noise_fn(values: list[int], _split: Split, scale: float) -> list[int]:
+        def noise_fn(values: list[int], _split: synthesiser.Split, scale: float) -> list[int]:
             return noise(values, one_m if scale == split.one_way_scale else two_m)
 
-        def pick_fn(scores: list[float], _split: Split) -> int:
+        def pick_fn(scores: list[float], _split: synthesiser.Split) -> int:
             return pick(scores, sel_m)
 
-        released = measure_marginals(exact.marginals, split, noise_fn, pick_fn)
+        released = synthesiser.measure_marginals(exact.marginals, split, noise_fn, pick_fn)
         seed = secrets.randbits(128)
-        n = table_rows(fit(released).total, spec.rows)
+        n = synthesiser.table_rows(synthesiser.fit(released).total, spec.rows)
         exact.released = {
             **measurements_to_dict(released),
             "file": file_name(spec.name),
             "rows": n,
             "seed": str(seed),
-            "fit": FIT_VERSION,
-            "domain": DOMAIN_VERSION,
+            "fit": synthesiser.FIT_VERSION,
+            "domain": synthesiser.DOMAIN_VERSION,
         }
         return [
             Row(
@@ -695,7 +678,7 @@ class Synthetic(Statistic):
     def value_accuracy(self, design: QueryDesign, plan: Plan, confidence: float = 0.95) -> Accuracy:
         """The noise of each released one-way marginal cell (what the synthetic table's one-way counts
         follow); the table itself adds the fit's and the sampling's error."""
-        from dpdesk.core.dp.accuracy_base import VALUE
+        from dpdesk.core.dp.statistics.kit import VALUE
 
         one = design.components[0]
         cells = sum(a.size for a in attributes(cast(SyntheticQuery, design.spec), plan.columns))
@@ -716,15 +699,15 @@ class Synthetic(Statistic):
 
 def _mech_eps(rho: float, delta: float) -> float:
     """A Gaussian part's epsilon on its own at the query's delta (for the trace; the query books the whole)."""
-    from dpdesk.core.dp import mechanisms as mech
+    from dpdesk.core.dp.statistics.kit import rho_to_epsilon
 
-    return mech.rho_to_epsilon(rho, delta) if rho > 0 else 0.0
+    return rho_to_epsilon(rho, delta) if rho > 0 else 0.0
 
 
 def _bound(scale: float, gaussian: bool) -> float:
-    from dpdesk.core.dp import mechanisms as mech
+    from dpdesk.core.dp.statistics.kit import gaussian_bound, laplace_bound
 
-    return mech.gaussian_bound(scale) if gaussian else mech.laplace_bound(scale)
+    return gaussian_bound(scale) if gaussian else laplace_bound(scale)
 
 
 STATISTIC = Synthetic()

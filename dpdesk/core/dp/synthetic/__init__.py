@@ -27,7 +27,7 @@ from dpdesk.core.dp.synthetic.domain import (
     encode,
     float_decimals,
 )
-from dpdesk.core.dp.synthetic.fit import TreeModel, fit
+from dpdesk.core.dp.synthetic.fit import FIT_VERSION, TreeModel, fit
 from dpdesk.core.dp.synthetic.measure import (
     ExactMarginals,
     Measurement,
@@ -39,15 +39,17 @@ from dpdesk.core.dp.synthetic.measure import (
     measure_marginals,
     split_budget,
 )
-from dpdesk.core.dp.synthetic.pipeline import Synthesis, replay, synthesise
+from dpdesk.core.dp.synthetic.pipeline import MAX_ROWS, Synthesis, generator, replay, synthesise, table_rows
 from dpdesk.core.dp.synthetic.sample import sample_codes
 
 __all__ = [
     "DEFAULT_BINS",
     "DOMAIN_VERSION",
+    "FIT_VERSION",
     "MAX_COLUMNS",
     "MAX_LEVELS",
     "MAX_PAIR_CELLS",
+    "MAX_ROWS",
     "PER_VALUE_LEVELS",
     "Attribute",
     "DomainError",
@@ -64,6 +66,7 @@ __all__ = [
     "exact_marginals",
     "fit",
     "float_decimals",
+    "generator",
     "measure",
     "measure_independent",
     "measure_marginals",
@@ -71,4 +74,5 @@ __all__ = [
     "sample_codes",
     "split_budget",
     "synthesise",
+    "table_rows",
 ]

@@ -442,8 +442,8 @@ def test_the_data_check_counts_reach_the_curator_and_never_the_ledger_or_the_pac
 def test_every_formula_prefix_is_neutralised_and_numbers_are_not() -> None:
     formulas = ["@SUM(A1:A9)", "\tcmd|' /C calc'!A0", "\r=1+1", "-2+3", '=HYPERLINK("x")', "+x", "-cmd"]
     numbers = ["-3.5", "+4", "1e5", "-0", ""]
-    assert [vals._neutralise(c) for c in formulas] == ["'" + c for c in formulas]
-    assert [vals._neutralise(c) for c in numbers] == numbers
+    assert [vals.neutralise(c) for c in formulas] == ["'" + c for c in formulas]
+    assert [vals.neutralise(c) for c in numbers] == numbers
     cells = ["@SUM(A1:A9)", "\tcmd", "-2+3", "=1", "+x", "-3.5", "+4", "1e5"]
     got = list(csv.reader(io.StringIO(vals.rows_to_csv([vals.Row(*cells)]).decode())))
     assert got[1] == ["'" + c for c in cells[:5]] + cells[5:]

@@ -20,7 +20,7 @@ import pytest
 from dpdesk.core.publish.review import review
 from dpdesk.core.release.steps import release
 from tests.core.test_package import plan, planted
-from tests.trust.test_attack_issue14_more import CHILD
+from tests.trust.test_hostile_inputs_and_outputs import CHILD
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs, /dev/zero and O_NOFOLLOW")
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.trust.test_attack_issue14a import _JSON, _TEXT
+from tests.trust.test_hostile_text_and_exit_codes import _JSON, _TEXT
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_PLAN = REPO / "resources" / "samples" / "cps_wages_plan.json"
@@ -578,7 +578,7 @@ def test_budget_with_data_says_what_it_read(
 
 def test_read_limits_are_translated_and_name_the_cell(tmp_path: Path, dpdesk_home: Path) -> None:
     """guards.py's limit messages were English under zh_CN; a cell past XFD was reported as "column 1"."""
-    from tests.trust.test_attack_issue14_limits import workbook
+    from tests.trust.test_input_size_limits import workbook
 
     r = _dpdesk(dpdesk_home, "budget", str(SAMPLE_PLAN), "--data", "/dev/zero", env={"DPDESK_LANG": "zh_CN"})
     assert r.returncode == 2 and "不是普通文件" in r.stderr, r.stderr
