@@ -79,7 +79,8 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
     from dpdesk.i18n import current_language
 
     home = home or dpdesk_home()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("dpdesk")
     app.setOrganizationName("dpdesk")
     from dpdesk.gui import gc_guard
