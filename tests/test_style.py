@@ -1,4 +1,5 @@
-"""The style is enforced, not only described: ruff's rules and formatter, and mypy --strict on the engine.
+"""The style is enforced, not only described: ruff's rules and formatter, and mypy --strict on the engine,
+the services and the app.
 
 The configuration is in pyproject.toml ([tool.ruff], [tool.mypy]); the same checks run in pre-commit and in the
 pull-request workflow. Each check is shown able to fail on a planted violation.
@@ -66,8 +67,9 @@ def test_the_checks_can_fail(tmp_path: Path) -> None:
     bad.mkdir(parents=True)
     (tmp_path / "dpdesk" / "__init__.py").write_text("")
     (bad / "__init__.py").write_text("")
-    (tmp_path / "dpdesk" / "services").mkdir()  # mypy's files name it too
-    (tmp_path / "dpdesk" / "services" / "__init__.py").write_text("")
+    for wing in ("services", "gui"):  # mypy's files name them too
+        (tmp_path / "dpdesk" / wing).mkdir()
+        (tmp_path / "dpdesk" / wing / "__init__.py").write_text("")
     (bad / "bad.py").write_text("def f(x):\n    print( x )\n    return x\n")
     (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert run("ruff", "check", "--no-cache", ".", cwd=tmp_path).returncode == 1

@@ -8,7 +8,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from dpdesk.gui.main_window import MainWindow
 
 _T0 = time.perf_counter()
 log = logging.getLogger("dpdesk")
@@ -68,7 +73,7 @@ def _add_cjk_font() -> None:
 _qt_translator: Any = None
 
 
-def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, Any]:
+def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[QApplication, MainWindow]:
     """Create the application objects (used by main and by tests): (QApplication, MainWindow)."""
     from PySide6.QtCore import QLibraryInfo, QLocale, QSettings, QTranslator
     from PySide6.QtWidgets import QApplication
@@ -79,7 +84,8 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[Any, 
     from dpdesk.i18n import current_language
 
     home = home or dpdesk_home()
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("dpdesk")
     app.setOrganizationName("dpdesk")
     from dpdesk.gui import gc_guard

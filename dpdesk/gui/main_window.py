@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtGui import QAction, QGuiApplication, QIcon, QKeySequence
@@ -25,20 +25,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpdesk.core.common.errors import DpdeskError
 from dpdesk.core.common.progress import stage_label
+from dpdesk.gui.actions.approvals import Approvals
+from dpdesk.gui.actions.near_copy import NearCopy
+from dpdesk.gui.actions.opening import Opening
+from dpdesk.gui.actions.plan_file import PlanFile
+from dpdesk.gui.actions.release import Release
+from dpdesk.gui.actions.results import Results
+from dpdesk.gui.actions.review import Review
+from dpdesk.gui.actions.simulations import Simulations
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QScreen
 
     from dpdesk.core.common.progress import Progress
-    from dpdesk.core.ledger.budget import BudgetReport
+    from dpdesk.core.release.steps import PreparedRelease
+    from dpdesk.gui.views.review_window import ReviewWindow
+    from dpdesk.gui.views.simulate_dialog import SimulationChoice
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
+T = TypeVar("T")
 
 
 def window_icon() -> QIcon:
@@ -46,32 +56,6 @@ def window_icon() -> QIcon:
     from dpdesk.resources import resource
 
     return QIcon(str(resource("icons", "dpdesk.png")))
-
-
-def data_filter() -> str:
-    """The file dialog's filter for tables."""
-    return _("Tables") + " (*.csv *.tsv *.txt *.xlsx *.parquet);;" + _("All files") + " (*)"
-
-
-def plan_filter() -> str:
-    """The file dialog's filter for plans."""
-    return _("dpdesk plans") + " (*.json);;" + _("All files") + " (*)"
-
-
-def package_folder(chosen: Path, number: int) -> Path:
-    """Where an export goes: the chosen folder if it is new or empty, else a new folder in it named after the
-    release (``release-N``, then ``release-N (2)``, ...); the export makes it."""
-    try:
-        empty = not chosen.exists() or (chosen.is_dir() and not any(chosen.iterdir()))
-    except OSError:
-        empty = False
-    if empty:
-        return chosen
-    base = f"release-{number}"
-    out, k = chosen / base, 2
-    while out.exists():
-        out, k = chosen / f"{base} ({k})", k + 1
-    return out
 
 
 class MainWindow(QMainWindow):
@@ -92,6 +76,18 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.pool = pool
         self.job: Worker | None = None
+        #: an officer's approval imported for the next release (File > Import an approval), used up by it
+        self.pending_approval: Path | None = None
+        self.review_window: ReviewWindow | None = None  # the last review opened
+        # the flows (dpdesk/gui/actions): each asks through this window's dialogs and runs its service as a job
+        self.opening = Opening(self)
+        self.plan_file = PlanFile(self)
+        self.releasing = Release(self)
+        self.simulations = Simulations(self)
+        self.outputs = Results(self)
+        self.reviewing = Review(self)
+        self.approvals = Approvals(self)
+        self.near_copies = NearCopy(self)
         self.setWindowTitle("dpdesk")
         self.setWindowIcon(window_icon())
         self.setAcceptDrops(True)
@@ -158,7 +154,7 @@ class MainWindow(QMainWindow):
         state.results_changed.connect(self._update_step)
         state.plan_changed.connect(self._leave_welcome)
         state.data_changed.connect(self._leave_welcome)
-        state.undo_stack.cleanChanged.connect(lambda _c: self._update_title())
+        state.undo_stack.cleanChanged.connect(lambda _c: self.update_title())
         geometry = settings.value("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -182,7 +178,7 @@ class MainWindow(QMainWindow):
         """At first start, the preferred size where the screen has room for it, else the screen's available room
         less the frame (a 1024×700 screen showed a window cut at its right edge); a saved geometry larger than this
         screen (saved on a larger one) is brought within it the same way."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
+        screen: QScreen | None = self.screen() or QGuiApplication.primaryScreen()
         if screen is None:  # pragma: no cover - Qt always has a screen, offscreen too
             return
         room = screen.availableGeometry()
@@ -223,7 +219,8 @@ class MainWindow(QMainWindow):
             old = self.tabs.widget(i)
             self.tabs.removeTab(i)
             self.tabs.insertTab(i, view, title)
-            old.deleteLater()
+            if old is not None:
+                old.deleteLater()
         self.tabs.setCurrentIndex(current)
         self.meter = BudgetMeter(state)
         self.preview = PreviewPanel(state)
@@ -247,7 +244,12 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ actions
     def _make_actions(self) -> None:
-        def act(text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
+        def act(
+            text: str,
+            slot: Callable[[], object],
+            shortcut: QKeySequence | QKeySequence.StandardKey | str | None = None,
+            tip: str = "",
+        ) -> QAction:
             a = QAction(text, self)
             if shortcut is not None:
                 a.setShortcut(QKeySequence(shortcut))
@@ -302,7 +304,6 @@ class MainWindow(QMainWindow):
             None,
             _("Attach a privacy officer's signed approval to the next release"),
         )
-        self.pending_approval: Path | None = None
         self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)
         self.undo_action = self.state.undo_stack.createUndoAction(self, _("&Undo"))
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -366,11 +367,11 @@ class MainWindow(QMainWindow):
 
     def recent_files(self) -> list[str]:
         value = self.settings.value("recent/files", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in (value or [])]
+        if isinstance(value, str):  # QSettings gives one string for a list of one
+            return [value]
+        return [str(v) for v in value] if isinstance(value, list | tuple) else []
 
-    def _add_recent(self, path: Path) -> None:
+    def add_recent(self, path: Path) -> None:
         """Remember a table or a plan by its absolute path (a relative one would depend on the folder dpdesk
         was started from)."""
         path = Path(os.path.abspath(path))
@@ -390,7 +391,7 @@ class MainWindow(QMainWindow):
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
         if not busy:  # while a job runs, the status line says what it is doing
             self.set_status(why if not ok else _("Ready to release."))
-        self._update_title()
+        self.update_title()
         self._update_step()
 
     # ------------------------------------------------------------------ the welcome page and the steps
@@ -415,26 +416,7 @@ class MainWindow(QMainWindow):
 
         self.step_label.setText(what_is_missing(self.state, self.tabs.currentIndex()))
 
-    def open_sample(self) -> Worker | None:
-        """Open the bundled sample table and its plan (the README's quick start) in one go. The plan is opened
-        unsaved, so that Save asks where to put it and never writes over the bundled file."""
-        from dpdesk.resources import resource
-
-        if not self.maybe_save():
-            return None
-        plan = resource("samples", "cps_wages_plan.json")
-        try:
-            data = json.loads(plan.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # pragma: no cover - a damaged installation
-            self.show_error(_("Cannot open the plan {path}: {err}").format(path=plan, err=exc))
-            return None
-        self.state.load_plan_data(data, None)
-        self.show_main()
-        if self.views_ready:
-            self.query_form.select_row(0)
-        return self.open_data(str(resource("samples", "census_sample.csv")))
-
-    def _update_title(self) -> None:
+    def update_title(self) -> None:
         name = self.state.data_path.name if self.state.data_path else _("no table")
         plan = self.state.plan_path.name if self.state.plan_path else _("unsaved plan")
         self.setWindowTitle(f"dpdesk — {name} — {plan}{' *' if self.state.dirty else ''}")
@@ -487,13 +469,23 @@ class MainWindow(QMainWindow):
     def show_info(self, title: str, text: str) -> None:
         QMessageBox.information(self, title, text)
 
-    def ask_simulation(self) -> Any:
+    def ask_simulation(self) -> SimulationChoice | None:
         """The simulation dialog's choice (a SimulationChoice), or None if cancelled."""
         from dpdesk.core.preview.simulate import simulation_notice
         from dpdesk.gui.views.simulate_dialog import SimulateDialog
 
         dialog = SimulateDialog(self, self.ask_open_path, self.ask_save_path, simulation_notice())
         if dialog.exec() != SimulateDialog.DialogCode.Accepted:
+            return None
+        return dialog.choice()
+
+    def ask_fidelity(self, query: str) -> tuple[Path, int] | None:
+        """The fidelity dialog's choice (public file, runs), or None if cancelled."""
+        from dpdesk.core.preview.simulate import simulation_notice
+        from dpdesk.gui.views.fidelity_dialog import FidelityDialog
+
+        dialog = FidelityDialog(self, query, self.ask_open_path, simulation_notice())
+        if dialog.exec() != FidelityDialog.DialogCode.Accepted:
             return None
         return dialog.choice()
 
@@ -505,7 +497,9 @@ class MainWindow(QMainWindow):
         box.exec()
 
     # ------------------------------------------------------------------ jobs
-    def run_job(self, job: Any, on_done: Any, label: str) -> Worker:
+    def run_job(self, job: Callable[[Progress], T], on_done: Callable[[T], None], label: str) -> Worker:
+        """Run ``job`` in the worker, with the progress bar and Cancel in the status bar and the actions that
+        would start another job disabled; ``on_done`` gets its result on the GUI thread, an error is shown."""
         worker = Worker(job)
         self.job = worker
         self.progress.setRange(0, 0)
@@ -525,7 +519,7 @@ class MainWindow(QMainWindow):
             self.cancel_button.setVisible(False)
             self._update_actions()
 
-        def done(result: Any) -> None:
+        def done(result: T) -> None:
             finish()
             on_done(result)
 
@@ -549,586 +543,86 @@ class MainWindow(QMainWindow):
         if self.job is not None:
             self.job.cancel()
 
-    # ------------------------------------------------------------------ file actions
+    # ------------------------------------------------------------------ the flows (gui/actions), by their names
     def open_path(self, path: str) -> Worker | bool | None:
-        """Open what ``path`` is, told by its content (:func:`dpdesk.services.opening.identify`): a release package
-        (its folder or its ledger.json) or an exported ledger in the review window, a plan as the plan, a table as
-        the table; anything else is named in an error with what dpdesk opens."""
-        from dpdesk.core.common.errors import DpdeskError
-        from dpdesk.services.opening import identify
-
-        try:
-            opened = identify(path)
-        except DpdeskError as exc:
-            self.show_error(str(exc))
-            return None
-        if opened.kind in ("package", "ledger"):
-            return self.review(str(opened.path))
-        if opened.kind == "plan":
-            return self.open_plan(str(opened.path))
-        return self.open_data(str(opened.path))
+        """Open what ``path`` is: a package or a ledger for review, a plan, a table (:mod:`.actions.opening`)."""
+        return self.opening.open_path(path)
 
     def open_data(self, path: str | None = None) -> Worker | None:
-        path = path or self.ask_open_path(_("Open table"), data_filter())
-        if not path:
-            return None
-        p = Path(path)
+        """File > Open table (asked when ``path`` is not given)."""
+        return self.opening.open_data(path)
 
-        home = self.state.home
-
-        def job(progress: Progress) -> Any:
-            from dpdesk.core.common.errors import LedgerError
-            from dpdesk.core.loading import file_sha256, peek, suggest_from_peek
-            from dpdesk.services.common import Dataset
-
-            pk = peek(p)
-            sha = file_sha256(p, progress)
-            # which dataset the table belongs to, by its bytes or its content (here in the worker: the first time,
-            # the content identity reads the whole file); a re-saved copy is linked to its dataset here
-            near: tuple[Any, ...] = ()
-            error = None
-            try:
-                found = Dataset(home, p, sha256=sha).resolve(progress)
-                if found is not None and found.dataset is None:
-                    near = found.resembles
-            except LedgerError as exc:
-                error = str(exc)
-            return pk, suggest_from_peek(pk), sha, near, error
-
-        def done(result: Any) -> None:
-            pk, suggested, sha, near, error = result
-            self.state.set_data(p, pk, suggested, sha, near, error)
-            self._add_recent(p)
-            self.tabs.setCurrentWidget(self.schema_view)
-
-        return self.run_job(job, done, _("Opening {name}…").format(name=p.name))
+    def open_sample(self) -> Worker | None:
+        """The welcome page's sample: the bundled table and its plan, unsaved."""
+        return self.opening.open_sample()
 
     def open_plan(self, path: str | None = None) -> bool:
-        if not self.maybe_save():
-            return False
-        path = path or self.ask_open_path(_("Open plan"), plan_filter())
-        if not path:
-            return False
-        from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
-
-        try:
-            data = json.loads(read_small_file(path, MAX_PLAN_BYTES).decode("utf-8-sig"))
-            if not isinstance(data, dict):
-                raise ValueError(_("a plan is a JSON object"))
-        except (OSError, ValueError, RecursionError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            if isinstance(exc, RecursionError):
-                why = _("it nests too deeply to be a plan")
-            self.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=why))
-            return False
-        self.state.load_plan_data(data, Path(path))
-        self._add_recent(Path(path))
-        if self.state.plan_error:
-            self.set_status(self.state.plan_error)
-        self.query_form.select_row(0)
-        return True
+        """File > Open plan (asked when ``path`` is not given)."""
+        return self.plan_file.open_plan(path)
 
     def save_plan(self, ask: bool = False) -> bool:
-        path = self.state.plan_path
-        if ask or path is None:
-            chosen = self.ask_save_path(_("Save plan"), plan_filter())
-            if not chosen:
-                return False
-            path = Path(chosen if chosen.lower().endswith(".json") else chosen + ".json")
-        try:
-            path.write_text(self.state.plan_json(), encoding="utf-8")
-        except OSError as exc:
-            self.show_error(
-                _("Cannot save the plan to {path}: {err}").format(path=path, err=exc.strerror or exc)
-            )
-            return False
-        self.state.mark_saved(path)
-        self._update_title()
-        return True
+        """File > Save plan; with ``ask``, Save plan as."""
+        return self.plan_file.save_plan(ask)
 
     def maybe_save(self) -> bool:
-        if not self.state.dirty:
-            return True
-        answer = self.ask_save_changes()
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save_plan()
-        return answer == QMessageBox.StandardButton.Discard
+        """Save, discard or keep the plan's unsaved changes; False when the user cancelled."""
+        return self.plan_file.maybe_save()
 
     def import_codebook(self) -> None:
-        path = self.ask_open_path(_("Import codebook"), "CSV (*.csv);;" + _("All files") + " (*)")
-        if not path:
-            return
-        from dpdesk.core.plan.reader import read_codebook
+        """The Data tab's codebook import."""
+        self.plan_file.import_codebook()
 
-        try:
-            book = read_codebook(path)
-        except DpdeskError as exc:
-            self.show_error(str(exc))
-            return
-        new = self.state.draft()
-        filled = []
-        for name, cats in book.items():
-            spec = new["columns"].get(name)
-            if spec is not None and spec.get("type") == "category":
-                spec["categories"] = list(cats)
-                filled.append(name)
-        self.state.edit(new, _("Import codebook"))
-        self.set_status(
-            _("Categories imported for: {cols}").format(
-                cols=", ".join(filled) or _("no ticked category column")
-            )
-        )
-
-    # ------------------------------------------------------------------ release
     def release(self) -> Worker | None:
-        """Load and check the table (nothing charged), ask with the budget and the data check's counts, then
-        charge and release in a worker."""
-        ok, why = self.state.can_release()
-        if not ok or self.state.plan is None or self.state.report is None or self.state.data_path is None:
-            self.show_error(why)
-            return None
-        plan, path, home = self.state.plan, self.state.data_path, self.state.home
-        approval = self.pending_approval
+        """File > Release: prepare, confirm, commit (:mod:`.actions.release`)."""
+        return self.releasing.release()
 
-        def prepare(progress: Progress) -> Any:
-            from dpdesk.services.release import ReleaseRequest, prepare_plan_release
-
-            # the release's first step: nothing is charged; the curator sees its numbers and the data check's
-            # counts, and chooses (data problems included) before the second step charges
-            request = ReleaseRequest(plan, path, home, None, accept_data_problems=True, approval=approval)
-            return prepare_plan_release(request, progress)
-
-        def prepared(result: Any) -> None:
-            rep = result.report
-            if not rep.fits:
-                result.close()
-                self.state.read_ledger()  # the meter shows what the ledger holds now
-                self.show_error(
-                    _(
-                        "This plan no longer fits what is left of the budget of {name} (the ledger has changed "
-                        "since it was opened); nothing was charged."
-                    ).format(name=path.name)
-                )
-                return
-            if self.ask_confirm(*self.release_question(rep, path.name, result.check)):
-                self._charge_and_release(result, approval)
-            else:
-                result.close()
-
-        return self.run_job(prepare, prepared, _("Checking {name}…").format(name=path.name))
-
-    @staticmethod
-    def release_question(rep: BudgetReport, name: str, check: Any) -> tuple[str, str]:
-        """The confirmation's title and text: what will be spent and remain, and the data check's counts."""
-        m = rep.in_force
-        text = _(
-            "This release will spend ε {e} and δ {d} ({method} accounting) from the budget of {name}.\n"
-            "Afterwards ε {le} and δ {ld} will remain.\n\nThe noisy values are recorded in the dataset's ledger "
-            "before they are shown. Running the plan again later costs budget again."
-        ).format(
-            e=f"{m.plan.epsilon:.4g}",
-            d=f"{m.plan.delta:.3g}",
-            method=rep.method,
-            name=name,
-            le=f"{rep.remaining_after.epsilon:.4g}",
-            ld=f"{rep.remaining_after.delta:.3g}",
-        )
-        from dpdesk.core.ledger.budget import report_warnings
-
-        for warning in report_warnings(rep):
-            text += "\n\n" + warning
-        text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
-        title = _("Release")
-        if check.problems:
-            title = _("Release despite data problems?")
-            text += "\n\n" + _(
-                "Warning: values outside the declared categories, or unparsable values, in {cols}. They "
-                "count as missing, so the statistics would leave them out (a misspelled category gets a "
-                "count of almost nothing). Check the plan's category lists and the data before you spend "
-                "budget on them."
-            ).format(cols=", ".join(repr(c.name) for c in check.problems))
-        return title, text + "\n\n" + _("Release now?")
-
-    def _charge_and_release(self, prepared: Any, approval: Any) -> Worker:
-        def job(progress: Progress) -> Any:
-            from dpdesk.services.release import commit_plan_release
-
-            # charged only if the ledger is where it was when the curator was asked (else nothing is charged)
-            return commit_plan_release(prepared, None, progress=progress)
-
-        def done(result: Any) -> None:
-            if approval is not None:
-                self.pending_approval = None  # used: an approval is good for one release
-            from dpdesk.gui.models import release_number
-
-            self.state.read_ledger()
-            e = result.entry
-            title = _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
-                seq=release_number(self.state.ledger_entries, e.seq),
-                e=f"{e.charged.epsilon:.4g}",
-                d=f"{e.charged.delta:.3g}",
-            )
-            self.state.show_results([r.as_list() for r in result.rows], title, e)
-            self.set_status(title)
-            if result.notes:
-                log.info("load note shown (its counts are for the screen only, not for the log)")
-            if result.notes:
-                self.set_status(_("Note (for you only, not released): {n}").format(n=result.notes[0]))
-            self.tabs.setCurrentWidget(self.results_view)
-
-        return self.run_job(job, done, _("Releasing…"))
+    def _charge_and_release(self, prepared: PreparedRelease, approval: Path | None) -> Worker:
+        """The release's second step, after the confirmation (a test watches it here)."""
+        return self.releasing.charge_and_release(prepared, approval)
 
     def simulate_releases(self) -> Worker | None:
-        """Uncharged noisy releases of the plan on a stand-in table or a file declared public, written to a
-        CSV marked not for publication (never on the table opened for release)."""
-        if self.state.plan is None:
-            self.show_error(self.state.plan_error or _("The plan is not complete."))
-            return None
-        choice = self.ask_simulation()
-        if choice is None:
-            return None
-        replace = choice.replace_confirmed
-        if not replace and choice.out.is_file():  # typed by hand: ask here, in the app's words
-            replace = self.ask_confirm(
-                _("Replace the file?"),
-                _("{path} already exists. Replace it with the simulated releases?").format(path=choice.out),
-            )
-            if not replace:
-                return None
-        plan, home, private = self.state.plan, self.state.home, self.state.sha256
-        reads = tuple(p for p in (self.state.plan_path, self.state.data_path) if p is not None)
-
-        def job(progress: Progress) -> Any:
-            from dpdesk.services.simulate import SimulateRequest, simulate_releases
-
-            request = SimulateRequest(
-                plan,
-                home,
-                choice.out,
-                runs=choice.runs,
-                rows=choice.rows,
-                public=choice.public,
-                private_sha=private,
-                force=replace,  # the user agreed to replace it (the data, the plan and the home stay refused)
-                reads=reads,
-            )
-            return simulate_releases(request, progress)
-
-        def done(result: Any) -> None:
-            from dpdesk.core.preview.simulate import simulation_notice
-
-            text = _("Wrote {runs} simulated release(s) to {path}\n({source}).").format(
-                runs=result.runs, path=result.out, source=result.source
-            )
-            status = _("Wrote {runs} simulated release(s) to {path} (not for publication).")
-            self.set_status(status.format(runs=result.runs, path=result.out))
-            self.show_info(_("Simulated releases"), text + "\n\n" + simulation_notice())
-
-        return self.run_job(job, done, _("Simulating releases…"))
-
-    def ask_fidelity(self, query: str) -> Any:
-        """The fidelity dialog's choice (public file, runs), or None if cancelled."""
-        from dpdesk.core.preview.simulate import simulation_notice
-        from dpdesk.gui.views.fidelity_dialog import FidelityDialog
-
-        dialog = FidelityDialog(self, query, self.ask_open_path, simulation_notice())
-        if dialog.exec() != FidelityDialog.DialogCode.Accepted:
-            return None
-        return dialog.choice()
+        """Tools > Simulate releases."""
+        return self.simulations.simulate_releases()
 
     def estimate_fidelity(self, query: str) -> Worker | None:
-        """How faithful the synthetic-table query ``query`` would be, estimated by uncharged simulated releases
-        on a file the user declares public (never on the table opened for release); shown in the preview."""
-        plan = self.state.valid_plan
-        specs = [q for q in plan.queries if q.name == query] if plan is not None else []
-        if plan is None or not specs or self.job is not None:
-            return None
-        choice = self.ask_fidelity(query)
-        if choice is None:
-            return None
-        path, runs = choice
-        home, private, spec = self.state.home, self.state.sha256, specs[0]
-
-        def job(progress: Progress) -> Any:
-            from dpdesk.services.simulate import FidelityRequest, synthetic_fidelity
-
-            return synthetic_fidelity(
-                FidelityRequest(plan, home, query, path, runs, private_sha=private), progress
-            )
-
-        def done(result: Any) -> None:
-            self.set_status(
-                _("Estimated the synthetic table's fidelity on {path} (uncharged).").format(path=path.name)
-            )
-            self.preview.show_fidelity(spec, result, str(path))
-
-        return self.run_job(job, done, _("Estimating the synthetic table's fidelity…"))
+        """The preview's fidelity estimate of a synthetic-table query."""
+        return self.simulations.estimate_fidelity(query)
 
     def export_release(self) -> Worker | None:
-        """Write the shown release as a package (release.csv, report.pdf, plan.json, ledger.json); costs nothing."""
-        entry = self.state.results_entry
-        if not self.state.results or entry is None or self.state.sha256 is None:
-            return None
-        folder = self.ask_folder(
-            _("Choose a folder for the release package (a new folder is made in it unless it is empty)")
-        )
-        if not folder:
-            return None
-        home, sha = self.state.home, self.state.sha256
-        name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
-        from dpdesk.gui.models import release_number
-
-        out = package_folder(Path(folder), release_number(self.state.ledger_entries, entry.seq))
-        title = self.results_view.report_title.text().strip() or None
-
-        def job(progress: Progress) -> Path:
-            from dpdesk.services.common import Dataset
-            from dpdesk.services.export import ExportRequest, export_release
-
-            dataset = Dataset(home, sha256=sha, name=name)
-            return export_release(ExportRequest(dataset, entry, out, title), progress).out
-
-        def done(folder_out: Path) -> None:
-            self.state.read_ledger()
-            self.set_status(_("Exported the release package to {folder}").format(folder=folder_out))
-
-        return self.run_job(job, done, _("Writing the release package…"))
+        """The Results tab's Export: the release package."""
+        return self.outputs.export_release()
 
     def load_synthetic(self) -> Worker | None:
-        """Regenerate the shown release's synthetic tables from its spend entry (the ledger's noisy marginals and
-        seeds: free, never the private table) in the worker, for the Results tab."""
-        entry = self.state.results_entry
-        if entry is None or not entry.get("synthetic") or entry is self.results_view.synth_entry:
-            return None
-
-        def job(progress: Progress) -> Any:
-            from dpdesk.services.synthetic import synthetic_tables
-
-            return synthetic_tables(entry, progress)
-
-        return self.run_job(
-            job,
-            lambda tables: self.results_view.show_synthetic(entry, tables),
-            _("Making the synthetic table…"),
-        )
+        """The shown release's synthetic tables, regenerated from its ledger entry for the Results tab."""
+        return self.outputs.load_synthetic()
 
     def save_synthetic_table(self) -> None:
-        """Write the shown synthetic table as CSV: the bytes the release package holds (costs nothing)."""
-        table = self.results_view.shown_synthetic()
-        if table is None:
-            return
-        path = self.ask_save_path(
-            _("Save the synthetic table as CSV"), _("CSV files") + " (*.csv);;" + _("All files") + " (*)"
-        )
-        if not path:
-            return
-        from dpdesk.core.common.fsio import write_atomic
-
-        try:
-            write_atomic(Path(path), table.csv)
-        except OSError as exc:
-            self.show_error(_("Could not write {path}: {err}").format(path=path, err=exc.strerror or exc))
-            return
-        self.set_status(_("Saved the synthetic table to {path}").format(path=path))
-
-    def review(self, path: str | None = None) -> Worker | None:
-        """Open a release package (folder) or an exported ledger file read-only, and show whether it is intact.
-
-        The review service runs in the worker (a large package's files are hashed there, with progress and
-        cancel); the window opens, as ``review_window``, when it is done."""
-        path = path or self.ask_folder(_("Choose a release package folder"))
-        if not path:
-            return None
-        from dpdesk.services.review import ReviewRequest, review_path
-
-        def job(progress: Progress) -> Any:
-            return review_path(ReviewRequest(path), progress).review
-
-        def done(result: Any) -> None:
-            from dpdesk.gui.views.review_window import ReviewWindow
-
-            window = ReviewWindow(result, path, self)
-            window.setModal(False)
-            window.show()
-            self.review_window = window
-
-        return self.run_job(job, done, _("Reviewing {name}…").format(name=Path(path).name))
-
-    # ------------------------------------------------------------------ the privacy officer
-    def approve_plan(self) -> Worker | None:
-        """(Officer) sign an approval of the open plan and its budget for a dataset at its ledger head: the open
-        table's, or the dataset's public name and head as the curator gave them (dpdesk ledger head)."""
-        from dpdesk.core.governance.officer import plan_params
-
-        if self.state.plan is None:
-            self.show_error(self.state.plan_error or _("The plan is not complete."))
-            return None
-        if self.state.dataset_id is not None and not self.state.ledger_error:
-            from dpdesk.core.ledger.governed import head_of
-
-            dataset, head = self.state.dataset_id, head_of(self.state.ledger_entries)
-        else:
-            from dpdesk.core.common.errors import UsageError
-            from dpdesk.core.ledger.governed import parse_head
-
-            given = self.ask_text(
-                _("Approve a plan"),
-                _(
-                    "The dataset's public name and ledger head, as dpdesk ledger head prints them (ds-... SEQ:HASH):"
-                ),
-            ).split()
-            if not given:
-                return None
-            try:
-                if len(given) != 2:
-                    raise UsageError(_("give the public name and the head, separated by a space"))
-                dataset, head = given[0], parse_head(given[1])
-            except UsageError as exc:
-                self.show_error(str(exc))
-                return None
-        key = self.ask_open_path(_("Choose your private key"), _("Officer private key (*.pem)"))
-        if not key:
-            return None
-        passphrase = self.ask_passphrase(_("Approve a plan"), _("Passphrase of the officer key:"))
-        if not passphrase:
-            return None
-        out = self.ask_save_path(_("Save the approval as"), _("Approval (*.json)"))
-        if not out:
-            return None
-        params = plan_params(self.state.plan)
-
-        def job(progress: Progress) -> Any:
-            from dpdesk.services.officer import ApproveRequest, approve
-
-            return approve(
-                ApproveRequest(Path(key), passphrase, dataset, head, "approve_plan", params, Path(out)),
-                progress,
-            )
-
-        def done(result: Any) -> None:
-            self.show_info(
-                _("Approval written"),
-                _(
-                    "Wrote {out}: the plan approved for dataset {id} at ledger entry {seq}, signed by key {fp}."
-                ).format(out=result.out, id=result.dataset, seq=result.head.seq, fp=result.fingerprint),
-            )
-
-        return self.run_job(job, done, _("Signing…"))
-
-    def import_approval(self, path: str | None = None) -> bool:
-        """(Curator) attach an officer's approval file to the next release (checked when the release runs)."""
-        path = path or self.ask_open_path(_("Import an approval"), _("Approval (*.json)"))
-        if not path:
-            return False
-        from dpdesk.core.governance.officer import ApprovalError, read_approval_file
-
-        try:
-            read_approval_file(path)
-        except ApprovalError as exc:
-            self.show_error(str(exc))
-            return False
-        self.pending_approval = Path(path)
-        self.set_status(
-            _("Approval {name} will be attached to the next release.").format(name=Path(path).name)
-        )
-        return True
-
-    def link_near_copy(self) -> Worker | None:
-        """(Curator) charge the opened table, which resembles a known dataset, to that dataset's ledger."""
-        s = self.state
-        if not s.near_copy or s.data_path is None:
-            return None
-        to, data, home, sha = s.near[0].dataset, s.data_path, s.home, s.sha256
-
-        def job(progress: Progress) -> Any:
-            from dpdesk.services.common import Dataset
-            from dpdesk.services.ledger import LinkRequest, link_dataset
-
-            return link_dataset(LinkRequest(Dataset(home, data, sha256=sha), to), progress)
-
-        def done(result: Any) -> None:
-            self.state.read_ledger()
-            self.set_status(
-                _("This table is now charged to dataset {dataset}.").format(dataset=result.dataset)
-            )
-
-        return self.run_job(job, done, _("Linking…"))
-
-    def declare_near_copy_new(self) -> Worker | None:
-        """(Officer) declare the opened table, which resembles a known dataset, a new dataset: a reason, and the
-        officer's approval file when that dataset is governed (cancel the file dialog when it is not)."""
-        s = self.state
-        if not s.near_copy or s.data_path is None:
-            return None
-        known, data, home, sha = s.near[0].dataset, s.data_path, s.home, s.sha256
-        reason = self.ask_text(
-            _("Declare it a new dataset"),
-            _(
-                "Why is this table a new dataset and not a copy of {dataset}? (recorded in both ledgers)"
-            ).format(dataset=known),
-        ).strip()
-        if not reason:
-            return None
-        approval = self.ask_open_path(
-            _("The officer's approval (cancel if the dataset is not governed)"), _("Approval (*.json)")
-        )
-
-        def job(progress: Progress) -> Any:
-            from dpdesk.core.ledger.governed import ApprovalRequired
-            from dpdesk.services.common import Dataset
-            from dpdesk.services.ledger import DeclareNewRequest, declare_new, new_dataset_name
-
-            dataset = Dataset(home, data, sha256=sha)
-            request = DeclareNewRequest(dataset, known, reason, Path(approval) if approval else None)
-            try:
-                return declare_new(request, progress)
-            except ApprovalRequired as exc:
-                return str(exc), new_dataset_name(dataset)
-
-        def done(result: Any) -> None:
-            if isinstance(result, tuple):
-                message, new = result
-                self.show_error(
-                    message
-                    + "\n\n"
-                    + _(
-                        "The officer approves declaring it new (dpdesk officer approve-declare-new) for dataset "
-                        "{known} at its ledger head, naming the new dataset {new}."
-                    ).format(known=known, new=new)
-                )
-                return
-            self.state.read_ledger()
-            self.set_status(
-                _("This table is now the new dataset {dataset}, with its own budget.").format(
-                    dataset=result.dataset
-                )
-            )
-
-        return self.run_job(job, done, _("Declaring a new dataset…"))
+        """The Results tab's Save table: the shown synthetic table as CSV."""
+        self.outputs.save_synthetic_table()
 
     def export_statement(self, path: str | None = None) -> Worker | None:
-        """Write the opened dataset's budget statement (all releases, all methods) as a PDF."""
-        if self.state.sha256 is None:
-            return None
-        path = path or self.ask_save_path(_("Save the budget statement"), "PDF (*.pdf)")
-        if not path:
-            return None
-        target = Path(path if path.lower().endswith(".pdf") else path + ".pdf")
-        home, sha = self.state.home, self.state.sha256
-        name = self.state.data_path.name if self.state.data_path else (self.state.dataset_id or "")
+        """The Ledger tab's budget statement (PDF)."""
+        return self.outputs.export_statement(path)
 
-        def job(progress: Progress) -> Path:
-            from dpdesk.services.common import Dataset
-            from dpdesk.services.ledger import StatementRequest, write_statement
+    def review(self, path: str | None = None) -> Worker | None:
+        """File > Review release: a package or an exported ledger, read-only."""
+        return self.reviewing.review(path)
 
-            dataset = Dataset(home, sha256=sha, name=name)
-            # the save dialog asked before replacing a file (the data and the home stay refused)
-            return write_statement(StatementRequest(dataset, target, force=True), progress).out
+    def approve_plan(self) -> Worker | None:
+        """Tools > Approve a plan (the privacy officer)."""
+        return self.approvals.approve_plan()
 
-        def done(out: Path) -> None:
-            self.set_status(_("Wrote the budget statement to {path}").format(path=out))
+    def import_approval(self, path: str | None = None) -> bool:
+        """File > Import an approval, attached to the next release."""
+        return self.approvals.import_approval(path)
 
-        return self.run_job(job, done, _("Writing the budget statement…"))
+    def link_near_copy(self) -> Worker | None:
+        """The Ledger tab: charge a near copy to the dataset it resembles."""
+        return self.near_copies.link_near_copy()
+
+    def declare_near_copy_new(self) -> Worker | None:
+        """The Ledger tab: declare a near copy a new dataset (the officer)."""
+        return self.near_copies.declare_near_copy_new()
 
     def open_guide(self, page: str | None = None) -> None:
         """Help > Guide (and the welcome page): what differential privacy promises and how to use dpdesk."""

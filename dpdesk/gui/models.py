@@ -130,7 +130,8 @@ class SchemaModel(QAbstractTableModel):
         return None
 
     def spec(self, row: int) -> dict[str, Any] | None:
-        return self.state.plan_data["columns"].get(self.names[row])
+        spec: dict[str, Any] | None = self.state.plan_data["columns"].get(self.names[row])
+        return spec
 
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():

@@ -2342,7 +2342,7 @@ def _sum128(""",
     Mutant(
         "WL08",
         "app: export writes into a chosen folder that is not empty (refused) instead of making a new one",
-        "dpdesk/gui/main_window.py",
+        "dpdesk/gui/actions/results.py",
         r"""    if empty:
         return chosen""",
         r"""    if True:
@@ -2378,10 +2378,10 @@ def _sum128(""",
     Mutant(
         "WL13",
         "app: the sample button opens the table without its plan",
-        "dpdesk/gui/main_window.py",
+        "dpdesk/gui/actions/opening.py",
         r"""        self.state.load_plan_data(data, None)
-        self.show_main()""",
-        r"""        self.show_main()""",
+        window.show_main()""",
+        r"""        window.show_main()""",
         ("tests/gui/test_layout.py",),
     ),
     # --- issue 15 item 6: plan errors in plain words, all at once, the valid part kept -----------------------
@@ -2758,7 +2758,7 @@ def _sum128(""",
     Mutant(
         "SG02",
         "synthetic tables in the app: the results chart's released marginals read from the private table",
-        "dpdesk/gui/main_window.py",
+        "dpdesk/gui/actions/results.py",
         r"""            return synthetic_tables(entry, progress)
 """,
         r"""            import dataclasses
@@ -2902,7 +2902,7 @@ def _sum128(""",
     Mutant(
         "FD02",
         "synthetic fidelity in the app: the table opened for release is accepted as a public file",
-        "dpdesk/gui/main_window.py",
+        "dpdesk/gui/actions/simulations.py",
         r"""FidelityRequest(plan, home, query, path, runs, private_sha=private)""",
         r"""FidelityRequest(plan, home, query, path, runs, private_sha=None)""",
         (f"{SGA}::test_the_expected_fidelity_on_a_file_declared_public",),
@@ -2981,8 +2981,8 @@ def _sum128(""",
     Mutant(
         "OA03",
         "the app: a review runs on the GUI thread (the window freezes while a package is hashed)",
-        "dpdesk/gui/main_window.py",
-        r"""        return self.run_job(job, done, _("Reviewing {name}…").format(name=Path(path).name))
+        "dpdesk/gui/actions/review.py",
+        r"""        return self.run(job, done, _("Reviewing {name}…").format(name=Path(path).name))
 """,
         r"""        from dpdesk.core.common.progress import NULL_PROGRESS; return done(job(NULL_PROGRESS))
 """,

@@ -94,7 +94,7 @@ class FidelityDialog(QDialog):
         self._update()
 
     def _browse(self) -> None:
-        from dpdesk.gui.main_window import data_filter
+        from dpdesk.gui.actions.opening import data_filter
 
         path = self.ask_open_path(_("Choose a public file"), data_filter())
         if path:

@@ -182,11 +182,15 @@ class FitDialog(QDialog):
             )
         except FitError as exc:
             for i in range(self.table.rowCount()):
-                self.table.item(i, NEW).setText("")
+                cell = self.table.item(i, NEW)
+                if cell is not None:
+                    cell.setText("")
             self.status.setText(_("Nothing to fit: {reason}").format(reason=str(exc)))
             return
         for i, e in enumerate(fit.epsilons):
             item = self.table.item(i, NEW)
+            if item is None:  # pragma: no cover - every row has its cell
+                continue
             item.setText(fmt_number(e))
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.result_epsilons = fit.epsilons

@@ -188,7 +188,7 @@ class PreviewPanel(QWidget):
     def _clear(self) -> None:
         while self.body_layout.count():
             item = self.body_layout.takeAt(0)
-            w = item.widget()
+            w = item.widget() if item is not None else None
             if w is not None:
                 w.hide()
                 w.setParent(None)  # gone now, not at the next event loop pass

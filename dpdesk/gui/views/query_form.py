@@ -432,7 +432,7 @@ class QueryForm(QWidget):
             col = declared.get(name) if isinstance(name, str) else None
             if not isinstance(col, dict) or col.get("type") not in ("int", "float"):
                 continue
-            bounds = col.get("bounds")
+            bounds: Any = col.get("bounds")  # checked by the unpacking below
             default = ""
             try:
                 lo, hi = (float(b) for b in bounds)
@@ -568,7 +568,8 @@ class QueryForm(QWidget):
             self.epsilon.setToolTip(
                 _("The privacy this query spends. Smaller epsilon: more noise, more privacy.")
             )
-        target = q.get("accuracy") if isinstance(q.get("accuracy"), dict) else {}
+        accuracy = q.get("accuracy")
+        target = accuracy if isinstance(accuracy, dict) else {}
         _set(self.target_error, target.get("error"))
         _set(self.target_confidence, target.get("confidence", 0.95 if first else None))
         self.target_cells.setCurrentIndex(max(0, self.target_cells.findData(target.get("cells", "each"))))

@@ -161,7 +161,7 @@ class SimulateDialog(QDialog):
         self._update()
 
     def _browse_public(self) -> None:
-        from dpdesk.gui.main_window import data_filter
+        from dpdesk.gui.actions.opening import data_filter
 
         path = self.ask_open_path(_("Choose a public file"), data_filter())
         if path:

@@ -1,0 +1,113 @@
+"""Opening: what a path is (a package, a ledger, a plan or a table), a table, and the bundled sample."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dpdesk.gui.actions.base import Action
+from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.common.progress import Progress
+    from dpdesk.core.identity.recognition import Resemblance
+    from dpdesk.core.loading.peek import Peek
+    from dpdesk.gui.workers import Worker
+
+
+def data_filter() -> str:
+    """The file dialog's filter for tables."""
+    return _("Tables") + " (*.csv *.tsv *.txt *.xlsx *.parquet);;" + _("All files") + " (*)"
+
+
+@dataclass(frozen=True)
+class OpenedTable:
+    """A table read in the worker: its first rows, the suggested types, its hash, and its dataset's standing."""
+
+    peek: Peek
+    suggested: dict[str, str]
+    sha256: str
+    near: tuple[Resemblance, ...]  # the known datasets a new table resembles
+    identity_error: str | None  # why its dataset could not be found by content
+
+
+class Opening(Action):
+    """File > Open table, Open recent, a dropped file, the welcome page's sample."""
+
+    def open_path(self, path: str) -> Worker | bool | None:
+        """Open what ``path`` is, told by its content (:func:`dpdesk.services.opening.identify`): a release package
+        (its folder or its ledger.json) or an exported ledger in the review window, a plan as the plan, a table as
+        the table; anything else is named in an error with what dpdesk opens."""
+        from dpdesk.core.common.errors import DpdeskError
+        from dpdesk.services.opening import identify
+
+        window = self.window
+        try:
+            opened = identify(path)
+        except DpdeskError as exc:
+            window.show_error(str(exc))
+            return None
+        if opened.kind in ("package", "ledger"):
+            return window.review(str(opened.path))
+        if opened.kind == "plan":
+            return window.open_plan(str(opened.path))
+        return window.open_data(str(opened.path))
+
+    def open_data(self, path: str | None = None) -> Worker | None:
+        """Read the table in the worker (its first rows, its hash, its dataset), then show it."""
+        window = self.window
+        path = path or window.ask_open_path(_("Open table"), data_filter())
+        if not path:
+            return None
+        p = Path(path)
+        home = self.state.home
+
+        def job(progress: Progress) -> OpenedTable:
+            from dpdesk.core.common.errors import LedgerError
+            from dpdesk.core.loading import file_sha256, peek, suggest_from_peek
+            from dpdesk.services.common import Dataset
+
+            pk = peek(p)
+            sha = file_sha256(p, progress)
+            # which dataset the table belongs to, by its bytes or its content (here in the worker: the first time,
+            # the content identity reads the whole file); a re-saved copy is linked to its dataset here
+            near: tuple[Resemblance, ...] = ()
+            error = None
+            try:
+                found = Dataset(home, p, sha256=sha).resolve(progress)
+                if found is not None and found.dataset is None:
+                    near = found.resembles
+            except LedgerError as exc:
+                error = str(exc)
+            return OpenedTable(pk, suggest_from_peek(pk), sha, near, error)
+
+        def done(table: OpenedTable) -> None:
+            self.state.set_data(
+                p, table.peek, table.suggested, table.sha256, table.near, table.identity_error
+            )
+            window.add_recent(p)
+            window.tabs.setCurrentWidget(window.schema_view)
+
+        return self.run(job, done, _("Opening {name}…").format(name=p.name))
+
+    def open_sample(self) -> Worker | None:
+        """Open the bundled sample table and its plan (the README's quick start) in one go. The plan is opened
+        unsaved, so that Save asks where to put it and never writes over the bundled file."""
+        from dpdesk.resources import resource
+
+        window = self.window
+        if not window.maybe_save():
+            return None
+        plan = resource("samples", "cps_wages_plan.json")
+        try:
+            data = json.loads(plan.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # pragma: no cover - a damaged installation
+            window.show_error(_("Cannot open the plan {path}: {err}").format(path=plan, err=exc))
+            return None
+        self.state.load_plan_data(data, None)
+        window.show_main()
+        if window.views_ready:
+            window.query_form.select_row(0)
+        return window.open_data(str(resource("samples", "census_sample.csv")))

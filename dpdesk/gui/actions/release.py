@@ -1,0 +1,128 @@
+"""The release in two steps: *prepare* in the worker (nothing charged), the curator's confirmation with the budget
+and the data check's counts, then *commit* in the worker (charged only if the ledger has not moved since)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dpdesk.gui.actions.base import Action
+from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.common.progress import Progress
+    from dpdesk.core.ledger.budget import BudgetReport
+    from dpdesk.core.release.datacheck import DataCheck
+    from dpdesk.core.release.steps import PreparedRelease
+    from dpdesk.gui.workers import Worker
+    from dpdesk.services.release import Released
+
+log = logging.getLogger(__name__)
+
+
+def release_question(rep: BudgetReport, name: str, check: DataCheck) -> tuple[str, str]:
+    """The confirmation's title and text: what will be spent and remain, and the data check's counts."""
+    m = rep.in_force
+    text = _(
+        "This release will spend ε {e} and δ {d} ({method} accounting) from the budget of {name}.\n"
+        "Afterwards ε {le} and δ {ld} will remain.\n\nThe noisy values are recorded in the dataset's ledger "
+        "before they are shown. Running the plan again later costs budget again."
+    ).format(
+        e=f"{m.plan.epsilon:.4g}",
+        d=f"{m.plan.delta:.3g}",
+        method=rep.method,
+        name=name,
+        le=f"{rep.remaining_after.epsilon:.4g}",
+        ld=f"{rep.remaining_after.delta:.3g}",
+    )
+    from dpdesk.core.ledger.budget import report_warnings
+
+    for warning in report_warnings(rep):
+        text += "\n\n" + warning
+    text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
+    title = _("Release")
+    if check.problems:
+        title = _("Release despite data problems?")
+        text += "\n\n" + _(
+            "Warning: values outside the declared categories, or unparsable values, in {cols}. They "
+            "count as missing, so the statistics would leave them out (a misspelled category gets a "
+            "count of almost nothing). Check the plan's category lists and the data before you spend "
+            "budget on them."
+        ).format(cols=", ".join(repr(c.name) for c in check.problems))
+    return title, text + "\n\n" + _("Release now?")
+
+
+class Release(Action):
+    """File > Release: the open plan on the open table, with the approval imported for it, if any."""
+
+    def release(self) -> Worker | None:
+        """Load and check the table (nothing charged), ask with the budget and the data check's counts, then
+        charge and release in a worker."""
+        window, state = self.window, self.state
+        ok, why = state.can_release()
+        if not ok or state.plan is None or state.report is None or state.data_path is None:
+            window.show_error(why)
+            return None
+        plan, path, home = state.plan, state.data_path, state.home
+        approval = window.pending_approval
+
+        def prepare(progress: Progress) -> PreparedRelease:
+            from dpdesk.services.release import ReleaseRequest, prepare_plan_release
+
+            # the release's first step: nothing is charged; the curator sees its numbers and the data check's
+            # counts, and chooses (data problems included) before the second step charges
+            request = ReleaseRequest(plan, path, home, None, accept_data_problems=True, approval=approval)
+            return prepare_plan_release(request, progress)
+
+        def prepared(result: PreparedRelease) -> None:
+            rep = result.report
+            assert rep is not None  # the service read the ledger (read_ledger=True)
+            if not rep.fits:
+                result.close()
+                state.read_ledger()  # the meter shows what the ledger holds now
+                window.show_error(
+                    _(
+                        "This plan no longer fits what is left of the budget of {name} (the ledger has changed "
+                        "since it was opened); nothing was charged."
+                    ).format(name=path.name)
+                )
+                return
+            if window.ask_confirm(*release_question(rep, path.name, result.check)):
+                window._charge_and_release(result, approval)  # through the window, where a test can watch it
+            else:
+                result.close()
+
+        return self.run(prepare, prepared, _("Checking {name}…").format(name=path.name))
+
+    def charge_and_release(self, prepared: PreparedRelease, approval: Path | None) -> Worker:
+        """The second step, after the curator said yes: charge, draw, show the results."""
+        window, state = self.window, self.state
+
+        def job(progress: Progress) -> Released:
+            from dpdesk.services.release import commit_plan_release
+
+            # charged only if the ledger is where it was when the curator was asked (else nothing is charged)
+            return commit_plan_release(prepared, None, progress=progress)
+
+        def done(result: Released) -> None:
+            if approval is not None:
+                window.pending_approval = None  # used: an approval is good for one release
+            from dpdesk.gui.models import release_number
+
+            state.read_ledger()
+            e = result.entry
+            title = _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
+                seq=release_number(state.ledger_entries, e.seq),
+                e=f"{e.charged.epsilon:.4g}",
+                d=f"{e.charged.delta:.3g}",
+            )
+            state.show_results([r.as_list() for r in result.rows], title, e)
+            window.set_status(title)
+            if result.notes:
+                log.info("load note shown (its counts are for the screen only, not for the log)")
+            if result.notes:
+                window.set_status(_("Note (for you only, not released): {n}").format(n=result.notes[0]))
+            window.tabs.setCurrentWidget(window.results_view)
+
+        return self.run(job, done, _("Releasing…"))
