@@ -1,0 +1,7 @@
+"""``python -m dpdesk.cli``: the same entry point as the ``dpdesk`` command."""
+
+import sys
+
+from dpdesk.cli.program import main
+
+sys.exit(main())
