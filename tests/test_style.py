@@ -62,17 +62,23 @@ def test_mypy_strict_on_the_engine() -> None:
 
 @pytest.mark.slow
 def test_the_checks_can_fail(tmp_path: Path) -> None:
-    """A planted print in the engine, a badly formatted line and an untyped function are each reported."""
-    bad = tmp_path / "dpdesk" / "core"
-    bad.mkdir(parents=True)
+    """A planted print in the engine, a badly formatted line and an untyped function are each reported (the
+    untyped function in the command line too: it is under mypy --strict)."""
+    import tomllib
+
+    config = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (tmp_path / "dpdesk").mkdir()
     (tmp_path / "dpdesk" / "__init__.py").write_text("")
-    (bad / "__init__.py").write_text("")
-    for wing in ("services", "gui"):  # mypy's files name them too
-        (tmp_path / "dpdesk" / wing).mkdir()
-        (tmp_path / "dpdesk" / wing / "__init__.py").write_text("")
+    for folder in tomllib.loads(config)["tool"]["mypy"]["files"]:  # mypy reads each folder its files name
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    bad = tmp_path / "dpdesk" / "core"
     (bad / "bad.py").write_text("def f(x):\n    print( x )\n    return x\n")
-    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (tmp_path / "dpdesk" / "cli").mkdir(exist_ok=True)
+    (tmp_path / "dpdesk" / "cli" / "untyped.py").write_text("def g(x):\n    return x\n")
+    (tmp_path / "pyproject.toml").write_text(config)
     assert run("ruff", "check", "--no-cache", ".", cwd=tmp_path).returncode == 1
     assert run("ruff", "format", "--check", "--no-cache", ".", cwd=tmp_path).returncode == 1
     r = run("mypy", "--no-incremental", cwd=tmp_path)
     assert r.returncode == 1 and "no-untyped-def" in r.stdout, r.stdout
+    assert "dpdesk/cli/untyped.py" in r.stdout, r.stdout

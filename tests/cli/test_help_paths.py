@@ -3,11 +3,11 @@ only a source checkout has (issue 25)."""
 
 from __future__ import annotations
 
-from dpdesk.cli import _build_parser, _parsers
+from dpdesk.cli.parser import build_parser, parsers
 
 
 def test_no_help_example_points_into_the_source_tree() -> None:
-    walked = _parsers(_build_parser())
+    walked = parsers(build_parser())
     assert len(walked) > 20
     for path, parser in walked:
         text = parser.format_help()

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dpdesk.cli import _build_parser, _parsers, main
+from dpdesk.cli import main
+from dpdesk.cli.parser import build_parser, parsers
 from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"
@@ -44,8 +45,8 @@ def _examples(text: str) -> list[list[str]]:
 
 
 def test_every_option_has_a_help_and_every_help_an_example_and_the_exit_codes() -> None:
-    top = _build_parser()
-    walked = _parsers(top)
+    top = build_parser()
+    walked = parsers(top)
     paths = {path for path, _parser in walked}
     assert {"", "budget", "release", "simulate", "ledger verify", "officer approve-plan", "review"} <= paths
     for path, parser in walked:

@@ -169,7 +169,7 @@ def test_a_fitted_plan_is_one_release_accepts(
     """Issue 34, item 4: ``budget --fit --write`` writes a plan that release reads (its reader, on the written
     file). A classic Gaussian query whose share is epsilon 1 or more (its formula holds only below 1) is kept at the
     largest epsilon below 1 and said so; the rest goes to the other free queries, and the plan still fits."""
-    from dpdesk.cli import _load_plan  # what release reads a plan with
+    from dpdesk.cli.inputs import read_plan  # what release reads a plan with
 
     if (
         method == "zcdp"
@@ -187,7 +187,7 @@ def test_a_fitted_plan_is_one_release_accepts(
         check=False,
     )
     assert r.returncode == 0, r.stderr
-    fitted = _load_plan(str(out), None)  # raises PlanError when release would refuse it
+    fitted = read_plan(str(out), None)  # raises PlanError when release would refuse it
     from dpdesk.core.plan.reader import largest_epsilon
 
     rep = budget_report(fitted)
