@@ -1,7 +1,7 @@
-"""The mutation check's table (tests/trust/mutants.py) against the current source: no mutant may rot silently.
+"""The mutation check's table (tools/mutation/mutants.py) against the current source: no mutant may rot silently.
 
 Fast and without subprocesses: every snippet occurs exactly once in its file, every mutated file still
-compiles, and every test a mutant names exists. Running the mutants is ``python tests/trust/mutants.py``.
+compiles, and every test a mutant names exists. Running the mutants is ``python tools/mutation/mutants.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import ast
 import pytest
 
 from tests.conftest import ROOT
-from tests.trust.mutants import MUTANTS, Mutant, check_snippets
+from tools.mutation.mutants import MUTANTS, Mutant, check_snippets
 
 
 @pytest.mark.slow
@@ -23,7 +23,7 @@ def test_every_snippet_occurs_exactly_once_and_every_mutant_compiles() -> None:
 @pytest.mark.parametrize("m", MUTANTS, ids=lambda m: m.id)
 def test_the_mutant_changes_its_file_and_names_tests_that_exist(m: Mutant) -> None:
     source = (ROOT / m.file).read_text(encoding="utf-8")
-    assert source.count(m.old) == 1, f"{m.id}: update the snippet in tests/trust/mutants.py"
+    assert source.count(m.old) == 1, f"{m.id}: update the snippet in tools/mutation/mutants.py"
     mutated = source.replace(m.old, m.new, 1)
     if m.file.endswith(".py"):
         assert ast.dump(ast.parse(mutated)) != ast.dump(ast.parse(source)), (

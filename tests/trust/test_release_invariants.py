@@ -1,4 +1,4 @@
-"""Tests for the gaps the mutation check (tests/trust/mutants.py) found: each kills a mutant the other tests let live.
+"""Tests for the gaps the mutation check (tools/mutation/mutants.py) found: each kills a mutant the other tests let live.
 
 * S12: a mean's two components each spending the query's whole epsilon;
 * W03: the spend entry not fsynced before the values are written;

@@ -1,0 +1,1 @@
+"""Tools for developers, not shipped and not collected by pytest."""
