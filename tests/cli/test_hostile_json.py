@@ -9,6 +9,7 @@ random, but every check holds for any key.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,6 +71,7 @@ def test_a_hostile_plan_file_exits_2_with_its_message(
     _no_traceback(err)
 
 
+@pytest.mark.slow
 def test_a_plan_with_a_bom_is_still_read(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     plan = tmp_path / "plan.json"
     plan.write_bytes(b"\xef\xbb\xbf" + PLAN_TEXT.encode())
@@ -184,4 +186,24 @@ def test_a_hostile_package_is_not_intact(
     code, out, err = run(capsys, "review", package)
     assert code == 1 and message in out + err, out + err
     assert "Intact." not in out.splitlines()
+    _no_traceback(err)
+
+
+# ----------------------------------------------------------------------------- a ledger line: exit 3
+
+
+@pytest.mark.slow
+def test_a_ledger_line_with_a_key_twice_is_damage(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A key given twice in a ledger line: the hash covers the parsed object (the value Python keeps), so the line
+    verified, though its bytes hold a second value another reader would show. Now damage, exit 3."""
+    code, _out, err = run(capsys, "release", PLAN, "--data", DATA, "--out", tmp_path / "pkg")
+    assert code == 0, err
+    (ledger,) = (Path(os.environ["DPDESK_HOME"]) / "ledgers").glob("ds-*.jsonl")
+    raw = ledger.read_bytes()
+    assert raw.count(b'"title":"CPS wages"') >= 1
+    ledger.write_bytes(
+        raw.replace(b'"title":"CPS wages"', b'"title":"Approved by the board","title":"CPS wages"', 1)
+    )
+    code, out, err = run(capsys, "ledger", "verify", "--data", DATA)
+    assert code == 3 and "not a valid entry (damaged or edited)" in out + err, out + err
     _no_traceback(err)

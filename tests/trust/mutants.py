@@ -4594,6 +4594,7 @@ def _sum128(""",
             "tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",
             "tests/cli/test_hostile_json.py::test_a_hostile_plan_file_exits_2_with_its_message",
             "tests/cli/test_hostile_json.py::test_a_hostile_package_is_not_intact",
+            "tests/cli/test_hostile_json.py::test_a_ledger_line_with_a_key_twice_is_damage",
         ),
     ),
     Mutant(
