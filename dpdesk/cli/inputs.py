@@ -3,7 +3,6 @@ costs."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -20,16 +19,17 @@ if TYPE_CHECKING:
 
 
 def read_plan(path: str, codebook: str | None) -> Plan:
+    from dpdesk.core.common.jsonin import PLAN, JsonInputError, read_json
     from dpdesk.core.plan.reader import load_plan
 
     if codebook is None:
         return load_plan(path)
     try:
         raw = read_small_file(path, MAX_PLAN_BYTES)
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = read_json(raw, PLAN)
     except OSError:
         return load_plan(path)  # its precise message ("cannot read PATH: why"), read through the same reader
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    except JsonInputError:
         return parse_plan_text(raw, source=path)  # let the ordinary reader produce its precise message
     return parse_plan(apply_codebook(data, read_codebook(codebook)))
 

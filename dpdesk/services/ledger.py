@@ -824,12 +824,12 @@ class ForgetIdentityRequest:
 
 def _approval_dataset(doc: bytes) -> str | None:
     """The dataset an approval file names (read only to match it to a ledger: it is verified there)."""
-    import json
+    from dpdesk.core.common import jsonin
 
     try:
-        raw = json.loads(doc)
+        raw = jsonin.read_json(doc, jsonin.OFFICER)
         name = raw["payload"]["dataset"]
-    except (ValueError, TypeError, KeyError, RecursionError):
+    except (ValueError, TypeError, KeyError):
         return None
     return name if isinstance(name, str) else None
 

@@ -4,13 +4,14 @@ table. Reads at most a small head of the file; the review or the loader then rea
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import DpdeskError
+from dpdesk.core.common.jsonin import JsonInputError, read_json
 from dpdesk.i18n import _
 
 #: How much of a file is read to tell what it is (a plan is at most dpdesk.core.common.smallfile.MAX_PLAN_BYTES; a larger
@@ -78,21 +79,29 @@ def identify(path: str | Path) -> Opened:
     raise DpdeskError(_("{path} is not a file dpdesk opens; {what}").format(path=p, what=what_can_open()))
 
 
+_LINE_KEYS = ("seq", "type", "prev", "hash", "dataset")
+_PLAN_KEY = re.compile(r'"(?:queries|columns|budget|privacy_unit)"\s*:')
+
+
 def _json_kind(text: str, whole: bool) -> Kind | None:
     """A JSON file's kind by its fields: a package's ledger.json (dataset, head, entries), an exported ledger (one
     entry a line: seq, type, prev, hash), a plan (queries, columns, a budget or a privacy unit: the plan's checks name its problems); None: another JSON file."""
     first_line = text.split("\n", 1)[0]
     try:
-        entry = json.loads(first_line)
-    except (ValueError, RecursionError):  # not JSON on its own line, or nested past the interpreter's limit
+        entry = read_json(first_line, jsonin.LEDGER_LINE)
+    except JsonInputError as exc:  # not JSON on its own line, or past a limit: a damaged ledger by its keys
         entry = None
-    if isinstance(entry, dict) and {"seq", "type", "prev", "hash", "dataset"} <= set(entry):
+        if exc.reason != "syntax" and all(f'"{k}"' in first_line for k in _LINE_KEYS):
+            return "ledger"
+    if isinstance(entry, dict) and set(_LINE_KEYS) <= set(entry):
         return "ledger"
     data = None
     if whole:
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
+            data = read_json(text, jsonin.PACKAGE)
+        except JsonInputError as exc:  # past a limit: a plan by its keys (its reader names the problem)
+            if exc.reason != "syntax" and _PLAN_KEY.search(text):
+                return "plan"
             return None
     if isinstance(data, dict):
         if {"dataset", "entries"} <= set(data) and isinstance(data["entries"], list):

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from dpdesk.core.common.errors import LedgerError
 from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.ledger.carryover import CostsNeeded, StatedCost
 from dpdesk.core.ledger.entries import (
@@ -258,3 +259,34 @@ def test_near_copy_entries_round_trip(dpdesk_home: Path, tmp_path: Path) -> None
     assert isinstance(typed[-2], DeclareNewEntry) and typed[-2].new_dataset == new == done.dataset
     first = _round_trip(dpdesk_home / "ledgers" / f"{new}.jsonl")
     assert isinstance(first[0], DeclaredNewEntry) and first[0].resembles == lg.dataset
+
+
+_CHAIN = ("seq", "type", "time", "dataset", "prev", "hash", "dpdesk_version")
+
+
+@pytest.mark.parametrize(
+    ("case", "change"),
+    [
+        ("a spend without its charge", lambda p: p.pop("charged")),
+        ("a spend without its accounting method", lambda p: p.pop("method")),
+        ("a spend whose costs are not numbers", lambda p: p["costs"][0].update(epsilon="much")),
+    ],
+)
+def test_an_entry_that_could_not_be_read_back_is_never_written(
+    dpdesk_home: Path, tmp_path: Path, case: str, change: Any
+) -> None:
+    """Issue 26, item 5: an entry is written through its type. A payload its type cannot read back is refused at
+    append, before a byte is written: the ledger is unchanged and still verifies, nothing is charged. (Before,
+    the line was written, and every later command named the ledger damaged.)"""
+    d = data(tmp_path)
+    spend = release(parse_plan(plan()), d, dpdesk_home).entry
+    ledger = Ledger.for_dataset(dpdesk_home, _sha(d))
+    assert ledger.path is not None
+    before = ledger.path.read_bytes()
+    payload = json.loads(json.dumps({k: v for k, v in spend.to_dict().items() if k not in _CHAIN}))
+    change(payload)
+    refused = "could not be read back was refused, nothing was written"
+    with pytest.raises(LedgerError, match=refused), ledger.transaction() as tx:
+        tx.append("spend", payload)
+    assert ledger.path.read_bytes() == before, case
+    assert [e.hash for e in Ledger.for_dataset(dpdesk_home, _sha(d)).verify()][-1] == spend.hash

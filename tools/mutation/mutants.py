@@ -150,6 +150,7 @@ ACC = "dpdesk/core/dp/accounting.py"
 OFC = "dpdesk/core/governance/officer.py"
 CO = "dpdesk/core/ledger/carryover.py"
 ANC = "dpdesk/core/ledger/anchor.py"
+JIN = "dpdesk/core/common/jsonin.py"
 REV = "dpdesk/core/publish/review.py"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -695,8 +696,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "T07",
         "tampering: an entry edited to hold NaN or Infinity crashes the chain check (a traceback)",
         ENT,
-        r"""        entry = loads_entries(line.decode("utf-8"))""",
-        r"""        entry = json.loads(line.decode("utf-8"))""",
+        r"""        entry = loads_entries(line)""",
+        r"""        entry = __import__("json").loads(line.decode("utf-8"))""",
         (
             "tests/trust/test_recost_correction_migration.py::test_a_non_finite_number_in_an_edited_entry_is_named_not_a_crash",
         ),
@@ -1273,18 +1274,18 @@ import PySide6  # noqa: F401
     ),
     Mutant(
         "OF08",
-        "officer: no depth cap on approval files",
-        OFC,
-        r"""    if not _nesting_within(text, MAX_DEPTH):""",
+        "officer: no depth cap on approval files (the one JSON reader's)",
+        JIN,
+        r"""    if _deepest(text) > MAX_DEPTH:""",
         r"""    if False:""",
         (f"{OFFICER}::test_hostile_files_give_the_typed_error",),
     ),
     Mutant(
         "OF09",
-        "officer: no size cap on approval files given as bytes",
-        OFC,
-        r"""        if len(raw) > MAX_FILE_BYTES:""",
-        r"""        if False:""",
+        "officer: no size cap on approval files given as bytes (the one JSON reader's)",
+        JIN,
+        r"""    if size > kind.max_bytes:""",
+        r"""    if False:""",
         (f"{OFFICER}::test_hostile_files_give_the_typed_error",),
     ),
     Mutant(
@@ -1976,10 +1977,10 @@ def _sum128(""",
     ),
     Mutant(
         "HA06",
-        "deeply nested JSON in a package's ledger.json ends in a traceback",
-        ENT,
-        r"""    except RecursionError:  # nested deeper than the decoder can go: damage, like invalid JSON""",
-        r"""    except ZeroDivisionError:  # mutant""",
+        "deeply nested JSON in a package's ledger.json ends in a traceback (the JSON reader's refusal is none of its)",
+        JIN,
+        r"""    return JsonInputError("depth", _("nested more than {n} levels deep").format(n=MAX_DEPTH))""",
+        r"""    raise MemoryError("depth", _("nested more than {n} levels deep").format(n=MAX_DEPTH))""",
         (
             f"{HA}::test_a_hostile_package_is_a_review_failure",
             f"{HA}::test_a_deeply_nested_line_in_a_ledger_is_damage_not_a_traceback",
@@ -4374,8 +4375,8 @@ def _sum128(""",
         "VR14",
         "a deeply nested JSON file given to open ends in a traceback instead of a message",
         "dpdesk/services/opening.py",
-        r"""    except (ValueError, RecursionError):  # not JSON on its own line, or nested past the interpreter's limit""",
-        r"""    except ValueError:""",
+        r"""        entry = read_json(first_line, jsonin.LEDGER_LINE)""",
+        r"""        entry = __import__("json").loads(first_line)""",
         ("tests/gui/test_open_with.py::test_a_deeply_nested_json_file_is_named_not_a_traceback",),
     ),
     Mutant(
@@ -4728,6 +4729,114 @@ from dpdesk.core.dp.statistics.kit import (""",
         r"""from dpdesk.core.dp.values import Row, csv_bytes, fmt_number, neutralise, rounded_row
 from dpdesk.core.dp.values import _WIDE as _WIDE  # noqa: F401""",
         ("tests/core/test_statistic_kit.py::test_the_kit_gathers_only_public_names_and_documents_each",),
+    ),
+    Mutant(
+        "JR01",
+        "the JSON reader: a string's escaped quote is taken for its end, so closing brackets inside strings hide nesting",
+        JIN,
+        r"""    data = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"").replace(b'\\"', b"")""",
+        r"""    data = text.encode("utf-8", "surrogatepass").replace(b"\\\\", b"")""",
+        ("tests/core/test_jsonin.py::test_brackets_in_a_string_cannot_hide_nesting",),
+    ),
+    Mutant(
+        "JR02",
+        "the JSON reader: invalid UTF-8 is read with replacement characters instead of refused",
+        JIN,
+        r"""            text = raw.decode("utf-8")""",
+        r"""            text = raw.decode("utf-8", errors="replace")""",
+        (
+            "tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",
+            "tests/cli/test_hostile_json.py::test_a_hostile_plan_file_exits_2_with_its_message",
+        ),
+    ),
+    Mutant(
+        "JR03",
+        "the JSON reader: a byte order mark is accepted in a file dpdesk wrote itself (a ledger line, a package)",
+        JIN,
+        r"""        if not kind.bom:""",
+        r"""        if False:""",
+        (
+            "tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",
+            "tests/core/test_jsonin.py::test_a_bom_is_refused_only_where_dpdesk_wrote_the_file",
+        ),
+    ),
+    Mutant(
+        "JR04",
+        "the JSON reader: the depth is not measured when the text holds fewer than twice the limit's brackets",
+        JIN,
+        r"""    if text.count("[") + text.count("{") <= MAX_DEPTH:""",
+        r"""    if text.count("[") + text.count("{") <= 2 * MAX_DEPTH:""",
+        ("tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",),
+    ),
+    Mutant(
+        "JR05",
+        "the JSON reader: NaN, Infinity and -Infinity are read as numbers",
+        JIN,
+        r"""            parse_constant=_refuse_constant,""",
+        r"""            parse_constant=float,""",
+        (
+            "tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",
+            "tests/cli/test_hostile_json.py::test_a_hostile_plan_file_exits_2_with_its_message",
+        ),
+    ),
+    Mutant(
+        "JR06",
+        "the JSON reader: a number that overflows to infinity (1e999) is read as infinity",
+        JIN,
+        r"""    if not math.isfinite(x):""",
+        r"""    if False:""",
+        (
+            "tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",
+            "tests/cli/test_hostile_json.py::test_a_hostile_plan_file_exits_2_with_its_message",
+        ),
+    ),
+    Mutant(
+        "JR07",
+        "the JSON reader: an integer of too many digits is left to Python's own limit (a bare ValueError, or none)",
+        JIN,
+        r"""            parse_int=_bounded_int if _LONG_DIGITS.search(text) else None,""",
+        r"""            parse_int=None,""",
+        (
+            "tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",
+            "tests/cli/test_hostile_json.py::test_a_hostile_plan_file_exits_2_with_its_message",
+        ),
+    ),
+    Mutant(
+        "JR08",
+        "the JSON reader: a key given twice in one object is read (the last value kept, the first hidden)",
+        JIN,
+        r"""    if len(out) != len(pairs):""",
+        r"""    if False:""",
+        (
+            "tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",
+            "tests/cli/test_hostile_json.py::test_a_hostile_plan_file_exits_2_with_its_message",
+            "tests/cli/test_hostile_json.py::test_a_hostile_package_is_not_intact",
+            "tests/cli/test_hostile_json.py::test_a_ledger_line_with_a_key_twice_is_damage",
+        ),
+    ),
+    Mutant(
+        "JR09",
+        "the JSON reader: text that is not JSON raises the decoder's own error, not the reader's",
+        JIN,
+        r"""    except json.JSONDecodeError as exc:""",
+        r"""    except KeyError as exc:""",
+        ("tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",),
+    ),
+    Mutant(
+        "JR10",
+        "the JSON reader: a refused number is named without its key (a plan's message names no field)",
+        JIN,
+        r"""            exc.key = _where_refused(text)""",
+        r"""            exc.key = "" """,
+        ("tests/core/test_jsonin.py::test_each_limit_is_refused_with_its_message",),
+    ),
+    Mutant(
+        "JR11",
+        "a ledger entry is written without being read back through its type (one its type cannot read breaks the ledger)",
+        L,
+        r"""        entry = written_entry(stored, self.ledger.path)""",
+        r"""        entry = parse_entry(stored)""",
+        ("tests/core/test_ledger_entries.py::test_an_entry_that_could_not_be_read_back_is_never_written",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

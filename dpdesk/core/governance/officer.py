@@ -66,7 +66,9 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import DpdeskError, LedgerError
+from dpdesk.core.common.jsonin import JsonInputError, read_json
 from dpdesk.core.common.text import shown
 from dpdesk.core.plan.reader import Plan, canonical_json
 from dpdesk.i18n import _
@@ -93,9 +95,9 @@ ACTIONS: Final = (
 ROTATE: Final = "rotate_key"
 
 #: Caps on what is read from a file before it is parsed.
-MAX_FILE_BYTES: Final = 64 * 1024
-MAX_DEPTH: Final = 16
-MAX_INT_DIGITS: Final = 30
+MAX_FILE_BYTES: Final = jsonin.OFFICER.max_bytes
+MAX_DEPTH: Final = jsonin.MAX_DEPTH
+MAX_INT_DIGITS: Final = jsonin.MAX_INT_DIGITS
 MAX_TEXT: Final = 2000
 #: Sixteen hex digits in four groups, however separated: what a fingerprint looks like (:func:`fingerprint`).
 #: A name holding one could make a message show another officer's fingerprint beside it (issue 24, item 8).
@@ -242,86 +244,16 @@ def _fingerprint_b64(key_b64: str) -> str:
 # ----------------------------------------------------------------------------- hostile JSON
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(_("{name} is not a number dpdesk writes").format(name=name))
-
-
-def _finite_float(text: str) -> float:
-    x = float(text)
-    if x in (float("inf"), float("-inf")):
-        raise ValueError(_("the number {x} is too large").format(x=text[:40]))
-    return x
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(_("an integer of more than {n} digits").format(n=MAX_INT_DIGITS))
-    return int(text)
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(_("the key {key} appears twice").format(key=json.dumps(k)[:80]))
-        out[k] = v
-    return out
-
-
-def _nesting_within(text: str, limit: int) -> bool:
-    """Whether JSON text nests arrays and objects at most ``limit`` deep (strings skipped)."""
-    if text.count("[") + text.count("{") <= limit:
-        return True
-    depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
-
-
 def _parse_json(raw: bytes | str) -> Any:
-    """JSON from an untrusted file, within the caps; raises :class:`_Bad` with the reason."""
-    if isinstance(raw, bytes):
-        if len(raw) > MAX_FILE_BYTES:
-            raise _Bad(_("larger than {n} bytes").format(n=MAX_FILE_BYTES))
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise _Bad(_("not UTF-8 text (byte {n})").format(n=exc.start)) from None
-    else:
-        text = raw.removeprefix("\ufeff")
-        if len(text) > MAX_FILE_BYTES:
-            raise _Bad(_("larger than {n} bytes").format(n=MAX_FILE_BYTES))
-    if not text.strip():
-        raise _Bad(_("the file is empty"))
-    if not _nesting_within(text, MAX_DEPTH):
-        raise _Bad(_("nested more than {n} levels deep").format(n=MAX_DEPTH))
+    """JSON from an untrusted file, within the caps (:func:`dpdesk.core.common.jsonin.read_json`); raises
+    :class:`_Bad` with the reason."""
     try:
-        return json.loads(
-            text,
-            object_pairs_hook=_no_duplicates,
-            parse_constant=_refuse_constant,
-            parse_float=_finite_float,
-            parse_int=_bounded_int,
-        )
-    except json.JSONDecodeError as exc:
-        raise _Bad(_("not JSON ({err})").format(err=exc.msg)) from None
-    except (ValueError, RecursionError) as exc:
-        raise _Bad(str(exc)[:200] or _("not JSON")) from None
+        return read_json(raw, jsonin.OFFICER)
+    except JsonInputError as exc:
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if exc.reason == "syntax" and not text.removeprefix("\ufeff").strip():
+            raise _Bad(_("the file is empty")) from None
+        raise _Bad(exc.message[:200]) from None
 
 
 def _read_capped(path: Path, cap: int = MAX_FILE_BYTES) -> bytes:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from dpdesk.core.common.errors import LedgerError
+from dpdesk.core.common.jsonin import REGISTER, read_json
 from dpdesk.core.ledger.entries import Entry
 from dpdesk.i18n import _
 
@@ -56,7 +57,7 @@ _ID_RE = re.compile(r"ds-[0-9a-f]{32}")
 _HEX_RE = re.compile(r"[0-9a-f]{64}")
 _ZERO = "0" * 64
 #: The largest register file read (a few keys and a head: far smaller).
-_MAX_RECORD = 1 << 20
+_MAX_RECORD = REGISTER.max_bytes
 
 
 @dataclass(frozen=True)
@@ -159,7 +160,7 @@ def read_record(home: Path, dataset: str) -> Record | None:
     try:
         if len(raw) > _MAX_RECORD:
             raise ValueError("too large")
-        data = json.loads(raw.decode("utf-8"))
+        data = read_json(raw, REGISTER)
         if not isinstance(data, dict) or data.get("dataset") != dataset:
             raise ValueError("another dataset")
         keys = data.get("keys", [])
@@ -236,8 +237,8 @@ def _stored(home: Path, dataset: str) -> dict[str, Any]:
     """A register file as stored (empty when it is missing or cannot be read): for the fields kept across writes."""
     try:
         with _record_path(home, dataset).open("rb") as f:
-            data = json.loads(f.read(_MAX_RECORD + 1).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            data = read_json(f.read(_MAX_RECORD + 1), REGISTER)
+    except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 

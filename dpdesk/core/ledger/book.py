@@ -72,6 +72,7 @@ from dpdesk.core.ledger.entries import (
     parse_entry,
     read_chain,
     written_by,
+    written_entry,
 )
 from dpdesk.core.ledger.entries import checked_line as _checked_line
 from dpdesk.core.ledger.entries import now as _now
@@ -645,7 +646,7 @@ class LedgerTransaction:
             **written_by(),
         }
         stored["hash"] = entry_hash(stored)
-        entry = parse_entry(stored)
+        entry = written_entry(stored, self.ledger.path)
         line = (canonical_json(stored) + "\n").encode("utf-8")
         home = self.ledger.home
         if home is not None and anchor.needs_intent(entry_type) and anchor.is_anchored(home):

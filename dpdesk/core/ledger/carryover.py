@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import LedgerError, UsageError
 from dpdesk.core.ledger.entries import (
     ENTRY_TYPES,
@@ -287,8 +288,8 @@ def stated_costs_from_json(text: str | bytes) -> list[StatedCost]:
     """The stated costs of a JSON file: ``{"costs": [{"entries": "7", "epsilon": 0.3, "delta": 0, "rho":
     0.045}, ...]}`` (or the list alone; ``delta`` and ``rho`` optional as in :func:`stated_cost`)."""
     try:
-        data = loads_entries(text)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = loads_entries(text, jsonin.PLAN)
+    except ValueError:
         raise UsageError(_("the file of stated costs is not valid JSON (numbers finite)")) from None
     items = data.get("costs") if isinstance(data, dict) else data
     if not isinstance(items, list) or not all(isinstance(c, dict) for c in items):
@@ -319,16 +320,16 @@ def exported_entries(path: Path) -> list[dict[str, Any]]:
             _("cannot read the exported copy {path}: {err}").format(path=source, err=exc.strerror or exc)
         ) from None
     try:
-        whole = loads_entries(raw.decode("utf-8-sig"))
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        whole = loads_entries(raw, jsonin.EXPORT)
+    except ValueError:
         whole = None
     if isinstance(whole, dict) and isinstance(whole.get("entries"), list):
         return [e for e in whole["entries"] if isinstance(e, dict)]
     out = []
     for line in raw.split(b"\n"):
         try:
-            e = loads_entries(line.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            e = loads_entries(line)
+        except ValueError:
             continue
         if isinstance(e, dict):
             out.append(e)
@@ -374,8 +375,8 @@ def _lines(raw: bytes, expected: str | None) -> tuple[list[_Line], list[tuple[in
     for part in parts:
         strict = True
         try:
-            e = loads_entries(part.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            e = loads_entries(part)
+        except ValueError:
             strict = False
             try:  # read as written (NaN and all), only to offer a cost from its plan and name its type
                 e = json.loads(part.decode("utf-8", errors="replace"))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dpdesk.core.common.errors import LedgerError
 from dpdesk.core.common.fsio import locked as _locked
 from dpdesk.core.common.fsio import write_atomic
+from dpdesk.core.common.jsonin import HOME_FILE, read_json
 from dpdesk.core.ledger import anchor
 from dpdesk.core.ledger.entries import is_dataset_id
 from dpdesk.core.loading.identity import (
@@ -184,8 +185,8 @@ def home_secret(home: Path) -> bytes:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, or nested too deeply: as if missing
+        return read_json(path.read_bytes(), HOME_FILE)
+    except (OSError, ValueError):  # unreadable, not JSON, or past a limit of the JSON reader: as if missing
         return None
 
 

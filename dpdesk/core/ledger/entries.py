@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
 import math
 import re
 import secrets
@@ -23,7 +22,9 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import LedgerError
+from dpdesk.core.common.jsonin import JsonKind, read_json
 from dpdesk.core.model.spec import canonical_json
 from dpdesk.i18n import _
 
@@ -82,25 +83,13 @@ def written_by() -> dict[str, str]:
     return {"dpdesk_version": __version__}
 
 
-def _finite(text: str) -> float:
-    x = float(text)
-    if not math.isfinite(x):
-        raise ValueError(text)
-    return x
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-def loads_entries(text: str | bytes) -> Any:
-    """JSON as dpdesk writes it. NaN, Infinity and numbers that overflow to infinity, which dpdesk never
-    writes (its canonical JSON refuses them), are refused like any other damage (a ValueError), instead of
-    reaching the hash check, whose canonical JSON would fail on them."""
-    try:
-        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-    except RecursionError:  # nested deeper than the decoder can go: damage, like invalid JSON
-        raise ValueError("nested too deeply") from None
+def loads_entries(text: str | bytes, kind: JsonKind = jsonin.LEDGER_LINE) -> Any:
+    """JSON as dpdesk writes it, read by the one reader of untrusted JSON (:func:`dpdesk.core.common.jsonin.read_json`,
+    a ledger line unless ``kind`` says otherwise). NaN, Infinity, numbers that overflow to infinity, keys twice,
+    nesting past its limit, which dpdesk never writes, are refused like any other damage (a ValueError: its
+    :class:`~dpdesk.core.common.jsonin.JsonInputError`), instead of reaching the hash check, whose canonical JSON
+    would fail on them."""
+    return read_json(text, kind)
 
 
 def entry_hash(entry: Mapping[str, Any] | Entry) -> str:
@@ -114,8 +103,8 @@ def checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | N
     """One line of a ledger as the typed entry ``seq`` linked to ``prev``; a :class:`LedgerError` naming ``where``
     when it is not (damaged, edited, out of order, of another dataset, of an unknown type)."""
     try:
-        entry = loads_entries(line.decode("utf-8"))
-    except ValueError:  # undecodable bytes, invalid JSON, non-finite numbers
+        entry = loads_entries(line)
+    except ValueError:  # undecodable bytes, invalid JSON, non-finite numbers, past a limit of the JSON reader
         raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
     if not isinstance(entry, dict) or "hash" not in entry:
         raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where))
@@ -147,6 +136,35 @@ def checked_line(line: bytes, where: str, prev: str, seq: int, expected: str | N
         return parse_entry(entry)
     except ValueError:  # a sequence number written as true: equal to 1 in the checks above, still damage
         raise LedgerError(_("{where}: not a valid entry (damaged or edited)").format(where=where)) from None
+
+
+def written_entry(stored: Mapping[str, Any], label: object) -> Entry:
+    """The typed entry of ``stored``, a new entry about to be appended to the ledger ``label``, once it is known
+    to be what a later read will see: its line (canonical JSON) is read back through :func:`checked_line` (the one
+    JSON reader, its place in the chain, its hash, the fields its type needs) and gives that line again. A
+    :class:`LedgerError`, before anything is written, when it does not (a payload without a field its type
+    requires, a value JSON cannot hold): an entry that cannot be read back would break the ledger for every later
+    command. The entry returned keeps the payload's key order (:attr:`Entry.order`)."""
+    kind = str(stored.get("type"))
+    try:
+        line = canonical_json(dict(stored))
+        back = checked_line(
+            line.encode("utf-8"),
+            _("the new {type} entry").format(type=kind),
+            str(stored.get("prev")),
+            int(stored.get("seq", 0)),
+            stored.get("dataset"),
+        )
+        if canonical_json(back.to_dict()) != line:
+            raise LedgerError(_("the new {type} entry does not read back as written").format(type=kind))
+    except (LedgerError, ValueError, TypeError) as exc:
+        raise LedgerError(
+            _(
+                "ledger {path}: an entry that could not be read back was refused, nothing was written ({why}); "
+                "this is a fault in dpdesk: please report it"
+            ).format(path=label, why=exc)
+        ) from None
+    return parse_entry(stored)
 
 
 def read_chain(raw: bytes, label: str, expected: str | None) -> list[Entry]:

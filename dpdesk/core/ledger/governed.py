@@ -40,7 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import UsageError
+from dpdesk.core.common.jsonin import read_json
 from dpdesk.core.governance.officer import (
     ROTATE,
     ApprovalError,
@@ -227,10 +229,10 @@ def _approved_head(doc: bytes | str, entries: Sequence[Entry]) -> LedgerHead:
     """The head a plan approval names, when the chain still holds it; else the chain's head (which then refuses
     it as stale)."""
     try:
-        raw = json.loads(doc)
+        raw = read_json(doc, jsonin.OFFICER)
         h = raw["payload"]["head"]
         seq, digest = h["seq"], h["hash"]
-    except (ValueError, TypeError, KeyError, RecursionError):
+    except (ValueError, TypeError, KeyError):
         return head_of(entries)
     in_chain = isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq <= len(entries)
     if in_chain and entries[seq - 1].hash == digest:
@@ -309,8 +311,8 @@ def remembered(home: Path, dataset: str) -> GovernanceRecord | None:
             _("cannot read the governance record {path}: {err}").format(path=path, err=exc.strerror or exc)
         ) from None
     try:
-        return GovernanceRecord.from_payload(json.loads(raw))
-    except (ValueError, RecursionError):
+        return GovernanceRecord.from_payload(read_json(raw, jsonin.HOME_FILE))
+    except ValueError:
         raise GovernanceError(_("the governance record {path} is damaged").format(path=path)) from None
 
 
@@ -427,8 +429,8 @@ def _claimed(raw: bytes) -> tuple[list[GovernanceRecord], bool]:
         if b"govern" not in line:
             continue
         try:
-            e = json.loads(line)
-        except (ValueError, RecursionError):
+            e = read_json(line, jsonin.LEDGER_LINE)
+        except ValueError:
             damaged = True
             continue
         if not isinstance(e, dict):

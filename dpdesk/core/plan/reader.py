@@ -24,7 +24,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
+from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import InputError, PlanError, PlanErrors
+from dpdesk.core.common.jsonin import JsonInputError, read_json
 from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.core.model.spec import (
     ACCOUNTING_METHODS,
@@ -66,7 +68,6 @@ from dpdesk.core.model.spec import (
     _column_required,
     _delta,
     _gaussian_delta_required,
-    _join,
     _key_problems,
     _no_self_grouping,
     _not_released_with,
@@ -179,61 +180,45 @@ def load_plan(path: str | Path) -> Plan:
 
 
 def parse_plan_text(raw: bytes | str, source: str = "plan") -> Plan:
-    """Parse plan JSON text (bytes in UTF-8, with or without BOM) and validate it."""
-    if isinstance(raw, bytes):
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise PlanError(
-                "", _("{source} is not UTF-8 text (byte {byte})").format(source=source, byte=exc.start)
-            ) from None
-    else:
-        text = raw
-    if len(text) > 50_000_000:
-        raise PlanError(
-            "", _("{source} is too large for a plan ({n} characters)").format(source=source, n=len(text))
-        )
+    """Parse plan JSON text (bytes in UTF-8, with or without BOM) and validate it; the JSON is read by
+    :func:`dpdesk.core.common.jsonin.read_json` under its limits, each refusal named as a plan's problem."""
     try:
-        data = json.loads(text, parse_constant=_NonFinite)
-    except json.JSONDecodeError as exc:
-        raise PlanError(
-            "",
-            _("{source} is not valid JSON: {why} at line {line}, column {column}").format(
-                source=source, why=exc.msg, line=exc.lineno, column=exc.colno
-            ),
-        ) from None
-    except RecursionError:
-        raise PlanError("", _("{source} is nested too deeply").format(source=source)) from None
-    except ValueError:  # a whole number of more digits than Python converts (4,300)
-        raise PlanError("", _("{source} holds a number with too many digits").format(source=source)) from None
-    found = _find_non_finite(data, "")
-    if found is not None:
-        key, name = found
-        raise PlanError(
-            key,
-            _("{field}: {token} is not a number a plan may hold (use a finite number)").format(
-                field=_subject(key), token=name
-            ),
-        )
+        data = read_json(raw, jsonin.PLAN)
+    except JsonInputError as exc:
+        raise _plan_json_error(exc, source) from None
     return parse_plan(data)
 
 
-class _NonFinite(str):
-    """A NaN, Infinity or -Infinity token of the plan's JSON, kept to be reported with its key."""
-
-
-def _find_non_finite(value: Any, key: str) -> tuple[str, str] | None:
-    """The key (as validation errors name keys, e.g. ``queries[2].epsilon``) of the first such token."""
-    stack = [(value, key)]
-    while stack:  # iterative: the JSON decoder already bounds the depth, but keep recursion out of it
-        v, k = stack.pop()
-        if isinstance(v, _NonFinite):
-            return (k or "(the whole plan)"), str(v)
-        if isinstance(v, dict):
-            stack.extend((item, _join(k, str(name))) for name, item in reversed(list(v.items())))
-        elif isinstance(v, list):
-            stack.extend((item, f"{k}[{i}]") for i, item in reversed(list(enumerate(v))))
-    return None
+def _plan_json_error(exc: JsonInputError, source: str) -> PlanError:
+    """A refusal of the plan's JSON as the plan's message."""
+    if exc.reason == "utf8":
+        return PlanError(
+            "", _("{source} is not UTF-8 text (byte {byte})").format(source=source, byte=exc.detail)
+        )
+    if exc.reason == "size":
+        return PlanError(
+            "", _("{source} is too large for a plan ({n} characters)").format(source=source, n=exc.detail)
+        )
+    if exc.reason == "syntax":
+        return PlanError(
+            "",
+            _("{source} is not valid JSON: {why} at line {line}, column {column}").format(
+                source=source, why=exc.detail, line=exc.line, column=exc.column
+            ),
+        )
+    if exc.reason == "depth":
+        return PlanError("", _("{source} is nested too deeply").format(source=source))
+    if exc.reason == "int":
+        return PlanError(exc.key, _("{source} holds a number with too many digits").format(source=source))
+    if exc.reason in ("constant", "overflow"):
+        key = exc.key or "(the whole plan)"
+        return PlanError(
+            key,
+            _("{field}: {token} is not a number a plan may hold (use a finite number)").format(
+                field=_subject(key), token=exc.detail
+            ),
+        )
+    return PlanError("", _("{source}: {why}").format(source=source, why=exc.message))
 
 
 _TOP_KEYS = {

@@ -11,12 +11,13 @@ is named, unless an acknowledgement restarted the chain carrying the release ove
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import DpdeskError, LedgerError
+from dpdesk.core.common.jsonin import read_json
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, NotSmallFile, hash_small_file, read_small_file
 from dpdesk.core.ledger.book import Ledger
@@ -128,9 +129,9 @@ def review_ledger_file(path: Path) -> Review:
     """Verify the hash chain of an exported ledger (its dataset is read from its first entry)."""
     out = Review("ledger")
     try:
-        first = path.read_text(encoding="utf-8").split("\n", 1)[0]
-        dataset = json.loads(first)["dataset"] if first.strip() else ""
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, RecursionError):
+        first = path.read_bytes().split(b"\n", 1)[0]
+        dataset = loads_entries(first)["dataset"] if first.strip() else ""
+    except (OSError, ValueError, KeyError, TypeError):
         out.problems.append(_("{path}: not a dpdesk ledger").format(path=path))
         return out
     try:
@@ -262,7 +263,7 @@ def review_package(folder: Path, progress: Progress = NULL_PROGRESS) -> Review:
     out = Review("package")
     try:
         raw = read_small_file(folder / "ledger.json", MAX_PACKAGE_FILE, nofollow=True)
-        data = loads_entries(raw.decode("utf-8"))
+        data = loads_entries(raw, jsonin.PACKAGE)
         entries = list(data["entries"])
     except NotSmallFile as exc:  # a link, a FIFO, a device, too large: refused before it is read
         _check_folder(folder, out)
@@ -364,8 +365,8 @@ def _check_package(folder: Path, out: Review, data: Any, entries: list[Any], pro
             out.files[name] = _("intact")
     try:
         if "plan.json" not in unreadable:  # else named above
-            out.plan = json.loads(
-                read_small_file(folder / "plan.json", MAX_PLAN_BYTES, nofollow=True).decode("utf-8")
+            out.plan = read_json(
+                read_small_file(folder / "plan.json", MAX_PLAN_BYTES, nofollow=True), jsonin.PACKAGE
             )
             from dpdesk.core.plan.reader import parse_plan
 

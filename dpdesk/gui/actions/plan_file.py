@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
@@ -28,15 +27,16 @@ class PlanFile(Action):
         path = path or window.ask_open_path(_("Open plan"), plan_filter())
         if not path:
             return False
+        from dpdesk.core.common import jsonin
         from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
 
         try:
-            data = json.loads(read_small_file(path, MAX_PLAN_BYTES).decode("utf-8-sig"))
+            data = jsonin.read_json(read_small_file(path, MAX_PLAN_BYTES), jsonin.PLAN)
             if not isinstance(data, dict):
                 raise ValueError(_("a plan is a JSON object"))
-        except (OSError, ValueError, RecursionError) as exc:
+        except (OSError, ValueError) as exc:
             why: object = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            if isinstance(exc, RecursionError):
+            if isinstance(exc, jsonin.JsonInputError) and exc.reason == "depth":
                 why = _("it nests too deeply to be a plan")
             window.show_error(_("Cannot open the plan {path}: {err}").format(path=path, err=why))
             return False
