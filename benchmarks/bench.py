@@ -97,7 +97,7 @@ def schema(zh: bool = False) -> dict[str, dict[str, Any]]:
 
 def column_specs(zh: bool = False) -> dict[str, Any]:
     """dpdesk ColumnSpecs for the declared schema."""
-    from dpdesk.core.plan.reader import ColumnSpec
+    from dpdesk.core.model.spec import ColumnSpec
 
     out = {}
     for name, d in schema(zh).items():

@@ -44,7 +44,7 @@ def render(out: Path) -> list[Path]:
 
     matplotlib.use("Agg")
     from dpdesk.core.dp import figures, mechanisms
-    from dpdesk.core.dp.queries import Component
+    from dpdesk.core.dp.queries_base import Component
     from dpdesk.i18n import current_language
 
     out.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from dpdesk.cli.inputs import dataset_of, read_plan
 from dpdesk.cli.printer import num, tell_migration
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.text import shown
-from dpdesk.core.plan.reader import Plan
+from dpdesk.core.model.spec import Plan
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:

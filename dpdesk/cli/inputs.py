@@ -10,7 +10,8 @@ from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.home import dpdesk_home
 from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.core.common.text import shown
-from dpdesk.core.plan.reader import Plan, apply_codebook, parse_plan, parse_plan_text, read_codebook
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:

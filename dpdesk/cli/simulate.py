@@ -11,7 +11,7 @@ from dpdesk.cli.printer import progress
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.home import dpdesk_home
 from dpdesk.core.common.text import shown
-from dpdesk.core.plan.reader import Plan
+from dpdesk.core.model.spec import Plan
 from dpdesk.i18n import _
 
 

@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 #: Each public name and the module that defines it.
 _HOMES = {
     # the plan and its values
-    "Accounting": "plan.reader",
-    "Budget": "plan.reader",
-    "ColumnSpec": "plan.reader",
-    "Plan": "plan.reader",
-    "PrivacyUnit": "plan.reader",
-    "QuerySpec": "plan.reader",
+    "Accounting": "model.spec",
+    "Budget": "model.spec",
+    "ColumnSpec": "model.spec",
+    "Plan": "model.spec",
+    "PrivacyUnit": "model.spec",
+    "QuerySpec": "model.spec",
     "apply_codebook": "plan.reader",
     "check_plan": "plan.reader",
     "load_plan": "plan.reader",
@@ -46,10 +46,10 @@ _HOMES = {
     "PlanErrors": "common.errors",
     "UsageError": "common.errors",
     # a table
-    "Table": "loading",
-    "load_table": "loading",
+    "Table": "loading.table",
+    "load_table": "loading.load",
     "peek": "loading.peek",
-    "suggest_types": "loading",
+    "suggest_types": "loading.suggest",
     "load_for_release": "release.streaming",
     # the ledger, the budget and the fit
     "Ledger": "ledger.book",
@@ -160,13 +160,8 @@ if TYPE_CHECKING:  # what the type checkers see; at run time __getattr__ imports
     from dpdesk.core.ledger.fit import FitError, FitResult, fit_to_budget
     from dpdesk.core.loading import Table, load_table, suggest_types
     from dpdesk.core.loading.peek import peek
+    from dpdesk.core.model.spec import Accounting, Budget, ColumnSpec, Plan, PrivacyUnit, QuerySpec
     from dpdesk.core.plan.reader import (
-        Accounting,
-        Budget,
-        ColumnSpec,
-        Plan,
-        PrivacyUnit,
-        QuerySpec,
         apply_codebook,
         check_plan,
         load_plan,

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # the engine is imported when first used, after the window is
     from dpdesk.core.ledger.budget import BudgetReport
     from dpdesk.core.ledger.entries import Entry, SpendEntry
     from dpdesk.core.loading import Peek
-    from dpdesk.core.plan.reader import Plan
+    from dpdesk.core.model.spec import Plan
 
 
 def new_plan_data(title: str = "") -> dict[str, Any]:

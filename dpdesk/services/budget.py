@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from dpdesk.core.ledger.budget import BudgetReport
     from dpdesk.core.ledger.entries import Entry
     from dpdesk.core.ledger.fit import FitResult
-    from dpdesk.core.plan.reader import Plan, QuerySpec
+    from dpdesk.core.model.spec import Plan, QuerySpec
     from dpdesk.services.common import Dataset, Notify
 
 
@@ -66,12 +66,12 @@ def plan_budget(
     if request.dataset is None:
         return BudgetResult(budget_of_entries(request.plan, []))
     from dpdesk.core.ledger.governed import describe
-    from dpdesk.core.release.steps import _check_settings
+    from dpdesk.core.release.steps import check_settings
 
     # the history from the ledger's last checkpoint (bound to the recorded head), else the whole chain verified
     ledger = request.dataset.open_ledger(notify)
     state = ledger.read()
-    _check_settings(request.plan, state.settings)
+    check_settings(request.plan, state.settings)
     progress.check_cancelled()
     gov = [state.governance_entry] if state.governance_entry is not None else []
     return BudgetResult(budget_report(request.plan, state=state), ledger.dataset or None, describe(gov))
@@ -122,11 +122,11 @@ def _dataset_ledger(
         return [], None, None
     from dpdesk.core.ledger.entries import settings_in_force
     from dpdesk.core.ledger.governed import describe
-    from dpdesk.core.release.steps import _check_settings
+    from dpdesk.core.release.steps import check_settings
 
     ledger = request.dataset.open_ledger(notify)
     entries = ledger.verify()
-    _check_settings(request.plan, settings_in_force(entries))
+    check_settings(request.plan, settings_in_force(entries))
     return entries, ledger.dataset or None, describe(entries)
 
 

@@ -1068,18 +1068,18 @@ def _move_table(home: Path, retired: str, into: str) -> None:
     (idempotent; until done, a file of it is followed to ``into`` when it is opened)."""
     from dpdesk.core.common import faults
     from dpdesk.core.ledger.book import keys_of, relink_key
-    from dpdesk.core.ledger.contents import _records, record_content
+    from dpdesk.core.ledger.contents import content_records, record_content
     from dpdesk.core.loading.identity import Sketch
 
-    raw = _records(home).get(retired, {})
+    raw = content_records(home).get(retired, {})
     found = raw.get("columns")
     columns: dict[str, Any] = found if isinstance(found, dict) else {}
-    from dpdesk.core.ledger.contents import _columns_of
+    from dpdesk.core.ledger.contents import columns_of
 
     faults.step("merge: record the contents")
     for content, sketch in raw.get("contents", {}).items():
         try:
-            record_content(home, into, content, Sketch.from_json(sketch), _columns_of(columns.get(content)))
+            record_content(home, into, content, Sketch.from_json(sketch), columns_of(columns.get(content)))
         except (TypeError, KeyError, ValueError):
             continue
     faults.step("merge: move the keys")

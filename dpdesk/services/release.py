@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from dpdesk.core.ledger.budget import BudgetReport
     from dpdesk.core.ledger.entries import SpendEntry
     from dpdesk.core.loading import Table
-    from dpdesk.core.plan.reader import Plan
+    from dpdesk.core.model.spec import Plan
     from dpdesk.core.release.datacheck import DataCheck
     from dpdesk.core.release.steps import PreparedRelease
 

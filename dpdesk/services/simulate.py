@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    from dpdesk.core.plan.reader import Plan
+    from dpdesk.core.model.spec import Plan
     from dpdesk.core.preview.simulate import Fidelity
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from dpdesk.cli import main
 from dpdesk.core.ledger.entries import entry_hash
-from dpdesk.core.plan.reader import canonical_json
+from dpdesk.core.model.spec import canonical_json
 from tests.conftest import SAMPLES
 
 PLAN = SAMPLES / "cps_wages_plan.json"

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from dpdesk.cli import main
-from dpdesk.core.ledger.budget import HIGH_EPSILON, budget_report, report_warnings, spend_warnings
+from dpdesk.core.dp.deployments import HIGH_EPSILON
+from dpdesk.core.ledger.budget import budget_report, report_warnings, spend_warnings
 from dpdesk.core.plan.reader import parse_plan
 from tests.conftest import SAMPLES
 

@@ -11,7 +11,8 @@ import pytest
 
 from dpdesk.core.dp import aggregates as agg
 from dpdesk.core.dp import aggregates_base
-from dpdesk.core.dp.queries import design_query, grid_bounds
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.dp.queries_base import grid_bounds
 from dpdesk.core.dp.statistics.quantile import quantile_candidates
 from dpdesk.core.loading import Column, Table
 from dpdesk.core.plan.reader import parse_plan
@@ -208,7 +209,7 @@ def test_people_whose_ids_share_one_half_of_the_hash_stay_apart() -> None:
     """Issue 11, item 8: rows are bounded per 128-bit id; ids agreeing on 64 bits are still two people."""
     from dpdesk.core.dp.aggregates import bound_rows_per_person
     from dpdesk.core.loading import Column, Table
-    from dpdesk.core.plan.reader import ColumnSpec
+    from dpdesk.core.model.spec import ColumnSpec
 
     spec = ColumnSpec("x", "int", (0, 10))
     ids = np.array([[7, 1], [7, 2], [7, 1], [7, 2]], dtype=np.uint64)
@@ -223,7 +224,7 @@ def test_the_grid_search_of_quantile_candidates_is_the_binary_search_exactly() -
     ``np.searchsorted(cands, x, side="left")`` (the quantile's counts, hence its released value, depend on it)."""
     import numpy as np
 
-    from dpdesk.core.dp.aggregates import _candidates_below
+    from dpdesk.core.dp.aggregates_base import _candidates_below
 
     rng = np.random.default_rng(20261124)
     for trial in range(200):

@@ -41,10 +41,12 @@ import pytest
 
 from dpdesk.core.dp import statistics
 from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
-from dpdesk.core.dp.queries import QueryDesign, design_query
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.dp.queries_base import QueryDesign
 from dpdesk.core.loading import Column, Table, csvfile, load_table
 from dpdesk.core.loading.columns import int_dtype
-from dpdesk.core.plan.reader import ColumnSpec, Plan, parse_plan
+from dpdesk.core.model.spec import ColumnSpec, Plan
+from dpdesk.core.plan.reader import parse_plan
 
 pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out
 
@@ -330,7 +332,7 @@ def kept_rows(cfg: Config, row: Row) -> int:
 
 @pytest.mark.parametrize("with_id", [False, True], ids=["no_id", "id"])
 def test_rows_can_drop_says_exactly_when_the_code_drops_a_row(with_id: bool) -> None:
-    from dpdesk.core.dp.queries import rows_can_drop
+    from dpdesk.core.dp.queries_base import rows_can_drop
 
     seen = {True: 0, False: 0}
     for name in STATISTICS:

@@ -19,11 +19,13 @@ from typing import Any
 import pytest
 
 from dpdesk.core.dp import accounting as acc
-from dpdesk.core.dp.queries import QueryDesign, design_plan
+from dpdesk.core.dp.queries import design_plan
+from dpdesk.core.dp.queries_base import QueryDesign
 from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.ledger.budget import budget_report, design_to_dict, past_releases, plan_costs
 from dpdesk.core.ledger.entries import settings_in_force
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release.steps import release
 from tests.conftest import ROOT, SAMPLES
 

@@ -20,7 +20,8 @@ from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.ledger.budget import budget_report
 from dpdesk.core.ledger.entries import entry_hash
 from dpdesk.core.loading import load_table
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release.steps import release
 
 

@@ -27,7 +27,7 @@ import xlsxwriter  # type: ignore[import-untyped]
 from dpdesk.core.common.errors import Cancelled, InputError
 from dpdesk.core.common.progress import Progress
 from dpdesk.core.loading import Table, csvfile, file_sha256, guards, load_table, suggest_types
-from dpdesk.core.plan.reader import ColumnSpec
+from dpdesk.core.model.spec import ColumnSpec
 
 
 @pytest.fixture(autouse=True, params=["stream", "blocks"])

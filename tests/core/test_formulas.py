@@ -163,7 +163,7 @@ def test_why_gaussian_noise_is_not_drawn_on_the_integers() -> None:
     gaps = [abs(_discrete_gaussian_delta(sigma * h, h, 2.0) - cont) / cont for h in (1, 16, 256, 4096)]
     assert gaps[0] > 0.05 and gaps[1] < 1e-3 and gaps[2] < 1e-6 and gaps[3] < 1e-7
     # dpdesk's grid is >= 2^20 / sigma finer (gap ~1e-12); the analytic calibration keeps a 1e-9 margin
-    from dpdesk.core.dp.queries import DISCRETE_MARGIN
+    from dpdesk.core.dp.queries_base import DISCRETE_MARGIN
 
     steps_per_sigma = sigma * 4096  # sigma in grid steps at h = 4096
     extrapolated = gaps[3] * (steps_per_sigma / 2**20) ** 2  # the (h/sigma)^2 trend, at 2^20 steps
@@ -178,7 +178,7 @@ def test_classic_gaussian_leaves_slack_for_the_discrete_gap() -> None:
 
 
 def test_gaussian_grid_rule() -> None:
-    from dpdesk.core.dp.queries import gaussian_grid
+    from dpdesk.core.dp.queries_base import gaussian_grid
 
     for sigma, unit in ((2.23, 1.0), (1e6, 1.0), (3e-3, 2.0**-10), (123.0, 4.0)):
         h = gaussian_grid(sigma, unit)
@@ -376,7 +376,8 @@ def _plan(queries: list[dict[str, Any]], k: int) -> Any:
 @pytest.mark.parametrize("delta", [1e-6, 1e-12, 1e-20, 1e-30])
 def test_booked_delta_covers_the_exact_delta_of_the_discrete_gaussian_drawn(delta: float) -> None:
     """OpenDP draws a discrete Gaussian on the grid: its exact delta must not exceed the booked delta."""
-    from dpdesk.core.dp.queries import DISCRETE_MARGIN, design_plan
+    from dpdesk.core.dp.queries import design_plan
+    from dpdesk.core.dp.queries_base import DISCRETE_MARGIN
 
     checked = 0
     for eps in (0.1, 0.5, 0.9, 1.0, 3.0, 10.0):

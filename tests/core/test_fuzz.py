@@ -50,7 +50,8 @@ from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import InputError, PlanError, where_in_plan
 from dpdesk.core.common.text import shown
 from dpdesk.core.loading import Table, csvfile, load_table
-from dpdesk.core.plan.reader import ColumnSpec, Plan, parse_plan_text
+from dpdesk.core.model.spec import ColumnSpec, Plan
+from dpdesk.core.plan.reader import parse_plan_text
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300, method="thread")]
 

@@ -44,7 +44,8 @@ from dpdesk.core.ledger.budget import design_to_dict, plan_costs
 from dpdesk.core.ledger.entries import GENESIS, Entry, salvaged
 from dpdesk.core.ledger.recost import effective
 from dpdesk.core.model.mechanism_kinds import MECHANISMS
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 
 TABLE = Path(__file__).with_name("golden_costs.json")
 COMMAND = "PYTHONPATH=$PWD .venv/bin/python tests/core/test_golden_costs.py --write"

@@ -33,7 +33,8 @@ from dpdesk.core.ledger.entries import (
     parse_entry,
     rows_from_entry,
 )
-from dpdesk.core.plan.reader import canonical_json, parse_plan
+from dpdesk.core.model.spec import canonical_json
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release.steps import release, write_release_dir
 from tests.core.test_recost import _sha, change, data, plan
 from tests.trust.test_public_id import to_legacy

@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from dpdesk.core.common.errors import DpdeskError, LedgerError
 from dpdesk.core.governance import officer as of
-from dpdesk.core.plan.reader import canonical_json, parse_plan_text
+from dpdesk.core.model.spec import canonical_json
+from dpdesk.core.plan.reader import parse_plan_text
 from tests.conftest import SAMPLES
 
 DS = "ds-" + "1" * 32

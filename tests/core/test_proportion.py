@@ -20,7 +20,8 @@ from dpdesk.core.dp.aggregates import exact_statistic
 from dpdesk.core.dp.queries import design_query
 from dpdesk.core.dp.statistics.proportion import ProportionQuery, share_error95
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release import steps as rel
 from dpdesk.core.release.steps import release
 

@@ -22,7 +22,8 @@ from dpdesk.core.dp.statistics.proportion import ProportionQuery
 from dpdesk.core.dp.statistics.quantile import QuantileQuery
 from dpdesk.core.dp.statistics.select import SelectQuery
 from dpdesk.core.dp.statistics.synthetic import SyntheticQuery
-from dpdesk.core.plan.reader import QuerySpec, parse_plan
+from dpdesk.core.model.spec import QuerySpec
+from dpdesk.core.plan.reader import parse_plan
 from tests.conftest import ROOT, SAMPLES
 
 EXAMPLE = json.loads((SAMPLES / "cps_wages_plan.json").read_text(encoding="utf-8"))

@@ -17,7 +17,8 @@ from dpdesk.core.dp import statistics
 from dpdesk.core.dp.queries import design_query
 from dpdesk.core.dp.statistics.base import ParamKind, Statistic
 from dpdesk.core.model.mechanism_kinds import MECHANISMS, Mechanism
-from dpdesk.core.plan.reader import QuerySpec, parse_plan
+from dpdesk.core.model.spec import QuerySpec
+from dpdesk.core.plan.reader import parse_plan
 
 BOUNDS = ((-7.0, 3.0), (99.0, 100.0))
 

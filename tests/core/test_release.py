@@ -18,7 +18,8 @@ from dpdesk.core.ledger import budget as bud
 from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.ledger.budget import budget_report
 from dpdesk.core.ledger.entries import rows_from_entry
-from dpdesk.core.plan.reader import Plan, load_plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import load_plan, parse_plan
 from dpdesk.core.preview import simulate as sim
 from dpdesk.core.release import datacheck as dchk
 from dpdesk.core.release import steps as rel

@@ -157,7 +157,7 @@ def test_pdf_charts_draw_odd_values(
 
     from dpdesk.core.dp.figures import results_chart
     from dpdesk.core.publish.pdf_charts import drawing
-    from dpdesk.core.publish.report import _register_fonts
+    from dpdesk.core.publish.pdftext import _register_fonts
 
     _register_fonts()
     labels = ["一", "two", "三"][: len(values)]

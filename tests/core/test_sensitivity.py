@@ -18,7 +18,8 @@ from dpdesk.core.dp import statistics
 from dpdesk.core.dp.aggregates import exact_statistic
 from dpdesk.core.dp.queries import design_query
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 
 CATS = ["a", "b", "c"]
 

@@ -12,7 +12,7 @@ import pytest
 
 from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading import csvfile, load_table
-from dpdesk.core.plan.reader import ColumnSpec
+from dpdesk.core.model.spec import ColumnSpec
 
 CITY = ColumnSpec("city", "category", categories=("北京", "上海", "广州"))
 AGE = ColumnSpec("age", "int", bounds=(0, 120))

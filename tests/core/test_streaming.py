@@ -16,7 +16,8 @@ from dpdesk.core.dp import aggregates as agg
 from dpdesk.core.dp import statistics
 from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.loading import Table, csvfile, load_table
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release import streaming as st
 from dpdesk.core.release.datacheck import check_data
 

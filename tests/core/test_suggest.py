@@ -10,7 +10,7 @@ import pytest
 
 from dpdesk.core.loading import SAMPLE_ROWS, load_table, suggest_types
 from dpdesk.core.loading.suggest import is_number, suggest_type
-from dpdesk.core.plan.reader import ColumnSpec
+from dpdesk.core.model.spec import ColumnSpec
 
 NUMBERS = "0 42 -7 +3 007 1. .5 1.5 -0.25 1e3 1E-3 +.5e+3 2.5e10 inf -inf Infinity INF NaN nan +nan -NAN"
 WORDS = "1_000 １２ ٣ 1,5 1.2.3 --1 0x10 1e e3 . - + 12a a12 ∞ true 1e3.5 infinit nana"

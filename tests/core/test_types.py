@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dpdesk.core.common.errors import PlanError
-from dpdesk.core.plan.reader import (
+from dpdesk.core.model.spec import (
     ACCOUNTING_METHODS,
     COLUMN_TYPES,
     NEIGHBOURING,
@@ -28,8 +28,8 @@ from dpdesk.core.plan.reader import (
     Neighbouring,
     PrivacyUnit,
     canonical_json,
-    parse_plan,
 )
+from dpdesk.core.plan.reader import parse_plan
 from tests.conftest import SAMPLES
 
 EXAMPLE = json.loads((SAMPLES / "cps_wages_plan.json").read_text(encoding="utf-8"))

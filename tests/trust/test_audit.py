@@ -67,10 +67,13 @@ import numpy as np
 import pytest
 
 from dpdesk.core.dp import statistics
-from dpdesk.core.dp.aggregates import Exact, exact_statistic
-from dpdesk.core.dp.queries import Component, QueryDesign, design_query
+from dpdesk.core.dp.aggregates import exact_statistic
+from dpdesk.core.dp.aggregates_base import Exact
+from dpdesk.core.dp.queries import design_query
+from dpdesk.core.dp.queries_base import Component, QueryDesign
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release.steps import _opendp_noise, _opendp_pick
 
 pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves this module out

@@ -222,7 +222,7 @@ def test_a_govern_entry_appended_with_a_valid_hash_but_no_recovery_signature_is_
     forgery: str,
 ) -> None:
     from dpdesk.core.ledger.entries import entry_hash
-    from dpdesk.core.plan.reader import canonical_json
+    from dpdesk.core.model.spec import canonical_json
 
     dataset, _h = head(capsys)
     ledger, copy, _register = _paths(dpdesk_home, dataset)

@@ -88,7 +88,7 @@ def test_a_reason_cannot_blank_a_ledger_line(capsys: pytest.CaptureFixture[str],
 
 
 def test_pdf_text_shows_control_characters() -> None:
-    from dpdesk.core.publish.report import markup
+    from dpdesk.core.publish.pdftext import markup
 
     assert "\x1b" not in markup("title\x1b[8m") and "\\x1b[8m" in markup("title\x1b[8m")
 

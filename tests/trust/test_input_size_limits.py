@@ -23,7 +23,8 @@ import pytest
 
 from dpdesk.core.common.errors import PlanError
 from dpdesk.core.loading import guards
-from dpdesk.core.plan.reader import MAX_PLAN_CELLS, parse_plan
+from dpdesk.core.model.spec import MAX_PLAN_CELLS
+from dpdesk.core.plan.reader import parse_plan
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -182,7 +183,7 @@ def test_parquet_decodes_only_declared_columns(tmp_path: Path) -> None:
 
     from dpdesk.core.loading import load_table
     from dpdesk.core.loading.parquet import read_declared
-    from dpdesk.core.plan.reader import ColumnSpec
+    from dpdesk.core.model.spec import ColumnSpec
 
     path = tmp_path / "t.parquet"
     pl.DataFrame({"x": [1, 2, 3], "secret": ["a", "b", "c"], " y ": [4, 5, 6]}).write_parquet(path)

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from pypdf import PdfReader
 
-from dpdesk.core.plan.reader import MAX_PLAN_CELLS, parse_plan
+from dpdesk.core.model.spec import MAX_PLAN_CELLS
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release.steps import release
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="measures children with POSIX rusage")
@@ -242,7 +243,8 @@ def test_a_plan_over_the_candidate_limit_is_refused_when_read(tmp_path: Path) ->
     """150 quantiles of 100,000 candidates each (each under the per-query limit) reached 1.8 GB in a release;
     the plan's candidates are bounded as a whole, named with the fix when the plan is read."""
     from dpdesk.core.common.errors import PlanError
-    from dpdesk.core.plan.reader import MAX_PLAN_CANDIDATES, load_plan
+    from dpdesk.core.model.spec import MAX_PLAN_CANDIDATES
+    from dpdesk.core.plan.reader import load_plan
 
     per = 100_000
     fits = MAX_PLAN_CANDIDATES // (per - 1)  # the grid holds per - 1 or per candidates
@@ -259,7 +261,7 @@ def test_a_plan_over_the_candidate_limit_is_refused_when_read(tmp_path: Path) ->
 def test_the_largest_candidate_plan_releases_within_the_stated_memory(tmp_path: Path) -> None:
     """The largest plan of quantiles the reader accepts releases, and is reread, within the stated bound; one
     quantile more is refused before anything is charged (exit 2)."""
-    from dpdesk.core.plan.reader import MAX_PLAN_CANDIDATES
+    from dpdesk.core.model.spec import MAX_PLAN_CANDIDATES
 
     home = tmp_path / "home"
     per = 100_000

@@ -35,7 +35,8 @@ from dpdesk.core.dp import values as vals
 from dpdesk.core.dp.queries import design_query
 from dpdesk.core.ledger import filestore as filestore_mod
 from dpdesk.core.ledger.book import Ledger, LedgerTransaction
-from dpdesk.core.plan.reader import Plan, parse_plan
+from dpdesk.core.model.spec import Plan
+from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release import datacheck as dchk
 from dpdesk.core.release import steps as rel
 from tests.conftest import ROOT, SAMPLES

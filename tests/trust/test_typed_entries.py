@@ -174,7 +174,7 @@ def test_a_spend_recording_null_is_reviewed_without_a_traceback(
 
 def _forge_ledger(home: Path, seq: int, change: Any) -> list[dict[str, Any]]:
     """Change entry ``seq`` of the home's one ledger, re-link the chain after it and move the register's head."""
-    from dpdesk.core.plan.reader import canonical_json
+    from dpdesk.core.model.spec import canonical_json
 
     path = next(p for p in (home / "ledgers").glob("ds-*.jsonl"))
     entries = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]

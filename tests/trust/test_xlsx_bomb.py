@@ -23,7 +23,7 @@ import xlsxwriter  # type: ignore[import-untyped]
 
 from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading import Peek, guards, load_table, peek, suggest_types
-from dpdesk.core.plan.reader import ColumnSpec
+from dpdesk.core.model.spec import ColumnSpec
 
 SHEET = "xl/worksheets/sheet1.xml"
 AGE = ColumnSpec("age", "int", bounds=(0, 120))

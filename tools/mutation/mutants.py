@@ -611,7 +611,7 @@ MUTANTS: tuple[Mutant, ...] = (
                 ).format(seq=tx.state.seq, was=prepared.head[0])
             )
         settings = tx.settings()
-        _check_settings(plan, settings)
+        check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, state=tx.state)
 """,
@@ -626,7 +626,7 @@ MUTANTS: tuple[Mutant, ...] = (
                 ).format(seq=tx.state.seq, was=prepared.head[0])
             )
         settings = tx.settings()
-        _check_settings(plan, settings)
+        check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, state=seen)
 """,
@@ -973,9 +973,9 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         "U05",
         "corrections: a release does not record the correction before it charges",
         R,
-        r"""        _check_settings(plan, settings)
+        r"""        check_settings(plan, settings)
         record_corrections(tx)""",
-        r"""        _check_settings(plan, settings)""",
+        r"""        check_settings(plan, settings)""",
         (RECOST,),
     ),
     Mutant(
@@ -1268,7 +1268,7 @@ import PySide6  # noqa: F401
         "OF07",
         "officer: an approval's parameters are compared by name only, not by value (a bigger budget passes)",
         OFC,
-        r"""    if not _same_json(p.params, dict(params)):""",
+        r"""    if not same_json(p.params, dict(params)):""",
         r"""    if p.params.keys() != params.keys():""",
         (f"{OFFICER}::test_an_approval_of_another_action_or_other_parameters_is_refused",),
     ),
@@ -1466,7 +1466,7 @@ import PySide6  # noqa: F401
         "TY01",
         "types: a budget built by hand takes a negative, zero or non-finite epsilon",
         "dpdesk/core/model/spec.py",
-        r"""        _set(self, "epsilon", _positive(self.epsilon, "budget.epsilon"))""",
+        r"""        _set(self, "epsilon", read_positive(self.epsilon, "budget.epsilon"))""",
         r"""        _set(self, "epsilon", float(self.epsilon))""",
         (TYPES,),
     ),
@@ -1558,9 +1558,9 @@ import PySide6  # noqa: F401
         "the cache by the bytes' SHA-256 is never used: every open pays for the content identity again",
         "dpdesk/core/identity/recognition.py",
         r"""    if sha256 is not None:
-        cached = _cached(home, sha256)""",
+        cached = cached_identity(home, sha256)""",
         r"""    if sha256 is None:
-        cached = _cached(home, sha256)""",
+        cached = cached_identity(home, sha256)""",
         (IDT,),
     ),
     Mutant(
@@ -2113,9 +2113,9 @@ def _sum128(""",
         "OE04",
         "identity: a limit's refusal is not remembered (the file is decoded again at every call)",
         "dpdesk/core/identity/recognition.py",
-        r"""        refused = _refused(home, sha256)
+        r"""        refused = refusal_of(home, sha256)
         if refused is not None:""",
-        r"""        refused = _refused(home, sha256)
+        r"""        refused = refusal_of(home, sha256)
         if False:""",
         ("tests/trust/test_input_size_limits.py::test_a_refused_identity_is_remembered",),
     ),
@@ -3154,7 +3154,7 @@ def _sum128(""",
         "OB01",
         "a query built by hand (not read from a plan) keeps a negative epsilon: it is not validated when built",
         "dpdesk/core/model/spec.py",
-        r"""        _set(self, "epsilon", _positive(self.epsilon, "query.epsilon"))
+        r"""        _set(self, "epsilon", read_positive(self.epsilon, "query.epsilon"))
 """,
         r"""""",
         ("tests/core/test_query_types.py::test_the_audits_examples_are_refused_when_built",),
@@ -3298,9 +3298,9 @@ def _sum128(""",
         r"""        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):
             return None  # written before column sketches or their marginals: computed once more
         return ContentIdentity(
-            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw["columns"])""",
+            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw["columns"])""",
         r"""        return ContentIdentity(
-            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw.get("columns"))""",
+            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw.get("columns"))""",
         (f"{OCT}::test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file_is_opened",),
     ),
     Mutant(
@@ -4837,6 +4837,29 @@ from dpdesk.core.dp.values import _WIDE as _WIDE  # noqa: F401""",
         r"""        entry = written_entry(stored, self.ledger.path)""",
         r"""        entry = parse_entry(stored)""",
         ("tests/core/test_ledger_entries.py::test_an_entry_that_could_not_be_read_back_is_never_written",),
+    ),
+    # --- issue 26, item 1: no private name across wings, no re-export shells -------------------------------------
+    Mutant(
+        "WG01",
+        "wings: a module imports another wing's private name",
+        "dpdesk/core/plan/reader.py",
+        r"""from dpdesk.core.common.errors import InputError, PlanError, PlanErrors
+""",
+        r"""from dpdesk.core.common.errors import InputError, PlanError, PlanErrors
+from dpdesk.core.model.spec import _PRIVATE_NAME  # type: ignore[attr-defined]  # noqa: F401
+""",
+        ("tests/test_layers.py::test_no_private_name_is_imported_across_wings",),
+    ),
+    Mutant(
+        "WG02",
+        "wings: a name is imported from a module that only imports it (a re-export shell)",
+        "dpdesk/services/budget.py",
+        r"""from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+""",
+        r"""from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
+""",
+        ("tests/test_layers.py::test_no_module_is_a_re_export_shell",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

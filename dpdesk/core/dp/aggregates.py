@@ -16,16 +16,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from dpdesk.core.dp.aggregates_base import (
-    _FLOAT,
     Exact,
-    _candidates_below,
-    _chunk_rows,
-    below_at_most,
-    bin_index,
-    exact_sum,
-    group_sum,
-    quantile_utilities,
-    to_grid,
 )
 from dpdesk.core.dp.queries_base import QueryDesign
 from dpdesk.core.loading import Column, Table
@@ -37,21 +28,11 @@ if TYPE_CHECKING:
 #: What the statistics build their exact aggregates of (:mod:`dpdesk.core.dp.aggregates_base`), re-exported.
 __all__ = [
     "CHUNK_ROWS",
-    "_FLOAT",
-    "Exact",
-    "_candidates_below",
-    "_chunk_rows",
-    "below_at_most",
-    "bin_index",
     "bound_rows_per_person",
     "exact_statistic",
-    "exact_sum",
-    "group_sum",
     "is_finite_list",
     "merge_states",
     "partial_statistic",
-    "quantile_utilities",
-    "to_grid",
 ]
 
 

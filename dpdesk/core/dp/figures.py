@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpdesk.core.dp import mechanisms as mech
-from dpdesk.core.dp.queries import Component, QueryDesign
+from dpdesk.core.dp.queries_base import Component, QueryDesign
 from dpdesk.i18n import _
 
 

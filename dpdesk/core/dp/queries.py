@@ -47,57 +47,15 @@ OpenDP's own float Laplace does internally). Rounding a value to the grid moves 
 from __future__ import annotations
 
 from dpdesk.core.dp.queries_base import (
-    DISCRETE_MARGIN,
-    GAUSSIAN_GRID_BITS,
-    QUANTILE_MAX_DENOMINATOR,
-    VALUE_BITS,
-    Component,
     QueryDesign,
     _drop_causes,
-    covers_every_whole_number,
-    em_curve,
-    exponential_component,
-    float_up,
-    fmt_formula,
-    gaussian_grid,
-    grid_bounds,
-    grid_exponent,
-    group_cells,
-    interval_halfwidth,
-    noise_component,
-    quantile_fraction,
     rows_can_drop,
-    to_natural,
 )
 from dpdesk.core.model.spec import Plan, QuerySpec
 from dpdesk.i18n import _
 
 #: What the statistics build their designs of (:mod:`dpdesk.core.dp.queries_base`), re-exported.
-__all__ = [
-    "DISCRETE_MARGIN",
-    "GAUSSIAN_GRID_BITS",
-    "QUANTILE_MAX_DENOMINATOR",
-    "VALUE_BITS",
-    "Component",
-    "QueryDesign",
-    "_drop_causes",
-    "covers_every_whole_number",
-    "design_plan",
-    "design_query",
-    "em_curve",
-    "exponential_component",
-    "float_up",
-    "fmt_formula",
-    "gaussian_grid",
-    "grid_bounds",
-    "grid_exponent",
-    "group_cells",
-    "interval_halfwidth",
-    "noise_component",
-    "quantile_fraction",
-    "rows_can_drop",
-    "to_natural",
-]
+__all__ = ["design_plan", "design_query"]
 
 
 def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:

@@ -70,7 +70,7 @@ from dpdesk.core.common import jsonin
 from dpdesk.core.common.errors import DpdeskError, LedgerError
 from dpdesk.core.common.jsonin import JsonInputError, read_json
 from dpdesk.core.common.text import shown
-from dpdesk.core.plan.reader import Plan, canonical_json
+from dpdesk.core.model.spec import Plan, canonical_json
 from dpdesk.i18n import _
 
 APPROVAL_FORMAT: Final = "dpdesk-approval"
@@ -327,16 +327,16 @@ def _time(obj: Mapping[str, Any], key: str, what: str) -> _dt.datetime:
     return t
 
 
-def _same_json(a: Any, b: Any) -> bool:
+def same_json(a: Any, b: Any) -> bool:
     """Equality of JSON values: numbers by value (1 == 1.0), but never a boolean for a number."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
 
 
@@ -1015,11 +1015,11 @@ def verify_approval(
         raise ApprovalMismatch(
             _("{source} approves {got}, not {want}").format(source=source, got=p.action, want=action)
         )
-    if not _same_json(p.params, dict(params)):
+    if not same_json(p.params, dict(params)):
         differ = sorted(
             k
             for k in p.params.keys() | params.keys()
-            if k not in p.params or k not in params or not _same_json(p.params[k], params[k])
+            if k not in p.params or k not in params or not same_json(p.params[k], params[k])
         )
         raise ApprovalMismatch(
             _("{source} approves {action} with other parameters than these (they differ in {keys})").format(

@@ -52,18 +52,18 @@ from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.ledger.book import Ledger, link_key, relink_key
 from dpdesk.core.ledger.contents import (
     COPY_RULES,
-    _cached,
-    _columns_of,
-    _dataset_records,
-    _records,
-    _refused,
-    _remember_file,
-    _remember_refusal,
+    cached_identity,
     check_identity,
+    columns_of,
+    content_records,
     dataset_of_content,
+    dataset_records,
     datasets_of_content,
     home_secret,
     record_content,
+    refusal_of,
+    remember_file,
+    remember_refusal,
 )
 from dpdesk.core.ledger.entries import is_dataset_id
 from dpdesk.core.loading.identity import (
@@ -359,7 +359,7 @@ def resembles(
     estimates (see :func:`~dpdesk.core.loading.identity.overlap` for their error): shown to the curator, never
     published. ``columns``: the table's column sketches (one column changed); ``public``: see :func:`compare`."""
     found: list[tuple[str, Match]] = []
-    for dataset, raw in _records(home).items():
+    for dataset, raw in content_records(home).items():
         recorded = raw.get("columns")
         by_content: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         best: Match | None = None
@@ -368,7 +368,7 @@ def resembles(
                 known = Sketch.from_json(sketch_json)
             except (TypeError, KeyError, ValueError):
                 continue
-            est = compare(known, _columns_of(by_content.get(content)), sketch, columns, public=public)
+            est = compare(known, columns_of(by_content.get(content)), sketch, columns, public=public)
             if est is not None and (
                 best is None or max(est.contained, est.found) > max(best.contained, best.found)
             ):
@@ -395,10 +395,10 @@ def identity_of(
     (``sha256``: the file was replaced or written to in between), it is refused (:class:`UsageError`), so that a
     check never judges other bytes than the ones loaded."""
     if sha256 is not None:
-        cached = _cached(home, sha256)
+        cached = cached_identity(home, sha256)
         if cached is not None:
             return cached
-        refused = _refused(home, sha256)
+        refused = refusal_of(home, sha256)
         if refused is not None:
             raise LimitError(str(path), refused)
     try:
@@ -409,10 +409,10 @@ def identity_of(
         # a stated limit refused it (a function of its bytes alone): the same bytes are refused at once next time
         if sha256 is not None:
             with contextlib.suppress(OSError):
-                _remember_refusal(home, sha256, exc.message)
+                remember_refusal(home, sha256, exc.message)
         raise
     with contextlib.suppress(OSError):
-        _remember_file(home, ident)
+        remember_file(home, ident)
     if sha256 is not None and ident.sha256 != sha256:
         raise UsageError(
             _(
@@ -465,8 +465,8 @@ def private_match(
     only where the file's rows nearly identify it (:func:`compare` with ``public``). Nothing is linked or recorded
     for a dataset; the file's identity is remembered by its SHA-256 like any file's.
     """
-    private = _cached(home, private_sha) if private_sha is not None else None
-    if private is None and not _dataset_records(home):
+    private = cached_identity(home, private_sha) if private_sha is not None else None
+    if private is None and not dataset_records(home):
         return None  # nothing private to compare with (and no identity secret made for it)
     try:
         ident = identity_of(home, path, progress=progress, sha256=sha256)
@@ -546,7 +546,7 @@ def ledger_for(home: Path, sha256: str) -> Ledger:
     ledger = Ledger.for_dataset(home, sha256)
     ledger.decide_new = recheck_new
     if ledger.dataset is not None and not ledger.legacy:
-        cached = _cached(home, sha256)
+        cached = cached_identity(home, sha256)
         if cached is not None:
             ledger = settle_duplicates(home, sha256, cached.key, ledger)
     return ledger
@@ -651,7 +651,7 @@ def recheck_new(home: Path, sha256: str) -> tuple[str | None, Callable[[], Ledge
     dataset. A file whose content identity is not known (the content readers could not read it) is decided by its
     bytes alone, as in :func:`resolve`. Takes no lock of its own but the content record's and the register's (the
     lock order is in :mod:`dpdesk.core.ledger.book`)."""
-    ident = _cached(home, sha256)
+    ident = cached_identity(home, sha256)
     if ident is None:
         return None, None
     if COPY_RULES.same_rows_share_ledger:

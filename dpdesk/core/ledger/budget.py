@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from dpdesk.core.dp import accounting as acc
 from dpdesk.core.dp.deployments import HIGH_EPSILON  # a release of this epsilon or more is warned about
-from dpdesk.core.dp.queries import QueryDesign, design_plan
-from dpdesk.core.plan.reader import Plan
+from dpdesk.core.dp.queries import design_plan
+from dpdesk.core.dp.queries_base import QueryDesign
+from dpdesk.core.model.spec import Plan
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:

@@ -465,7 +465,7 @@ def _noise_cost(c: Mapping[str, Any]) -> tuple[float, float]:
     """(epsilon, rho) that a recorded mechanism's noise scale and sensitivity imply (0 where they do not read):
     Laplace b = Delta / epsilon, exponential Gumbel scale 2 Du / epsilon, Gaussian rho = Delta^2 / (2 sigma^2) and
     its epsilon at the recorded delta (Balle & Wang 2018), as :mod:`dpdesk.core.dp.queries` calibrates them."""
-    from dpdesk.core.dp.queries import DISCRETE_MARGIN
+    from dpdesk.core.dp.queries_base import DISCRETE_MARGIN
     from dpdesk.core.ledger.recost import gaussian_epsilon
 
     scale, sens, kind = _amount(c.get("scale")), _amount(c.get("sensitivity_used")), c.get("mechanism")

@@ -113,7 +113,7 @@ def check_identity(home: Path) -> bytes | None:
             home, _("the identity secret {path} was deleted").format(path=_folder(home) / "secret")
         )
     fingerprint = secret_fingerprint(secret)
-    records = _dataset_records(home)
+    records = dataset_records(home)
     for dataset, (expected, count) in sorted(recorded.items()):
         if expected != fingerprint:
             raise _identity_broken(
@@ -190,7 +190,7 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _columns_of(raw: Any) -> ColumnSketches | None:
+def columns_of(raw: Any) -> ColumnSketches | None:
     """Column sketches as recorded; None when absent, not computed (a repeated name) or unreadable."""
     try:
         return None if raw is None else ColumnSketches.from_json(raw)
@@ -198,7 +198,7 @@ def _columns_of(raw: Any) -> ColumnSketches | None:
         return None
 
 
-def _cached(home: Path, sha256: str) -> ContentIdentity | None:
+def cached_identity(home: Path, sha256: str) -> ContentIdentity | None:
     """A file's identity as remembered by its bytes' SHA-256; None when unknown, unreadable, or written before
     column sketches or their marginals existed (computed once more, so that known tables get them)."""
     raw = _read_json(_folder(home) / "files" / f"{sha256}.json")
@@ -206,26 +206,26 @@ def _cached(home: Path, sha256: str) -> ContentIdentity | None:
         if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):
             return None  # written before column sketches or their marginals: computed once more
         return ContentIdentity(
-            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), _columns_of(raw["columns"])
+            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw["columns"])
         )
     except (TypeError, KeyError, ValueError):
         return None
 
 
-def _refused(home: Path, sha256: str) -> str | None:
+def refusal_of(home: Path, sha256: str) -> str | None:
     """The message a limit refused this file's content identity with, when one did (the cache)."""
     raw = _read_json(_folder(home) / "files" / f"{sha256}.refused.json")
     message = raw.get("refused") if isinstance(raw, dict) else None
     return message if isinstance(message, str) else None
 
 
-def _remember_refusal(home: Path, sha256: str, message: str) -> None:
+def remember_refusal(home: Path, sha256: str, message: str) -> None:
     folder = _folder(home) / "files"
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(folder / f"{sha256}.refused.json", json.dumps({"refused": message}).encode("utf-8"))
 
 
-def _remember_file(home: Path, ident: ContentIdentity) -> None:
+def remember_file(home: Path, ident: ContentIdentity) -> None:
     folder = _folder(home) / "files"
     folder.mkdir(parents=True, exist_ok=True)
     body = {
@@ -236,7 +236,7 @@ def _remember_file(home: Path, ident: ContentIdentity) -> None:
     write_atomic(folder / f"{ident.sha256}.json", json.dumps(body).encode("utf-8"))
 
 
-def _records(home: Path) -> dict[str, dict[str, Any]]:
+def content_records(home: Path) -> dict[str, dict[str, Any]]:
     """Each dataset's record as written by :func:`record_content` (``contents``, and ``columns`` when present)."""
     out: dict[str, dict[str, Any]] = {}
     folder = _folder(home) / "datasets"
@@ -249,9 +249,9 @@ def _records(home: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _dataset_records(home: Path) -> dict[str, dict[str, Any]]:
+def dataset_records(home: Path) -> dict[str, dict[str, Any]]:
     """Each dataset's recorded contents: public id -> {content key: sketch as JSON}."""
-    return {d: raw["contents"] for d, raw in _records(home).items()}
+    return {d: raw["contents"] for d, raw in content_records(home).items()}
 
 
 def record_content(
@@ -285,7 +285,7 @@ def record_content(
 def remember_key(home: Path, sha256: str, dataset: str) -> None:
     """The ledger's hook: a file's SHA-256 was just linked to a dataset; if the file's content is known (the
     cache), record it for that dataset, so that its re-saved copies find the same ledger from now on."""
-    cached = _cached(home, sha256)
+    cached = cached_identity(home, sha256)
     if cached is not None:
         record_content(home, dataset, cached.key, cached.sketch, cached.columns)
 
@@ -294,12 +294,12 @@ def datasets_of_content(home: Path, content: str) -> list[str]:
     """Every dataset whose recorded tables include this content key, by public id (more than one only in a home
     where saves of one table were first released at once by a version before issue 24's fix, or after a merge,
     whose retired dataset keeps its record: :func:`dpdesk.core.identity.recognition.live_owners` tells them apart)."""
-    return sorted(d for d, contents in _dataset_records(home).items() if content in contents)
+    return sorted(d for d, contents in dataset_records(home).items() if content in contents)
 
 
 def dataset_of_content(home: Path, content: str) -> str | None:
     """The dataset whose tables include this content key (the earliest recorded if several), or None."""
-    owners = [d for d, contents in _dataset_records(home).items() if content in contents]
+    owners = [d for d, contents in dataset_records(home).items() if content in contents]
     if not owners:
         return None
     folder = _folder(home) / "datasets"

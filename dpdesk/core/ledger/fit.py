@@ -22,7 +22,8 @@ from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.ledger.budget import BudgetReport, budget_report, past_releases, plan_costs
 from dpdesk.core.ledger.budget import _remaining as remaining
 from dpdesk.core.ledger.entries import Entry
-from dpdesk.core.plan.reader import MIN_EPSILON, Plan, QuerySpec, largest_epsilon
+from dpdesk.core.model.spec import MIN_EPSILON, Plan, QuerySpec
+from dpdesk.core.plan.reader import largest_epsilon
 from dpdesk.i18n import _
 
 #: Shares are rounded down to this many significant digits (stable, readable numbers that still fit).

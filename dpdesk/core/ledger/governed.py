@@ -348,7 +348,7 @@ def _changes_after(
             prev = ordered[i - 1] if i > 0 else None
             head = LedgerHead(prev.seq, prev.hash) if prev is not None and prev.seq == n - 1 else None
             action = "rotate_key" if new.officer.key != current.officer.key else "change_policy"
-            verified = _verify_recorded(e, current, head, used_nonces(ordered[:i]), action, problems)
+            verified = verify_recorded(e, current, head, used_nonces(ordered[:i]), action, problems)
             ok = verified is not None and current.after(verified) == new
         if not ok:
             raise GovernanceError(
@@ -511,7 +511,7 @@ def _params_of(e: Entry, action: str) -> Mapping[str, Any] | None:
     return None
 
 
-def _verify_recorded(
+def verify_recorded(
     e: Entry,
     record: GovernanceRecord,
     head: LedgerHead | None,
@@ -602,7 +602,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
                 problems.append(_("entry {n}: the governance record is for another dataset").format(n=n))
             if record is not None:
                 action = "rotate_key" if new.officer.key != record.officer.key else "change_policy"
-                verified = _verify_recorded(e, record, head, nonces, action, problems)
+                verified = verify_recorded(e, record, head, nonces, action, problems)
                 if verified is not None and record.after(verified) != new:
                     problems.append(
                         _("entry {n}: the governance recorded is not the one its approval approves").format(
@@ -629,7 +629,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
                 problems.append(_("entry {n}: {problem}").format(n=n, problem=exc))
                 continue
             # its approval was signed for the broken ledger's head, which this chain does not hold
-            verified = _verify_recorded(e, new, None, nonces, "acknowledge", problems)
+            verified = verify_recorded(e, new, None, nonces, "acknowledge", problems)
             if verified is not None and not _same_ack(e, verified):
                 problems.append(
                     _(
@@ -643,7 +643,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
                 )
             )
         elif record is not None and kind in GATED:
-            verified = _verify_recorded(e, record, head, nonces, ACTION_OF[str(kind)], problems)
+            verified = verify_recorded(e, record, head, nonces, ACTION_OF[str(kind)], problems)
         elif record is not None and kind == "spend" and (record.policy.require_signed_plans or p is not None):
             plan_head: LedgerHead | None = None
             if p is not None:
@@ -658,7 +658,7 @@ def check_chain(entries: Sequence[Entry], *, whole: bool = True) -> tuple[list[s
                             "entry {n}: its plan approval was signed for ledger entry {seq}, which this chain does not hold before it"
                         ).format(n=n, seq=plan_head.seq)
                     )
-            verified = _verify_recorded(e, record, plan_head, nonces, "approve_plan", problems)
+            verified = verify_recorded(e, record, plan_head, nonces, "approve_plan", problems)
         elif record is None and p is not None:
             problems.append(
                 _("entry {n} holds an approval, but the dataset is not governed before it").format(n=n)
@@ -684,7 +684,7 @@ def check_approved(name: str, entries: Sequence[Entry]) -> None:
             prev = entries[i - 1] if i > 0 else None
             head = LedgerHead(prev.seq, prev.hash) if prev is not None else LedgerHead(0, GENESIS)
             problems: list[str] = []
-            if _verify_recorded(e, record, head, nonces, ACTION_OF[kind], problems) is None:
+            if verify_recorded(e, record, head, nonces, ACTION_OF[kind], problems) is None:
                 raise GovernanceError(
                     _(
                         "ledger {name}: entry {n} changes a dataset governed by {who} without their valid approval "
@@ -732,7 +732,7 @@ def acknowledge_params(
 
 def _same_ack(e: Entry, approval: VerifiedApproval) -> bool:
     """Whether an acknowledge entry is what its approval approved (reason, stated costs, stated settings)."""
-    from dpdesk.core.governance.officer import _same_json
+    from dpdesk.core.governance.officer import same_json
 
     try:
         stated = [{"entries": r["entries"], **r["stated"]} for r in e.get("stated") or []]
@@ -740,4 +740,4 @@ def _same_ack(e: Entry, approval: VerifiedApproval) -> bool:
         mine = acknowledge_params(str(e.get("reason", "")), stated, settings)
     except (KeyError, TypeError, ValueError):
         return False
-    return _same_json(approval.params, mine)
+    return same_json(approval.params, mine)

@@ -148,7 +148,7 @@ def invocations(comp: dict[str, Any]) -> int:
 def _component_cost(comp: dict[str, Any], new_sens: float) -> tuple[float, float, str]:
     """(epsilon, rho, why) of one recorded mechanism, over all its runs, when its sensitivity becomes
     ``new_sens``."""
-    from dpdesk.core.dp.queries import DISCRETE_MARGIN
+    from dpdesk.core.dp.queries_base import DISCRETE_MARGIN
 
     runs = invocations(comp)
     eps, rho, old = float(comp["epsilon"]) * runs, float(comp["rho"]), float(comp["sensitivity_used"])

@@ -131,8 +131,8 @@ class Budget:
     delta: float = 0.0
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", _positive(self.epsilon, "budget.epsilon"))
-        _set(self, "delta", _delta(self.delta, "budget.delta", allow_zero=True))
+        _set(self, "epsilon", read_positive(self.epsilon, "budget.epsilon"))
+        _set(self, "delta", read_delta(self.delta, "budget.delta", allow_zero=True))
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class PrivacyUnit:
         _set(
             self,
             "neighbouring",
-            Neighbouring(_text(self.neighbouring, "privacy_unit.neighbouring", NEIGHBOURING)),
+            Neighbouring(read_text(self.neighbouring, "privacy_unit.neighbouring", NEIGHBOURING)),
         )
         k = self.max_rows_per_person
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_ROWS_PER_PERSON:
@@ -161,7 +161,7 @@ class PrivacyUnit:
                 ),
             )
         if self.id_column is not None:
-            _text(self.id_column, "privacy_unit.id_column")
+            read_text(self.id_column, "privacy_unit.id_column")
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ class Accounting:
     delta_prime: float | None = None
 
     def __post_init__(self) -> None:
-        method = AccountingMethod(_text(self.method, "accounting.method", ACCOUNTING_METHODS))
+        method = AccountingMethod(read_text(self.method, "accounting.method", ACCOUNTING_METHODS))
         _set(self, "method", method)
         if method == AccountingMethod.ADVANCED:
             if self.delta_prime is None:
@@ -184,7 +184,7 @@ class Accounting:
             _set(
                 self,
                 "delta_prime",
-                _delta(self.delta_prime, "accounting.delta_prime", allow_zero=False, floor=False),
+                read_delta(self.delta_prime, "accounting.delta_prime", allow_zero=False, floor=False),
             )
         elif self.delta_prime is not None:
             raise PlanError("accounting.delta_prime", _delta_prime_only_advanced())
@@ -203,7 +203,7 @@ class Missing:
         v = self.impute
         if v is None or isinstance(v, str):
             return
-        _set(self, "impute", _number(v, "missing.impute"))
+        _set(self, "impute", read_number(v, "missing.impute"))
 
     @property
     def policy(self) -> MissingPolicy:
@@ -233,7 +233,7 @@ class ColumnSpec:
         key = f"columns.{self.name}"
         if not isinstance(self.name, str) or not self.name.strip():
             raise PlanError(key, _("a column name must not be empty"))
-        ctype = ColumnType(_text(self.type, f"{key}.type", COLUMN_TYPES))
+        ctype = ColumnType(read_text(self.type, f"{key}.type", COLUMN_TYPES))
         _set(self, "type", ctype)
         if ctype == ColumnType.CATEGORY:
             if self.bounds is not None:
@@ -289,15 +289,15 @@ class AccuracyTarget:
         return d
 
 
-def _parse_accuracy(value: Any, key: str) -> AccuracyTarget:
-    obj = _object(value, key)
-    _check_keys(obj, key, {"error", "confidence", "cells"}, ("error",))
-    error = _positive(obj["error"], f"{key}.error")
+def parse_accuracy(value: Any, key: str) -> AccuracyTarget:
+    obj = read_object(value, key)
+    check_keys(obj, key, {"error", "confidence", "cells"}, ("error",))
+    error = read_positive(obj["error"], f"{key}.error")
     if error > MAX_ABS_BOUND:
         raise PlanError(
             f"{key}.error", _("an accuracy error beyond {m} is not supported").format(m=f"{MAX_ABS_BOUND:g}")
         )
-    confidence = _number(obj.get("confidence", 0.95), f"{key}.confidence")
+    confidence = read_number(obj.get("confidence", 0.95), f"{key}.confidence")
     if not 0 < confidence <= MAX_CONFIDENCE:
         raise PlanError(
             f"{key}.confidence",
@@ -306,11 +306,11 @@ def _parse_accuracy(value: Any, key: str) -> AccuracyTarget:
                 "within an error with certainty; 0.95 is usual"
             ).format(value=obj.get("confidence")),
         )
-    cells = _text(obj.get("cells", "each"), f"{key}.cells", ACCURACY_CELLS)
+    cells = read_text(obj.get("cells", "each"), f"{key}.cells", ACCURACY_CELLS)
     return AccuracyTarget(error, confidence, cells)
 
 
-def _parse_expected_rows(value: Any) -> int:
+def parse_expected_rows(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EXPECTED_ROWS:
         raise PlanError(
             "expected_rows",
@@ -361,41 +361,43 @@ class QuerySpec:
         from dpdesk.core.model.mechanism_kinds import MECHANISMS, Calibration, Mechanism
 
         statistics = _statistics()
-        _text(self.name, "query.name")
-        stat = statistics.get(_statistic(self.statistic, "query.statistic", statistics.names()))
+        read_text(self.name, "query.name")
+        stat = statistics.get(read_statistic(self.statistic, "query.statistic", statistics.names()))
         _set(self, "statistic", statistics.StatisticName(stat.name))
-        mech = Mechanism(_text(self.mechanism, "query.mechanism", tuple(MECHANISMS)))
+        mech = Mechanism(read_text(self.mechanism, "query.mechanism", tuple(MECHANISMS)))
         _set(self, "mechanism", mech)
         if mech not in stat.mechanisms:
-            raise _not_released_with("query.mechanism", stat.name, stat.mechanisms, mech)
-        _set(self, "epsilon", _positive(self.epsilon, "query.epsilon"))
+            raise not_released_with("query.mechanism", stat.name, stat.mechanisms, mech)
+        _set(self, "epsilon", read_positive(self.epsilon, "query.epsilon"))
         info = MECHANISMS[mech]
         if info.takes_delta and not info.delta_optional and self.delta == 0:
-            raise PlanError("query.delta", _gaussian_delta_required())
+            raise PlanError("query.delta", gaussian_delta_required())
         if info.takes_delta:
-            _set(self, "delta", _delta(self.delta, "query.delta", allow_zero=info.delta_optional))
+            _set(self, "delta", read_delta(self.delta, "query.delta", allow_zero=info.delta_optional))
         elif self.delta != 0:
-            raise _only_gaussian_delta("query.delta", mech)
+            raise only_gaussian_delta("query.delta", mech)
         if info.calibrations:
-            calibration = Calibration(_text(self.calibration, "query.calibration", tuple(info.calibrations)))
+            calibration = Calibration(
+                read_text(self.calibration, "query.calibration", tuple(info.calibrations))
+            )
         elif self.calibration != Calibration.CLASSIC:
-            raise PlanError("query.calibration", _calibration_only_gaussian())
+            raise PlanError("query.calibration", calibration_only_gaussian())
         else:
             calibration = Calibration.CLASSIC
         _set(self, "calibration", calibration)
         if stat.column_param is None:
             if self.column is not None:
-                raise PlanError("query.column", _takes_no_column(stat))
+                raise PlanError("query.column", takes_no_column(stat))
         elif self.column is None:
-            raise PlanError("query.column", _column_required(stat.name))
+            raise PlanError("query.column", column_required(stat.name))
         else:
-            _text(self.column, "query.column")
+            read_text(self.column, "query.column")
         if self.group_by is not None:
-            _text(self.group_by, "query.group_by")
+            read_text(self.group_by, "query.group_by")
             if not stat.groupable:
-                raise PlanError("query.group_by", _cannot_group(stat.name))
+                raise PlanError("query.group_by", cannot_group(stat.name))
             if self.group_by == self.column:
-                raise PlanError("query.group_by", _no_self_grouping())
+                raise PlanError("query.group_by", no_self_grouping())
         if self.accuracy is not None and not isinstance(self.accuracy, AccuracyTarget):
             raise PlanError(
                 "query.accuracy",
@@ -439,11 +441,11 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _object(value: Any, key: str) -> dict[str, Any]:
+def read_object(value: Any, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise PlanError(
             key,
-            _("{field} must be an object, not {kind}").format(field=_subject(key), kind=json_type(value)),
+            _("{field} must be an object, not {kind}").format(field=subject_of(key), kind=json_type(value)),
         )
     return value
 
@@ -466,7 +468,7 @@ def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
 
-def _subject(key: str) -> str:
+def subject_of(key: str) -> str:
     """What a message calls the value at ``key``: its field (``epsilon``), or the query, column or plan."""
     name = field_of(key)
     if name:
@@ -528,7 +530,7 @@ def _number_hint(value: object) -> str:
     return _("write the number {number} without quotes").format(number=f"{x:g}" if x != int(x) else text)
 
 
-def _key_problems(
+def key_problems(
     obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]
 ) -> list[PlanError]:
     """Every unknown key (with the closest known one) and every missing required key of an object."""
@@ -545,52 +547,56 @@ def _key_problems(
                 )
             )
     out.extend(
-        PlanError(_join(prefix, k), _("{field} is required").format(field=_subject(_join(prefix, k))))
+        PlanError(_join(prefix, k), _("{field} is required").format(field=subject_of(_join(prefix, k))))
         for k in required
         if k not in obj
     )
     return out
 
 
-def _check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]) -> None:
-    problems = _key_problems(obj, prefix, allowed, required)
+def check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: tuple[str, ...]) -> None:
+    problems = key_problems(obj, prefix, allowed, required)
     if problems:
         raise problems[0]
 
 
-def _number(value: Any, key: str) -> float:
+def read_number(value: Any, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        message = _("{field} must be a number, not {kind}").format(field=_subject(key), kind=json_type(value))
+        message = _("{field} must be a number, not {kind}").format(
+            field=subject_of(key), kind=json_type(value)
+        )
         if isinstance(value, str):
             message = _("{message} (you wrote {value})").format(message=message, value=quoted(value))
         raise PlanError(key, message, hint=_number_hint(value))
     try:
         x = float(value)
     except OverflowError:  # a whole number too large for a float, e.g. 10**400
-        raise PlanError(key, _("{field} must be a finite number").format(field=_subject(key))) from None
+        raise PlanError(key, _("{field} must be a finite number").format(field=subject_of(key))) from None
     if not math.isfinite(x):
-        raise PlanError(key, _("{field} must be a finite number").format(field=_subject(key)))
+        raise PlanError(key, _("{field} must be a finite number").format(field=subject_of(key)))
     return x
 
 
-def _positive(value: Any, key: str) -> float:
-    x = _number(value, key)
+def read_positive(value: Any, key: str) -> float:
+    x = read_number(value, key)
     if x <= 0:
         raise PlanError(
             key,
-            _("{field} must be greater than 0 (you wrote {value})").format(field=_subject(key), value=value),
+            _("{field} must be greater than 0 (you wrote {value})").format(
+                field=subject_of(key), value=value
+            ),
         )
     return x
 
 
-def _delta(value: Any, key: str, *, allow_zero: bool, floor: bool = True) -> float:
-    x = _number(value, key)
+def read_delta(value: Any, key: str, *, allow_zero: bool, floor: bool = True) -> float:
+    x = read_number(value, key)
     if x < 0 or x >= 1 or (x == 0 and not allow_zero):
         lo = "[0, 1)" if allow_zero else "(0, 1)"
         raise PlanError(
             key,
             _("{field} must lie in {range} (you wrote {value})").format(
-                field=_subject(key), range=lo, value=value
+                field=subject_of(key), range=lo, value=value
             ),
         )
     if floor and 0 < x < MIN_DELTA:
@@ -609,38 +615,38 @@ def _delta(value: Any, key: str, *, allow_zero: bool, floor: bool = True) -> flo
     return x
 
 
-def _text(value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
+def read_text(value: Any, key: str, choices: tuple[str, ...] | None = None) -> str:
     if not isinstance(value, str):
         raise PlanError(
-            key, _("{field} must be text, not {kind}").format(field=_subject(key), kind=json_type(value))
+            key, _("{field} must be text, not {kind}").format(field=subject_of(key), kind=json_type(value))
         )
     if choices is not None and value not in choices:
         raise PlanError(
             key,
             _("{field} must be one of {choices} (you wrote {value})").format(
-                field=_subject(key), choices=", ".join(choices), value=quoted(value)
+                field=subject_of(key), choices=", ".join(choices), value=quoted(value)
             ),
             hint=did_you_mean(value, choices),
         )
     if choices is None and not value.strip():
-        raise PlanError(key, _("{field} must not be empty").format(field=_subject(key)))
+        raise PlanError(key, _("{field} must not be empty").format(field=subject_of(key)))
     if len(value) > MAX_NAME_LENGTH and choices is None:
         raise PlanError(
             key,
-            _("{field} is longer than {n} characters").format(field=_subject(key), n=MAX_NAME_LENGTH),
+            _("{field} is longer than {n} characters").format(field=subject_of(key), n=MAX_NAME_LENGTH),
         )
     return value
 
 
-def _parse_budget(value: Any) -> Budget:
-    obj = _object(value, "budget")
-    _check_keys(obj, "budget", {"epsilon", "delta"}, ("epsilon",))
+def parse_budget(value: Any) -> Budget:
+    obj = read_object(value, "budget")
+    check_keys(obj, "budget", {"epsilon", "delta"}, ("epsilon",))
     return Budget(obj["epsilon"], obj.get("delta", 0.0))  # validated when built
 
 
-def _parse_unit(value: Any) -> PrivacyUnit:
-    obj = _object(value, "privacy_unit")
-    _check_keys(obj, "privacy_unit", {"neighbouring", "max_rows_per_person", "id_column"}, ("neighbouring",))
+def parse_unit(value: Any) -> PrivacyUnit:
+    obj = read_object(value, "privacy_unit")
+    check_keys(obj, "privacy_unit", {"neighbouring", "max_rows_per_person", "id_column"}, ("neighbouring",))
     # validated when built
     return PrivacyUnit(obj["neighbouring"], obj.get("max_rows_per_person", 1), obj.get("id_column"))
 
@@ -653,17 +659,17 @@ def _delta_prime_only_advanced() -> str:
     return _("delta_prime only applies to advanced composition")
 
 
-def _parse_accounting(value: Any, budget: Budget | None) -> Accounting:
+def parse_accounting(value: Any, budget: Budget | None) -> Accounting:
     """The accounting; with ``budget`` None (it has a problem of its own) the checks against it are skipped."""
-    obj = _object(value, "accounting")
-    _check_keys(obj, "accounting", {"method", "delta_prime"}, ())
-    method = _text(obj.get("method", "sequential"), "accounting.method", ACCOUNTING_METHODS)
+    obj = read_object(value, "accounting")
+    check_keys(obj, "accounting", {"method", "delta_prime"}, ())
+    method = read_text(obj.get("method", "sequential"), "accounting.method", ACCOUNTING_METHODS)
     delta_prime = None
     if method == "advanced":
         if "delta_prime" not in obj:
             raise PlanError("accounting.delta_prime", _delta_prime_required())
         # no floor: delta' enters only the closed-form advanced bound, exact for any delta' > 0
-        delta_prime = _delta(obj["delta_prime"], "accounting.delta_prime", allow_zero=False, floor=False)
+        delta_prime = read_delta(obj["delta_prime"], "accounting.delta_prime", allow_zero=False, floor=False)
         if budget is not None and delta_prime > budget.delta:
             raise PlanError(
                 "accounting.delta_prime",
@@ -683,10 +689,10 @@ def _parse_accounting(value: Any, budget: Budget | None) -> Accounting:
 _COLUMN_KEYS = {"type", "bounds", "categories", "missing"}
 
 
-def _parse_columns(value: Any, problems: list[PlanError]) -> tuple[dict[str, ColumnSpec], set[str]]:
+def parse_columns(value: Any, problems: list[PlanError]) -> tuple[dict[str, ColumnSpec], set[str]]:
     """The valid columns and the names of the broken ones (their problems appended to ``problems``)."""
     try:
-        obj = _object(value, "columns")
+        obj = read_object(value, "columns")
         if not obj:
             raise PlanError("columns", _("declare at least one column"))
     except PlanError as exc:
@@ -733,9 +739,9 @@ def _missing_shape() -> str:
 
 
 def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
-    obj = _object(value, key)
-    _check_keys(obj, key, _COLUMN_KEYS, ("type",))
-    ctype = _text(obj["type"], f"{key}.type", COLUMN_TYPES)
+    obj = read_object(value, key)
+    check_keys(obj, key, _COLUMN_KEYS, ("type",))
+    ctype = read_text(obj["type"], f"{key}.type", COLUMN_TYPES)
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
     if ctype in ("int", "float"):
@@ -757,8 +763,8 @@ def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
 def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise PlanError(key, _("bounds must be a list of two numbers [lower, upper]"))
-    lo = _number(value[0], f"{key}[0]")
-    hi = _number(value[1], f"{key}[1]")
+    lo = read_number(value[0], f"{key}[0]")
+    hi = read_number(value[1], f"{key}[1]")
     if lo > hi:
         raise PlanError(
             key,
@@ -841,14 +847,14 @@ def _parse_missing(
     if value == MissingPolicy.DROP:
         return Missing()
     if isinstance(value, dict):
-        _check_keys(value, key, {"impute"}, ("impute",))
+        check_keys(value, key, {"impute"}, ("impute",))
         v = value["impute"]
         if ctype == "category":
             if not isinstance(v, (str, int)) or isinstance(v, bool) or str(v) not in (categories or ()):
                 err = _not_a_category(v, categories)
                 raise PlanError(f"{key}.impute", err.message, hint=err.hint)
             return Missing(str(v))
-        x = _number(v, f"{key}.impute")
+        x = read_number(v, f"{key}.impute")
         assert bounds is not None
         if not bounds[0] <= x <= bounds[1]:
             raise PlanError(f"{key}.impute", _impute_outside(v, bounds))
@@ -873,7 +879,7 @@ def _check_impute(
             err = _not_a_category(v, categories)
             raise PlanError(f"{key}.impute", err.message, hint=err.hint)
         return
-    x = _number(v, f"{key}.impute")
+    x = read_number(v, f"{key}.impute")
     assert bounds is not None
     if not bounds[0] <= x <= bounds[1]:
         raise PlanError(f"{key}.impute", _impute_outside(v, bounds))
@@ -888,7 +894,7 @@ def _and_list(words: list[str]) -> str:
     return _("{items} and {last}").format(items=", ".join(words[:-1]), last=words[-1])
 
 
-def _or_list(words: list[str]) -> str:
+def or_list(words: list[str]) -> str:
     """'a or b'."""
     return _(" or ").join(words)
 
@@ -920,7 +926,7 @@ _STATISTIC_HINTS = {
 }
 
 
-def _statistic(value: Any, key: str, names: tuple[str, ...]) -> str:
+def read_statistic(value: Any, key: str, names: tuple[str, ...]) -> str:
     """The query's statistic word, with a hint that names the statistic to use for a common other word."""
     if isinstance(value, str) and value not in names:
         word = value.strip().casefold().replace(" ", "_").replace("-", "_")
@@ -935,16 +941,18 @@ def _statistic(value: Any, key: str, names: tuple[str, ...]) -> str:
             ),
             hint=hint,
         )
-    return _text(value, key, names)
+    return read_text(value, key, names)
 
 
 class BrokenColumn(PlanError):
     """A query names a declared column whose declaration has a problem (reported once, for the column)."""
 
 
-def _column(value: Any, key: str, columns: dict[str, ColumnSpec], broken: AbstractSet[str], what: str) -> str:
+def read_column(
+    value: Any, key: str, columns: dict[str, ColumnSpec], broken: AbstractSet[str], what: str
+) -> str:
     """A query's column (or grouping column): declared and without a problem of its own."""
-    name = _text(value, key)
+    name = read_text(value, key)
     if name in broken:  # its declaration's problem is reported; the query is checked again once it is fixed
         raise BrokenColumn(key, "")
     if name not in columns:
@@ -956,21 +964,21 @@ def _column(value: Any, key: str, columns: dict[str, ColumnSpec], broken: Abstra
     return name
 
 
-def _not_released_with(key: str, statistic: str, allowed: tuple[str, ...], mechanism: str) -> PlanError:
+def not_released_with(key: str, statistic: str, allowed: tuple[str, ...], mechanism: str) -> PlanError:
     return PlanError(
         key,
         _("{statistic} is released with {allowed}, not {mechanism}").format(
-            statistic=statistic, allowed=_or_list(list(allowed)), mechanism=mechanism
+            statistic=statistic, allowed=or_list(list(allowed)), mechanism=mechanism
         ),
         hint=_('write "{word}"').format(word=allowed[0]) if len(allowed) == 1 else "",
     )
 
 
-def _gaussian_delta_required() -> str:
+def gaussian_delta_required() -> str:
     return _("delta is required for the Gaussian mechanism (for example 1e-7)")
 
 
-def _only_gaussian_delta(key: str, mechanism: str) -> PlanError:
+def only_gaussian_delta(key: str, mechanism: str) -> PlanError:
     return PlanError(
         key,
         _("only the Gaussian mechanism takes a delta ({mechanism} is pure epsilon-DP)").format(
@@ -980,44 +988,44 @@ def _only_gaussian_delta(key: str, mechanism: str) -> PlanError:
     )
 
 
-def _calibration_only_gaussian() -> str:
+def calibration_only_gaussian() -> str:
     return _("calibration only applies to the Gaussian mechanism")
 
 
-def _takes_no_column(stat: Any) -> str:
+def takes_no_column(stat: Any) -> str:
     return str(stat.no_column_message() or _("{statistic} takes no column").format(statistic=stat.name))
 
 
-def _column_required(statistic: str) -> str:
+def column_required(statistic: str) -> str:
     return _("column is required for {statistic}").format(statistic=statistic)
 
 
-def _cannot_group(statistic: str) -> str:
+def cannot_group(statistic: str) -> str:
     can = _and_list([s.name for s in _statistics().REGISTRY.values() if s.groupable])
     return _("{statistic} cannot be grouped ({can} can)").format(statistic=statistic, can=can)
 
 
-def _no_self_grouping() -> str:
+def no_self_grouping() -> str:
     return _("a query cannot group a column by itself")
 
 
 def increasing(value: Any, key: str, *, minimum: int, maximum: int) -> tuple[float, ...]:
     if not isinstance(value, list):
-        raise PlanError(key, _("{field} must be a list of numbers").format(field=_subject(key)))
+        raise PlanError(key, _("{field} must be a list of numbers").format(field=subject_of(key)))
     if not minimum <= len(value) <= maximum:
         raise PlanError(
             key,
             _("{field} must hold from {lo} to {hi} numbers (you gave {n})").format(
-                field=_subject(key), lo=minimum, hi=maximum, n=len(value)
+                field=subject_of(key), lo=minimum, hi=maximum, n=len(value)
             ),
         )
-    xs = tuple(_number(v, f"{key}[{i}]") for i, v in enumerate(value))
+    xs = tuple(read_number(v, f"{key}[{i}]") for i, v in enumerate(value))
     for i in range(1, len(xs)):
         if xs[i] <= xs[i - 1]:
             raise PlanError(
                 f"{key}[{i}]",
                 _("the values of {field} must be strictly increasing ({a} is followed by {b})").format(
-                    field=_subject(key), a=f"{xs[i - 1]:g}", b=f"{xs[i]:g}"
+                    field=subject_of(key), a=f"{xs[i - 1]:g}", b=f"{xs[i]:g}"
                 ),
             )
     if max(abs(xs[0]), abs(xs[-1])) > MAX_ABS_BOUND:

@@ -29,128 +29,56 @@ from dpdesk.core.common.errors import InputError, PlanError, PlanErrors
 from dpdesk.core.common.jsonin import JsonInputError, read_json
 from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.core.model.spec import (
-    ACCOUNTING_METHODS,
-    ACCURACY_CELLS,
-    COLUMN_TYPES,
-    MAX_ABS_BOUND,
-    MAX_BINS,
-    MAX_CANDIDATES,
-    MAX_CATEGORIES,
-    MAX_CONFIDENCE,
-    MAX_EXPECTED_ROWS,
-    MAX_NAME_LENGTH,
     MAX_PLAN_CANDIDATES,
     MAX_PLAN_CELLS,
     MAX_QUERIES,
-    MAX_ROWS_PER_PERSON,
-    MIN_BOUND_WIDTH,
-    MIN_DELTA,
     MIN_EPSILON,
-    NEIGHBOURING,
     PLAN_VERSION,
     Accounting,
-    AccountingMethod,
-    AccuracyTarget,
     BrokenColumn,
     Budget,
     ColumnSpec,
     ColumnType,
-    Missing,
-    MissingPolicy,
-    Neighbouring,
     Plan,
     PrivacyUnit,
     QuerySpec,
-    _calibration_only_gaussian,
-    _cannot_group,
-    _check_keys,
-    _column,
-    _column_required,
-    _delta,
-    _gaussian_delta_required,
-    _key_problems,
-    _no_self_grouping,
-    _not_released_with,
-    _number,
-    _object,
-    _only_gaussian_delta,
-    _or_list,
-    _parse_accounting,
-    _parse_accuracy,
-    _parse_budget,
-    _parse_columns,
-    _parse_expected_rows,
-    _parse_unit,
-    _positive,
-    _statistic,
-    _subject,
-    _takes_no_column,
-    _text,
-    canonical_json,
-    did_you_mean,
-    increasing,
-    inside_bounds,
+    calibration_only_gaussian,
+    cannot_group,
+    check_keys,
+    column_required,
+    gaussian_delta_required,
     install_registry,
     json_type,
-    listed_twice,
-    num_out,
-    plan_to_dict,
+    key_problems,
+    no_self_grouping,
+    not_released_with,
+    only_gaussian_delta,
+    or_list,
+    parse_accounting,
+    parse_accuracy,
+    parse_budget,
+    parse_columns,
+    parse_expected_rows,
+    parse_unit,
     quoted,
+    read_column,
+    read_delta,
+    read_object,
+    read_positive,
+    read_statistic,
+    read_text,
+    subject_of,
+    takes_no_column,
 )
 from dpdesk.i18n import _
 
 __all__ = [
-    "ACCOUNTING_METHODS",
-    "ACCURACY_CELLS",
-    "COLUMN_TYPES",
-    "MAX_ABS_BOUND",
-    "MAX_BINS",
-    "MAX_CANDIDATES",
-    "MAX_CATEGORIES",
-    "MAX_CONFIDENCE",
-    "MAX_EXPECTED_ROWS",
-    "MAX_NAME_LENGTH",
-    "MAX_PLAN_CANDIDATES",
-    "MAX_PLAN_CELLS",
-    "MAX_QUERIES",
-    "MAX_ROWS_PER_PERSON",
-    "MIN_BOUND_WIDTH",
-    "MIN_DELTA",
-    "MIN_EPSILON",
-    "NEIGHBOURING",
-    "PLAN_VERSION",
-    "Accounting",
-    "AccountingMethod",
-    "AccuracyTarget",
-    "BrokenColumn",
-    "Budget",
-    "ColumnSpec",
-    "ColumnType",
-    "Missing",
-    "MissingPolicy",
-    "Neighbouring",
-    "Plan",
     "PlanCheck",
-    "PrivacyUnit",
-    "QuerySpec",
-    "_number",
-    "_positive",
-    "_subject",
-    "_text",
     "apply_codebook",
-    "canonical_json",
     "check_plan",
-    "did_you_mean",
-    "increasing",
-    "inside_bounds",
-    "json_type",
-    "listed_twice",
     "load_plan",
-    "num_out",
     "parse_plan",
     "parse_plan_text",
-    "plan_to_dict",
-    "quoted",
     "read_codebook",
     "save_plan",
 ]
@@ -215,7 +143,7 @@ def _plan_json_error(exc: JsonInputError, source: str) -> PlanError:
         return PlanError(
             key,
             _("{field}: {token} is not a number a plan may hold (use a finite number)").format(
-                field=_subject(key), token=exc.detail
+                field=subject_of(key), token=exc.detail
             ),
         )
     return PlanError("", _("{source}: {why}").format(source=source, why=exc.message))
@@ -282,10 +210,10 @@ def check_plan(data: Any) -> PlanCheck:
             return None
 
     try:
-        obj = _object(data, "")
+        obj = read_object(data, "")
     except PlanError as exc:
         return PlanCheck((exc,), None)
-    problems.extend(_key_problems(obj, "", _TOP_KEYS, _TOP_REQUIRED))
+    problems.extend(key_problems(obj, "", _TOP_KEYS, _TOP_REQUIRED))
     version = obj.get("version", PLAN_VERSION)
     if isinstance(version, bool) or not isinstance(version, int) or version != PLAN_VERSION:
         problems.append(
@@ -297,13 +225,13 @@ def check_plan(data: Any) -> PlanCheck:
     title = obj.get("title", "")
     if not isinstance(title, str):
         problems.append(PlanError("title", _("title must be text, not {kind}").format(kind=json_type(title))))
-    budget: Budget | None = attempt(_parse_budget, obj["budget"]) if "budget" in obj else None
-    unit: PrivacyUnit | None = attempt(_parse_unit, obj["privacy_unit"]) if "privacy_unit" in obj else None
-    accounting: Accounting | None = attempt(_parse_accounting, obj.get("accounting", {}), budget)
+    budget: Budget | None = attempt(parse_budget, obj["budget"]) if "budget" in obj else None
+    unit: PrivacyUnit | None = attempt(parse_unit, obj["privacy_unit"]) if "privacy_unit" in obj else None
+    accounting: Accounting | None = attempt(parse_accounting, obj.get("accounting", {}), budget)
     columns: dict[str, ColumnSpec] = {}
     broken: set[str] = set()
     if "columns" in obj:
-        columns, broken = _parse_columns(obj["columns"], problems)
+        columns, broken = parse_columns(obj["columns"], problems)
     if unit is not None and unit.id_column is not None and unit.id_column in obj.get("columns", {}):
         problems.append(
             PlanError(
@@ -315,7 +243,7 @@ def check_plan(data: Any) -> PlanCheck:
             )
         )
     expected_rows: int | None = (
-        attempt(_parse_expected_rows, obj["expected_rows"]) if "expected_rows" in obj else None
+        attempt(parse_expected_rows, obj["expected_rows"]) if "expected_rows" in obj else None
     )
     whole_plan_ok = not problems
     found: list[tuple[int, QuerySpec]] = []
@@ -498,19 +426,19 @@ def _parse_query(
     from dpdesk.core.model.mechanism_kinds import MECHANISMS, Calibration, Mechanism
 
     names = statistics.names()
-    obj = _object(value, key)
+    obj = read_object(value, key)
     word = obj.get("statistic")
     default = statistics.REGISTRY[word].default_mechanism if isinstance(word, str) and word in names else None
     if default is not None and "mechanism" not in obj:
         obj = {**obj, "mechanism": str(default)}  # a statistic's own mechanism word, by default
     keys = _query_keys()
-    _check_keys(obj, key, keys, ("name", "statistic", "mechanism"))
-    name = _text(obj["name"], f"{key}.name")
-    stat = statistics.get(_statistic(obj["statistic"], f"{key}.statistic", names))
-    mech = Mechanism(_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
+    check_keys(obj, key, keys, ("name", "statistic", "mechanism"))
+    name = read_text(obj["name"], f"{key}.name")
+    stat = statistics.get(read_statistic(obj["statistic"], f"{key}.statistic", names))
+    mech = Mechanism(read_text(obj["mechanism"], f"{key}.mechanism", tuple(MECHANISMS)))
     info = MECHANISMS[mech]
     if mech not in stat.mechanisms:
-        raise _not_released_with(f"{key}.mechanism", stat.name, stat.mechanisms, mech)
+        raise not_released_with(f"{key}.mechanism", stat.name, stat.mechanisms, mech)
     target = None
     if "accuracy" in obj:
         if "epsilon" in obj:
@@ -518,11 +446,11 @@ def _parse_query(
                 f"{key}.epsilon",
                 _("give epsilon or an accuracy target, not both (the epsilon is solved from the accuracy)"),
             )
-        target = _parse_accuracy(obj["accuracy"], f"{key}.accuracy")
+        target = parse_accuracy(obj["accuracy"], f"{key}.accuracy")
     elif "epsilon" not in obj:
         raise PlanError(f"{key}.epsilon", _("epsilon is required (or state an accuracy target instead)"))
     # with an accuracy target, 1 stands in until the plan reader solves the epsilon
-    eps = 1.0 if target is not None else _positive(obj["epsilon"], f"{key}.epsilon")
+    eps = 1.0 if target is not None else read_positive(obj["epsilon"], f"{key}.epsilon")
     if eps < MIN_EPSILON:
         raise PlanError(
             f"{key}.epsilon",
@@ -539,18 +467,20 @@ def _parse_query(
         )
     delta = 0.0
     if info.delta_optional:
-        delta = _delta(obj.get("delta", 0.0), f"{key}.delta", allow_zero=True)
+        delta = read_delta(obj.get("delta", 0.0), f"{key}.delta", allow_zero=True)
     elif info.takes_delta:
         if "delta" not in obj:
-            raise PlanError(f"{key}.delta", _gaussian_delta_required())
-        delta = _delta(obj["delta"], f"{key}.delta", allow_zero=False)
+            raise PlanError(f"{key}.delta", gaussian_delta_required())
+        delta = read_delta(obj["delta"], f"{key}.delta", allow_zero=False)
     elif "delta" in obj:
-        raise _only_gaussian_delta(f"{key}.delta", mech)
+        raise only_gaussian_delta(f"{key}.delta", mech)
     calibration = Calibration.CLASSIC
     if "calibration" in obj:
         if not info.calibrations:
-            raise PlanError(f"{key}.calibration", _calibration_only_gaussian())
-        calibration = Calibration(_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations)))
+            raise PlanError(f"{key}.calibration", calibration_only_gaussian())
+        calibration = Calibration(
+            read_text(obj["calibration"], f"{key}.calibration", tuple(info.calibrations))
+        )
     if target is None and eps >= epsilon_limit(mech, calibration):
         raise PlanError(
             f"{key}.epsilon",
@@ -564,19 +494,19 @@ def _parse_query(
     col_param = stat.column_param
     if col_param is None:
         if column is not None:
-            raise PlanError(f"{key}.column", _takes_no_column(stat))
+            raise PlanError(f"{key}.column", takes_no_column(stat))
     else:
         if column is None:
-            raise PlanError(f"{key}.column", _column_required(stat.name))
-        column = _column(column, f"{key}.column", columns, broken, _("column"))
+            raise PlanError(f"{key}.column", column_required(stat.name))
+        column = read_column(column, f"{key}.column", columns, broken, _("column"))
     col = columns[column] if column is not None else None
 
     group_by = obj.get("group_by")
     if group_by is not None:
-        group_by = _text(group_by, f"{key}.group_by")
+        group_by = read_text(group_by, f"{key}.group_by")
         if not stat.groupable:
-            raise PlanError(f"{key}.group_by", _cannot_group(stat.name))
-        group_by = _column(group_by, f"{key}.group_by", columns, broken, _("the grouping column"))
+            raise PlanError(f"{key}.group_by", cannot_group(stat.name))
+        group_by = read_column(group_by, f"{key}.group_by", columns, broken, _("the grouping column"))
         if columns[group_by].type != "category":
             categories = [n for n, c in columns.items() if c.type == ColumnType.CATEGORY and n != column]
             raise PlanError(
@@ -585,7 +515,7 @@ def _parse_query(
                 hint=_("category columns: {names}").format(names=", ".join(categories)) if categories else "",
             )
         if group_by == column:
-            raise PlanError(f"{key}.group_by", _no_self_grouping())
+            raise PlanError(f"{key}.group_by", no_self_grouping())
 
     own = stat.own_keys
     for opt in sorted(keys - set(_COMMON_QUERY_KEYS), key=_option_order):
@@ -613,7 +543,7 @@ def _parse_query(
             raise PlanError(
                 f"{key}.column",
                 _("{statistic} needs a {types} column; {name} is {type}").format(
-                    statistic=stat.name, types=_or_list(list(allowed)), name=quoted(column), type=col.type
+                    statistic=stat.name, types=or_list(list(allowed)), name=quoted(column), type=col.type
                 ),
                 hint=hint,
             )

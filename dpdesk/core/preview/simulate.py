@@ -19,7 +19,7 @@ from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
 from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.dp.values import csv_bytes
 from dpdesk.core.loading import Column, Table, load_table
-from dpdesk.core.plan.reader import Plan
+from dpdesk.core.model.spec import Plan
 from dpdesk.core.release.steps import noisy_rows
 from dpdesk.i18n import _
 

@@ -22,7 +22,7 @@ from dpdesk.core.common.fsio import write_atomic
 from dpdesk.core.dp.values import Row, rows_to_csv
 from dpdesk.core.ledger.book import Ledger
 from dpdesk.core.ledger.entries import Entry, SpendEntry
-from dpdesk.core.plan.reader import Plan
+from dpdesk.core.model.spec import Plan
 
 PACKAGE_FILES = ("release.csv", "report.pdf", "plan.json")
 

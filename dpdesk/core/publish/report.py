@@ -34,7 +34,7 @@ from dpdesk.core.publish.synthetic_report import synthetic_section
 from dpdesk.i18n import _, ngettext
 
 if TYPE_CHECKING:
-    from dpdesk.core.dp.accuracy import Accuracy
+    from dpdesk.core.dp.accuracy_base import Accuracy
     from dpdesk.core.ledger.budget import BudgetReport
     from dpdesk.core.model.spec import Plan, QuerySpec
 

@@ -583,7 +583,7 @@ def _check_governance_against(out: Review, later: list[Entry], later_path: Path,
     restarted the later ledger holds an approval signed by the key in force here (``since``: the entries up to it
     are the ones reviewed here)."""
     from dpdesk.core.governance.officer import GovernanceError, GovernanceRecord, LedgerHead
-    from dpdesk.core.ledger.governed import _verify_recorded, governance_of
+    from dpdesk.core.ledger.governed import governance_of, verify_recorded
 
     try:
         g = governance_of(sorted(out.entries, key=lambda e: e.seq))
@@ -626,7 +626,7 @@ def _check_governance_against(out: Review, later: list[Entry], later_path: Path,
                 )
                 return
             problems: list[str] = []
-            if _verify_recorded(e, trusted, None, set(), "acknowledge", problems) is None:
+            if verify_recorded(e, trusted, None, set(), "acknowledge", problems) is None:
                 out.problems.extend(
                     _("{later}: {problem} (the key that governed it when this was made)").format(
                         later=later_path, problem=p
@@ -641,7 +641,7 @@ def _check_governance_against(out: Review, later: list[Entry], later_path: Path,
                 prev = later[i - 1] if i > 0 else None
                 head = LedgerHead(prev.seq, prev.hash) if prev is not None else None
                 problems = []
-                verified = _verify_recorded(e, trusted, head, set(), "rotate_key", problems)
+                verified = verify_recorded(e, trusted, head, set(), "rotate_key", problems)
                 if verified is None or trusted.after(verified) != new:
                     out.problems.append(
                         _(

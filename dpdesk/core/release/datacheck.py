@@ -12,7 +12,7 @@ import numpy as np
 
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.loading import Table
-from dpdesk.core.plan.reader import Plan
+from dpdesk.core.model.spec import Plan
 from dpdesk.i18n import _
 
 

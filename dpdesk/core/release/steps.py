@@ -33,15 +33,17 @@ from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.dp import accounting as acc
 from dpdesk.core.dp import mechanisms as mech
 from dpdesk.core.dp import statistics
-from dpdesk.core.dp.aggregates import Exact, bound_rows_per_person, exact_statistic
-from dpdesk.core.dp.queries import QueryDesign, design_plan, grid_bounds
+from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.dp.aggregates_base import Exact
+from dpdesk.core.dp.queries import design_plan
+from dpdesk.core.dp.queries_base import QueryDesign, grid_bounds
 from dpdesk.core.dp.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.core.identity.recognition import ledger_for
 from dpdesk.core.ledger.book import Ledger, LedgerTransaction
 from dpdesk.core.ledger.budget import BudgetReport, budget_report, design_to_dict, plan_costs
 from dpdesk.core.ledger.entries import Entry, SpendEntry
 from dpdesk.core.loading import Table
-from dpdesk.core.plan.reader import Plan
+from dpdesk.core.model.spec import Plan
 from dpdesk.core.publish.outputs import ClaimedFolder, claim_out_dir
 from dpdesk.core.release.datacheck import DataCheck, DataProblems, check_data
 from dpdesk.core.release.streaming import check_streamed, close_streamed, load_for_release, streamed_exacts
@@ -126,7 +128,7 @@ def _keep_mask(table: Table, plan: Plan) -> np.ndarray:
     return np.ones(table.n_rows, dtype=bool)
 
 
-def _check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
+def check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
     if ledger_settings is None:
         return
     mine = plan.settings()
@@ -328,7 +330,7 @@ def prepare_release(
     report, head = None, None
     if read_ledger:
         state = ledger.read()  # the history from its last checkpoint, bound to the recorded head
-        _check_settings(plan, state.settings)
+        check_settings(plan, state.settings)
         report = budget_report(plan, state=state)  # report.fits: whether it would fit now
         # as the commit checks it: a governed dataset's approvals against its whole chain
         governed = state.governance_entry is not None
@@ -454,7 +456,7 @@ def _charge(
                 ).format(seq=tx.state.seq, was=prepared.head[0])
             )
         settings = tx.settings()
-        _check_settings(plan, settings)
+        check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, state=tx.state)
         # a governed dataset's approvals are checked against its whole chain (the heads and nonces it holds)

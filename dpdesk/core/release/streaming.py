@@ -56,17 +56,18 @@ import numpy as np
 from dpdesk.core.common import faults
 from dpdesk.core.common.errors import InputError, UsageError
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
-from dpdesk.core.dp.aggregates import Exact, bound_rows_per_person, merge_states, partial_statistic
+from dpdesk.core.dp.aggregates import bound_rows_per_person, merge_states, partial_statistic
+from dpdesk.core.dp.aggregates_base import Exact
 from dpdesk.core.loading import Table, load_table
 from dpdesk.core.loading.columns import int_dtype
 from dpdesk.core.loading.csvfile import BLOCK_CAP
 from dpdesk.core.loading.guards import check_regular_file, parquet_rows
 from dpdesk.core.loading.table import Column
-from dpdesk.core.plan.reader import ColumnSpec, Plan
+from dpdesk.core.model.spec import ColumnSpec, Plan
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
-    from dpdesk.core.dp.queries import QueryDesign
+    from dpdesk.core.dp.queries_base import QueryDesign
 
 #: The default memory limit, as a fraction of the machine's physical memory.
 DEFAULT_MEMORY_FRACTION = 0.5

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from dpdesk.core.common.errors import field_of
 from dpdesk.core.dp import statistics
-from dpdesk.core.dp.accuracy import LEAD, RANK, RATIO, VALUE
+from dpdesk.core.dp.accuracy_base import LEAD, RANK, RATIO, VALUE
 from dpdesk.core.dp.statistics.base import Param, ParamKind
 from dpdesk.core.model.mechanism_kinds import MECHANISMS, get_mechanism
 from dpdesk.gui.models import QUERY_COLUMNS, QueryListModel, parse_number

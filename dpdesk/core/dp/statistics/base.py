@@ -34,15 +34,15 @@ from dpdesk.core.model.spec import (
     ColumnSpec,
     Plan,
     QuerySpec,
-    _number,
-    _positive,
-    _subject,
-    _text,
     did_you_mean,
     increasing,
     json_type,
     listed_twice,
     quoted,
+    read_number,
+    read_positive,
+    read_text,
+    subject_of,
 )
 from dpdesk.i18n import _
 
@@ -102,19 +102,19 @@ def parse_param(param: Param, value: Any, key: str, column: ColumnSpec | None = 
     """Validate one parameter value by its kind (``key``: the plan key for messages)."""
     kind = param.kind
     if kind is ParamKind.FRACTION:
-        x = _number(value, key)
+        x = read_number(value, key)
         if not 0 < x < 1:
             raise PlanError(
                 key,
                 _("{field} must lie strictly between 0 and 1 (you wrote {value})").format(
-                    field=_subject(key), value=value
+                    field=subject_of(key), value=value
                 ),
             )
         return x
     if kind is ParamKind.POSITIVE:
-        return _positive(value, key)
+        return read_positive(value, key)
     if kind is ParamKind.NUMBER:
-        x = _number(value, key)
+        x = read_number(value, key)
         if abs(x) > MAX_ABS_BOUND:
             raise PlanError(
                 key, _("values beyond ±{most} are not supported").format(most=f"{MAX_ABS_BOUND:g}")
@@ -123,7 +123,7 @@ def parse_param(param: Param, value: Any, key: str, column: ColumnSpec | None = 
     if kind is ParamKind.NUMBER_LIST:
         return increasing(value, key, minimum=param.min_len, maximum=param.max_len)
     if kind is ParamKind.CHOICE:
-        return _text(value, key, param.choices)
+        return read_text(value, key, param.choices)
     if kind is ParamKind.CATEGORY_SET:
         return _category_set(param, value, key, column)
     raise AssertionError(f"{kind} is validated by the plan itself")  # pragma: no cover
@@ -142,7 +142,7 @@ def _category_set(param: Param, value: Any, key: str, column: ColumnSpec | None)
         raise PlanError(
             key,
             _("{field} must be a list of categories, not {kind}").format(
-                field=_subject(key), kind=json_type(value)
+                field=subject_of(key), kind=json_type(value)
             ),
         )
     lo = max(1, param.min_len)
@@ -151,7 +151,7 @@ def _category_set(param: Param, value: Any, key: str, column: ColumnSpec | None)
         raise PlanError(
             key,
             _("{field} must list from {lo} to {hi} categories (you gave {n})").format(
-                field=_subject(key), lo=lo, hi=hi, n=len(value)
+                field=subject_of(key), lo=lo, hi=hi, n=len(value)
             ),
         )
     declared = column.categories if column is not None and column.categories is not None else ()
