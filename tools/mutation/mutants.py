@@ -4846,7 +4846,7 @@ from dpdesk.core.dp.values import _WIDE as _WIDE  # noqa: F401""",
         r"""from dpdesk.core.common.errors import InputError, PlanError, PlanErrors
 """,
         r"""from dpdesk.core.common.errors import InputError, PlanError, PlanErrors
-from dpdesk.core.model.spec import _PRIVATE_NAME  # type: ignore[attr-defined]  # noqa: F401
+from dpdesk.core.model.spec import _join as _private_join  # noqa: F401
 """,
         ("tests/test_layers.py::test_no_private_name_is_imported_across_wings",),
     ),
