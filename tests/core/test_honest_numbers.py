@@ -16,6 +16,7 @@ import pytest
 
 from dpdesk.core.common.errors import PlanError
 from dpdesk.core.dp import accuracy as acc
+from dpdesk.core.dp import accuracy_base as accb
 from dpdesk.core.dp.aggregates import exact_statistic
 from dpdesk.core.dp.queries import design_query
 from dpdesk.core.loading import Column, Table
@@ -54,8 +55,8 @@ def _worst_failure(design: Any, n: int, h: float, t: float, r: float | None = No
     noise, summed over the count's noise y in 40 digits: P(Z_s g > t (n + y) + r y) + P(Z_s g < r y - t (n + y))."""
     count_c, sum_c = design.components
     r = h if r is None else r
-    tn_ = mpmath.mpf(count_c.scale / count_c.grid) * (1 + acc.SCALE_MARGIN)
-    ts_ = mpmath.mpf(sum_c.scale / sum_c.grid) * (1 + acc.SCALE_MARGIN)
+    tn_ = mpmath.mpf(count_c.scale / count_c.grid) * (1 + accb.SCALE_MARGIN)
+    ts_ = mpmath.mpf(sum_c.scale / sum_c.grid) * (1 + accb.SCALE_MARGIN)
     rn, rs = mpmath.exp(-1 / tn_), mpmath.exp(-1 / ts_)
     gs, gn = mpmath.mpf(sum_c.grid), mpmath.mpf(count_c.grid)
 
@@ -164,7 +165,7 @@ def test_the_rounding_follows_the_noise_at_every_epsilon() -> None:
         plan = _plan(_mean(epsilon=eps))
         d = design_query(plan.queries[0], plan)
         err = acc.query_accuracy(d, plan).error
-        rounding = acc.ratio_rounding(d, 2500.0, 5000.0, 28_000, 0.95)
+        rounding = accb.ratio_rounding(d, 2500.0, 5000.0, 28_000, 0.95)
         assert err is not None and rounding <= 0.01 * err + 1e-6, (eps, err, rounding)
     plan = _plan(_mean(epsilon=100.0))
     assert (acc.query_accuracy(design_query(plan.queries[0], plan), plan).error or 9) < 0.5
