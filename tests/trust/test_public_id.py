@@ -268,8 +268,15 @@ def test_an_interrupted_acknowledgement_never_leaves_an_empty_ledger(
     dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch, crash_at: str
 ) -> None:
     lg = Ledger.for_dataset(dpdesk_home, "ab" * 32)
-    with lg.transaction() as tx:
-        tx.append("spend", {"costs": [{"name": "q", "epsilon": 0.5, "delta": 0.0, "rho": 0.125}]})
+    with lg.transaction() as tx:  # a spend as dpdesk writes one (an entry its type cannot read is refused)
+        tx.append(
+            "spend",
+            {
+                "costs": [{"name": "q", "epsilon": 0.5, "delta": 0.0, "rho": 0.125}],
+                "charged": {"epsilon": 0.5, "delta": 0.0},
+                "method": "sequential",
+            },
+        )
     assert lg.path is not None
     lg.path.write_bytes(lg.path.read_bytes().replace(b'"epsilon":0.5', b'"epsilon":0.0'))
     real = filestore_mod.write_atomic  # the file store writes the evidence and the new chain
