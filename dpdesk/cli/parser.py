@@ -444,6 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     _add_officer_parser(sub)
+    _add_team_parser(sub)
 
     rv = sub.add_parser("review", help=_("check a release package or an exported ledger (read-only)"))
     rv.add_argument(
@@ -504,6 +505,15 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
     signed = (0, _("the approval file was written"))
     officer_usage = (2, _("bad usage, an unreadable key or a wrong passphrase"))
     approve = ("--dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-private.pem --out approval.json",)
+    team_down = (
+        5,
+        _(
+            "the team ledger could not be reached, or refused what was asked: nothing was charged or revealed "
+            "(the message names the server and the fix)"
+        ),
+    )
+    team_url = "postgresql://USER@HOST/DATABASE"
+    team_done = (0, _("done"))
     notes: dict[str, tuple[tuple[str, ...], tuple[tuple[int, str], ...]]] = {
         "": (
             (
@@ -518,6 +528,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
                 usage,
                 (3, _("a ledger broken or unacknowledged, or a table that resembles a known dataset")),
                 not_written,
+                team_down,
                 (130, _("interrupted (Ctrl+C)")),
             ),
         ),
@@ -545,6 +556,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
                 (1, _("the plan does not fit the budget")),
                 usage,
                 broken,
+                team_down,
             ),
         ),
         "release": (
@@ -558,6 +570,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
                 (2, _("bad plan, data or usage: nothing charged or written")),
                 broken,
                 not_written,
+                team_down,
             ),
         ),
         "simulate": (
@@ -668,6 +681,24 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ('dpdesk officer approve-forget-identity --reason "the identity secret was lost" ' + approve[0],),
             (signed, officer_usage),
         ),
+        "team": (
+            (f"dpdesk team init {team_url}", f"dpdesk team connect {team_url}", "dpdesk team status"),
+            (team_done, (2, _("bad usage")), team_down),
+        ),
+        "team init": (
+            (f"dpdesk team init {team_url}", "dpdesk team init --print-sql > team.sql"),
+            ((0, _("the team ledger was created (or its SQL printed)")), (2, _("bad usage")), team_down),
+        ),
+        "team grant": (
+            (f"dpdesk team grant {team_url} alice --role curator",),
+            ((0, _("the role was given")), (2, _("bad usage")), team_down),
+        ),
+        "team connect": (
+            (f"dpdesk team connect {team_url}",),
+            ((0, _("this home now uses the team ledger")), (2, _("bad usage")), team_down),
+        ),
+        "team disconnect": (("dpdesk team disconnect",), (team_done,)),
+        "team status": (("dpdesk team status",), (team_done, team_down)),
         "officer approve-rotate": (
             (
                 "dpdesk officer approve-rotate --new-officer new/officer-YYYY-public.json --dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-recovery.pem --out approval.json",
@@ -814,3 +845,49 @@ def _add_officer_parser(sub: Any) -> None:
     v.add_argument(
         "--new-officer", required=True, metavar="PUBLIC.json", help=_("the new officer key's public file")
     )
+
+
+def _add_team_parser(sub: Any) -> None:
+    """``dpdesk team VERB``: a team's ledger in PostgreSQL, shared by its curators (docs/team-ledger.md)."""
+    tm = sub.add_parser(
+        "team",
+        help=_("a team's ledger in PostgreSQL: create it, give roles, connect this home"),
+        description=_(
+            "A team ledger keeps every dataset's budget in one PostgreSQL database that all the team's curators "
+            "use, and enforces it there. URLs are libpq's (postgresql://USER@HOST/DATABASE?sslmode=verify-full) and "
+            "hold no password: libpq reads it from ~/.pgpass or PGPASSWORD. DPDESK_LEDGER=URL overrides the "
+            "home's setting."
+        ),
+    )
+    verbs = tm.add_subparsers(dest="team_verb", parser_class=_Parser, metavar="VERB", title=_("verbs"))
+    verbs.required = True
+    v = verbs.add_parser(
+        "init", prog="dpdesk team init", help=_("(administrator) create the team ledger in a database")
+    )
+    v.add_argument(
+        "url", nargs="?", metavar="URL", help=_("the database, as a user who may create roles there")
+    )
+    v.add_argument(
+        "--prefix",
+        default="dpdesk",
+        help=_("the roles' prefix (default dpdesk): two teams on one server need two"),
+    )
+    v.add_argument(
+        "--print-sql",
+        action="store_true",
+        help=_("print the SQL instead, for a database administrator to read and run"),
+    )
+    v = verbs.add_parser(
+        "grant", prog="dpdesk team grant", help=_("(administrator) give a database user a team role")
+    )
+    v.add_argument("url", metavar="URL", help=_("the database, as its administrator"))
+    v.add_argument("user", metavar="USER", help=_("the database user (made a login role when missing)"))
+    v.add_argument(
+        "--role", required=True, choices=["curator", "officer", "auditor"], help=_("the team role")
+    )
+    v = verbs.add_parser(
+        "connect", prog="dpdesk team connect", help=_("use a team ledger in this dpdesk home from now on")
+    )
+    v.add_argument("url", metavar="URL", help=_("the team's database, as this curator"))
+    verbs.add_parser("disconnect", prog="dpdesk team disconnect", help=_("use this home's own ledgers again"))
+    verbs.add_parser("status", prog="dpdesk team status", help=_("which ledger this home uses"))

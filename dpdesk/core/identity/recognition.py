@@ -544,6 +544,10 @@ def ledger_for(home: Path, sha256: str) -> Ledger:
     holds is refused (:class:`DuplicateDatasets`), and one of a dataset merged into another opens that other's
     ledger (:func:`settle_duplicates`)."""
     ledger = Ledger.for_dataset(home, sha256)
+    if ledger.team is not None:
+        return (
+            ledger  # the team's database decides which dataset a file belongs to, for every home of the team
+        )
     ledger.decide_new = recheck_new
     if ledger.dataset is not None and not ledger.legacy:
         cached = cached_identity(home, sha256)

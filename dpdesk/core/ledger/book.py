@@ -83,6 +83,7 @@ from dpdesk.i18n import _
 if TYPE_CHECKING:
     from dpdesk.core.ledger.carryover import Assessment, StatedCost
     from dpdesk.core.ledger.checkpoint import State
+    from dpdesk.core.ledger.pgstore import PgStore
     from dpdesk.core.ledger.store import ChainStore
 
 _KEY_RE = re.compile(r"[0-9a-f]{64}")
@@ -118,9 +119,23 @@ class Ledger:
 
     @property
     def store(self) -> ChainStore:
-        """Where this ledger's chain is kept (:mod:`dpdesk.core.ledger.store`): the file store of its folder."""
+        """Where this ledger's chain is kept (:mod:`dpdesk.core.ledger.store`): the team's database when the home
+        uses a team ledger (:mod:`dpdesk.core.ledger.team`), else the file store of its folder."""
+        team = self.team
+        if team is not None:
+            return team
         assert self.path is not None
         return FileStore.of_file(self.path)[0]
+
+    @property
+    def team(self) -> PgStore | None:
+        """The team ledger's store when this dataset of a home is kept there (never for an exported copy, which
+        has no home, or an old-format ledger, which only a home's files hold)."""
+        if self.home is None or self.legacy:
+            return None
+        from dpdesk.core.ledger.pgstore import team_store
+
+        return team_store(self.home)
 
     @property
     def _chain(self) -> str:
@@ -139,14 +154,21 @@ class Ledger:
 
     def raw(self) -> bytes:
         """The chain's bytes as stored (b"" when nothing was recorded); :class:`OSError` when it cannot be read."""
-        if self.path is None:
+        if self.path is None or (self.dataset is None and self.team is not None):
             return b""
         return self.store.read(self._chain)
 
     @staticmethod
     def for_dataset(home: Path, sha256: str) -> Ledger:
-        """The ledger of the data file with this SHA-256 under a dpdesk home folder (nothing is created)."""
+        """The ledger of the data file with this SHA-256 under a dpdesk home folder (nothing is created): in the
+        team's ledger when the home uses one (the team's dataset of the file, by its keyed hash)."""
         folder = home / "ledgers"
+        from dpdesk.core.ledger.pgstore import team_store
+
+        team = team_store(home)
+        if team is not None:
+            known = team.dataset_of(sha256)
+            return Ledger(known, folder / f"{known}.jsonl" if known else None, sha256, home)
         try:
             (folder / "keys").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -176,6 +198,12 @@ class Ledger:
     def _refresh(self) -> None:
         """Pick up the public id another writer gave this dataset since this object was made."""
         if self.dataset is None and not self.legacy and self.home is not None and self.key is not None:
+            team = self.team
+            if team is not None:
+                known = team.dataset_of(self.key)
+                if known is not None:
+                    self.dataset, self.path = known, self.home / "ledgers" / f"{known}.jsonl"
+                return
             known = _read_key(self.home / "ledgers", self.key)
             if known is not None:
                 self.dataset, self.path = known, self.home / "ledgers" / f"{known}.jsonl"
@@ -193,6 +221,11 @@ class Ledger:
             )
         assert self.home is not None and self.key is not None
         folder = self.home / "ledgers"
+        team = self.team
+        if team is not None:  # the team's database decides, for every home of the team at once
+            claimed = team.claim(self.key, new_dataset_id())
+            self.dataset, self.path = claimed, folder / f"{claimed}.jsonl"
+            return
         refusal: Callable[[], LedgerError] | None = None
         with _locked(folder / "keys.lock"):
             known = _read_key(folder, self.key)
@@ -461,7 +494,7 @@ class Ledger:
                 assert self.home is not None and self.dataset is not None
                 anchor.check_ledger(self.home, self.dataset, str(self.path), before, [])
             return []
-        label = self._name() if self.legacy else str(self.path)
+        label = self._name() if self.legacy else self.store.label(self._chain)
         expected = self.key if self.legacy else self.dataset
         try:
             raw = self.store.read(self._chain)
@@ -568,8 +601,11 @@ class Ledger:
         Not for a ledger outside a home (an exported copy under review), an old-format one, a data file with no
         id yet, or a home whose register cannot be written (nothing was recorded there to check against).
         """
-        if self.home is None or self.dataset is None or self.legacy:
-            return False, None
+        if self.home is None or self.dataset is None or self.legacy or self.team is not None:
+            return (
+                False,
+                None,
+            )  # a team's chains are append-only in its database: no home's register guards them
         _anchor_home(self.home)
         if not anchor.is_anchored(self.home):
             return False, None
@@ -636,6 +672,7 @@ class LedgerTransaction:
             seq, prev = len(self._entries) + 1, (self._entries[-1].hash if self._entries else GENESIS)
         else:
             seq, prev = self.state.seq + 1, self.state.hash
+        team = self.ledger.team
         stored: dict[str, Any] = {
             "seq": seq,
             "type": entry_type,
@@ -644,11 +681,12 @@ class LedgerTransaction:
             "prev": prev,
             **payload,
             **written_by(),
+            **(team.entry_fields() if team is not None else {}),
         }
         stored["hash"] = entry_hash(stored)
         entry = written_entry(stored, self.ledger.path)
         line = (canonical_json(stored) + "\n").encode("utf-8")
-        home = self.ledger.home
+        home = self.ledger.home if team is None else None  # a team's chain has no home's register
         if home is not None and anchor.needs_intent(entry_type) and anchor.is_anchored(home):
             # recorded first: an entry that could change the settings, the governance or the identity is accepted
             # after the recorded head (a crash before its head) only as dpdesk's own (anchor.check_window)
@@ -678,14 +716,14 @@ class LedgerTransaction:
             from dpdesk.core.ledger.checkpoint import extended
 
             self._state = extended(self._state, entry)
-        if self.ledger.home is not None:
+        if home is not None:
             # then the head (the entry is durable first: a crash between leaves the ledger ahead of its head, which
             # the next verification accepts and repairs; a register that cannot be written is repaired likewise)
             # a govern entry's governance is recorded in the same write as its head (a crash before it leaves the
             # entry after the recorded head, whose approval the next verification checks before recording it)
             with contextlib.suppress(OSError):
                 anchor.advance_head(
-                    self.ledger.home,
+                    home,
                     self.ledger.dataset,
                     anchor.Head(entry.seq, entry.hash),
                     governance=entry.get("governance"),
@@ -734,12 +772,23 @@ def is_known_dataset(home: Path, path_or_sha: str | Path) -> bool:
 
         sha = file_sha256(path_or_sha)
     folder = home / "ledgers"
+    from dpdesk.core.ledger.pgstore import team_store
+
+    team = team_store(home)
+    if team is not None and team.dataset_of(sha) is not None:
+        return True
     return _read_key(folder, sha) is not None or (folder / f"{sha}.jsonl").exists()
 
 
 def list_ledgers(home: Path) -> list[Ledger]:
-    """All dataset ledgers under a dpdesk home folder (old-format ledgers are migrated first)."""
+    """All dataset ledgers under a dpdesk home folder (old-format ledgers are migrated first); a home that uses a
+    team ledger: the team's datasets."""
     folder = home / "ledgers"
+    from dpdesk.core.ledger.pgstore import team_store
+
+    team = team_store(home)
+    if team is not None:
+        return [Ledger(dataset, folder / f"{dataset}.jsonl", home=home) for dataset in team.datasets()]
     if not folder.exists():
         return []
     _anchor_home(home)

@@ -1,0 +1,421 @@
+"""The team ledger's schema: what ``dpdesk team init`` creates in a PostgreSQL database, and the rules it enforces.
+
+Everything the database promises is here, in SQL, so that a database administrator can read it
+(``dpdesk team init URL --print-sql`` prints exactly this) and so that no client can bend it:
+
+* **Roles** (``<prefix>_curator``, ``<prefix>_officer``, ``<prefix>_auditor``; roles belong to the whole server, so
+  two teams on one server use two prefixes, in two databases). Nobody but the owner role ``<prefix>_owner``, which
+  cannot log in, may write a table: curators and officers have no INSERT, UPDATE, DELETE or TRUNCATE on anything,
+  and append only through :func:`dpdesk.append`. The auditor reads the entries and the datasets, nothing else.
+* **The functions** are ``SECURITY DEFINER``, owned by ``<prefix>_owner``, with ``SET search_path = pg_catalog,
+  dpdesk`` and ``EXECUTE`` revoked from ``PUBLIC``. They decide by ``session_user``'s membership (never by anything
+  the client states) and record who appended and when (``session_user``, the server's clock) outside the hashed
+  entry.
+* **An append** (one transaction, the dataset's row locked ``FOR UPDATE``) checks: the line is one line of UTF-8
+  JSON ending in a newline; its ``hash`` is the SHA-256 of the line without it (computed here with ``sha256()``);
+  it links to the dataset's head (``seq`` one more, ``prev`` the head's hash: two writers can never fork a chain);
+  it names this dataset; its ``author`` is ``session_user``; its type is one the role may append (settings after the
+  first, governance, acknowledgements and declarations of a new dataset: officers only; entries only old versions
+  wrote: nobody); and a spend keeps the dataset's total, from the entries' stated costs, within the budget under
+  the accounting method in force (sequential: exact decimal sums; advanced: each release's bound in ``numeric``,
+  added; zCDP: the rho total converted with the tight bound of Canonne, Kamath and Steinke, minimised over its
+  order). The client checks the same before it appends: both must pass, so where rounding differs the stricter
+  result wins.
+* **The entries are kept as the bytes the client sent** (``bytea``: ``jsonb`` would reorder keys and rewrite
+  numbers, and the chain's hashes are over the bytes), so a team export verifies like a file ledger.
+
+What it does not protect against is said in SECURITY.md: a curator's modified client can state a lower cost for its
+own release than its plan costs, and the database's administrators and its backups are trusted.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: the version of this schema, recorded in ``dpdesk.team`` (a client refuses a schema it does not know)
+SCHEMA_VERSION = 1
+
+#: the oldest PostgreSQL this schema runs on (``sha256()`` is 11; ``CREATE ... OR REPLACE`` of what it uses, 10)
+OLDEST_SERVER = 13
+
+#: a role prefix: a letter, then up to 30 letters, digits and underscores (a role name stays under 63 bytes)
+PREFIX_RE = re.compile(r"[a-z][a-z0-9_]{0,30}")
+
+#: SQLSTATEs the append function raises (class DP: dpdesk's own), and what each means
+REFUSALS = {
+    "DP001": "role",  # the session's role may not append this (or anything)
+    "DP002": "line",  # not one line of UTF-8 JSON naming this dataset
+    "DP003": "hash",  # the hash is not the SHA-256 of the line without it
+    "DP004": "link",  # the line does not link to the dataset's head (another curator appended first)
+    "DP005": "author",  # the stated author is not the session's user
+    "DP006": "budget",  # the spend would take the dataset past its budget
+    "DP007": "settings",  # a spend before any budget was fixed, or settings that cannot be read
+    "DP008": "key",  # a dataset key or id that is not one
+}
+
+_SQL = r"""
+-- dpdesk team ledger, schema version {version}; roles prefixed {prefix}_ (dpdesk team init --print-sql)
+BEGIN;
+DO $roles$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{prefix}_owner') THEN
+    CREATE ROLE {prefix}_owner NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{prefix}_curator') THEN
+    CREATE ROLE {prefix}_curator NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{prefix}_officer') THEN
+    CREATE ROLE {prefix}_officer NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{prefix}_auditor') THEN
+    CREATE ROLE {prefix}_auditor NOLOGIN;
+  END IF;
+END
+$roles$;
+-- whoever runs this must be able to act as the owner while creating its objects (given back at the end)
+GRANT {prefix}_owner TO CURRENT_USER;
+CREATE SCHEMA dpdesk AUTHORIZATION {prefix}_owner;
+SET LOCAL ROLE {prefix}_owner;
+REVOKE ALL ON SCHEMA dpdesk FROM PUBLIC;
+
+CREATE TABLE dpdesk.team (
+  one boolean PRIMARY KEY DEFAULT true CHECK (one),
+  schema_version integer NOT NULL,
+  prefix text NOT NULL,
+  -- the team's key for data files' hashes: a file's SHA-256 never leaves a curator's machine, its keyed hash does
+  secret bytea NOT NULL CHECK (length(secret) = 32),
+  created timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+INSERT INTO dpdesk.team (schema_version, prefix, secret) VALUES ({version}, '{prefix}', gen_random_bytes_32());
+
+CREATE TABLE dpdesk.datasets (
+  dataset text PRIMARY KEY CHECK (dataset ~ '^ds-[0-9a-f]{{32}}$'),
+  seq bigint NOT NULL DEFAULT 0,
+  head text NOT NULL DEFAULT repeat('0', 64),
+  method text,
+  budget_epsilon numeric,
+  budget_delta numeric,
+  created_by text NOT NULL,
+  created timestamptz NOT NULL
+);
+
+CREATE TABLE dpdesk.entries (
+  dataset text NOT NULL REFERENCES dpdesk.datasets,
+  seq bigint NOT NULL,
+  line bytea NOT NULL,
+  hash text NOT NULL,
+  type text NOT NULL,
+  appended_by text NOT NULL,
+  appended timestamptz NOT NULL,
+  PRIMARY KEY (dataset, seq)
+);
+
+-- each release's stated costs, summed per release (a correction raises them), for the budget check
+CREATE TABLE dpdesk.releases (
+  dataset text NOT NULL REFERENCES dpdesk.datasets,
+  release_id text NOT NULL,
+  epsilon numeric NOT NULL,
+  delta numeric NOT NULL,
+  rho numeric NOT NULL,
+  epsilon_sq numeric NOT NULL,
+  epsilon_em numeric NOT NULL,
+  delta_prime numeric,
+  PRIMARY KEY (dataset, release_id)
+);
+
+-- which dataset a data file belongs to, by its keyed hash (HMAC-SHA256 under dpdesk.team.secret)
+CREATE TABLE dpdesk.keys (
+  keyed text PRIMARY KEY CHECK (keyed ~ '^[0-9a-f]{{64}}$'),
+  dataset text NOT NULL REFERENCES dpdesk.datasets,
+  added_by text NOT NULL,
+  added timestamptz NOT NULL
+);
+
+CREATE FUNCTION dpdesk.is_curator() RETURNS boolean LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+  SELECT pg_has_role(session_user, '{prefix}_curator', 'MEMBER') OR pg_has_role(session_user, '{prefix}_officer', 'MEMBER')
+$f$;
+
+CREATE FUNCTION dpdesk.is_officer() RETURNS boolean LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+  SELECT pg_has_role(session_user, '{prefix}_officer', 'MEMBER')
+$f$;
+
+-- the team's keying secret, for curators and officers only
+CREATE FUNCTION dpdesk.secret() RETURNS bytea LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  RETURN (SELECT secret FROM dpdesk.team);
+END
+$f$;
+
+-- the dataset of a keyed file hash, made (with the id the client drew) when the team has none yet
+CREATE FUNCTION dpdesk.claim(p_keyed text, p_dataset text) RETURNS text LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+DECLARE found text;
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  IF p_keyed !~ '^[0-9a-f]{{64}}$' OR p_dataset !~ '^ds-[0-9a-f]{{32}}$' THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP008', MESSAGE = 'not a keyed file hash and a dataset id';
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtextextended('dpdesk.keys:' || p_keyed, 0));
+  SELECT dataset INTO found FROM dpdesk.keys WHERE keyed = p_keyed;
+  IF found IS NOT NULL THEN
+    RETURN found;
+  END IF;
+  INSERT INTO dpdesk.datasets (dataset, created_by, created) VALUES (p_dataset, session_user, clock_timestamp())
+    ON CONFLICT DO NOTHING;
+  INSERT INTO dpdesk.keys VALUES (p_keyed, p_dataset, session_user, clock_timestamp());
+  RETURN p_dataset;
+END
+$f$;
+
+-- the dataset a keyed file hash belongs to (NULL: none yet)
+CREATE FUNCTION dpdesk.dataset_of(p_keyed text) RETURNS text LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  RETURN (SELECT dataset FROM dpdesk.keys WHERE keyed = p_keyed);
+END
+$f$;
+
+-- zCDP to (epsilon, delta): the tight bound of Canonne, Kamath & Steinke (2020, Prop. 12/Cor. 13),
+--   epsilon = inf over a > 1 of  a*rho + (ln(1/delta) + (a-1) ln(a-1) - a ln a) / (a-1),
+-- minimised by golden-section search over ln(a-1); any order gives an upper bound, so a search short of the
+-- infimum only makes the check stricter. NULL when delta is not in (0, 1).
+CREATE FUNCTION dpdesk.rho_to_epsilon(rho numeric, delta numeric) RETURNS numeric LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, dpdesk AS $f$
+DECLARE
+  r float8 := rho; l float8; g float8 := (sqrt(5.0) - 1.0) / 2.0;
+  lo float8 := -30.0; hi float8 := 30.0; x1 float8; x2 float8; f1 float8; f2 float8; a float8; best float8;
+BEGIN
+  IF rho <= 0 THEN RETURN 0; END IF;
+  IF delta <= 0 OR delta >= 1 THEN RETURN NULL; END IF;
+  l := ln(1.0 / delta::float8);
+  IF r > 1e4 THEN  -- the simple bound, also an upper bound (as the engine does)
+    RETURN (rho + 2 * sqrt(rho * ln(1 / delta)));
+  END IF;
+  x1 := hi - g * (hi - lo); x2 := lo + g * (hi - lo);
+  a := 1 + exp(x1); f1 := a * r + (l + (a - 1) * ln(a - 1) - a * ln(a)) / (a - 1);
+  a := 1 + exp(x2); f2 := a * r + (l + (a - 1) * ln(a - 1) - a * ln(a)) / (a - 1);
+  FOR i IN 1..200 LOOP
+    IF f1 <= f2 THEN
+      hi := x2; x2 := x1; f2 := f1; x1 := hi - g * (hi - lo);
+      a := 1 + exp(x1); f1 := a * r + (l + (a - 1) * ln(a - 1) - a * ln(a)) / (a - 1);
+    ELSE
+      lo := x1; x1 := x2; f1 := f2; x2 := lo + g * (hi - lo);
+      a := 1 + exp(x2); f2 := a * r + (l + (a - 1) * ln(a - 1) - a * ln(a)) / (a - 1);
+    END IF;
+  END LOOP;
+  best := least(f1, f2);
+  RETURN greatest(best, 0)::numeric;
+END
+$f$;
+
+-- what the dataset's releases add up to under its method, from their stated costs: (epsilon, delta)
+CREATE FUNCTION dpdesk.spent(p_dataset text, p_method text, p_budget_delta numeric,
+                             OUT epsilon numeric, OUT delta numeric) LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, dpdesk AS $f$
+DECLARE default_dp numeric;
+BEGIN
+  IF p_method = 'sequential' THEN
+    SELECT coalesce(sum(r.epsilon), 0), coalesce(sum(r.delta), 0) INTO epsilon, delta
+      FROM dpdesk.releases r WHERE r.dataset = p_dataset;
+  ELSIF p_method = 'advanced' THEN
+    default_dp := CASE WHEN p_budget_delta > 0 THEN least(p_budget_delta / 10, 1e-7) END;
+    IF EXISTS (SELECT 1 FROM dpdesk.releases r WHERE r.dataset = p_dataset
+               AND coalesce(r.delta_prime, default_dp) IS NULL) THEN
+      epsilon := NULL; delta := NULL; RETURN;  -- advanced composition needs a delta' > 0
+    END IF;
+    SELECT coalesce(sum(CASE WHEN r.epsilon_sq = 0 THEN 0
+                         ELSE sqrt(2 * ln(1 / coalesce(r.delta_prime, default_dp)) * r.epsilon_sq) END
+                         + r.epsilon_em), 0),
+           coalesce(sum(r.delta + coalesce(r.delta_prime, default_dp)), 0)
+      INTO epsilon, delta FROM dpdesk.releases r WHERE r.dataset = p_dataset AND r.epsilon_sq >= 0;
+  ELSIF p_method = 'zcdp' THEN
+    SELECT dpdesk.rho_to_epsilon(coalesce(sum(r.rho), 0), p_budget_delta), p_budget_delta INTO epsilon, delta
+      FROM dpdesk.releases r WHERE r.dataset = p_dataset;
+    IF epsilon = 0 THEN delta := 0; END IF;
+  END IF;
+END
+$f$;
+
+-- a release's stated costs added to (or, by a correction, raised in) the releases table
+CREATE FUNCTION dpdesk.book(p_dataset text, p_release text, p_costs jsonb, p_delta_prime jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, dpdesk AS $f$
+DECLARE c jsonb; e numeric := 0; d numeric := 0; r numeric := 0; sq numeric := 0; em numeric := 0; x numeric;
+        dp numeric;
+BEGIN
+  IF jsonb_typeof(p_costs) IS DISTINCT FROM 'array' OR p_release IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a release without its costs';
+  END IF;
+  FOR c IN SELECT * FROM jsonb_array_elements(p_costs) LOOP
+    IF jsonb_typeof(c->'epsilon') IS DISTINCT FROM 'number' OR jsonb_typeof(c->'delta') IS DISTINCT FROM 'number'
+       OR jsonb_typeof(c->'rho') IS DISTINCT FROM 'number' OR (c->>'epsilon')::numeric < 0
+       OR (c->>'delta')::numeric < 0 OR (c->>'rho')::numeric < 0 THEN
+      RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a cost that is not a non-negative number';
+    END IF;
+    x := (c->>'epsilon')::numeric;
+    e := e + x; d := d + (c->>'delta')::numeric; r := r + (c->>'rho')::numeric; sq := sq + x * x;
+    -- e^x overflows a float past 600: the engine's bound is then beyond any budget, and so is this one
+    em := em + CASE WHEN x > 600 THEN 1e300 ELSE x * (exp(x) - 1) END;
+  END LOOP;
+  IF p_delta_prime IS NULL OR jsonb_typeof(p_delta_prime) = 'null' THEN
+    dp := NULL;
+  ELSIF jsonb_typeof(p_delta_prime) = 'number' AND (p_delta_prime #>> '{{}}')::numeric > 0 THEN
+    dp := (p_delta_prime #>> '{{}}')::numeric;
+  ELSE
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a delta'' that is not a positive number';
+  END IF;
+  INSERT INTO dpdesk.releases AS old VALUES (p_dataset, p_release, e, d, r, sq, em, dp)
+    ON CONFLICT (dataset, release_id) DO UPDATE SET
+      epsilon = greatest(old.epsilon, excluded.epsilon), delta = greatest(old.delta, excluded.delta),
+      rho = greatest(old.rho, excluded.rho), epsilon_sq = greatest(old.epsilon_sq, excluded.epsilon_sq),
+      epsilon_em = greatest(old.epsilon_em, excluded.epsilon_em),
+      delta_prime = coalesce(old.delta_prime, excluded.delta_prime);
+END
+$f$;
+
+CREATE FUNCTION dpdesk.append(p_dataset text, p_line bytea) RETURNS bigint LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+DECLARE
+  officer boolean := dpdesk.is_officer();
+  body text; v jsonb; h text; member text; ds dpdesk.datasets%ROWTYPE; n bigint; kind text; s jsonb;
+  total record; rel jsonb;
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  IF p_dataset !~ '^ds-[0-9a-f]{{32}}$' THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP008', MESSAGE = 'not a dataset id';
+  END IF;
+  IF length(p_line) < 2 OR get_byte(p_line, length(p_line) - 1) <> 10 THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'an entry is one line ending in a newline';
+  END IF;
+  BEGIN
+    body := convert_from(substring(p_line FROM 1 FOR length(p_line) - 1), 'UTF8');
+    v := body::jsonb;
+  EXCEPTION WHEN OTHERS THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'an entry that is not UTF-8 JSON';
+  END;
+  IF position(E'\n' IN body) > 0 OR jsonb_typeof(v) IS DISTINCT FROM 'object' THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'an entry is one JSON object on one line';
+  END IF;
+  h := v->>'hash';
+  IF jsonb_typeof(v->'hash') IS DISTINCT FROM 'string' OR h !~ '^[0-9a-f]{{64}}$' THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP003', MESSAGE = 'an entry without its hash';
+  END IF;
+  -- the hash is over the line without its own member, which occurs exactly once (a line whose hash appears in
+  -- it twice would need a fixed point of SHA-256)
+  member := ',"hash":"' || h || '"';
+  IF length(body) - length(replace(body, member, '')) <> length(member) THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP003', MESSAGE = 'an entry whose hash is not where canonical JSON puts it';
+  END IF;
+  IF encode(sha256(convert_to(replace(body, member, ''), 'UTF8')), 'hex') <> h THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP003', MESSAGE = 'the entry''s hash is not the SHA-256 of the entry';
+  END IF;
+  IF v->>'dataset' IS DISTINCT FROM p_dataset OR jsonb_typeof(v->'dataset') IS DISTINCT FROM 'string' THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'the entry names another dataset';
+  END IF;
+  IF jsonb_typeof(v->'author') IS DISTINCT FROM 'string' OR v->>'author' IS DISTINCT FROM session_user::text THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP005',
+      MESSAGE = format('the entry''s author is not the user appending it (%s)', session_user);
+  END IF;
+  INSERT INTO dpdesk.datasets (dataset, created_by, created) VALUES (p_dataset, session_user, clock_timestamp())
+    ON CONFLICT DO NOTHING;
+  SELECT * INTO ds FROM dpdesk.datasets WHERE dataset = p_dataset FOR UPDATE;
+  IF jsonb_typeof(v->'seq') IS DISTINCT FROM 'number' OR jsonb_typeof(v->'prev') IS DISTINCT FROM 'string' THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'an entry without its place in the chain';
+  END IF;
+  IF (v->>'seq')::numeric <> ds.seq + 1 OR v->>'prev' <> ds.head THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP004',
+      MESSAGE = format('the entry does not follow the dataset''s last entry (%s): another release was recorded first',
+                       ds.seq);
+  END IF;
+  n := ds.seq + 1;
+  kind := v->>'type';
+  IF kind IN ('simulate', 'migrate') OR kind IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('a %s entry is never appended to a team ledger', kind);
+  END IF;
+  IF NOT officer AND (kind IN ('govern', 'acknowledge', 'declare_new') OR (kind = 'settings' AND n > 1)) THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001',
+      MESSAGE = format('only a privacy officer of this team may append a %s entry (%s is not one)', kind, session_user);
+  END IF;
+  s := CASE WHEN kind IN ('settings', 'acknowledge', 'merge') AND jsonb_typeof(v->'settings') = 'object'
+            THEN v->'settings' END;
+  IF s IS NOT NULL THEN
+    IF jsonb_typeof(s #> '{{budget,epsilon}}') IS DISTINCT FROM 'number'
+       OR jsonb_typeof(s #> '{{budget,delta}}') IS DISTINCT FROM 'number'
+       OR (s #>> '{{accounting,method}}') NOT IN ('sequential', 'advanced', 'zcdp') THEN
+      RAISE EXCEPTION USING ERRCODE = 'DP007', MESSAGE = 'settings without a budget and an accounting method';
+    END IF;
+    ds.method := s #>> '{{accounting,method}}';
+    ds.budget_epsilon := (s #>> '{{budget,epsilon}}')::numeric;
+    ds.budget_delta := (s #>> '{{budget,delta}}')::numeric;
+  END IF;
+  IF kind = 'spend' THEN
+    PERFORM dpdesk.book(p_dataset, v->>'release_id', v->'costs', v->'delta_prime');
+  ELSIF kind = 'correction' AND jsonb_typeof(v->'releases') = 'array' THEN
+    FOR rel IN SELECT * FROM jsonb_array_elements(v->'releases') LOOP
+      PERFORM dpdesk.book(p_dataset, rel->>'release_id', rel->'costs', rel->'delta_prime');
+    END LOOP;
+  ELSIF kind IN ('acknowledge', 'merge') AND jsonb_typeof(v->'carried') = 'array' THEN
+    FOR rel IN SELECT * FROM jsonb_array_elements(v->'carried') LOOP
+      PERFORM dpdesk.book(p_dataset, coalesce(rel->>'release_id', 'carried-' || n || '-' || md5(rel::text)),
+                          rel->'costs', rel->'delta_prime');
+    END LOOP;
+  END IF;
+  IF kind = 'spend' THEN
+    IF ds.method IS NULL THEN
+      RAISE EXCEPTION USING ERRCODE = 'DP007', MESSAGE = 'a release before the dataset''s budget was fixed';
+    END IF;
+    total := dpdesk.spent(p_dataset, ds.method, ds.budget_delta);
+    IF total.epsilon IS NULL OR total.epsilon > ds.budget_epsilon OR total.delta > ds.budget_delta THEN
+      RAISE EXCEPTION USING ERRCODE = 'DP006',
+        MESSAGE = format('the release would spend more than the dataset''s budget (%s: epsilon %s of %s, delta %s of %s)',
+                         ds.method, round(coalesce(total.epsilon, -1), 6), ds.budget_epsilon,
+                         total.delta, ds.budget_delta);
+    END IF;
+  END IF;
+  INSERT INTO dpdesk.entries VALUES (p_dataset, n, p_line, h, kind, session_user, clock_timestamp());
+  UPDATE dpdesk.datasets SET seq = n, head = h, method = ds.method, budget_epsilon = ds.budget_epsilon,
+    budget_delta = ds.budget_delta WHERE dataset = p_dataset;
+  RETURN n;
+END
+$f$;
+
+-- the chain of a dataset, in order (for curators, officers and auditors)
+CREATE VIEW dpdesk.chain AS SELECT dataset, seq, line, hash, type, appended_by, appended FROM dpdesk.entries;
+
+REVOKE ALL ON ALL TABLES IN SCHEMA dpdesk FROM PUBLIC;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA dpdesk FROM PUBLIC;
+GRANT USAGE ON SCHEMA dpdesk TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
+GRANT SELECT ON dpdesk.entries, dpdesk.datasets, dpdesk.chain TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
+GRANT SELECT (schema_version, prefix, created) ON dpdesk.team TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
+GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text), dpdesk.dataset_of(text),
+  dpdesk.secret() TO {prefix}_curator, {prefix}_officer;
+GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer()
+  TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
+RESET ROLE;
+REVOKE {prefix}_owner FROM CURRENT_USER;
+COMMIT;
+"""
+
+# gen_random_bytes needs pgcrypto; gen_random_uuid() is core from PostgreSQL 13: two of them make 32 random bytes
+_RANDOM_KEY_SQL = "decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex')"
+
+
+def schema_sql(prefix: str = "dpdesk") -> str:
+    """The SQL that creates the team ledger with roles ``<prefix>_*`` (``dpdesk team init --print-sql``)."""
+    if not PREFIX_RE.fullmatch(prefix):
+        raise ValueError(prefix)
+    return _SQL.format(version=SCHEMA_VERSION, prefix=prefix).replace(
+        "gen_random_bytes_32()", _RANDOM_KEY_SQL
+    )

@@ -1,0 +1,374 @@
+"""The team store: the chains of a team's datasets in PostgreSQL, behind the same store boundary as the file store.
+
+The :class:`~dpdesk.core.ledger.store.ChainStore` contract, kept by a database (the schema and its rules:
+:mod:`dpdesk.core.ledger.pgschema`):
+
+* **An exclusive writer**: a session advisory lock per chain (``pg_advisory_lock``), held on this process's
+  connection for the whole check-then-charge and released by the server when the connection ends, however. A client
+  that does not take it still cannot fork a chain: the append function links every entry to the head, under the
+  dataset's row lock.
+* **Durable appends**: :meth:`PgStore.append` calls ``dpdesk.append`` in its own transaction and returns once it is
+  committed (``synchronous_commit`` as the server has it: on, by default). A connection lost before the answer
+  raises: the caller reveals nothing, and if the server had committed, the next command finds a charged release
+  whose files were not written, as after a crash with the file store.
+* **Read back**: the chain is the bytes each client sent, in order.
+* **No evidence, no replacement**: a team chain is checked as it is written, so it is never broken; acknowledging a
+  broken chain or rebuilding one are file-store operations, refused here.
+
+Failures never fall back to anything: :class:`~dpdesk.core.ledger.team.TeamLedgerError` (exit 5) names the server
+and the fix; a spend the database refuses for the budget is :class:`~dpdesk.core.common.errors.BudgetExceeded`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dpdesk.core.common.errors import BudgetExceeded
+from dpdesk.core.ledger.pgschema import SCHEMA_VERSION
+from dpdesk.core.ledger.team import TeamLedgerError, check_url, redacted, team_url
+from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    import psycopg
+
+#: seconds to wait for the server to answer a connection
+CONNECT_TIMEOUT = 10
+#: how many times an append is tried again after a serialisation failure or a deadlock
+RETRIES = 5
+
+
+class PgStore:
+    """The chains of a team's datasets, in the PostgreSQL database a libpq URL names."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.server = redacted(url)
+        self._conn: psycopg.Connection[Any] | None = None
+        self._pid = os.getpid()
+        self._mutex = threading.RLock()
+        self._user: str | None = None
+        self._secret: bytes | None = None
+
+    # -- the connection ------------------------------------------------------------------------------------------
+
+    def _unreachable(self, exc: BaseException) -> TeamLedgerError:
+        detail = " ".join(str(exc).split())[:300]
+        return TeamLedgerError(
+            _(
+                "cannot reach the team ledger at {server} ({detail}); nothing was charged or revealed. Check the "
+                "network and that the server runs, or ask its administrator; dpdesk never uses this home's own "
+                "ledger instead (dpdesk team disconnect does, for a home that should not use the team's)"
+            ).format(server=self.server, detail=detail)
+        )
+
+    def connection(self) -> psycopg.Connection[Any]:
+        """This process's connection (made on first use, checked to hold a team ledger this client knows)."""
+        import psycopg
+
+        if self._conn is not None and self._pid == os.getpid() and not self._conn.closed:
+            return self._conn
+        self._pid = os.getpid()
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name="dpdesk"
+            )
+        except psycopg.Error as exc:
+            raise self._unreachable(exc) from None
+        try:
+            row = conn.execute("SELECT schema_version FROM dpdesk.team").fetchone()
+            user = conn.execute("SELECT session_user").fetchone()
+        except psycopg.Error:
+            conn.close()
+            raise TeamLedgerError(
+                _(
+                    "{server} holds no team ledger this user may read; nothing was charged or revealed. An "
+                    "administrator creates it (dpdesk team init URL) and makes this user a curator"
+                ).format(server=self.server)
+            ) from None
+        if row is None or row[0] != SCHEMA_VERSION:
+            conn.close()
+            raise TeamLedgerError(
+                _(
+                    "the team ledger at {server} has schema version {found}, and this dpdesk knows version "
+                    "{known}; nothing was charged or revealed. Use the dpdesk version the team uses"
+                ).format(server=self.server, found=row[0] if row else "?", known=SCHEMA_VERSION)
+            )
+        self._user = str(user[0]) if user else None
+        self._conn = conn
+        return conn
+
+    def _call(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement; connection failures and the database's refusals become dpdesk's errors."""
+        import psycopg
+
+        with self._mutex:
+            conn = self.connection()
+            try:
+                cur = conn.execute(sql, params)
+                return list(cur.fetchall()) if cur.description else []
+            except psycopg.OperationalError as exc:
+                if conn.closed or conn.broken:
+                    self._conn = None
+                    raise self._unreachable(exc) from None
+                raise self._refused(exc) from None
+            except psycopg.Error as exc:
+                raise self._refused(exc) from None
+
+    def _refused(self, exc: Any) -> Exception:
+        state = getattr(exc, "sqlstate", None) or ""
+        diag = getattr(exc, "diag", None)
+        detail = (diag.message_primary if diag is not None else None) or str(exc)
+        if state == "DP006":
+            return BudgetExceeded(
+                _("the team ledger at {server} refused the release: {detail}. Nothing was revealed").format(
+                    server=self.server, detail=detail
+                )
+            )
+        if state == "42501":  # insufficient privilege
+            return TeamLedgerError(
+                _(
+                    "the team ledger at {server} refused: {user} is not a curator of this team ({detail}); nothing "
+                    "was charged or revealed. Ask the team's administrator to grant the curator role"
+                ).format(server=self.server, user=self._user or "?", detail=detail)
+            )
+        return TeamLedgerError(
+            _("the team ledger at {server} refused: {detail}; nothing was charged or revealed").format(
+                server=self.server, detail=detail
+            )
+        )
+
+    @property
+    def user(self) -> str:
+        """The database user this home appends as (recorded by the server beside each entry)."""
+        if self._user is None or self._conn is None or self._pid != os.getpid():
+            self.connection()
+        assert self._user is not None
+        return self._user
+
+    def entry_fields(self) -> dict[str, str]:
+        """What each entry appended here states besides dpdesk's fields: its author (checked by the server)."""
+        return {"author": self.user}
+
+    # -- the ChainStore protocol ---------------------------------------------------------------------------------
+
+    def label(self, name: str) -> str:
+        return _("{dataset} in the team ledger {server}").format(dataset=name, server=self.server)
+
+    def has(self, name: str) -> bool:
+        return bool(self._call("SELECT 1 FROM dpdesk.datasets WHERE dataset = %s", (name,)))
+
+    def exists(self, name: str) -> bool:
+        return bool(self._call("SELECT 1 FROM dpdesk.datasets WHERE dataset = %s AND seq > 0", (name,)))
+
+    def read(self, name: str) -> bytes:
+        rows = self._call("SELECT line FROM dpdesk.entries WHERE dataset = %s ORDER BY seq", (name,))
+        return b"".join(bytes(r[0]) for r in rows)
+
+    def read_tail(self, name: str) -> tuple[list[bytes], int] | None:
+        return None  # the whole chain is read and verified (a checkpoint in the database is a later slice)
+
+    def locked(self, name: str) -> AbstractContextManager[None]:
+        return self._locked(name)
+
+    @contextlib.contextmanager
+    def _locked(self, name: str) -> Iterator[None]:
+        key = f"dpdesk.chain:{name}"
+        self._call("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+        try:
+            yield
+        finally:
+            with contextlib.suppress(TeamLedgerError):  # a lost connection released it already
+                self._call("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+
+    def append(self, name: str, line: bytes) -> None:
+        import psycopg
+        from psycopg import errors
+
+        for attempt in range(RETRIES + 1):
+            with self._mutex:
+                conn = self.connection()
+                try:
+                    conn.execute("SELECT dpdesk.append(%s, %s)", (name, line))
+                    return
+                except (errors.SerializationFailure, errors.DeadlockDetected):
+                    if attempt == RETRIES:
+                        raise
+                    continue
+                except psycopg.OperationalError as exc:
+                    if conn.closed or conn.broken:
+                        self._conn = None
+                        raise self._unreachable(exc) from None
+                    raise self._refused(exc) from None
+                except psycopg.Error as exc:
+                    raise self._refused(exc) from None
+
+    def keep_evidence(self, name: str, raw: bytes, kind: str, stamp: str) -> str:
+        raise TeamLedgerError(
+            _(
+                "a team ledger's chains are checked as they are written and never kept as evidence ({server})"
+            ).format(server=self.server)
+        )
+
+    def replace(self, name: str, data: bytes) -> None:
+        raise TeamLedgerError(
+            _("a team ledger's chains are append-only: nothing replaces one ({server})").format(
+                server=self.server
+            )
+        )
+
+    def datasets(self) -> list[str]:
+        return [
+            str(r[0])
+            for r in self._call("SELECT dataset FROM dpdesk.datasets WHERE seq > 0 ORDER BY dataset")
+        ]
+
+    # -- which dataset a data file belongs to --------------------------------------------------------------------
+
+    def keyed(self, sha256: str) -> str:
+        """A data file's SHA-256 keyed with the team's secret: what the team database stores instead of it."""
+        if self._secret is None:
+            rows = self._call("SELECT dpdesk.secret()")
+            self._secret = bytes(rows[0][0])
+        return hmac.new(self._secret, sha256.encode("ascii"), hashlib.sha256).hexdigest()
+
+    def dataset_of(self, sha256: str) -> str | None:
+        """The team's dataset of the data file with this SHA-256, or None."""
+        rows = self._call("SELECT dpdesk.dataset_of(%s)", (self.keyed(sha256),))
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def claim(self, sha256: str, dataset: str) -> str:
+        """The team's dataset of this data file, made as ``dataset`` when the team has none yet (one transaction:
+        two curators opening the same new table at once get the same dataset)."""
+        rows = self._call("SELECT dpdesk.claim(%s, %s)", (self.keyed(sha256), dataset))
+        return str(rows[0][0])
+
+    def close(self) -> None:
+        if self._conn is not None and self._pid == os.getpid():
+            with contextlib.suppress(Exception):
+                self._conn.close()
+        self._conn = None
+
+
+_STORES: dict[tuple[int, str], PgStore] = {}
+
+
+def team_store(home: Path | None) -> PgStore | None:
+    """The team ledger's store this home uses (one connection per process), or None."""
+    url = team_url(home)
+    if url is None:
+        return None
+    key = (os.getpid(), url)
+    store = _STORES.get(key)
+    if store is None:
+        store = _STORES[key] = PgStore(check_url(url))
+    return store
+
+
+# -- the administrator's side: create the team ledger, add people --------------------------------------------------
+
+#: what each role may do, by the name ``dpdesk team grant --role`` takes
+ROLES = ("curator", "officer", "auditor")
+
+
+def _admin(url: str) -> psycopg.Connection[Any]:
+    import psycopg
+
+    try:
+        return psycopg.connect(
+            url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name="dpdesk"
+        )
+    except psycopg.Error as exc:
+        raise TeamLedgerError(
+            _("cannot reach {server} ({detail}); nothing was changed").format(
+                server=redacted(url), detail=" ".join(str(exc).split())[:300]
+            )
+        ) from None
+
+
+def create_team(url: str, prefix: str) -> None:
+    """Create the team ledger (:func:`dpdesk.core.ledger.pgschema.schema_sql`) in the database ``url`` names, as an
+    administrator who may create roles and schemas there; :class:`TeamLedgerError` when it cannot (nothing is
+    left half-made: the script is one transaction, but roles, which belong to the server, are kept)."""
+    import psycopg
+
+    from dpdesk.core.ledger.pgschema import schema_sql
+
+    with _admin(url) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'dpdesk'").fetchone()
+        if exists:
+            raise TeamLedgerError(
+                _("{server} already holds a team ledger (schema dpdesk); nothing was changed").format(
+                    server=redacted(url)
+                )
+            )
+        try:
+            conn.execute(schema_sql(prefix))
+        except psycopg.Error as exc:
+            raise TeamLedgerError(
+                _(
+                    "could not create the team ledger at {server}: {detail}. It needs a user who may create roles "
+                    "and schemas there (or give dpdesk team init --print-sql to the database's administrator)"
+                ).format(server=redacted(url), detail=" ".join(str(exc).split())[:300])
+            ) from None
+
+
+def grant(url: str, user: str, role: str) -> bool:
+    """Give ``user`` (made a login role when the server has none of that name) the team's ``role``; whether the
+    user was made. Passwords are set by the administrator's own tools, never by dpdesk."""
+    import psycopg
+    from psycopg import sql
+
+    if role not in ROLES:
+        raise TeamLedgerError(_("{role} is not a team role (curator, officer, auditor)").format(role=role))
+    with _admin(url) as conn:
+        row = conn.execute("SELECT prefix FROM dpdesk.team").fetchone() if _has_team(conn) else None
+        if row is None:
+            raise TeamLedgerError(
+                _("{server} holds no team ledger: create it first (dpdesk team init URL)").format(
+                    server=redacted(url)
+                )
+            )
+        made = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,)).fetchone() is None
+        try:
+            if made:
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(user)))
+            conn.execute(
+                sql.SQL("GRANT {} TO {}").format(sql.Identifier(f"{row[0]}_{role}"), sql.Identifier(user))
+            )
+        except psycopg.Error as exc:
+            raise TeamLedgerError(
+                _("could not give {user} the {role} role at {server}: {detail}").format(
+                    user=user, role=role, server=redacted(url), detail=" ".join(str(exc).split())[:300]
+                )
+            ) from None
+        return made
+
+
+def _has_team(conn: psycopg.Connection[Any]) -> bool:
+    return conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'dpdesk'").fetchone() is not None
+
+
+def describe(store: PgStore) -> dict[str, Any]:
+    """What ``dpdesk team status`` shows: the server, the user, its roles, the schema and the datasets."""
+    rows = store._call(
+        "SELECT schema_version, prefix, dpdesk.is_curator(), dpdesk.is_officer(), "
+        "(SELECT count(*) FROM dpdesk.datasets WHERE seq > 0) FROM dpdesk.team"
+    )
+    version, prefix, curator, officer, datasets = rows[0]
+    return {
+        "server": store.server,
+        "user": store.user,
+        "schema_version": version,
+        "prefix": prefix,
+        "curator": bool(curator),
+        "officer": bool(officer),
+        "datasets": int(datasets),
+    }

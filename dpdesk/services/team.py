@@ -1,0 +1,93 @@
+"""The team ledger's use cases: create it (an administrator), give people their roles, connect a home to it or
+disconnect it, and say which ledger a home uses (:mod:`dpdesk.core.ledger.team`, :mod:`dpdesk.core.ledger.pgstore`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dpdesk.core.ledger.team import (
+    TeamLedgerError,
+    check_url,
+    forget,
+    redacted,
+    remember,
+    team_url,
+)
+from dpdesk.i18n import _
+
+
+def init_sql(prefix: str) -> str:
+    """The SQL ``team init`` runs, for a database administrator to read or run."""
+    from dpdesk.core.ledger.pgschema import PREFIX_RE, schema_sql
+
+    if not PREFIX_RE.fullmatch(prefix):
+        raise TeamLedgerError(
+            _(
+                "{prefix} is not a role prefix: a small letter, then up to 30 small letters, digits or _"
+            ).format(prefix=prefix)
+        )
+    return schema_sql(prefix)
+
+
+def init(url: str, prefix: str) -> str:
+    """Create the team ledger in the database ``url`` names; returns how messages name the server."""
+    from dpdesk.core.ledger.pgstore import create_team
+
+    init_sql(prefix)  # the prefix is checked first
+    create_team(check_url(url), prefix)
+    return redacted(url)
+
+
+def grant(url: str, user: str, role: str) -> bool:
+    """Give a database user a team role (made a login role first when missing); whether it was made."""
+    from dpdesk.core.ledger.pgstore import grant as give
+
+    return give(check_url(url), user, role)
+
+
+@dataclass(frozen=True)
+class TeamStatus:
+    """Which ledger a home uses, and what the team's server says about this user."""
+
+    url: str | None
+    details: dict[str, Any] | None
+
+
+def connect(home: Path, url: str) -> TeamStatus:
+    """Check that the team ledger answers and that this user is a curator or an officer, then remember it in the
+    home (the home's own ledgers are left as they are, and no longer used)."""
+    from dpdesk.core.ledger.pgstore import PgStore, describe
+
+    store = PgStore(check_url(url))
+    try:
+        details = describe(store)
+    finally:
+        store.close()
+    if not details["curator"]:
+        raise TeamLedgerError(
+            _(
+                "{user} is not a curator or an officer of the team ledger at {server}: the team's administrator "
+                "gives the role (dpdesk team grant URL {user} --role curator); nothing was changed"
+            ).format(user=details["user"], server=details["server"])
+        )
+    remember(home, url)
+    return TeamStatus(redacted(url), details)
+
+
+def disconnect(home: Path) -> bool:
+    """Make the home use its own ledgers again; whether it used a team's."""
+    return forget(home)
+
+
+def status(home: Path) -> TeamStatus:
+    """The team ledger this home uses (and what its server says), or none."""
+    from dpdesk.core.ledger.pgstore import describe, team_store
+
+    url = team_url(home)
+    if url is None:
+        return TeamStatus(None, None)
+    store = team_store(home)
+    assert store is not None
+    return TeamStatus(redacted(url), describe(store))
