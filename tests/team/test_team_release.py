@@ -192,3 +192,41 @@ def test_sixteen_releases_from_four_homes_never_overspend(team: Team, tmp_path: 
     spent = team.sql("SELECT sum(epsilon) FROM dpdesk.releases")
     assert float(spent[0][0]) == pytest.approx(1.8)  # type: ignore[arg-type]
     assert sum((tmp_path / f"out{n}").exists() for n in range(16)) == 2
+
+
+def test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team(team: Team, tmp_path: Path) -> None:
+    """The rows, not the bytes: bob's copy has its rows reversed and Windows line endings, and is charged to the
+    dataset alice released from (content keys made with the team's identity secret, the same on both machines)."""
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(("\r\n".join([lines[0], *reversed(lines[1:])]) + "\r\n").encode("utf-8"))
+    alice = team.url(team.users["alice"])
+    bob = team.url(team.users["bob"])
+    r = dpdesk(
+        "release",
+        str(PLAN),
+        "--data",
+        str(DATA),
+        "--out",
+        str(tmp_path / "a"),
+        home=tmp_path / "home-a",
+        ledger=alice,
+    )
+    assert r.returncode == 0, r.stderr
+    r = dpdesk("ledger", "--data", str(copy), home=tmp_path / "home-b", ledger=bob)
+    assert r.returncode == 0, r.stderr
+    assert "1 release(s); left: epsilon 0.1" in r.stdout
+    r = dpdesk(
+        "release",
+        str(PLAN),
+        "--data",
+        str(copy),
+        "--out",
+        str(tmp_path / "b"),
+        home=tmp_path / "home-b",
+        ledger=bob,
+    )
+    assert r.returncode == 1 and "over budget" in r.stderr, r.stderr
+    datasets = team.sql("SELECT count(*) FROM dpdesk.datasets")
+    keys = team.sql("SELECT count(DISTINCT dataset), count(*) FROM dpdesk.keys")
+    assert datasets == [(1,)] and keys == [(1, 3)]  # alice's file, its rows, bob's file: one dataset

@@ -4989,6 +4989,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "        team = None\n        if team is not None:  # the team's database decides, for every home of the team at once\n",
         ("tests/team/test_team_release.py::test_two_curators_on_two_homes_share_one_budget",),
     ),
+    Mutant(
+        "TL15",
+        "team ledger: a re-saved copy of a table the team knows joins its dataset (content keys in the database)",
+        "dpdesk/core/identity/recognition.py",
+        "    owner = team.dataset_of_content(ident.key)\n",
+        "    owner = None\n",
+        (
+            "tests/team/test_team_release.py::test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

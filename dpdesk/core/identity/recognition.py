@@ -79,6 +79,7 @@ from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     from dpdesk.core.ledger.budget import HistorySpend
+    from dpdesk.core.ledger.pgstore import PgStore
 
 #: A known dataset is listed as resembling a table when either estimated share is above this.
 RESEMBLANCE_THRESHOLD = 0.5
@@ -514,6 +515,11 @@ def resolve(
     ledger = ledger_for(home, sha)
     if ledger.legacy:
         return Resolution(sha, None, "file", ledger)
+    team = ledger.team
+    if team is not None:
+        return _resolve_in_team(
+            team, path, sha, ledger, encoding=encoding, delimiter=delimiter, progress=progress
+        )
     check_identity(home)  # before the cache is trusted: a broken identity store is refused, named
     try:
         ident = identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha)
@@ -535,6 +541,43 @@ def resolve(
         for d, m in _not_retired(home, resembles(home, ident.sketch, columns=ident.columns))
     )
     return Resolution(sha, None, "new", ledger, near)
+
+
+def _resolve_in_team(
+    team: PgStore,
+    path: str | Path,
+    sha: str,
+    ledger: Ledger,
+    *,
+    encoding: str | None,
+    delimiter: str | None,
+    progress: Progress,
+) -> Resolution:
+    """:func:`resolve` for a home that uses a team ledger: by the bytes, else by the content, both as the team's
+    database knows them (content keys made with the team's identity secret, so the same rows have the same key on
+    every curator's machine). Resemblance across the team (near-copies) is not checked yet: a near-copy is a new
+    dataset of the team."""
+    if ledger.dataset is not None:
+        return Resolution(sha, ledger.dataset, "file", ledger)
+    try:
+        ident = content_identity(
+            path, team.identity_secret(), encoding=encoding, delimiter=delimiter, progress=progress
+        )
+    except InputError:
+        return Resolution(sha, None, "new", ledger)
+    if ident.sha256 != sha:
+        raise UsageError(
+            _(
+                "{path} changed while it was read (its bytes differ from a moment before), so its content could "
+                "not be checked; run the command again when nothing is writing to it"
+            ).format(path=path)
+        )
+    team.remember_content(sha, ident.key)
+    owner = team.dataset_of_content(ident.key)
+    if owner is None:
+        return Resolution(sha, None, "new", ledger)
+    ledger.ensure_id()  # claims the file for the dataset of its rows
+    return Resolution(sha, ledger.dataset, "content", ledger)
 
 
 def ledger_for(home: Path, sha256: str) -> Ledger:

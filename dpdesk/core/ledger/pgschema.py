@@ -35,8 +35,9 @@ import re
 #: the version of this schema, recorded in ``dpdesk.team`` (a client refuses a schema it does not know)
 SCHEMA_VERSION = 1
 
-#: the oldest PostgreSQL this schema runs on (``sha256()`` is 11; ``CREATE ... OR REPLACE`` of what it uses, 10)
-OLDEST_SERVER = 13
+#: the oldest PostgreSQL major version supported, and the one the tests run on (Debian 12's): older ones are past
+#: their end of life (13 ended in November 2025, 14 in November 2026)
+OLDEST_SERVER = 15
 
 #: a role prefix: a letter, then up to 30 letters, digits and underscores (a role name stays under 63 bytes)
 PREFIX_RE = re.compile(r"[a-z][a-z0-9_]{0,30}")
@@ -152,26 +153,37 @@ BEGIN
 END
 $f$;
 
--- the dataset of a keyed file hash, made (with the id the client drew) when the team has none yet
-CREATE FUNCTION dpdesk.claim(p_keyed text, p_dataset text) RETURNS text LANGUAGE plpgsql
-SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
-DECLARE found text;
+-- the dataset of a keyed file hash, made (with the id the client drew) when the team has none yet; with the keyed
+-- content key of the file's rows (p_content), a file whose rows the team knows joins their dataset, and a new
+-- dataset is recorded under both (one transaction, under locks on both keys: two curators opening two saves of one
+-- new table at once get one dataset)
+CREATE FUNCTION dpdesk.claim(p_keyed text, p_dataset text, p_content text DEFAULT NULL) RETURNS text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+DECLARE found text; by_content text;
 BEGIN
   IF NOT dpdesk.is_curator() THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
   END IF;
-  IF p_keyed !~ '^[0-9a-f]{{64}}$' OR p_dataset !~ '^ds-[0-9a-f]{{32}}$' THEN
+  IF p_keyed !~ '^[0-9a-f]{{64}}$' OR p_dataset !~ '^ds-[0-9a-f]{{32}}$'
+     OR (p_content IS NOT NULL AND p_content !~ '^[0-9a-f]{{64}}$') THEN
     RAISE EXCEPTION USING ERRCODE = 'DP008', MESSAGE = 'not a keyed file hash and a dataset id';
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtextextended('dpdesk.keys:' || p_keyed, 0));
+  -- one lock for the whole claim (keys are few and claims rare): no two claims interleave
+  PERFORM pg_advisory_xact_lock(hashtextextended('dpdesk.keys', 0));
   SELECT dataset INTO found FROM dpdesk.keys WHERE keyed = p_keyed;
-  IF found IS NOT NULL THEN
-    RETURN found;
+  IF p_content IS NOT NULL THEN
+    SELECT dataset INTO by_content FROM dpdesk.keys WHERE keyed = p_content;
   END IF;
-  INSERT INTO dpdesk.datasets (dataset, created_by, created) VALUES (p_dataset, session_user, clock_timestamp())
-    ON CONFLICT DO NOTHING;
-  INSERT INTO dpdesk.keys VALUES (p_keyed, p_dataset, session_user, clock_timestamp());
-  RETURN p_dataset;
+  IF found IS NULL THEN
+    found := coalesce(by_content, p_dataset);
+    INSERT INTO dpdesk.datasets (dataset, created_by, created) VALUES (found, session_user, clock_timestamp())
+      ON CONFLICT DO NOTHING;
+    INSERT INTO dpdesk.keys VALUES (p_keyed, found, session_user, clock_timestamp());
+  END IF;
+  IF p_content IS NOT NULL AND by_content IS NULL THEN
+    INSERT INTO dpdesk.keys VALUES (p_content, found, session_user, clock_timestamp());
+  END IF;
+  RETURN found;
 END
 $f$;
 
@@ -399,7 +411,7 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA dpdesk FROM PUBLIC;
 GRANT USAGE ON SCHEMA dpdesk TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT SELECT ON dpdesk.entries, dpdesk.datasets, dpdesk.chain TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT SELECT (schema_version, prefix, created) ON dpdesk.team TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
-GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text), dpdesk.dataset_of(text),
+GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text, text), dpdesk.dataset_of(text),
   dpdesk.secret() TO {prefix}_curator, {prefix}_officer;
 GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer()
   TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpdesk.core.common.errors import BudgetExceeded
-from dpdesk.core.ledger.pgschema import SCHEMA_VERSION
+from dpdesk.core.ledger.pgschema import OLDEST_SERVER, SCHEMA_VERSION
 from dpdesk.core.ledger.team import TeamLedgerError, check_url, redacted, team_url
 from dpdesk.i18n import _
 
@@ -56,6 +56,8 @@ class PgStore:
         self._mutex = threading.RLock()
         self._user: str | None = None
         self._secret: bytes | None = None
+        #: the content keys of files read by this process (:meth:`remember_content`), by their SHA-256
+        self._contents: dict[str, str] = {}
 
     # -- the connection ------------------------------------------------------------------------------------------
 
@@ -82,6 +84,10 @@ class PgStore:
             )
         except psycopg.Error as exc:
             raise self._unreachable(exc) from None
+        too_old = _too_old(conn, self.server)
+        if too_old is not None:
+            conn.close()
+            raise too_old
         try:
             row = conn.execute("SELECT schema_version FROM dpdesk.team").fetchone()
             user = conn.execute("SELECT session_user").fetchone()
@@ -232,12 +238,36 @@ class PgStore:
 
     # -- which dataset a data file belongs to --------------------------------------------------------------------
 
-    def keyed(self, sha256: str) -> str:
-        """A data file's SHA-256 keyed with the team's secret: what the team database stores instead of it."""
+    def _team_secret(self) -> bytes:
         if self._secret is None:
             rows = self._call("SELECT dpdesk.secret()")
             self._secret = bytes(rows[0][0])
-        return hmac.new(self._secret, sha256.encode("ascii"), hashlib.sha256).hexdigest()
+        return self._secret
+
+    def keyed(self, sha256: str) -> str:
+        """A data file's SHA-256 keyed with the team's secret: what the team database stores instead of it."""
+        return hmac.new(self._team_secret(), b"file:" + sha256.encode("ascii"), hashlib.sha256).hexdigest()
+
+    def identity_secret(self) -> bytes:
+        """The secret keying content identities (:func:`dpdesk.core.loading.identity.content_identity`) for the
+        whole team, derived from the team's: the same rows have the same content key on every curator's machine."""
+        return hmac.new(self._team_secret(), b"content-identity", hashlib.sha256).digest()
+
+    def keyed_content(self, content_key: str) -> str:
+        """A content key (made with :meth:`identity_secret`) as the team database stores it."""
+        return hmac.new(
+            self._team_secret(), b"content:" + content_key.encode("ascii"), hashlib.sha256
+        ).hexdigest()
+
+    def dataset_of_content(self, content_key: str) -> str | None:
+        """The team's dataset of these rows (a re-saved, sorted or converted copy of a table it knows), or None."""
+        rows = self._call("SELECT dpdesk.dataset_of(%s)", (self.keyed_content(content_key),))
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def remember_content(self, sha256: str, content_key: str) -> None:
+        """Remember, for this process, the content key of a file just read (:func:`claim` records it with the
+        file's dataset: a release resolves the file, then opens its ledger by its bytes)."""
+        self._contents[sha256] = content_key
 
     def dataset_of(self, sha256: str) -> str | None:
         """The team's dataset of the data file with this SHA-256, or None."""
@@ -247,7 +277,11 @@ class PgStore:
     def claim(self, sha256: str, dataset: str) -> str:
         """The team's dataset of this data file, made as ``dataset`` when the team has none yet (one transaction:
         two curators opening the same new table at once get the same dataset)."""
-        rows = self._call("SELECT dpdesk.claim(%s, %s)", (self.keyed(sha256), dataset))
+        content = self._contents.get(sha256)
+        rows = self._call(
+            "SELECT dpdesk.claim(%s, %s, %s)",
+            (self.keyed(sha256), dataset, self.keyed_content(content) if content is not None else None),
+        )
         return str(rows[0][0])
 
     def close(self) -> None:
@@ -278,11 +312,24 @@ def team_store(home: Path | None) -> PgStore | None:
 ROLES = ("curator", "officer", "auditor")
 
 
+def _too_old(conn: psycopg.Connection[Any], server: str) -> TeamLedgerError | None:
+    """A refusal when the server is older than :data:`~dpdesk.core.ledger.pgschema.OLDEST_SERVER`."""
+    version = conn.info.server_version  # e.g. 150018
+    if version >= OLDEST_SERVER * 10000:
+        return None
+    return TeamLedgerError(
+        _(
+            "{server} runs PostgreSQL {version}, and a team ledger needs PostgreSQL {oldest} or newer; nothing was "
+            "charged, revealed or changed"
+        ).format(server=server, version=version // 10000, oldest=OLDEST_SERVER)
+    )
+
+
 def _admin(url: str) -> psycopg.Connection[Any]:
     import psycopg
 
     try:
-        return psycopg.connect(
+        conn = psycopg.connect(
             url, autocommit=True, connect_timeout=CONNECT_TIMEOUT, application_name="dpdesk"
         )
     except psycopg.Error as exc:
@@ -291,6 +338,11 @@ def _admin(url: str) -> psycopg.Connection[Any]:
                 server=redacted(url), detail=" ".join(str(exc).split())[:300]
             )
         ) from None
+    too_old = _too_old(conn, redacted(url))
+    if too_old is not None:
+        conn.close()
+        raise too_old
+    return conn
 
 
 def create_team(url: str, prefix: str) -> None:
