@@ -686,7 +686,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             (team_done, (2, _("bad usage")), team_down),
         ),
         "team init": (
-            (f"dpdesk team init {team_url}", "dpdesk team init --print-sql > team.sql"),
+            (f"dpdesk team init {team_url}", "dpdesk team init --print-sql --prefix stats"),
             ((0, _("the team ledger was created (or its SQL printed)")), (2, _("bad usage")), team_down),
         ),
         "team grant": (
@@ -697,7 +697,7 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             (f"dpdesk team connect {team_url}",),
             ((0, _("this home now uses the team ledger")), (2, _("bad usage")), team_down),
         ),
-        "team disconnect": (("dpdesk team disconnect",), (team_done,)),
+        "team disconnect": (("dpdesk team disconnect",), (team_done, (2, _("bad usage")))),
         "team status": (("dpdesk team status",), (team_done, team_down)),
         "officer approve-rotate": (
             (

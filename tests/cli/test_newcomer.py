@@ -75,7 +75,7 @@ def test_every_option_has_a_help_and_every_help_an_example_and_the_exit_codes() 
 def test_help_names_every_exit_code_main_returns(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "--help")
     assert code == 0
-    assert set(_exit_codes(out)) == {0, 1, 2, 3, 4, 130}
+    assert set(_exit_codes(out)) == {0, 1, 2, 3, 4, 5, 130}
     code, out, _err = run(capsys, "review", "--help")
     assert code == 0 and "changed" in _exit_codes(out)[1]
     code, out, _err = run(capsys, "release", "--help")

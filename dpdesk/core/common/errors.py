@@ -2,7 +2,8 @@
 
 Exit codes: 0 done; 1 over or exhausted budget; 2 bad plan, data or usage; 3 ledger broken or
 unacknowledged; 4 a release charged whose package could not be written
-(:class:`dpdesk.core.release.steps.ReleaseNotWritten`).
+(:class:`dpdesk.core.release.steps.ReleaseNotWritten`); 5 the team ledger could not be reached or refused
+(:class:`dpdesk.core.ledger.team.TeamLedgerError`: nothing charged or revealed).
 """
 
 from __future__ import annotations
