@@ -1339,7 +1339,7 @@ import PySide6  # noqa: F401
         "anchor: an append does not move the recorded head (a cut within one transaction goes unseen)",
         L,
         r"""                anchor.advance_head(
-                    self.ledger.home,
+                    home,
                     self.ledger.dataset,
                     anchor.Head(entry.seq, entry.hash),
                     governance=entry.get("governance"),
@@ -4290,10 +4290,8 @@ def _sum128(""",
         "ledger entries do not record the version of dpdesk that wrote them",
         "dpdesk/core/ledger/book.py",
         r"""            **written_by(),
-        }
-        stored["hash"] = entry_hash(stored)""",
-        r"""        }
-        stored["hash"] = entry_hash(stored)""",
+            **(team.entry_fields() if team is not None else {}),""",
+        r"""            **(team.entry_fields() if team is not None else {}),""",
         ("tests/test_version.py::test_the_report_the_package_and_each_entry_carry_the_version",),
     ),
     Mutant(
