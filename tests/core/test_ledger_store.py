@@ -14,32 +14,71 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from dpdesk.core.ledger.entries import new_dataset_id
+from dpdesk.core.ledger.entries import GENESIS, entry_hash, new_dataset_id
 from dpdesk.core.ledger.filestore import FileStore
+from dpdesk.core.ledger.pgstore import PgStore
 from dpdesk.core.ledger.store import ChainStore
+from dpdesk.core.model.spec import canonical_json
+from tests.team.conftest import pg_server, team  # noqa: F401  (the team store's real server)
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: (name, how to open the store on a fresh place, the code a child process runs to open the same store)
+#: (name, how to open the store on a fresh place, the code a child process runs to open the same store); the
+#: team's store opens on a fresh team database of a real PostgreSQL server (``place`` holds its URL)
 STORES: list[tuple[str, Callable[[Path], ChainStore], str]] = [
     (
         "files",
         lambda place: FileStore(place / "ledgers"),
         "from dpdesk.core.ledger.filestore import FileStore; store = FileStore(place / 'ledgers')",
     ),
+    (
+        "team",
+        lambda place: PgStore((place / "url").read_text()),
+        "from dpdesk.core.ledger.pgstore import PgStore; store = PgStore((place / 'url').read_text())",
+    ),
 ]
 
 
+class Opened:
+    """A store on a fresh place, how to run code in a child process with the same store, and entries to append."""
+
+    def __init__(
+        self, store: ChainStore, child: Callable[[str], list[str]], place: Path, author: str
+    ) -> None:
+        self.store, self.child, self.place, self.author = store, child, place, author
+        self._heads: dict[str, tuple[int, str]] = {}
+
+    def line(self, ds: str, kind: str = "spend") -> bytes:
+        """The next entry of ``ds``'s chain, linked to the last one made (a database store checks the links)."""
+        seq, prev = self._heads.get(ds, (0, GENESIS))
+        payload: dict[str, object] = {"files": []}
+        if kind == "spend":  # a release within the budget of settings made first (see :meth:`settings`)
+            payload = {"release_id": f"r{seq + 1}", "costs": [], "delta_prime": None}
+        elif kind == "settings":
+            payload = {
+                "settings": {"budget": {"epsilon": 1.0, "delta": 0.0}, "accounting": {"method": "sequential"}}
+            }
+        stored = {"seq": seq + 1, "type": kind, "dataset": ds, "prev": prev, "author": self.author, **payload}
+        stored["hash"] = entry_hash(stored)
+        self._heads[ds] = (seq + 1, str(stored["hash"]))
+        return (canonical_json(stored) + "\n").encode()
+
+
 @pytest.fixture(params=STORES, ids=[s[0] for s in STORES])
-def opened(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[ChainStore, Callable[[str], list[str]]]:
+def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
     """A store on a fresh place, and how to run code in a child process with the same store as ``store``."""
-    _name, make, child_open = request.param
+    name, make, child_open = request.param
     (tmp_path / "ledgers").mkdir()
+    author = "test"
+    if name == "team":
+        team = request.getfixturevalue("team")
+        author = team.users["alice"]
+        (tmp_path / "url").write_text(team.url(author))
 
     def child(code: str) -> list[str]:
         return [
@@ -48,7 +87,10 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[ChainStore, 
             f"from pathlib import Path; place = Path({str(tmp_path)!r}); {child_open}\n{code}",
         ]
 
-    return make(tmp_path), child
+    store = make(tmp_path)
+    yield Opened(store, child, tmp_path, author)
+    if isinstance(store, PgStore):
+        store.close()
 
 
 def _env() -> dict[str, str]:
@@ -56,47 +98,48 @@ def _env() -> dict[str, str]:
 
 
 def _line(seq: int, kind: str = "spend") -> bytes:
+    """A line for the file store's own tests (which keeps any bytes)."""
     return (json.dumps({"seq": seq, "type": kind}, separators=(",", ":")) + "\n").encode()
 
 
-def test_what_is_appended_is_read_back_in_order(
-    opened: tuple[ChainStore, Callable[[str], list[str]]],
-) -> None:
-    store, _child = opened
+def test_what_is_appended_is_read_back_in_order(opened: Opened) -> None:
+    store = opened.store
     ds = new_dataset_id()
     assert store.read(ds) == b"" and not store.exists(ds) and not store.has(ds)
+    lines = [opened.line(ds, "settings"), opened.line(ds), opened.line(ds)]
     with store.locked(ds):
-        for n in range(1, 4):
-            store.append(ds, _line(n))
-    assert store.read(ds) == _line(1) + _line(2) + _line(3)
+        for line in lines:
+            store.append(ds, line)
+    assert store.read(ds) == b"".join(lines)
     assert store.exists(ds) and store.has(ds) and store.datasets() == [ds]
 
 
-def test_a_process_killed_right_after_an_append_keeps_it(
-    opened: tuple[ChainStore, Callable[[str], list[str]]],
-) -> None:
+def test_a_process_killed_right_after_an_append_keeps_it(opened: Opened) -> None:
     """Durable appends: the child appends, then is killed by SIGKILL before it can close or flush anything."""
-    store, child = opened
+    store = opened.store
     ds = new_dataset_id()
+    one, two = opened.line(ds, "settings"), opened.line(ds)
     code = (
         f"import os, signal\nwith store.locked({ds!r}):\n"
-        f"    store.append({ds!r}, {_line(1)!r})\n    store.append({ds!r}, {_line(2)!r})\n"
+        f"    store.append({ds!r}, {one!r})\n    store.append({ds!r}, {two!r})\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
     )
-    r = subprocess.run(child(code), env=_env(), capture_output=True, timeout=120, check=False)
+    r = subprocess.run(opened.child(code), env=_env(), capture_output=True, timeout=120, check=False)
     assert r.returncode == -signal.SIGKILL, r.stderr
-    assert store.read(ds) == _line(1) + _line(2)
+    assert store.read(ds) == one + two
 
 
-def test_one_writer_at_a_time_across_processes(opened: tuple[ChainStore, Callable[[str], list[str]]]) -> None:
+def test_one_writer_at_a_time_across_processes(opened: Opened) -> None:
     """While this process holds a chain's lock, another process that asked for it (and said so) appends nothing;
-    it appends once the lock is released. Without the lock, its line would come first."""
-    store, child = opened
+    it appends once the lock is released. Without the lock, its line would come first (and a database store,
+    which links every line to the head, would refuse it)."""
+    store = opened.store
     ds = new_dataset_id()
-    asked = Path(store.label(ds)).parent / "asked"
-    code = f"from pathlib import Path\nPath({str(asked)!r}).write_text('x')\nwith store.locked({ds!r}):\n    store.append({ds!r}, {_line(2)!r})\n"
+    one, two = opened.line(ds, "settings"), opened.line(ds)
+    asked = opened.place / "asked"
+    code = f"from pathlib import Path\nPath({str(asked)!r}).write_text('x')\nwith store.locked({ds!r}):\n    store.append({ds!r}, {two!r})\n"
     with store.locked(ds):
-        proc = subprocess.Popen(child(code), env=_env())
+        proc = subprocess.Popen(opened.child(code), env=_env())
         try:
             deadline = time.monotonic() + 120
             while not asked.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -105,19 +148,25 @@ def test_one_writer_at_a_time_across_processes(opened: tuple[ChainStore, Callabl
             time.sleep(
                 0.5
             )  # time for a child that ignored the lock to append (this only makes such a bug likelier seen)
-            store.append(ds, _line(1))
+            store.append(ds, one)
         except BaseException:
             proc.kill()
             raise
     assert proc.wait(timeout=120) == 0
-    assert store.read(ds) == _line(1) + _line(2)
+    assert store.read(ds) == one + two
 
 
-def test_evidence_is_never_overwritten_by_other_evidence(
-    opened: tuple[ChainStore, Callable[[str], list[str]]],
-) -> None:
-    store, _child = opened
+def test_evidence_is_never_overwritten_by_other_evidence(opened: Opened) -> None:
+    """A store whose chains can break (the files) keeps evidence; the team's, whose chains are checked as they are
+    written, refuses to (nothing calls it for a team's chain)."""
+    store = opened.store
     ds = new_dataset_id()
+    if isinstance(store, PgStore):
+        from dpdesk.core.ledger.team import TeamLedgerError
+
+        with pytest.raises(TeamLedgerError):
+            store.keep_evidence(ds, b"one\n", "broken", "20261128T120000")
+        return
     first = store.keep_evidence(ds, b"one\n", "broken", "20261128T120000")
     second = store.keep_evidence(ds, b"two\n", "broken", "20261128T120000")  # the same second, other bytes
     again = store.keep_evidence(
@@ -125,44 +174,51 @@ def test_evidence_is_never_overwritten_by_other_evidence(
     )  # the same bytes: the same evidence
     assert first != second and again == first
     folder = Path(store.label(ds)).parent
-    if isinstance(store, FileStore):
-        assert (folder / first).read_bytes() == b"one\n" and (folder / second).read_bytes() == b"two\n"
+    assert (folder / first).read_bytes() == b"one\n" and (folder / second).read_bytes() == b"two\n"
 
 
-def test_a_chain_is_replaced_in_one_step(opened: tuple[ChainStore, Callable[[str], list[str]]]) -> None:
-    store, _child = opened
+def test_a_chain_is_replaced_in_one_step(opened: Opened) -> None:
+    """The files' chain is replaced in one step; a team's chain is append-only and never replaced."""
+    store = opened.store
     ds = new_dataset_id()
+    one, two = opened.line(ds, "settings"), opened.line(ds)
     with store.locked(ds):
-        store.append(ds, _line(1))
-        store.append(ds, _line(2))
-        store.replace(ds, _line(1, "acknowledge"))
-    assert store.read(ds) == _line(1, "acknowledge")
+        store.append(ds, one)
+        store.append(ds, two)
+        if isinstance(store, PgStore):
+            from dpdesk.core.ledger.team import TeamLedgerError
+
+            with pytest.raises(TeamLedgerError):
+                store.replace(ds, one)
+            assert store.read(ds) == one + two
+            return
+        store.replace(ds, one)
+    assert store.read(ds) == one
 
 
-def test_the_tail_is_read_from_the_last_checkpoint(
-    opened: tuple[ChainStore, Callable[[str], list[str]]],
-) -> None:
-    store, _child = opened
+def test_the_tail_is_read_from_the_last_checkpoint(opened: Opened) -> None:
+    store = opened.store
     ds = new_dataset_id()
+    kinds = ["settings", "checkpoint", "spend", "checkpoint", "spend", "spend"]
+    lines = [opened.line(ds, kind) for kind in kinds]
     with store.locked(ds):
-        for n, kind in enumerate(["spend", "checkpoint", "spend", "checkpoint", "spend", "spend"], start=1):
-            store.append(ds, _line(n, kind))
+        for line in lines:
+            store.append(ds, line)
     got = store.read_tail(ds)
     assert got is not None
-    lines, offset = got
-    assert lines == [
-        _line(n, kind).rstrip(b"\n") for n, kind in ((4, "checkpoint"), (5, "spend"), (6, "spend"))
-    ]
-    assert store.read(ds)[offset:].split(b"\n")[0] == lines[0]
+    tail, offset = got
+    assert tail == [line.rstrip(b"\n") for line in lines[3:]]
+    assert store.read(ds)[offset:].split(b"\n")[0] == tail[0]
 
 
-def test_only_datasets_are_listed(opened: tuple[ChainStore, Callable[[str], list[str]]]) -> None:
-    store, _child = opened
+def test_only_datasets_are_listed(opened: Opened) -> None:
+    store = opened.store
     a, b = sorted(new_dataset_id() for _ in range(2))
     for ds in (b, a):
         with store.locked(ds):
-            store.append(ds, _line(1))
-    store.keep_evidence(a, b"old\n", "broken", "20261128T120000")
+            store.append(ds, opened.line(ds, "settings"))
+    if not isinstance(store, PgStore):
+        store.keep_evidence(a, b"old\n", "broken", "20261128T120000")
     assert store.datasets() == [a, b]
 
 

@@ -4997,6 +4997,22 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_release.py::test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team",
         ),
     ),
+    Mutant(
+        "TL16",
+        "team ledger: one writer per chain across processes and homes (an advisory lock held on the connection)",
+        "dpdesk/core/ledger/pgstore.py",
+        '        self._call("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))\n',
+        "",
+        ("tests/core/test_ledger_store.py::test_one_writer_at_a_time_across_processes[team]",),
+    ),
+    Mutant(
+        "TL17",
+        "team ledger: the tail from the last checkpoint, and its offset in the chain",
+        "dpdesk/core/ledger/pgstore.py",
+        '"  WHERE b.dataset = %s AND b.seq < cp.seq) "',
+        '"  WHERE b.dataset = %s AND b.seq <= cp.seq) "',
+        ("tests/core/test_ledger_store.py::test_the_tail_is_read_from_the_last_checkpoint[team]",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -179,7 +179,16 @@ class PgStore:
         return b"".join(bytes(r[0]) for r in rows)
 
     def read_tail(self, name: str) -> tuple[list[bytes], int] | None:
-        return None  # the whole chain is read and verified (a checkpoint in the database is a later slice)
+        rows = self._call(
+            "WITH cp AS (SELECT max(seq) AS seq FROM dpdesk.entries WHERE dataset = %s AND type = 'checkpoint') "
+            "SELECT e.line, (SELECT coalesce(sum(length(b.line)), 0) FROM dpdesk.entries b "
+            "  WHERE b.dataset = %s AND b.seq < cp.seq) "
+            "FROM dpdesk.entries e, cp WHERE e.dataset = %s AND e.seq >= cp.seq ORDER BY e.seq",
+            (name, name, name),
+        )
+        if not rows:
+            return None  # no checkpoint: the caller reads the whole chain
+        return [bytes(r[0]).rstrip(b"\n") for r in rows], int(rows[0][1])
 
     def locked(self, name: str) -> AbstractContextManager[None]:
         return self._locked(name)

@@ -24,8 +24,11 @@ the content identities and the register of heads are kept in the curator's home 
 one of them is refused whoever keeps it. The team's ledger keeps the content identities and the register of datasets
 in its database too (issue "A team's budget"), behind a protocol of the same kind here.
 
-The store in use today is :class:`dpdesk.core.ledger.filestore.FileStore` (``<home>/ledgers/<id>.jsonl``). A store
-kept by a database (the team's ledger) adds one module here and its entry in the contract test's list of stores.
+Two stores keep chains: :class:`dpdesk.core.ledger.filestore.FileStore` (``<home>/ledgers/<id>.jsonl``, the default)
+and :class:`dpdesk.core.ledger.pgstore.PgStore` (a team's PostgreSQL database, issue "A team's budget"), each in the
+contract test's list of stores. The team's store checks every line as it is appended (its link, hash, author, role
+and the budget), so its chains are never broken: it refuses :meth:`ChainStore.keep_evidence` and
+:meth:`ChainStore.replace`, which only the repair of a broken chain calls.
 """
 
 from __future__ import annotations
