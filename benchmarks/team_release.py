@@ -99,9 +99,12 @@ def main() -> int:
     lines = [
         "# A team ledger's cost in a release",
         "",
-        f"`benchmarks/team_release.py --rounds {a.rounds}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        "PostgreSQL on 127.0.0.1 (TCP, loopback), a fresh process per release, interleaved.",
+        (
+            f"`benchmarks/team_release.py --rounds {a.rounds}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+            f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}; PostgreSQL on 127.0.0.1 (TCP, loopback), a fresh process per "
+            "release, interleaved."
+        ),
         "",
         "| | median wall (s) | median CPU (s) |",
         "|---|---|---|",

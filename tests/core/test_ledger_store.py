@@ -52,18 +52,53 @@ class Opened:
     ) -> None:
         self.store, self.child, self.place, self.author = store, child, place, author
         self._heads: dict[str, tuple[int, str]] = {}
+        self._kinds: dict[str, list[str]] = {}
 
     def line(self, ds: str, kind: str = "spend") -> bytes:
         """The next entry of ``ds``'s chain, linked to the last one made (a database store checks the links)."""
         seq, prev = self._heads.get(ds, (0, GENESIS))
+        settings = {
+            "budget": {"epsilon": 1.0, "delta": 0.0},
+            "accounting": {"method": "sequential"},
+            "privacy_unit": {"max_rows_per_person": 1},
+        }
         payload: dict[str, object] = {"files": []}
-        if kind == "spend":  # a release within the budget of settings made first (see :meth:`settings`)
-            payload = {"release_id": f"r{seq + 1}", "costs": [], "delta_prime": None}
-        elif kind == "settings":
+        if kind == "spend":  # a release that costs nothing, under the settings made first
             payload = {
-                "settings": {"budget": {"epsilon": 1.0, "delta": 0.0}, "accounting": {"method": "sequential"}}
+                "release_id": f"r{seq + 1}",
+                "costs": [],
+                "delta_prime": None,
+                "charged": {"epsilon": 0.0, "delta": 0.0},
+                "method": "sequential",
             }
-        stored = {"seq": seq + 1, "type": kind, "dataset": ds, "prev": prev, "author": self.author, **payload}
+        elif kind == "settings":
+            payload = {"settings": settings}
+        elif kind == "checkpoint":  # what the entries before it add up to (a team's database checks it)
+            payload = {
+                "state": {
+                    "seq": seq,
+                    "hash": prev,
+                    "settings": settings,
+                    "governance_entry": None,
+                    "spent": {
+                        "releases": sum(1 for k in self._kinds.get(ds, []) if k == "spend"),
+                        "sequential": {"epsilon": "0", "delta": "0"},
+                        "advanced": {"epsilon": "0", "delta": 0.0},
+                        "zcdp": {"rho_partials": []},
+                        "budget_delta": 0.0,
+                    },
+                }
+            }
+        self._kinds.setdefault(ds, []).append(kind)
+        stored = {
+            "seq": seq + 1,
+            "type": kind,
+            "time": "2026-11-28T12:00:00+00:00",
+            "dataset": ds,
+            "prev": prev,
+            "author": self.author,
+            **payload,
+        }
         stored["hash"] = entry_hash(stored)
         self._heads[ds] = (seq + 1, str(stored["hash"]))
         return (canonical_json(stored) + "\n").encode()

@@ -73,6 +73,8 @@ class Chain:
                     {"name": f"q{i}", "epsilon": e, "delta": d, "rho": r} for i, (e, d, r) in enumerate(costs)
                 ],
                 "delta_prime": delta_prime,
+                "charged": {"epsilon": sum(x[0] for x in costs), "delta": sum(x[1] for x in costs)},
+                "method": "as the settings say",
             },
         )
 
@@ -106,6 +108,8 @@ def test_a_chain_is_appended_in_order_and_kept_as_the_bytes_sent(team: Team) -> 
             "release_id": "r",
             "costs": [{"name": "q", "epsilon": 0.1, "delta": 0.0, "rho": 0.0}],
             "delta_prime": None,
+            "charged": {"epsilon": 0.1, "delta": 0.0},
+            "method": "sequential",
             "values": [{"x": 1e-320, "y": "雪"}],
         },
     )
@@ -177,7 +181,7 @@ def test_an_entry_naming_another_author_or_dataset_is_refused(team: Team) -> Non
         "INSERT INTO dpdesk.keys VALUES (repeat('a', 64), 'ds-00000000000000000000000000000000', 'x', now())",
         "UPDATE dpdesk.releases SET epsilon = 0",
         "SELECT secret FROM dpdesk.team",
-        "SELECT dpdesk.book('ds-00000000000000000000000000000000', 'r', '[]', 'null')",
+        "SELECT dpdesk.book('ds-00000000000000000000000000000000', 'r', '[]', 'null', 'spend')",
     ],
 )
 def test_curators_and_officers_write_nothing_but_through_the_functions(team: Team, statement: str) -> None:
@@ -228,7 +232,7 @@ def test_the_functions_are_security_definer_with_a_fixed_search_path_and_no_publ
     for name in ("append", "claim", "dataset_of", "secret"):
         _n, definer, config, owner, acl = by_name[name]
         assert definer and owner == f"{team.prefix}_owner"
-        assert config == ["search_path=pg_catalog, dpdesk"]
+        assert config == ["search_path=pg_catalog, dpdesk, pg_temp"]
         grantees = [item.split("=")[0] for item in str(acl).strip("{}").split(",")]
         assert "" not in grantees and grantees  # no EXECUTE for PUBLIC (an empty grantee)
     owner = team.sql(f"SELECT rolcanlogin FROM pg_roles WHERE rolname = '{team.prefix}_owner'")

@@ -71,6 +71,7 @@ from dpdesk.core.ledger.entries import (
     new_dataset_id,
     parse_entry,
     read_chain,
+    stored_hash_matches,
     written_by,
     written_entry,
 )
@@ -541,6 +542,8 @@ class Ledger:
 
         if self.path is None or self.legacy:
             return None
+        if self.team is not None:
+            return self._team_from_checkpoint()
         try:
             anchored, before = self._recorded()
         except LedgerError:
@@ -556,28 +559,10 @@ class Ledger:
         if got is None:
             return None
         lines, _offset = got
-        try:
-            cp = loads_entries(lines[0].decode("utf-8"))
-            if (
-                not isinstance(cp, dict)
-                or cp.get("type") != "checkpoint"
-                or cp.get("dataset") != self.dataset
-            ):
-                return None
-            seq = cp.get("seq")
-            if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
-                return None
-            if not isinstance(cp.get("prev"), str) or entry_hash(cp) != cp.get("hash"):
-                return None
-            checkpoint = parse_entry(cp)
-            tail: list[Entry] = []
-            prev = checkpoint.hash
-            for n, line in enumerate(lines[1:], start=seq + 1):
-                entry = _checked_line(line, str(n), prev, n, self.dataset)
-                prev = entry.hash
-                tail.append(entry)
-        except (ValueError, LedgerError):
+        checked = _checked_tail(lines, self.dataset)
+        if checked is None:
             return None
+        checkpoint, tail = checked
         last = tail[-1] if tail else checkpoint
         if last.seq != before.head.seq or last.hash != before.head.hash:
             return None  # not bound to the recorded head: the whole chain is verified (and names why)
@@ -593,6 +578,27 @@ class Ledger:
         except (ck.Unusable, LedgerError):
             return None
         return state
+
+    def _team_from_checkpoint(self) -> State | None:
+        """A team's chain read from its last checkpoint (None: no usable one, the whole chain is read). No home's
+        register is needed: the team's database linked and hashed every line as it was appended, nobody edits or
+        removes one, and it refused a checkpoint that does not state the entry before it, the settings and the
+        governance in force, and at least the releases' stated costs (:mod:`dpdesk.core.ledger.pgschema`). The
+        lines read are verified as a chain here too, and the checkpoint is used only when it is this code's, with
+        entries after it whose effect is known (:func:`dpdesk.core.ledger.checkpoint.from_checkpoint`)."""
+        from dpdesk.core.ledger import checkpoint as ck
+
+        assert self.dataset is not None
+        got = self.store.read_tail(self._chain)
+        if got is None:
+            return None
+        checked = _checked_tail(got[0], self.dataset)
+        if checked is None:
+            return None
+        try:
+            return ck.from_checkpoint(*checked)
+        except ck.Unusable:
+            return None
 
     def _recorded(self) -> tuple[bool, anchor.Record | None]:
         """Whether this ledger is checked against the register, and its register file, read *before* the ledger
@@ -730,6 +736,32 @@ class LedgerTransaction:
                     governs=entry_type == "govern",
                 )
         return entry
+
+
+def _checked_tail(lines: Sequence[bytes], dataset: str | None) -> tuple[Entry, list[Entry]] | None:
+    """The checkpoint entry that ``lines`` start with and the entries after it, each verified as a link of the chain
+    (hash, link, sequence number, dataset, type); None when they are not."""
+    try:
+        cp = loads_entries(lines[0].decode("utf-8"))
+        if not isinstance(cp, dict) or cp.get("type") != "checkpoint" or cp.get("dataset") != dataset:
+            return None
+        seq = cp.get("seq")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+            return None
+        if not isinstance(cp.get("prev"), str) or (
+            entry_hash(cp) != cp.get("hash") and not stored_hash_matches(lines[0], cp.get("hash"))
+        ):
+            return None
+        checkpoint = parse_entry(cp)
+        tail: list[Entry] = []
+        prev = checkpoint.hash
+        for n, line in enumerate(lines[1:], start=seq + 1):
+            entry = _checked_line(line, str(n), prev, n, dataset)
+            prev = entry.hash
+            tail.append(entry)
+    except (ValueError, LedgerError):
+        return None
+    return checkpoint, tail
 
 
 def migration_notice(entry: Entry) -> str:

@@ -8,7 +8,8 @@ Everything the database promises is here, in SQL, so that a database administrat
   cannot log in, may write a table: curators and officers have no INSERT, UPDATE, DELETE or TRUNCATE on anything,
   and append only through :func:`dpdesk.append`. The auditor reads the entries and the datasets, nothing else.
 * **The functions** are ``SECURITY DEFINER``, owned by ``<prefix>_owner``, with ``SET search_path = pg_catalog,
-  dpdesk`` and ``EXECUTE`` revoked from ``PUBLIC``. They decide by ``session_user``'s membership (never by anything
+  dpdesk, pg_temp`` (a session's temporary schema last: PostgreSQL searches it first for type names unless it is
+  named) and ``EXECUTE`` revoked from ``PUBLIC``; ``TEMPORARY`` on the database is revoked from ``PUBLIC`` too. They decide by ``session_user``'s membership (never by anything
   the client states) and record who appended and when (``session_user``, the server's clock) outside the hashed
   entry.
 * **An append** (one transaction, the dataset's row locked ``FOR UPDATE``) checks: the line is one line of UTF-8
@@ -52,6 +53,7 @@ REFUSALS = {
     "DP006": "budget",  # the spend would take the dataset past its budget
     "DP007": "settings",  # a spend before any budget was fixed, or settings that cannot be read
     "DP008": "key",  # a dataset key or id that is not one
+    "DP009": "checkpoint",  # a checkpoint that understates the totals or misstates the settings or governance
 }
 
 _SQL = r"""
@@ -96,6 +98,7 @@ CREATE TABLE dpdesk.datasets (
   method text,
   budget_epsilon numeric,
   budget_delta numeric,
+  retired boolean NOT NULL DEFAULT false,
   created_by text NOT NULL,
   created timestamptz NOT NULL
 );
@@ -133,18 +136,18 @@ CREATE TABLE dpdesk.keys (
 );
 
 CREATE FUNCTION dpdesk.is_curator() RETURNS boolean LANGUAGE sql STABLE
-SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
   SELECT pg_has_role(session_user, '{prefix}_curator', 'MEMBER') OR pg_has_role(session_user, '{prefix}_officer', 'MEMBER')
 $f$;
 
 CREATE FUNCTION dpdesk.is_officer() RETURNS boolean LANGUAGE sql STABLE
-SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
   SELECT pg_has_role(session_user, '{prefix}_officer', 'MEMBER')
 $f$;
 
 -- the team's keying secret, for curators and officers only
 CREATE FUNCTION dpdesk.secret() RETURNS bytea LANGUAGE plpgsql STABLE
-SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 BEGIN
   IF NOT dpdesk.is_curator() THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
@@ -158,8 +161,8 @@ $f$;
 -- dataset is recorded under both (one transaction, under locks on both keys: two curators opening two saves of one
 -- new table at once get one dataset)
 CREATE FUNCTION dpdesk.claim(p_keyed text, p_dataset text, p_content text DEFAULT NULL) RETURNS text
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
-DECLARE found text; by_content text;
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+DECLARE known text; by_content text;
 BEGIN
   IF NOT dpdesk.is_curator() THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
@@ -170,26 +173,31 @@ BEGIN
   END IF;
   -- one lock for the whole claim (keys are few and claims rare): no two claims interleave
   PERFORM pg_advisory_xact_lock(hashtextextended('dpdesk.keys', 0));
-  SELECT dataset INTO found FROM dpdesk.keys WHERE keyed = p_keyed;
+  SELECT dataset INTO known FROM dpdesk.keys WHERE keyed = p_keyed;
   IF p_content IS NOT NULL THEN
     SELECT dataset INTO by_content FROM dpdesk.keys WHERE keyed = p_content;
   END IF;
-  IF found IS NULL THEN
-    found := coalesce(by_content, p_dataset);
-    INSERT INTO dpdesk.datasets (dataset, created_by, created) VALUES (found, session_user, clock_timestamp())
-      ON CONFLICT DO NOTHING;
-    INSERT INTO dpdesk.keys VALUES (p_keyed, found, session_user, clock_timestamp());
+  IF known IS NULL THEN
+    known := coalesce(by_content, p_dataset);
+    IF by_content IS NULL THEN  -- a new table: a new dataset, never one that exists (another table's)
+      INSERT INTO dpdesk.datasets (dataset, created_by, created) VALUES (known, session_user, clock_timestamp())
+        ON CONFLICT DO NOTHING;
+      IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'DP008', MESSAGE = 'a new table is given a new dataset id, never one in use';
+      END IF;
+    END IF;
+    INSERT INTO dpdesk.keys VALUES (p_keyed, known, session_user, clock_timestamp());
   END IF;
   IF p_content IS NOT NULL AND by_content IS NULL THEN
-    INSERT INTO dpdesk.keys VALUES (p_content, found, session_user, clock_timestamp());
+    INSERT INTO dpdesk.keys VALUES (p_content, known, session_user, clock_timestamp());
   END IF;
-  RETURN found;
+  RETURN known;
 END
 $f$;
 
 -- the dataset a keyed file hash belongs to (NULL: none yet)
 CREATE FUNCTION dpdesk.dataset_of(p_keyed text) RETURNS text LANGUAGE plpgsql STABLE
-SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 BEGIN
   IF NOT dpdesk.is_curator() THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
@@ -198,12 +206,37 @@ BEGIN
 END
 $f$;
 
+-- the writer lock of a dataset's chain, held by the session for a release's check-then-charge: a session advisory
+-- lock whose key is derived from the team's secret, so that only curators and officers (who may call this) take it
+CREATE FUNCTION dpdesk.try_lock(p_dataset text) RETURNS boolean LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  RETURN pg_try_advisory_lock(dpdesk.lock_key(p_dataset));
+END
+$f$;
+
+CREATE FUNCTION dpdesk.unlock(p_dataset text) RETURNS boolean LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+BEGIN
+  RETURN pg_advisory_unlock(dpdesk.lock_key(p_dataset));
+END
+$f$;
+
+CREATE FUNCTION dpdesk.lock_key(p_dataset text) RETURNS bigint LANGUAGE sql STABLE
+SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+  SELECT ('x' || encode(substring(sha256((SELECT secret FROM dpdesk.team) || convert_to('lock:' || p_dataset, 'UTF8'))
+                                  FROM 1 FOR 8), 'hex'))::bit(64)::bigint
+$f$;
+
 -- zCDP to (epsilon, delta): the tight bound of Canonne, Kamath & Steinke (2020, Prop. 12/Cor. 13),
 --   epsilon = inf over a > 1 of  a*rho + (ln(1/delta) + (a-1) ln(a-1) - a ln a) / (a-1),
 -- minimised by golden-section search over ln(a-1); any order gives an upper bound, so a search short of the
 -- infimum only makes the check stricter. NULL when delta is not in (0, 1).
 CREATE FUNCTION dpdesk.rho_to_epsilon(rho numeric, delta numeric) RETURNS numeric LANGUAGE plpgsql IMMUTABLE
-SET search_path = pg_catalog, dpdesk AS $f$
+SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 DECLARE
   r float8 := rho; l float8; g float8 := (sqrt(5.0) - 1.0) / 2.0;
   lo float8 := -30.0; hi float8 := 30.0; x1 float8; x2 float8; f1 float8; f2 float8; a float8; best float8;
@@ -234,7 +267,7 @@ $f$;
 -- what the dataset's releases add up to under its method, from their stated costs: (epsilon, delta)
 CREATE FUNCTION dpdesk.spent(p_dataset text, p_method text, p_budget_delta numeric,
                              OUT epsilon numeric, OUT delta numeric) LANGUAGE plpgsql STABLE
-SET search_path = pg_catalog, dpdesk AS $f$
+SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 DECLARE default_dp numeric;
 BEGIN
   IF p_method = 'sequential' THEN
@@ -260,16 +293,27 @@ END
 $f$;
 
 -- a release's stated costs added to (or, by a correction, raised in) the releases table
-CREATE FUNCTION dpdesk.book(p_dataset text, p_release text, p_costs jsonb, p_delta_prime jsonb) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, dpdesk AS $f$
+-- p_kind: 'spend' (a new release: its id never seen), 'correction' (raises a release already booked), 'carried'
+-- (a release of another chain, carried over)
+CREATE FUNCTION dpdesk.book(p_dataset text, p_release text, p_costs jsonb, p_delta_prime jsonb, p_kind text)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 DECLARE c jsonb; e numeric := 0; d numeric := 0; r numeric := 0; sq numeric := 0; em numeric := 0; x numeric;
         dp numeric;
 BEGIN
   IF jsonb_typeof(p_costs) IS DISTINCT FROM 'array' OR p_release IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a release without its costs';
   END IF;
+  IF p_kind = 'spend' AND EXISTS (SELECT 1 FROM dpdesk.releases WHERE dataset = p_dataset AND release_id = p_release) THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a release whose id was already recorded';
+  END IF;
+  IF p_kind = 'correction'
+     AND NOT EXISTS (SELECT 1 FROM dpdesk.releases WHERE dataset = p_dataset AND release_id = p_release) THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a correction of a release that was never recorded';
+  END IF;
   FOR c IN SELECT * FROM jsonb_array_elements(p_costs) LOOP
-    IF jsonb_typeof(c->'epsilon') IS DISTINCT FROM 'number' OR jsonb_typeof(c->'delta') IS DISTINCT FROM 'number'
+    IF jsonb_typeof(c->'name') IS DISTINCT FROM 'string'
+       OR jsonb_typeof(c->'epsilon') IS DISTINCT FROM 'number' OR jsonb_typeof(c->'delta') IS DISTINCT FROM 'number'
        OR jsonb_typeof(c->'rho') IS DISTINCT FROM 'number' OR (c->>'epsilon')::numeric < 0
        OR (c->>'delta')::numeric < 0 OR (c->>'rho')::numeric < 0 THEN
       RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a cost that is not a non-negative number';
@@ -281,10 +325,11 @@ BEGIN
   END LOOP;
   IF p_delta_prime IS NULL OR jsonb_typeof(p_delta_prime) = 'null' THEN
     dp := NULL;
-  ELSIF jsonb_typeof(p_delta_prime) = 'number' AND (p_delta_prime #>> '{{}}')::numeric > 0 THEN
+  ELSIF jsonb_typeof(p_delta_prime) = 'number' AND (p_delta_prime #>> '{{}}')::numeric > 0
+        AND (p_delta_prime #>> '{{}}')::numeric < 1 THEN
     dp := (p_delta_prime #>> '{{}}')::numeric;
   ELSE
-    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a delta'' that is not a positive number';
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'a delta'' that is not a number between 0 and 1';
   END IF;
   INSERT INTO dpdesk.releases AS old VALUES (p_dataset, p_release, e, d, r, sq, em, dp)
     ON CONFLICT (dataset, release_id) DO UPDATE SET
@@ -295,12 +340,121 @@ BEGIN
 END
 $f$;
 
+-- a checkpoint (what the history before it adds up to, which clients read instead of the whole chain) states the
+-- entry before it, the settings and the governance in force, and totals no lower than the releases' stated costs
+-- (the engine's own costs are never lower than the stated ones; its float sums may differ in the last digits,
+-- hence the relative 1e-9 for advanced and zCDP)
+CREATE FUNCTION dpdesk.check_checkpoint(p_dataset text, v jsonb, ds dpdesk.datasets) RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+DECLARE st jsonb := v->'state'; sp jsonb; gov text; stated_gov text; bad boolean := false;
+        seq_e numeric; seq_d numeric; n numeric; adv_e numeric; rho numeric; x jsonb;
+        t_e numeric; t_d numeric; t_n numeric; t_rho numeric;
+BEGIN
+  sp := st->'spent';
+  BEGIN
+    IF (st->>'seq')::bigint <> ds.seq OR st->>'hash' IS DISTINCT FROM ds.head THEN bad := true; END IF;
+    IF ds.method IS NULL THEN
+      bad := bad OR jsonb_typeof(st->'settings') IS DISTINCT FROM 'null';
+    ELSE
+      bad := bad OR (st #>> '{{settings,accounting,method}}') IS DISTINCT FROM ds.method
+        OR (st #>> '{{settings,budget,epsilon}}')::numeric IS DISTINCT FROM ds.budget_epsilon
+        OR (st #>> '{{settings,budget,delta}}')::numeric IS DISTINCT FROM ds.budget_delta;
+    END IF;
+    SELECT hash INTO gov FROM dpdesk.entries WHERE dataset = p_dataset AND type = 'govern' ORDER BY seq DESC LIMIT 1;
+    stated_gov := CASE WHEN jsonb_typeof(st->'governance_entry') = 'object' THEN st #>> '{{governance_entry,hash}}' END;
+    bad := bad OR gov IS DISTINCT FROM stated_gov;
+    seq_e := (sp #>> '{{sequential,epsilon}}')::numeric;
+    seq_d := (sp #>> '{{sequential,delta}}')::numeric;
+    adv_e := (sp #>> '{{advanced,epsilon}}')::numeric;
+    n := (sp->>'releases')::numeric;
+    rho := 0;
+    FOR x IN SELECT * FROM jsonb_array_elements(sp #> '{{zcdp,rho_partials}}') LOOP
+      rho := rho + (x #>> '{{}}')::numeric;
+    END LOOP;
+    IF 'NaN' IN (seq_e, seq_d, adv_e, n, rho) OR seq_e IS NULL OR seq_d IS NULL OR n IS NULL THEN bad := true; END IF;
+  EXCEPTION WHEN OTHERS THEN
+    bad := true;
+  END;
+  IF NOT bad THEN
+    SELECT coalesce(sum(r.epsilon), 0), coalesce(sum(r.delta), 0), count(*), coalesce(sum(r.rho), 0)
+      INTO t_e, t_d, t_n, t_rho FROM dpdesk.releases r WHERE r.dataset = p_dataset;
+    bad := seq_e < t_e OR seq_d < t_d OR n < t_n OR rho < t_rho * (1 - 1e-9);
+    IF NOT bad AND ds.method IS NOT NULL AND (ds.budget_delta > 0 OR NOT EXISTS (
+        SELECT 1 FROM dpdesk.releases r WHERE r.dataset = p_dataset AND r.delta_prime IS NULL)) THEN
+      SELECT sp2.epsilon INTO t_e FROM dpdesk.spent(p_dataset, 'advanced', ds.budget_delta) sp2;
+      bad := adv_e IS NULL OR (t_e IS NOT NULL AND adv_e < t_e * (1 - 1e-9));
+    END IF;
+  END IF;
+  IF bad THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP009',
+      MESSAGE = 'a checkpoint that does not state the entry before it, the settings and governance in force, and '
+                'at least the releases'' stated costs';
+  END IF;
+END
+$f$;
+
+-- an entry every client can read (dpdesk.core.common.jsonin and dpdesk.core.ledger.entries.readable): nesting at
+-- most 32 deep, no key twice in an object, numbers a float holds (integers of at most 1000 digits), a known type,
+-- the time as text, a whole sequence number, and what its type holds (costs with names and non-negative numbers, a
+-- spend's charge and method, settings' budget, method and unit of privacy); a line a client cannot read would stop
+-- every curator of the dataset, and a team's chain is never repaired
+CREATE FUNCTION dpdesk.check_readable(body text, v jsonb) RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+DECLARE bad text; kind text := v->>'type'; x jsonb;
+BEGIN
+  WITH RECURSIVE walk(node, depth) AS (
+    SELECT body::json, 1
+    UNION ALL
+    SELECT child.value, walk.depth + 1 FROM walk, LATERAL (
+      SELECT e.value FROM json_each(CASE WHEN json_typeof(walk.node) = 'object' THEN walk.node END) e
+      UNION ALL
+      SELECT a.value FROM json_array_elements(CASE WHEN json_typeof(walk.node) = 'array' THEN walk.node END) a
+    ) child WHERE walk.depth <= 33
+  )
+  SELECT CASE
+    WHEN bool_or(json_typeof(node) IN ('object', 'array') AND depth > 32) THEN 'nested deeper than 32 levels'
+    WHEN bool_or(json_typeof(node) = 'object' AND (SELECT count(*) <> count(DISTINCT k) FROM json_object_keys(node) k))
+      THEN 'a key twice in one object'
+    WHEN bool_or(json_typeof(node) = 'number' AND (abs(node::text::numeric) > 1.7976931348623157e308
+      OR (node::text !~ '[.eE]' AND length(ltrim(node::text, '-')) > 1000))) THEN 'a number no float holds'
+  END INTO bad FROM walk;
+  IF bad IS NULL AND (kind IS NULL OR kind NOT IN ('settings', 'spend', 'acknowledge', 'package', 'correction', 'govern',
+      'link', 'declare_new', 'declared_new', 'forget_identity', 'checkpoint', 'merge', 'merged_into')) THEN
+    bad := format('an unknown entry type (%s)', coalesce(kind, 'none'));
+  END IF;
+  IF bad IS NULL AND (jsonb_typeof(v->'time') IS DISTINCT FROM 'string' OR v->>'seq' !~ '^[1-9][0-9]*$') THEN
+    bad := 'an entry without its time or a whole sequence number';
+  END IF;
+  IF bad IS NULL AND kind = 'spend' AND (jsonb_typeof(v->'charged') IS DISTINCT FROM 'object'
+      OR jsonb_typeof(v #> '{{charged,epsilon}}') IS DISTINCT FROM 'number'
+      OR jsonb_typeof(v #> '{{charged,delta}}') IS DISTINCT FROM 'number'
+      OR jsonb_typeof(v->'method') IS DISTINCT FROM 'string') THEN
+    bad := 'a release without its charge and method';
+  END IF;
+  IF bad IS NULL AND kind = 'settings' AND (jsonb_typeof(v->'settings') IS DISTINCT FROM 'object'
+      OR jsonb_typeof(v #> '{{settings,privacy_unit}}') IS DISTINCT FROM 'object'
+      OR jsonb_typeof(v #> '{{settings,accounting,method}}') IS DISTINCT FROM 'string') THEN
+    bad := 'settings without their accounting method and unit of privacy';
+  END IF;
+  IF bad IS NULL AND kind IN ('correction', 'acknowledge') THEN
+    x := CASE WHEN kind = 'correction' THEN v->'releases' ELSE coalesce(v->'carried', '[]') END;
+    IF jsonb_typeof(x) IS DISTINCT FROM 'array' OR EXISTS (
+        SELECT 1 FROM jsonb_array_elements(x) r WHERE jsonb_typeof(r->'costs') IS DISTINCT FROM 'array') THEN
+      bad := format('a %s entry without the costs of its releases', kind);
+    END IF;
+  END IF;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = format('an entry no dpdesk could read back: %s', bad);
+  END IF;
+END
+$f$;
+
 CREATE FUNCTION dpdesk.append(p_dataset text, p_line bytea) RETURNS bigint LANGUAGE plpgsql
-SECURITY DEFINER SET search_path = pg_catalog, dpdesk AS $f$
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 DECLARE
   officer boolean := dpdesk.is_officer();
   body text; v jsonb; h text; member text; ds dpdesk.datasets%ROWTYPE; n bigint; kind text; s jsonb;
-  total record; rel jsonb;
+  total_e numeric; total_d numeric; rel jsonb; retired boolean;
 BEGIN
   IF NOT dpdesk.is_curator() THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
@@ -308,13 +462,20 @@ BEGIN
   IF p_dataset !~ '^ds-[0-9a-f]{{32}}$' THEN
     RAISE EXCEPTION USING ERRCODE = 'DP008', MESSAGE = 'not a dataset id';
   END IF;
-  IF length(p_line) < 2 OR get_byte(p_line, length(p_line) - 1) <> 10 THEN
+  IF length(p_line) > 64 * 1024 * 1024 THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'an entry larger than 64 MiB';
+  END IF;
+  IF length(p_line) < 2 OR get_byte(p_line, length(p_line) - 1) <> 10 OR get_byte(p_line, 0) <> 123 THEN
     RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'an entry is one line ending in a newline';
   END IF;
   BEGIN
     body := convert_from(substring(p_line FROM 1 FOR length(p_line) - 1), 'UTF8');
     v := body::jsonb;
   EXCEPTION WHEN OTHERS THEN
+    IF position('\u0000' IN coalesce(body, '')) > 0 THEN
+      RAISE EXCEPTION USING ERRCODE = 'DP002',
+        MESSAGE = 'an entry holding the character U+0000, which a team ledger cannot store';
+    END IF;
     RAISE EXCEPTION USING ERRCODE = 'DP002', MESSAGE = 'an entry that is not UTF-8 JSON';
   END;
   IF position(E'\n' IN body) > 0 OR jsonb_typeof(v) IS DISTINCT FROM 'object' THEN
@@ -353,15 +514,30 @@ BEGIN
   END IF;
   n := ds.seq + 1;
   kind := v->>'type';
-  IF kind IN ('simulate', 'migrate') OR kind IS NULL THEN
+  IF kind IN ('simulate', 'migrate') THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('a %s entry is never appended to a team ledger', kind);
   END IF;
+  PERFORM dpdesk.check_readable(body, v);
   IF NOT officer AND (kind IN ('govern', 'acknowledge', 'declare_new') OR (kind = 'settings' AND n > 1)) THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001',
       MESSAGE = format('only a privacy officer of this team may append a %s entry (%s is not one)', kind, session_user);
   END IF;
   s := CASE WHEN kind IN ('settings', 'acknowledge', 'merge') AND jsonb_typeof(v->'settings') = 'object'
             THEN v->'settings' END;
+  IF s IS NOT NULL AND kind = 'merge' AND NOT officer AND (ds.method IS NULL
+     OR s #>> '{{accounting,method}}' IS DISTINCT FROM ds.method
+     OR jsonb_typeof(s #> '{{budget,epsilon}}') IS DISTINCT FROM 'number'
+     OR jsonb_typeof(s #> '{{budget,delta}}') IS DISTINCT FROM 'number'
+     OR (s #>> '{{budget,epsilon}}')::numeric > ds.budget_epsilon
+     OR (s #>> '{{budget,delta}}')::numeric > ds.budget_delta) THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001',
+      MESSAGE = format('only a privacy officer of this team may merge under a larger budget or another method (%s is '
+                       'not one)', session_user);
+  END IF;
+  IF ds.retired AND NOT officer THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001',
+      MESSAGE = 'the dataset was merged into another: nothing is appended to it any more';
+  END IF;
   IF s IS NOT NULL THEN
     IF jsonb_typeof(s #> '{{budget,epsilon}}') IS DISTINCT FROM 'number'
        OR jsonb_typeof(s #> '{{budget,delta}}') IS DISTINCT FROM 'number'
@@ -373,32 +549,39 @@ BEGIN
     ds.budget_delta := (s #>> '{{budget,delta}}')::numeric;
   END IF;
   IF kind = 'spend' THEN
-    PERFORM dpdesk.book(p_dataset, v->>'release_id', v->'costs', v->'delta_prime');
+    PERFORM dpdesk.book(p_dataset, v->>'release_id', v->'costs', v->'delta_prime', 'spend');
   ELSIF kind = 'correction' AND jsonb_typeof(v->'releases') = 'array' THEN
     FOR rel IN SELECT * FROM jsonb_array_elements(v->'releases') LOOP
-      PERFORM dpdesk.book(p_dataset, rel->>'release_id', rel->'costs', rel->'delta_prime');
+      PERFORM dpdesk.book(p_dataset, rel->>'release_id', rel->'costs', rel->'delta_prime', 'correction');
     END LOOP;
   ELSIF kind IN ('acknowledge', 'merge') AND jsonb_typeof(v->'carried') = 'array' THEN
     FOR rel IN SELECT * FROM jsonb_array_elements(v->'carried') LOOP
       PERFORM dpdesk.book(p_dataset, coalesce(rel->>'release_id', 'carried-' || n || '-' || md5(rel::text)),
-                          rel->'costs', rel->'delta_prime');
+                          rel->'costs', rel->'delta_prime', 'carried');
     END LOOP;
+  END IF;
+  IF kind = 'checkpoint' THEN
+    PERFORM dpdesk.check_checkpoint(p_dataset, v, ds);
   END IF;
   IF kind = 'spend' THEN
     IF ds.method IS NULL THEN
       RAISE EXCEPTION USING ERRCODE = 'DP007', MESSAGE = 'a release before the dataset''s budget was fixed';
     END IF;
-    total := dpdesk.spent(p_dataset, ds.method, ds.budget_delta);
-    IF total.epsilon IS NULL OR total.epsilon > ds.budget_epsilon OR total.delta > ds.budget_delta THEN
+    BEGIN
+      SELECT sp.epsilon, sp.delta INTO total_e, total_d FROM dpdesk.spent(p_dataset, ds.method, ds.budget_delta) sp;
+    EXCEPTION WHEN OTHERS THEN
+      RAISE EXCEPTION USING ERRCODE = 'DP007', MESSAGE = 'the dataset''s total cannot be computed from its entries';
+    END;
+    IF total_e IS NULL OR total_e > ds.budget_epsilon OR total_d > ds.budget_delta THEN
       RAISE EXCEPTION USING ERRCODE = 'DP006',
         MESSAGE = format('the release would spend more than the dataset''s budget (%s: epsilon %s of %s, delta %s of %s)',
-                         ds.method, round(coalesce(total.epsilon, -1), 6), ds.budget_epsilon,
-                         total.delta, ds.budget_delta);
+                         ds.method, round(coalesce(total_e, -1), 6), ds.budget_epsilon,
+                         total_d, ds.budget_delta);
     END IF;
   END IF;
   INSERT INTO dpdesk.entries VALUES (p_dataset, n, p_line, h, kind, session_user, clock_timestamp());
   UPDATE dpdesk.datasets SET seq = n, head = h, method = ds.method, budget_epsilon = ds.budget_epsilon,
-    budget_delta = ds.budget_delta WHERE dataset = p_dataset;
+    budget_delta = ds.budget_delta, retired = ds.retired OR kind = 'merged_into' WHERE dataset = p_dataset;
   RETURN n;
 END
 $f$;
@@ -412,11 +595,13 @@ GRANT USAGE ON SCHEMA dpdesk TO {prefix}_curator, {prefix}_officer, {prefix}_aud
 GRANT SELECT ON dpdesk.entries, dpdesk.datasets, dpdesk.chain TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT SELECT (schema_version, prefix, created) ON dpdesk.team TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text, text), dpdesk.dataset_of(text),
-  dpdesk.secret() TO {prefix}_curator, {prefix}_officer;
+  dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text) TO {prefix}_curator, {prefix}_officer;
 GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer()
   TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 RESET ROLE;
 REVOKE {prefix}_owner FROM CURRENT_USER;
+-- nobody needs temporary tables here (a session's temporary schema could shadow type names)
+DO $temp$ BEGIN EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database()); END $temp$;
 COMMIT;
 """
 

@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT = 10
 #: how many times an append is tried again after a serialisation failure or a deadlock
 RETRIES = 5
+#: seconds a release waits for another release of the same dataset to be recorded
+LOCK_WAIT = 120
 
 
 class PgStore:
@@ -132,7 +135,7 @@ class PgStore:
         state = getattr(exc, "sqlstate", None) or ""
         diag = getattr(exc, "diag", None)
         detail = (diag.message_primary if diag is not None else None) or str(exc)
-        if state == "DP006":
+        if state == "DP006":  # the budget
             return BudgetExceeded(
                 _("the team ledger at {server} refused the release: {detail}. Nothing was revealed").format(
                     server=self.server, detail=detail
@@ -195,13 +198,23 @@ class PgStore:
 
     @contextlib.contextmanager
     def _locked(self, name: str) -> Iterator[None]:
-        key = f"dpdesk.chain:{name}"
-        self._call("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
+        deadline = time.monotonic() + LOCK_WAIT
+        pause = 0.01
+        while not self._call("SELECT dpdesk.try_lock(%s)", (name,))[0][0]:
+            if time.monotonic() > deadline:
+                raise TeamLedgerError(
+                    _(
+                        "another release of {dataset} has been being recorded in the team ledger at {server} for "
+                        "{n} seconds; nothing was charged or revealed. Try again later"
+                    ).format(dataset=name, server=self.server, n=LOCK_WAIT)
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
         try:
             yield
         finally:
             with contextlib.suppress(TeamLedgerError):  # a lost connection released it already
-                self._call("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+                self._call("SELECT dpdesk.unlock(%s)", (name,))
 
     def append(self, name: str, line: bytes) -> None:
         import psycopg
@@ -213,9 +226,9 @@ class PgStore:
                 try:
                     conn.execute("SELECT dpdesk.append(%s, %s)", (name, line))
                     return
-                except (errors.SerializationFailure, errors.DeadlockDetected):
+                except (errors.SerializationFailure, errors.DeadlockDetected) as exc:
                     if attempt == RETRIES:
-                        raise
+                        raise self._refused(exc) from None
                     continue
                 except psycopg.OperationalError as exc:
                     if conn.closed or conn.broken:

@@ -66,7 +66,15 @@ def team_url(home: Path | None) -> str | None:
 def check_url(url: str) -> str:
     """The URL if it can name a team ledger: a ``postgresql://`` or ``postgres://`` URL without a password (one
     in the URL would be written into the home; libpq's password file keeps it instead)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        _port = parts.port  # raises for a port that is not one
+    except ValueError:
+        raise TeamLedgerError(
+            _("{url} is not a PostgreSQL connection URL (postgresql://USER@HOST/DATABASE)").format(
+                url=redacted(url)
+            )
+        ) from None
     if parts.scheme not in ("postgresql", "postgres"):
         raise TeamLedgerError(
             _("{url} is not a PostgreSQL connection URL (postgresql://USER@HOST/DATABASE)").format(
@@ -74,7 +82,7 @@ def check_url(url: str) -> str:
             )
         )
     query = dict(parse_qsl(parts.query))
-    if parts.password or "password" in query:
+    if parts.password or "password" in query or "sslpassword" in query:
         raise TeamLedgerError(
             _(
                 "the team ledger's URL holds a password, which dpdesk would write into the home: put it in libpq's "
@@ -88,11 +96,12 @@ def redacted(url: str) -> str:
     """The URL as messages show it: user, server and database, never a password."""
     try:
         parts = urlsplit(url)
+        port: object = parts.port
     except ValueError:
-        return "?"
+        return "postgresql://?"
     query = dict(parse_qsl(parts.query))
     host = parts.hostname or query.get("host") or "localhost"
-    port = parts.port or query.get("port")
+    port = port or query.get("port")
     user = parts.username or query.get("user") or ""
     where = f"{host}:{port}" if port else host
     database = parts.path.lstrip("/") or query.get("dbname") or ""
