@@ -889,5 +889,13 @@ def _add_team_parser(sub: Any) -> None:
         "connect", prog="dpdesk team connect", help=_("use a team ledger in this dpdesk home from now on")
     )
     v.add_argument("url", metavar="URL", help=_("the team's database, as this curator"))
+    v.add_argument(
+        "--leave-local-ledgers",
+        action="store_true",
+        help=_(
+            "connect a home that has releases in its own ledgers (what they spent is not carried into the team's "
+            "ledger)"
+        ),
+    )
     verbs.add_parser("disconnect", prog="dpdesk team disconnect", help=_("use this home's own ledgers again"))
     verbs.add_parser("status", prog="dpdesk team status", help=_("which ledger this home uses"))

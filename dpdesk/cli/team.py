@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     home = dpdesk_home()
     if verb == "connect":
-        st = svc.connect(home, args.url)
+        st = svc.connect(home, args.url, leave_local=args.leave_local_ledgers)
         assert st.details is not None
         print(
             _("This dpdesk home now uses the team ledger at {server} as {user}.").format(
@@ -56,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
     if verb == "disconnect":
         if svc.disconnect(home):
             print(_("This dpdesk home uses its own ledgers again."))
+            print(
+                _(
+                    "What was released through the team's ledger is not in them: a table of the team released here "
+                    "starts from this home's own history."
+                )
+            )
         else:
             print(_("This dpdesk home was not connected to a team ledger."))
         return 0

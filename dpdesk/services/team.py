@@ -55,10 +55,32 @@ class TeamStatus:
     details: dict[str, Any] | None
 
 
-def connect(home: Path, url: str) -> TeamStatus:
+def local_datasets(home: Path) -> list[str]:
+    """The datasets with entries in the home's own ledgers."""
+    from dpdesk.core.ledger.filestore import FileStore
+
+    store = FileStore(home / "ledgers")
+    return [d for d in store.datasets() if store.exists(d)]
+
+
+def connect(home: Path, url: str, *, leave_local: bool = False) -> TeamStatus:
     """Check that the team ledger answers and that this user is a curator or an officer, then remember it in the
-    home (the home's own ledgers are left as they are, and no longer used)."""
+    home (the home's own ledgers are left as they are, and no longer used). A home with releases in its own
+    ledgers is refused unless ``leave_local``: what it spent is not carried into the team's ledger, so a table
+    released here would start afresh there."""
+    from dpdesk.core.common.errors import UsageError
     from dpdesk.core.ledger.pgstore import PgStore, describe
+
+    local = local_datasets(home)
+    if local and not leave_local:
+        raise UsageError(
+            _(
+                "this dpdesk home has {n} dataset(s) with entries in its own ledgers, and what they spent is not "
+                "carried into a team ledger: a table released here would start a fresh budget in the team's. Tell "
+                "the team's privacy officer first; to connect anyway, add --leave-local-ledgers (the home's own "
+                "ledgers are kept, unused, and count again after dpdesk team disconnect)"
+            ).format(n=len(local))
+        )
 
     store = PgStore(check_url(url))
     try:

@@ -230,3 +230,25 @@ def test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team(team: Te
     datasets = team.sql("SELECT count(*) FROM dpdesk.datasets")
     keys = team.sql("SELECT count(DISTINCT dataset), count(*) FROM dpdesk.keys")
     assert datasets == [(1,)] and keys == [(1, 3)]  # alice's file, its rows, bob's file: one dataset
+
+
+def test_a_home_with_its_own_releases_connects_only_when_told_their_budget_is_not_carried(
+    team: Team, tmp_path: Path
+) -> None:
+    """TA-9: a home that released from a table with its own ledger, then connected, would start that table afresh
+    in the team's ledger: connect refuses (exit 2) and says so, unless --leave-local-ledgers."""
+    home = tmp_path / "home"
+    r = dpdesk("release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "local"), home=home)
+    assert r.returncode == 0, r.stderr
+    url = team.url(team.users["alice"])
+    r = dpdesk("team", "connect", url, home=home)
+    assert (
+        r.returncode == 2
+        and "not carried into a team ledger" in r.stderr
+        and "--leave-local-ledgers" in r.stderr
+    )
+    assert not (home / "team.json").exists()
+    r = dpdesk("team", "connect", url, "--leave-local-ledgers", home=home)
+    assert r.returncode == 0, r.stderr
+    r = dpdesk("team", "disconnect", home=home)
+    assert r.returncode == 0 and "not in them" in r.stdout

@@ -5095,6 +5095,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '    if entry_hash(entry) != entry["hash"]:',
         ("tests/team/test_team_attacks.py::test_every_line_the_database_takes_every_client_reads",),
     ),
+    Mutant(
+        "TL28",
+        "team ledger: a home with releases in its own ledgers connects only when told their budget is not carried",
+        "dpdesk/services/team.py",
+        "    if local and not leave_local:\n",
+        "    if False:\n",
+        (
+            "tests/team/test_team_release.py::test_a_home_with_its_own_releases_connects_only_when_told_their_budget_is_not_carried",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
