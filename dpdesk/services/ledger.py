@@ -81,6 +81,13 @@ def ledger_status(ledger: Ledger, *, full: bool = True) -> LedgerStatus:
     else:
         pending = pending_corrections(state.tail, settings=state.settings)
     gov = [state.governance_entry] if state.governance_entry is not None else []
+    who = describe(gov)
+    team = ledger.team
+    if not gov and team is not None:  # not "whoever runs dpdesk": the team's database decides
+        who = _(
+            "Kept in the team ledger at {server}: only the team's privacy officers may change this dataset's budget "
+            "and settings, and the database enforces it."
+        ).format(server=team.server)
     return LedgerStatus(
         ledger.dataset,
         tuple(state.tail),
@@ -89,7 +96,7 @@ def ledger_status(ledger: Ledger, *, full: bool = True) -> LedgerStatus:
         state.spent.releases,
         left_of(state),
         len(pending),
-        describe(gov),
+        who,
     )
 
 

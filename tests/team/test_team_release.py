@@ -63,6 +63,7 @@ def test_two_curators_on_two_homes_share_one_budget(team: Team, tmp_path: Path) 
         r = dpdesk("ledger", "--data", str(DATA), home=home)
         assert r.returncode == 0, r.stderr
         assert "2 release(s); left: epsilon 0.2" in r.stdout and "chain verified" in r.stdout
+        assert "only the team's privacy officers may change" in r.stdout and "ungoverned" not in r.stdout
     authors = team.sql("SELECT DISTINCT appended_by FROM dpdesk.entries WHERE type = 'spend' ORDER BY 1")
     assert authors == [(team.users["alice"],), (team.users["bob"],)]
     # the homes' own folders hold no chain: the budget lives in the database only
