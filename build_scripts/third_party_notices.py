@@ -154,6 +154,10 @@ def render(bundle: Path | None) -> tuple[str, list[str]]:
         "its own licence, reproduced here from the installed distribution's metadata by",
         "build_scripts/third_party_notices.py. Qt and Qt for Python (PySide6, shiboken6) are under the LGPL-3.0:",
         "QT_LGPL_NOTICE.txt beside this file says where they are in the bundle and how to replace them.",
+        "psycopg and psycopg-binary (the team ledger's PostgreSQL client) are under the LGPL-3.0 too, unmodified, in",
+        "_internal/psycopg/ and _internal/psycopg_binary*/ (replace them with your build of the same version);",
+        "psycopg-binary carries libpq (PostgreSQL licence), OpenSSL (Apache-2.0), MIT Kerberos, OpenLDAP and Cyrus",
+        "SASL, listed with their licences in its wheel's software bill of materials (psycopg_binary-*.dist-info/sboms).",
         "",
         "Summary:",
     ]
