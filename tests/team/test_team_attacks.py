@@ -60,7 +60,14 @@ def test_a_curators_temporary_table_cannot_void_the_budget_check(team: Team) -> 
         attacker.conn.execute(shadow.format(name="record"))
     # and were they allowed (a database whose administrator gives TEMPORARY back), the functions name pg_temp last
     team.sql(f"GRANT TEMPORARY ON DATABASE {team.database} TO {team.users['alice']}")
-    for name in ("record", "numeric", "jsonb", "text", "datasets", "releases"):  # a function sees none of them
+    for name in (
+        "record",
+        "numeric",
+        "jsonb",
+        "text",
+        "datasets",
+        "releases",
+    ):  # a function sees none of them
         attacker.conn.execute(shadow.format(name=name))
     refused("DP006", lambda: attacker.append("spend", spend_payload("r1", 100.0)))
 
@@ -202,10 +209,23 @@ def test_claim_never_files_a_new_key_under_an_existing_dataset(team: Team) -> No
 
 
 def test_a_delta_prime_above_one_is_refused_where_it_is_booked(team: Team) -> None:
+    """TA-6: a delta' of 1 or more (in a spend, or a correction of a recorded release) would make every later
+    advanced total fail to compute (the square root of a negative number): refused where it is booked."""
     c = Chain(team, "alice")
     c.settings(1.0, 1e-6, "advanced")
-    release = {"release_id": "ghost", "costs": [cost(0.1)], "delta_prime": 2.0}
+    c.append("spend", {**spend_payload("r", 0.1), "method": "advanced"})
+    for bad in (1.0, 2.0, 0.0, -1e-9):
+        release = {"release_id": "r", "costs": [cost(0.1)], "delta_prime": bad}
+        refused(
+            "DP002",
+            lambda release=release: c.append("correction", {"releases": [release], "added_epsilon": 0}),
+        )
+        refused(
+            "DP002", lambda bad=bad: c.append("spend", {**spend_payload(f"s{bad}", 0.01), "delta_prime": bad})
+        )
+    release = {"release_id": "ghost", "costs": [cost(0.1)], "delta_prime": None}
     refused("DP002", lambda: c.append("correction", {"releases": [release], "added_epsilon": 0.1}))
+    c.append("spend", {**spend_payload("ok", 0.01), "delta_prime": 1e-7, "method": "advanced"})
 
 
 # -- TA-7 (medium): a role with no team role holds a dataset's writer lock -----------------------------------------
