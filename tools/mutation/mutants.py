@@ -4861,6 +4861,20 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
 """,
         ("tests/test_layers.py::test_no_module_is_a_re_export_shell",),
     ),
+    # --- issue 27, item 6: a team release killed, the server stopped mid-release --------------------------------
+    Mutant(
+        "TT01",
+        "a release charged in the team ledger whose package entry could not be appended is reported as charging "
+        "nothing (the team ledger's own message, wrapped in the charged release's)",
+        R,
+        r"""        return exc.reason
+""",
+        r"""        return str(exc)
+""",
+        (
+            "tests/team/test_team_crash.py::test_the_server_stopped_after_the_charge_says_the_release_was_charged",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

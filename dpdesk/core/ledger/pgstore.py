@@ -31,6 +31,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.common import faults
 from dpdesk.core.common.errors import BudgetExceeded
 from dpdesk.core.ledger.pgschema import SCHEMA_VERSION
 from dpdesk.core.ledger.team import TeamLedgerError, check_url, redacted, team_url
@@ -66,7 +67,10 @@ class PgStore:
                 "cannot reach the team ledger at {server} ({detail}); nothing was charged or revealed. Check the "
                 "network and that the server runs, or ask its administrator; dpdesk never uses this home's own "
                 "ledger instead (dpdesk team disconnect does, for a home that should not use the team's)"
-            ).format(server=self.server, detail=detail)
+            ).format(server=self.server, detail=detail),
+            reason=_("cannot reach the team ledger at {server} ({detail})").format(
+                server=self.server, detail=detail
+            ),
         )
 
     def connection(self) -> psycopg.Connection[Any]:
@@ -137,12 +141,18 @@ class PgStore:
                 _(
                     "the team ledger at {server} refused: {user} is not a curator of this team ({detail}); nothing "
                     "was charged or revealed. Ask the team's administrator to grant the curator role"
-                ).format(server=self.server, user=self._user or "?", detail=detail)
+                ).format(server=self.server, user=self._user or "?", detail=detail),
+                reason=_(
+                    "the team ledger at {server} refused: {user} is not a curator of this team ({detail})"
+                ).format(server=self.server, user=self._user or "?", detail=detail),
             )
         return TeamLedgerError(
             _("the team ledger at {server} refused: {detail}; nothing was charged or revealed").format(
                 server=self.server, detail=detail
-            )
+            ),
+            reason=_("the team ledger at {server} refused: {detail}").format(
+                server=self.server, detail=detail
+            ),
         )
 
     @property
@@ -192,6 +202,8 @@ class PgStore:
         import psycopg
         from psycopg import errors
 
+        # the durable step of a team release, for the crash tests: between the check and the charge
+        faults.step("append to the team ledger")
         for attempt in range(RETRIES + 1):
             with self._mutex:
                 conn = self.connection()
