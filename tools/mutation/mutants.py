@@ -1339,7 +1339,7 @@ import PySide6  # noqa: F401
         "anchor: an append does not move the recorded head (a cut within one transaction goes unseen)",
         L,
         r"""                anchor.advance_head(
-                    self.ledger.home,
+                    home,
                     self.ledger.dataset,
                     anchor.Head(entry.seq, entry.hash),
                     governance=entry.get("governance"),
@@ -4290,9 +4290,11 @@ def _sum128(""",
         "ledger entries do not record the version of dpdesk that wrote them",
         "dpdesk/core/ledger/book.py",
         r"""            **written_by(),
+            **(team.entry_fields() if team is not None else {}),
         }
         stored["hash"] = entry_hash(stored)""",
-        r"""        }
+        r"""            **(team.entry_fields() if team is not None else {}),
+        }
         stored["hash"] = entry_hash(stored)""",
         ("tests/test_version.py::test_the_report_the_package_and_each_entry_carry_the_version",),
     ),
