@@ -62,6 +62,30 @@ class PgStore:
 
     def _unreachable(self, exc: BaseException) -> TeamLedgerError:
         detail = " ".join(str(exc).split())[:300]
+        kind = failed_connection(exc)
+        if kind == "tls":
+            return TeamLedgerError(
+                _(
+                    "the team ledger at {server} could not be trusted: its certificate does not verify ({detail}); "
+                    "nothing was charged or revealed. Check that the URL's sslrootcert names the team's CA "
+                    "certificate and that the URL names the server as its certificate does, or ask the server's "
+                    "administrator"
+                ).format(server=self.server, detail=detail),
+                reason=_("the team ledger at {server} could not be trusted ({detail})").format(
+                    server=self.server, detail=detail
+                ),
+            )
+        if kind == "login":
+            return TeamLedgerError(
+                _(
+                    "the team ledger at {server} did not accept the login ({detail}); nothing was charged or "
+                    "revealed. Put the password in libpq's password file (~/.pgpass, or the file PGPASSFILE names, "
+                    "readable by you only) or in PGPASSWORD, never in the URL; or ask the team's administrator"
+                ).format(server=self.server, detail=detail),
+                reason=_("the team ledger at {server} did not accept the login ({detail})").format(
+                    server=self.server, detail=detail
+                ),
+            )
         return TeamLedgerError(
             _(
                 "cannot reach the team ledger at {server} ({detail}); nothing was charged or revealed. Check the "
@@ -267,6 +291,19 @@ class PgStore:
             with contextlib.suppress(Exception):
                 self._conn.close()
         self._conn = None
+
+
+def failed_connection(exc: BaseException) -> str:
+    """Why a connection failed, as far as libpq's message and the server's SQLSTATE say: ``tls`` (the server's
+    certificate, or TLS itself, did not verify), ``login`` (no password, a wrong one, or no rule admitting the user)
+    or ``other`` (the network, a server that is down: what the generic message's advice fits)."""
+    state = str(getattr(exc, "sqlstate", None) or "")
+    text = str(exc).lower()
+    if "certificate" in text or "ssl was required" in text or "does not support ssl" in text:
+        return "tls"
+    if state.startswith("28") or "password" in text or "fe_sendauth" in text or "pg_hba.conf" in text:
+        return "login"
+    return "other"
 
 
 _STORES: dict[tuple[int, str], PgStore] = {}
