@@ -4,8 +4,10 @@ Debian's ``postgresql`` package (``.ci/run`` installs it) keeps ``initdb`` and `
 PostgreSQL refuses to run as root, and CI runs as root: the server then runs as the ``postgres`` system user (the
 package makes it), in a folder that user owns. It listens on a Unix socket in that folder only, unless a test asks
 for TCP on 127.0.0.1 (the TLS tests), and trusts local connections as any role: each test connects as the role it
-checks (a curator, an officer, the auditor, the administrator). ``DPDESK_TEST_PG_BIN`` names another server's
-folder of programs (an older PostgreSQL, to test the oldest version supported).
+checks (a curator, an officer, the auditor, the administrator). ``hba`` replaces the rules for other connections
+(``host all all 127.0.0.1/32 scram-sha-256``: passwords over TCP); the socket stays trusted.
+``DPDESK_TEST_PG_BIN`` names another server's folder of programs (an older PostgreSQL, to test the oldest version
+supported).
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ def free_port() -> int:
 class PgServer:
     """One throwaway PostgreSQL cluster."""
 
-    def __init__(self, *, tcp: bool = False, ssl: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *, tcp: bool = False, ssl: dict[str, str] | None = None, hba: list[str] | None = None
+    ) -> None:
         found = bin_dir()
         if found is None:
             pytest.skip("PostgreSQL's server programs are not installed (apt-get install postgresql)")
@@ -66,6 +70,7 @@ class PgServer:
         self.port = free_port()
         self.tcp = tcp
         self.ssl = ssl or {}
+        self.hba = hba
         self.as_root = os.geteuid() == 0
         if self.as_root:
             shutil.chown(self.root, "postgres")
@@ -91,6 +96,9 @@ class PgServer:
         )
         if got.returncode:
             raise RuntimeError(f"initdb failed: {got.stderr}")
+        if self.hba is not None:  # the Unix socket stays trusted: the tests set things up through it
+            rules = "\n".join(["local all all trust", *self.hba]) + "\n"
+            self.install("data/pg_hba.conf", rules.encode("utf-8"))
         listen = "127.0.0.1" if self.tcp else "''"
         opts = f"-p {self.port} -k {self.root} -c listen_addresses={listen} -c fsync=on"
         for key, value in self.ssl.items():
@@ -112,6 +120,16 @@ class PgServer:
             log = (self.root / "log").read_text(errors="replace") if (self.root / "log").exists() else ""
             raise RuntimeError(f"pg_ctl start failed: {got.stderr}\n{log}")
         return self
+
+    def install(self, name: str, data: bytes, mode: int = 0o600) -> Path:
+        """Write a file the server reads (a TLS key, say: PostgreSQL wants it owned by its user, mode 0600) in the
+        server's folder; its path."""
+        path = self.root / name
+        path.write_bytes(data)
+        path.chmod(mode)
+        if self.as_root:
+            shutil.chown(path, "postgres", "postgres")
+        return path
 
     def stop(self, mode: str = "fast") -> None:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")

@@ -5105,6 +5105,50 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_release.py::test_a_home_with_its_own_releases_connects_only_when_told_their_budget_is_not_carried",
         ),
     ),
+    # --- issue 27, item 6: a team release killed, the server stopped mid-release --------------------------------
+    Mutant(
+        "TT01",
+        "a release charged in the team ledger whose package entry could not be appended is reported as charging "
+        "nothing (the team ledger's own message, wrapped in the charged release's)",
+        R,
+        r"""        return exc.reason
+""",
+        r"""        return str(exc)
+""",
+        (
+            "tests/team/test_team_crash.py::test_the_server_stopped_after_the_charge_says_the_release_was_charged",
+        ),
+    ),
+    # --- issue 27, item 1: TLS with certificate checks, passwords from libpq's files -----------------------------
+    Mutant(
+        "TT02",
+        "a team ledger whose certificate does not verify is reported as unreachable (check the network) instead of "
+        "naming the certificate and sslrootcert",
+        "dpdesk/core/ledger/pgstore.py",
+        r"""    if "certificate" in text or "ssl was required" in text or "does not support ssl" in text:
+        return "tls"
+""",
+        r"""    if False:
+        return "tls"
+""",
+        (
+            "tests/team/test_team_tls.py::test_an_unrelated_ca_is_refused",
+            "tests/team/test_team_tls.py::test_verify_full_refuses_a_certificate_for_another_name",
+        ),
+    ),
+    Mutant(
+        "TT03",
+        "a team ledger that refuses the login (no password, a wrong one) is reported as unreachable instead of "
+        "naming libpq's password file",
+        "dpdesk/core/ledger/pgstore.py",
+        r"""    if state.startswith("28") or "password" in text or "fe_sendauth" in text or "pg_hba.conf" in text:
+        return "login"
+""",
+        r"""    if False:
+        return "login"
+""",
+        ("tests/team/test_team_tls.py::test_without_the_password_nothing_is_charged",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

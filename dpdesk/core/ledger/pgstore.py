@@ -32,6 +32,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.common import faults
 from dpdesk.core.common.errors import BudgetExceeded
 from dpdesk.core.ledger.pgschema import OLDEST_SERVER, SCHEMA_VERSION
 from dpdesk.core.ledger.team import TeamLedgerError, check_url, redacted, team_url
@@ -66,12 +67,39 @@ class PgStore:
 
     def _unreachable(self, exc: BaseException) -> TeamLedgerError:
         detail = " ".join(str(exc).split())[:300]
+        kind = failed_connection(exc)
+        if kind == "tls":
+            return TeamLedgerError(
+                _(
+                    "the team ledger at {server} could not be trusted: its certificate does not verify ({detail}); "
+                    "nothing was charged or revealed. Check that the URL's sslrootcert names the team's CA "
+                    "certificate and that the URL names the server as its certificate does, or ask the server's "
+                    "administrator"
+                ).format(server=self.server, detail=detail),
+                reason=_("the team ledger at {server} could not be trusted ({detail})").format(
+                    server=self.server, detail=detail
+                ),
+            )
+        if kind == "login":
+            return TeamLedgerError(
+                _(
+                    "the team ledger at {server} did not accept the login ({detail}); nothing was charged or "
+                    "revealed. Put the password in libpq's password file (~/.pgpass, or the file PGPASSFILE names, "
+                    "readable by you only) or in PGPASSWORD, never in the URL; or ask the team's administrator"
+                ).format(server=self.server, detail=detail),
+                reason=_("the team ledger at {server} did not accept the login ({detail})").format(
+                    server=self.server, detail=detail
+                ),
+            )
         return TeamLedgerError(
             _(
                 "cannot reach the team ledger at {server} ({detail}); nothing was charged or revealed. Check the "
                 "network and that the server runs, or ask its administrator; dpdesk never uses this home's own "
                 "ledger instead (dpdesk team disconnect does, for a home that should not use the team's)"
-            ).format(server=self.server, detail=detail)
+            ).format(server=self.server, detail=detail),
+            reason=_("cannot reach the team ledger at {server} ({detail})").format(
+                server=self.server, detail=detail
+            ),
         )
 
     def connection(self) -> psycopg.Connection[Any]:
@@ -146,12 +174,18 @@ class PgStore:
                 _(
                     "the team ledger at {server} refused: {user} is not a curator of this team ({detail}); nothing "
                     "was charged or revealed. Ask the team's administrator to grant the curator role"
-                ).format(server=self.server, user=self._user or "?", detail=detail)
+                ).format(server=self.server, user=self._user or "?", detail=detail),
+                reason=_(
+                    "the team ledger at {server} refused: {user} is not a curator of this team ({detail})"
+                ).format(server=self.server, user=self._user or "?", detail=detail),
             )
         return TeamLedgerError(
             _("the team ledger at {server} refused: {detail}; nothing was charged or revealed").format(
                 server=self.server, detail=detail
-            )
+            ),
+            reason=_("the team ledger at {server} refused: {detail}").format(
+                server=self.server, detail=detail
+            ),
         )
 
     @property
@@ -220,6 +254,8 @@ class PgStore:
         import psycopg
         from psycopg import errors
 
+        # the durable step of a team release, for the crash tests: between the check and the charge
+        faults.step("append to the team ledger")
         for attempt in range(RETRIES + 1):
             with self._mutex:
                 conn = self.connection()
@@ -311,6 +347,19 @@ class PgStore:
             with contextlib.suppress(Exception):
                 self._conn.close()
         self._conn = None
+
+
+def failed_connection(exc: BaseException) -> str:
+    """Why a connection failed, as far as libpq's message and the server's SQLSTATE say: ``tls`` (the server's
+    certificate, or TLS itself, did not verify), ``login`` (no password, a wrong one, or no rule admitting the user)
+    or ``other`` (the network, a server that is down: what the generic message's advice fits)."""
+    state = str(getattr(exc, "sqlstate", None) or "")
+    text = str(exc).lower()
+    if "certificate" in text or "ssl was required" in text or "does not support ssl" in text:
+        return "tls"
+    if state.startswith("28") or "password" in text or "fe_sendauth" in text or "pg_hba.conf" in text:
+        return "login"
+    return "other"
 
 
 _STORES: dict[tuple[int, str], PgStore] = {}

@@ -28,9 +28,16 @@ SETTING = "team.json"
 
 
 class TeamLedgerError(DpdeskError):
-    """The team's ledger could not be reached, or refused what was asked: nothing was charged or revealed (exit 5)."""
+    """The team's ledger could not be reached, or refused what was asked: nothing was charged or revealed (exit 5).
+
+    ``reason`` says what went wrong and no more: what a release already charged shows (its package entry could not
+    be appended), where the message's "nothing was charged" would be untrue."""
 
     exit_code = 5
+
+    def __init__(self, message: str, *, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def setting_path(home: Path) -> Path:

@@ -42,6 +42,7 @@ from dpdesk.core.identity.recognition import ledger_for
 from dpdesk.core.ledger.book import Ledger, LedgerTransaction
 from dpdesk.core.ledger.budget import BudgetReport, budget_report, design_to_dict, plan_costs
 from dpdesk.core.ledger.entries import Entry, SpendEntry
+from dpdesk.core.ledger.team import TeamLedgerError
 from dpdesk.core.loading import Table
 from dpdesk.core.model.spec import Plan
 from dpdesk.core.publish.outputs import ClaimedFolder, claim_out_dir
@@ -412,6 +413,8 @@ class ReleaseNotWritten(DpdeskError):
 
 
 def _os_err(exc: BaseException) -> str:
+    if isinstance(exc, TeamLedgerError):  # what went wrong, never its "nothing was charged": this release was
+        return exc.reason
     return str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
 
 
