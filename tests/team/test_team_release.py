@@ -253,3 +253,46 @@ def test_a_home_with_its_own_releases_connects_only_when_told_their_budget_is_no
     assert r.returncode == 0, r.stderr
     r = dpdesk("team", "disconnect", home=home)
     assert r.returncode == 0 and "not in them" in r.stdout
+
+
+@pytest.mark.slow
+def test_the_readmes_walk_through_runs_as_written(pg_server: PgServer, tmp_path: Path) -> None:
+    """The README's "A team's budget": each command, as written, by the person its comment names (a home each), with
+    the example server replaced by this test's, plan.json by the sample plan under a budget two releases fit, and
+    survey.csv by the sample table; every command succeeds but the one the README says is refused (exit 1)."""
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## A team's budget", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    plan = plan_with_budget(tmp_path, 2.0)
+    database = pg_server.new_database("walkthrough")
+    users = {"alice": "walk_alice", "bob": "walk_bob"}
+    who = ""
+    ran = []
+    for line in block.strip().splitlines():
+        if line.startswith("#"):
+            who = line[2:].split(",")[0].split(" ")[0]  # "the", "alice", "bob"
+            continue
+        command, _sep, comment = line.partition("#")
+        words = command.split()
+        assert words[0] == "dpdesk", line
+        args = []
+        for w in words[1:]:
+            if w.startswith("postgresql://"):
+                user = w.split("//", 1)[1].split("@", 1)[0]
+                w = pg_server.url(users.get(user, user), database)
+            elif w == "plan.json":
+                w = str(plan)
+            elif w == "survey.csv":
+                w = str(DATA)
+            elif w.startswith("release-"):
+                w = str(tmp_path / w)
+            elif w in users:
+                w = users[w]
+            args.append(w)
+        r = dpdesk(*args, home=tmp_path / f"home-{who}")
+        expected = 1 if "refused (exit 1)" in comment else 0
+        assert r.returncode == expected, (line, r.returncode, r.stderr)
+        ran.append(" ".join(words[1:3]))
+    assert [r.split()[0] for r in ran].count("release") == 3
+    assert ran.count("team connect") == 2 and ran.count("team init") == 1 and ran.count("team grant") == 2
