@@ -363,6 +363,28 @@ def failed_connection(exc: BaseException) -> str:
 
 
 _STORES: dict[tuple[int, str], PgStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def warm_up(home: Path) -> None:
+    """When the home uses a team ledger: import its client and connect in a background thread, so that both happen
+    while the caller does other work (a release loads its table meanwhile: the import alone is a tenth of a second).
+    Nothing is read or written; any failure is left for the first real use to report."""
+    try:
+        url = team_url(home)
+    except TeamLedgerError:
+        return  # reported by the first real use
+    if url is None:
+        return
+
+    def connect() -> None:
+        with contextlib.suppress(Exception):
+            store = team_store(home)
+            if store is not None:
+                with store._mutex:
+                    store.connection()
+
+    threading.Thread(target=connect, name="dpdesk-team-ledger", daemon=True).start()
 
 
 def team_store(home: Path | None) -> PgStore | None:
@@ -371,9 +393,10 @@ def team_store(home: Path | None) -> PgStore | None:
     if url is None:
         return None
     key = (os.getpid(), url)
-    store = _STORES.get(key)
-    if store is None:
-        store = _STORES[key] = PgStore(check_url(url))
+    with _STORES_LOCK:  # the warm-up thread and the caller share one store
+        store = _STORES.get(key)
+        if store is None:
+            store = _STORES[key] = PgStore(check_url(url))
     return store
 
 

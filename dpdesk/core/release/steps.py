@@ -288,6 +288,10 @@ def prepare_release(
     dataset is refused (:class:`~dpdesk.core.identity.recognition.NearCopy`) until it is linked or declared new.
     :func:`commit_release` checks all of it again under the ledger's lock."""
     designs = design_plan(plan)
+    if read_ledger or resolve:
+        from dpdesk.core.ledger.pgstore import warm_up
+
+        warm_up(home)  # a team ledger's client and connection, made while the table loads
     if table is None:
         table = load_for_release(
             plan,
