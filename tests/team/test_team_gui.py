@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
 from dpdesk.gui.app import build
 from tests.conftest import SAMPLES
@@ -47,11 +47,22 @@ def dialog_of(qtbot: Any, win: Any) -> Any:
     return dialog
 
 
-def connect(qtbot: Any, dialog: Any, url: str) -> None:
+def connect(qtbot: Any, dialog: Any, url: str, *, key: bool = False) -> None:
+    """Type the URL and click Connect (or press Return in the field), then wait for the server's answer."""
     dialog.url.setFocus()
     qtbot.keyClicks(dialog.url, url)
-    qtbot.mouseClick(dialog.connect_button, Qt.MouseButton.LeftButton)
+    if key:
+        qtbot.keyClick(dialog.url, Qt.Key.Key_Return)
+    else:
+        qtbot.mouseClick(dialog.connect_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: dialog.worker is None, timeout=60_000)
+
+
+def assert_whole(label: QLabel) -> None:
+    """Every line of a wrapped label is shown: the dialog grew for it (a refusal of four lines was cut at two)."""
+    QApplication.processEvents()
+    need = label.heightForWidth(label.width())
+    assert label.height() >= need, (label.height(), need, label.text())
 
 
 def dead_url() -> str:
@@ -71,7 +82,7 @@ def test_connect_as_a_curator_is_remembered_and_shown(
     assert "its own ledgers" in dialog.in_use.text()
     assert not dialog.disconnect_button.isEnabled()  # nothing to disconnect from
     url = team.url(team.users["alice"])
-    connect(qtbot, dialog, url)
+    connect(qtbot, dialog, url, key=True)
     assert json.loads((dpdesk_home / "team.json").read_text(encoding="utf-8")) == {"url": url}
     assert f"as {team.users['alice']} (curator)" in dialog.in_use.text()
     assert dialog.message.text().startswith("Connected")
@@ -97,9 +108,19 @@ def test_a_user_who_is_not_a_curator_is_refused_in_words(
     assert not (dpdesk_home / "team.json").exists()
     text = dialog.message.text()
     assert dialog.message.isVisible() and words in text and team.users[who] in text
+    assert_whole(dialog.message)
     assert "Traceback" not in text and "Error:" not in text
     assert "its own ledgers" in dialog.in_use.text()
     assert dialog.connect_button.isEnabled() and dialog.close_button.isEnabled()  # the user can try again
+
+
+def test_return_in_an_empty_url_field_asks_for_the_url_and_keeps_the_dialog(qtbot: Any, win: Any) -> None:
+    dialog = dialog_of(qtbot, win)
+    assert dialog.focusWidget() is dialog.url  # where a person types first
+    dialog.url.setFocus()
+    qtbot.keyClick(dialog.url, Qt.Key.Key_Return)  # Close was the default button: Return closed the dialog
+    assert dialog.isVisible()
+    assert dialog.message.text() == "Type the team ledger's URL first."
 
 
 def test_a_server_that_does_not_answer_is_named_and_nothing_is_remembered(
@@ -108,6 +129,7 @@ def test_a_server_that_does_not_answer_is_named_and_nothing_is_remembered(
     dialog = dialog_of(qtbot, win)
     connect(qtbot, dialog, dead_url())
     assert "cannot reach the team ledger at postgresql://alice@127.0.0.1" in dialog.message.text()
+    assert_whole(dialog.message)
     assert not (dpdesk_home / "team.json").exists()
     assert win.meter.ledger_in_use.text() == "Ledger: this computer"
 

@@ -98,8 +98,11 @@ class TeamDialog(QDialog):
         self.connect_button.clicked.connect(self.connect_home)
         self.disconnect_button.clicked.connect(self.disconnect_home)
         self.close_button.clicked.connect(self.reject)
+        # Return (in the URL field too) connects, never closes: Connect is the only default button
+        for button in (self.close_button, self.disconnect_button):
+            button.setAutoDefault(False)
+        self.connect_button.setAutoDefault(True)
         self.connect_button.setDefault(True)
-        self.url.returnPressed.connect(self.connect_home)
 
         lay = QVBoxLayout(self)
         lay.addWidget(self.in_use)
@@ -113,7 +116,10 @@ class TeamDialog(QDialog):
         lay.addWidget(self.message)
         lay.addStretch(1)
         lay.addWidget(buttons)
+        self.setMinimumWidth(max(560, self.url.minimumWidth() + 40))
         self.show_choice()
+        if self.url.isEnabled():
+            self.url.setFocus()
         if self.choice.url is not None and self.choice.error is None:
             self.check_status()
 
@@ -151,11 +157,23 @@ class TeamDialog(QDialog):
         )
         self.close_button.setEnabled(not busy)
         self.busy.setVisible(busy)
+        self.fit()
 
     def show_message(self, text: str, *, error: bool) -> None:
         self.message.setText(text)
         self.message.setStyleSheet("color: #c0392b" if error else "color: #1e7b34")
         self.message.setVisible(bool(text))
+        self.fit()
+
+    def fit(self) -> None:
+        """Grow to show every line of the wrapped texts (a long refusal was cut at the dialog's first size)."""
+        layout = self.layout()
+        if layout is None or not self.isVisible():  # at its first show, the dialog takes the size it needs
+            return
+        layout.activate()
+        need = self.heightForWidth(self.width())
+        if need > self.height():
+            self.resize(self.width(), need)
 
     # ------------------------------------------------------------------ the server, in a worker
     def _run(self, job: Callable[[], Any], done: Callable[[Any], None], label: str) -> Worker:
