@@ -34,6 +34,7 @@ from dpdesk.gui.actions.release import Release
 from dpdesk.gui.actions.results import Results
 from dpdesk.gui.actions.review import Review
 from dpdesk.gui.actions.simulations import Simulations
+from dpdesk.gui.actions.team import TeamLedger
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
 from dpdesk.i18n import _
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from dpdesk.core.release.steps import PreparedRelease
     from dpdesk.gui.views.review_window import ReviewWindow
     from dpdesk.gui.views.simulate_dialog import SimulationChoice
+    from dpdesk.gui.views.team_dialog import TeamDialog
 
 log = logging.getLogger(__name__)
 MAX_RECENT = 8
@@ -88,6 +90,8 @@ class MainWindow(QMainWindow):
         self.reviewing = Review(self)
         self.approvals = Approvals(self)
         self.near_copies = NearCopy(self)
+        self.team_ledger = TeamLedger(self)
+        self.team_dialog: TeamDialog | None = None  # the last Team ledger dialog opened
         self.setWindowTitle("dpdesk")
         self.setWindowIcon(window_icon())
         self.setAcceptDrops(True)
@@ -225,6 +229,7 @@ class MainWindow(QMainWindow):
         self.meter = BudgetMeter(state)
         self.preview = PreviewPanel(state)
         self.right_layout.addWidget(self.meter)
+        self.show_ledger_in_use()
         self.right_layout.addWidget(self.preview, 1)
         self.query_form.selection_changed.connect(self.preview.show_query)
         self.preview.fidelity_requested.connect(self.estimate_fidelity)
@@ -304,6 +309,12 @@ class MainWindow(QMainWindow):
             None,
             _("Attach a privacy officer's signed approval to the next release"),
         )
+        self.team_action = act(
+            _("&Team ledger…"),
+            self.open_team_ledger,
+            None,
+            _("Which ledger this home uses: its own files, or a team's ledger on a PostgreSQL server"),
+        )
         self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)
         self.undo_action = self.state.undo_stack.createUndoAction(self, _("&Undo"))
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -331,6 +342,8 @@ class MainWindow(QMainWindow):
         tools_menu = bar.addMenu(_("&Tools"))
         tools_menu.addAction(self.simulate_action)
         tools_menu.addAction(self.approve_plan_action)
+        tools_menu.addSeparator()
+        tools_menu.addAction(self.team_action)
         help_menu = bar.addMenu(_("&Help"))
         self.guide_action = act(
             _("&Guide to differential privacy…"),
@@ -623,6 +636,16 @@ class MainWindow(QMainWindow):
     def declare_near_copy_new(self) -> Worker | None:
         """The Ledger tab: declare a near copy a new dataset (the officer)."""
         return self.near_copies.declare_near_copy_new()
+
+    def open_team_ledger(self) -> TeamDialog:
+        """Tools > Team ledger: connect this home to a team's ledger, or disconnect it (:mod:`.actions.team`)."""
+        return self.team_ledger.open_dialog()
+
+    def show_ledger_in_use(self) -> None:
+        """The line beside the budget: which ledger this home uses."""
+        if hasattr(self, "meter"):  # the views are built
+            text, tip = self.team_ledger.line()
+            self.meter.show_ledger(text, tip)
 
     def open_guide(self, page: str | None = None) -> None:
         """Help > Guide (and the welcome page): what differential privacy promises and how to use dpdesk."""

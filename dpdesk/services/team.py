@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from dpdesk.core.ledger.team import (
+    ENV,
     TeamLedgerError,
     check_url,
     forget,
     redacted,
     remember,
     team_url,
+    url_parts,
 )
 from dpdesk.i18n import _
 
@@ -98,6 +100,12 @@ def connect(home: Path, url: str, *, leave_local: bool = False) -> TeamStatus:
     return TeamStatus(redacted(url), details)
 
 
+def checked(url: str) -> str:
+    """The URL as messages show it, if it can name a team ledger (else :class:`TeamLedgerError` says why); no
+    connection is made."""
+    return redacted(check_url(url))
+
+
 def disconnect(home: Path) -> bool:
     """Make the home use its own ledgers again; whether it used a team's."""
     return forget(home)
@@ -113,3 +121,41 @@ def status(home: Path) -> TeamStatus:
     store = team_store(home)
     assert store is not None
     return TeamStatus(redacted(url), describe(store))
+
+
+@dataclass(frozen=True)
+class LedgerInUse:
+    """Which ledger a home uses, told from its setting and the environment without asking the server (the app's
+    line beside the budget, its Team ledger dialog)."""
+
+    #: the team ledger's URL as messages show it (never a password), or None: the home's own ledgers
+    url: str | None = None
+    #: the team's server (its host, and port when given) and the user the URL names
+    server: str = ""
+    user: str = ""
+    #: the environment variable :data:`~dpdesk.core.ledger.team.ENV` decides, over the home's setting
+    from_env: bool = False
+    #: why the home's setting cannot be read (it names a team ledger that cannot be used)
+    error: str | None = None
+
+    @property
+    def env(self) -> str:
+        return ENV
+
+
+def in_use(home: Path) -> LedgerInUse:
+    """Which ledger ``home`` uses now (no connection is made)."""
+    import os
+
+    from_env = bool(os.environ.get(ENV, "").strip())
+    try:
+        url = team_url(home)
+    except TeamLedgerError as exc:
+        return LedgerInUse(from_env=from_env, error=str(exc))
+    if url is None:
+        return LedgerInUse()
+    try:
+        user, server, _database = url_parts(url)
+    except ValueError:
+        user, server = "", "?"
+    return LedgerInUse(redacted(url), server, user, from_env)

@@ -99,19 +99,25 @@ def check_url(url: str) -> str:
     return url
 
 
-def redacted(url: str) -> str:
-    """The URL as messages show it: user, server and database, never a password."""
-    try:
-        parts = urlsplit(url)
-        port: object = parts.port
-    except ValueError:
-        return "postgresql://?"
+def url_parts(url: str) -> tuple[str, str, str]:
+    """The URL's user (or ""), server (its host, and port when given) and database (or ""); never a password.
+    Raises ValueError when it cannot be read as a URL (a port that is not one, say)."""
+    parts = urlsplit(url)
     query = dict(parse_qsl(parts.query))
     host = parts.hostname or query.get("host") or "localhost"
-    port = port or query.get("port")
+    port = parts.port or query.get("port")
     user = parts.username or query.get("user") or ""
     where = f"{host}:{port}" if port else host
     database = parts.path.lstrip("/") or query.get("dbname") or ""
+    return user, where, database
+
+
+def redacted(url: str) -> str:
+    """The URL as messages show it: user, server and database, never a password."""
+    try:
+        user, where, database = url_parts(url)
+    except ValueError:
+        return "postgresql://?"
     return f"postgresql://{user + '@' if user else ''}{where}/{database}"
 
 

@@ -115,7 +115,15 @@ class BudgetMeter(QGroupBox):
         self.compare.setTextFormat(Qt.TextFormat.RichText)
         self.compare.linkActivated.connect(lambda _link: self.show_scale())
         self.compare.setVisible(False)
+        #: which ledger counts: this computer's or a team's (the window sets it, :meth:`show_ledger`)
+        self.ledger_in_use = QLabel("")
+        self.ledger_in_use.setObjectName("ledger_in_use")
+        self.ledger_in_use.setStyleSheet("color: #5d6d7e")
+        from dpdesk.gui.fit import elastic
+
+        elastic(self.ledger_in_use)  # a long server name never widens the meter
         lay = QVBoxLayout(self)
+        lay.addWidget(self.ledger_in_use)
         lay.addWidget(self.headline)
         lay.addWidget(self.warning)
         lay.addWidget(self.problems)
@@ -126,6 +134,11 @@ class BudgetMeter(QGroupBox):
         state.plan_changed.connect(self.refresh)
         state.ledger_changed.connect(self.refresh)
         self.refresh()
+
+    def show_ledger(self, text: str, tip: str) -> None:
+        """Say which ledger the budget is counted in."""
+        self.ledger_in_use.setText(text)
+        self.ledger_in_use.setToolTip(tip)
 
     def refresh(self) -> None:
         rep = self.state.report
