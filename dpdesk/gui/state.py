@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from dpdesk.core.common.errors import DpdeskError, LedgerError
+from dpdesk.core.ledger.team import TeamLedgerError
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:  # the engine is imported when first used, after the window is on screen
@@ -263,7 +264,10 @@ class AppState(QObject):
                 if status.error is not None:
                     raise LedgerError(status.error)
                 self.ledger_entries = list(status.entries)
-            except LedgerError as exc:
+            except (
+                LedgerError,
+                TeamLedgerError,
+            ) as exc:  # a team's server gone: named, never a slot's exception
                 self.ledger_error = str(exc)
             if self.identity_error and not self.ledger_error:
                 self.ledger_error = self.identity_error

@@ -193,3 +193,51 @@ def test_a_release_whose_team_server_is_gone_shows_its_message_and_nothing_relea
     )
     assert win.state.results == [] and win.state.results_entry is None
     assert not list(dpdesk_home.glob("ledgers/*.jsonl"))
+
+
+def test_while_the_server_is_asked_the_dialog_is_busy_not_frozen_and_stays(qtbot: Any, win: Any) -> None:
+    """A server that accepts the connection and says nothing: the check waits in the worker; the dialog shows the
+    busy bar, keeps its buttons (and Escape) from acting until the answer, then shows the failure in words."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # the handshake completes in the backlog; nothing ever answers
+    port = silent.getsockname()[1]
+    dialog = dialog_of(qtbot, win)
+    try:
+        dialog.url.setFocus()
+        qtbot.keyClicks(dialog.url, f"postgresql://alice@127.0.0.1:{port}/team")
+        qtbot.mouseClick(dialog.connect_button, Qt.MouseButton.LeftButton)
+        assert dialog.worker is not None and dialog.busy.isVisible()
+        assert not dialog.connect_button.isEnabled() and not dialog.close_button.isEnabled()
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+        dialog.reject()
+        qtbot.wait(50)  # the event loop runs: the window is not frozen
+        assert dialog.isVisible() and dialog.worker is not None
+    finally:
+        silent.close()  # the server goes: the check fails at once
+    qtbot.waitUntil(lambda: dialog.worker is None, timeout=60_000)
+    assert "cannot reach the team ledger" in dialog.message.text() and not dialog.busy.isVisible()
+    assert dialog.close_button.isEnabled()
+
+
+@pytest.mark.slow
+def test_after_connecting_an_open_table_is_read_from_the_team_ledger(
+    qtbot: Any, win: Any, team: Team, tmp_path: Path
+) -> None:
+    data = tmp_path / "census.csv"
+    shutil.copy(SAMPLES / "census_sample.csv", data)
+    assert win.open_plan(str(SAMPLES / "cps_wages_plan.json"))
+    win.open_data(str(data))
+    qtbot.waitUntil(lambda: win.state.sha256 is not None and win.job is None, timeout=60_000)
+    win.release()  # charged to this computer's ledger
+    qtbot.waitUntil(lambda: win.job is None and len(win.state.ledger_entries) > 0, timeout=60_000)
+    assert win.state.dataset_id is not None
+    dialog = dialog_of(qtbot, win)
+    connect(qtbot, dialog, team.url(team.users["alice"]))
+    dialog.close()
+    # the meter's budget is the team's now: the table is new to the team, nothing spent
+    qtbot.waitUntil(lambda: win.job is None and win.state.dataset_id is None, timeout=60_000)
+    assert win.state.ledger_entries == []
+    assert win.state.report is not None and win.state.report.in_force.spent.epsilon == 0
