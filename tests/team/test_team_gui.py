@@ -235,7 +235,14 @@ def test_after_connecting_an_open_table_is_read_from_the_team_ledger(
     qtbot.waitUntil(lambda: win.job is None and len(win.state.ledger_entries) > 0, timeout=60_000)
     assert win.state.dataset_id is not None
     dialog = dialog_of(qtbot, win)
+    asked: list[str] = []
+    dialog.ask_confirm = lambda _title, text: asked.append(text) or len(asked) > 1  # No, then Yes
     connect(qtbot, dialog, team.url(team.users["alice"]))
+    assert not (win.state.home / "team.json").exists()  # No: the home's own releases are not left behind
+    assert "not carried into the team ledger" in asked[0]
+    dialog.url.clear()
+    connect(qtbot, dialog, team.url(team.users["alice"]))
+    assert len(asked) == 2 and (win.state.home / "team.json").exists()
     dialog.close()
     # the meter's budget is the team's now: the table is new to the team, nothing spent
     qtbot.waitUntil(lambda: win.job is None and win.state.dataset_id is None, timeout=60_000)

@@ -229,6 +229,19 @@ class TeamDialog(QDialog):
         except DpdeskError as exc:  # not a PostgreSQL URL, or one holding a password
             self.show_message(str(exc), error=True)
             return None
+        # a home with releases in its own ledgers: what they spent is not carried into the team's (as the command
+        # line's --leave-local-ledgers)
+        leave_local = bool(team.local_datasets(home))
+        if leave_local and not self.ask_confirm(
+            _("Connect a home that has its own releases?"),
+            _(
+                "This home has releases in its own ledgers, and what they spent is not carried into the team "
+                "ledger: a table released here would start a fresh budget in the team's. Tell the team's privacy "
+                "officer first.\n\nConnect anyway? (This home's own ledgers are kept, unused, and count again if "
+                "you disconnect.)"
+            ),
+        ):
+            return None
 
         def done(status: team.TeamStatus) -> None:
             self.was_changed = True
@@ -243,7 +256,7 @@ class TeamDialog(QDialog):
             self.changed.emit()
 
         return self._run(
-            lambda: team.connect(home, url),
+            lambda: team.connect(home, url, leave_local=leave_local),
             done,
             _("Checking the team ledger at {server}…").format(server=server),
         )
