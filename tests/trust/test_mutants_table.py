@@ -37,7 +37,7 @@ def test_the_mutant_changes_its_file_and_names_tests_that_exist(m: Mutant) -> No
         file = ROOT / path
         assert file.is_file(), f"{m.id}: {path} does not exist"
         if name:  # the test function (or class) is defined in that file
-            top = name.split("::")[0]
+            top = name.split("::")[0].split("[")[0]  # a parametrized test: its function
             defined = {
                 n.name
                 for n in ast.parse(file.read_text(encoding="utf-8")).body
