@@ -69,6 +69,8 @@ def identify(path: str | Path) -> Opened:
             return Opened("package", p.parent)
         if kind is not None:
             return Opened(kind, p)
+        if p.suffix.lower() in TABLE_SUFFIXES:  # a CSV whose first header starts with "{" is still a table
+            return Opened("table", p)
         raise DpdeskError(
             _(
                 "{path} is a JSON file but neither a plan, a release package's ledger.json nor an exported ledger; {what}"

@@ -160,6 +160,18 @@ def test_exported_ledgers_and_tables_are_told_by_content(tmp_path: Path) -> None
     assert identify(PLAN).kind == "plan"
 
 
+def test_a_table_whose_first_header_starts_with_a_brace_is_a_table(tmp_path: Path) -> None:
+    """A CSV whose first column is named "{id}" is a table, not a JSON file that is neither plan nor ledger."""
+    from dpdesk.services.opening import identify
+
+    braces = tmp_path / "braces.csv"
+    braces.write_text("{id},wage\n1,10\n", encoding="utf-8")
+    assert identify(braces).kind == "table"
+    plan_named_csv = tmp_path / "plan.csv"  # a plan is still told by its content whatever its name
+    plan_named_csv.write_bytes(PLAN.read_bytes())
+    assert identify(plan_named_csv).kind == "plan"
+
+
 def test_a_misspelt_command_is_still_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         cli_main(["relase"])

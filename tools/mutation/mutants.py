@@ -5217,6 +5217,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_gui.py::test_while_the_server_is_asked_the_dialog_is_busy_not_frozen_and_stays",
         ),
     ),
+    Mutant(
+        "OB03",
+        "dpdesk PATH: a table file whose first header starts with a brace opens as a table",
+        "dpdesk/services/opening.py",
+        '        if p.suffix.lower() in TABLE_SUFFIXES:  # a CSV whose first header starts with "{" is still a table\n',
+        '        if False:  # a CSV whose first header starts with "{" is still a table\n',
+        ("tests/gui/test_open_with.py::test_a_table_whose_first_header_starts_with_a_brace_is_a_table",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
