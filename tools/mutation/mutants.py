@@ -4330,8 +4330,12 @@ def _sum128(""",
         "VR09",
         "a file dpdesk does not open is taken for a table instead of being named",
         "dpdesk/services/opening.py",
-        r"""    if p.suffix.lower() in TABLE_SUFFIXES:""",
-        r"""    if True:""",
+        r"""    if p.suffix.lower() in TABLE_SUFFIXES:
+        return Opened("table", p)
+    raise""",
+        r"""    if True:
+        return Opened("table", p)
+    raise""",
         (
             "tests/gui/test_open_with.py::test_what_dpdesk_does_not_open_is_named",
             "tests/gui/test_open_with.py::test_dpdesk_path_names_what_it_cannot_open",
