@@ -491,7 +491,12 @@ def _print_ledger(ledger: LedgerStatus, as_json: bool, *, brief: bool) -> int:
     if as_json:
         print(
             json.dumps(
-                {"dataset": ledger.dataset, "status": status, "entries": [e.to_dict() for e in entries]},
+                {
+                    "dataset": ledger.dataset,
+                    "status": status,
+                    **({"merged_into": ledger.merged_into} if ledger.merged_into else {}),
+                    "entries": [e.to_dict() for e in entries],
+                },
                 ensure_ascii=False,
             )
         )
@@ -517,9 +522,16 @@ def _print_ledger(ledger: LedgerStatus, as_json: bool, *, brief: bool) -> int:
             )
             + (
                 _("; left: epsilon {e}, delta {d}").format(e=num(spent.epsilon), d=f"{spent.delta:.3g}")
-                if spent
+                if spent and not ledger.merged_into
                 else ""
             )
+        )
+    if ledger.merged_into:
+        print(
+            "  "
+            + _(
+                "merged into dataset {into}: closed, nothing is charged to it; its releases count in {into}'s budget"
+            ).format(into=shown(ledger.merged_into))
         )
     if ledger.governance:
         print("  " + shown(ledger.governance, keep_newlines=True))

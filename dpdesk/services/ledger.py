@@ -40,6 +40,8 @@ class LedgerStatus:
     pending: int
     #: one line: who governs the dataset, or that it is ungoverned (empty when the chain is broken)
     governance: str = ""
+    #: the dataset this one was merged into (closed: nothing is charged to it, its releases count there)
+    merged_into: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -97,6 +99,7 @@ def ledger_status(ledger: Ledger, *, full: bool = True) -> LedgerStatus:
         left_of(state),
         len(pending),
         who,
+        state.retired_into,
     )
 
 

@@ -199,6 +199,12 @@ def test_merge_charges_every_release_of_both_under_the_smaller_budget(tmp_path: 
     ok(cli(t.home, "ledger", "export", "--data", t.crlf, "--out", tmp_path / "export.json"))
     ok(cli(t.home, "review", tmp_path / "export.json"))
     ok(cli(t.home, "review", tmp_path / "small-out"))
+    # listed as closed, with no budget "left" of its own (it was listed as a live dataset with 0.7 left)
+    listed = ok(cli(t.home, "ledger", "list"))
+    block = listed.split(f"Dataset {t.a}:")[1].split("Dataset ")[0]
+    assert f"merged into dataset {t.b}: closed" in block and "left:" not in block, listed
+    as_json = [json.loads(x) for x in ok(cli(t.home, "ledger", "list", "--json")).splitlines()]
+    assert {d["dataset"]: d.get("merged_into") for d in as_json} == {t.a: t.b, t.b: None}
     # the retired dataset: nothing charged to it, even with a key moved back to it by hand
     with pytest.raises(LedgerError, match="was merged into"), ledger(t.home, t.a).transaction():
         pass

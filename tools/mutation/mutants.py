@@ -5229,6 +5229,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '        if False:  # a CSV whose first header starts with "{" is still a table\n',
         ("tests/gui/test_open_with.py::test_a_table_whose_first_header_starts_with_a_brace_is_a_table",),
     ),
+    Mutant(
+        "RT01",
+        "ledger list: a dataset merged into another is shown closed, with no budget left of its own",
+        "dpdesk/services/ledger.py",
+        "        who,\n        state.retired_into,\n    )\n",
+        "        who,\n        None,\n    )\n",
+        (
+            "tests/trust/test_merge_duplicates.py::test_merge_charges_every_release_of_both_under_the_smaller_budget",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
