@@ -713,6 +713,14 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
                 dataset=resolution.dataset
             )
         )
+    if resolution.ledger.team is not None:
+        raise UsageError(
+            _(
+                "in a team ledger a near-copy is not linked from one curator's machine yet: ask a privacy officer of "
+                "the team to declare it a new dataset (dpdesk ledger declare-new --data FILE --resembles {dataset} "
+                '--reason "..."), or release from the table the team already knows'
+            ).format(dataset=request.to)
+        )
     ledger = _known_ledger(home, request.to)
     progress.check_cancelled()
     with ledger.transaction() as tx:
@@ -815,7 +823,11 @@ def declare_new(request: DeclareNewRequest, progress: Progress = NULL_PROGRESS) 
         if approved is not None:
             payload["approval"] = approved.to_record()
         entry = tx.append("declare_new", payload)
-    assign_key(home, resolution.sha256, new)
+    team = resolution.ledger.team
+    if team is not None:  # the team's database files the table under the id the entry just written names
+        team.claim(resolution.sha256, new)
+    else:
+        assign_key(home, resolution.sha256, new)
     ledger = Ledger.for_dataset(home, resolution.sha256)
     with ledger.transaction() as tx:
         first = tx.append("declared_new", {"resembles": request.resembles, "reason": reason})

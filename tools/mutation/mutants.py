@@ -5239,6 +5239,45 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/trust/test_merge_duplicates.py::test_merge_charges_every_release_of_both_under_the_smaller_budget",
         ),
     ),
+    Mutant(
+        "TN01",
+        "team: a new table is compared with the sketches of the team's tables (a near-copy is refused)",
+        "dpdesk/core/identity/recognition.py",
+        "            ledger.home, resembles_among(_team_records(team), ident.sketch, columns=ident.columns)\n",
+        "            ledger.home, resembles_among([], ident.sketch, columns=ident.columns)\n",
+        ("tests/team/test_team_near_copy.py::test_a_near_copy_on_another_curators_machine_is_refused",),
+    ),
+    Mutant(
+        "TN02",
+        "team: a new dataset's claim stores its table's sketches in the team's database",
+        "dpdesk/core/ledger/pgstore.py",
+        "                self._sketches.get(sha256) if content is not None else None,\n",
+        "                None,\n",
+        (
+            "tests/team/test_team_near_copy.py::test_a_near_copy_on_another_curators_machine_is_refused",
+            "tests/team/test_team_near_copy.py::test_the_team_keeps_a_tables_sketches_for_curators_only",
+        ),
+    ),
+    Mutant(
+        "TN03",
+        "team: declare-new files the table under the dataset id its entry names",
+        "dpdesk/services/ledger.py",
+        "        team.claim(resolution.sha256, new)\n",
+        "        assign_key(home, resolution.sha256, new)\n",
+        (
+            "tests/team/test_team_near_copy.py::test_a_near_copy_is_declared_new_by_an_officer_not_linked_by_a_curator",
+        ),
+    ),
+    Mutant(
+        "TN04",
+        "team: linking a near-copy from a curator's machine is refused naming the officer's way, not a traceback",
+        "dpdesk/services/ledger.py",
+        "    if resolution.ledger.team is not None:\n        raise UsageError(\n",
+        "    if False:\n        raise UsageError(\n",
+        (
+            "tests/team/test_team_near_copy.py::test_a_near_copy_is_declared_new_by_an_officer_not_linked_by_a_curator",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -40,7 +40,8 @@ fixed before the approval is asked for (:func:`pending_dataset`), so that the of
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -359,8 +360,21 @@ def resembles(
     when they differ in one), for datasets where either share is above ``threshold``, most similar first. Local
     estimates (see :func:`~dpdesk.core.loading.identity.overlap` for their error): shown to the curator, never
     published. ``columns``: the table's column sketches (one column changed); ``public``: see :func:`compare`."""
+    return resembles_among(content_records(home).items(), sketch, threshold, columns=columns, public=public)
+
+
+def resembles_among(
+    records: Iterable[tuple[str, Mapping[str, Any]]],
+    sketch: Sketch,
+    threshold: float = RESEMBLANCE_THRESHOLD,
+    *,
+    columns: ColumnSketches | None = None,
+    public: bool = False,
+) -> list[tuple[str, Match]]:
+    """:func:`resembles` over datasets' records as a home keeps them (``contents``: content key -> sketch as JSON,
+    ``columns``: content key -> column sketches as JSON), wherever they come from (a home, a team's database)."""
     found: list[tuple[str, Match]] = []
-    for dataset, raw in content_records(home).items():
+    for dataset, raw in records:
         recorded = raw.get("columns")
         by_content: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         best: Match | None = None
@@ -536,11 +550,16 @@ def resolve(
         linked = link_key(home, sha, owner)
         how: Literal["file", "content"] = "file" if linked != owner else "content"
         return Resolution(sha, linked, how, ledger_for(home, sha))
-    near = tuple(
-        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed, marginal=m.marginal)
-        for d, m in _not_retired(home, resembles(home, ident.sketch, columns=ident.columns))
-    )
+    near = _resemblances(home, _not_retired(home, resembles(home, ident.sketch, columns=ident.columns)))
     return Resolution(sha, None, "new", ledger, near)
+
+
+def _resemblances(home: Path, matches: Iterable[tuple[str, Match]]) -> tuple[Resemblance, ...]:
+    """The datasets a new table resembles, with what each spent (read from its ledger, the home's or the team's)."""
+    return tuple(
+        Resemblance(d, m.contained, m.found, *spent_by(home, d), changed=m.changed, marginal=m.marginal)
+        for d, m in matches
+    )
 
 
 def _resolve_in_team(
@@ -555,8 +574,9 @@ def _resolve_in_team(
 ) -> Resolution:
     """:func:`resolve` for a home that uses a team ledger: by the bytes, else by the content, both as the team's
     database knows them (content keys made with the team's identity secret, so the same rows have the same key on
-    every curator's machine). Resemblance across the team (near-copies) is not checked yet: a near-copy is a new
-    dataset of the team."""
+    every curator's machine). A new table is compared with the sketches of the team's tables (made with the same
+    secret, kept by the database with each dataset's content keys): a near-copy of a table the team knows is found
+    on every curator's machine, as at home."""
     if ledger.dataset is not None:
         return Resolution(sha, ledger.dataset, "file", ledger)
     try:
@@ -572,12 +592,41 @@ def _resolve_in_team(
                 "not be checked; run the command again when nothing is writing to it"
             ).format(path=path)
         )
-    team.remember_content(sha, ident.key)
+    team.remember_content(sha, ident.key, json.dumps(_team_sketch(ident.key, ident.sketch, ident.columns)))
     owner = team.dataset_of_content(ident.key)
     if owner is None:
-        return Resolution(sha, None, "new", ledger)
+        assert ledger.home is not None  # a team ledger is always opened for a home
+        near = _resemblances(
+            ledger.home, resembles_among(_team_records(team), ident.sketch, columns=ident.columns)
+        )
+        return Resolution(sha, None, "new", ledger, near)
     ledger.ensure_id()  # claims the file for the dataset of its rows
     return Resolution(sha, ledger.dataset, "content", ledger)
+
+
+def _team_sketch(content: str, sketch: Sketch, columns: ColumnSketches | None) -> dict[str, Any]:
+    """A table's sketches as the team keeps them: one dataset record of a home (``contents``, ``columns``) holding
+    this table alone."""
+    return {
+        "contents": {content: sketch.to_json()},
+        "columns": {content: columns.to_json()} if columns else {},
+    }
+
+
+def _team_records(team: PgStore) -> list[tuple[str, dict[str, Any]]]:
+    """The team's datasets' records (:func:`_team_sketch`, merged per dataset), as :func:`resembles_among` reads
+    them; a record that does not parse is left out (it only makes a near-copy less likely to be recognised)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for dataset, text in team.sketches():
+        try:
+            raw = json.loads(text)
+            contents, by_content = dict(raw["contents"]), dict(raw.get("columns") or {})
+        except (ValueError, TypeError, KeyError):
+            continue
+        into = merged.setdefault(dataset, {"contents": {}, "columns": {}})
+        into["contents"].update(contents)
+        into["columns"].update(by_content)
+    return list(merged.items())
 
 
 def ledger_for(home: Path, sha256: str) -> Ledger:

@@ -39,6 +39,11 @@ SCHEMA_VERSION = 1
 #: the oldest PostgreSQL major version supported, and the one the tests run on (Debian 12's): older ones are past
 #: their end of life (13 ended in November 2025, 14 in November 2026)
 OLDEST_SERVER = 15
+#: a table's sketches as the team keeps them, at most (its content and column sketches as JSON: about 75 KB for a
+#: table of 9 columns), and how many of them a curator's dpdesk compares a new table with (the most recent first:
+#: at most 256 x 75 KB read per new table)
+MAX_SKETCH_BYTES = 1 << 20
+MAX_SKETCHES = 256
 
 #: a role prefix: a letter, then up to 30 letters, digits and underscores (a role name stays under 63 bytes)
 PREFIX_RE = re.compile(r"[a-z][a-z0-9_]{0,30}")
@@ -135,6 +140,17 @@ CREATE TABLE dpdesk.keys (
   added timestamptz NOT NULL
 );
 
+-- the sketches of each dataset's tables (content sketch and column sketches, JSON made with the team's identity
+-- secret, as a home keeps them in identity/datasets/), by the keyed content key: a near-copy of a table the team
+-- knows is recognised on every curator's machine
+CREATE TABLE dpdesk.sketches (
+  content text PRIMARY KEY CHECK (content ~ '^[0-9a-f]{{64}}$'),
+  dataset text NOT NULL REFERENCES dpdesk.datasets,
+  sketch text NOT NULL CHECK (octet_length(sketch) <= {max_sketch}),
+  added_by text NOT NULL,
+  added timestamptz NOT NULL
+);
+
 CREATE FUNCTION dpdesk.is_curator() RETURNS boolean LANGUAGE sql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
   SELECT pg_has_role(session_user, '{prefix}_curator', 'MEMBER') OR pg_has_role(session_user, '{prefix}_officer', 'MEMBER')
@@ -160,7 +176,8 @@ $f$;
 -- content key of the file's rows (p_content), a file whose rows the team knows joins their dataset, and a new
 -- dataset is recorded under both (one transaction, under locks on both keys: two curators opening two saves of one
 -- new table at once get one dataset)
-CREATE FUNCTION dpdesk.claim(p_keyed text, p_dataset text, p_content text DEFAULT NULL) RETURNS text
+CREATE FUNCTION dpdesk.claim(p_keyed text, p_dataset text, p_content text DEFAULT NULL, p_sketch text DEFAULT NULL)
+RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 DECLARE known text; by_content text;
 BEGIN
@@ -190,8 +207,24 @@ BEGIN
   END IF;
   IF p_content IS NOT NULL AND by_content IS NULL THEN
     INSERT INTO dpdesk.keys VALUES (p_content, known, session_user, clock_timestamp());
+    IF p_sketch IS NOT NULL THEN  -- the table's sketches, with the key of the rows they were made from
+      INSERT INTO dpdesk.sketches VALUES (p_content, known, p_sketch, session_user, clock_timestamp())
+        ON CONFLICT DO NOTHING;
+    END IF;
   END IF;
   RETURN known;
+END
+$f$;
+
+-- the sketches of the team's live datasets' tables, the most recent first, at most p_limit (curators and officers)
+CREATE FUNCTION dpdesk.sketches(p_limit integer) RETURNS TABLE (dataset text, sketch text) LANGUAGE plpgsql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  RETURN QUERY SELECT s.dataset, s.sketch FROM dpdesk.sketches s JOIN dpdesk.datasets d USING (dataset)
+    WHERE NOT d.retired ORDER BY s.added DESC, s.content LIMIT least(greatest(p_limit, 0), {max_sketches});
 END
 $f$;
 
@@ -594,8 +627,8 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA dpdesk FROM PUBLIC;
 GRANT USAGE ON SCHEMA dpdesk TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT SELECT ON dpdesk.entries, dpdesk.datasets, dpdesk.chain TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT SELECT (schema_version, prefix, created) ON dpdesk.team TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
-GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text, text), dpdesk.dataset_of(text),
-  dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text) TO {prefix}_curator, {prefix}_officer;
+GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text, text, text), dpdesk.dataset_of(text),
+  dpdesk.sketches(integer), dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text) TO {prefix}_curator, {prefix}_officer;
 GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer()
   TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 RESET ROLE;
@@ -613,6 +646,6 @@ def schema_sql(prefix: str = "dpdesk") -> str:
     """The SQL that creates the team ledger with roles ``<prefix>_*`` (``dpdesk team init --print-sql``)."""
     if not PREFIX_RE.fullmatch(prefix):
         raise ValueError(prefix)
-    return _SQL.format(version=SCHEMA_VERSION, prefix=prefix).replace(
-        "gen_random_bytes_32()", _RANDOM_KEY_SQL
-    )
+    return _SQL.format(
+        version=SCHEMA_VERSION, prefix=prefix, max_sketch=MAX_SKETCH_BYTES, max_sketches=MAX_SKETCHES
+    ).replace("gen_random_bytes_32()", _RANDOM_KEY_SQL)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from dpdesk.core.common import faults
 from dpdesk.core.common.errors import BudgetExceeded
-from dpdesk.core.ledger.pgschema import OLDEST_SERVER, SCHEMA_VERSION
+from dpdesk.core.ledger.pgschema import MAX_SKETCH_BYTES, MAX_SKETCHES, OLDEST_SERVER, SCHEMA_VERSION
 from dpdesk.core.ledger.team import TeamLedgerError, check_url, redacted, team_url
 from dpdesk.i18n import _
 
@@ -62,6 +62,8 @@ class PgStore:
         self._secret: bytes | None = None
         #: the content keys of files read by this process (:meth:`remember_content`), by their SHA-256
         self._contents: dict[str, str] = {}
+        #: their sketches (content and column sketches) as JSON text, by the same SHA-256
+        self._sketches: dict[str, str] = {}
 
     # -- the connection ------------------------------------------------------------------------------------------
 
@@ -322,10 +324,19 @@ class PgStore:
         rows = self._call("SELECT dpdesk.dataset_of(%s)", (self.keyed_content(content_key),))
         return str(rows[0][0]) if rows and rows[0][0] is not None else None
 
-    def remember_content(self, sha256: str, content_key: str) -> None:
-        """Remember, for this process, the content key of a file just read (:func:`claim` records it with the
-        file's dataset: a release resolves the file, then opens its ledger by its bytes)."""
+    def remember_content(self, sha256: str, content_key: str, sketch: str | None = None) -> None:
+        """Remember, for this process, the content key of a file just read, and its sketches as JSON text
+        (:func:`claim` records them with the file's dataset: a release resolves the file, then opens its ledger by
+        its bytes)."""
         self._contents[sha256] = content_key
+        if sketch is not None and len(sketch.encode("utf-8")) <= MAX_SKETCH_BYTES:
+            self._sketches[sha256] = sketch
+
+    def sketches(self) -> list[tuple[str, str]]:
+        """The sketches of the team's live datasets' tables as (dataset, JSON text), the most recent first, at most
+        :data:`~dpdesk.core.ledger.pgschema.MAX_SKETCHES`: what a new table is compared with."""
+        rows = self._call("SELECT dataset, sketch FROM dpdesk.sketches(%s)", (MAX_SKETCHES,))
+        return [(str(r[0]), str(r[1])) for r in rows]
 
     def dataset_of(self, sha256: str) -> str | None:
         """The team's dataset of the data file with this SHA-256, or None."""
@@ -337,8 +348,13 @@ class PgStore:
         two curators opening the same new table at once get the same dataset)."""
         content = self._contents.get(sha256)
         rows = self._call(
-            "SELECT dpdesk.claim(%s, %s, %s)",
-            (self.keyed(sha256), dataset, self.keyed_content(content) if content is not None else None),
+            "SELECT dpdesk.claim(%s, %s, %s, %s)",
+            (
+                self.keyed(sha256),
+                dataset,
+                self.keyed_content(content) if content is not None else None,
+                self._sketches.get(sha256) if content is not None else None,
+            ),
         )
         return str(rows[0][0])
 

@@ -1,0 +1,103 @@
+"""A near-copy across the team (issue 27): a table whose rows mostly are a known dataset's, opened on another
+curator's machine, is refused as at home (exit 3, naming the dataset and what it spent), nothing charged; a table
+the team does not know is not (a real PostgreSQL)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.team.conftest import Team
+from tests.team.test_team_release import DATA, PLAN, dpdesk
+
+pytestmark = pytest.mark.slow
+
+
+def _release(team: Team, who: str, data: Path, tmp_path: Path, out: str) -> tuple[int, str]:
+    r = dpdesk(
+        "release",
+        str(PLAN),
+        "--data",
+        str(data),
+        "--out",
+        str(tmp_path / out),
+        home=tmp_path / f"home-{who}",
+        ledger=team.url(team.users[who]),
+    )
+    return r.returncode, r.stderr
+
+
+def test_a_near_copy_on_another_curators_machine_is_refused(team: Team, tmp_path: Path) -> None:
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    header, rows = lines[0], lines[1:]
+    assert _release(team, "alice", DATA, tmp_path, "a")[0] == 0
+    dataset = team.sql("SELECT dataset FROM dpdesk.datasets")[0][0]
+    # bob's table: a tenth of the rows left out (a near-copy; not the same rows, so not the same dataset by key)
+    near = tmp_path / "near.csv"
+    near.write_text("\n".join([header, *rows[: len(rows) * 9 // 10]]) + "\n", encoding="utf-8")
+    code, err = _release(team, "bob", near, tmp_path, "b")
+    assert code == 3 and f"resembles dataset {dataset}" in err and "%" in err, err
+    assert "has spent epsilon 0.9 of its budget of 1" in err, (
+        err
+    )  # what the team's dataset spent, from the team
+    assert not (tmp_path / "b").exists()
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(1,)]
+    assert team.sql("SELECT count(*) FROM dpdesk.entries WHERE type = 'spend'") == [(1,)]
+    # a table the team does not know (the same columns, other rows) is a new dataset of its own
+    rng = random.Random(7)
+    other = tmp_path / "other.csv"
+    fields = header.split(",")
+    shuffled = [",".join(rng.choice(rows).split(",")[i] for i in range(len(fields))) for _ in rows]
+    other.write_text("\n".join([header, *shuffled]) + "\n", encoding="utf-8")
+    code, err = _release(team, "bob", other, tmp_path, "c")
+    assert code == 0, err
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(2,)]
+
+
+def test_a_near_copy_is_declared_new_by_an_officer_not_linked_by_a_curator(
+    team: Team, tmp_path: Path
+) -> None:
+    """Linking from a curator's machine is refused in a team, naming the officer's way (exit 2, never a
+    traceback); the officer's declare-new files the table under the dataset its entry names."""
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    assert _release(team, "alice", DATA, tmp_path, "a")[0] == 0
+    known = team.sql("SELECT dataset FROM dpdesk.datasets")[0][0]
+    near = tmp_path / "near.csv"
+    near.write_text("\n".join([lines[0], *lines[1 : len(lines) * 9 // 10]]) + "\n", encoding="utf-8")
+    bob = team.url(team.users["bob"])
+    r = dpdesk("ledger", "link", "--data", str(near), "--to", known, home=tmp_path / "home-bob", ledger=bob)
+    assert r.returncode == 2 and "ask a privacy officer" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = dpdesk(
+        "ledger",
+        "declare-new",
+        "--data",
+        str(near),
+        "--resembles",
+        known,
+        "--reason",
+        "the 2025 wave",
+        home=tmp_path / "home-olga",
+        ledger=team.url(team.users["olga"]),
+    )
+    assert r.returncode == 0, r.stderr
+    named = r.stdout.split("is a new dataset, ")[1].split(",")[0]
+    assert sorted(str(d) for (d,) in team.sql("SELECT dataset FROM dpdesk.datasets")) == sorted(
+        [known, named]
+    )
+    first = team.sql(f"SELECT type FROM dpdesk.entries WHERE dataset = '{named}' ORDER BY seq")
+    assert first == [("declared_new",)]
+
+
+def test_the_team_keeps_a_tables_sketches_for_curators_only(team: Team, tmp_path: Path) -> None:
+    """The sketches are read through the function only, by curators and officers; an auditor is refused."""
+    assert _release(team, "alice", DATA, tmp_path, "a")[0] == 0
+    assert team.sql("SELECT count(*) FROM dpdesk.sketches") == [(1,)]
+    import psycopg
+
+    for user in ("audrey", "mallory"):
+        with pytest.raises(psycopg.Error, match=r"not a curator|permission denied"):
+            team.sql("SELECT * FROM dpdesk.sketches(10)", team.users[user])
+        with pytest.raises(psycopg.Error, match="permission denied"):
+            team.sql("SELECT * FROM dpdesk.sketches", team.users[user])
