@@ -5289,10 +5289,10 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
     ),
     Mutant(
         "TP06",
-        "team status: the team's overview is for its own roles only, not every user of the server",
+        "team status: the auditor sees every dataset's budget, spent and left too (read only)",
         "dpdesk/core/ledger/pgschema.py",
-        "  dpdesk.overview() TO {prefix}_curator",
-        "  dpdesk.overview() TO PUBLIC, {prefix}_curator",
+        "  dpdesk.overview() TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;",
+        "  dpdesk.overview() TO {prefix}_curator, {prefix}_officer;",
         (
             "tests/team/test_team_people.py::test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_entries_stay",
         ),
