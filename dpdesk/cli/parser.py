@@ -933,8 +933,11 @@ def _add_team_parser(sub: Any) -> None:
     )
     for role in ("curator", "officer", "auditor"):
         for action, text in (
-            ("add", _("(administrator) make a database user a {role} of the team")),
-            ("remove", _("(administrator) take the {role} role from a database user (their entries stay)")),
+            ("add", _("(administrator) give a database user the team's {role} role")),
+            (
+                "remove",
+                _("(administrator) take the team's {role} role from a database user (their entries stay)"),
+            ),
         ):
             v = verbs.add_parser(
                 f"{action}-{role}", prog=f"dpdesk team {action}-{role}", help=text.format(role=role)

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                     user=args.user
                 )
             )
-        print(_("{user} is now a {role} of the team.").format(user=args.user, role=args.role))
+        print(_("{user} is now {role} of the team.").format(user=args.user, role=_a_role(args.role)))
         return 0
     home = dpdesk_home()
     if verb.startswith(("add-", "remove-")):
@@ -139,6 +139,11 @@ def _print_dataset(ds: dict[str, Any]) -> None:
         )
 
 
+def _a_role(role: str) -> str:
+    """A team role as a sentence names one person holding it."""
+    return {"curator": _("a curator"), "officer": _("an officer"), "auditor": _("an auditor")}[role]
+
+
 def _people(args: argparse.Namespace, home: Path) -> int:
     from dpdesk.services import team as svc
 
@@ -155,16 +160,18 @@ def _people(args: argparse.Namespace, home: Path) -> int:
                     "or your database's tools decide how it logs in."
                 ).format(user=user)
             )
-        print(_("{user} is now a {role} of the team.").format(user=user, role=role))
+        print(_("{user} is now {role} of the team.").format(user=user, role=_a_role(role)))
         return 0
     if svc.revoke(url, user, role):
         print(
             _(
-                "{user} is no longer a {role} of the team; every entry they made stays in the ledger, under their name."
-            ).format(user=user, role=role)
+                "{user} is no longer {role} of the team; every entry they made stays in the ledger, under their name."
+            ).format(user=user, role=_a_role(role))
         )
     else:
-        print(_("{user} was not a {role} of the team; nothing was changed.").format(user=user, role=role))
+        print(
+            _("{user} was not {role} of the team; nothing was changed.").format(user=user, role=_a_role(role))
+        )
     return 0
 
 

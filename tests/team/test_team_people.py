@@ -40,10 +40,10 @@ def test_the_administrator_adds_and_removes_people_and_who_lists_them(team: Team
     assert r.returncode == 0 and "Made the login role" not in r.stdout, r.stderr
     assert team.users["bob"] in members(team, "officer")
     r = dpdesk("team", "remove-officer", team.users["bob"], "--url", team.admin, home=home)
-    assert r.returncode == 0 and "no longer a officer" in r.stdout, r.stderr
+    assert r.returncode == 0 and "no longer an officer" in r.stdout, r.stderr
     assert team.users["bob"] not in members(team, "officer")
     r = dpdesk("team", "remove-officer", team.users["bob"], "--url", team.admin, home=home)
-    assert r.returncode == 0 and "was not a officer of the team; nothing was changed" in r.stdout
+    assert r.returncode == 0 and "was not an officer of the team; nothing was changed" in r.stdout
     # the older verb still works
     r = dpdesk("team", "grant", team.admin, keyword, "--role", "auditor", home=home)
     assert r.returncode == 0 and keyword in members(team, "auditor"), r.stderr
@@ -83,6 +83,7 @@ def test_a_curator_is_refused_add_curator_with_the_reason_and_the_fix(team: Team
         assert "CREATEROLE" in r.stderr and "Traceback" not in r.stderr
     r = dpdesk("team", "remove-curator", team.users["bob"], home=home, ledger=team.url(team.users["olga"]))
     assert r.returncode == 5 and "may not add or remove the team's people" in r.stderr, r.stderr
+    assert f"dpdesk team remove-curator {team.users['bob']} --print-sql" in r.stderr
     assert team.users["bob"] in members(team, "curator") and team.users["mallory"] not in members(
         team, "curator"
     )

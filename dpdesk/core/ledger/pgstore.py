@@ -527,7 +527,7 @@ def _team_prefix(conn: psycopg.Connection[Any], url: str) -> str:
 
 
 def _people_refused(
-    conn: psycopg.Connection[Any], url: str, user: str, role: str, exc: Any
+    conn: psycopg.Connection[Any], url: str, user: str, role: str, verb: str, exc: Any
 ) -> TeamLedgerError:
     detail = " ".join(str(exc).split())[:300]
     if getattr(exc, "sqlstate", None) == "42501":  # insufficient privilege: not the administrator
@@ -536,8 +536,8 @@ def _people_refused(
             _(
                 "{me} may not add or remove the team's people at {server} ({detail}); nothing was changed. Ask the "
                 "team's administrator (a database user with CREATEROLE), or give them the SQL that "
-                "dpdesk team add-{role} {user} --print-sql prints"
-            ).format(me=me, server=redacted(url), detail=detail, role=role, user=user),
+                "dpdesk team {verb} {user} --print-sql prints"
+            ).format(me=me, server=redacted(url), detail=detail, verb=verb, user=user),
             reason=_("{me} may not add or remove the team's people at {server} ({detail})").format(
                 me=me, server=redacted(url), detail=detail
             ),
@@ -567,7 +567,7 @@ def grant(url: str, user: str, role: str) -> bool:
                     sql.SQL("GRANT {} TO {}").format(sql.Identifier(f"{prefix}_{role}"), sql.Identifier(user))
                 )
         except psycopg.Error as exc:
-            raise _people_refused(conn, url, user, role, exc) from None
+            raise _people_refused(conn, url, user, role, f"add-{role}", exc) from None
         return made
 
 
@@ -592,14 +592,14 @@ def revoke(url: str, user: str, role: str) -> bool:
                 sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(f"{prefix}_{role}"), sql.Identifier(user))
             )
         except psycopg.Error as exc:
-            raise _people_refused(conn, url, user, role, exc) from None
+            raise _people_refused(conn, url, user, role, f"remove-{role}", exc) from None
         still = conn.execute(
             "SELECT 1 FROM pg_auth_members a JOIN pg_roles r ON r.oid = a.roleid JOIN pg_roles m ON m.oid = a.member "
             "WHERE r.rolname = %s AND m.rolname = %s",
             (f"{prefix}_{role}", user),
         ).fetchone()
         if still is not None:  # PostgreSQL only warns when the role may not be revoked by this user
-            raise _people_refused(conn, url, user, role, _NotAdmin())
+            raise _people_refused(conn, url, user, role, f"remove-{role}", _NotAdmin())
         return True
 
 
