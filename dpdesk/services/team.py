@@ -162,9 +162,9 @@ def disconnect(home: Path) -> bool:
     return forget(home)
 
 
-def status(home: Path, latest: int = 3) -> TeamStatus:
-    """The team ledger this home uses (and what its server says: its user's roles, and every dataset of the team with
-    its budget, spent, left and ``latest`` releases), or none."""
+def status(home: Path, latest: int | None = None) -> TeamStatus:
+    """The team ledger this home uses (and what its server says: its user's roles and, when ``latest`` is given,
+    every dataset of the team with its budget, spent, left and ``latest`` releases), or none."""
     from dpdesk.core.ledger.pgstore import describe, overview, team_store
 
     url = team_url(home)
@@ -172,7 +172,7 @@ def status(home: Path, latest: int = 3) -> TeamStatus:
         return TeamStatus(None, None)
     store = team_store(home)
     assert store is not None
-    return TeamStatus(redacted(url), describe(store), overview(store, latest))
+    return TeamStatus(redacted(url), describe(store), None if latest is None else overview(store, latest))
 
 
 @dataclass(frozen=True)
