@@ -698,7 +698,25 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ((0, _("this home now uses the team ledger")), (2, _("bad usage")), team_down),
         ),
         "team disconnect": (("dpdesk team disconnect",), (team_done, (2, _("bad usage")))),
-        "team status": (("dpdesk team status",), (team_done, team_down)),
+        "team status": (("dpdesk team status", "dpdesk team status --json"), (team_done, team_down)),
+        **{
+            f"team add-{role}": (
+                (
+                    f"dpdesk team add-{role} alice --url {team_url}",
+                    f"dpdesk team add-{role} alice --print-sql",
+                ),
+                ((0, _("the role was given (or its SQL printed)")), (2, _("bad usage")), team_down),
+            )
+            for role in ("curator", "officer", "auditor")
+        },
+        **{
+            f"team remove-{role}": (
+                (f"dpdesk team remove-{role} alice --url {team_url}",),
+                ((0, _("the role was taken (the entries they made stay)")), (2, _("bad usage")), team_down),
+            )
+            for role in ("curator", "officer", "auditor")
+        },
+        "team who": (("dpdesk team who",), (team_done, (2, _("bad usage")), team_down)),
         "officer approve-rotate": (
             (
                 "dpdesk officer approve-rotate --new-officer new/officer-YYYY-public.json --dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-recovery.pem --out approval.json",
@@ -898,4 +916,55 @@ def _add_team_parser(sub: Any) -> None:
         ),
     )
     verbs.add_parser("disconnect", prog="dpdesk team disconnect", help=_("use this home's own ledgers again"))
-    verbs.add_parser("status", prog="dpdesk team status", help=_("which ledger this home uses"))
+    v = verbs.add_parser(
+        "status",
+        prog="dpdesk team status",
+        help=_(
+            "which ledger this home uses, and every dataset of the team: budget, spent, left, latest releases"
+        ),
+    )
+    v.add_argument("--json", action="store_true", help=_("print it as JSON"))
+    v.add_argument(
+        "--latest",
+        type=int,
+        default=3,
+        metavar="N",
+        help=_("how many of each dataset's latest releases (default 3)"),
+    )
+    for role in ("curator", "officer", "auditor"):
+        for action, text in (
+            ("add", _("(administrator) give a database user the team's {role} role")),
+            (
+                "remove",
+                _("(administrator) take the team's {role} role from a database user (their entries stay)"),
+            ),
+        ):
+            v = verbs.add_parser(
+                f"{action}-{role}", prog=f"dpdesk team {action}-{role}", help=text.format(role=role)
+            )
+            v.add_argument(
+                "user",
+                metavar="NAME",
+                help=_("the database user (a plain name; made a login role without a password when missing)"),
+            )
+            v.add_argument(
+                "--url",
+                metavar="URL",
+                help=_("the team's database, as its administrator (default: the team ledger this home uses)"),
+            )
+            v.add_argument(
+                "--print-sql",
+                action="store_true",
+                help=_("print the SQL instead, for a database administrator to read and run"),
+            )
+            v.add_argument(
+                "--prefix",
+                default="dpdesk",
+                help=_("with --print-sql: the team's roles' prefix (default dpdesk)"),
+            )
+            v.set_defaults(team_action=action, team_role=role)
+    v = verbs.add_parser("who", prog="dpdesk team who", help=_("the team's curators, officers and auditors"))
+    v.add_argument(
+        "--url", metavar="URL", help=_("the team's database (default: the team ledger this home uses)")
+    )
+    v.add_argument("--json", action="store_true", help=_("print it as JSON"))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+from typing import Any
 
 from dpdesk.i18n import _
 
@@ -28,9 +31,7 @@ def run(args: argparse.Namespace) -> int:
             ).format(server=server, prefix=args.prefix)
         )
         print(
-            _(
-                "Next: dpdesk team grant URL USER --role curator, then each curator runs dpdesk team connect URL."
-            )
+            _("Next: dpdesk team add-curator NAME --url URL, then each curator runs dpdesk team connect URL.")
         )
         return 0
     if verb == "grant":
@@ -41,9 +42,13 @@ def run(args: argparse.Namespace) -> int:
                     user=args.user
                 )
             )
-        print(_("{user} is now a {role} of the team.").format(user=args.user, role=args.role))
+        print(_("{user} is now {role} of the team.").format(user=args.user, role=_a_role(args.role)))
         return 0
     home = dpdesk_home()
+    if verb.startswith(("add-", "remove-")):
+        return _people(args, home)
+    if verb == "who":
+        return _who(args, home)
     if verb == "connect":
         st = svc.connect(home, args.url, leave_local=args.leave_local_ledgers)
         assert st.details is not None
@@ -65,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(_("This dpdesk home was not connected to a team ledger."))
         return 0
-    st = svc.status(home)
+    st = svc.status(home, max(args.latest, 0))
+    if args.json:
+        print(
+            json.dumps({"team_ledger": st.url, **(st.details or {}), "team_datasets": st.datasets}, indent=2)
+        )
+        return 0
     if st.url is None:
         print(_("This dpdesk home uses its own ledgers (no team ledger)."))
         return 0
@@ -75,4 +85,105 @@ def run(args: argparse.Namespace) -> int:
     print(_("Team ledger: {server}").format(server=st.url))
     print(_("User: {user} ({role})").format(user=d["user"], role=role))
     print(_("Datasets with entries: {n}").format(n=d["datasets"]))
+    for ds in st.datasets or []:
+        _print_dataset(ds)
+    return 0
+
+
+def _num(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _print_dataset(ds: dict[str, Any]) -> None:
+    print()
+    print(
+        _("{dataset}: {entries} entries, {n} release(s)").format(
+            dataset=ds["dataset"], entries=ds["entries"], n=ds["releases"]
+        )
+    )
+    if ds["budget"] is not None:
+        b = ds["budget"]
+        print(
+            _("  budget: epsilon {e}, delta {d} ({method})").format(
+                e=_num(b["epsilon"]), d=_num(b["delta"]), method=ds["method"]
+            )
+        )
+    if ds["spent"] is not None and ds["left"] is not None:
+        s, left = ds["spent"], ds["left"]
+        print(
+            _("  spent: epsilon {e}, delta {d}; left: epsilon {le}, delta {ld}").format(
+                e=_num(s["epsilon"]), d=_num(s["delta"]), le=_num(left["epsilon"]), ld=_num(left["delta"])
+            )
+        )
+    problems = {
+        "no_budget": _("  pending: no budget fixed yet (no settings entry)"),
+        "total_unknown": _(
+            "  broken: its total cannot be computed from its entries (ask the privacy officer)"
+        ),
+        "overspent": _(
+            "  broken: spent more than its budget (carried or merged releases; no release is possible)"
+        ),
+        "merged": _("  closed: merged into another dataset"),
+    }
+    for p in ds["problems"]:
+        print(problems.get(p, p))
+    for r in ds["latest"]:
+        print(
+            _("  released {when} by {user}: epsilon {e}, delta {d} ({release})").format(
+                when=r["released"][:19].replace("T", " "),
+                user=r["released_by"],
+                e=_num(r["charged"]["epsilon"]),
+                d=_num(r["charged"]["delta"]),
+                release=r["release_id"],
+            )
+        )
+
+
+def _a_role(role: str) -> str:
+    """A team role as a sentence names one person holding it."""
+    return {"curator": _("a curator"), "officer": _("an officer"), "auditor": _("an auditor")}[role]
+
+
+def _people(args: argparse.Namespace, home: Path) -> int:
+    from dpdesk.services import team as svc
+
+    action, role, user = args.team_action, args.team_role, args.user
+    if args.print_sql:
+        print(svc.person_sql(args.prefix, user, role, remove=action == "remove"), end="")
+        return 0
+    url = svc.people_url(home, args.url)
+    if action == "add":
+        if svc.grant(url, user, role):
+            print(
+                _(
+                    "Made the login role {user}, without a password: libpq's password file, the server's pg_hba.conf "
+                    "or your database's tools decide how it logs in."
+                ).format(user=user)
+            )
+        print(_("{user} is now {role} of the team.").format(user=user, role=_a_role(role)))
+        return 0
+    if svc.revoke(url, user, role):
+        print(
+            _(
+                "{user} is no longer {role} of the team; every entry they made stays in the ledger, under their name."
+            ).format(user=user, role=_a_role(role))
+        )
+    else:
+        print(
+            _("{user} was not {role} of the team; nothing was changed.").format(user=user, role=_a_role(role))
+        )
+    return 0
+
+
+def _who(args: argparse.Namespace, home: Path) -> int:
+    from dpdesk.services import team as svc
+
+    team = svc.who(svc.people_url(home, args.url))
+    if args.json:
+        print(json.dumps({"team_ledger": team.server, **team.people}, indent=2))
+        return 0
+    print(_("Team ledger: {server}").format(server=team.server))
+    labels = {"curator": _("Curators"), "officer": _("Officers"), "auditor": _("Auditors")}
+    for role, names in team.people.items():
+        print(_("{label}: {names}").format(label=labels[role], names=", ".join(names) or _("(none)")))
     return 0

@@ -49,12 +49,63 @@ def grant(url: str, user: str, role: str) -> bool:
     return give(check_url(url), user, role)
 
 
+def revoke(url: str, user: str, role: str) -> bool:
+    """Take a team role from a database user (its login role and every entry it made are kept); whether it had it."""
+    from dpdesk.core.ledger.pgstore import revoke as take
+
+    return take(check_url(url), user, role)
+
+
+def person_sql(prefix: str, user: str, role: str, *, remove: bool = False) -> str:
+    """The SQL that gives (or with ``remove`` takes) a team role, for a database administrator to read or run."""
+    from dpdesk.core.ledger.pgstore import person_sql as sql_of
+
+    init_sql(prefix)  # the prefix is checked first
+    return sql_of(prefix, user, role, remove=remove)
+
+
+def people_url(home: Path, url: str | None) -> str:
+    """The team's database a people command acts on: ``url``, else the team ledger this home uses."""
+    from dpdesk.core.common.errors import UsageError
+
+    found = url or team_url(home)
+    if not found:
+        raise UsageError(
+            _(
+                "this command needs the team's database: give --url URL (as the team's administrator), or run it "
+                "from a dpdesk home connected to the team (or give --print-sql)"
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class TeamPeople:
+    """Who the team's people are, by role."""
+
+    server: str
+    people: dict[str, list[str]]
+
+
+def who(url: str) -> TeamPeople:
+    """The team's curators, officers and auditors (the database users granted each role)."""
+    from dpdesk.core.ledger.pgstore import PgStore, people
+
+    store = PgStore(check_url(url))
+    try:
+        return TeamPeople(store.server, people(store))
+    finally:
+        store.close()
+
+
 @dataclass(frozen=True)
 class TeamStatus:
     """Which ledger a home uses, and what the team's server says about this user."""
 
     url: str | None
     details: dict[str, Any] | None
+    #: every dataset of the team (:func:`dpdesk.core.ledger.pgstore.overview`), when asked
+    datasets: list[dict[str, Any]] | None = None
 
 
 def local_datasets(home: Path) -> list[str]:
@@ -93,7 +144,7 @@ def connect(home: Path, url: str, *, leave_local: bool = False) -> TeamStatus:
         raise TeamLedgerError(
             _(
                 "{user} is not a curator or an officer of the team ledger at {server}: the team's administrator "
-                "gives the role (dpdesk team grant URL {user} --role curator); nothing was changed"
+                "gives the role (dpdesk team add-curator {user}); nothing was changed"
             ).format(user=details["user"], server=details["server"])
         )
     remember(home, url)
@@ -111,16 +162,17 @@ def disconnect(home: Path) -> bool:
     return forget(home)
 
 
-def status(home: Path) -> TeamStatus:
-    """The team ledger this home uses (and what its server says), or none."""
-    from dpdesk.core.ledger.pgstore import describe, team_store
+def status(home: Path, latest: int | None = None) -> TeamStatus:
+    """The team ledger this home uses (and what its server says: its user's roles and, when ``latest`` is given,
+    every dataset of the team with its budget, spent, left and ``latest`` releases), or none."""
+    from dpdesk.core.ledger.pgstore import describe, overview, team_store
 
     url = team_url(home)
     if url is None:
         return TeamStatus(None, None)
     store = team_store(home)
     assert store is not None
-    return TeamStatus(redacted(url), describe(store))
+    return TeamStatus(redacted(url), describe(store), None if latest is None else overview(store, latest))
 
 
 @dataclass(frozen=True)

@@ -5278,6 +5278,74 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_near_copy.py::test_a_near_copy_is_declared_new_by_an_officer_not_linked_by_a_curator",
         ),
     ),
+    Mutant(
+        "TP01",
+        "team add-curator: a person's name is quoted as an identifier (a keyword is a name, never SQL)",
+        "dpdesk/core/ledger/pgstore.py",
+        'sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(user))',
+        'sql.SQL("CREATE ROLE " + user + " LOGIN")',
+        (
+            "tests/team/test_team_people.py::test_the_administrator_adds_and_removes_people_and_who_lists_them",
+        ),
+    ),
+    Mutant(
+        "TP02",
+        "team add-curator: a name that is not a plain login role's is refused before any SQL",
+        "dpdesk/core/ledger/pgstore.py",
+        'if not PERSON_RE.fullmatch(user) or user in _RESERVED or user.startswith("pg_"):',
+        "if False:",
+        ("tests/team/test_team_people.py::test_a_hostile_name_is_refused_and_nothing_is_made",),
+    ),
+    Mutant(
+        "TP03",
+        "team add-curator by a curator: refused with the reason and the fix (the administrator, or --print-sql)",
+        "dpdesk/core/ledger/pgstore.py",
+        'if getattr(exc, "sqlstate", None) == "42501":  # insufficient privilege: not the administrator',
+        "if False:",
+        (
+            "tests/team/test_team_people.py::test_a_curator_is_refused_add_curator_with_the_reason_and_the_fix",
+        ),
+    ),
+    Mutant(
+        "TP04",
+        "team status: each dataset's spent total is computed under its own accounting method",
+        "dpdesk/core/ledger/pgschema.py",
+        "LEFT JOIN LATERAL dpdesk.spent(d.dataset, d.method, d.budget_delta) s ON true",
+        "LEFT JOIN LATERAL dpdesk.spent(d.dataset, 'advanced', d.budget_delta) s ON true",
+        (
+            "tests/team/test_team_people.py::test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_entries_stay",
+        ),
+    ),
+    Mutant(
+        "TP05",
+        "team status: what is left is the budget less the spent total",
+        "dpdesk/core/ledger/pgstore.py",
+        "left_e, left_d = Decimal(b_eps) - Decimal(s_eps), Decimal(b_delta) - Decimal(s_delta)",
+        "left_e, left_d = Decimal(b_eps), Decimal(b_delta) - Decimal(s_delta)",
+        (
+            "tests/team/test_team_people.py::test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_entries_stay",
+        ),
+    ),
+    Mutant(
+        "TP06",
+        "team status: the auditor sees every dataset's budget, spent and left too (read only)",
+        "dpdesk/core/ledger/pgschema.py",
+        "  dpdesk.overview() TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;",
+        "  dpdesk.overview() TO {prefix}_curator, {prefix}_officer;",
+        (
+            "tests/team/test_team_people.py::test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_entries_stay",
+        ),
+    ),
+    Mutant(
+        "TP07",
+        "team status: the latest releases are the last ones, newest first",
+        "dpdesk/core/ledger/pgstore.py",
+        "x.type = 'spend' ORDER BY x.seq DESC LIMIT %s",
+        "x.type = 'spend' ORDER BY x.seq LIMIT %s",
+        (
+            "tests/team/test_team_people.py::test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_entries_stay",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -619,6 +619,18 @@ BEGIN
 END
 $f$;
 
+-- every dataset of the team with its budget, its spent total under its method (from the releases' stated costs,
+-- as the append function computes it) and its number of releases: what dpdesk team status shows to the team's
+-- curators, officers and auditors (the releases table is the owner's; this reads it for them, nothing else)
+CREATE OR REPLACE FUNCTION dpdesk.overview()
+RETURNS TABLE (o_dataset text, o_seq bigint, o_method text, o_budget_epsilon numeric, o_budget_delta numeric,
+               o_retired boolean, o_spent_epsilon numeric, o_spent_delta numeric, o_releases bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+  SELECT d.dataset, d.seq, d.method, d.budget_epsilon, d.budget_delta, d.retired, s.epsilon, s.delta,
+         (SELECT count(*) FROM dpdesk.releases r WHERE r.dataset = d.dataset)
+    FROM dpdesk.datasets d LEFT JOIN LATERAL dpdesk.spent(d.dataset, d.method, d.budget_delta) s ON true
+   WHERE d.seq > 0 ORDER BY d.created, d.dataset
+$f$;
 -- the chain of a dataset, in order (for curators, officers and auditors)
 CREATE VIEW dpdesk.chain AS SELECT dataset, seq, line, hash, type, appended_by, appended FROM dpdesk.entries;
 
@@ -629,8 +641,8 @@ GRANT SELECT ON dpdesk.entries, dpdesk.datasets, dpdesk.chain TO {prefix}_curato
 GRANT SELECT (schema_version, prefix, created) ON dpdesk.team TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text, text, text), dpdesk.dataset_of(text),
   dpdesk.sketches(integer), dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text) TO {prefix}_curator, {prefix}_officer;
-GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer()
-  TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
+GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer(),
+  dpdesk.overview() TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 RESET ROLE;
 REVOKE {prefix}_owner FROM CURRENT_USER;
 -- nobody needs temporary tables here (a session's temporary schema could shadow type names)

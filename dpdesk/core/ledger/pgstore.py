@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import hmac
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -482,36 +483,221 @@ def create_team(url: str, prefix: str) -> None:
             ) from None
 
 
+#: a person's login role: a plain name (a small letter, then small letters, digits or _; at most 63 bytes)
+PERSON_RE = re.compile(r"[a-z][a-z0-9_]{0,62}")
+#: names PostgreSQL reserves for roles, never a person's
+_RESERVED = ("public", "none", "current_user", "current_role", "session_user")
+
+
+def check_person(user: str, role: str) -> None:
+    """Refuse a role that is not a team role and a name that is not a plain login role's (:data:`PERSON_RE`):
+    nothing else reaches the SQL, which quotes it all the same."""
+    if role not in ROLES:
+        raise TeamLedgerError(_("{role} is not a team role (curator, officer, auditor)").format(role=role))
+    if not PERSON_RE.fullmatch(user) or user in _RESERVED or user.startswith("pg_"):
+        raise TeamLedgerError(
+            _(
+                "{user} is not a plain database user name: a small letter, then up to 62 small letters, digits or "
+                "_ (not public, none or a pg_ name); nothing was changed"
+            ).format(user=user)
+        )
+
+
+def person_sql(prefix: str, user: str, role: str, *, remove: bool = False) -> str:
+    """The SQL that makes ``user`` a ``role`` of the team (a login role without a password when the server has none
+    of that name), or with ``remove`` takes the role away: for a database administrator to read or run."""
+    from psycopg import sql
+
+    check_person(user, role)
+    team_role, person = sql.Identifier(f"{prefix}_{role}"), sql.Identifier(user)
+    if remove:
+        note = f"-- {user} is no longer a {role} of the team (roles prefixed {prefix}_); the entries they made stay\n"
+        return note + (sql.SQL("REVOKE {} FROM {};\n").format(team_role, person).as_string())
+    note = (
+        f"-- make {user} a {role} of the team (roles prefixed {prefix}_); run as a user with CREATEROLE\n"
+        "-- the login role has no password: libpq's password file or the server's pg_hba.conf decide how it logs in\n"
+    )
+    return note + (
+        sql.SQL(
+            "DO $person$ BEGIN\n"
+            "  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = {}) THEN\n"
+            "    CREATE ROLE {} LOGIN;\n"
+            "  END IF;\n"
+            "END $person$;\n"
+            "GRANT {} TO {};\n"
+        )
+        .format(sql.Literal(user), person, team_role, person)
+        .as_string()
+    )
+
+
+def _team_prefix(conn: psycopg.Connection[Any], url: str) -> str:
+    row = conn.execute("SELECT prefix FROM dpdesk.team").fetchone() if _has_team(conn) else None
+    if row is None:
+        raise TeamLedgerError(
+            _("{server} holds no team ledger: create it first (dpdesk team init URL)").format(
+                server=redacted(url)
+            )
+        )
+    return str(row[0])
+
+
+def _people_refused(
+    conn: psycopg.Connection[Any], url: str, user: str, role: str, verb: str, exc: Any
+) -> TeamLedgerError:
+    detail = " ".join(str(exc).split())[:300]
+    if getattr(exc, "sqlstate", None) == "42501":  # insufficient privilege: not the administrator
+        me = conn.info.user
+        return TeamLedgerError(
+            _(
+                "{me} may not add or remove the team's people at {server} ({detail}); nothing was changed. Ask the "
+                "team's administrator (a database user with CREATEROLE), or give them the SQL that "
+                "dpdesk team {verb} {user} --print-sql prints"
+            ).format(me=me, server=redacted(url), detail=detail, verb=verb, user=user),
+            reason=_("{me} may not add or remove the team's people at {server} ({detail})").format(
+                me=me, server=redacted(url), detail=detail
+            ),
+        )
+    return TeamLedgerError(
+        _("could not change {user}'s {role} role at {server}: {detail}; nothing was changed").format(
+            user=user, role=role, server=redacted(url), detail=detail
+        )
+    )
+
+
 def grant(url: str, user: str, role: str) -> bool:
     """Give ``user`` (made a login role when the server has none of that name) the team's ``role``; whether the
     user was made. Passwords are set by the administrator's own tools, never by dpdesk."""
     import psycopg
     from psycopg import sql
 
-    if role not in ROLES:
-        raise TeamLedgerError(_("{role} is not a team role (curator, officer, auditor)").format(role=role))
+    check_person(user, role)
     with _admin(url) as conn:
-        row = conn.execute("SELECT prefix FROM dpdesk.team").fetchone() if _has_team(conn) else None
-        if row is None:
-            raise TeamLedgerError(
-                _("{server} holds no team ledger: create it first (dpdesk team init URL)").format(
-                    server=redacted(url)
-                )
-            )
+        prefix = _team_prefix(conn, url)
         made = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (user,)).fetchone() is None
         try:
-            if made:
-                conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(user)))
+            with conn.transaction():
+                if made:
+                    conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(user)))
+                conn.execute(
+                    sql.SQL("GRANT {} TO {}").format(sql.Identifier(f"{prefix}_{role}"), sql.Identifier(user))
+                )
+        except psycopg.Error as exc:
+            raise _people_refused(conn, url, user, role, f"add-{role}", exc) from None
+        return made
+
+
+def revoke(url: str, user: str, role: str) -> bool:
+    """Take the team's ``role`` from ``user`` (the login role itself is kept, and so is every entry it made); whether
+    ``user`` had it."""
+    import psycopg
+    from psycopg import sql
+
+    check_person(user, role)
+    with _admin(url) as conn:
+        prefix = _team_prefix(conn, url)
+        had = conn.execute(
+            "SELECT 1 FROM pg_auth_members a JOIN pg_roles r ON r.oid = a.roleid JOIN pg_roles m ON m.oid = a.member "
+            "WHERE r.rolname = %s AND m.rolname = %s",
+            (f"{prefix}_{role}", user),
+        ).fetchone()
+        if had is None:
+            return False
+        try:
             conn.execute(
-                sql.SQL("GRANT {} TO {}").format(sql.Identifier(f"{row[0]}_{role}"), sql.Identifier(user))
+                sql.SQL("REVOKE {} FROM {}").format(sql.Identifier(f"{prefix}_{role}"), sql.Identifier(user))
             )
         except psycopg.Error as exc:
-            raise TeamLedgerError(
-                _("could not give {user} the {role} role at {server}: {detail}").format(
-                    user=user, role=role, server=redacted(url), detail=" ".join(str(exc).split())[:300]
-                )
-            ) from None
-        return made
+            raise _people_refused(conn, url, user, role, f"remove-{role}", exc) from None
+        still = conn.execute(
+            "SELECT 1 FROM pg_auth_members a JOIN pg_roles r ON r.oid = a.roleid JOIN pg_roles m ON m.oid = a.member "
+            "WHERE r.rolname = %s AND m.rolname = %s",
+            (f"{prefix}_{role}", user),
+        ).fetchone()
+        if still is not None:  # PostgreSQL only warns when the role may not be revoked by this user
+            raise _people_refused(conn, url, user, role, f"remove-{role}", _NotAdmin())
+        return True
+
+
+class _NotAdmin(Exception):
+    sqlstate = "42501"
+
+    def __str__(self) -> str:
+        return "must have admin option on the team's role"
+
+
+def people(store: PgStore) -> dict[str, list[str]]:
+    """The team's people by role (``curator``, ``officer``, ``auditor``): the roles granted each team role directly,
+    from ``pg_auth_members``, which every user of the server may read."""
+    rows = store._call(
+        "SELECT r.rolname, m.rolname FROM pg_auth_members a JOIN pg_roles r ON r.oid = a.roleid "
+        "JOIN pg_roles m ON m.oid = a.member, dpdesk.team t "
+        "WHERE r.rolname IN (t.prefix || '_curator', t.prefix || '_officer', t.prefix || '_auditor') "
+        "ORDER BY 1, 2"
+    )
+    out: dict[str, list[str]] = {role: [] for role in ROLES}
+    for team_role, member in rows:
+        out[str(team_role).rsplit("_", 1)[1]].append(str(member))
+    return out
+
+
+def overview(store: PgStore, latest: int = 3) -> list[dict[str, Any]]:
+    """Every dataset of the team with its budget, spent and left under its method and its number of releases (the
+    database's running state: one row a dataset), and its ``latest`` releases (who, when, what was charged); never
+    the whole history."""
+    from decimal import Decimal
+
+    rows = store._call("SELECT * FROM dpdesk.overview()")
+    recent = store._call(
+        "SELECT e.dataset, e.seq, e.appended_by, e.appended, v->>'release_id', "
+        "(v #>> '{charged,epsilon}')::numeric, (v #>> '{charged,delta}')::numeric "
+        "FROM dpdesk.datasets d CROSS JOIN LATERAL (SELECT x.dataset, x.seq, x.appended_by, x.appended, "
+        "  convert_from(substring(x.line FROM 1 FOR length(x.line) - 1), 'UTF8')::jsonb AS v "
+        "  FROM dpdesk.entries x WHERE x.dataset = d.dataset AND x.type = 'spend' ORDER BY x.seq DESC LIMIT %s) e "
+        "ORDER BY e.dataset, e.seq DESC",
+        (max(latest, 0),),
+    )
+    by_dataset: dict[str, list[dict[str, Any]]] = {}
+    for dataset, seq, who, when, release, eps, delta in recent:
+        by_dataset.setdefault(str(dataset), []).append(
+            {
+                "seq": int(seq),
+                "release_id": release,
+                "released_by": str(who),
+                "released": when.isoformat(),
+                "charged": {"epsilon": float(eps), "delta": float(delta)},
+            }
+        )
+    out: list[dict[str, Any]] = []
+    for dataset, seq, method, b_eps, b_delta, retired, s_eps, s_delta, releases in rows:
+        spent = left = None
+        problems: list[str] = []
+        if method is None:
+            problems.append("no_budget")
+        elif s_eps is None:
+            problems.append("total_unknown")
+        else:
+            spent = {"epsilon": float(s_eps), "delta": float(s_delta)}
+            left_e, left_d = Decimal(b_eps) - Decimal(s_eps), Decimal(b_delta) - Decimal(s_delta)
+            left = {"epsilon": float(max(left_e, Decimal(0))), "delta": float(max(left_d, Decimal(0)))}
+            if left_e < 0 or left_d < 0:
+                problems.append("overspent")
+        if retired:
+            problems.append("merged")
+        out.append(
+            {
+                "dataset": str(dataset),
+                "entries": int(seq),
+                "method": method,
+                "budget": None if method is None else {"epsilon": float(b_eps), "delta": float(b_delta)},
+                "spent": spent,
+                "left": left,
+                "releases": int(releases),
+                "latest": by_dataset.get(str(dataset), []),
+                "problems": problems,
+            }
+        )
+    return out
 
 
 def _has_team(conn: psycopg.Connection[Any]) -> bool:
