@@ -5346,6 +5346,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_people.py::test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_entries_stay",
         ),
     ),
+    Mutant(
+        "TI01",
+        "installer: the bundle keeps Python's ssl module, which psycopg imports before libpq (team commands)",
+        "build_scripts/dpdesk.spec",
+        r"""    ("Python's _hashlib", r"^(python3\.\d+/)?lib-dynload/_hashlib\.", IS_LINUX),""",
+        r"""    ("Python's _hashlib", r"^(python3\.\d+/)?lib-dynload/_(ssl|hashlib)\.", IS_LINUX),""",
+        ("tests/installers/test_spec.py::test_the_bundle_keeps_pythons_ssl_module_that_psycopg_imports",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
