@@ -295,5 +295,7 @@ def test_the_readmes_walk_through_runs_as_written(pg_server: PgServer, tmp_path:
         assert r.returncode == expected, (line, r.returncode, r.stderr)
         ran.append(" ".join(words[1:3]))
     assert [r.split()[0] for r in ran].count("release") == 3
-    assert ran.count("team connect") == 2 and ran.count("team init") == 1 and ran.count("team add-curator") == 2
+    assert (
+        ran.count("team connect") == 2 and ran.count("team init") == 1 and ran.count("team add-curator") == 2
+    )
     assert ran.count("team status") == 1
