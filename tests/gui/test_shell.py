@@ -188,3 +188,23 @@ def test_recent_files_are_stored_with_absolute_paths(
     plan = write_plan(tmp_path)
     assert win.open_plan(plan.name)
     assert win.recent_files()[:2] == [str(plan.resolve()), str(data.resolve())]
+
+
+@pytest.mark.slow
+def test_after_a_release_the_meter_says_what_was_spent_and_what_is_left_calmly(
+    qtbot: Any, win: Any, data: Path, tmp_path: Path
+) -> None:
+    """Issue 28, item 2: right after a release the meter read "Over budget ... Release is disabled" in red (the
+    released plan would not fit again). It says what was spent and what is left, without red; an edit to the plan
+    brings the over-budget words back, since the edited plan is a new release."""
+    open_both(qtbot, win, data, write_plan(tmp_path))  # ε 0.9 of 1
+    win.ask_confirm = lambda title, text: True
+    release(qtbot, win)
+    headline, style = win.meter.headline.text(), win.meter.headline.styleSheet()
+    assert "Released — ε 0.9 spent of 1, 0.1 left." in headline, headline
+    assert "Over budget" not in headline and "#c0392b" not in style
+    assert not win.release_action.isEnabled()  # running it again would cost again: still not offered
+    edited = win.state.draft()
+    edited["queries"][0]["epsilon"] = 0.05
+    win.state.edit(edited, "epsilon")
+    assert "Over budget" in win.meter.headline.text() and "#c0392b" in win.meter.headline.styleSheet()

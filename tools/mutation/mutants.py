@@ -2328,8 +2328,10 @@ def _sum128(""",
         "WL06",
         "app: after a release that used the budget up, the meter advises to lower epsilons",
         "dpdesk/gui/views/budget_meter.py",
-        r"""        if over and used_up(rep.remaining_before.epsilon, total):""",
-        r"""        if False:""",
+        r"""            if used_up(rep.remaining_before.epsilon, total):
+                text +=""",
+        r"""            if False:
+                text +=""",
         ("tests/gui/test_shell.py",),
     ),
     Mutant(
@@ -5353,6 +5355,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         r"""    ("Python's _hashlib", r"^(python3\.\d+/)?lib-dynload/_hashlib\.", IS_LINUX),""",
         r"""    ("Python's _hashlib", r"^(python3\.\d+/)?lib-dynload/_(ssl|hashlib)\.", IS_LINUX),""",
         ("tests/installers/test_spec.py::test_the_bundle_keeps_pythons_ssl_module_that_psycopg_imports",),
+    ),
+    Mutant(
+        "DL01",
+        "app: right after a release of this plan the meter says what was spent and is left, not over budget in red",
+        "dpdesk/gui/views/budget_meter.py",
+        "        released = over and self.just_released()\n",
+        "        released = False\n",
+        (
+            "tests/gui/test_shell.py::test_after_a_release_the_meter_says_what_was_spent_and_what_is_left_calmly",
+        ),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

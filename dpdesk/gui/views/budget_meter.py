@@ -133,12 +133,24 @@ class BudgetMeter(QGroupBox):
         lay.addWidget(self.compare)
         state.plan_changed.connect(self.refresh)
         state.ledger_changed.connect(self.refresh)
+        state.results_changed.connect(self.refresh)
         self.refresh()
 
     def show_ledger(self, text: str, tip: str) -> None:
         """Say which ledger the budget is counted in."""
         self.ledger_in_use.setText(text)
         self.ledger_in_use.setToolTip(tip)
+
+    def just_released(self) -> bool:
+        """Whether the results shown are a release of this very plan (nothing edited since): then the meter says
+        what it spent and what is left, not that the plan would now be over budget."""
+        entry, plan = self.state.results_entry, self.state.plan
+        if entry is None or plan is None:
+            return False
+        try:
+            return bool(entry.plan_hash == plan.plan_hash())
+        except (KeyError, TypeError, ValueError):  # an entry made by another version: as before
+            return False
 
     def refresh(self) -> None:
         rep = self.state.report
@@ -190,7 +202,22 @@ class BudgetMeter(QGroupBox):
         warnings = report_warnings(rep)
         self.warning.setText("\n".join(warnings))
         self.warning.setVisible(bool(warnings))
-        if over and used_up(rep.remaining_before.epsilon, total):
+        released = over and self.just_released()
+        if (
+            released
+        ):  # what was spent, in calm colours; no red line (Release stays off: running it again costs again)
+            self.bar.set_values(total, spent, [], False)
+            self.warning.setVisible(False)
+            text = _("Released — ε {s} spent of {t}, {l} left.").format(
+                s=f"{spent:.4g}", t=f"{total:g}", l=f"{max(0.0, rep.remaining_before.epsilon):.4g}"
+            )
+            if used_up(rep.remaining_before.epsilon, total):
+                text += " " + _(
+                    "The budget is used up: no further release is possible; showing or exporting this release again "
+                    "costs nothing."
+                )
+            self.headline.setStyleSheet("color: #1e6b3a; font-weight: bold")
+        elif over and used_up(rep.remaining_before.epsilon, total):
             text = _(
                 "The budget is used up: earlier releases of this dataset spent all of ε {t}. No further release "
                 "is possible; showing or exporting a past release again costs nothing (Ledger tab). Raising the budget "
