@@ -204,6 +204,8 @@ def test_after_a_release_the_meter_says_what_was_spent_and_what_is_left_calmly(
     assert "Released — ε 0.9 spent of 1, 0.1 left." in headline, headline
     assert "Over budget" not in headline and "#c0392b" not in style
     assert not win.release_action.isEnabled()  # running it again would cost again: still not offered
+    labels = win.meter.method_labels  # the ledger's totals, this release counted once, none "over"
+    assert labels[(1, 2)].text().startswith("ε 0.9,") and labels[(1, 3)].text() == "✓", labels[(1, 2)].text()
     edited = win.state.draft()
     edited["queries"][0]["epsilon"] = 0.05
     win.state.edit(edited, "epsilon")

@@ -262,11 +262,12 @@ class BudgetMeter(QGroupBox):
                 self.method_labels[(r, 2)].setText("")
                 self.method_labels[(r, 3)].setText("")
                 continue
-            pl, af = v.plan, v.after
+            # just released: this plan is one of the releases so far (the ledger's totals), not added to them again
+            pl, af = v.plan, (v.spent if released else v.after)
             extra = f" (ρ {pl.rho:.3g})" if m == "zcdp" and pl.rho else ""
             self.method_labels[(r, 1)].setText(f"ε {pl.epsilon:.4g}, δ {pl.delta:.2g}{extra}")
             self.method_labels[(r, 2)].setText(f"ε {af.epsilon:.4g}, δ {af.delta:.2g}")
-            self.method_labels[(r, 3)].setText("✓" if v.fits else _("over"))
+            self.method_labels[(r, 3)].setText("✓" if v.fits or released else _("over"))
             style = "font-weight: bold" if m == method else "color: #7f8a94"
             for c in range(4):
                 self.method_labels[(r, c)].setStyleSheet(style)
