@@ -5278,6 +5278,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_near_copy.py::test_a_near_copy_is_declared_new_by_an_officer_not_linked_by_a_curator",
         ),
     ),
+    Mutant(
+        "DK01",
+        "quit, Discard: the discarded edits are dropped while the window lives, not in the stack's destructor",
+        "dpdesk/gui/main_window.py",
+        "        self.state.undo_stack.clear()\n        self.settings.setValue(",
+        "        self.settings.setValue(",
+        ("tests/gui/test_quit_discard.py::test_quit_and_discard_ends_without_a_traceback",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
