@@ -677,5 +677,7 @@ class MainWindow(QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        # drop discarded edits now: the stack's destructor would announce them to a half-deleted window
+        self.state.undo_stack.clear()
         self.settings.setValue("window/geometry", self.saveGeometry())
         event.accept()

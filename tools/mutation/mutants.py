@@ -5366,6 +5366,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/gui/test_shell.py::test_after_a_release_the_meter_says_what_was_spent_and_what_is_left_calmly",
         ),
     ),
+    Mutant(
+        "DK01",
+        "quit, Discard: the discarded edits are dropped while the window lives, not in the stack's destructor",
+        "dpdesk/gui/main_window.py",
+        "        self.state.undo_stack.clear()\n        self.settings.setValue(",
+        "        self.settings.setValue(",
+        ("tests/gui/test_quit_discard.py::test_quit_and_discard_ends_without_a_traceback",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
