@@ -5217,6 +5217,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_gui.py::test_while_the_server_is_asked_the_dialog_is_busy_not_frozen_and_stays",
         ),
     ),
+    Mutant(
+        "DZ01",
+        "app: the Categories column of the declarations keeps a readable width (it fell to 15 px at zh 1024×700)",
+        "dpdesk/gui/views/schema_view.py",
+        "CATEGORIES_WIDTH = 200",
+        "CATEGORIES_WIDTH = 15",
+        ("tests/gui/test_layout.py::test_the_categories_column_keeps_a_readable_width",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
