@@ -159,3 +159,14 @@ def test_the_data_tab_gives_its_height_to_the_column_declarations_not_the_unit_b
     assert rows_shown >= 3, rows_shown
     unit = view._unit_box
     assert unit.height() <= unit.sizeHint().height() + 4, (unit.height(), unit.sizeHint().height())
+
+
+def test_the_categories_column_keeps_a_readable_width(qtbot: Any, win: Any) -> None:
+    """Issue 28 item 4: at zh 1024×700 the Categories column of the declarations collapsed to 15 px (it stretched
+    into what the fixed columns left); it keeps at least 160 px, the table scrolling sideways if it must."""
+    qtbot.mouseClick(win.welcome.sample_button, Qt.MouseButton.LeftButton)
+    settle(qtbot, win)
+    win.tabs.setCurrentWidget(win.schema_view)
+    settle(qtbot, win)
+    width = win.schema_view.schema.columnWidth(5)
+    assert width >= 160, width

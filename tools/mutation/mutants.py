@@ -5374,6 +5374,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "        self.settings.setValue(",
         ("tests/gui/test_quit_discard.py::test_quit_and_discard_ends_without_a_traceback",),
     ),
+    Mutant(
+        "DZ01",
+        "app: the Categories column of the declarations keeps a readable width (it fell to 15 px at zh 1024×700)",
+        "dpdesk/gui/views/schema_view.py",
+        "CATEGORIES_WIDTH = 200",
+        "CATEGORIES_WIDTH = 15",
+        ("tests/gui/test_layout.py::test_the_categories_column_keeps_a_readable_width",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -57,6 +56,9 @@ class TypeDelegate(QStyledItemDelegate):
         model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
 
 
+CATEGORIES_WIDTH = 200  # px: the Categories column's width (issue 28)
+
+
 class SchemaView(QWidget):
     """Declare what is public about the table."""
 
@@ -77,9 +79,11 @@ class SchemaView(QWidget):
         self.schema.setModel(self.schema_model)
         self.schema.setItemDelegateForColumn(2, TypeDelegate(self.schema))
         header = self.schema.horizontalHeader()
-        for c, w in ((0, 36), (1, 110), (2, 130), (3, 80), (4, 80), (6, 100)):  # categories stretch (5)
+        # categories (5) get a readable width of their own (stretching, they fell to 15 px at zh 1024×700); the
+        # last column takes what is left, and a narrow window scrolls sideways
+        for c, w in ((0, 36), (1, 110), (2, 130), (3, 80), (4, 80), (5, CATEGORIES_WIDTH), (6, 100)):
             header.resizeSection(c, w)
-        header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
         self.schema.verticalHeader().setVisible(False)
         self.suggest_button = QPushButton(_("Suggest types"))
         self.suggest_button.setToolTip(
