@@ -5245,8 +5245,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TN01",
         "team: a new table is compared with the sketches of the team's tables (a near-copy is refused)",
         "dpdesk/core/identity/recognition.py",
-        "            ledger.home, resembles_among(_team_records(team), ident.sketch, columns=ident.columns)\n",
-        "            ledger.home, resembles_among([], ident.sketch, columns=ident.columns)\n",
+        "    records = _team_records(team)\n",
+        "    records = []\n",
         ("tests/team/test_team_near_copy.py::test_a_near_copy_on_another_curators_machine_is_refused",),
     ),
     Mutant(
