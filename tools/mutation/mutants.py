@@ -4997,8 +4997,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TL15",
         "team ledger: a re-saved copy of a table the team knows joins its dataset (content keys in the database)",
         "dpdesk/core/identity/recognition.py",
-        "    owner = team.dataset_of_content(ident.key)\n",
-        "    owner = None\n",
+        "    owner = team.dataset_of_content(ident.key)\n    if owner is None:\n        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a\n        # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself\n        records = _team_records(team)\n        owner = team.dataset_of_content(ident.key)\n",
+        "    owner = None\n    if owner is None:\n        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a\n        # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself\n        records = _team_records(team)\n        owner = None\n",
         (
             "tests/team/test_team_release.py::test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team",
         ),
@@ -5245,8 +5245,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TN01",
         "team: a new table is compared with the sketches of the team's tables (a near-copy is refused)",
         "dpdesk/core/identity/recognition.py",
-        "    records = _team_records(team)\n",
-        "    records = []\n",
+        "        records = _team_records(team)\n",
+        "        records = []\n",
         ("tests/team/test_team_near_copy.py::test_a_near_copy_on_another_curators_machine_is_refused",),
     ),
     Mutant(

@@ -593,14 +593,16 @@ def _resolve_in_team(
             ).format(path=path)
         )
     team.remember_content(sha, ident.key, json.dumps(_team_sketch(ident.key, ident.sketch, ident.columns)))
-    # the sketches are read before the content key is looked up: a claim records both in one transaction, so a
-    # table another curator claims meanwhile is found by its key (joined), never taken for a near-copy of itself
-    records = _team_records(team)
     owner = team.dataset_of_content(ident.key)
     if owner is None:
-        assert ledger.home is not None  # a team ledger is always opened for a home
-        near = _resemblances(ledger.home, resembles_among(records, ident.sketch, columns=ident.columns))
-        return Resolution(sha, None, "new", ledger, near)
+        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a
+        # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself
+        records = _team_records(team)
+        owner = team.dataset_of_content(ident.key)
+        if owner is None:
+            assert ledger.home is not None  # a team ledger is always opened for a home
+            near = _resemblances(ledger.home, resembles_among(records, ident.sketch, columns=ident.columns))
+            return Resolution(sha, None, "new", ledger, near)
     ledger.ensure_id()  # claims the file for the dataset of its rows
     return Resolution(sha, ledger.dataset, "content", ledger)
 

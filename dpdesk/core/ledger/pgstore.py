@@ -596,12 +596,8 @@ def revoke(url: str, user: str, role: str) -> bool:
     check_person(user, role)
     with _admin(url) as conn:
         prefix = _team_prefix(conn, url)
-        had = conn.execute(
-            "SELECT 1 FROM pg_auth_members a JOIN pg_roles r ON r.oid = a.roleid JOIN pg_roles m ON m.oid = a.member "
-            "WHERE r.rolname = %s AND m.rolname = %s",
-            (f"{prefix}_{role}", user),
-        ).fetchone()
-        if had is None:
+        had = _member(conn, f"{prefix}_{role}", user)
+        if not had:
             return False
         try:
             conn.execute(
@@ -609,14 +605,22 @@ def revoke(url: str, user: str, role: str) -> bool:
             )
         except psycopg.Error as exc:
             raise _people_refused(conn, url, user, role, f"remove-{role}", exc) from None
-        still = conn.execute(
-            "SELECT 1 FROM pg_auth_members a JOIN pg_roles r ON r.oid = a.roleid JOIN pg_roles m ON m.oid = a.member "
-            "WHERE r.rolname = %s AND m.rolname = %s",
-            (f"{prefix}_{role}", user),
-        ).fetchone()
-        if still is not None:  # PostgreSQL only warns when the role may not be revoked by this user
+        still = _member(conn, f"{prefix}_{role}", user)
+        if still:  # PostgreSQL only warns when the role may not be revoked by this user
             raise _people_refused(conn, url, user, role, f"remove-{role}", _NotAdmin())
         return True
+
+
+def _member(conn: psycopg.Connection[Any], team_role: str, user: str) -> bool:
+    """Whether ``user`` is granted ``team_role`` directly."""
+    return (
+        conn.execute(
+            "SELECT 1 FROM pg_auth_members a JOIN pg_roles r ON r.oid = a.roleid JOIN pg_roles m ON m.oid = a.member "
+            "WHERE r.rolname = %s AND m.rolname = %s",
+            (team_role, user),
+        ).fetchone()
+        is not None
+    )
 
 
 class _NotAdmin(Exception):

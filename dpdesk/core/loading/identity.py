@@ -4,7 +4,9 @@ The same rows re-saved with other line ends, a byte-order mark, other quoting, a
 or column order, or as .xlsx or Parquet give the same :attr:`ContentIdentity.key`; one changed cell, one row
 added or removed, or a renamed header give another. Both the key and the sketch are LOCAL: they are functions of
 the private rows (a deterministic hash of a table is a confirmation oracle for its last unknown row), so they are
-keyed by a secret kept in the dpdesk home and never leave it (see :mod:`dpdesk.core.identity.recognition`).
+keyed by a secret kept in the dpdesk home and never leave it (see :mod:`dpdesk.core.identity.recognition`);
+a home that uses a team ledger keys them with the team's secret instead and stores them in the team's database,
+readable by the team's curators and officers (docs/team-ledger.md, SECURITY.md).
 
 **What counts as the same table** (the canonical form):
 
