@@ -101,3 +101,16 @@ def test_the_team_keeps_a_tables_sketches_for_curators_only(team: Team, tmp_path
             team.sql("SELECT * FROM dpdesk.sketches(10)", team.users[user])
         with pytest.raises(psycopg.Error, match="permission denied"):
             team.sql("SELECT * FROM dpdesk.sketches", team.users[user])
+
+
+def test_the_sketches_the_team_keeps_hold_no_count_of_the_table(team: Team, tmp_path: Path) -> None:
+    """What the database keeps of a released table (read as its administrator would) names no row count: not the
+    table's, nor a column's counts under a key; a near-copy is still found from it (the test above)."""
+    assert _release(team, "alice", DATA, tmp_path, "a")[0] == 0
+    rows = len(DATA.read_text(encoding="utf-8").splitlines()) - 1
+    ((text,),) = team.sql("SELECT sketch FROM dpdesk.sketches")
+    assert '"rows"' not in text and f": {rows}," not in text and f": {rows}}}" not in text, text[:300]
+    import json
+
+    (columns,) = json.loads(text)["columns"].values()
+    assert columns["marginals"] == {}

@@ -5382,6 +5382,33 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "CATEGORIES_WIDTH = 15",
         ("tests/gui/test_layout.py::test_the_categories_column_keeps_a_readable_width",),
     ),
+    Mutant(
+        "TS01",
+        "team: the sketches a team keeps hold no row count of the table (a count of private data, not DP)",
+        "dpdesk/core/loading/identity.py",
+        '        return {"k": self.k, "hashes": [f"{h:016x}" for h in self.hashes], "identifying": identifying(self)}',
+        '        return {"rows": self.rows, "k": self.k, "hashes": [f"{h:016x}" for h in self.hashes], "identifying": identifying(self)}',
+        (
+            "tests/core/test_team_sketch.py::test_the_team_copy_holds_no_count_of_the_table",
+            "tests/team/test_team_near_copy.py::test_the_sketches_the_team_keeps_hold_no_count_of_the_table",
+        ),
+    ),
+    Mutant(
+        "TS02",
+        "team: the sketches a team keeps hold no column's counts under a key (marginals)",
+        "dpdesk/core/loading/identity.py",
+        '            "left_out": {c: p.to_team_json() for c, p in self.left_out.items()},\n            "marginals": {},',
+        '            "left_out": {c: p.to_team_json() for c, p in self.left_out.items()},\n            "marginals": {c: m.to_json() for c, m in self.marginals.items()},',
+        ("tests/core/test_team_sketch.py::test_the_team_copy_holds_no_count_of_the_table",),
+    ),
+    Mutant(
+        "TS03",
+        "team: a team's copy of a sketch keeps whether it identifies its table's rows (a coarse table is not one)",
+        "dpdesk/core/loading/identity.py",
+        "    if sketch.rows is None:  # a team's copy: decided where the count was known\n        return sketch.identifies",
+        "    if sketch.rows is None:  # a team's copy: decided where the count was known\n        return True",
+        ("tests/core/test_team_sketch.py::test_the_team_copy_keeps_whether_a_sketch_identifies_its_rows",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

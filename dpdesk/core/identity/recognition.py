@@ -291,7 +291,13 @@ def same_columns(
     category labels were renamed consistently (translated), are such tables; so is any table whose every
     one-column statistic would be the known table's. Returns the columns not paired, of either table (None when
     they are not such tables)."""
-    if not known_columns.marginals or not columns.marginals or known.rows != sketch.rows or known.rows == 0:
+    if (
+        not known_columns.marginals
+        or not columns.marginals
+        or known.rows is None
+        or known.rows != sketch.rows
+        or known.rows == 0
+    ):
         return None
     small, large, small_rows = (
         (columns, known_columns, sketch)
@@ -609,10 +615,11 @@ def _resolve_in_team(
 
 def _team_sketch(content: str, sketch: Sketch, columns: ColumnSketches | None) -> dict[str, Any]:
     """A table's sketches as the team keeps them: one dataset record of a home (``contents``, ``columns``) holding
-    this table alone."""
+    this table alone, in the team's form (no row count, no column counts: :meth:`Sketch.to_team_json`,
+    :meth:`ColumnSketches.to_team_json`)."""
     return {
-        "contents": {content: sketch.to_json()},
-        "columns": {content: columns.to_json()} if columns else {},
+        "contents": {content: sketch.to_team_json()},
+        "columns": {content: columns.to_team_json()} if columns else {},
     }
 
 

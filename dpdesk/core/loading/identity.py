@@ -6,7 +6,8 @@ added or removed, or a renamed header give another. Both the key and the sketch 
 the private rows (a deterministic hash of a table is a confirmation oracle for its last unknown row), so they are
 keyed by a secret kept in the dpdesk home and never leave it (see :mod:`dpdesk.core.identity.recognition`);
 a home that uses a team ledger keys them with the team's secret instead and stores them in the team's database,
-readable by the team's curators and officers (docs/team-ledger.md, SECURITY.md).
+readable by the team's curators and officers, without the row count and the columns' counts
+(:meth:`Sketch.to_team_json`, :meth:`ColumnSketches.to_team_json`; docs/team-ledger.md, SECURITY.md).
 
 **What counts as the same table** (the canonical form):
 
@@ -132,13 +133,16 @@ _INT_LITERAL = r"^[+-]?[0-9]+(\.0*)?$"
 class Sketch:
     """A bottom-k sketch of a table's rows: the ``k`` smallest distinct 64-bit row hashes, ascending.
 
-    ``rows`` counts the table's rows (duplicates included). With fewer than ``k`` hashes the sketch holds every
-    distinct row; hashes are under one dpdesk home's secret and comparable only within that home.
+    ``rows`` counts the table's rows (duplicates included); None in a team's copy (:meth:`to_team_json`), which
+    keeps only ``identifies`` (whether the sketch is :func:`identifying`, the one use of the count across a team).
+    With fewer than ``k`` hashes the sketch holds every distinct row; hashes are under one dpdesk home's secret (or
+    its team's) and comparable only within that home (or team).
     """
 
-    rows: int
+    rows: int | None
     hashes: tuple[int, ...]
     k: int = SKETCH_K
+    identifies: bool = False
 
     @property
     def complete(self) -> bool:
@@ -147,13 +151,25 @@ class Sketch:
 
     def to_json(self) -> dict[str, Any]:
         """The sketch as JSON (for the dpdesk home only)."""
+        if self.rows is None:
+            raise ValueError("a team's copy of a sketch has no row count")
         return {"rows": self.rows, "k": self.k, "hashes": [f"{h:016x}" for h in self.hashes]}
+
+    def to_team_json(self) -> dict[str, Any]:
+        """The sketch as a team's database keeps it: the hashes, without the table's row count (a count of the
+        private table, which the hashes do not give), with whether they nearly identify its rows."""
+        return {"k": self.k, "hashes": [f"{h:016x}" for h in self.hashes], "identifying": identifying(self)}
 
     @staticmethod
     def from_json(raw: Any) -> Sketch:
-        """A sketch written by :meth:`to_json` (ValueError, TypeError or KeyError if it is not one)."""
+        """A sketch written by :meth:`to_json` or :meth:`to_team_json` (ValueError, TypeError or KeyError if it is
+        not one)."""
         hashes = tuple(int(h, 16) for h in raw["hashes"])
-        if list(hashes) != sorted(set(hashes)) or not isinstance(raw["rows"], int):
+        if list(hashes) != sorted(set(hashes)):
+            raise ValueError("not a sketch")
+        if "rows" not in raw and isinstance(raw["identifying"], bool):
+            return Sketch(None, hashes, int(raw["k"]), raw["identifying"])
+        if not isinstance(raw["rows"], int):
             raise ValueError("not a sketch")
         return Sketch(raw["rows"], hashes, int(raw["k"]))
 
@@ -170,6 +186,8 @@ def identifying(sketch: Sketch) -> bool:
     """Whether a sketch's values nearly identify its table's rows: their distinct count, estimated, is at least
     :data:`IDENTIFYING_SHARE` of the rows. Only then does a large overlap mean shared rows rather than a shared,
     coarse schema (a few categorical columns have few distinct rows, which any table of that schema holds)."""
+    if sketch.rows is None:  # a team's copy: decided where the count was known
+        return sketch.identifies
     return sketch.rows > 0 and distinct_estimate(sketch) >= IDENTIFYING_SHARE * sketch.rows
 
 
@@ -183,6 +201,10 @@ class Projection:
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "sketch": None if self.sketch is None else self.sketch.to_json()}
+
+    def to_team_json(self) -> dict[str, Any]:
+        """As a team keeps it (:meth:`Sketch.to_team_json`)."""
+        return {"key": self.key, "sketch": None if self.sketch is None else self.sketch.to_team_json()}
 
     @staticmethod
     def from_json(raw: Any) -> Projection:
@@ -236,6 +258,17 @@ class ColumnSketches:
             "whole": self.whole.to_json(),
             "left_out": {c: p.to_json() for c, p in self.left_out.items()},
             "marginals": {c: m.to_json() for c, m in self.marginals.items()},
+        }
+
+    def to_team_json(self) -> dict[str, Any]:
+        """As a team's database keeps them: no row count (:meth:`Sketch.to_team_json`) and no marginals (each
+        column's counts under a keyed hash, which anyone holding the team's secret could find by trying the
+        counts of a column of few values)."""
+        return {
+            "columns": list(self.columns),
+            "whole": self.whole.to_team_json(),
+            "left_out": {c: p.to_team_json() for c, p in self.left_out.items()},
+            "marginals": {},
         }
 
     @staticmethod
