@@ -5409,6 +5409,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "    if sketch.rows is None:  # a team's copy: decided where the count was known\n        return True",
         ("tests/core/test_team_sketch.py::test_the_team_copy_keeps_whether_a_sketch_identifies_its_rows",),
     ),
+    Mutant(
+        "TK01",
+        "app: Tab leaves the declarations table (a keyboard user is not trapped in it)",
+        "dpdesk/gui/views/schema_view.py",
+        "        self.schema.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it",
+        "        self.schema.setTabKeyNavigation(True)  # Tab leaves the table; arrows move in it",
+        ("tests/gui/test_tab_leaves_tables.py::test_tab_moves_focus_out_of_every_table_of_the_window",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

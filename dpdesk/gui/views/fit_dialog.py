@@ -54,6 +54,7 @@ class FitDialog(QDialog):
         self.intro.setWordWrap(True)
 
         self.table = QTableWidget(len(queries), 5)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.table.setObjectName("fit_table")
         self.table.setHorizontalHeaderLabels(
             [_("Query"), _("Epsilon now"), _("Weight"), _("Locked"), _("New epsilon")]

@@ -39,6 +39,7 @@ class LedgerView(QWidget):
         self.status.setWordWrap(True)
         self.model = LedgerModel(state)
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.table.setObjectName("ledger_table")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -80,6 +80,7 @@ class QueryForm(QWidget):
         self.state = state
         self.model = QueryListModel(state)
         self.table = QTableView()
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.table.setObjectName("query_table")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -66,6 +66,7 @@ class ReviewWindow(QDialog):
             lay.addWidget(info)
             totals = spend.get("totals") or {}
             t = QTableWidget(len(totals), 2)
+            t.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
             t.setHorizontalHeaderLabels([_("Accounting"), _("This release")])
             for i, (m, v) in enumerate(totals.items()):
                 mark = " ▶" if m == spend.get("method") else ""
@@ -80,6 +81,7 @@ class ReviewWindow(QDialog):
             lay.addWidget(t)
         if result.files:
             files = QTableWidget(len(result.files), 2)
+            files.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
             files.setObjectName("review_files")
             files.setHorizontalHeaderLabels([_("File"), _("Status")])
             for i, (name, st) in enumerate(result.files.items()):
@@ -90,6 +92,7 @@ class ReviewWindow(QDialog):
             files.setMaximumHeight(120)
             lay.addWidget(files)
         entries = QTableWidget(len(result.stored), 4)
+        entries.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         entries.setHorizontalHeaderLabels(["#", _("Entry"), _("Time (UTC)"), _("Hash")])
         for i, e in enumerate(result.stored):  # as stored: an entry of an unknown type is shown too
             for j, v in enumerate((e.get("seq"), e.get("type"), e.get("time"), e.get("hash"))):

@@ -69,12 +69,14 @@ class SchemaView(QWidget):
         self.file_label.setWordWrap(True)
         self.preview_model = PreviewModel()
         self.preview = QTableView()
+        self.preview.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.preview.setModel(self.preview_model)
         self.preview.setToolTip(_("The first rows of your file, for you only: nothing here is published."))
         self.preview.horizontalHeader().setDefaultSectionSize(110)
 
         self.schema_model = SchemaModel(state)
         self.schema = QTableView()
+        self.schema.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
         self.schema.setObjectName("schema_table")
         self.schema.setModel(self.schema_model)
         self.schema.setItemDelegateForColumn(2, TypeDelegate(self.schema))
