@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from PySide6.QtCore import QSettings, Qt, QThreadPool
-from PySide6.QtGui import QAction, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtCore import QSettings, Qt, QThreadPool, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -110,12 +110,17 @@ class MainWindow(QMainWindow):
         self.step_label.setStyleSheet(
             "QLabel { background: #eef2f6; color: #2c3e50; padding: 6px 8px; border-radius: 3px }"
         )
+        # two lines' height whatever the step says, so that the tabs below never move when it changes
+        self.step_label.setFixedHeight(2 * self.step_label.fontMetrics().lineSpacing() + 14)
+        from dpdesk.gui.fit import elastic
+
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.step_label)
         left_layout.addWidget(self.tabs, 1)
         split = QSplitter(Qt.Orientation.Horizontal)
+        split.setObjectName("main_split")
         split.addWidget(left)
         split.addWidget(self.right)
         split.setStretchFactor(0, 3)
@@ -145,17 +150,32 @@ class MainWindow(QMainWindow):
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel_job)
         self.status_label = QLabel("")
-        from dpdesk.gui.fit import elastic
-
         elastic(self.status_label)  # a long message or path never widens the window
+        #: "show" beside a message of several lines (a plan's problems): the list in a popup, not in the status bar
+        self.status_more = QPushButton(_("show"))
+        self.status_more.setObjectName("status_more")
+        self.status_more.setFlat(True)
+        self.status_more.setVisible(False)
+        self.status_more.clicked.connect(self.show_status_details)
         self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addWidget(self.status_more)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
+        # one fixed height whatever it holds (a message, a progress bar, Cancel): the tabs never move under the mouse
+        self.statusBar().setFixedHeight(
+            max(w.sizeHint().height() for w in (self.status_label, self.progress, self.cancel_button)) + 6
+        )
+        #: the Yes button's words in the next confirmation (a verb: "Spend ε 1.5 and release"), then reset
+        self.confirm_yes_text = ""
+        self.status_details: list[str] = []
+        self.status_popup: QMessageBox | None = None
+        #: the last job's outcome in the window (:meth:`show_outcome`)
+        self.outcome_box: QMessageBox | None = None
 
         state.plan_changed.connect(self._update_actions)
         state.data_changed.connect(self._update_actions)
         state.ledger_changed.connect(self._update_actions)
-        state.results_changed.connect(self._update_step)
+        state.results_changed.connect(self._update_actions)  # a release: the status line says what it spent
         state.plan_changed.connect(self._leave_welcome)
         state.data_changed.connect(self._leave_welcome)
         state.undo_stack.cleanChanged.connect(lambda _c: self.update_title())
@@ -167,11 +187,28 @@ class MainWindow(QMainWindow):
             self.build_views()
 
     def set_status(self, text: str) -> None:
-        """The status line: one line (a message of several lines, a plan's problems say, is joined into one and
-        kept whole in the tooltip), so the status bar never grows taller and takes room from the tabs."""
+        """The status line: one line of fixed height. A message of several lines (a plan's problems) shows its
+        first line and "show", which lists the rest in a popup (:meth:`show_status_details`)."""
         lines = [ln.strip().lstrip("-•").strip() for ln in text.splitlines() if ln.strip()]
-        self.status_label.setText(" ".join(lines[:1] + ["; ".join(lines[1:])]).strip())
+        self.status_label.setText(lines[0].rstrip(":") if lines else "")
         self.status_label.setToolTip(text if len(lines) > 1 else "")
+        self.status_details = lines[1:]
+        self.status_more.setVisible(bool(self.status_details))
+
+    def show_status_details(self) -> QMessageBox:
+        """The status line's list (a plan's problems) in a popup, one item a line."""
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            _("dpdesk"),
+            self.status_label.text(),
+            QMessageBox.StandardButton.Close,
+            self,
+        )
+        box.setInformativeText("\n".join(f"• {line}" for line in self.status_details))
+        box.setModal(False)
+        box.show()
+        self.status_popup = box
+        return box
 
     #: the window's size at first start, where the screen has room for it (and its frame)
     PREFERRED_SIZE = (1320, 820)
@@ -244,8 +281,23 @@ class MainWindow(QMainWindow):
         from dpdesk.gui.fit import compact
 
         compact(self)
+        self.remember_splitters()
         self.views_ready = True
         self._update_actions()
+
+    def remember_splitters(self) -> None:
+        """Every named splitter keeps where the user put it (QSettings "splitters/<name>", as the window's
+        geometry)."""
+        for split in self.findChildren(QSplitter):
+            name = split.objectName()
+            if not name:
+                continue
+            saved = self.settings.value(f"splitters/{name}")
+            if saved is not None and split.restoreState(saved):
+                split.setProperty("restored", True)
+            split.splitterMoved.connect(
+                lambda _pos, _i, s=split, n=name: self.settings.setValue(f"splitters/{n}", s.saveState())
+            )
 
     # ------------------------------------------------------------------ actions
     def _make_actions(self) -> None:
@@ -402,7 +454,11 @@ class MainWindow(QMainWindow):
         self.open_action.setEnabled(not busy)
         self.review_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
-        if not busy:  # while a job runs, the status line says what it is doing
+        if not busy and hasattr(self, "meter") and self.meter.just_released():
+            self.set_status(
+                self.meter.headline.text()
+            )  # released: what was spent and is left, not "over budget"
+        elif not busy:  # while a job runs, the status line says what it is doing
             self.set_status(why if not ok else _("Ready to release."))
         self.update_title()
         self._update_step()
@@ -427,7 +483,9 @@ class MainWindow(QMainWindow):
             return
         from dpdesk.gui.views.steps import what_is_missing
 
-        self.step_label.setText(what_is_missing(self.state, self.tabs.currentIndex()))
+        text = what_is_missing(self.state, self.tabs.currentIndex())
+        self.step_label.setText(text)
+        self.step_label.setToolTip(text)
 
     def update_title(self) -> None:
         name = self.state.data_path.name if self.state.data_path else _("no table")
@@ -450,6 +508,27 @@ class MainWindow(QMainWindow):
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         box.setEscapeButton(QMessageBox.StandardButton.No)
+        if self.confirm_yes_text:  # verbs on the buttons: what Yes does, and Cancel
+            box.button(QMessageBox.StandardButton.Yes).setText(self.confirm_yes_text)
+            box.button(QMessageBox.StandardButton.No).setText(_("Cancel"))
+            self.confirm_yes_text = ""
+        return box
+
+    def show_outcome(self, text: str, path: Path) -> QMessageBox:
+        """What a job wrote, said in the window (not only in the status line): a box that stays until closed,
+        without blocking, with a button that opens the folder it went to."""
+        self.set_status(text)
+        if self.outcome_box is not None:
+            self.outcome_box.close()
+        box = QMessageBox(
+            QMessageBox.Icon.Information, _("dpdesk"), text, QMessageBox.StandardButton.Close, self
+        )
+        folder = path if path.is_dir() else path.parent
+        open_button = box.addButton(_("Open folder"), QMessageBox.ButtonRole.ActionRole)
+        open_button.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))))
+        box.setModal(False)
+        box.show()
+        self.outcome_box = box
         return box
 
     def ask_confirm(self, title: str, text: str) -> bool:

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
-    QTabBar,
     QTableView,
     QWidget,
 )
@@ -64,7 +63,7 @@ def click(qtbot: Any, w: QWidget) -> None:
 
 
 def open_tab(qtbot: Any, win: QWidget, name: str) -> None:
-    bar = next(b for b in win.findChildren(QTabBar) if b.isVisible())
+    bar = win.tabs.tabBar()  # the steps' tabs (the Results tab has sub-tabs of its own)
     i = next(i for i in range(bar.count()) if name in bar.tabText(i))
     qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(i).center())
 
@@ -153,9 +152,9 @@ def test_first_start_to_a_release_through_what_is_visible(qtbot: Any, dpdesk_hom
         plain(lab.text()) for lab in win.findChildren(QLabel) if lab.isVisible() and "Step" in lab.text()
     ]
     assert any("Release" in t for t in banner), banner
-    # 4. Release: the confirmation's default is No; the user clicks Yes
+    # 4. Release: the confirmation's default is Cancel; the user clicks "Spend ε … and release"
     confirm: list[str] = []
-    answer_next_dialog(qtbot, "Yes", confirm)
+    answer_next_dialog(qtbot, "Spend ε", confirm)
     click(qtbot, button(win, "Release"))
     qtbot.waitUntil(lambda: bool(confirm), timeout=30_000)
     settle(qtbot, win)

@@ -88,6 +88,9 @@ class Release(Action):
                     ).format(name=path.name)
                 )
                 return
+            window.confirm_yes_text = _("Spend ε {e} and release").format(
+                e=f"{rep.in_force.plan.epsilon:.4g}"
+            )
             if window.ask_confirm(*release_question(rep, path.name, result.check)):
                 window._charge_and_release(result, approval)  # through the window, where a test can watch it
             else:

@@ -63,7 +63,9 @@ class Results(Action):
 
         def done(folder_out: Path) -> None:
             state.read_ledger()
-            window.set_status(_("Exported the release package to {folder}").format(folder=folder_out))
+            window.show_outcome(
+                _("Exported the release package to {folder}").format(folder=folder_out), folder_out
+            )
 
         return self.run(job, done, _("Writing the release package…"))
 
@@ -103,7 +105,7 @@ class Results(Action):
         except OSError as exc:
             window.show_error(_("Could not write {path}: {err}").format(path=path, err=exc.strerror or exc))
             return
-        window.set_status(_("Saved the synthetic table to {path}").format(path=path))
+        window.show_outcome(_("Saved the synthetic table to {path}").format(path=path), Path(path))
 
     def export_statement(self, path: str | None = None) -> Worker | None:
         """Write the opened dataset's budget statement (all releases, all methods) as a PDF."""
@@ -125,6 +127,6 @@ class Results(Action):
             return write_statement(StatementRequest(dataset, target, force=True), progress).out
 
         def done(out: Path) -> None:
-            window.set_status(_("Wrote the budget statement to {path}").format(path=out))
+            window.show_outcome(_("Wrote the budget statement to {path}").format(path=out), out)
 
         return self.run(job, done, _("Writing the budget statement…"))

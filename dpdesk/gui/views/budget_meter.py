@@ -157,7 +157,8 @@ class BudgetMeter(QGroupBox):
         b = self.state.plan_data.get("budget", {})
         problems = self.state.plan_problems
         self.problems.setText("\n".join(f"• {p}" for p in problems))
-        self.problems.setVisible(bool(problems))
+        # the list is in the status line's popup and on the cells: the meter only counts them (shown once)
+        self.problems.setVisible(False)
         self.compare.setVisible(rep is not None)
         if rep is not None:
             words = _("How large is ε {e}? Compare with real deployments…").format(
@@ -245,10 +246,10 @@ class BudgetMeter(QGroupBox):
         if problems:  # the meter counts the valid queries; the others wait for their problems to be fixed
             n_bad = len(self.state.plan_data.get("queries", [])) - len(self.state.valid_rows)
             text += " " + ngettext(
-                "It counts the complete queries only: {n} query has a problem (listed below) and is not counted "
-                "yet.",
-                "It counts the complete queries only: {n} queries have problems (listed below) and are not counted "
-                "yet.",
+                "It counts the complete queries only: {n} query has a problem (listed under "
+                "“show” at the bottom of the window) and is not counted yet.",
+                "It counts the complete queries only: {n} queries have problems (listed under "
+                "“show” at the bottom of the window) and are not counted yet.",
                 n_bad,
             ).format(n=n_bad)
         self.headline.setText(text)

@@ -17,7 +17,9 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
+    QSplitter,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 #: The height of one column's panel in the synthetic table's chart (the chart scrolls).
 PANEL_HEIGHT = 190
+#: the rows of released values always in sight
+MIN_ROWS = 6
 
 
 class ResultsView(QWidget):
@@ -61,6 +65,8 @@ class ResultsView(QWidget):
             _("The title of the exported PDF report (the plan's title unless you change it).")
         )
         self.chart_holder = QVBoxLayout()
+        #: the released values keep at least this many rows in sight, whatever the chart and the synthetic table
+        self.table.setMinimumHeight(self.table_height(MIN_ROWS))
         row = QHBoxLayout()
         row.addWidget(QLabel(_("Chart:")))
         row.addWidget(self.chart_query, 1)
@@ -69,13 +75,27 @@ class ResultsView(QWidget):
         export_row.addWidget(self.report_title, 1)
         export_row.addWidget(self.export_button)
         self._build_synthetic()
+        # below the table, behind a splitter: the chart and the synthetic table, each on its own sub-tab
+        chart_page = QWidget()
+        chart_lay = QVBoxLayout(chart_page)
+        chart_lay.addLayout(row)
+        chart_lay.addLayout(self.chart_holder, 1)
+        self.lower_tabs = QTabWidget()
+        self.lower_tabs.setObjectName("results_lower")
+        self.lower_tabs.addTab(chart_page, _("Chart"))
+        self.lower_tabs.addTab(self.synth_box, _("Synthetic table"))
+        self.lower_tabs.setTabVisible(1, False)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.setObjectName("results_split")  # the window remembers where the user puts it
+        self.split.addWidget(self.table)
+        self.split.addWidget(self.lower_tabs)
+        self.split.setCollapsible(0, False)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 1)
         lay = self._lay = QVBoxLayout(self)
         lay.addWidget(self.title)
-        lay.addWidget(self.table, 3)
-        lay.addLayout(row)
         lay.addLayout(export_row)
-        lay.addLayout(self.chart_holder, 2)
-        lay.addWidget(self.synth_box, 8)
+        lay.addWidget(self.split, 1)
         self.canvas: Any = None
         self.chart_query.currentIndexChanged.connect(self._chart)
         state.results_changed.connect(self.refresh)
@@ -95,6 +115,8 @@ class ResultsView(QWidget):
         self.synth_info = QLabel("")
         self.synth_info.setObjectName("synthetic_info")
         self.synth_info.setWordWrap(True)
+        # at most two lines (the whole text in its tooltip): a narrow window never squeezes the rows below
+        self.synth_info.setMaximumHeight(2 * self.synth_info.fontMetrics().lineSpacing() + 4)
         self.synth_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.save_table_button = QPushButton(_("Save table as CSV…"))
         self.save_table_button.setToolTip(
@@ -127,7 +149,6 @@ class ResultsView(QWidget):
         box = QVBoxLayout(self.synth_box)
         box.addLayout(top)
         box.addLayout(split, 1)
-        self.synth_box.setVisible(False)
         self.synth_query.currentIndexChanged.connect(self._show_synthetic_table)
 
     def show_synthetic(self, entry: SpendEntry, tables: tuple[SyntheticTable, ...]) -> None:
@@ -141,9 +162,21 @@ class ResultsView(QWidget):
             self.synth_query.addItem(t.query, t.query)
         self.synth_query.setVisible(len(tables) > 1)
         self.synth_query.blockSignals(False)
-        self.synth_box.setVisible(bool(tables))
-        self._lay.setStretchFactor(self.table, 1 if tables else 3)  # the table's box takes the room
+        self.lower_tabs.setTabVisible(1, bool(tables))
+        if tables:
+            self.lower_tabs.setCurrentIndex(1)  # the release's synthetic table, one click from its chart
         self._show_synthetic_table()
+
+    def table_height(self, rows: int) -> int:
+        """The results table's height to show ``rows`` rows (with its header, frame and a scroll bar)."""
+        t = self.table
+        return (
+            t.horizontalHeader().sizeHint().height()
+            + rows * t.verticalHeader().defaultSectionSize()
+            + t.horizontalScrollBar().sizeHint().height()
+            + 2 * t.frameWidth()
+            + 2
+        )
 
     def shown_synthetic(self) -> SyntheticTable | None:
         """The synthetic table on screen, if any."""
@@ -161,11 +194,12 @@ class ResultsView(QWidget):
             self.synth_info.setText("")
             return
         self.synth_info.setText(
-            _(
+            info := _(
                 "{file}: {n} made-up rows of {cols} columns (no row is a person); the first {shown} below. The "
                 "chart compares each column's counts in the table with the released noisy counts."
             ).format(file=t.file, n=f"{t.rows:,}", cols=len(t.header), shown=len(t.head))
         )
+        self.synth_info.setToolTip(info)
         self.synth_model.setHorizontalHeaderLabels(list(t.header))
         for r in t.head:
             items = [QStandardItem(v) for v in r]
@@ -190,8 +224,7 @@ class ResultsView(QWidget):
             self.synth_query.blockSignals(True)
             self.synth_query.clear()
             self.synth_query.blockSignals(False)
-            self.synth_box.setVisible(False)
-            self._lay.setStretchFactor(self.table, 3)
+            self.lower_tabs.setTabVisible(1, False)
             self._show_synthetic_table()
         rows = self.state.results
         self.title.setText(
@@ -231,5 +264,5 @@ class ResultsView(QWidget):
         except ValueError:
             return
         self.canvas = FigureCanvasQTAgg(results_figure(name, [r[1] for r in rows], values, lows, highs))
-        self.canvas.setMinimumHeight(220)
+        self.canvas.setMinimumHeight(120)
         self.chart_holder.addWidget(self.canvas)

@@ -207,6 +207,7 @@ class SchemaView(QWidget):
         tl.addWidget(self.file_label)
         tl.addWidget(self.preview)
         split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("data_split")  # the window remembers where the user puts it
         split.addWidget(top)
         split.addWidget(schema_box)
         split.addWidget(unit_box)
@@ -248,6 +249,8 @@ class SchemaView(QWidget):
             QTimer.singleShot(0, self._fit_split)  # once the window's layout has given the tab its height
 
     def _fit_split(self) -> None:
+        if self._split.property("restored"):  # where the user put it last time
+            return
         total = sum(self._split.sizes())
         unit = max(
             self._unit_box.minimumSizeHint().height(), min(self._unit_box.sizeHint().height(), total // 2)
