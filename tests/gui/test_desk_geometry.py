@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QThreadPool
+from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtWidgets import QApplication, QMessageBox, QTableView
 
 from dpdesk.gui.app import build
@@ -106,7 +106,16 @@ def test_every_tab_fits_1024_by_700_with_decorations_and_the_minimum_size(qtbot:
     assert win.tabs.geometry() == tabs, (win.tabs.geometry(), tabs)
     assert view.schema.mapTo(win, view.schema.rect().topLeft()) == table_at
     assert not clipped(win), clipped(win)
+    # the list is one click away: "show" beside the status line opens it, every problem on its own line
+    assert win.status_more.isVisible()
+    qtbot.mouseClick(win.status_more, Qt.MouseButton.LeftButton)
+    popup = win.status_popup
+    assert popup is not None and popup.isVisible()
+    assert popup.informativeText().count("•") == len(s.plan_problems), popup.informativeText()
+    popup.close()
     s.edit(good, "mend")
+    settle(qtbot, win)
+    assert not win.status_more.isVisible()
     settle(qtbot, win)
 
     # a synthetic query, released: every tab full
@@ -116,6 +125,10 @@ def test_every_tab_fits_1024_by_700_with_decorations_and_the_minimum_size(qtbot:
     s.edit(draft, "synthetic")
     assert s.plan is not None, s.plan_error
     assert win.release() is not None
+    # while the release runs, the status line holds a progress bar and Cancel: still the same height
+    qtbot.waitUntil(lambda: win.cancel_button.isVisible() or win.job is None, timeout=60_000)
+    QApplication.processEvents()
+    assert win.statusBar().height() == status, (win.statusBar().height(), status)
     settle(qtbot, win)
     qtbot.waitUntil(lambda: win.results_view.shown_synthetic() is not None, timeout=60_000)
     assert s.results and not win.errors, win.errors
