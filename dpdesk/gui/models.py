@@ -380,6 +380,8 @@ class ResultsModel(_StateListModel):
             except ValueError:
                 return cell
             return display_number(cell, v)
+        if index.column() == 5 and cell:  # the mechanism in the user's language (release.csv keeps its word)
+            return word_label(cell)
         return cell
 
 

@@ -5467,6 +5467,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/gui/test_release_reads.py::test_the_confirmation_says_what_yes_does_and_export_says_where_it_went",
         ),
     ),
+    Mutant(
+        "ML01",
+        "app: the Results table names each value's mechanism in the user's language",
+        "dpdesk/gui/models.py",
+        "            return word_label(cell)\n        return cell",
+        "            return cell\n        return cell",
+        ("tests/gui/test_results_language.py::test_the_results_name_the_mechanism_in_chinese",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
