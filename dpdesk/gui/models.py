@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.text import shown
 from dpdesk.gui.state import AppState
 
@@ -325,9 +327,13 @@ class QueryListModel(_StateListModel):
         v = q.get(field)
         if field == "epsilon" and "accuracy" in q:  # accuracy first: the epsilon solved from the target
             eps = self.state.solved_epsilon(index.row())
-            return _("(not solved)") if eps is None else _("{e} (solved)").format(e=f"{eps:g}")
+            return _("(not solved)") if eps is None else _("{e} (solved)").format(e=numfmt.epsilon(eps, "up"))
         if field in ("statistic", "mechanism") and isinstance(v, str):
             return word_label(v)
+        if isinstance(v, float) and math.isfinite(v):  # as typed, in plain notation (1e-07 is 0.0000001)
+            from dpdesk.core.dp.values import fmt_number
+
+            return fmt_number(v)
         if (
             field == "column" and v is None and isinstance(q.get("columns"), list)
         ):  # a synthetic table's columns
@@ -449,17 +455,19 @@ class LedgerModel(_StateListModel):
             }.get(e.type, shown(e.type))
         if isinstance(e, SpendEntry):
             if col == "epsilon":
-                return f"{e.charged.epsilon:.6g}"
+                return numfmt.plain(e.charged.epsilon, 6, "up")  # a record: six digits, as the report
             if col == "delta":
-                return f"{e.charged.delta:.3g}"
+                return numfmt.delta(e.charged.delta, "up")
             return ", ".join(shown(n) for n in e.query_names)
         if isinstance(e, SettingsEntry) and col == "what":
             from dpdesk.core.dp import accounting
 
             b = e.settings["budget"]
             return _("budget ε {e}, δ {d}, {m}: {r}").format(
-                e=shown(b["epsilon"]),
-                d=shown(b["delta"]),
+                e=numfmt.epsilon(b["epsilon"])
+                if isinstance(b["epsilon"], (int, float))
+                else shown(b["epsilon"]),
+                d=numfmt.delta(b["delta"]) if isinstance(b["delta"], (int, float)) else shown(b["delta"]),
                 m=shown(accounting.method_name(e.method)),
                 r=shown(recorded_reason(e.get("reason", ""))),
             )
@@ -469,7 +477,9 @@ class LedgerModel(_StateListModel):
             )
         if isinstance(e, CorrectionEntry):
             if col == "epsilon":  # the change of the total under the dataset's accounting method (issue 34)
-                return f"+{self._correction_changes().get(e.seq, e.get('added_epsilon', 0)):.6g}"
+                return "+" + numfmt.plain(
+                    self._correction_changes().get(e.seq, e.get("added_epsilon", 0)), 6, "up"
+                )
             if col == "what":
                 return _("past releases booked too low: {list}").format(
                     list=", ".join(shown(r.get("seq")) for r in e.get("releases", []))

@@ -5475,6 +5475,22 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "            return cell\n        return cell",
         ("tests/gui/test_results_language.py::test_the_results_name_the_mechanism_in_chinese",),
     ),
+    Mutant(
+        "NS01",
+        "numbers: a figure rounded down for the screen (what is left) is never more than the figure",
+        "dpdesk/core/common/shown.py",
+        '_MODES = {"nearest": ROUND_HALF_UP, "up": ROUND_CEILING, "down": ROUND_FLOOR}',
+        '_MODES = {"nearest": ROUND_HALF_UP, "up": ROUND_CEILING, "down": ROUND_HALF_UP}',
+        ("tests/gui/test_number_style.py::test_plain_rounds_in_the_direction_that_keeps_a_statement_true",),
+    ),
+    Mutant(
+        "NS02",
+        "app: the release's title says the δ spent in plain notation, not 1e-07",
+        "dpdesk/gui/actions/release.py",
+        'd=numfmt.delta(e.charged.delta, "up")',
+        'd=f"{e.charged.delta:.3g}"',
+        ("tests/gui/test_number_style.py::test_nothing_the_window_shows_after_a_release_is_in_e_notation",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.gui.actions.base import Action
 from dpdesk.i18n import _
 
@@ -29,12 +30,12 @@ def release_question(rep: BudgetReport, name: str, check: DataCheck) -> tuple[st
         "Afterwards ε {le} and δ {ld} will remain.\n\nThe noisy values are recorded in the dataset's ledger "
         "before they are shown. Running the plan again later costs budget again."
     ).format(
-        e=f"{m.plan.epsilon:.4g}",
-        d=f"{m.plan.delta:.3g}",
+        e=numfmt.epsilon(m.plan.epsilon, "up"),
+        d=numfmt.delta(m.plan.delta, "up"),
         method=rep.method,
         name=name,
-        le=f"{rep.remaining_after.epsilon:.4g}",
-        ld=f"{rep.remaining_after.delta:.3g}",
+        le=numfmt.epsilon(rep.remaining_after.epsilon, "down"),
+        ld=numfmt.delta(rep.remaining_after.delta, "down"),
     )
     from dpdesk.core.ledger.budget import report_warnings
 
@@ -89,7 +90,7 @@ class Release(Action):
                 )
                 return
             window.confirm_yes_text = _("Spend ε {e} and release").format(
-                e=f"{rep.in_force.plan.epsilon:.4g}"
+                e=numfmt.epsilon(rep.in_force.plan.epsilon, "up")
             )
             if window.ask_confirm(*release_question(rep, path.name, result.check)):
                 window._charge_and_release(result, approval)  # through the window, where a test can watch it
@@ -117,8 +118,8 @@ class Release(Action):
             e = result.entry
             title = _("Release #{seq}: spent ε {e}, δ {d}. These values are recorded in the ledger.").format(
                 seq=release_number(state.ledger_entries, e.seq),
-                e=f"{e.charged.epsilon:.4g}",
-                d=f"{e.charged.delta:.3g}",
+                e=numfmt.epsilon(e.charged.epsilon, "up"),
+                d=numfmt.delta(e.charged.delta, "up"),
             )
             state.show_results([r.as_list() for r in result.rows], title, e)
             window.set_status(title)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _, ngettext
 
@@ -40,7 +41,9 @@ class BudgetBar(QWidget):
 
     def set_values(self, total: float, spent: float, parts: list[tuple[str, float]], over: bool) -> None:
         self.total, self.spent, self.parts, self.over = max(total, 1e-12), spent, parts, over
-        tips = [_("earlier releases: ε {e}").format(e=f"{spent:.4g}")] + [f"{n}: ε {e:.4g}" for n, e in parts]
+        tips = [_("earlier releases: ε {e}").format(e=numfmt.epsilon(spent, "up"))] + [
+            f"{n}: ε {numfmt.epsilon(e, 'up')}" for n, e in parts
+        ]
         self.setToolTip("\n".join(tips))
         self.update()
 
@@ -162,7 +165,7 @@ class BudgetMeter(QGroupBox):
         self.compare.setVisible(rep is not None)
         if rep is not None:
             words = _("How large is ε {e}? Compare with real deployments…").format(
-                e=f"{rep.in_force.plan.epsilon:.4g}"
+                e=numfmt.epsilon(rep.in_force.plan.epsilon, "up")
             )
             self.compare.setText(f'<a href="#scale" style="color: #2a6fbb">{words}</a>')
         if rep is None:
@@ -210,7 +213,9 @@ class BudgetMeter(QGroupBox):
             self.bar.set_values(total, spent, [], False)
             self.warning.setVisible(False)
             text = _("Released — ε {s} spent of {t}, {l} left.").format(
-                s=f"{spent:.4g}", t=f"{total:g}", l=f"{max(0.0, rep.remaining_before.epsilon):.4g}"
+                s=numfmt.epsilon(spent, "up"),
+                t=numfmt.epsilon(total),
+                l=numfmt.epsilon(max(0.0, rep.remaining_before.epsilon), "down"),
             )
             if used_up(rep.remaining_before.epsilon, total):
                 text += " " + _(
@@ -223,24 +228,24 @@ class BudgetMeter(QGroupBox):
                 "The budget is used up: earlier releases of this dataset spent all of ε {t}. No further release "
                 "is possible; showing or exporting a past release again costs nothing (Ledger tab). Raising the budget "
                 "is a settings change the ledger records (the privacy officer's, if the dataset is governed)."
-            ).format(t=f"{total:g}")
+            ).format(t=numfmt.epsilon(total))
             self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
         elif over:
             rb = rep.remaining_before
             text = _(
                 "Over budget: this plan needs more than the ε {e} and δ {d} that are left. Release is disabled; "
                 "Fit to the budget (Queries tab) shares what is left across the queries, or remove some."
-            ).format(e=f"{max(0.0, rb.epsilon):.4g}", d=f"{rb.delta:.3g}")
+            ).format(e=numfmt.epsilon(max(0.0, rb.epsilon), "down"), d=numfmt.delta(rb.delta, "down"))
             self.headline.setStyleSheet("color: #c0392b; font-weight: bold")
         else:
             text = _(
                 "Budget ε {t}: earlier releases {s}, this plan {p}, left afterwards ε {l} (δ {dl})."
             ).format(
-                t=f"{total:g}",
-                s=f"{spent:.4g}",
-                p=f"{rep.in_force.plan.epsilon:.4g}",
-                l=f"{left.epsilon:.4g}",
-                dl=f"{left.delta:.3g}",
+                t=numfmt.epsilon(total),
+                s=numfmt.epsilon(spent, "up"),
+                p=numfmt.epsilon(rep.in_force.plan.epsilon, "up"),
+                l=numfmt.epsilon(left.epsilon, "down"),
+                dl=numfmt.delta(left.delta, "down"),
             )
             self.headline.setStyleSheet("")
         if problems:  # the meter counts the valid queries; the others wait for their problems to be fixed
@@ -265,9 +270,13 @@ class BudgetMeter(QGroupBox):
                 continue
             # just released: this plan is one of the releases so far (the ledger's totals), not added to them again
             pl, af = v.plan, (v.spent if released else v.after)
-            extra = f" (ρ {pl.rho:.3g})" if m == "zcdp" and pl.rho else ""
-            self.method_labels[(r, 1)].setText(f"ε {pl.epsilon:.4g}, δ {pl.delta:.2g}{extra}")
-            self.method_labels[(r, 2)].setText(f"ε {af.epsilon:.4g}, δ {af.delta:.2g}")
+            extra = f" (ρ {numfmt.plain(pl.rho, 3, 'up')})" if m == "zcdp" and pl.rho else ""
+            self.method_labels[(r, 1)].setText(
+                f"ε {numfmt.epsilon(pl.epsilon, 'up')}, δ {numfmt.delta(pl.delta, 'up')}{extra}"
+            )
+            self.method_labels[(r, 2)].setText(
+                f"ε {numfmt.epsilon(af.epsilon, 'up')}, δ {numfmt.delta(af.delta, 'up')}"
+            )
             self.method_labels[(r, 3)].setText("✓" if v.fits or released else _("over"))
             style = "font-weight: bold" if m == method else "color: #7f8a94"
             for c in range(4):

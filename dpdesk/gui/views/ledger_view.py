@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.text import shown
 from dpdesk.gui.models import LedgerModel, release_number
 from dpdesk.gui.state import AppState
@@ -166,7 +167,7 @@ def _near_spent(near: Resemblance) -> str:
     if h is None or h.releases == 0:
         return _("Nothing has been released from that dataset yet.")
     return _("That dataset has spent ε {spent} of its budget of {budget} in {n} release(s).").format(
-        spent=f"{h.spent_epsilon:.6g}", budget=f"{h.budget.epsilon:.6g}", n=h.releases
+        spent=numfmt.epsilon(h.spent_epsilon, "up"), budget=numfmt.epsilon(h.budget.epsilon), n=h.releases
     )
 
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.text import shown
 from dpdesk.core.dp.accounting import method_name
 from dpdesk.i18n import _
@@ -72,7 +73,13 @@ class ReviewWindow(QDialog):
                 mark = " ▶" if m == spend.get("method") else ""
                 t.setItem(i, 0, QTableWidgetItem(shown(method_name(str(m))) + mark))
                 t.setItem(
-                    i, 1, QTableWidgetItem("—" if v is None else f"ε {v['epsilon']:.6g}, δ {v['delta']:.3g}")
+                    i,
+                    1,
+                    QTableWidgetItem(
+                        "—"
+                        if v is None
+                        else f"ε {numfmt.epsilon(v['epsilon'], 'up')}, δ {numfmt.delta(v['delta'], 'up')}"
+                    ),
                 )
             t.resizeColumnToContents(0)  # a method's whole name (zCDP's is long in Chinese)
             t.horizontalHeader().setStretchLastSection(True)

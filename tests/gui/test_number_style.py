@@ -1,0 +1,75 @@
+"""Issue 28 item 5: one number style. After a release of the sample plan (δ 1e-6 budget, 1e-7 spent), nothing the
+window shows (labels, buttons, table cells of the meter, results and ledger) is in e-notation; ε has at most four
+significant digits; a rounded figure never promises more budget than is left."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QThreadPool
+from PySide6.QtWidgets import QAbstractButton, QLabel, QMessageBox, QTableView
+
+from dpdesk.core.common.shown import delta, epsilon, plain
+from dpdesk.gui.app import build
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.timeout(300)
+E_NOTATION = re.compile(r"(?<![\w.])\d+(\.\d+)?[eE][+-]?\d+(?![\w.])")  # a number token, not a hex id
+
+
+def test_plain_rounds_in_the_direction_that_keeps_a_statement_true() -> None:
+    assert (plain(0.12341, rounding="up"), plain(0.12349, rounding="down")) == ("0.1235", "0.1234")
+    assert (epsilon(2.3634), delta(1e-07), delta(2.5e-12)) == ("2.363", "0.0000001", "0.0000000000025")
+    for x in (1e-9, 3.3e-7, 0.1, 0.99999, 1.0, 12.5, 1234.5678, 1e6 + 0.5):
+        down, up = float(plain(x, 3, "down")), float(plain(x, 3, "up"))
+        assert down <= x <= up and not E_NOTATION.search(plain(x, 3)), (x, down, up)
+
+
+def _texts(win: Any) -> list[str]:
+    out = [w.text() for w in win.findChildren(QLabel) if w.isVisible()]
+    out += [w.text() for w in win.findChildren(QAbstractButton) if w.isVisible()]
+    for view in win.findChildren(QTableView):
+        model = view.model()
+        if model is None:
+            continue
+        for r in range(model.rowCount()):
+            for c in range(model.columnCount()):
+                v = model.data(model.index(r, c))
+                if isinstance(v, str):
+                    out.append(v)
+
+    return out
+
+
+def test_nothing_the_window_shows_after_a_release_is_in_e_notation(
+    qtbot: Any, dpdesk_home: Path, tmp_path: Path
+) -> None:
+    _app, win = build(dpdesk_home)
+    qtbot.addWidget(win)
+    win.errors = []
+    win.show_error = lambda message, details="": win.errors.append(message)
+    win.ask_confirm = lambda *_a: True
+    win.ask_save_changes = lambda: QMessageBox.StandardButton.Discard
+    win.show()
+    data = tmp_path / "census.csv"
+    shutil.copy(SAMPLES / "census_sample.csv", data)
+    assert win.open_plan(str(SAMPLES / "cps_wages_plan.json"))
+    win.open_data(str(data))
+    qtbot.waitUntil(lambda: win.job is None, timeout=120_000)
+    assert win.release() is not None
+    qtbot.waitUntil(lambda: win.job is None, timeout=120_000)
+    QThreadPool.globalInstance().waitForDone(30_000)
+    assert win.state.results and not win.errors, win.errors
+    seen = []
+    for i in range(win.tabs.count()):
+        win.tabs.setCurrentIndex(i)
+        seen += _texts(win)
+    bad = sorted({t for t in seen if E_NOTATION.search(t)})
+    assert not bad, bad
+    assert any("0.0000001" in t for t in seen)  # the δ spent, in plain notation
+    win.state.undo_stack.setClean()
+    win.state.clean_index = win.state.undo_stack.index()
