@@ -18,7 +18,7 @@ from dpdesk.gui.app import build
 from tests.conftest import SAMPLES
 
 pytestmark = pytest.mark.timeout(300)
-E_NOTATION = re.compile(r"(?<![\w.])\d+(\.\d+)?[eE][+-]?\d+(?![\w.])")  # a number token, not a hex id
+E_NOTATION = re.compile(r"(?<![\w.])\d+(\.\d+)?[eE][+-]?\d+(?!\w)")  # a number token, not a hex id
 
 
 def test_plain_rounds_in_the_direction_that_keeps_a_statement_true() -> None:
