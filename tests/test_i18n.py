@@ -139,7 +139,7 @@ def test_cli_speaks_chinese_when_asked(tmp_path: Path) -> None:
     assert CJK.search(r.stdout)
     assert "仅根据方案计算，未读取任何数据。" in r.stdout
     assert "b = 敏感度 / ε = 1 / 0.1 = 10" in r.stdout  # the numbers as in English
-    assert "本方案之后剩余：ε 0.1，δ 9e-07" in r.stdout
+    assert "本方案之后剩余：ε 0.1，δ 0.0000009" in r.stdout
     assert "no data was read" not in r.stdout
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from dpdesk.cli.inputs import dataset_of, read_plan
 from dpdesk.cli.printer import num, tell_migration
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.text import shown
 from dpdesk.core.model.spec import Plan
@@ -103,7 +104,7 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
     title = rep.title or _("(untitled plan)")
     print(
         _("{title}: budget epsilon {e}, delta {d}").format(
-            title=shown(title), e=f"{rep.budget.epsilon:g}", d=f"{rep.budget.delta:g}"
+            title=shown(title), e=numfmt.plain(rep.budget.epsilon, 6), d=numfmt.plain(rep.budget.delta, 6)
         ),
         file=out,
     )
@@ -125,7 +126,7 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
                 mechanism=q.mechanism,
                 e=num(q.epsilon),
             )
-            + (_(", delta {d}").format(d=f"{q.delta:g}") if q.delta else ""),
+            + (_(", delta {d}").format(d=numfmt.plain(q.delta, 6)) if q.delta else ""),
             file=out,
         )
         if q.accuracy is not None:
@@ -139,7 +140,7 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
                     "meets it (rounded up)"
                 ).format(
                     e=num(t["error"]),
-                    c=f"{t['confidence']:g}",
+                    c=numfmt.plain(t["confidence"], 6),
                     cells=" " + _("(all cells together)") if t.get("cells") == "all" else "",
                     eps=num(q.epsilon),
                 ),
@@ -202,18 +203,18 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
             continue
         p = v.plan
         line = f" {mark} {m:<10} " + _("this plan: epsilon {e}, delta {d}").format(
-            e=num(p.epsilon), d=f"{p.delta:.3g}"
+            e=num(p.epsilon), d=numfmt.delta(p.delta)
         )
         if m == "zcdp":
             line += " " + _("(rho {rho}; simple bound epsilon {e})").format(
                 rho=num(p.rho), e=num(p.epsilon_simple)
             )
         if m == "advanced" and v.delta_prime is not None:
-            line += " " + _("(delta' {d})").format(d=f"{v.delta_prime:g}")
+            line += " " + _("(delta' {d})").format(d=numfmt.plain(v.delta_prime, 6))
         a = v.after
         if rep.releases_so_far:
             line += _("; with earlier releases: epsilon {e}, delta {d}").format(
-                e=num(a.epsilon), d=f"{a.delta:.3g}"
+                e=num(a.epsilon), d=numfmt.delta(a.delta)
             )
         if m != rep.method:  # only the method in force decides; the others are shown for comparison
             line += "  " + (
@@ -228,12 +229,14 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
             "\n"
             + _(
                 "Earlier releases of this dataset: {n}; left before this plan: epsilon {e}, delta {d}"
-            ).format(n=rep.releases_so_far, e=num(rb.epsilon), d=f"{rb.delta:.3g}"),
+            ).format(n=rep.releases_so_far, e=num(rb.epsilon), d=numfmt.delta(rb.delta)),
             file=out,
         )
     if rep.fits:
         print(
-            _("Left after this plan: epsilon {e}, delta {d}").format(e=num(ra.epsilon), d=f"{ra.delta:.3g}"),
+            _("Left after this plan: epsilon {e}, delta {d}").format(
+                e=num(ra.epsilon), d=numfmt.delta(ra.delta, "down")
+            ),
             file=out,
         )
         for warning in report_warnings(rep):
@@ -242,6 +245,6 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
         print(
             _(
                 "OVER BUDGET under {method}, the method in force: left before this plan epsilon {e}, delta {d}"
-            ).format(method=method_name(rep.method), e=num(max(0.0, rb.epsilon)), d=f"{rb.delta:.3g}"),
+            ).format(method=method_name(rep.method), e=num(max(0.0, rb.epsilon)), d=numfmt.delta(rb.delta)),
             file=out,
         )

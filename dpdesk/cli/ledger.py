@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from dpdesk.cli.inputs import dataset_of, stated_costs
 from dpdesk.cli.parser import OLD_LEDGER_FLAGS, OLD_LEDGER_MODES
 from dpdesk.cli.printer import num, progress, tell_migration
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.home import dpdesk_home
 from dpdesk.core.common.text import shown
@@ -451,8 +452,8 @@ def _ledger_merge(data: str, approvals: list[str]) -> int:
             _(
                 "Spent: epsilon {spent} of a budget of {budget} in {n} release(s) ({method} accounting)."
             ).format(
-                spent=f"{h.spent_epsilon:.6g}",
-                budget=f"{h.budget.epsilon:.6g}",
+                spent=numfmt.plain(h.spent_epsilon, 6),
+                budget=numfmt.plain(h.budget.epsilon, 6),
                 n=h.releases,
                 method=h.method,
             )
@@ -518,10 +519,15 @@ def _print_ledger(ledger: LedgerStatus, as_json: bool, *, brief: bool) -> int:
         print(
             "  "
             + _("budget epsilon {e}, delta {d}; {method} accounting; {n} release(s)").format(
-                e=f"{b['epsilon']:g}", d=f"{b['delta']:g}", method=shown(method), n=ledger.releases
+                e=numfmt.plain(b["epsilon"], 6),
+                d=numfmt.plain(b["delta"], 6),
+                method=shown(method),
+                n=ledger.releases,
             )
             + (
-                _("; left: epsilon {e}, delta {d}").format(e=num(spent.epsilon), d=f"{spent.delta:.3g}")
+                _("; left: epsilon {e}, delta {d}").format(
+                    e=num(spent.epsilon), d=numfmt.delta(spent.delta, "down")
+                )
                 if spent and not ledger.merged_into
                 else ""
             )
@@ -565,7 +571,7 @@ def _print_ledger(ledger: LedgerStatus, as_json: bool, *, brief: bool) -> int:
             print(
                 f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("release  epsilon {e}, delta {d}  [{names}]").format(
-                    e=num(c.epsilon), d=f"{c.delta:.3g}", names=names
+                    e=num(c.epsilon), d=numfmt.delta(c.delta), names=names
                 )
             )
         elif isinstance(e, SimulateEntry):
@@ -588,8 +594,8 @@ def _print_ledger(ledger: LedgerStatus, as_json: bool, *, brief: bool) -> int:
             print(
                 f"  {e.seq:>4}  {shown(e.time)}  "
                 + _("settings  budget epsilon {e}, delta {d}, {method}: {reason}").format(
-                    e=f"{e.budget_epsilon:g}",
-                    d=f"{e.budget_delta:g}",
+                    e=numfmt.plain(e.budget_epsilon, 6),
+                    d=numfmt.plain(e.budget_delta, 6),
                     method=shown(e.method),
                     reason=shown(e.fields["reason"]),
                 )

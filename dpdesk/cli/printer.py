@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import DpdeskError
 from dpdesk.core.common.progress import Progress, stage_label
 from dpdesk.core.common.text import shown
@@ -141,4 +142,4 @@ def tell_migration(text: str | None) -> None:
 
 def num(x: float | None) -> str:
     """A figure as the command line prints it: six significant digits, "-" for none."""
-    return "-" if x is None else f"{x:.6g}"
+    return "-" if x is None else numfmt.plain(x, 6)

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 from dpdesk.cli.budget import print_budget
 from dpdesk.cli.inputs import read_plan
 from dpdesk.cli.printer import num, progress, record_done, tell_migration
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.home import dpdesk_home
 from dpdesk.core.common.text import shown
+from dpdesk.core.publish import words
 from dpdesk.i18n import _, ngettext
 
 if TYPE_CHECKING:
@@ -94,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
             n=n,
             out=shown(out),
             e=num(e.charged.epsilon),
-            d=f"{e.charged.delta:.3g}",
-            method=e.method,
+            d=numfmt.delta(e.charged.delta, "up"),
+            method=words.accounting(e.method),
             seq=e.seq,
             hash=e.hash[:12],
         )

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.text import shown
 from dpdesk.i18n import _
 
@@ -54,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
                 if t:
                     print(
                         f"    {shown(m):<10} "
-                        + _("epsilon {e}, delta {d}").format(e=f"{t['epsilon']:.6g}", d=f"{t['delta']:.3g}")
+                        + _("epsilon {e}, delta {d}").format(
+                            e=numfmt.plain(t["epsilon"], 6), d=numfmt.delta(t["delta"])
+                        )
                     )
             if r.plan:
                 print(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dpdesk.cli.inputs import read_plan
 from dpdesk.cli.printer import progress
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.home import dpdesk_home
 from dpdesk.core.common.text import shown
@@ -77,7 +78,7 @@ def _print_fidelity(plan: Plan, public: Path, runs: int, seed: int | None) -> No
                 name=shown(q.name),
                 file=shown(public.name),
                 runs=f.runs,
-                eps=f"{q.epsilon:g}",
+                eps=numfmt.plain(q.epsilon, 6),
                 t2=f"{100 * f.two_way:.1f}%",
                 t1=f"{100 * f.one_way:.1f}%",
                 b2=f"{100 * f.independent_two_way:.1f}%",

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.i18n import _
 
 
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _num(x: float) -> str:
-    return f"{x:.6g}"
+    return numfmt.plain(x, 6)
 
 
 def _print_dataset(ds: dict[str, Any]) -> None:

@@ -91,6 +91,9 @@ def build(home: Path | None = None, *, defer_views: bool = False) -> tuple[QAppl
     from dpdesk.gui import gc_guard
 
     gc_guard.install(app)  # cycles are collected on this thread only: a worker's collection can crash Qt
+    from dpdesk.gui import focus
+
+    focus.install(app)  # a focus ring a keyboard user can see
     global _qt_translator  # noqa: PLW0603 - one per application, replaced when a window is built in another language
     if _qt_translator is not None:
         app.removeTranslator(_qt_translator)
@@ -121,6 +124,9 @@ def main(path: str | None = None) -> int:
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    from dpdesk.gui.actions.language import apply_language_setting
+
+    apply_language_setting(home)  # the language chosen in the app (Tools > Language), before any text is made
     app, window = build(home, defer_views=True)
     window.show()
     from PySide6.QtCore import QTimer

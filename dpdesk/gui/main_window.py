@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -9,8 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool, QUrl
-from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (
+    QDialog,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -27,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from dpdesk.core.common.progress import stage_label
 from dpdesk.gui.actions.approvals import Approvals
+from dpdesk.gui.actions.language import Language, language_names
 from dpdesk.gui.actions.near_copy import NearCopy
 from dpdesk.gui.actions.opening import Opening
 from dpdesk.gui.actions.plan_file import PlanFile
@@ -37,7 +40,7 @@ from dpdesk.gui.actions.simulations import Simulations
 from dpdesk.gui.actions.team import TeamLedger
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
-from dpdesk.i18n import _
+from dpdesk.i18n import _, current_language
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QScreen
@@ -91,6 +94,7 @@ class MainWindow(QMainWindow):
         self.approvals = Approvals(self)
         self.near_copies = NearCopy(self)
         self.team_ledger = TeamLedger(self)
+        self.language = Language(self)
         self.team_dialog: TeamDialog | None = None  # the last Team ledger dialog opened
         self.setWindowTitle("dpdesk")
         self.setWindowIcon(window_icon())
@@ -282,6 +286,12 @@ class MainWindow(QMainWindow):
 
         compact(self)
         self.remember_splitters()
+        from dpdesk.gui import access
+
+        # accessible names from the labels beside each input; again when a tab or a query's form changes
+        access.name_all(self)
+        self.tabs.currentChanged.connect(lambda _i: access.name_all(self))
+        self.query_form.selection_changed.connect(lambda *_a: access.name_all(self.query_form))
         self.views_ready = True
         self._update_actions()
 
@@ -326,7 +336,7 @@ class MainWindow(QMainWindow):
         self.review_action = act(
             _("Re&view release…"),
             self.review,
-            None,
+            "Ctrl+Shift+R",
             _("Check a release package or an exported ledger (read-only)"),
         )
         self.save_action = act(_("&Save plan"), self.save_plan, QKeySequence.StandardKey.Save)
@@ -342,7 +352,7 @@ class MainWindow(QMainWindow):
         self.simulate_action = act(
             _("&Simulate releases…"),
             self.simulate_releases,
-            None,
+            "Ctrl+Shift+M",
             _(
                 "Uncharged noisy releases on a stand-in table or a public file, for "
                 "accuracy previews (not for publication; never on the table you release "
@@ -367,6 +377,29 @@ class MainWindow(QMainWindow):
             None,
             _("Which ledger this home uses: its own files, or a team's ledger on a PostgreSQL server"),
         )
+        self.export_action = act(
+            _("&Export release…"),
+            self.export_release,
+            "Ctrl+E",
+            _(
+                "Write release.csv, the PDF report, the plan and a copy of the ledger into a folder (costs nothing)"
+            ),
+        )
+        self.statement_action = act(
+            _("Budget s&tatement (PDF)…"),
+            self.export_statement,
+            "Ctrl+Shift+E",
+            _("Every release of this dataset and what is left, as a PDF"),
+        )
+        self.add_query_action = act(_("&Add query"), self.add_query, "Ctrl+N", _("Add a query to the plan"))
+        self.remove_query_action = act(
+            _("Re&move query"), self.remove_query, "Ctrl+Delete", _("Remove the selected query from the plan")
+        )
+        self.tab_actions = [
+            act(title, functools.partial(self.show_tab, i), f"Ctrl+{i + 1}")
+            for i, title in enumerate((_("&Data"), _("&Queries"), _("&Results"), _("&Ledger")))
+        ]
+        self.shortcuts_action = act(_("&Keyboard shortcuts"), self.show_shortcuts, "Ctrl+/")
         self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)
         self.undo_action = self.state.undo_stack.createUndoAction(self, _("&Undo"))
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
@@ -384,6 +417,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.save_as_action)
         file_menu.addSeparator()
         file_menu.addAction(self.release_action)
+        file_menu.addAction(self.export_action)
+        file_menu.addAction(self.statement_action)
         file_menu.addAction(self.review_action)
         file_menu.addAction(self.import_approval_action)
         file_menu.addSeparator()
@@ -391,11 +426,31 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu(_("&Edit"))
         edit_menu.addAction(self.undo_action)
         edit_menu.addAction(self.redo_action)
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.add_query_action)
+        edit_menu.addAction(self.remove_query_action)
+        view_menu = bar.addMenu(_("&View"))
+        for a in self.tab_actions:
+            view_menu.addAction(a)
         tools_menu = bar.addMenu(_("&Tools"))
         tools_menu.addAction(self.simulate_action)
         tools_menu.addAction(self.approve_plan_action)
         tools_menu.addSeparator()
         tools_menu.addAction(self.team_action)
+        tools_menu.addSeparator()
+        # named in English too in another language, so that someone who cannot read it finds the way back
+        self.language_menu = tools_menu.addMenu(
+            _("&Language") + ("" if current_language() == "en" else " · Language")
+        )
+        self.language_actions: dict[str, QAction] = {}
+        group = QActionGroup(self)
+        for code, name in language_names():
+            a = QAction(name, self, checkable=True)
+            a.setChecked(code == self.language.chosen())
+            a.triggered.connect(lambda _checked=False, c=code: self.language.choose(c))
+            group.addAction(a)
+            self.language_menu.addAction(a)
+            self.language_actions[code] = a
         help_menu = bar.addMenu(_("&Help"))
         self.guide_action = act(
             _("&Guide to differential privacy…"),
@@ -403,6 +458,7 @@ class MainWindow(QMainWindow):
             QKeySequence.StandardKey.HelpContents,
         )
         help_menu.addAction(self.guide_action)
+        help_menu.addAction(self.shortcuts_action)
         help_menu.addAction(act(_("&About dpdesk"), self.about))
         self._fill_recent()
 
@@ -454,6 +510,10 @@ class MainWindow(QMainWindow):
         self.open_action.setEnabled(not busy)
         self.review_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
+        self.export_action.setEnabled(bool(self.state.results) and not busy)
+        self.statement_action.setEnabled(not busy)
+        for a in (self.add_query_action, self.remove_query_action):
+            a.setEnabled(not busy and self.views_ready)
         if not busy and hasattr(self, "meter") and self.meter.just_released():
             self.set_status(
                 self.meter.headline.text()
@@ -530,6 +590,15 @@ class MainWindow(QMainWindow):
         box.show()
         self.outcome_box = box
         return box
+
+    def ask_restart(self, title: str, text: str) -> bool:
+        """Restart now (True) or later."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        now = box.addButton(_("Restart now"), QMessageBox.ButtonRole.AcceptRole)
+        later = box.addButton(_("Later"), QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(later)
+        box.exec()
+        return box.clickedButton() is now
 
     def ask_confirm(self, title: str, text: str) -> bool:
         box = self.confirm_box(title, text)
@@ -725,6 +794,39 @@ class MainWindow(QMainWindow):
         if hasattr(self, "meter"):  # the views are built
             text, tip = self.team_ledger.line()
             self.meter.show_ledger(text, tip)
+
+    def show_tab(self, index: int, *_checked: object) -> None:
+        """View > Data, Queries, Results, Ledger (Ctrl+1 to Ctrl+4): that tab, with the keyboard's focus in it."""
+        if self.pages.currentWidget() is not self.main_page:
+            return  # the welcome page: no table or plan yet
+        self.tabs.setCurrentIndex(index)
+        page = self.tabs.currentWidget()
+        if page is not None:
+            page.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            page.focusNextChild()
+
+    def add_query(self) -> None:
+        """Edit > Add query (Ctrl+N): a new query in the Queries tab, its name ready to type."""
+        if self.views_ready and self.pages.currentWidget() is self.main_page:
+            self.tabs.setCurrentWidget(self.query_form)
+            self.query_form.add()
+            self.query_form.name.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.query_form.name.selectAll()
+
+    def remove_query(self) -> None:
+        """Edit > Remove query (Ctrl+Delete): the selected query (undo brings it back)."""
+        if self.views_ready and self.pages.currentWidget() is self.main_page:
+            self.tabs.setCurrentWidget(self.query_form)
+            self.query_form.remove()
+
+    def show_shortcuts(self) -> QDialog:
+        """Help > Keyboard shortcuts: every action's keys, read from the actions themselves."""
+        from dpdesk.gui.views.shortcuts import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self)
+        self.shortcuts_dialog = dialog
+        dialog.show()
+        return dialog
 
     def open_guide(self, page: str | None = None) -> None:
         """Help > Guide (and the welcome page): what differential privacy promises and how to use dpdesk."""

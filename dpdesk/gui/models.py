@@ -9,6 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.text import shown
+from dpdesk.core.publish import words
 from dpdesk.gui.state import AppState
 
 if TYPE_CHECKING:
@@ -21,14 +22,7 @@ DISPLAY = Qt.ItemDataRole.DisplayRole
 EDIT = Qt.ItemDataRole.EditRole
 
 
-def recorded_reason(reason: object) -> str:
-    """A reason as a ledger recorded it, translated when dpdesk itself wrote it (its own words are recorded in
-    English, whatever the writer's language); a person's reason is shown as written."""
-    from dpdesk.core.release.steps import FIRST_RELEASE_REASON
-
-    if reason == FIRST_RELEASE_REASON:
-        return _("fixed at the dataset's first release")
-    return str(reason)
+recorded_reason = words.recorded_reason
 
 
 class PreviewModel(QAbstractTableModel):
@@ -165,10 +159,10 @@ class SchemaModel(QAbstractTableModel):
             return name
         if spec is None:
             if col == "type" and role == DISPLAY:
-                return _("(suggested: {t})").format(t=self.state.suggested.get(name, "?"))
+                return _("(suggested: {t})").format(t=words.column_type(self.state.suggested.get(name, "?")))
             return None
-        if col == "type":
-            return spec["type"]
+        if col == "type":  # the plan's word for editing, its name in the user's language for reading
+            return spec["type"] if role == EDIT else words.column_type(spec["type"])
         if col in ("lower", "upper"):
             b = spec.get("bounds")
             return "" if not b else _num(b[0 if col == "lower" else 1])
@@ -231,7 +225,7 @@ def display_number(cell: str, v: float) -> str:
         return f"{int(v):,}"
     if abs(v) >= 100:
         return f"{v:,.1f}"
-    return f"{v:.4g}"
+    return numfmt.plain(v, 4)
 
 
 def _num(x: Any) -> str:
@@ -342,17 +336,9 @@ class QueryListModel(_StateListModel):
 
 
 def word_label(word: str) -> str:
-    """A plan word (statistic or mechanism) as the user reads it; the plan file keeps the word itself."""
-    from dpdesk.core.dp import statistics
-    from dpdesk.core.model.mechanism_kinds import MECHANISMS
-
-    stat = statistics.REGISTRY.get(word)
-    if stat is not None:
-        return stat.word()
-    for mech in MECHANISMS.values():
-        if mech.name == word:
-            return mech.label()
-    return word
+    """A plan word (statistic, mechanism, relation, method, column type) as the user reads it; the plan file
+    keeps the word itself."""
+    return words.any_word(word)
 
 
 RESULT_COLUMNS = ("query", "group", "value", "ci_low", "ci_high", "mechanism", "epsilon", "delta")
@@ -443,16 +429,7 @@ class LedgerModel(_StateListModel):
         if col == "time":
             return shown(e.time.replace("T", " ").replace("+00:00", ""))
         if col == "type":
-            return {
-                "spend": _("release"),
-                "simulate": _("simulation"),
-                "settings": _("settings"),
-                "acknowledge": _("acknowledgement"),
-                "package": _("package"),
-                "correction": _("correction"),
-                "migrate": _("upgrade"),
-                "checkpoint": _("checkpoint"),
-            }.get(e.type, shown(e.type))
+            return shown(words.entry_type(e.type))
         if isinstance(e, SpendEntry):
             if col == "epsilon":
                 return numfmt.plain(e.charged.epsilon, 6, "up")  # a record: six digits, as the report

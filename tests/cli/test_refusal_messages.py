@@ -41,7 +41,7 @@ def test_after_an_acknowledgement_the_ledger_says_what_is_left(dpdesk_home: Path
     _edit(lg, _first_spend(lg), lambda e: e.update(title="edited"))
     _acknowledge_as_offered(lg, settings=plan_settings())
     assert [e.type for e in Ledger.for_dataset(dpdesk_home, sha(d)).verify()] == ["acknowledge"]
-    left = f"left: epsilon {3 - before:g}, delta 1e-06"
+    left = f"left: epsilon {3 - before:g}, delta 0.000001"
     for args in (("ledger", "--data", str(d)), ("ledger", "verify", "--data", str(d)), ("ledger",)):
         r = cli(*args, home=dpdesk_home)
         assert r.returncode == 0 and "2 release(s)" in r.stdout and left in r.stdout, (

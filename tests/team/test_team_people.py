@@ -139,7 +139,7 @@ def test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_e
     r = dpdesk("team", "status", home=tmp_path / "audrey", ledger=team.url(team.users["audrey"]))
     assert r.returncode == 0, r.stderr
     assert "auditor (read only)" in r.stdout and "2 release(s)" in r.stdout
-    assert "spent: epsilon 1.8, delta 2e-07; left: epsilon 0.2, delta " in r.stdout, r.stdout
+    assert "spent: epsilon 1.8, delta 0.0000002; left: epsilon 0.2, delta " in r.stdout, r.stdout
     assert f"by {team.users['alice']}: epsilon 0.9" in r.stdout
     # a curator sees it too; a user of the server outside the team reads nothing
     r = dpdesk("team", "status", home=homes["bob"])

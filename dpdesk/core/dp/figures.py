@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dpdesk.core.common.shown import plain
 from dpdesk.core.dp import mechanisms as mech
 from dpdesk.core.dp.queries_base import Component, QueryDesign
 from dpdesk.i18n import _
@@ -64,12 +65,12 @@ def noise_figure(
         bound = mech.laplace_bound(scale)
         x = np.linspace(-2.2 * bound, 2.2 * bound, 401)
         y = np.exp(-np.abs(x) / scale) / (2 * scale)
-        title = _("Laplace noise, b = {b}").format(b=f"{scale:.4g}")
+        title = _("Laplace noise, b = {b}").format(b=plain(scale, 4))
     else:
         bound = mech.gaussian_bound(scale)
         x = np.linspace(-2.2 * bound, 2.2 * bound, 401)
         y = np.exp(-(x**2) / (2 * scale**2)) / (scale * math.sqrt(2 * math.pi))
-        title = _("Gaussian noise, sigma = {s}").format(s=f"{scale:.4g}")
+        title = _("Gaussian noise, sigma = {s}").format(s=plain(scale, 4))
     ax.plot(x, y, color="#2a6fbb")
     inside = np.abs(x) <= bound
     ax.fill_between(x[inside], y[inside], color="#2a6fbb", alpha=0.25, label=_("95% of draws"))
@@ -89,7 +90,7 @@ def noise_figure(
         err = np.array([mech.gaussian_bound(scale * eps0 / e) for e in grid])  # sigma ~ 1/eps
     ax2.loglog(grid, err, color="#555")
     ax2.plot([eps0], [bound], "o", color="#c0392b")
-    ax2.annotate(f"±{bound:.3g}", (eps0, bound), textcoords="offset points", xytext=(5, 5), fontsize=7)
+    ax2.annotate("±" + plain(bound, 3), (eps0, bound), textcoords="offset points", xytext=(5, 5), fontsize=7)
     ax2.set_title(_("95% error bound against epsilon"), fontsize=9)
     ax2.set_xlabel(_("epsilon"), fontsize=8)
     ax2.tick_params(labelsize=7)
@@ -111,7 +112,7 @@ def selection_figure(design: QueryDesign) -> Any:
     ax.axhline(0.95, color="#c0392b", lw=1, ls="--")
     ax.axvline(g95, color="#c0392b", lw=1, ls="--")
     ax.annotate(
-        _("95% at a gap of {g}").format(g=f"{g95:.3g}"),
+        _("95% at a gap of {g}").format(g=plain(g95, 3)),
         (g95, 0.95),
         textcoords="offset points",
         xytext=(6, -14),
@@ -120,7 +121,7 @@ def selection_figure(design: QueryDesign) -> Any:
     ax.set_ylim(0.45, 1.01)
     ax.set_xlabel(_("utility gap between the best and another candidate"), fontsize=8)
     ax.set_ylabel(_("P(best is chosen)"), fontsize=8)
-    ax.set_title(_("Exponential mechanism, epsilon = {e}").format(e=f"{comp.epsilon:g}"), fontsize=9)
+    ax.set_title(_("Exponential mechanism, epsilon = {e}").format(e=plain(comp.epsilon, 4)), fontsize=9)
     ax.tick_params(labelsize=7)
     ax.grid(True, alpha=0.3)
     return fig
@@ -228,7 +229,7 @@ def budget_chart(
         values=tuple(float(v) for v in values),
         colours=tuple(colours),
         horizontal=True,
-        axis_label=_("epsilon (total budget {t})").format(t=f"{total:g}"),
+        axis_label=_("epsilon (total budget {t})").format(t=plain(total, 4)),
         value_max=max(total, earlier + spent_now) * 1.15,
         size=(6.4, 2.6),
     )
@@ -250,7 +251,7 @@ def budget_figure(
     ax.set_yticks(y)
     ax.set_yticklabels(chart.labels, fontsize=7)
     for yi, v in zip(y, chart.values, strict=True):
-        ax.annotate(f"{v:.4g}", (v, yi), textcoords="offset points", xytext=(3, -3), fontsize=7)
+        ax.annotate(plain(v, 4), (v, yi), textcoords="offset points", xytext=(3, -3), fontsize=7)
     ax.set_xlabel(chart.axis_label, fontsize=8)
     ax.set_xlim(0, chart.value_max)
     ax.tick_params(labelsize=7)

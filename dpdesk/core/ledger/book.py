@@ -64,6 +64,7 @@ from dpdesk.core.common.text import shown
 from dpdesk.core.ledger import anchor
 from dpdesk.core.ledger.entries import (
     GENESIS,
+    MIGRATION_REASON,
     Entry,
     entry_hash,
     is_dataset_id,
@@ -1033,8 +1034,7 @@ def _migrate(home: Path, sha256: str) -> Ledger:
             "time": _now(),
             "dataset": dataset,
             "prev": prev,
-            "reason": "older versions named a dataset by the SHA-256 of its file, a confirmation oracle for its "
-            "rows; the chain was rebuilt under a random public id",
+            "reason": MIGRATION_REASON,
             "evidence_file": evidence.name,
             "entries_migrated": len(rebuilt),
             "exposed_packages": exposed,

@@ -56,6 +56,14 @@ class EntryType(StrEnum):
 
 
 ENTRY_TYPES = tuple(t.value for t in EntryType)
+#: The reasons dpdesk itself records, in English whatever the writer's language (a reader shows them translated:
+#: :func:`dpdesk.core.publish.words.recorded_reason`); a person's reason is recorded and shown as written.
+FIRST_RELEASE_REASON = "fixed at the dataset's first release"
+RECOST_REASON = "past releases cost more than was booked (re-costed under today's unit of privacy and code)"
+MIGRATION_REASON = (
+    "older versions named a dataset by the SHA-256 of its file, a confirmation oracle for its rows; the chain was "
+    "rebuilt under a random public id"
+)
 #: A dataset's public id: ``ds-`` and 128 random bits in hex.
 _ID_RE = re.compile(r"ds-[0-9a-f]{32}")
 

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from dpdesk.core.common.shown import plain
 from dpdesk.core.dp.figures import BarChart, nice_ticks
 
 # matplotlib's defaults, in points
@@ -308,7 +309,7 @@ def _horizontal(chart: BarChart, fig_w: float, fig_h: float) -> list[_Op]:
             by_colour.setdefault(colour, []).append(
                 (px(0.0), py(y - 0.4), max(0.0, px(v) - px(0.0)), py(y + 0.4) - py(y - 0.4))
             )
-            texts.append(_text(f"{v:.4g}", px(v) + 3, py(y) - 3, _TICK_FONT))
+            texts.append(_text(plain(v, 4), px(v) + 3, py(y) - 3, _TICK_FONT))
         marks.add(left - _TICK, py(y), left, py(y))
         texts.append(
             _text(lab, left - _TICK - _TICK_PAD, py(y) - _TICK_FONT * 0.35, _TICK_FONT, anchor="end")

@@ -17,8 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.text import shown
 from dpdesk.core.ledger.entries import CorrectionEntry, Entry, SettingsEntry, SimulateEntry, SpendEntry
+from dpdesk.core.publish import words
 from dpdesk.core.publish.pdftext import (
     _LATIN_CMAP,
     LATIN,
@@ -90,14 +92,14 @@ def guarantee_paragraphs(epsilon: float, delta: float, relation: str, k: int) ->
             "At this release's total of ε = {e}, that factor is e^{e} = {f}: whatever an observer believed about any "
             "one person before seeing the results, the results can shift the odds of that belief by at most this "
             "factor."
-        ).format(e=f"{epsilon:.4g}", f=f"{math.exp(min(epsilon, 700)):.4g}"),
+        ).format(e=numfmt.epsilon(epsilon, "up"), f=numfmt.plain(math.exp(min(epsilon, 700)), 4, "up")),
     ]
     if delta > 0:
         out.append(
             _(
                 "With δ = {d}, the promise may fail with a probability of at most {d}. It should be far smaller "
                 "than one over the number of people in the table."
-            ).format(d=f"{delta:g}")
+            ).format(d=numfmt.delta(delta, "up"))
         )
     out.append(
         _(
@@ -168,6 +170,17 @@ def privacy_unit_sentence(unit: dict[str, Any]) -> str:
             k,
         )
     return _("{relation}; {who}").format(relation=rel.format(k=k), who=who.format(col=idc, k=k))
+
+
+def _eps_delta(epsilon: float, delta: float, rounding: numfmt.Rounding = "nearest") -> str:
+    """ "ε 0.9, δ 0.0000001": an (ε, δ) pair as a reader reads it (plain, ε four and δ three significant digits;
+    spent rounded up, left rounded down, see :mod:`dpdesk.core.common.shown`)."""
+    return f"ε {numfmt.epsilon(epsilon, rounding)}, δ {numfmt.delta(delta, rounding)}"
+
+
+def _maybe_number(x: Any, fmt: Any) -> str:
+    """A number of a recorded entry in the report's style; anything else (a damaged entry) as it is."""
+    return fmt(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else shown(x)
 
 
 def _num(x: float) -> str:
@@ -256,15 +269,16 @@ def write_release_report(
         [_("Released on (UTC)"), spend.time.replace("T", " ")],
         [_("Release id"), spend.release_id],
         [_("Unit of privacy"), privacy_unit_sentence(unit)],
-        [_("Total budget of the dataset"), f"ε {budget['epsilon']:g}, δ {budget['delta']:g}"],
-        [_("Accounting method"), spend.method],
-        [_("Spent by this release"), f"ε {charged['epsilon']:.6g}, δ {charged['delta']:.3g}"],
-        [_("Spent on this dataset so far"), f"ε {after['epsilon']:.6g}, δ {after['delta']:.3g}"],
+        [_("Total budget of the dataset"), _eps_delta(budget["epsilon"], budget["delta"])],
+        [_("Accounting method"), words.accounting(spend.method)],
+        [_("Spent by this release"), _eps_delta(charged["epsilon"], charged["delta"], "up")],
+        [_("Spent on this dataset so far"), _eps_delta(after["epsilon"], after["delta"], "up")],
         [
             _("Remaining"),
-            (
-                f"ε {max(0.0, budget['epsilon'] - after['epsilon']):.6g}, "
-                f"δ {max(0.0, budget['delta'] - after['delta']):.3g}"
+            _eps_delta(
+                max(0.0, budget["epsilon"] - after["epsilon"]),
+                max(0.0, budget["delta"] - after["delta"]),
+                "down",
             ),
         ],
     ]
@@ -298,7 +312,7 @@ def write_release_report(
         qrows = all_rows[: max(0, min(REPORT_ROWS_PER_QUERY, left))]
         left -= len(qrows)
         tr = traces.get(name, {})
-        what = tr.get("statistic", "")
+        what = words.statistic(tr.get("statistic", ""))
         if tr.get("column"):
             what += f" ({tr['column']})"
         if tr.get("group_by"):
@@ -331,9 +345,7 @@ def write_release_report(
             )
             story.append(Spacer(1, 2 * mm))
             story.append(drawing(chart, width * 0.8))
-        mech = tr.get("mechanism", all_rows[0][5])
-        if tr.get("calibration"):
-            mech += f" ({tr['calibration']})"
+        mech = words.mechanism(tr.get("mechanism", all_rows[0][5]), tr.get("calibration"))
         lines: list[tuple[str, str]] = [
             (
                 "body",
@@ -368,7 +380,9 @@ def write_release_report(
                 )
         for c in tr.get("components", []):
             line = _("{label}: sensitivity Δ = {s} — {why}").format(
-                label=c["label"], s=f"{c['sensitivity_used']:.6g}", why=c["derivation"]
+                label=words.any_word(c["label"]),
+                s=numfmt.plain(c["sensitivity_used"], 6),
+                why=c["derivation"],
             )
             lines.append(("math", line))
             lines.append(("math", _("Formula: {f}").format(f=c["formula"])))
@@ -379,7 +393,7 @@ def write_release_report(
                 "at least q·n − {r} at or below it. This follows from the plan alone; no interval of "
                 "values is given, because turning ranks into values would need the data."
             )
-            lines.append(("body", acc.format(r=f"{tr['rank_error95']:.4g}")))
+            lines.append(("body", acc.format(r=numfmt.plain(tr["rank_error95"], 4))))
         for n in tr.get("notes", []):
             lines.append(("small", _("Note: {n}").format(n=n)))
         story.extend(_line_paragraphs(lines, st))
@@ -392,15 +406,18 @@ def write_release_report(
     earlier = max(0.0, after["epsilon"] - charged["epsilon"])
     remaining = max(0.0, budget["epsilon"] - after["epsilon"])
     story.append(
-        drawing(budget_chart(costs, budget["epsilon"], earlier, remaining, spend.method), width * 0.9)
+        drawing(
+            budget_chart(costs, budget["epsilon"], earlier, remaining, words.accounting(spend.method)),
+            width * 0.9,
+        )
     )
     totals = [[_("Accounting"), _("This release")]]
     for m, t in (spend.get("totals") or {}).items():
         if t is None:
             continue
         mark = " ▶" if m == spend.method else ""
-        extra = f", ρ {t['rho']:.4g}" if t.get("rho") else ""
-        totals.append([f"{m}{mark}", f"ε {t['epsilon']:.6g}, δ {t['delta']:.3g}{extra}"])
+        extra = f", ρ {numfmt.plain(t['rho'], 4, 'up')}" if t.get("rho") else ""
+        totals.append([f"{words.accounting(m)}{mark}", _eps_delta(t["epsilon"], t["delta"], "up") + extra])
     story.append(_table(totals, [50 * mm, width - 50 * mm], st))
     story.append(
         _p(
@@ -433,7 +450,7 @@ def write_release_report(
         story.append(
             _table(
                 [
-                    [_("Entry"), f"#{e.seq} {e.type}  ({e.time})"],
+                    [_("Entry"), f"#{e.seq} {words.entry_type(e.type)}  ({e.time})"],
                     [_("Hash"), e.hash],
                     [_("Previous"), e.prev],
                     *(
@@ -519,7 +536,7 @@ def _summary_table(
     table = [[_("Query"), _("Statistic"), _("Released value"), "ε", "δ", _("Accuracy")]]
     for name, qrows in by_name.items():
         tr = traces.get(name, {})
-        what = tr.get("statistic", "")
+        what = words.statistic(tr.get("statistic", ""))
         if tr.get("column"):
             what += f" ({tr['column']})"
         if tr.get("group_by"):
@@ -617,12 +634,12 @@ def write_budget_statement(
         story.append(
             _table(
                 [
-                    [_("Total budget"), f"ε {b.epsilon:g}, δ {b.delta:g}"],
-                    [_("Accounting method"), m],
-                    [_("Spent so far"), f"ε {spent.epsilon:.6g}, δ {spent.delta:.3g}"],
+                    [_("Total budget"), _eps_delta(b.epsilon, b.delta)],
+                    [_("Accounting method"), words.accounting(m)],
+                    [_("Spent so far"), _eps_delta(spent.epsilon, spent.delta, "up")],
                     [
                         _("Remaining"),
-                        f"ε {report.remaining_before.epsilon:.6g}, δ {report.remaining_before.delta:.3g}",
+                        _eps_delta(report.remaining_before.epsilon, report.remaining_before.delta, "down"),
                     ],
                     [_("Releases"), str(report.releases_so_far)],
                 ],
@@ -637,8 +654,8 @@ def write_budget_statement(
             if v is not None:
                 comp.append(
                     [
-                        name + (" ▶" if name == m else ""),
-                        f"ε {v.spent.epsilon:.6g}, δ {v.spent.delta:.3g}",
+                        words.accounting(name) + (" ▶" if name == m else ""),
+                        _eps_delta(v.spent.epsilon, v.spent.delta, "up"),
                     ]
                 )
         story.append(_table(comp, [50 * mm, width - 50 * mm], st))
@@ -649,16 +666,16 @@ def write_budget_statement(
     for e in entries:
         if isinstance(e, SpendEntry):
             c = e.charged
-            spent_txt = f"ε {c.epsilon:.4g}, δ {c.delta:.2g}"
+            spent_txt = _eps_delta(c.epsilon, c.delta, "up")
             what = ", ".join(e.query_names)
         elif isinstance(e, SettingsEntry):
             s = e.settings
             spent_txt = ""
             what = _("budget ε {e}, δ {d}, {m}: {r}").format(
-                e=s["budget"]["epsilon"],
-                d=s["budget"]["delta"],
-                m=e.method,
-                r=e.get("reason", ""),
+                e=_maybe_number(s["budget"]["epsilon"], numfmt.epsilon),
+                d=_maybe_number(s["budget"]["delta"], numfmt.delta),
+                m=words.accounting(e.method),
+                r=words.recorded_reason(e.get("reason", "")),
             )
         elif isinstance(e, SimulateEntry):
             spent_txt, what = (
@@ -666,19 +683,19 @@ def write_budget_statement(
                 _("{n} simulated run(s) of the data (older version)").format(n=e.get("runs")),
             )
         elif isinstance(e, CorrectionEntry):  # the change of the total under the method in force (issue 34)
-            spent_txt = f"ε +{changes.get(e.seq, e.get('added_epsilon', 0)):.4g}"
+            spent_txt = f"ε +{numfmt.epsilon(changes.get(e.seq, e.get('added_epsilon', 0)), 'up')}"
             what = _("past releases booked too low: {list}").format(
                 list=", ".join(str(r.get("seq")) for r in e.get("releases", []))
             )
         elif e.type.value == "checkpoint":
             spent_txt, what = "", _("totals carried forward")
         else:
-            spent_txt, what = "", e.get("reason", "") or e.get("release_id", "")
+            spent_txt, what = "", words.recorded_reason(e.get("reason", "")) or e.get("release_id", "")
         rows.append(
             [
                 str(e.seq),
                 e.time.replace("T", " ").replace("+00:00", ""),
-                e.type.value,
+                words.entry_type(e.type.value),
                 spent_txt,
                 what,
                 e.hash[:12] + "…",

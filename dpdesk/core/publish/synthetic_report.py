@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.common.shown import plain
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -58,11 +59,11 @@ def synthetic_section(
                 file=fields["file"],
                 n=fields["rows"],
                 cols=", ".join(a.name for a in attrs),
-                s1=f"{split.one_way_scale:.4g}",
+                s1=plain(split.one_way_scale, 4),
                 pairs=pairs,
-                s2=f"{split.two_way_scale:.4g}",
+                s2=plain(split.two_way_scale, 4),
                 r=split.rounds,
-                es=f"{split.select_epsilon:.4g}",
+                es=plain(split.select_epsilon, 4),
                 how=_("Gaussian noise, rho-zCDP") if split.gaussian else _("Laplace noise, pure epsilon-DP"),
             ),
             st["body"],

@@ -41,7 +41,7 @@ from dpdesk.core.dp.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.core.identity.recognition import ledger_for
 from dpdesk.core.ledger.book import Ledger, LedgerTransaction
 from dpdesk.core.ledger.budget import BudgetReport, budget_report, design_to_dict, plan_costs
-from dpdesk.core.ledger.entries import Entry, SpendEntry
+from dpdesk.core.ledger.entries import FIRST_RELEASE_REASON, RECOST_REASON, Entry, SpendEntry
 from dpdesk.core.ledger.team import TeamLedgerError
 from dpdesk.core.loading import Table
 from dpdesk.core.model.spec import Plan
@@ -68,7 +68,6 @@ PickFn = Callable[[list[float], Any], int]
 
 #: the reason recorded by a dataset's first release, in English whatever the writer's language (a ledger is read
 #: by others: the app shows it translated, see dpdesk.gui.models)
-FIRST_RELEASE_REASON = "fixed at the dataset's first release"
 
 
 def _opendp_noise(values: list[int], comp: Any) -> list[int]:
@@ -547,7 +546,7 @@ def record_corrections(tx: LedgerTransaction) -> Entry | None:
     return tx.append(
         "correction",
         {
-            "reason": "past releases cost more than was booked (re-costed under today's unit of privacy and code)",
+            "reason": RECOST_REASON,
             "releases": pending,
             "added_epsilon": math.fsum(r["added_epsilon"] for r in pending),
         },

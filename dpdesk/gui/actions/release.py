@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dpdesk.core.common import shown as numfmt
+from dpdesk.core.publish import words
 from dpdesk.gui.actions.base import Action
 from dpdesk.i18n import _
 
@@ -32,7 +33,7 @@ def release_question(rep: BudgetReport, name: str, check: DataCheck) -> tuple[st
     ).format(
         e=numfmt.epsilon(m.plan.epsilon, "up"),
         d=numfmt.delta(m.plan.delta, "up"),
-        method=rep.method,
+        method=words.accounting(rep.method),
         name=name,
         le=numfmt.epsilon(rep.remaining_after.epsilon, "down"),
         ld=numfmt.delta(rep.remaining_after.delta, "down"),

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpdesk.core.common import shown as numfmt
+from dpdesk.core.publish.words import accounting as accounting_name
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _, ngettext
 
@@ -258,11 +259,10 @@ class BudgetMeter(QGroupBox):
                 n_bad,
             ).format(n=n_bad)
         self.headline.setText(text)
-        names = {"sequential": _("sequential"), "advanced": _("advanced"), "zcdp": _("zCDP")}
         for r, m in enumerate(("sequential", "advanced", "zcdp"), start=1):
             v = rep.methods.get(m)
             mark = "▶ " if m == method else ""
-            self.method_labels[(r, 0)].setText(f"{mark}{names[m]}")
+            self.method_labels[(r, 0)].setText(f"{mark}{accounting_name(m)}")
             if v is None:
                 self.method_labels[(r, 1)].setText(_("needs δ > 0"))
                 self.method_labels[(r, 2)].setText("")

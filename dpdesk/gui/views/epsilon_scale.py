@@ -14,6 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.dp import deployments as dep
 from dpdesk.i18n import _
 
@@ -114,7 +115,9 @@ class EpsilonScale(QWidget):
             p.setPen(QPen(grey, 1))
             p.drawLine(QPointF(x - 4, y), QPointF(x, y))
             p.drawText(
-                QRectF(x - 70, y - fm.height() / 2, 54, fm.height()), Qt.AlignmentFlag.AlignRight, f"{v:g}"
+                QRectF(x - 70, y - fm.height() / 2, 54, fm.height()),
+                Qt.AlignmentFlag.AlignRight,
+                numfmt.plain(v, 4),
             )
             k += 1
         # deployments: ticks on the axis, labels pushed apart so none overlaps
@@ -137,7 +140,9 @@ class EpsilonScale(QWidget):
             p.drawLine(QPointF(x + 8, y), QPointF(lx - 2, ly))
             p.setPen(QPen(colour, 1))
             name = fm.elidedText(
-                f"{d.short} {d.epsilon:g}", Qt.TextElideMode.ElideRight, int(self.width() - lx - 2)
+                f"{d.short} {numfmt.epsilon(d.epsilon)}",
+                Qt.TextElideMode.ElideRight,
+                int(self.width() - lx - 2),
             )
             p.drawText(QPointF(lx, ly + fm.ascent() / 2 - 1), name)
         # the plan's total
@@ -157,7 +162,7 @@ class EpsilonScale(QWidget):
                 )
             )
             p.drawLine(QPointF(rect.right(), c.y()), QPointF(x + 8, c.y()))
-            tag = _("your plan {e}").format(e=f"{self._epsilon:.3g}")
+            tag = _("your plan {e}").format(e=numfmt.epsilon(self._epsilon, "up"))
             w = fm.horizontalAdvance(tag)
             ty = min(max(c.y() + fm.height() / 2 + fm.ascent(), top + fm.ascent()), self.height() - 2)
             p.drawText(QPointF(max(2.0, rect.right() - w), ty), tag)

@@ -72,6 +72,7 @@ class GuideWindow(QDialog):
         lay = QVBoxLayout(self)
         split = QSplitter()
         self.page_list = QListWidget()
+        self.page_list.setAccessibleName(_("Pages of the guide"))
         self.page_list.setObjectName("guide_pages")
         for p in self.pages:
             self.page_list.addItem(p.title)

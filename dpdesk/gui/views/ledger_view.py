@@ -41,6 +41,7 @@ class LedgerView(QWidget):
         self.model = LedgerModel(state)
         self.table = QTableView()
         self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
+        self.table.setAccessibleName(_("Ledger entries"))
         self.table.setObjectName("ledger_table")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

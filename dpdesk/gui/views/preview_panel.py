@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.gui.models import word_label
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
@@ -20,12 +21,12 @@ def guarantee_text(epsilon: float, delta: float) -> str:
     if delta > 0:
         return _(
             "With ε = {e}, adding or removing any one person changes the probability of any published result by at "
-            "most a factor of e^{e} = {f}, except with a probability of at most δ = {d}."
-        ).format(e=f"{epsilon:g}", f=f"{factor:.3g}", d=f"{delta:g}")
+            "most a factor of e<sup>{e}</sup> = {f}, except with a probability of at most δ = {d}."
+        ).format(e=numfmt.epsilon(epsilon), f=numfmt.plain(factor, 3, "up"), d=numfmt.delta(delta))
     return _(
         "With ε = {e}, adding or removing any one person changes the probability of any published result by at "
-        "most a factor of e^{e} = {f}."
-    ).format(e=f"{epsilon:g}", f=f"{factor:.3g}")
+        "most a factor of e<sup>{e}</sup> = {f}."
+    ).format(e=numfmt.epsilon(epsilon), f=numfmt.plain(factor, 3, "up"))
 
 
 def accuracy_lines(state: AppState, row: int) -> list[str]:
@@ -45,7 +46,7 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
     if spec.accuracy is not None:
         lines.append(
             _("ε = {e} is the smallest epsilon that meets the accuracy this query asks for.").format(
-                e=f"{spec.epsilon:g}"
+                e=numfmt.epsilon(spec.epsilon, "up")
             )
         )
     kind = statistics.get(spec.statistic).accuracy_kind
@@ -110,10 +111,10 @@ def synthetic_lines(design: Any, plan: Any) -> list[str]:
             d=d,
             levels=", ".join(_("{name}: {n} levels").format(name=_escape(a.name), n=a.size) for a in attrs),
             noise=noise,
-            s1=f"{one.scale:.4g}",
+            s1=numfmt.plain(one.scale, 4),
             r=max(d - 1, 0),
-            es=f"{sel.epsilon:.4g}",
-            s2=f"{two.scale:.4g}",
+            es=numfmt.epsilon(sel.epsilon),
+            s2=numfmt.plain(two.scale, 4),
             rows=rows,
         ),
         _(
@@ -141,7 +142,7 @@ def fidelity_text(result: Any, path: str, epsilon: float) -> str:
         file=_escape(os.path.basename(path)),
         rows=f"{result.rows:,}",
         runs=result.runs,
-        eps=f"{epsilon:g}",
+        eps=numfmt.epsilon(epsilon),
         t2=pct(result.two_way),
         t1=pct(result.one_way),
         b2=pct(result.independent_two_way),
@@ -255,7 +256,7 @@ class PreviewPanel(QWidget):
             if comp.mechanism != "exponential":
                 lines.append(
                     _("{label}: 95% of the noise lies within ±{b}.").format(
-                        label=word_label(comp.label), b=f"{comp.bound95:.4g}"
+                        label=word_label(comp.label), b=numfmt.plain(comp.bound95 or 0.0, 4, "up")
                     )
                 )
             lines.append(_("Sensitivity: {why}").format(why=comp.derivation))

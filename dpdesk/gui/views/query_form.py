@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import field_of
 from dpdesk.core.dp import statistics
 from dpdesk.core.dp.accuracy_base import LEAD, RANK, RATIO, VALUE
@@ -81,6 +82,7 @@ class QueryForm(QWidget):
         self.model = QueryListModel(state)
         self.table = QTableView()
         self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
+        self.table.setAccessibleName(_("Queries"))
         self.table.setObjectName("query_table")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -438,7 +440,7 @@ class QueryForm(QWidget):
             try:
                 lo, hi = (float(b) for b in bounds)
                 if lo < hi:
-                    default = ", ".join(f"{e:g}" for e in default_edges(col["type"], (lo, hi)))
+                    default = ", ".join(numfmt.plain(e, 6) for e in default_edges(col["type"], (lo, hi)))
             except (TypeError, ValueError):
                 pass
             out.append((name, default))
@@ -559,7 +561,9 @@ class QueryForm(QWidget):
         solved = self.state.solved_epsilon(self.current)
         if first:
             self.epsilon.setText(
-                _("(not solved)") if solved is None else _("{e} (solved)").format(e=f"{solved:g}")
+                _("(not solved)")
+                if solved is None
+                else _("{e} (solved)").format(e=numfmt.epsilon(solved, "up"))
             )
             self.epsilon.setToolTip(
                 _("The smallest epsilon that meets the accuracy you need, solved by dpdesk.")
@@ -585,7 +589,7 @@ class QueryForm(QWidget):
             self.accuracy_text.setText("")
         else:
             self.accuracy_text.setText(
-                _("With ε = {e}, {sentence}.").format(e=f"{solved:g}", sentence=acc[0])
+                _("With ε = {e}, {sentence}.").format(e=numfmt.epsilon(solved, "up"), sentence=acc[0])
             )
 
     def set_accuracy_first(self, first: bool) -> None:

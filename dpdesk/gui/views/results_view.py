@@ -49,6 +49,7 @@ class ResultsView(QWidget):
         self.model = ResultsModel(state)
         self.table = QTableView()
         self.table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
+        self.table.setAccessibleName(_("Released values"))
         self.table.setObjectName("results_table")
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
@@ -127,6 +128,7 @@ class ResultsView(QWidget):
         self.synth_model = QStandardItemModel(self)
         self.synth_table = QTableView()
         self.synth_table.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
+        self.synth_table.setAccessibleName(_("Synthetic table"))
         self.synth_table.setObjectName("synthetic_table")
         self.synth_table.setModel(self.synth_model)
         self.synth_table.verticalHeader().setVisible(False)

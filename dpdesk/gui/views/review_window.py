@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.text import shown
 from dpdesk.core.dp.accounting import method_name
+from dpdesk.core.publish import words
 from dpdesk.i18n import _
 
 
@@ -100,9 +101,14 @@ class ReviewWindow(QDialog):
             lay.addWidget(files)
         entries = QTableWidget(len(result.stored), 4)
         entries.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
+        entries.setAccessibleName(_("Ledger entries"))
         entries.setHorizontalHeaderLabels(["#", _("Entry"), _("Time (UTC)"), _("Hash")])
         for i, e in enumerate(result.stored):  # as stored: an entry of an unknown type is shown too
-            for j, v in enumerate((e.get("seq"), e.get("type"), e.get("time"), e.get("hash"))):
+            kind = e.get("type")
+            kind = (
+                words.entry_type(kind) if isinstance(kind, str) else kind
+            )  # its name in the user's language
+            for j, v in enumerate((e.get("seq"), kind, e.get("time"), e.get("hash"))):
                 entries.setItem(i, j, QTableWidgetItem(shown(v)))
         entries.resizeColumnsToContents()
         entries.horizontalHeader().setStretchLastSection(True)

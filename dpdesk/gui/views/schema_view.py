@@ -23,20 +23,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpdesk.core.publish import words
 from dpdesk.gui.models import PreviewModel, SchemaModel, parse_number
 from dpdesk.gui.state import AppState
 from dpdesk.i18n import _
 
-WHY_PUBLIC = _(
-    "Bounds and category lists must be public knowledge: a codebook, the questionnaire, a legal limit. "
-    "Reading them off this file (its smallest or largest value, the categories that happen to occur) would "
-    "reveal something about the people in it, so dpdesk never does. Values outside the bounds are clamped; "
-    "values outside the categories count as missing."
-)
 
-WHY_PUBLIC_SHORT = _(
-    "Bounds and categories must be public (a codebook, the questionnaire): never read off this file."
-)
+def why_public() -> str:
+    """Why bounds and categories must be public (translated when shown, not when this module is imported)."""
+    return _(
+        "Bounds and category lists must be public knowledge: a codebook, the questionnaire, a legal limit. "
+        "Reading them off this file (its smallest or largest value, the categories that happen to occur) would "
+        "reveal something about the people in it, so dpdesk never does. Values outside the bounds are clamped; "
+        "values outside the categories count as missing."
+    )
+
+
+def why_public_short() -> str:
+    """The same in one line."""
+    return _(
+        "Bounds and categories must be public (a codebook, the questionnaire): never read off this file."
+    )
 
 
 class TypeDelegate(QStyledItemDelegate):
@@ -44,16 +51,19 @@ class TypeDelegate(QStyledItemDelegate):
 
     def createEditor(self, parent: QWidget, option: Any, index: Any) -> QWidget:
         box = QComboBox(parent)
-        box.addItems(["int", "float", "category"])
+        for word in ("int", "float", "category"):  # named in the user's language, the plan's word as data
+            box.addItem(words.column_type(word), word)
         return box
 
     def setEditorData(self, editor: QWidget, index: Any) -> None:
         assert isinstance(editor, QComboBox)
-        editor.setCurrentText(str(index.data(Qt.ItemDataRole.EditRole) or "category"))
+        editor.setCurrentIndex(
+            max(0, editor.findData(str(index.data(Qt.ItemDataRole.EditRole) or "category")))
+        )
 
     def setModelData(self, editor: QWidget, model: Any, index: Any) -> None:
         assert isinstance(editor, QComboBox)
-        model.setData(index, editor.currentText(), Qt.ItemDataRole.EditRole)
+        model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
 
 
 CATEGORIES_WIDTH = 200  # px: the Categories column's width (issue 28)
@@ -70,6 +80,7 @@ class SchemaView(QWidget):
         self.preview_model = PreviewModel()
         self.preview = QTableView()
         self.preview.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
+        self.preview.setAccessibleName(_("First rows of the table"))
         self.preview.setModel(self.preview_model)
         self.preview.setToolTip(_("The first rows of your file, for you only: nothing here is published."))
         self.preview.horizontalHeader().setDefaultSectionSize(110)
@@ -77,6 +88,7 @@ class SchemaView(QWidget):
         self.schema_model = SchemaModel(state)
         self.schema = QTableView()
         self.schema.setTabKeyNavigation(False)  # Tab leaves the table; arrows move in it
+        self.schema.setAccessibleName(_("Columns and what is public about them"))
         self.schema.setObjectName("schema_table")
         self.schema.setModel(self.schema_model)
         self.schema.setItemDelegateForColumn(2, TypeDelegate(self.schema))
@@ -101,12 +113,12 @@ class SchemaView(QWidget):
         # whole reason is its tooltip and the guide's page on public bounds
         why = QLabel(
             '{short} <a href="guide:public_bounds_and_categories">{more}</a>'.format(
-                short=html.escape(WHY_PUBLIC_SHORT), more=html.escape(_("Why?"))
+                short=html.escape(why_public_short()), more=html.escape(_("Why?"))
             )
         )
         why.setWordWrap(True)
         why.setObjectName("why_public")
-        why.setToolTip(WHY_PUBLIC)
+        why.setToolTip(why_public())
         why.setTextFormat(Qt.TextFormat.RichText)
         why.linkActivated.connect(self._open_guide_page)
 

@@ -66,6 +66,7 @@ class WelcomePage(QScrollArea):
         self.recent_label = QLabel(_("Recent files"))
         self.recent_label.setStyleSheet("font-weight: bold")
         self.recent = QListWidget()
+        self.recent.setAccessibleName(_("Recent files"))
         self.recent.setObjectName("welcome_recent")
         self.recent.setMinimumHeight(60)
         self.recent.setMaximumHeight(200)
