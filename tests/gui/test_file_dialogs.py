@@ -220,8 +220,17 @@ def test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it(
     assert again.state.plan_data["queries"] and not offer.isVisible()
     _close(again)
 
-    mine.unlink()  # a plan no longer there is not offered
     third = _window(qtbot, dpdesk_home)
     _open_table(qtbot, third, table)
-    assert not third.plan_offer.isVisible()
+    assert third.plan_offer.isVisible()
+    another = tmp_path / "another_plan.json"
+    shutil.copy(PLAN, another)
+    assert third.open_plan(str(another))  # another plan opened: the offer is withdrawn
+    assert not third.plan_offer.isVisible() and third.state.plan_path == another
     _close(third)
+
+    another.unlink()  # the table's last plan now, and no longer there: not offered
+    fourth = _window(qtbot, dpdesk_home)
+    _open_table(qtbot, fourth, table)
+    assert not fourth.plan_offer.isVisible()
+    _close(fourth)

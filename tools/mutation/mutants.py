@@ -5592,6 +5592,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/gui/test_file_dialogs.py::test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it",
         ),
     ),
+    Mutant(
+        "FL11",
+        "app: the offer of a table's last plan is withdrawn once another plan is opened",
+        "dpdesk/gui/main_window.py",
+        "        state.plan_changed.connect(self._withdraw_plan_offer)\n",
+        "",
+        (
+            "tests/gui/test_file_dialogs.py::test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
