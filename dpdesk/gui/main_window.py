@@ -13,7 +13,6 @@ from PySide6.QtCore import QSettings, Qt, QThreadPool, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -38,6 +37,7 @@ from dpdesk.gui.actions.results import Results
 from dpdesk.gui.actions.review import Review
 from dpdesk.gui.actions.simulations import Simulations
 from dpdesk.gui.actions.team import TeamLedger
+from dpdesk.gui.file_dialogs import FileDialogs
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
 from dpdesk.i18n import _, current_language
@@ -79,6 +79,9 @@ class MainWindow(QMainWindow):
         self.state = state
         state.setParent(self)  # the state lives and dies with its window
         self.settings = settings
+        self.files = FileDialogs(
+            self, settings
+        )  # the file dialogs' folders, names, and each table's last plan
         self.pool = pool
         self.job: Worker | None = None
         #: an officer's approval imported for the next release (File > Import an approval), used up by it
@@ -161,8 +164,16 @@ class MainWindow(QMainWindow):
         self.status_more.setFlat(True)
         self.status_more.setVisible(False)
         self.status_more.clicked.connect(self.show_status_details)
+        #: a table opened with no plan whose last plan is remembered: "Open its last plan (name)", offered here,
+        #: not asked in a box that stops the user (:meth:`offer_last_plan`)
+        self.plan_offer = QPushButton("")
+        self.plan_offer.setObjectName("plan_offer")
+        self.plan_offer.setVisible(False)
+        self.plan_offer.clicked.connect(self.open_offered_plan)
+        self.offered_plan: Path | None = None
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addWidget(self.status_more)
+        self.statusBar().addWidget(self.plan_offer)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
         # one fixed height whatever it holds (a message, a progress bar, Cancel): the tabs never move under the mouse
@@ -181,6 +192,7 @@ class MainWindow(QMainWindow):
         state.ledger_changed.connect(self._update_actions)
         state.results_changed.connect(self._update_actions)  # a release: the status line says what it spent
         state.plan_changed.connect(self._leave_welcome)
+        state.plan_changed.connect(self._withdraw_plan_offer)
         state.data_changed.connect(self._leave_welcome)
         state.undo_stack.cleanChanged.connect(lambda _c: self.update_title())
         geometry = settings.value("window/geometry")
@@ -523,6 +535,32 @@ class MainWindow(QMainWindow):
         self.update_title()
         self._update_step()
 
+    # ------------------------------------------------------------------ a table's last plan
+    def offer_last_plan(self) -> None:
+        """A table was opened with no plan: offer the plan last used with it, if its file is still there, by a
+        button in the status line that stays until used or until a plan is opened or begun."""
+        s = self.state
+        plan = None
+        if s.data_path is not None and s.plan_path is None and not s.dirty and not s.plan_data.get("queries"):
+            plan = self.files.last_plan(s.data_path)
+        self.offered_plan = plan
+        if plan is not None:
+            self.plan_offer.setText(_("Open its last plan ({name})").format(name=plan.name))
+            self.plan_offer.setToolTip(str(plan))
+        self.plan_offer.setVisible(plan is not None)
+
+    def open_offered_plan(self) -> bool:
+        """The status line's offer taken: open the table's last plan."""
+        plan, self.offered_plan = self.offered_plan, None
+        self.plan_offer.setVisible(False)
+        return plan is not None and self.open_plan(str(plan))
+
+    def _withdraw_plan_offer(self) -> None:
+        s = self.state
+        if self.offered_plan is not None and (s.plan_path is not None or s.plan_data.get("queries")):
+            self.offered_plan = None
+            self.plan_offer.setVisible(False)
+
     # ------------------------------------------------------------------ the welcome page and the steps
     def show_main(self) -> None:
         """Leave the welcome page for the numbered tabs."""
@@ -553,14 +591,19 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"dpdesk — {name} — {plan}{' *' if self.state.dirty else ''}")
 
     # ------------------------------------------------------------------ dialogs (overridable in tests)
-    def ask_open_path(self, title: str, filt: str) -> str:
-        return QFileDialog.getOpenFileName(self, title, "", filt)[0]
+    # each kind of file (table, plan, export, package, ...) opens in the folder last chosen for it (dpdesk.gui.file_dialogs)
+    def ask_open_path(self, title: str, filt: str, kind: str = "file") -> str:
+        return self.files.open_file(title, filt, kind)
 
-    def ask_save_path(self, title: str, filt: str) -> str:
-        return QFileDialog.getSaveFileName(self, title, "", filt)[0]
+    def ask_save_path(self, title: str, filt: str, kind: str = "file", name: str = "") -> str:
+        """A file to write, proposed as ``name`` in the folder last used for ``kind``."""
+        return self.files.save_file(title, filt, kind, name)
 
-    def ask_folder(self, title: str) -> str:
-        return QFileDialog.getExistingDirectory(self, title)
+    def ask_folder(self, title: str, kind: str = "package", name: str = "") -> str:
+        """An existing folder; with ``name``, a folder to write into, proposed as ``name`` and made if new."""
+        if name:
+            return self.files.new_folder(title, kind, name)
+        return self.files.folder_to_open(title, kind)
 
     def confirm_box(self, title: str, text: str) -> QMessageBox:
         """A yes/no question whose default (Return) and escape button is No: Return never spends."""
@@ -635,7 +678,14 @@ class MainWindow(QMainWindow):
         from dpdesk.core.preview.simulate import simulation_notice
         from dpdesk.gui.views.simulate_dialog import SimulateDialog
 
-        dialog = SimulateDialog(self, self.ask_open_path, self.ask_save_path, simulation_notice())
+        table = self.state.data_path
+        name = f"{table.stem}_simulated_releases.csv" if table is not None else "simulated_releases.csv"
+        dialog = SimulateDialog(
+            self,
+            lambda title, filt: self.ask_open_path(title, filt, "public"),
+            lambda title, filt: self.ask_save_path(title, filt, "simulation", name),
+            simulation_notice(),
+        )
         if dialog.exec() != SimulateDialog.DialogCode.Accepted:
             return None
         return dialog.choice()
@@ -645,7 +695,9 @@ class MainWindow(QMainWindow):
         from dpdesk.core.preview.simulate import simulation_notice
         from dpdesk.gui.views.fidelity_dialog import FidelityDialog
 
-        dialog = FidelityDialog(self, query, self.ask_open_path, simulation_notice())
+        dialog = FidelityDialog(
+            self, query, lambda title, filt: self.ask_open_path(title, filt, "public"), simulation_notice()
+        )
         if dialog.exec() != FidelityDialog.DialogCode.Accepted:
             return None
         return dialog.choice()

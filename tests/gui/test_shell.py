@@ -110,7 +110,7 @@ def test_status_line_release_numbers_and_show_this_release(
     assert win.status_label.text() == "Writing the release package…"
     wait_idle(qtbot, win)
     assert not win.errors, win.errors
-    out = busy / "release-1"
+    out = busy / "census_release_1"  # named after the table and the release
     assert (out / "report.pdf").is_file() and (busy / "notes.txt").read_text(encoding="utf-8") == "mine"
     from pypdf import PdfReader
 

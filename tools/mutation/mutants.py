@@ -5573,6 +5573,115 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "        if not keys or not a.text():",
         "        if True:",
         ("tests/gui/test_keyboard_walk.py",),
+        "FL01",
+        "app: a file dialog opens in the folder last chosen for its kind, also after a restart",
+        "dpdesk/gui/file_dialogs.py",
+        "        where = self.folder(kind)\n",
+        '        where = ""\n',
+        (
+            "tests/gui/test_file_dialogs.py::test_each_kind_of_dialog_opens_in_the_folder_last_chosen_for_it_also_after_a_restart",
+            "tests/gui/test_file_dialogs.py::test_save_plan_proposes_the_tables_name_and_the_saved_plan_is_in_open_recent",
+        ),
+    ),
+    Mutant(
+        "FL02",
+        "app: each kind of file has its own folder (a plan's dialog does not open where the table was)",
+        "dpdesk/gui/file_dialogs.py",
+        "        for k in (kind, FALLBACK.get(kind)):",
+        '        for k in ("table", "plan", "export", "package"):',
+        (
+            "tests/gui/test_file_dialogs.py::test_each_kind_of_dialog_opens_in_the_folder_last_chosen_for_it_also_after_a_restart",
+        ),
+    ),
+    Mutant(
+        "FL03",
+        "app: Save plan proposes <table stem>_plan.json",
+        "dpdesk/gui/actions/plan_file.py",
+        "name = path.name if path is not None else plan_name(self.state.data_path)",
+        'name = path.name if path is not None else ""',
+        (
+            "tests/gui/test_file_dialogs.py::test_save_plan_proposes_the_tables_name_and_the_saved_plan_is_in_open_recent",
+        ),
+    ),
+    Mutant(
+        "FL04",
+        "app: Export proposes the folder <table stem>_release_<N>",
+        "dpdesk/gui/file_dialogs.py",
+        'return f"{table.stem}_release_{number}" if table is not None else f"release_{number}"',
+        'return f"release_{number}"',
+        (
+            "tests/gui/test_file_dialogs.py::test_export_proposes_the_table_and_release_number_and_makes_a_new_folder",
+        ),
+    ),
+    Mutant(
+        "FL05",
+        "app: Export asks in a dialog where a new folder's name can be typed, and makes it",
+        "dpdesk/gui/main_window.py",
+        "            return self.files.new_folder(title, kind, name)",
+        "            return self.files.folder_to_open(title, kind)",
+        (
+            "tests/gui/test_file_dialogs.py::test_export_proposes_the_table_and_release_number_and_makes_a_new_folder",
+        ),
+    ),
+    Mutant(
+        "FL06",
+        "app: a saved plan is in File > Open recent and on the welcome page",
+        "dpdesk/gui/actions/plan_file.py",
+        "window.add_recent(path)  # File > Open recent and the welcome page",
+        "pass",
+        (
+            "tests/gui/test_file_dialogs.py::test_save_plan_proposes_the_tables_name_and_the_saved_plan_is_in_open_recent",
+        ),
+    ),
+    Mutant(
+        "FL07",
+        "app: a table opened again with no plan offers its last plan",
+        "dpdesk/gui/main_window.py",
+        "self.plan_offer.setVisible(plan is not None)",
+        "self.plan_offer.setVisible(False)",
+        (
+            "tests/gui/test_file_dialogs.py::test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it",
+        ),
+    ),
+    Mutant(
+        "FL08",
+        "app: the plan saved with a table is the one offered when the table is opened again",
+        "dpdesk/gui/actions/plan_file.py",
+        "self._remember_with_table(path)\n",
+        "pass\n",
+        (
+            "tests/gui/test_file_dialogs.py::test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it",
+        ),
+    ),
+    Mutant(
+        "FL09",
+        "app: taking the offer opens the table's last plan",
+        "dpdesk/gui/main_window.py",
+        "return plan is not None and self.open_plan(str(plan))",
+        "return plan is not None",
+        (
+            "tests/gui/test_file_dialogs.py::test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it",
+        ),
+    ),
+    Mutant(
+        "FL10",
+        "app: a table's last plan is offered only while its file is still there",
+        "dpdesk/gui/file_dialogs.py",
+        "return Path(plan) if plan and os.path.isfile(plan) else None",
+        "return Path(plan) if plan else None",
+        (
+            "tests/gui/test_file_dialogs.py::test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it",
+        ),
+    ),
+    Mutant(
+        "FL11",
+        "app: the offer of a table's last plan is withdrawn once another plan is opened",
+        "dpdesk/gui/main_window.py",
+        "        state.plan_changed.connect(self._withdraw_plan_offer)\n",
+        "",
+        (
+            "tests/gui/test_file_dialogs.py::test_a_table_opened_again_offers_its_last_plan_and_taking_it_opens_it",
+        ),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

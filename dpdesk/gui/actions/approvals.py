@@ -51,13 +51,13 @@ class Approvals(Action):
             except UsageError as exc:
                 window.show_error(str(exc))
                 return None
-        key = window.ask_open_path(_("Choose your private key"), _("Officer private key (*.pem)"))
+        key = window.ask_open_path(_("Choose your private key"), _("Officer private key (*.pem)"), "key")
         if not key:
             return None
         passphrase = window.ask_passphrase(_("Approve a plan"), _("Passphrase of the officer key:"))
         if not passphrase:
             return None
-        out = window.ask_save_path(_("Save the approval as"), _("Approval (*.json)"))
+        out = window.ask_save_path(_("Save the approval as"), _("Approval (*.json)"), "approval")
         if not out:
             return None
         params = plan_params(state.plan)
@@ -83,7 +83,7 @@ class Approvals(Action):
     def import_approval(self, path: str | None = None) -> bool:
         """(Curator) attach an officer's approval file to the next release (checked when the release runs)."""
         window = self.window
-        path = path or window.ask_open_path(_("Import an approval"), _("Approval (*.json)"))
+        path = path or window.ask_open_path(_("Import an approval"), _("Approval (*.json)"), "approval")
         if not path:
             return False
         from dpdesk.core.governance.officer import ApprovalError, read_approval_file

@@ -54,7 +54,9 @@ class NearCopy(Action):
         if not reason:
             return None
         approval = window.ask_open_path(
-            _("The officer's approval (cancel if the dataset is not governed)"), _("Approval (*.json)")
+            _("The officer's approval (cancel if the dataset is not governed)"),
+            _("Approval (*.json)"),
+            "approval",
         )
 
         def job(progress: Progress) -> DeclaredNew | tuple[str, str]:

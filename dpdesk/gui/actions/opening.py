@@ -58,7 +58,7 @@ class Opening(Action):
     def open_data(self, path: str | None = None) -> Worker | None:
         """Read the table in the worker (its first rows, its hash, its dataset), then show it."""
         window = self.window
-        path = path or window.ask_open_path(_("Open table"), data_filter())
+        path = path or window.ask_open_path(_("Open table"), data_filter(), "table")
         if not path:
             return None
         p = Path(path)
@@ -89,6 +89,10 @@ class Opening(Action):
             )
             window.add_recent(p)
             window.tabs.setCurrentWidget(window.schema_view)
+            if self.state.plan_path is not None:  # a plan opened first: the plan of this table from now on
+                window.files.remember_plan(p, self.state.plan_path)
+            else:
+                window.offer_last_plan()
 
         return self.run(job, done, _("Opening {name}…").format(name=p.name))
 

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from dpdesk.core.common.errors import DpdeskError
 from dpdesk.gui.actions.base import Action
+from dpdesk.gui.file_dialogs import plan_name
 from dpdesk.i18n import _
 
 
@@ -24,7 +25,7 @@ class PlanFile(Action):
         window = self.window
         if not window.maybe_save():
             return False
-        path = path or window.ask_open_path(_("Open plan"), plan_filter())
+        path = path or window.ask_open_path(_("Open plan"), plan_filter(), "plan")
         if not path:
             return False
         from dpdesk.core.common import jsonin
@@ -42,6 +43,7 @@ class PlanFile(Action):
             return False
         self.state.load_plan_data(data, Path(path))
         window.add_recent(Path(path))
+        self._remember_with_table(Path(path))
         if self.state.plan_error:
             window.set_status(self.state.plan_error)
         window.query_form.select_row(0)
@@ -52,7 +54,8 @@ class PlanFile(Action):
         window = self.window
         path = self.state.plan_path
         if ask or path is None:
-            chosen = window.ask_save_path(_("Save plan"), plan_filter())
+            name = path.name if path is not None else plan_name(self.state.data_path)
+            chosen = window.ask_save_path(_("Save plan"), plan_filter(), "plan", name)
             if not chosen:
                 return False
             path = Path(chosen if chosen.lower().endswith(".json") else chosen + ".json")
@@ -64,8 +67,15 @@ class PlanFile(Action):
             )
             return False
         self.state.mark_saved(path)
+        window.add_recent(path)  # File > Open recent and the welcome page
+        self._remember_with_table(path)
         window.update_title()
         return True
+
+    def _remember_with_table(self, plan: Path) -> None:
+        """The open table's last plan is now ``plan`` (offered when the table is opened again with no plan)."""
+        if self.state.data_path is not None:
+            self.window.files.remember_plan(self.state.data_path, plan)
 
     def maybe_save(self) -> bool:
         """Before the plan is replaced or the window closed: save, discard or cancel its unsaved changes."""
@@ -80,7 +90,9 @@ class PlanFile(Action):
     def import_codebook(self) -> None:
         """Fill the ticked category columns' categories from a codebook (CSV), as one undoable edit."""
         window = self.window
-        path = window.ask_open_path(_("Import codebook"), "CSV (*.csv);;" + _("All files") + " (*)")
+        path = window.ask_open_path(
+            _("Import codebook"), "CSV (*.csv);;" + _("All files") + " (*)", "codebook"
+        )
         if not path:
             return
         from dpdesk.core.plan.reader import read_codebook

@@ -14,16 +14,16 @@ if TYPE_CHECKING:
     from dpdesk.services.synthetic import SyntheticTable
 
 
-def package_folder(chosen: Path, number: int) -> Path:
-    """Where an export goes: the chosen folder if it is new or empty, else a new folder in it named after the
-    release (``release-N``, then ``release-N (2)``, ...); the export makes it."""
+def package_folder(chosen: Path, name: str) -> Path:
+    """Where an export goes: the chosen folder if it is new or empty, else a new folder in it named ``name`` (the
+    table's and the release's: ``census_release_3``, then ``census_release_3 (2)``, ...); the export makes it."""
     try:
         empty = not chosen.exists() or (chosen.is_dir() and not any(chosen.iterdir()))
     except OSError:
         empty = False
     if empty:
         return chosen
-    base = f"release-{number}"
+    base = name
     out, k = chosen / base, 2
     while out.exists():
         out, k = chosen / f"{base} ({k})", k + 1
@@ -37,21 +37,43 @@ class Results(Action):
         state = self.state
         return state.data_path.name if state.data_path else (state.dataset_id or "")
 
+    def _table_file_name(self, what: str) -> str:
+        """A proposed file name: the table's file name's stem and ``what`` (never a value from the table)."""
+        table = self.state.data_path
+        return f"{table.stem}_{what}" if table is not None else what
+
+    def _release_file_name(self, what: str) -> str:
+        """A proposed file name for the shown release: ``<table stem>_release_<N>_<what>``."""
+        from dpdesk.gui.file_dialogs import export_name
+        from dpdesk.gui.models import release_number
+
+        entry = self.state.results_entry
+        if entry is None:
+            return self._table_file_name(what)
+        return f"{export_name(self.state.data_path, release_number(self.state.ledger_entries, entry.seq))}_{what}"
+
     def export_release(self) -> Worker | None:
         """Write the shown release as a package (release.csv, report.pdf, plan.json, ledger.json); costs nothing."""
         window, state = self.window, self.state
         entry = state.results_entry
         if not state.results or entry is None or state.sha256 is None:
             return None
+        from dpdesk.gui.file_dialogs import export_name
+        from dpdesk.gui.models import release_number
+
+        proposed = export_name(state.data_path, release_number(state.ledger_entries, entry.seq))
         folder = window.ask_folder(
-            _("Choose a folder for the release package (a new folder is made in it unless it is empty)")
+            _(
+                "Name the release package's folder (made if new; in a folder that is not empty, a new one is made)"
+            ),
+            "export",
+            proposed,
         )
         if not folder:
             return None
         home, sha, name = state.home, state.sha256, self._dataset_name()
-        from dpdesk.gui.models import release_number
-
-        out = package_folder(Path(folder), release_number(state.ledger_entries, entry.seq))
+        out = package_folder(Path(folder), proposed)
+        window.files.remember("export", out.parent)  # the next export proposes its name beside this one
         title = window.results_view.report_title.text().strip() or None
 
         def job(progress: Progress) -> Path:
@@ -94,7 +116,10 @@ class Results(Action):
         if table is None:
             return
         path = window.ask_save_path(
-            _("Save the synthetic table as CSV"), _("CSV files") + " (*.csv);;" + _("All files") + " (*)"
+            _("Save the synthetic table as CSV"),
+            _("CSV files") + " (*.csv);;" + _("All files") + " (*)",
+            "synthetic",
+            self._release_file_name("synthetic.csv"),
         )
         if not path:
             return
@@ -112,7 +137,12 @@ class Results(Action):
         window, state = self.window, self.state
         if state.sha256 is None:
             return None
-        path = path or window.ask_save_path(_("Save the budget statement"), "PDF (*.pdf)")
+        path = path or window.ask_save_path(
+            _("Save the budget statement"),
+            "PDF (*.pdf)",
+            "statement",
+            self._table_file_name("budget_statement.pdf"),
+        )
         if not path:
             return None
         target = Path(path if path.lower().endswith(".pdf") else path + ".pdf")

@@ -23,7 +23,7 @@ class Review(Action):
         The review service runs in the worker (a large package's files are hashed there, with progress and
         cancel); the window opens, as the main window's ``review_window``, when it is done."""
         window = self.window
-        path = path or window.ask_folder(_("Choose a release package folder"))
+        path = path or window.ask_folder(_("Choose a release package folder"), "package")
         if not path:
             return None
         from dpdesk.services.review import ReviewRequest, review_path
