@@ -57,13 +57,14 @@ def new_plan(request: NewPlanRequest) -> NewPlan:
     if request.epsilon is not None:
         Budget(request.epsilon)  # refused here (budget.epsilon: ...) rather than written into the template
     out = request.out if request.out is not None else default_plan_path(request.data)
-    check_out_file(out, force=request.force, home=request.home, reads=(request.data,))
+    force = request.force  # an existing file is replaced only when the user said so
+    check_out_file(out, force=force, home=request.home, reads=(request.data,))
     header = read_header(request.data, encoding=request.encoding, delimiter=request.delimiter)
     kept, left = template_columns(header.names)
     if not kept:
         raise InputError(str(request.data), _("the header names no column"), line=1)
     template = plan_template(kept, title=request.data.stem, epsilon=request.epsilon)
-    _write(out, template_text(template) + "\n", force=request.force)
+    _write(out, template_text(template) + "\n", force=force)
     ambiguous = request.encoding is None and header.encoding in _AMBIGUOUS
     return NewPlan(out, kept, left, request.epsilon is None, header.encoding if ambiguous else "")
 

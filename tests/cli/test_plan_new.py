@@ -85,7 +85,7 @@ def test_a_template_is_refused_by_release_and_budget_in_plain_words(
         code, out, err = run(capsys, *args)
         assert code == 2, (args, out, err)
         assert 'column "age": the type is still to fill in: write int' in err
-        assert "budget: epsilon is still to fill in" in err
+        assert "budget: epsilon is still to fill in: the dataset's total privacy budget, for example 1" in err
         assert "Traceback" not in err and not (tmp_path / "r").exists()
 
 
