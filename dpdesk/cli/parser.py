@@ -518,6 +518,7 @@ def _add_plan_parser(sub: Any) -> None:
         metavar="FILE",
         help=_("the table: check that its header has the plan's columns (no value is read)"),
     )
+    v.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
     v.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
     v.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
 

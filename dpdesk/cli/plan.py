@@ -73,6 +73,7 @@ def _check(args: argparse.Namespace) -> int:
         PlanCheckRequest(
             plan=Path(args.plan),
             data=Path(args.data) if args.data else None,
+            codebook=Path(args.codebook) if args.codebook else None,
             encoding=args.encoding,
             delimiter=args.delimiter,
         )

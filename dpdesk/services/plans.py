@@ -91,10 +91,13 @@ def _write(out: Path, text: str, *, force: bool) -> None:
 
 @dataclass(frozen=True)
 class PlanCheckRequest:
-    """Check the plan file ``plan``; with ``data``, also that the table's header has the columns it declares."""
+    """Check the plan file ``plan`` (its category lists filled from ``codebook`` first, as a release would); with
+    ``data``, also that the table's header has the columns it declares."""
 
     plan: Path
     data: Path | None = None
+    #: a codebook filling category lists, as ``release --codebook`` reads it
+    codebook: Path | None = None
     encoding: str | None = None
     delimiter: str | None = None
 
@@ -114,7 +117,7 @@ def check_plan_file(request: PlanCheckRequest) -> PlanFindings:
     lacks; no value of the table is read."""
     from dpdesk.core.common import jsonin
     from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
-    from dpdesk.core.plan.reader import check_plan, parse_plan_text
+    from dpdesk.core.plan.reader import apply_codebook, check_plan, parse_plan_text, read_codebook
 
     source = str(request.plan)
     try:
@@ -131,6 +134,8 @@ def check_plan_file(request: PlanCheckRequest) -> PlanFindings:
         except PlanError as exc:
             return PlanFindings((str(exc),))
         raise  # pragma: no cover - the reader refuses what read_json refused
+    if request.codebook is not None and isinstance(data, dict):
+        data = apply_codebook(data, read_codebook(request.codebook))
     problems = [str(p) for p in check_plan(data).problems]
     if request.data is not None:
         header = read_header(request.data, encoding=request.encoding, delimiter=request.delimiter)

@@ -318,3 +318,18 @@ def test_empty_and_repeated_header_names_are_left_out_and_said(
     assert code == 0, err
     assert list(json.loads((tmp_path / "t_plan.json").read_text(encoding="utf-8"))["columns"]) == ["b", "c"]
     assert 'Left out (a name that is empty or repeated in the header): "a", ""' in out
+
+
+def test_plan_check_fills_categories_from_a_codebook_as_release_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plan = fill(_template(tmp_path))
+    plan["columns"]["region"]["categories"] = "?"
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(plan), encoding="utf-8")
+    code, out, _err = run(capsys, "plan", "check", str(path))
+    assert code == 2 and 'column "region": the categories are still to fill in' in out
+    book = tmp_path / "codebook.csv"
+    book.write_text("column,category\nregion,north\nregion,south\n", encoding="utf-8")
+    code, out, _err = run(capsys, "plan", "check", str(path), "--codebook", str(book))
+    assert code == 0, out
