@@ -464,8 +464,63 @@ def build_parser() -> argparse.ArgumentParser:
         "suggest", help=_("propose column types (only types: bounds and categories are yours)")
     )
     sg.add_argument("file", help=_("the table whose column types to propose"))
+    _add_plan_parser(sub)
     _add_help_notes(p)
     return p
+
+
+def _add_plan_parser(sub: Any) -> None:
+    """``dpdesk plan new|check``: a plan without writing JSON (a template from a table's header, its problems)."""
+    pl = sub.add_parser(
+        "plan",
+        help=_("write a plan template from a table's header, and list what a plan still lacks"),
+        description=_(
+            "A plan without writing JSON: plan new writes a template declaring the table's columns from its "
+            "header alone (no value is read), with every type, bounds and categories left for you to fill; plan "
+            "check lists, one a line, what is still missing or wrong."
+        ),
+    )
+    verbs = pl.add_subparsers(dest="plan_verb", parser_class=_Parser, metavar="VERB", title=_("verbs"))
+    verbs.required = True
+    v = verbs.add_parser(
+        "new",
+        prog="dpdesk plan new",
+        help=_("write a plan template from a table's header (no value is read)"),
+    )
+    v.add_argument(
+        "--data",
+        required=True,
+        metavar="FILE",
+        help=_("the table (CSV, Excel, Parquet); only its header is read"),
+    )
+    v.add_argument(
+        "--out",
+        metavar="PLAN.json",
+        help=_("the plan file to write (default: beside the table, its name and _plan.json)"),
+    )
+    v.add_argument("--force", action="store_true", help=_("replace the plan file if it exists"))
+    v.add_argument(
+        "--epsilon",
+        type=float,
+        metavar="E",
+        help=_("the dataset's total privacy budget (default: left for you to fill)"),
+    )
+    v.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
+    v.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
+    v = verbs.add_parser(
+        "check",
+        prog="dpdesk plan check",
+        help=_("list what a plan still lacks or gets wrong, one a line"),
+    )
+    v.add_argument("plan", metavar="PLAN", help=_("the plan file (JSON)"))
+    v.add_argument(
+        "--data",
+        metavar="FILE",
+        help=_("the table: check that its header has the plan's columns (no value is read)"),
+    )
+    v.add_argument("--codebook", help=_("CSV of column, category filling category lists"))
+    v.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
+    v.add_argument("--delimiter", help=_("the CSV's delimiter if sniffing fails"))
 
 
 def _epilog(examples: Sequence[str], codes: Sequence[tuple[int, str]]) -> str:
@@ -641,6 +696,24 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ((0, _("intact")), (1, _("something was changed, added or removed (named)")), usage),
         ),
         "suggest": ((f"dpdesk suggest {data}",), (done, usage)),
+        "plan": (
+            (f"dpdesk plan new --data {data}", "dpdesk plan check your_plan.json"),
+            ((0, _("written, or the plan is complete")), usage),
+        ),
+        "plan new": (
+            (f"dpdesk plan new --data {data}", f"dpdesk plan new --data {data} --out {plan} --epsilon 1"),
+            (
+                (0, _("the template was written")),
+                (2, _("bad data or usage (an existing file is not replaced)")),
+            ),
+        ),
+        "plan check": (
+            ("dpdesk plan check your_plan.json", f"dpdesk plan check {plan} --data {data}"),
+            (
+                (0, _("the plan is complete and valid")),
+                (2, _("the plan has problems (listed, one a line), or bad data or usage")),
+            ),
+        ),
         "officer": (
             (
                 'dpdesk officer create --name "A. Officer" --out officer',

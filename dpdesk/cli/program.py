@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from dpdesk.cli import app, budget, ledger, officer, release, review, simulate, suggest, team
+from dpdesk.cli import app, budget, ledger, officer, plan, release, review, simulate, suggest, team
 from dpdesk.cli.parser import build_parser
 from dpdesk.cli.printer import run_command
 from dpdesk.i18n import _
@@ -20,6 +20,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "ledger": ledger.run,
     "review": review.run,
     "suggest": suggest.run,
+    "plan": plan.run,
     "officer": officer.run,
     "team": team.run,
 }

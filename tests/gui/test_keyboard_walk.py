@@ -39,6 +39,12 @@ def tab_to(widget: Any, limit: int = 60) -> None:
     raise AssertionError(f"Tab never reached {widget!r}; it stopped at {QApplication.focusWidget()!r}")
 
 
+def ringed(widget: Any) -> bool:
+    """Whether a ring of the focus colour, two pixels thick, goes round ``widget`` (the platform's own mark, a
+    one-pixel tint of a field's frame or nothing on a button, is not enough)."""
+    return ring_pixels(widget) > 1.5 * 2 * (widget.width() + widget.height())
+
+
 def ring_pixels(widget: Any) -> int:
     """How many pixels of ``widget`` are drawn in the focus ring's colour."""
     img = widget.grab().toImage()
@@ -64,6 +70,7 @@ def test_the_whole_flow_by_keyboard_only(
     qtbot.addWidget(win)
     win.errors = []
     win.show_error = lambda message, details="": win.errors.append(message)
+    win.ask_save_changes = lambda: QMessageBox.StandardButton.Discard  # closing after a failed step
     win.ask_folder = lambda *_a: str(tmp_path / "package")  # the folder dialog is the system's, typed into
     win.resize(1008, 660)
     win.show()
@@ -74,7 +81,6 @@ def test_the_whole_flow_by_keyboard_only(
     # the welcome page: Tab to the sample, Space presses it
     sample = win.welcome.sample_button
     tab_to(sample)
-    assert ring_pixels(sample) > sample.width()  # the ring is drawn around the focused button
     key(Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: win.job is None and win.state.plan is not None, timeout=120_000)
     assert win.pages.currentWidget() is win.main_page
@@ -85,9 +91,15 @@ def test_the_whole_flow_by_keyboard_only(
     n = len(win.state.plan_data["queries"])
     key(Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert len(win.state.plan_data["queries"]) == n + 1
-    assert QApplication.focusWidget() is win.query_form.name
+    name = win.query_form.name
+    assert QApplication.focusWidget() is name
+    assert ringed(name)  # the ring is drawn around the focused field
     key(Qt.Key.Key_Escape)  # leaves the name as it is
     win.query_form.table.setFocus()
+    assert ring_pixels(name) < name.width() / 4  # and only around it
+    add = win.query_form.add_button
+    tab_to(add)
+    assert ringed(add)  # and around a focused button
     key(Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert len(win.state.plan_data["queries"]) == n
     assert not access.unnamed(win), [w.objectName() or type(w).__name__ for w in access.unnamed(win)]

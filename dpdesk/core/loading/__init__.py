@@ -21,7 +21,8 @@ The package, by job: :mod:`~.table` (the types a load produces), :mod:`~.load` (
 entry point, dispatching on the format), one module per format (:mod:`~.csvfile`: encoding detection,
 delimiter sniffing, the streaming and block readers; :mod:`~.excel`; :mod:`~.parquet`), :mod:`~.columns` (the
 column building all readers share), :mod:`~.guards` (read limits and the .xlsx bomb guard), :mod:`~.peek` (the
-first rows as text) and :mod:`~.suggest` (the one type suggestion, for the app and the command line).
+first rows as text), :mod:`~.header` (the column names from the header alone, for a plan template) and
+:mod:`~.suggest` (the one type suggestion, for the app and the command line).
 """
 
 from dpdesk.core.loading.guards import MAX_ROWS

@@ -96,6 +96,11 @@ MIN_DELTA = 1e-30
 MIN_EPSILON = 1e-9
 #: The narrowest range a column's bounds may span: a narrower one makes sensitivities underflow to zero.
 MIN_BOUND_WIDTH = 1e-9
+#: What a plan template (``dpdesk plan new``) leaves for the user to fill: refused, naming what to write, wherever
+#: the reader finds it in place of a type, a number, bounds or categories (where "?" was never valid anyway).
+PLACEHOLDER = "?"
+#: A key the reader ignores in any object of a plan: a template's explanations (JSON has no comments).
+HELP_KEY = "_help"
 
 
 #: How the query types reach the statistics registry (:mod:`dpdesk.core.dp.statistics`) without importing it: the
@@ -536,7 +541,7 @@ def key_problems(
     """Every unknown key (with the closest known one) and every missing required key of an object."""
     out: list[PlanError] = []
     for k in obj:
-        if k not in allowed:
+        if k not in allowed and k != HELP_KEY:
             out.append(
                 PlanError(
                     _join(prefix, str(k)),
@@ -560,7 +565,21 @@ def check_keys(obj: dict[str, Any], prefix: str, allowed: set[str], required: tu
         raise problems[0]
 
 
+def is_placeholder(value: Any) -> bool:
+    """Whether ``value`` is a template's :data:`PLACEHOLDER`, left to fill."""
+    return isinstance(value, str) and value == PLACEHOLDER
+
+
+def still_to_fill(key: str) -> PlanError:
+    """A template's placeholder left in place of a value."""
+    return PlanError(
+        key, _('{field} is still to fill in (the template\'s "?")').format(field=subject_of(key))
+    )
+
+
 def read_number(value: Any, key: str) -> float:
+    if is_placeholder(value):
+        raise still_to_fill(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         message = _("{field} must be a number, not {kind}").format(
             field=subject_of(key), kind=json_type(value)
@@ -641,6 +660,14 @@ def read_text(value: Any, key: str, choices: tuple[str, ...] | None = None) -> s
 def parse_budget(value: Any) -> Budget:
     obj = read_object(value, "budget")
     check_keys(obj, "budget", {"epsilon", "delta"}, ("epsilon",))
+    if is_placeholder(obj["epsilon"]):
+        raise PlanError(
+            "budget.epsilon",
+            _(
+                "epsilon is still to fill in: the dataset's total privacy budget, for example 1 (fixed at its "
+                "first release)"
+            ),
+        )
     return Budget(obj["epsilon"], obj.get("delta", 0.0))  # validated when built
 
 
@@ -741,16 +768,34 @@ def _missing_shape() -> str:
 def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
     obj = read_object(value, key)
     check_keys(obj, key, _COLUMN_KEYS, ("type",))
+    if is_placeholder(obj["type"]):
+        raise PlanError(
+            f"{key}.type",
+            _(
+                "the type is still to fill in: write int (whole numbers), float (numbers) or category (labels); "
+                'then keep "bounds" for int or float, or "categories" for category, and delete the other (or '
+                "delete the column if no query uses it)"
+            ),
+        )
     ctype = read_text(obj["type"], f"{key}.type", COLUMN_TYPES)
     bounds: tuple[float, float] | None = None
     categories: tuple[str, ...] | None = None
     if ctype in ("int", "float"):
+        if "categories" in obj and is_placeholder(obj["categories"]):
+            raise PlanError(
+                f"{key}.categories",
+                _('a number column (int or float) has bounds, not categories: delete "categories"'),
+            )
         if "categories" in obj:
             raise PlanError(f"{key}.categories", _no_categories_for_numbers(name, ctype))
         if "bounds" not in obj:
             raise PlanError(f"{key}.bounds", _bounds_required())
         bounds = _parse_bounds(obj["bounds"], f"{key}.bounds", integer=ctype == "int")
     else:
+        if "bounds" in obj and _template_bounds(obj["bounds"]):
+            raise PlanError(
+                f"{key}.bounds", _('a category column has categories, not bounds: delete "bounds"')
+            )
         if "bounds" in obj:
             raise PlanError(f"{key}.bounds", _no_bounds_for_category())
         if "categories" not in obj:
@@ -760,7 +805,20 @@ def _parse_column(name: str, value: Any, key: str) -> ColumnSpec:
     return ColumnSpec(name, ColumnType(ctype), bounds, categories, missing)
 
 
+def _template_bounds(value: Any) -> bool:
+    """Bounds that still hold a template's placeholder (``["?", "?"]``, or one of them filled)."""
+    return isinstance(value, (list, tuple)) and any(is_placeholder(x) for x in value)
+
+
 def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]:
+    if _template_bounds(value):
+        raise PlanError(
+            key,
+            _(
+                'the bounds are still to fill in: write the public lower and upper bound in place of each "?", '
+                "for example [0, 100] (they must not be read off the data)"
+            ),
+        )
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise PlanError(key, _("bounds must be a list of two numbers [lower, upper]"))
     lo = read_number(value[0], f"{key}[0]")
@@ -796,6 +854,14 @@ def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]
 
 
 def _parse_categories(value: Any, key: str) -> tuple[str, ...]:
+    if is_placeholder(value):
+        raise PlanError(
+            key,
+            _(
+                'the categories are still to fill in: list every possible label in place of the "?", for '
+                'example ["north", "south"], or import them from a codebook (they must not be read off the data)'
+            ),
+        )
     if not isinstance(value, (list, tuple)) or not value:
         raise PlanError(key, _("categories must be a non-empty list of category labels"))
     if len(value) > MAX_CATEGORIES:

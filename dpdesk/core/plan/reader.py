@@ -48,6 +48,7 @@ from dpdesk.core.model.spec import (
     column_required,
     gaussian_delta_required,
     install_registry,
+    is_placeholder,
     json_type,
     key_problems,
     no_self_grouping,
@@ -617,7 +618,8 @@ def read_codebook(path: str | Path) -> dict[str, list[str]]:
 
 
 def apply_codebook(plan_data: dict[str, Any], codebook: dict[str, list[str]]) -> dict[str, Any]:
-    """Fill the categories of category columns that have none from a codebook (a new dict)."""
+    """Fill the categories of category columns that have none (or a template's "?") from a codebook (a new
+    dict)."""
     data = json.loads(json.dumps(plan_data))
     cols = data.get("columns")
     if isinstance(cols, dict):
@@ -625,7 +627,7 @@ def apply_codebook(plan_data: dict[str, Any], codebook: dict[str, list[str]]) ->
             if (
                 isinstance(spec, dict)
                 and spec.get("type") == "category"
-                and "categories" not in spec
+                and ("categories" not in spec or is_placeholder(spec["categories"]))  # a template's "?" too
                 and name in codebook
             ):
                 spec["categories"] = list(codebook[name])
