@@ -281,9 +281,7 @@ def look_figure(look: Look, *, narrow: bool = False) -> Any:
         ax.set_xlabel(_("released value"), fontsize=8)
         if not narrow:  # in a narrow place the caption says what the marks are
             ax.legend(fontsize=6, loc="upper center", ncols=3, frameon=False)
-        ax.set_title(
-            look.query if narrow else _("{name}: its noise, simulated").format(name=look.query), fontsize=9
-        )
+        ax.set_title(look.query, fontsize=9)  # what the chart is: the caption beside it
         return fig
     if look.single:  # a chosen category: how often each is released
         counts = Counter(look.draws or look.values)
@@ -293,14 +291,12 @@ def look_figure(look: Look, *, narrow: bool = False) -> Any:
             x, [100.0 * counts[k] / max(1, sum(counts.values())) for k in labels], color=BAR_BLUE, alpha=0.8
         )
         ax.set_xticks(x)
-        ax.set_xticklabels(_short(labels), rotation=30 if len(labels) > 4 else 0, ha="right", fontsize=7)
-        ax.set_ylabel(_("% of simulated releases"), fontsize=8)
-        ax.set_title(
-            _("{name}: the answer released (stand-in's: {truth})").format(
-                name=look.query, truth=look.truths[0]
-            ),
-            fontsize=9,
+        tilt = len(labels) > 4 or max((len(k) for k in labels), default=0) > 8
+        ax.set_xticklabels(
+            _short(labels), rotation=30 if tilt else 0, ha="right" if tilt else "center", fontsize=7
         )
+        ax.set_ylabel(_("% of simulated releases"), fontsize=8)
+        ax.set_title(look.query, fontsize=9)
         return fig
     n = min(len(look.groups), MAX_BARS)
     x = np.arange(n)
@@ -329,8 +325,7 @@ def look_figure(look: Look, *, narrow: bool = False) -> Any:
         ax.set_ylim(top=highest * 1.22)  # room for the key above the bars
     if not narrow:
         ax.legend(fontsize=6, loc="upper center", ncols=3, frameon=False)
-    title = _("{name}: a release as it would look, simulated").format(name=look.query)
-    ax.set_title(look.query if narrow else title, fontsize=9)
+    ax.set_title(look.query, fontsize=9)
     return fig
 
 
