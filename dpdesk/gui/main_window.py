@@ -285,6 +285,7 @@ class MainWindow(QMainWindow):
         self.show_ledger_in_use()
         self.right_layout.addWidget(self.preview, 1)
         self.query_form.selection_changed.connect(self.preview.show_query)
+        self.query_form.look_view.look_ready.connect(self.preview.show_look)
         self.preview.fidelity_requested.connect(self.estimate_fidelity)
         self.schema_view.codebook_button.clicked.connect(self.import_codebook)
         self.results_view.export_button.clicked.connect(self.export_release)

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
+    from dpdesk.core.loading import Table
     from dpdesk.core.model.spec import Plan
+    from dpdesk.core.preview.look import Look
     from dpdesk.core.preview.simulate import Fidelity
 
 
@@ -96,4 +98,68 @@ def synthetic_fidelity(request: FidelityRequest, progress: Progress = NULL_PROGR
         runs=request.runs,
         rng=np.random.default_rng(request.seed),
         progress=progress,
+    )
+
+
+@dataclass(frozen=True)
+class LookRequest:
+    """One simulated release of the plan's query ``query`` as its table would look, uncharged: on a stand-in table
+    generated from the schema (the plan's expected rows), or on ``public``, a file the user declares public
+    (refused when it has a ledger or is ``private_sha``, the table opened for release)."""
+
+    plan: Plan
+    home: Path
+    query: str
+    public: Path | None = None
+    private_sha: str | None = None
+
+
+class StandIns:
+    """The last table a look was drawn on, kept for the next look of the same schema (a changed epsilon draws new
+    noise, not a new table). Safe to share between a worker that ends and the next one."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._key: object = None
+        self._table: Table | None = None
+
+    def table(self, request: LookRequest, progress: Progress) -> Table:
+        """The table for ``request``: the kept one when its schema, rows and source are the same, else a new one."""
+        import numpy as np
+
+        from dpdesk.core.preview.look import stand_in_rows
+        from dpdesk.core.preview.simulate import public_table, stand_in_table
+
+        plan = request.plan
+        rows = stand_in_rows(plan)
+        key = (
+            tuple((name, repr(spec)) for name, spec in plan.columns.items()),
+            plan.privacy_unit.id_column,
+            rows if request.public is None else None,
+            str(request.public) if request.public is not None else None,
+        )
+        with self._lock:
+            if key == self._key and self._table is not None:
+                return self._table
+        if request.public is not None:
+            table = public_table(
+                plan, request.public, request.home, progress=progress, private_sha=request.private_sha
+            )
+        else:
+            table = stand_in_table(plan, rows, np.random.default_rng(0))
+        with self._lock:
+            self._key, self._table = key, table
+        return table
+
+
+def query_look(request: LookRequest, stand_ins: StandIns, progress: Progress = NULL_PROGRESS) -> Look:
+    """The look of one query (:func:`dpdesk.core.preview.look.query_look`) on its stand-in or public table."""
+    from dpdesk.core.preview.look import query_look as draw
+
+    table = stand_ins.table(request, progress)
+    progress.check_cancelled()
+    return draw(
+        request.plan, request.query, table=table, public=request.public is not None, progress=progress
     )

@@ -5783,6 +5783,52 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/cli/test_plan_new.py::test_plan_new_writes_a_template_of_the_header_with_every_choice_left_to_fill",
         ),
     ),
+    Mutant(
+        "IS01",
+        "app: a query's simulated release shows each cell's 95% interval, as wide as the accuracy it states",
+        "dpdesk/core/preview/look.py",
+        "    if numeric and all(look.lows[:n]) and all(look.highs[:n]):",
+        "    if False and numeric and all(look.lows[:n]) and all(look.highs[:n]):",
+        (
+            "tests/gui/test_simulated_look.py::test_a_histogram_is_drawn_as_bars_with_the_stated_accuracy_and_follows_epsilon",
+        ),
+    ),
+    Mutant(
+        "IS02",
+        "app: the simulated release follows the query's epsilon",
+        "dpdesk/gui/views/look_view.py",
+        "        key = (spec, plan.columns, plan.privacy_unit, plan.expected_rows)",
+        "        key = (spec.name, plan.columns, plan.privacy_unit, plan.expected_rows)",
+        (
+            "tests/gui/test_simulated_look.py::test_a_histogram_is_drawn_as_bars_with_the_stated_accuracy_and_follows_epsilon",
+        ),
+    ),
+    Mutant(
+        "IS03",
+        "app: an epsilon typed key by key is simulated once, after the typing stops",
+        "dpdesk/gui/views/look_view.py",
+        "        if key != self.key:\n            self.timer.start()",
+        "        if key != self.key:\n            self._start()",
+        (
+            "tests/gui/test_simulated_look.py::test_a_histogram_is_drawn_as_bars_with_the_stated_accuracy_and_follows_epsilon",
+        ),
+    ),
+    Mutant(
+        "IS04",
+        "app: a mean's noise preview shows the mean's own noise before its count's and sum's",
+        "dpdesk/gui/views/preview_panel.py",
+        "        if len(design.components) > 1 and not stat.composite:",
+        "        if False and len(design.components) > 1 and not stat.composite:",
+        ("tests/gui/test_simulated_look.py::test_a_mean_shows_its_own_noise_first_then_its_parts",),
+    ),
+    Mutant(
+        "IS05",
+        "app: a simulated release never reads the table opened for release",
+        "dpdesk/gui/views/look_view.py",
+        "look = query_look(LookRequest(plan, home, name, private_sha=private), stand_ins, progress)",
+        "look = query_look(LookRequest(plan, home, name, public=self.state.data_path), stand_ins, progress)",
+        ("tests/gui/test_simulated_look.py::test_the_table_opened_for_release_is_never_read",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

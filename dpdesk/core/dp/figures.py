@@ -24,6 +24,11 @@ def _figure(width: float = 5.0, height: float = 3.2) -> Any:
     return Figure(figsize=(width, height), dpi=100, layout="constrained")
 
 
+def blank_figure(width: float, height: float) -> Any:
+    """An empty figure (inches) as the app's charts are made: the CJK font registered, a constrained layout."""
+    return _figure(width, height)
+
+
 _FONT_DONE = False
 
 

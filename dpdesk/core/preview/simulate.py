@@ -20,7 +20,7 @@ from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.dp.values import csv_bytes
 from dpdesk.core.loading import Column, Table, load_table
 from dpdesk.core.model.spec import Plan
-from dpdesk.core.release.steps import noisy_rows
+from dpdesk.core.release.steps import NoiseFn, PickFn, noisy_rows
 from dpdesk.i18n import _
 
 
@@ -50,6 +50,30 @@ def stand_in_table(plan: Plan, rows: int, rng: np.random.Generator) -> Table:
     return Table("<stand-in>", "", rows, cols)
 
 
+def numpy_noise(rng: np.random.Generator) -> NoiseFn:
+    """The release's noise function drawn with numpy's generator (previews only): noisy integers on each
+    component's grid, Laplace or Gaussian at the component's scale."""
+
+    def noise(values: list[int], comp: Any) -> list[int]:
+        scale = comp.scale / comp.grid
+        v = np.asarray(values, dtype=np.float64) * comp.refine
+        if comp.mechanism == "laplace":
+            return np.rint(v + rng.laplace(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
+        return np.rint(v + rng.normal(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+    return noise
+
+
+def numpy_pick(rng: np.random.Generator) -> PickFn:
+    """The exponential mechanism's choice drawn with numpy's generator (the Gumbel-max trick; previews only)."""
+
+    def pick(utilities: list[float], comp: Any) -> int:
+        u = np.asarray(utilities) / comp.scale
+        return int(np.argmax(u + rng.gumbel(size=len(u))))
+
+    return pick
+
+
 def simulate(
     plan: Plan,
     runs: int,
@@ -70,17 +94,7 @@ def simulate(
         keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
     exacts = [exact_statistic(d, table, keep, plan.columns) for d in designs]
 
-    def noise(values: list[int], comp: Any) -> list[int]:
-        scale = comp.scale / comp.grid
-        v = np.asarray(values, dtype=np.float64) * comp.refine
-        if comp.mechanism == "laplace":
-            return np.rint(v + rng.laplace(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
-        return np.rint(v + rng.normal(0.0, scale, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
-
-    def pick(utilities: list[float], comp: Any) -> int:
-        u = np.asarray(utilities) / comp.scale
-        return int(np.argmax(u + rng.gumbel(size=len(u))))
-
+    noise, pick = numpy_noise(rng), numpy_pick(rng)
     out: list[tuple[int, str, str, str]] = []
     every = max(1, runs // 200)  # a few hundred progress reports at most; a cancel is honoured at every run
     for run in range(1, runs + 1):

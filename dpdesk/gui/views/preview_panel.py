@@ -6,7 +6,7 @@ import math
 import os
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from dpdesk.core.common import shown as numfmt
@@ -159,6 +159,11 @@ class PreviewPanel(QWidget):
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
+        #: the last simulated look of the Queries tab (a dpdesk.core.preview.look.Look), drawn first here for a
+        #: query whose noise is made of parts (a mean's own noise, before its count's and its sum's)
+        self.look: Any = None
+        self.own_holder: QWidget | None = None
+        self.own_canvas: Any = None
         #: Estimates shown for synthetic-table queries: name -> (the query as estimated, the text).
         self.fidelity: dict[str, tuple[Any, str]] = {}
         self.row = -1
@@ -174,8 +179,6 @@ class PreviewPanel(QWidget):
         lay.addWidget(self.title)
         lay.addWidget(scroll)
         self.canvases: list[Any] = []
-        from PySide6.QtCore import QTimer
-
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(150)  # figures follow typing with a short delay; the meter is immediate
@@ -195,6 +198,8 @@ class PreviewPanel(QWidget):
                 w.setParent(None)  # gone now, not at the next event loop pass
                 w.deleteLater()
         self.canvases = []
+        self.own_holder = None
+        self.own_canvas = None
 
     def refresh(self) -> None:
         self._clear()
@@ -222,6 +227,21 @@ class PreviewPanel(QWidget):
             acc.setObjectName("preview_accuracy")
             self.body_layout.addWidget(acc)
         stat = statistics.get(spec.statistic)
+        if len(design.components) > 1 and not stat.composite:
+            # the query's own noise first (a mean's, simulated in the Queries tab), then the parts it is made of
+            self.own_holder = QWidget()
+            self.own_holder.setObjectName("own_noise")
+            QVBoxLayout(self.own_holder).setContentsMargins(0, 0, 0, 0)
+            self.body_layout.addWidget(self.own_holder)
+            self._draw_own(spec.name)
+            parts = QLabel(
+                _(
+                    "<b>How it is drawn</b>: the released value is computed from these {n} noisy parts."
+                ).format(n=len(design.components))
+            )
+            parts.setWordWrap(True)
+            parts.setObjectName("preview_parts")
+            self.body_layout.addWidget(parts)
         figure = stat.figure  # "selection" or "noise", as its statistic declares
         stacked = (
             self.width() < 560
@@ -273,6 +293,43 @@ class PreviewPanel(QWidget):
         g.setObjectName("guarantee")
         self.body_layout.addWidget(g)
         self.body_layout.addStretch(1)
+
+    def show_look(self, look: Any) -> None:
+        """Keep the Queries tab's latest simulated look, and draw it first when it is of the query shown."""
+        self.look = look
+        at = self.state.valid_query(self.row)
+        plan = self.state.valid_plan
+        if self.own_holder is not None and plan is not None and at is not None:
+            self._draw_own(plan.queries[at].name)
+
+    def _draw_own(self, name: str) -> None:
+        """The query's own noise (its look) in the holder at the top, or a line saying it is on its way."""
+        holder = self.own_holder
+        layout = holder.layout() if holder is not None else None
+        if layout is None:
+            return
+        while layout.count():
+            item = layout.takeAt(0)
+            w = item.widget() if item is not None else None
+            if w is not None:
+                w.hide()
+                w.setParent(None)
+                w.deleteLater()
+        self.own_canvas = None
+        if self.look is None or self.look.query != name:
+            wait = QLabel(_("Simulating a release on a stand-in table…"))
+            wait.setObjectName("own_noise_waiting")
+            layout.addWidget(wait)
+            return
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # heavy: imported on first preview
+
+        from dpdesk.core.preview.look import look_figure
+
+        canvas = FigureCanvasQTAgg(look_figure(self.look, narrow=self.width() < 560))
+        canvas.setObjectName("own_noise_chart")
+        canvas.setMinimumSize(200, 220)
+        self.own_canvas = canvas
+        layout.addWidget(canvas)
 
     def show_fidelity(self, spec: Any, result: Any, path: str) -> None:
         """Keep and show the estimate of ``spec`` (until the query changes)."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QButtonGroup,
     QComboBox,
     QFormLayout,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QScrollArea,
+    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -174,12 +176,13 @@ class QueryForm(QWidget):
         self.spend_group.addButton(self.know_epsilon)
         self.spend_group.addButton(self.know_accuracy)
         spend = QWidget()
-        spend_row = QHBoxLayout(spend)
+        spend_row = QVBoxLayout(
+            spend
+        )  # one above the other: the form stays narrow beside the simulated release
         spend_row.setContentsMargins(0, 0, 0, 0)
-        spend_row.setSpacing(16)
+        spend_row.setSpacing(2)
         spend_row.addWidget(self.know_epsilon)
         spend_row.addWidget(self.know_accuracy)
-        spend_row.addStretch(1)
         self.target_error = QLineEdit()
         self.target_error.setObjectName("target_error")
         self.target_confidence = QLineEdit()
@@ -277,7 +280,21 @@ class QueryForm(QWidget):
         form_scroll.setWidgetResizable(True)
         form_scroll.setFrameShape(QFrame.Shape.NoFrame)
         form_scroll.setWidget(self.form_box)
-        lay.addWidget(form_scroll, 3)
+        # beside the form, the selected query's release as it would look, simulated on a stand-in table: it
+        # follows the epsilon or the accuracy typed (issue 28 item 7)
+        from dpdesk.gui.views.look_view import LookView
+
+        self.look_view = LookView(state)
+        self.selection_changed.connect(self.look_view.show_query)
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        lower.setObjectName("queries_look")
+        lower.setChildrenCollapsible(False)
+        lower.addWidget(form_scroll)
+        lower.addWidget(self.look_view)
+        lower.setStretchFactor(0, 1)
+        lower.setStretchFactor(1, 1)
+        lower.setSizes([1000, 1000])  # halves, until the user moves the handle (remembered)
+        lay.addWidget(lower, 3)
         lay.addWidget(self.error)
 
         self.current = -1
@@ -299,6 +316,13 @@ class QueryForm(QWidget):
             *combos,
         ):
             c.activated.connect(self._edited)
+        from dpdesk.gui.fit import compact
+
+        # the combo boxes' least width from their policy, not their longest item (Qt keeps the hint it computed
+        # first, until a style change): the form stays narrow enough to leave room for the simulated release
+        compact(self)
+        for combo in self.findChildren(QComboBox):
+            QApplication.sendEvent(combo, QEvent(QEvent.Type.StyleChange))
         self.know_epsilon.clicked.connect(lambda: self.set_accuracy_first(False))
         self.know_accuracy.clicked.connect(lambda: self.set_accuracy_first(True))
         state.plan_changed.connect(self._plan_changed)
