@@ -410,7 +410,9 @@ class MainWindow(QMainWindow):
         )
         self.tab_actions = [
             act(title, functools.partial(self.show_tab, i), f"Ctrl+{i + 1}")
-            for i, title in enumerate((_("&Data"), _("&Queries"), _("&Results"), _("&Ledger")))
+            for i, title in enumerate(
+                (_("&Data tab"), _("&Queries tab"), _("&Results tab"), _("&Ledger tab"))
+            )
         ]
         self.shortcuts_action = act(_("&Keyboard shortcuts"), self.show_shortcuts, "Ctrl+/")
         self.quit_action = act(_("&Quit"), self.close, QKeySequence.StandardKey.Quit)

@@ -24,6 +24,8 @@ E_NOTATION = re.compile(r"(?<![\w.])\d+(\.\d+)?[eE][+-]?\d+(?!\w)")  # a number 
 def test_plain_rounds_in_the_direction_that_keeps_a_statement_true() -> None:
     assert (plain(0.12341, rounding="up"), plain(0.12349, rounding="down")) == ("0.1235", "0.1234")
     assert (epsilon(2.3634), delta(1e-07), delta(2.5e-12)) == ("2.363", "0.0000001", "0.0000000000025")
+    # a float's last-bit noise is not a shortfall: 1 - 0.9 left is 0.1, not 0.09999
+    assert (plain(1 - 0.9, rounding="down"), plain(0.1 + 0.2, rounding="up")) == ("0.1", "0.3")
     for x in (1e-9, 3.3e-7, 0.1, 0.99999, 1.0, 12.5, 1234.5678, 1e6 + 0.5):
         down, up = float(plain(x, 3, "down")), float(plain(x, 3, "up"))
         assert down <= x <= up and not E_NOTATION.search(plain(x, 3)), (x, down, up)

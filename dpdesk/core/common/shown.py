@@ -13,6 +13,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal, localcon
 from typing import Literal
 
 Rounding = Literal["nearest", "up", "down"]
+#: Significant digits kept before rounding up or down: beyond them a float's difference is representation noise
+NOISE_DIGITS = 12
 _MODES = {"nearest": ROUND_HALF_UP, "up": ROUND_CEILING, "down": ROUND_FLOOR}
 
 
@@ -23,6 +25,8 @@ def plain(x: float | int | Decimal, digits: int = 4, rounding: Rounding = "neare
     ('0.0000001', '0.1235', '0.1235', '0.1234')
     >>> plain(2.363), plain(12345.678), plain(0), plain(-0.000123456, 3)
     ('2.363', '12350', '0', '-0.000123')
+    >>> plain(1 - 0.9, rounding="down"), plain(0.1 + 0.2, rounding="up")  # float noise is not a shortfall
+    ('0.1', '0.3')
     """
     if isinstance(x, float) and not math.isfinite(x):
         return "∞" if x > 0 else ("-∞" if x < 0 else "NaN")
@@ -31,6 +35,10 @@ def plain(x: float | int | Decimal, digits: int = 4, rounding: Rounding = "neare
         return "0"
     with localcontext() as ctx:
         ctx.prec = 60
+        if (
+            rounding != "nearest"
+        ):  # a float's last-bit noise (1 - 0.9 = 0.09999999999999998) is not a shortfall
+            d = d.quantize(Decimal(1).scaleb(d.adjusted() - NOISE_DIGITS + 1), rounding=ROUND_HALF_UP)
         step = Decimal(1).scaleb(d.adjusted() - digits + 1)
         q = d.quantize(step, rounding=_MODES[rounding])
         text = format(q, "f")

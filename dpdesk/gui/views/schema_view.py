@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from pathlib import Path
 from typing import Any
 
@@ -379,11 +380,13 @@ class SchemaView(QWidget):
 
 
 def _set_text(edit: QLineEdit, value: Any) -> None:
-    text = (
-        ""
-        if value is None
-        else (str(int(value)) if isinstance(value, float) and value.is_integer() else str(value))
-    )
+    """A plan's number in its field as typed, in plain notation (a δ of 1e-06 reads 0.000001)."""
+    if isinstance(value, float) and math.isfinite(value):
+        from dpdesk.core.dp.values import fmt_number
+
+        text = fmt_number(value)
+    else:
+        text = "" if value is None else str(value)
     if edit.text() != text and not edit.hasFocus():
         edit.setText(text)
 
