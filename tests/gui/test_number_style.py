@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QThreadPool
-from PySide6.QtWidgets import QAbstractButton, QLabel, QMessageBox, QTableView
+from PySide6.QtWidgets import QMessageBox
 
 from dpdesk.core.common.shown import delta, epsilon, plain
 from dpdesk.gui.app import build
 from tests.conftest import SAMPLES
+from tests.gui.test_chinese_window import visible_texts
 
 pytestmark = pytest.mark.timeout(300)
 E_NOTATION = re.compile(r"(?<![\w.])\d+(\.\d+)?[eE][+-]?\d+(?!\w)")  # a number token, not a hex id
@@ -29,22 +30,6 @@ def test_plain_rounds_in_the_direction_that_keeps_a_statement_true() -> None:
     for x in (1e-9, 3.3e-7, 0.1, 0.99999, 1.0, 12.5, 1234.5678, 1e6 + 0.5):
         down, up = float(plain(x, 3, "down")), float(plain(x, 3, "up"))
         assert down <= x <= up and not E_NOTATION.search(plain(x, 3)), (x, down, up)
-
-
-def _texts(win: Any) -> list[str]:
-    out = [w.text() for w in win.findChildren(QLabel) if w.isVisible()]
-    out += [w.text() for w in win.findChildren(QAbstractButton) if w.isVisible()]
-    for view in win.findChildren(QTableView):
-        model = view.model()
-        if model is None:
-            continue
-        for r in range(model.rowCount()):
-            for c in range(model.columnCount()):
-                v = model.data(model.index(r, c))
-                if isinstance(v, str):
-                    out.append(v)
-
-    return out
 
 
 def test_nothing_the_window_shows_after_a_release_is_in_e_notation(
@@ -69,7 +54,7 @@ def test_nothing_the_window_shows_after_a_release_is_in_e_notation(
     seen = []
     for i in range(win.tabs.count()):
         win.tabs.setCurrentIndex(i)
-        seen += _texts(win)
+        seen += visible_texts(win)
     bad = sorted({t for t in seen if E_NOTATION.search(t)})
     assert not bad, bad
     assert any("0.0000001" in t for t in seen)  # the δ spent, in plain notation
