@@ -145,12 +145,42 @@ class SchemaModel(QAbstractTableModel):
             return base
         return base | Qt.ItemFlag.ItemIsEditable
 
+    def cell_problems(self, name: str, col: str) -> list[str]:
+        """The plan's problems that concern this cell (a column's bounds mark both bound cells; a problem of the
+        column as a whole marks its name), each once."""
+        fields = {"column": ("",), "type": ("type",), "lower": ("bounds",), "upper": ("bounds",)}
+        fields |= {"categories": ("categories",), "missing": ("missing",)}
+        keys = {f"columns.{name}" + (f".{f}" if f else "") for f in fields.get(col, ())}
+        out: list[str] = []
+        for p in self.state.plan_problems:
+            key = p.key.split("[")[0]
+            if key in keys and p.text not in out:
+                out.append(p.text)
+        return out
+
     def data(self, index: Index, role: int = DISPLAY) -> Any:
         if not index.isValid():
             return None
         name = self.names[index.row()]
         spec = self.spec(index.row())
         col = SCHEMA_COLUMNS[index.column()]
+        if role in (
+            Qt.ItemDataRole.DecorationRole,
+            Qt.ItemDataRole.ToolTipRole,
+            Qt.ItemDataRole.BackgroundRole,
+        ):
+            problems = self.cell_problems(name, col) if spec is not None else []
+            if not problems:
+                return None
+            if role == Qt.ItemDataRole.ToolTipRole:  # the problem in words, on the cell it is about
+                return "\n".join(problems)
+            if role == Qt.ItemDataRole.BackgroundRole:
+                from PySide6.QtGui import QColor
+
+                return QColor("#fdecea")
+            from PySide6.QtWidgets import QApplication, QStyle
+
+            return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
         if role == Qt.ItemDataRole.CheckStateRole and col == "use":
             return Qt.CheckState.Checked if spec is not None else Qt.CheckState.Unchecked
         if role not in (DISPLAY, EDIT):

@@ -5829,6 +5829,22 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "look = query_look(LookRequest(plan, home, name, public=self.state.data_path), stand_ins, progress)",
         ("tests/gui/test_simulated_look.py::test_the_table_opened_for_release_is_never_read",),
     ),
+    Mutant(
+        "SP01",
+        "app: a declaration's problem is marked on the cell it is about, with the problem as its tooltip",
+        "dpdesk/gui/models.py",
+        "            if key in keys and p.text not in out:",
+        "            if False:",
+        ("tests/gui/test_schema_problems_on_cells.py",),
+    ),
+    Mutant(
+        "SP02",
+        "a column's missing bounds are named in words a person fills the form with, not as a list's shape",
+        "dpdesk/core/model/spec.py",
+        "    if value is None or (isinstance(value, (list, tuple)) and not any(v is not None for v in value)):",
+        "    if False:",
+        ("tests/gui/test_schema_problems_on_cells.py",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -819,6 +819,14 @@ def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]
                 "for example [0, 100] (they must not be read off the data)"
             ),
         )
+    if value is None or (isinstance(value, (list, tuple)) and not any(v is not None for v in value)):
+        raise PlanError(
+            key,
+            _(
+                "the lower and upper bounds are missing: give the smallest and largest values that can occur, "
+                "known without looking at the data (a codebook, a legal limit)"
+            ),
+        )
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise PlanError(key, _("bounds must be a list of two numbers [lower, upper]"))
     lo = read_number(value[0], f"{key}[0]")
@@ -862,7 +870,15 @@ def _parse_categories(value: Any, key: str) -> tuple[str, ...]:
                 'example ["north", "south"], or import them from a codebook (they must not be read off the data)'
             ),
         )
-    if not isinstance(value, (list, tuple)) or not value:
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        raise PlanError(
+            key,
+            _(
+                "no categories yet: list every category the column can hold, from a codebook or the questionnaire "
+                "(never from the data); values not listed count as missing"
+            ),
+        )
+    if not isinstance(value, (list, tuple)):
         raise PlanError(key, _("categories must be a non-empty list of category labels"))
     if len(value) > MAX_CATEGORIES:
         raise PlanError(key, _("at most {n} categories are supported").format(n=MAX_CATEGORIES))
