@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
         """The status line: one line of fixed height. A message of several lines (a plan's problems) shows its
         first line and "show", which lists the rest in a popup (:meth:`show_status_details`)."""
         lines = [ln.strip().lstrip("-•").strip() for ln in text.splitlines() if ln.strip()]
-        self.status_label.setText(lines[0].rstrip(":") if lines else "")
+        self.status_label.setText(lines[0].rstrip(":：") if lines else "")
         self.status_label.setToolTip(text if len(lines) > 1 else "")
         self.status_details = lines[1:]
         self.status_more.setVisible(bool(self.status_details))

@@ -85,7 +85,7 @@ def test_every_tab_fits_1024_by_700_with_decorations_and_the_minimum_size(qtbot:
     settle(qtbot, win)
     view = win.schema_view
     assert rows_shown(view.schema) > 3, rows_shown(view.schema)
-    assert rows_shown(view.preview) > 1, rows_shown(view.preview)
+    assert rows_shown(view.preview) > 1.5, rows_shown(view.preview)  # it showed one row and a bit
 
     # the status line and the tabs hold still between 0 and 8 problems
     s = win.state

@@ -5845,6 +5845,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "    if False:",
         ("tests/gui/test_schema_problems_on_cells.py",),
     ),
+    Mutant(
+        "PV01",
+        "app: the Data tab shows more than one row and a half of the file at 1024x700 with decorations",
+        "dpdesk/gui/views/schema_view.py",
+        "        self.preview.verticalHeader().setDefaultSectionSize(self.preview.fontMetrics().lineSpacing() + 6)",
+        "        pass",
+        ("tests/gui/test_desk_geometry.py",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -85,6 +85,9 @@ class SchemaView(QWidget):
         self.preview.setModel(self.preview_model)
         self.preview.setToolTip(_("The first rows of your file, for you only: nothing here is published."))
         self.preview.horizontalHeader().setDefaultSectionSize(110)
+        # read-only rows one text line high (the editable declarations keep room for their editors): more rows
+        # of the file in sight on a short screen
+        self.preview.verticalHeader().setDefaultSectionSize(self.preview.fontMetrics().lineSpacing() + 6)
 
         self.schema_model = SchemaModel(state)
         self.schema = QTableView()
@@ -100,6 +103,8 @@ class SchemaView(QWidget):
             header.resizeSection(c, w)
         header.setStretchLastSection(True)
         self.schema.verticalHeader().setVisible(False)
+        # rows as high as a type's drop-down needs, no higher: a row more in sight at 1024x700
+        self.schema.verticalHeader().setDefaultSectionSize(self.schema.fontMetrics().lineSpacing() + 12)
         self.suggest_button = QPushButton(_("Suggest types"))
         self.suggest_button.setToolTip(
             _(
@@ -254,7 +259,7 @@ class SchemaView(QWidget):
         open_guide(self.window(), link.removeprefix("guide:"))
 
     def showEvent(self, event: Any) -> None:
-        """The first time the tab is shown: the unit box gets the height its rows need, the data rows a fifth of
+        """The first time the tab is shown: the unit box gets the height its rows need, the data rows a quarter of
         the rest and the column declarations everything else (later resizes go to those two, see __init__)."""
         super().showEvent(event)
         if not self._split_fitted:
@@ -268,7 +273,7 @@ class SchemaView(QWidget):
         unit = max(
             self._unit_box.minimumSizeHint().height(), min(self._unit_box.sizeHint().height(), total // 2)
         )
-        top = max(100, (total - unit) // 5)
+        top = max(120, (total - unit) // 4)
         self._split.setSizes([top, max(0, total - unit - top), unit])
 
     def _data_changed(self) -> None:
