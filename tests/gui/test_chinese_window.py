@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
     QLabel,
+    QLineEdit,
     QTabWidget,
     QWidget,
 )
@@ -33,6 +34,7 @@ def visible_texts(root: QWidget) -> list[str]:
     out = [w.text() for w in root.findChildren(QLabel) if w.isVisible()]
     out += [w.text() for w in root.findChildren(QAbstractButton) if w.isVisible()]
     out += [w.title() for w in root.findChildren(QGroupBox) if w.isVisible()]
+    out += [w.text() for w in root.findChildren(QLineEdit) if w.isVisible()]
     for tabs in root.findChildren(QTabWidget):
         if tabs.isVisible():
             out += [tabs.tabText(i) for i in range(tabs.count())]

@@ -5853,6 +5853,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "        pass",
         ("tests/gui/test_desk_geometry.py",),
     ),
+    Mutant(
+        "NS03",
+        "app: a plan's numbers in the form's fields read in plain notation (δ 0.0000001, not 1e-07)",
+        "dpdesk/gui/views/query_form.py",
+        "    if isinstance(value, float) and math.isfinite(value):",
+        "    if False:",
+        ("tests/gui/test_number_style.py::test_nothing_the_window_shows_after_a_release_is_in_e_notation",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

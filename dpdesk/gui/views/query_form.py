@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -825,7 +826,13 @@ def _target_words(stat: Any) -> tuple[str, str]:
 
 
 def _set(edit: QLineEdit, value: Any) -> None:
-    text = "" if value is None else str(value)
+    """A plan's value in its field as typed, numbers in plain notation (a δ of 1e-06 reads 0.000001)."""
+    if isinstance(value, float) and math.isfinite(value):
+        from dpdesk.core.dp.values import fmt_number
+
+        text = fmt_number(value)
+    else:
+        text = "" if value is None else str(value)
     if edit.text() != text and not edit.hasFocus():
         edit.setText(text)
 
