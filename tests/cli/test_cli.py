@@ -60,7 +60,7 @@ def test_release_then_budget_ledger_and_refusal(dpdesk_home: Path, tmp_path: Pat
     assert "OVER BUDGET" in b.stdout and "left before this plan: epsilon 0.1" in b.stdout
     again = run("release", str(PLAN), "--data", str(DATA), "--out", str(tmp_path / "again"), home=dpdesk_home)
     assert again.returncode == 1
-    assert "epsilon 0.1 and delta 9e-07 left" in again.stderr
+    assert "epsilon 0.1 and delta 0.0000009 left" in again.stderr
     assert not (tmp_path / "again").exists()
     lg = run("ledger", "--data", str(DATA), home=dpdesk_home)
     assert lg.returncode == 0 and "chain verified" in lg.stdout and "release  epsilon 0.9" in lg.stdout
@@ -460,7 +460,7 @@ def test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger(dpdesk_home: Pat
     bom = tmp_path / "bom.csv"  # released directly, never opened before
     bom.write_bytes(b"\xef\xbb\xbf" + DATA.read_bytes())
     again = run("release", str(PLAN), "--data", str(bom), "--out", str(tmp_path / "again"), home=dpdesk_home)
-    assert again.returncode == 1 and "epsilon 0.1 and delta 9e-07 left" in again.stderr
+    assert again.returncode == 1 and "epsilon 0.1 and delta 0.0000009 left" in again.stderr
     assert not (tmp_path / "again").exists()
     assert len(list((dpdesk_home / "ledgers").glob("ds-*.jsonl"))) == 1
 

@@ -142,7 +142,7 @@ def _sha(path: Path) -> str:
 def test_rerunning_costs_again_and_is_refused_when_exhausted(dpdesk_home: Path, tmp_path: Path) -> None:
     data = write_csv(tmp_path / "d.csv", [(1, "a")])
     release(small_plan(), data, dpdesk_home, tmp_path / "o1")  # 0.6 of 1.0
-    with pytest.raises(BudgetExceeded, match=r"has epsilon 0\.4 and delta 1e-06 left") as err:
+    with pytest.raises(BudgetExceeded, match=r"has epsilon 0\.4 and delta 0\.000001 left") as err:
         release(small_plan(), data, dpdesk_home, tmp_path / "o2")
     assert err.value.exit_code == 1
     assert not (tmp_path / "o2").exists()

@@ -5861,6 +5861,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "    if False:",
         ("tests/gui/test_number_style.py::test_nothing_the_window_shows_after_a_release_is_in_e_notation",),
     ),
+    Mutant(
+        "NS04",
+        "a refused release says what is left in plain notation (delta 0.000001 left, not 1e-06)",
+        "dpdesk/core/release/steps.py",
+        '            left_d=plain(rem.delta, 3, "down"),',
+        '            left_d=f"{rem.delta:.3g}",',
+        ("tests/core/test_release.py::test_rerunning_costs_again_and_is_refused_when_exhausted",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

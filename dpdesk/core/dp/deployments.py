@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dpdesk.core.common.shown import plain
 from dpdesk.i18n import _, current_language
 
 #: a per-release epsilon from which the app and the command line warn
@@ -167,14 +168,14 @@ def deployments() -> tuple[Deployment, ...]:
 
 
 def _fmt(eps: float) -> str:
-    return f"{eps:.3g}"
+    return plain(eps, 3)
 
 
 def label(d: Deployment) -> str:
     """One line: name, epsilon (and delta), unit and period, and whether the noise is local."""
     eps = _("epsilon {e}").format(e=_fmt(d.epsilon))
     if d.delta:
-        eps = _("epsilon {e}, delta {d}").format(e=_fmt(d.epsilon), d=f"{d.delta:g}")
+        eps = _("epsilon {e}, delta {d}").format(e=_fmt(d.epsilon), d=plain(d.delta, 3))
     where = _("local DP, on each device") if d.model == "local" else _("central DP")
     return _("{name}: {eps} {per} ({where})").format(name=d.name, eps=eps, per=d.per, where=where)
 
@@ -216,7 +217,7 @@ def describe(epsilon: float) -> str:
             _(
                 "An epsilon of {h} or more lets a release change the probability of an outcome by a factor of "
                 "e^{e} = {f}: that is a weak promise for one release of a sensitive table."
-            ).format(h=_fmt(HIGH_EPSILON), e=e, f=f"{math.exp(min(epsilon, 700.0)):.3g}")
+            ).format(h=_fmt(HIGH_EPSILON), e=e, f=plain(math.exp(min(epsilon, 700.0)), 3, "up"))
         )
     parts.append(
         _(

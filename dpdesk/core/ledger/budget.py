@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.common.shown import plain
 from dpdesk.core.dp import accounting as acc
 from dpdesk.core.dp.deployments import HIGH_EPSILON  # a release of this epsilon or more is warned about
 from dpdesk.core.dp.queries import design_plan
@@ -403,14 +404,18 @@ def spend_warnings(epsilon: float, left_after: float, budget: float) -> tuple[st
             _(
                 "Warning: this release spends ε {e}, which is {high} or more: the probability of any outcome may "
                 "change by a factor of up to e^{e} = {f} when one person is added or removed, a weak promise."
-            ).format(e=f"{epsilon:.4g}", high=f"{HIGH_EPSILON:g}", f=f"{math.exp(min(epsilon, 700.0)):.3g}")
+            ).format(
+                e=plain(epsilon, 4, "up"),
+                high=plain(HIGH_EPSILON, 6),
+                f=plain(math.exp(min(epsilon, 700.0)), 3, "up"),
+            )
         )
     if epsilon > 0 and used_up(left_after, budget):
         out.append(
             _(
                 "Warning: this release spends everything that is left of the budget (ε {b}): no later release of "
                 "this dataset will be possible unless its budget is raised (a settings change the ledger records)."
-            ).format(b=f"{budget:g}")
+            ).format(b=plain(budget, 6))
         )
     return tuple(out)
 

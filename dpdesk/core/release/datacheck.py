@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpdesk.core.common.errors import UsageError
+from dpdesk.core.common.shown import plain
 from dpdesk.core.loading import Table
 from dpdesk.core.model.spec import Plan
 from dpdesk.i18n import _
@@ -69,8 +70,8 @@ class DataCheck:
                     missing=c.missing,
                     unparsable=c.unparsable,
                     clamped=c.clamped,
-                    lo=f"{lo:g}",
-                    hi=f"{hi:g}",
+                    lo=plain(lo, 15),
+                    hi=plain(hi, 15),
                 )
             if c.first_problem and (c.missing or c.undeclared or c.unparsable):
                 line += " " + _("(first at {where})").format(where=c.first_problem)

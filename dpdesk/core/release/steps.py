@@ -30,6 +30,7 @@ import numpy as np
 
 from dpdesk.core.common.errors import BudgetExceeded, DpdeskError, UsageError
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
+from dpdesk.core.common.shown import plain
 from dpdesk.core.dp import accounting as acc
 from dpdesk.core.dp import mechanisms as mech
 from dpdesk.core.dp import statistics
@@ -430,13 +431,13 @@ def _over_budget(report: BudgetReport) -> BudgetExceeded:
             "over budget: this plan needs epsilon {e}, delta {d} under {method}; this dataset has epsilon "
             "{left_e} and delta {left_d} left of its budget (epsilon {budget_e}, delta {budget_d})"
         ).format(
-            e=f"{after.epsilon:.6g}",
-            d=f"{after.delta:.3g}",
+            e=plain(after.epsilon, 6, "up"),
+            d=plain(after.delta, 3, "up"),
             method=name,
-            left_e=f"{max(0.0, rem.epsilon):.6g}",
-            left_d=f"{rem.delta:.3g}",
-            budget_e=f"{report.budget.epsilon:g}",
-            budget_d=f"{report.budget.delta:g}",
+            left_e=plain(max(0.0, rem.epsilon), 6, "down"),
+            left_d=plain(rem.delta, 3, "down"),
+            budget_e=plain(report.budget.epsilon, 6),
+            budget_d=plain(report.budget.delta, 6),
         )
     )
 
