@@ -99,7 +99,7 @@ class SchemaView(QWidget):
         header = self.schema.horizontalHeader()
         # categories (5) get a readable width of their own (stretching, they fell to 15 px at zh 1024×700); the
         # last column takes what is left, and a narrow window scrolls sideways
-        for c, w in ((0, 36), (1, 110), (2, 130), (3, 80), (4, 80), (5, CATEGORIES_WIDTH), (6, 100)):
+        for c, w in ((0, 36), (1, 110), (2, 175), (3, 80), (4, 80), (5, CATEGORIES_WIDTH), (6, 100)):
             header.resizeSection(c, w)
         header.setStretchLastSection(True)
         self.schema.verticalHeader().setVisible(False)
