@@ -208,7 +208,7 @@ def test_the_report_shows_a_bounded_part_of_large_tables(tmp_path: Path) -> None
     assert "w000, w001" in text and "w029 and 220 more (plan.json lists them all)" in text  # the plan's list
     assert "m199" in text  # the nine tables of 200 are whole: 200 + 9 x 200 = 2,000
     assert "This report shows at most 2,000 values in all; this query's 3 values are in release.csv." in text
-    assert text.count("Mechanism: laplace") >= 11  # every query keeps its section
+    assert text.count("Mechanism: Laplace") >= 11  # every query keeps its section
 
 
 def quantile_plan(path: Path, queries: int, candidates_each: int = 100_000) -> Path:

@@ -112,7 +112,7 @@ def test_the_review_window_lists_an_entry_of_an_unknown_type(
     qtbot.addWidget(w)
     table = w.findChildren(QTableWidget)[-1]  # the ledger entries, last
     rows = [[table.item(r, c).text() for c in range(4)] for r in range(table.rowCount())]
-    assert [r[:2] for r in rows] == [["1", "settings"], ["2", "spend"], ["3", "package"], ["30", "bogus"]]
+    assert [r[:2] for r in rows] == [["1", "settings"], ["2", "release"], ["3", "package"], ["30", "bogus"]]
 
 
 def test_a_package_entry_reads_its_chain_fields_as_stored(
