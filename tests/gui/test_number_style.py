@@ -5,17 +5,12 @@ significant digits; a rounded figure never promises more budget than is left."""
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QThreadPool
-from PySide6.QtWidgets import QMessageBox
 
 from dpdesk.core.common.shown import delta, epsilon, plain
-from dpdesk.gui.app import build
-from tests.conftest import SAMPLES
 from tests.gui.test_chinese_window import visible_texts
 
 pytestmark = pytest.mark.timeout(300)
@@ -32,25 +27,10 @@ def test_plain_rounds_in_the_direction_that_keeps_a_statement_true() -> None:
         assert down <= x <= up and not E_NOTATION.search(plain(x, 3)), (x, down, up)
 
 
-def test_nothing_the_window_shows_after_a_release_is_in_e_notation(
-    qtbot: Any, dpdesk_home: Path, tmp_path: Path
-) -> None:
-    _app, win = build(dpdesk_home)
-    qtbot.addWidget(win)
-    win.errors = []
-    win.show_error = lambda message, details="": win.errors.append(message)
-    win.ask_confirm = lambda *_a: True
-    win.ask_save_changes = lambda: QMessageBox.StandardButton.Discard
-    win.show()
-    data = tmp_path / "census.csv"
-    shutil.copy(SAMPLES / "census_sample.csv", data)
-    assert win.open_plan(str(SAMPLES / "cps_wages_plan.json"))
-    win.open_data(str(data))
-    qtbot.waitUntil(lambda: win.job is None, timeout=120_000)
-    assert win.release() is not None
-    qtbot.waitUntil(lambda: win.job is None, timeout=120_000)
-    QThreadPool.globalInstance().waitForDone(30_000)
-    assert win.state.results and not win.errors, win.errors
+def test_nothing_the_window_shows_after_a_release_is_in_e_notation(desk: Callable[[], Any]) -> None:
+    d = desk()
+    win = d.win
+    d.release()
     win.query_form.select_row(3)  # "wage by region": its δ 1e-07 in the form's field
     seen = []
     for i in range(win.tabs.count()):
@@ -59,5 +39,3 @@ def test_nothing_the_window_shows_after_a_release_is_in_e_notation(
     bad = sorted({t for t in seen if E_NOTATION.search(t)})
     assert not bad, bad
     assert any("0.0000001" in t for t in seen)  # the δ spent, in plain notation
-    win.state.undo_stack.setClean()
-    win.state.clean_index = win.state.undo_stack.index()
