@@ -36,7 +36,7 @@ from dpdesk.gui.actions.release import Release
 from dpdesk.gui.actions.results import Results
 from dpdesk.gui.actions.review import Review
 from dpdesk.gui.actions.simulations import Simulations
-from dpdesk.gui.actions.team import TeamLedger
+from dpdesk.gui.actions.team import Dashboard, TeamLedger
 from dpdesk.gui.file_dialogs import FileDialogs
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from dpdesk.core.release.steps import PreparedRelease
     from dpdesk.gui.views.review_window import ReviewWindow
     from dpdesk.gui.views.simulate_dialog import SimulationChoice
+    from dpdesk.gui.views.team_dashboard import TeamDashboard
     from dpdesk.gui.views.team_dialog import TeamDialog
 
 log = logging.getLogger(__name__)
@@ -97,8 +98,10 @@ class MainWindow(QMainWindow):
         self.approvals = Approvals(self)
         self.near_copies = NearCopy(self)
         self.team_ledger = TeamLedger(self)
+        self.dashboard = Dashboard(self)
         self.language = Language(self)
         self.team_dialog: TeamDialog | None = None  # the last Team ledger dialog opened
+        self.team_dashboard: TeamDashboard | None = None  # the Team dashboard, once opened
         self.setWindowTitle("dpdesk")
         self.setWindowIcon(window_icon())
         self.setAcceptDrops(True)
@@ -390,6 +393,15 @@ class MainWindow(QMainWindow):
             None,
             _("Which ledger this home uses: its own files, or a team's ledger on a PostgreSQL server"),
         )
+        self.dashboard_action = act(
+            _("Team &dashboard…"),
+            self.open_team_dashboard,
+            "Ctrl+Shift+D",
+            _(
+                "Every dataset of the team ledger: budget, spent, left, latest releases, what needs attention, and "
+                "the privacy officer's actions"
+            ),
+        )
         self.export_action = act(
             _("&Export release…"),
             self.export_release,
@@ -452,6 +464,7 @@ class MainWindow(QMainWindow):
         tools_menu.addAction(self.approve_plan_action)
         tools_menu.addSeparator()
         tools_menu.addAction(self.team_action)
+        tools_menu.addAction(self.dashboard_action)
         tools_menu.addSeparator()
         # named in English too in another language, so that someone who cannot read it finds the way back
         self.language_menu = tools_menu.addMenu(
@@ -843,6 +856,10 @@ class MainWindow(QMainWindow):
     def open_team_ledger(self) -> TeamDialog:
         """Tools > Team ledger: connect this home to a team's ledger, or disconnect it (:mod:`.actions.team`)."""
         return self.team_ledger.open_dialog()
+
+    def open_team_dashboard(self) -> TeamDashboard:
+        """Tools > Team dashboard: the team's datasets and the officer's actions (:mod:`.actions.team`)."""
+        return self.dashboard.open_dashboard()
 
     def show_ledger_in_use(self) -> None:
         """The line beside the budget: which ledger this home uses."""

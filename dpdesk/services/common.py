@@ -23,23 +23,26 @@ class Dataset:
 
     ``sha256`` is the data file's SHA-256 when the caller already has it (the app hashes the file on opening):
     the file is then not read again. ``name`` is how documents name the dataset (default: the file's name).
+    ``dataset_id`` names a known dataset by its public id instead of a file (the officer's dashboard acts on a
+    team's dataset it has no file of): its ledger is opened by that id, and nothing is resolved.
     """
 
     home: Path
     data: str | Path | None = None
     sha256: str | None = None
     name: str | None = None
+    dataset_id: str | None = None
 
     def __post_init__(self) -> None:
-        if self.data is None and self.sha256 is None:
-            raise ValueError("a dataset needs its data file or the file's SHA-256")
+        if self.data is None and self.sha256 is None and self.dataset_id is None:
+            raise ValueError("a dataset needs its data file, the file's SHA-256 or its public id")
 
     @property
     def display_name(self) -> str:
         """The dataset's name in documents: ``name`` if given, else the data file's name."""
         if self.name is not None:
             return self.name
-        return Path(self.data).name if self.data is not None else ""
+        return Path(self.data).name if self.data is not None else (self.dataset_id or "")
 
     def resolve(self, progress: Progress = NULL_PROGRESS) -> Resolution | None:
         """Which dataset the data file belongs to: by its bytes, else by its content (a re-saved copy of a known
@@ -56,6 +59,8 @@ class Dataset:
         from dpdesk.core.ledger.book import Ledger
         from dpdesk.core.loading import file_sha256
 
+        if self.data is None and self.sha256 is None:
+            return self.by_id()
         sha = self.sha256 if self.sha256 is not None else file_sha256(self.data or "")
         return Ledger.for_dataset(self.home, sha)
 
@@ -69,6 +74,8 @@ class Dataset:
         from dpdesk.core.identity.recognition import ledger_for
         from dpdesk.core.ledger.book import migration_notice
 
+        if self.data is None and self.sha256 is None:
+            return self.by_id()
         resolution = self.resolve()
         if resolution is not None:
             ledger = resolution.ledger
@@ -79,6 +86,21 @@ class Dataset:
             notify(migration_notice(ledger.migrated))
         refuse_near_copy(resolution)
         return ledger
+
+    def by_id(self) -> Ledger:
+        """The ledger of the known dataset ``dataset_id`` (in the team's ledger when the home uses one); a
+        :class:`~dpdesk.core.common.errors.UsageError` when the home knows no dataset of that id."""
+        from dpdesk.core.common.errors import UsageError
+        from dpdesk.core.ledger.book import Ledger
+        from dpdesk.core.ledger.entries import is_dataset_id
+        from dpdesk.i18n import _
+
+        dataset = self.dataset_id or ""
+        if not is_dataset_id(dataset) or not Ledger.of(self.home, dataset).store.has(dataset):
+            raise UsageError(
+                _("{dataset} is not a dataset with a ledger in this dpdesk home").format(dataset=dataset)
+            )
+        return Ledger.of(self.home, dataset)
 
 
 def refuse_near_copy(resolution: Resolution | None) -> None:

@@ -1,5 +1,6 @@
 """Tools > Team ledger: the dialog that connects this home to a team's ledger or disconnects it, and the line beside
-the budget that says which ledger is in use (:mod:`dpdesk.services.team`)."""
+the budget that says which ledger is in use; Tools > Team dashboard: the team's datasets and the officer's actions
+(:mod:`dpdesk.services.team`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dpdesk.gui.actions.base import Action
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
+    from dpdesk.gui.views.team_dashboard import TeamDashboard
     from dpdesk.gui.views.team_dialog import TeamDialog
 
 
@@ -51,3 +53,25 @@ class TeamLedger(Action):
 
         c = in_use(self.state.home)
         return ledger_line(c.url, c.server, c.from_env, c.error)
+
+
+class Dashboard(Action):
+    """Tools > Team dashboard."""
+
+    def open_dashboard(self) -> TeamDashboard:
+        """Open the team dashboard (not modal: the officer keeps it beside the main window), or raise the one
+        already open and ask the server again. A home that uses no team ledger is told how to connect it."""
+        from dpdesk.gui.views.team_dashboard import TeamDashboard
+
+        window = self.window
+        dashboard = window.team_dashboard
+        if dashboard is not None and dashboard.isVisible():
+            dashboard.raise_()
+            dashboard.activateWindow()
+            dashboard.refresh()
+            return dashboard
+        dashboard = TeamDashboard(window, self.state.home, window.pool)
+        window.team_dashboard = dashboard
+        dashboard.show()
+        dashboard.table.setFocus()
+        return dashboard
