@@ -5869,6 +5869,50 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '            left_d=f"{rem.delta:.3g}",',
         ("tests/core/test_release.py::test_rerunning_costs_again_and_is_refused_when_exhausted",),
     ),
+    Mutant(
+        "TD01",
+        "team dashboard: a curator's and the auditor's officer buttons are disabled (read only)",
+        "dpdesk/gui/views/team_dashboard.py",
+        "            button.setEnabled(officer and applies and not busy)",
+        "            button.setEnabled(applies and not busy)",
+        (
+            "tests/team/test_team_dashboard.py::test_a_curator_and_the_auditor_see_the_same_with_the_officers_buttons_disabled",
+        ),
+    ),
+    Mutant(
+        "TD02",
+        "team dashboard: what a dataset spent is rounded up, never shown as less than it is",
+        "dpdesk/gui/views/team_dashboard.py",
+        'return pair(ds["spent"], "up")',
+        'return pair(ds["spent"], "nearest")',
+        ("tests/team/test_team_dashboard.py::test_the_model_rounds_spent_up_and_left_down_in_plain_words",),
+    ),
+    Mutant(
+        "TD03",
+        "team dashboard: what is left of a budget is rounded down, never shown as more than it is",
+        "dpdesk/gui/views/team_dashboard.py",
+        'return pair(ds["left"], "down")',
+        'return pair(ds["left"], "nearest")',
+        ("tests/team/test_team_dashboard.py::test_the_model_rounds_spent_up_and_left_down_in_plain_words",),
+    ),
+    Mutant(
+        "TD04",
+        "team dashboard: a dataset that spent past its budget is marked broken, not in order",
+        "dpdesk/gui/views/team_dashboard.py",
+        '    if "overspent" in problems:',
+        "    if False:",
+        ("tests/team/test_team_dashboard.py::test_the_model_rounds_spent_up_and_left_down_in_plain_words",),
+    ),
+    Mutant(
+        "TD05",
+        "team dashboard: only an officer is an officer (a curator's role is not taken for one)",
+        "dpdesk/gui/views/team_dashboard.py",
+        '    if details.get("officer"):\n        return "officer"',
+        '    if details.get("curator"):\n        return "officer"',
+        (
+            "tests/team/test_team_dashboard.py::test_a_curator_and_the_auditor_see_the_same_with_the_officers_buttons_disabled",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
