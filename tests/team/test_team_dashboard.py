@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QThreadPool
+from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtWidgets import QMessageBox
 
 from dpdesk.core.common import shown as numfmt
@@ -284,3 +284,50 @@ def test_a_pending_dataset_is_open_to_first_settings_and_a_broken_one_to_acknowl
         b.isEnabled()
         for b in (dashboard.settings_button, dashboard.acknowledge_button, dashboard.approve_button)
     )
+
+
+def test_the_officer_signs_an_approval_for_the_dataset_at_its_team_head(
+    qtbot: Any,
+    win: Any,
+    team: Team,
+    released: tuple[str, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    from dpdesk.core.governance import officer as of
+
+    dataset, _spends = released
+    keys = of.create_officer(
+        tmp_path / "keys", "Olga", "olga@example.org", "officer passphrase", "recovery pass"
+    )
+    monkeypatch.setenv("DPDESK_LEDGER", team.url(team.users["olga"]))
+    dashboard = open_dashboard(qtbot, win)
+    plan = plan_with_budget(tmp_path, 2.0)
+    out = tmp_path / "approval.json"
+    paths = iter([str(plan), str(keys.private)])
+    win.ask_open_path = lambda *_a: next(paths)
+    win.ask_passphrase = lambda *_a: "officer passphrase"
+    win.ask_save_path = lambda *_a: str(out)
+    dashboard.approve_button.click()
+    qtbot.waitUntil(lambda: dashboard.worker is None and out.exists(), timeout=60_000)
+    assert dashboard.message.text().startswith(f"Wrote {out}") and dataset in dashboard.message.text()
+    payload = json.loads(out.read_text(encoding="utf-8"))["payload"]
+    seq, digest = team.sql(
+        f"SELECT seq, hash FROM dpdesk.entries WHERE dataset = '{dataset}' ORDER BY seq DESC LIMIT 1"
+    )[0]
+    assert payload["dataset"] == dataset and payload["action"] == "approve_plan"
+    assert payload["head"] == {"seq": seq, "hash": digest}  # the team chain's head, read by the dashboard
+
+
+def test_tab_walks_the_tables_then_the_actions_then_refresh(qtbot: Any, win: Any) -> None:
+    dashboard = open_dashboard(qtbot, win)
+    dashboard.activateWindow()
+    order = []
+    dashboard.table.setFocus()
+    qtbot.waitUntil(dashboard.table.hasFocus, timeout=5_000)
+    for _ in range(3):
+        qtbot.keyClick(dashboard.focusWidget(), Qt.Key.Key_Tab)
+        order.append(dashboard.focusWidget())
+    assert order[0] is dashboard.latest  # the buttons on a home with no team are disabled: skipped
+    assert order[1] is dashboard.refresh_button and order[2] is dashboard.close_button
+    assert win.dashboard_action.shortcut().toString() == "Ctrl+Shift+D"

@@ -5913,6 +5913,17 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_dashboard.py::test_a_curator_and_the_auditor_see_the_same_with_the_officers_buttons_disabled",
         ),
     ),
+    Mutant(
+        "TD06",
+        "team dashboard: the officer's approval is signed at the dataset's head in the team's chain",
+        "dpdesk/gui/views/team_dashboard.py",
+        "            head = ledger_head(HeadRequest(Dataset(home, dataset_id=dataset))).head\n",
+        "            head = ledger_head(HeadRequest(Dataset(home, dataset_id=dataset))).head\n"
+        "            head = type(head)(head.seq - 1, head.hash)\n",
+        (
+            "tests/team/test_team_dashboard.py::test_the_officer_signs_an_approval_for_the_dataset_at_its_team_head",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -373,7 +373,9 @@ class TeamDashboard(QDialog):
         ]
         for first, then in itertools.pairwise(order):
             QWidget.setTabOrder(first, then)
-        self.resize(980, 620)
+        # as large as the table needs, never past the screen (a 1024x700 screen shows it whole)
+        screen = window.screen().availableGeometry()
+        self.resize(min(1120, screen.width() - 24), min(700, screen.height() - 40))
         self.enable()
         self.refresh()
 
