@@ -4,7 +4,9 @@ Run: QT_QPA_PLATFORM=offscreen python docs/make_dashboard_screenshots.py
 It needs PostgreSQL's programs (as the team tests do, tests/pgserver.py): a temporary server holds a fresh team
 ledger, two curators release from their own temporary homes (two tables), then the officer's dashboard is shot at
 1440x900 and 1024x700 (the dashboard's size on that screen), in English and Chinese, named like
-docs/make_screenshots.py's (``_zh_CN``, ``_1024x700``). Nothing outside temporary folders is touched.
+docs/make_screenshots.py's (``_zh_CN``, ``_1024x700``). Nothing outside temporary folders is touched. Under a real X server and window manager (QT_QPA_PLATFORM=xcb, e.g.
+Xvfb and openbox; SHOT_SIZES=1024x700 for one size a run) it saves the whole screen, the maximized main window with
+the dashboard over it, into the temporary folder instead, to look at.
 """
 
 from __future__ import annotations
@@ -83,7 +85,17 @@ def shoot(url: str, lang: str, size: str) -> None:
         app.processEvents()
         if dashboard.worker is None:
             break
-    dashboard.resize(min(1180, width - 24), min(760, height - 40))  # what it takes on that screen
+    if os.environ["QT_QPA_PLATFORM"] == "xcb":  # a real screen (Xvfb and a window manager): the whole screen
+        win.showMaximized()
+        dashboard.raise_()
+        for _ in range(50):
+            QThreadPool.globalInstance().waitForDone(20)
+            app.processEvents()
+        path = Path(tempfile.gettempdir()) / f"dashboard_screen_{lang}_{size}.png"
+        app.primaryScreen().grabWindow(0).save(str(path))
+        print("saved", path)
+        return
+    dashboard.resize(min(1120, width - 24), min(700, height - 40))  # what it takes on that screen
     dashboard.table.selectRow(0)
     for _ in range(20):
         app.processEvents()
@@ -129,7 +141,10 @@ def main() -> int:
                 home=homes[who],
                 ledger=server.url(who, database),
             )
-        for lang, size in SHOTS:
+        # SHOT_SIZES=1024x700 shoots only that size (one screen size a run under Xvfb, QT_QPA_PLATFORM=xcb)
+        for lang, size in [
+            (lang, size) for lang, size in SHOTS if size in os.environ.get("SHOT_SIZES", size)
+        ]:
             subprocess.run(
                 [sys.executable, __file__, "--shoot", server.url("olga", database), lang, size], check=True
             )
