@@ -331,3 +331,52 @@ def test_tab_walks_the_tables_then_the_actions_then_refresh(qtbot: Any, win: Any
     assert order[0] is dashboard.latest  # the buttons on a home with no team are disabled: skipped
     assert order[1] is dashboard.refresh_button and order[2] is dashboard.close_button
     assert win.dashboard_action.shortcut().toString() == "Ctrl+Shift+D"
+
+
+def test_the_officer_fixes_the_first_settings_of_a_pending_dataset(
+    qtbot: Any,
+    win: Any,
+    team: Team,
+    released: tuple[str, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """A near-copy the officer declared a new dataset has an entry and no budget: pending, until the officer's
+    Change settings… gives it its first settings."""
+    known, _spends = released
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    near = tmp_path / "near.csv"
+    near.write_text("\n".join([lines[0], *lines[1 : len(lines) * 9 // 10]]) + "\n", encoding="utf-8")
+    olga = team.url(team.users["olga"])
+    r = dpdesk(
+        "ledger", "declare-new", "--data", str(near), "--resembles", known, "--reason", "the 2025 wave",
+        home=team.home(tmp_path, "olga"), ledger=olga,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    named = next(str(d) for (d,) in team.sql("SELECT dataset FROM dpdesk.datasets") if str(d) != known)
+    monkeypatch.setenv("DPDESK_LEDGER", olga)
+    dashboard = open_dashboard(qtbot, win)
+    ids = [d["dataset"] for d in dashboard.model.datasets]
+    row = ids.index(named)
+    dashboard.table.selectRow(row)
+    pending = cells(dashboard, row)
+    assert pending["status"] == "pending: no budget fixed yet" and pending["budget"] == "—"
+    assert pending["spent"] == pending["left"] == pending["method"] == "—"
+    assert (
+        dashboard.model.index(row, COLUMNS.index("status")).data(Qt.ItemDataRole.BackgroundRole) is not None
+    )
+    assert dashboard.settings_button.isEnabled() and not dashboard.acknowledge_button.isEnabled()
+    (tmp_path / "first").mkdir()
+    first = plan_with_budget(tmp_path / "first", 1.5)
+    win.ask_open_path = lambda *_a: str(first)
+    win.ask_text = lambda *_a: "the 2025 wave's own budget"
+    qtbot.mouseClick(dashboard.settings_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: dashboard.worker is None and "New settings" in dashboard.message.text(), timeout=60_000
+    )
+    kinds = team.sql(f"SELECT type, appended_by FROM dpdesk.entries WHERE dataset = '{named}' ORDER BY seq")
+    assert kinds == [("declared_new", team.users["olga"]), ("settings", team.users["olga"])]
+    assert dashboard.selected() is not None and dashboard.selected()["dataset"] == named  # kept selected
+    fixed = cells(dashboard, [d["dataset"] for d in dashboard.model.datasets].index(named))
+    assert fixed["status"] == "in order" and fixed["budget"].startswith("ε 1.5, δ ")
+    assert fixed["spent"] == "ε 0, δ 0" and fixed["left"].startswith("ε 1.5, δ ")

@@ -5924,6 +5924,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/team/test_team_dashboard.py::test_the_officer_signs_an_approval_for_the_dataset_at_its_team_head",
         ),
     ),
+    Mutant(
+        "TD07",
+        "team dashboard: a pending dataset (no budget yet) is open to the officer's first settings",
+        "dpdesk/gui/views/team_dashboard.py",
+        '                state in ("ok", "pending", "broken"),\n                _(\n                    "Take the budget',
+        '                state in ("ok", "broken"),\n                _(\n                    "Take the budget',
+        (
+            "tests/team/test_team_dashboard.py::test_the_officer_fixes_the_first_settings_of_a_pending_dataset",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
