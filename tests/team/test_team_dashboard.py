@@ -349,9 +349,17 @@ def test_the_officer_fixes_the_first_settings_of_a_pending_dataset(
     near.write_text("\n".join([lines[0], *lines[1 : len(lines) * 9 // 10]]) + "\n", encoding="utf-8")
     olga = team.url(team.users["olga"])
     r = dpdesk(
-        "ledger", "declare-new", "--data", str(near), "--resembles", known, "--reason", "the 2025 wave",
-        home=team.home(tmp_path, "olga"), ledger=olga,
-    )  # fmt: skip
+        "ledger",
+        "declare-new",
+        "--data",
+        str(near),
+        "--resembles",
+        known,
+        "--reason",
+        "the 2025 wave",
+        home=team.home(tmp_path, "olga"),
+        ledger=olga,
+    )
     assert r.returncode == 0, r.stderr
     named = next(str(d) for (d,) in team.sql("SELECT dataset FROM dpdesk.datasets") if str(d) != known)
     monkeypatch.setenv("DPDESK_LEDGER", olga)
