@@ -595,10 +595,20 @@ class TeamDashboard(QDialog):
         home = self.home
 
         def job() -> Any:
+            from dpdesk.core.common.errors import UsageError
+            from dpdesk.core.ledger.carryover import CostsNeeded
             from dpdesk.services.common import Dataset
             from dpdesk.services.ledger import AcknowledgeRequest, acknowledge
 
-            return acknowledge(AcknowledgeRequest(Dataset(home, dataset_id=dataset), reason))
+            try:
+                return acknowledge(AcknowledgeRequest(Dataset(home, dataset_id=dataset), reason))
+            except CostsNeeded as exc:  # the stated costs are typed on the command line, not here (yet)
+                raise UsageError(
+                    _(
+                        "{error}\n\nThe dashboard does not take stated costs: state them with dpdesk ledger "
+                        'acknowledge --data FILE --reason "..." --cost ... on a computer that has the table.'
+                    ).format(error=exc)
+                ) from None
 
         return self._run(
             job,
