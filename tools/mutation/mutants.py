@@ -5884,9 +5884,9 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "team import: a team home refuses a table whose history is still in its own ledger",
         "dpdesk/core/ledger/book.py",
         """        if not moving:
-            self._refuse_unimported()""",
+            self.refuse_unimported()""",
         """        if False:
-            self._refuse_unimported()""",
+            self.refuse_unimported()""",
         (
             "tests/team/test_team_import.py::test_a_curator_imports_a_table_with_history_and_its_home_ledger_is_closed",
         ),
