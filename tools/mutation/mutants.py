@@ -5941,6 +5941,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
                 return "current"''',
         ("tests/team/test_team_import.py::test_team_init_upgrades_an_older_team_and_is_idempotent",),
     ),
+    Mutant(
+        "TJ08",
+        "team import: the app shows why a table with unimported history is refused, before any release",
+        "dpdesk/gui/state.py",
+        """                ledger.refuse_unimported()  # a team home: a table whose history is still only in its own ledger""",
+        """                pass""",
+        ("tests/team/test_team_gui.py::test_after_connecting_an_open_table_is_read_from_the_team_ledger",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
