@@ -5949,9 +5949,9 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "team import: a team home refuses a table whose history is still in its own ledger",
         "dpdesk/core/ledger/book.py",
         """        if not moving:
-            self._refuse_unimported()""",
+            self.refuse_unimported()""",
         """        if False:
-            self._refuse_unimported()""",
+            self.refuse_unimported()""",
         (
             "tests/team/test_team_import.py::test_a_curator_imports_a_table_with_history_and_its_home_ledger_is_closed",
         ),
@@ -6005,6 +6005,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '''            if row[0] == SCHEMA_VERSION and False:
                 return "current"''',
         ("tests/team/test_team_import.py::test_team_init_upgrades_an_older_team_and_is_idempotent",),
+    ),
+    Mutant(
+        "TJ08",
+        "team import: the app shows why a table with unimported history is refused, before any release",
+        "dpdesk/gui/state.py",
+        """                ledger.refuse_unimported()  # a team home: a table whose history is still only in its own ledger""",
+        """                pass""",
+        ("tests/team/test_team_gui.py::test_after_connecting_an_open_table_is_read_from_the_team_ledger",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

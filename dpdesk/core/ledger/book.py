@@ -265,7 +265,7 @@ class Ledger:
         if self.legacy:
             self.verify()  # an old-format ledger is only left unmigrated when broken: this names the problem
         if not moving:
-            self._refuse_unimported()
+            self.refuse_unimported()
         if self.dataset is None:
             self.ensure_id()
         try:
@@ -303,7 +303,7 @@ class Ledger:
         finally:
             lock.__exit__(None, None, None)
 
-    def _refuse_unimported(self) -> None:
+    def refuse_unimported(self) -> None:
         """In a home that uses a team's ledger, refuse a table whose history is still in the home's own ledger (by
         the file's bytes, or its rows when the home knows them): released in the team before that history was
         imported (``dpdesk team import``), it would start a second budget there."""
