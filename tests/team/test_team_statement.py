@@ -66,7 +66,9 @@ def two(team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> TwoDatas
         plan = json.loads(PLAN.read_text(encoding="utf-8"))
         plan["budget"]["epsilon"] = epsilon
         plan["queries"] = plan["queries"][:queries]
-        if key == "b":  # ε 0.300003 a release: two make 0.600006, whose four digits are 0.6001 up, 0.6 nearest
+        if (
+            key == "b"
+        ):  # ε 0.300003 a release: two make 0.600006, whose four digits are 0.6001 up, 0.6 nearest
             for q in plan["queries"]:
                 q["epsilon"] = 0.100001
         plan["title"] = title
@@ -239,7 +241,11 @@ def test_a_broken_chain_is_stated_and_the_others_still_stand(
     assert "1 dataset(s) have a broken ledger" in said.out and "Traceback" not in said.err
     _cover, *rest = pages(out)
     assert len(rest) == 2
-    assert "ledger broken" in _cover_row(out, broken, two.ids.values())
+    row = _cover_row(out, broken, two.ids.values())
+    assert (
+        "ledger broken" in row and "ε" not in row and "sequential" not in row
+    )  # no figure, not even 0 releases
+    assert not re.search(r"\b0\b", row)
     assert "ledger broken" not in _cover_row(out, whole, two.ids.values())
     (page,) = [p for p in rest if broken in p]
     assert "BROKEN" in page and "Spent so far" not in page

@@ -845,26 +845,27 @@ def _team_summary(datasets: Sequence[TeamDataset], st: dict[str, Any]) -> Any:
     for part in datasets:
         problems = "; ".join(team_problem(p) for p in part.problems)
         rep = part.report
-        pairs: list[tuple[str, str] | None]
+        pairs: list[tuple[str, str] | None] = [None, None, None]
+        method = ""
+        released = sum(isinstance(e, SpendEntry) for e in part.entries)
+        releases = "—" if "broken" in part.problems else str(released)  # a broken chain's are not known
         if rep is not None:
             spent, left = rep.in_force.spent, rep.remaining_before
-            method, releases = rep.method, rep.releases_so_far
+            method, releases = rep.method, str(rep.releases_so_far)
             pairs = [
                 (numfmt.epsilon(rep.budget.epsilon), numfmt.delta(rep.budget.delta)),
                 (numfmt.epsilon(spent.epsilon, "up"), numfmt.delta(spent.delta, "up")),
                 (numfmt.epsilon(left.epsilon, "down"), numfmt.delta(left.delta, "down")),
             ]
-        elif part.settings is not None:  # a budget fixed, nothing released yet
+        elif part.settings is not None and not released:  # a budget fixed, nothing released yet
             b = part.settings["budget"]
-            method, releases = str(part.settings["accounting"]["method"]), 0
+            method = str(part.settings["accounting"]["method"])
             pairs = [
                 (numfmt.epsilon(b["epsilon"]), numfmt.delta(b["delta"])),
                 (numfmt.epsilon(0.0, "up"), numfmt.delta(0.0, "up")),
                 (numfmt.epsilon(b["epsilon"], "down"), numfmt.delta(b["delta"], "down")),
             ]
-        else:
-            method, releases, pairs = "", 0, [None, None, None]
-        rows.append([part, pairs, words.accounting(method) if method else "—", str(releases), problems])
+        rows.append([part, pairs, words.accounting(method) if method else "—", releases, problems])
     # every ε, δ, method and count on one line: those columns as wide as their widest value, the rest the first
     # column's, which holds the id (7 points, on one line), the name and what needs attention
     pair_w = [
