@@ -1054,7 +1054,7 @@ def _add_team_parser(sub: Any) -> None:
     v.add_argument(
         "--force",
         action="store_true",
-        help=_("replace the file if it exists (never the data, the plan, or a file in the dpdesk home)"),
+        help=_("replace the file if it exists (never a file in the dpdesk home)"),
     )
     v = verbs.add_parser("who", prog="dpdesk team who", help=_("the team's curators, officers and auditors"))
     v.add_argument(
