@@ -286,3 +286,48 @@ def test_the_chinese_team_statement_holds_no_english_but_names(
     assert not english_words(text, allowed), sorted(english_words(text, allowed))
     assert not E_NOTATION.search(text), [m.group(0) for m in E_NOTATION.finditer(text)]
     assert len(pages(out)) == 1 + len(two.ids)
+
+
+def test_the_cover_states_a_budget_fixed_before_any_release_and_what_needs_attention(
+    dpdesk_home: Path, tmp_path: Path
+) -> None:
+    """Without a server: a dataset whose chain holds its settings only (spent nothing, all left, no release), and
+    one whose problems the service found, as the cover words them."""
+    from dpdesk.core.ledger.budget import budget_report
+    from dpdesk.core.ledger.checkpoint import state_of
+    from dpdesk.core.publish.report import TeamDataset, team_problem
+    from dpdesk.core.publish.report import write_team_statement as write_pdf
+    from tests.core.test_checkpoint import build, lean_plan
+
+    ledger, plan = build(dpdesk_home, tmp_path, 2, plan=lean_plan())
+    entries = ledger.verify()
+    assert ledger.dataset is not None
+    first = entries[:1]  # the settings entry alone: a budget fixed, nothing released
+    fixed = TeamDataset(
+        "ds-" + "a" * 32, "ds-" + "a" * 32, first, None, "chain verified", state_of(first).settings
+    )
+    flagged = TeamDataset(
+        ledger.dataset,
+        "t",
+        entries,
+        budget_report(plan, entries),
+        "chain verified",
+        problems=("overspent", "merged"),
+    )
+    out = tmp_path / "cover.pdf"
+    write_pdf(
+        out,
+        server="postgresql://u@h/db",
+        user="u",
+        role="officer",
+        generated="now",
+        datasets=[fixed, flagged],
+    )
+    cover = flat(pdf_text(out, layout=True).split("\f")[0])
+    row = cover[cover.index(fixed.dataset) : cover.index(flagged.dataset)]
+    budget = state_of(first).settings["budget"]["epsilon"]  # type: ignore[index]
+    assert re.findall(r"ε ?(\d+(?:\.\d+)?)", row) == [f"{budget:.0f}", "0", f"{budget:.0f}"]
+    assert "sequential" in row and re.search(r"\b0\b", row.split("sequential")[1])
+    rest = cover[cover.index(flagged.dataset) :]
+    assert team_problem("overspent") in rest and team_problem("merged") in rest
+    assert len(pages(out)) == 3
