@@ -760,7 +760,11 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
         ),
         "team init": (
             (f"dpdesk team init {team_url}", "dpdesk team init --print-sql --prefix stats"),
-            ((0, _("the team ledger was created (or its SQL printed)")), (2, _("bad usage")), team_down),
+            (
+                (0, _("the team ledger was created, upgraded or found up to date (or its SQL printed)")),
+                (2, _("bad usage")),
+                team_down,
+            ),
         ),
         "team grant": (
             (f"dpdesk team grant {team_url} alice --role curator",),
@@ -771,6 +775,20 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             ((0, _("this home now uses the team ledger")), (2, _("bad usage")), team_down),
         ),
         "team disconnect": (("dpdesk team disconnect",), (team_done, (2, _("bad usage")))),
+        "team import": (
+            ("dpdesk team import --data census.csv",),
+            (
+                (0, _("the table's history is in the team's ledger (or was already)")),
+                (2, _("bad usage, or nothing of the table in this home's own ledgers")),
+                (
+                    3,
+                    _(
+                        "this home's ledger of it does not verify, or is governed (an officer of the team imports it)"
+                    ),
+                ),
+                team_down,
+            ),
+        ),
         "team status": (("dpdesk team status", "dpdesk team status --json"), (team_done, team_down)),
         **{
             f"team add-{role}": (
@@ -977,6 +995,14 @@ def _add_team_parser(sub: Any) -> None:
         action="store_true",
         help=_("print the SQL instead, for a database administrator to read and run"),
     )
+    v.add_argument(
+        "--upgrade",
+        action="store_true",
+        help=_(
+            "with --print-sql: the SQL that upgrades a team ledger made by an older dpdesk (dpdesk team init URL "
+            "does it by itself)"
+        ),
+    )
     v = verbs.add_parser(
         "grant", prog="dpdesk team grant", help=_("(administrator) give a database user a team role")
     )
@@ -998,6 +1024,16 @@ def _add_team_parser(sub: Any) -> None:
         ),
     )
     verbs.add_parser("disconnect", prog="dpdesk team disconnect", help=_("use this home's own ledgers again"))
+    v = verbs.add_parser(
+        "import",
+        prog="dpdesk team import",
+        help=_(
+            "bring a table's history from this home's own ledger into the team's (its releases charged there, "
+            "the home's ledger closed)"
+        ),
+    )
+    v.add_argument("--data", required=True, metavar="FILE", help=_("the table, as this home released it"))
+    v.add_argument("--encoding", help=_("the CSV's encoding if detection fails (e.g. gb18030, utf-16)"))
     v = verbs.add_parser(
         "status",
         prog="dpdesk team status",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dpdesk.core.common import shown as numfmt
+from dpdesk.core.publish import words
 from dpdesk.i18n import _
 
 
@@ -20,13 +21,23 @@ def run(args: argparse.Namespace) -> int:
     verb = args.team_verb
     if verb == "init":
         if args.print_sql:
-            print(svc.init_sql(args.prefix), end="")
+            print(svc.upgrade_sql(args.prefix) if args.upgrade else svc.init_sql(args.prefix), end="")
             return 0
         if not args.url:
             from dpdesk.core.common.errors import UsageError
 
             raise UsageError(_("dpdesk team init needs the database's URL (or --print-sql)"))
-        server = svc.init(args.url, args.prefix)
+        server, outcome = svc.init(args.url, args.prefix)
+        if outcome == "current":
+            print(_("The team ledger at {server} is up to date; nothing was changed.").format(server=server))
+            return 0
+        if outcome == "upgraded":
+            print(
+                _(
+                    "Upgraded the team ledger at {server} to this dpdesk's schema; its entries were kept."
+                ).format(server=server)
+            )
+            return 0
         print(
             _(
                 "Created the team ledger at {server} (roles {prefix}_curator, {prefix}_officer, {prefix}_auditor)."
@@ -47,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         print(_("{user} is now {role} of the team.").format(user=args.user, role=_a_role(args.role)))
         return 0
     home = dpdesk_home()
+    if verb == "import":
+        return _import(args, home)
     if verb.startswith(("add-", "remove-")):
         return _people(args, home)
     if verb == "who":
@@ -132,6 +145,21 @@ def _print_dataset(ds: dict[str, Any]) -> None:
     for p in ds["problems"]:
         print(problems.get(p, p))
     for r in ds["latest"]:
+        if r.get("kind") == "import":
+            print(
+                _(
+                    "  imported {when} by {user}: {n} release(s) of their home's dataset {source}, epsilon {e}, "
+                    "delta {d}"
+                ).format(
+                    when=r["released"][:19].replace("T", " "),
+                    user=r["released_by"],
+                    n=r["releases"],
+                    source=r["imported_from"],
+                    e=_num(r["charged"]["epsilon"]),
+                    d=_num(r["charged"]["delta"]),
+                )
+            )
+            continue
         print(
             _("  released {when} by {user}: epsilon {e}, delta {d} ({release})").format(
                 when=r["released"][:19].replace("T", " "),
@@ -214,4 +242,54 @@ def _statement(args: argparse.Namespace, home: Path) -> int:
             )
         )
         return 3
+    return 0
+
+
+def _import(args: argparse.Namespace, home: Path) -> int:
+    from dpdesk.services.team_import import import_dataset
+
+    done = import_dataset(home, Path(args.data), encoding=args.encoding)
+    if done.already:
+        print(
+            _(
+                "Dataset {local} of this home was imported into the team's dataset {team} before; nothing was "
+                "changed."
+            ).format(local=done.local, team=done.team)
+        )
+    else:
+        print(
+            _(
+                "Imported dataset {local} of this home into the team ledger at {server} as dataset {team}."
+            ).format(local=done.local, server=done.server, team=done.team)
+        )
+        print(_("Releases carried into the team's ledger: {n}.").format(n=done.carried))
+        if done.joined:
+            print(
+                _(
+                    "The team already held this table: its releases and this home's are charged to one budget, the "
+                    "smaller of the two."
+                )
+            )
+        print(
+            _(
+                "This home's own ledger of it is closed: nothing is charged to it any more, connected to the team "
+                "or not."
+            )
+        )
+    s = done.spent
+    if s is not None:
+        print(
+            _("The team's dataset: epsilon {spent} spent of {budget} ({method}).").format(
+                spent=numfmt.plain(s.spent_epsilon, 6, "up"),
+                budget=_num(s.budget.epsilon),
+                method=words.accounting(s.method),
+            )
+        )
+    if done.overspent:
+        print(
+            _(
+                "The team's dataset has spent more than its budget: no release of it is possible until a privacy "
+                "officer of the team decides (dpdesk ledger change-settings, as an officer)."
+            )
+        )
     return 0

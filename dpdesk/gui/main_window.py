@@ -37,6 +37,7 @@ from dpdesk.gui.actions.results import Results
 from dpdesk.gui.actions.review import Review
 from dpdesk.gui.actions.simulations import Simulations
 from dpdesk.gui.actions.team import TeamLedger
+from dpdesk.gui.actions.team_import import TeamImport
 from dpdesk.gui.file_dialogs import FileDialogs
 from dpdesk.gui.state import AppState
 from dpdesk.gui.workers import Worker, start
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         self.approvals = Approvals(self)
         self.near_copies = NearCopy(self)
         self.team_ledger = TeamLedger(self)
+        self.team_import = TeamImport(self)
         self.language = Language(self)
         self.team_dialog: TeamDialog | None = None  # the last Team ledger dialog opened
         self.setWindowTitle("dpdesk")
@@ -390,6 +392,15 @@ class MainWindow(QMainWindow):
             None,
             _("Which ledger this home uses: its own files, or a team's ledger on a PostgreSQL server"),
         )
+        self.team_import_action = act(
+            _("Import this table's &history into the team…"),
+            self.import_team_history,
+            None,
+            _(
+                "Charge the open table's releases from this home's own ledger to the team's ledger, and close this "
+                "home's own ledger of it (dpdesk team import)"
+            ),
+        )
         self.export_action = act(
             _("&Export release…"),
             self.export_release,
@@ -452,6 +463,7 @@ class MainWindow(QMainWindow):
         tools_menu.addAction(self.approve_plan_action)
         tools_menu.addSeparator()
         tools_menu.addAction(self.team_action)
+        tools_menu.addAction(self.team_import_action)
         tools_menu.addSeparator()
         # named in English too in another language, so that someone who cannot read it finds the way back
         self.language_menu = tools_menu.addMenu(
@@ -839,6 +851,10 @@ class MainWindow(QMainWindow):
     def declare_near_copy_new(self) -> Worker | None:
         """The Ledger tab: declare a near copy a new dataset (the officer)."""
         return self.near_copies.declare_near_copy_new()
+
+    def import_team_history(self) -> Worker | None:
+        """Tools > Import this table's history into the team (:mod:`.actions.team_import`)."""
+        return self.team_import.import_history()
 
     def open_team_ledger(self) -> TeamDialog:
         """Tools > Team ledger: connect this home to a team's ledger, or disconnect it (:mod:`.actions.team`)."""

@@ -256,6 +256,7 @@ class AppState(QObject):
         if self.sha256:
             try:
                 ledger = Ledger.for_dataset(self.home, self.sha256)
+                ledger.refuse_unimported()  # a team home: a table whose history is still only in its own ledger
                 self.dataset_id = ledger.dataset
                 if ledger.migrated is not None:
                     self.ledger_notice = migration_notice(ledger.migrated)

@@ -37,13 +37,22 @@ def init_sql(prefix: str) -> str:
     return schema_sql(prefix)
 
 
-def init(url: str, prefix: str) -> str:
-    """Create the team ledger in the database ``url`` names; returns how messages name the server."""
+def upgrade_sql(prefix: str) -> str:
+    """The SQL that upgrades a team ledger made by an older dpdesk, for a database administrator to read or run."""
+    from dpdesk.core.ledger.pgschema import upgrade_sql as sql
+
+    init_sql(prefix)  # the prefix is checked first
+    return sql(prefix)
+
+
+def init(url: str, prefix: str) -> tuple[str, str]:
+    """Create the team ledger in the database ``url`` names, or upgrade one an older dpdesk made; returns how
+    messages name the server and what was done (``"created"``, ``"upgraded"``, ``"current"``)."""
     from dpdesk.core.ledger.pgstore import create_team
 
     init_sql(prefix)  # the prefix is checked first
-    create_team(check_url(url), prefix)
-    return redacted(url)
+    outcome = create_team(check_url(url), prefix)
+    return redacted(url), outcome
 
 
 def grant(url: str, user: str, role: str) -> bool:
@@ -113,11 +122,25 @@ class TeamStatus:
 
 
 def local_datasets(home: Path) -> list[str]:
-    """The datasets with entries in the home's own ledgers."""
+    """The datasets with entries in the home's own ledgers, except those imported into a team's
+    (``dpdesk team import``)."""
+    from dpdesk.core.common.errors import LedgerError
+    from dpdesk.core.ledger import anchor
     from dpdesk.core.ledger.filestore import FileStore
+    from dpdesk.services.team_import import own_ledger
 
     store = FileStore(home / "ledgers")
-    return [d for d in store.datasets() if store.exists(d)]
+    out = []
+    for d in store.datasets():
+        if not store.exists(d) or anchor.moved_to(home, d) is not None:
+            continue
+        try:
+            if own_ledger(home, d).read().moved_to is not None:
+                continue
+        except LedgerError:
+            pass
+        out.append(d)
+    return out
 
 
 def connect(home: Path, url: str, *, leave_local: bool = False) -> TeamStatus:
@@ -133,9 +156,9 @@ def connect(home: Path, url: str, *, leave_local: bool = False) -> TeamStatus:
         raise UsageError(
             _(
                 "this dpdesk home has {n} dataset(s) with entries in its own ledgers, and what they spent is not "
-                "carried into a team ledger: a table released here would start a fresh budget in the team's. Tell "
-                "the team's privacy officer first; to connect anyway, add --leave-local-ledgers (the home's own "
-                "ledgers are kept, unused, and count again after dpdesk team disconnect)"
+                "in the team's ledger yet. Connect with --leave-local-ledgers, then bring each table's history "
+                "into the team: dpdesk team import --data FILE (until then, dpdesk refuses to release such a table "
+                "through the team)"
             ).format(n=len(local))
         )
 

@@ -51,6 +51,12 @@ class Team:
 def team(pg_server: PgServer) -> Team:
     """A fresh team ledger: ``alice`` and ``bob`` curators, ``olga`` officer, ``audrey`` auditor, ``mallory`` a
     login role of the server with no team role."""
+    return make_team(pg_server)
+
+
+def make_team(pg_server: PgServer) -> Team:
+    """A fresh team ledger in a database of its own (what the ``team`` fixture gives; a test wanting several
+    calls this)."""
     from dpdesk.core.ledger.pgstore import create_team, grant
 
     n = next(_names)

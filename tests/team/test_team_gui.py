@@ -239,12 +239,22 @@ def test_after_connecting_an_open_table_is_read_from_the_team_ledger(
     dialog.ask_confirm = lambda _title, text: asked.append(text) or len(asked) > 1  # No, then Yes
     connect(qtbot, dialog, team.url(team.users["alice"]))
     assert not (win.state.home / "team.json").exists()  # No: the home's own releases are not left behind
-    assert "not carried into the team ledger" in asked[0]
+    assert "does not hold yet" in asked[0] and "Import this table's history into the team" in asked[0]
     dialog.url.clear()
     connect(qtbot, dialog, team.url(team.users["alice"]))
     assert len(asked) == 2 and (win.state.home / "team.json").exists()
     dialog.close()
-    # the meter's budget is the team's now: the table is new to the team, nothing spent
-    qtbot.waitUntil(lambda: win.job is None and win.state.dataset_id is None, timeout=60_000)
-    assert win.state.ledger_entries == []
-    assert win.state.report is not None and win.state.report.in_force.spent.epsilon == 0
+    # the table's history is still only in this home's ledger: the app says so and refuses to release it
+    qtbot.waitUntil(lambda: win.job is None and win.state.ledger_error is not None, timeout=60_000)
+    assert "Import it first" in win.state.ledger_error and not win.state.can_release()[0]
+    # Tools > Import this table's history into the team, as a person chooses it
+    win.ask_confirm = lambda *_a: True
+    win.team_import_action.trigger()
+    qtbot.waitUntil(lambda: win.job is None and len(win.state.ledger_entries) > 0, timeout=60_000)
+    assert win.state.ledger_error is None, win.state.ledger_error
+    assert [e.type for e in win.state.ledger_entries] == ["import"]
+    assert "1 release(s) carried" in win.status_label.text()
+    # the meter's budget is the team's now, with this home's release counted in it
+    assert win.state.report is not None and win.state.report.in_force.spent.epsilon == pytest.approx(0.9)
+    assert win.state.can_release() == (False, "The plan exceeds the remaining budget.")  # 0.9 of 1 spent
+    assert team.sql("SELECT count(*) FROM dpdesk.releases") == [(1,)]

@@ -130,7 +130,8 @@ def test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_e
     assert ds["spent"]["epsilon"] == pytest.approx(1.8) and ds["left"]["epsilon"] == pytest.approx(0.2)
     assert [x["released_by"] for x in ds["latest"]] == [team.users["bob"], team.users["alice"]]
     assert all(x["charged"]["epsilon"] == pytest.approx(0.9) for x in ds["latest"])
-    assert set(ds["latest"][0]) == {"seq", "release_id", "released_by", "released", "charged"}
+    assert set(ds["latest"][0]) == {"seq", "kind", "release_id", "released_by", "released", "charged"}
+    assert ds["latest"][0]["kind"] == "spend"
     r = dpdesk("team", "status", "--json", "--latest", "1", home=homes["olga"])
     assert [x["released_by"] for x in json.loads(r.stdout)["team_datasets"][0]["latest"]] == [
         team.users["bob"]

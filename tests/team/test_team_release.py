@@ -145,7 +145,7 @@ def test_team_commands(team: Team, tmp_path: Path) -> None:
     r = dpdesk("team", "status", home=home)
     assert r.returncode == 0 and "(officer)" in r.stdout and team.users["olga"] in r.stdout
     r = dpdesk("team", "init", team.admin, home=home)
-    assert r.returncode == 5 and "already holds a team ledger" in r.stderr
+    assert r.returncode == 0 and "is up to date; nothing was changed" in r.stdout  # run again: nothing to do
     r = dpdesk("team", "disconnect", home=home)
     assert r.returncode == 0 and not (home / "team.json").exists()
     (home / "team.json").write_text("{not json", encoding="utf-8")
@@ -245,8 +245,9 @@ def test_a_home_with_its_own_releases_connects_only_when_told_their_budget_is_no
     r = dpdesk("team", "connect", url, home=home)
     assert (
         r.returncode == 2
-        and "not carried into a team ledger" in r.stderr
+        and "not in the team's ledger yet" in r.stderr
         and "--leave-local-ledgers" in r.stderr
+        and "dpdesk team import --data FILE" in r.stderr
     )
     assert not (home / "team.json").exists()
     r = dpdesk("team", "connect", url, "--leave-local-ledgers", home=home)
@@ -266,7 +267,7 @@ def test_the_readmes_walk_through_runs_as_written(pg_server: PgServer, tmp_path:
     block = readme.split("## A team's budget", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     plan = plan_with_budget(tmp_path, 2.0)
     database = pg_server.new_database("walkthrough")
-    users = {"alice": "walk_alice", "bob": "walk_bob"}
+    users = {"alice": "walk_alice", "bob": "walk_bob", "olga": "walk_olga"}
     who = ""
     ran = []
     for line in block.strip().splitlines():
@@ -294,8 +295,16 @@ def test_the_readmes_walk_through_runs_as_written(pg_server: PgServer, tmp_path:
         expected = 1 if "refused (exit 1)" in comment else 0
         assert r.returncode == expected, (line, r.returncode, r.stderr)
         ran.append(" ".join(words[1:3]))
+        if words[1:3] == [
+            "team",
+            "status",
+        ]:  # the officer sees both curators': alice's imported, bob's released
+            assert "imported " in r.stdout and f"by {users['alice']}: 1 release(s)" in r.stdout, r.stdout
+            assert "released " in r.stdout and f"by {users['bob']}: epsilon 0.9" in r.stdout, r.stdout
     assert [r.split()[0] for r in ran].count("release") == 3
     assert (
-        ran.count("team connect") == 2 and ran.count("team init") == 1 and ran.count("team add-curator") == 2
+        ran.count("team connect") == 3 and ran.count("team init") == 1 and ran.count("team add-curator") == 2
     )
-    assert ran.count("team status") == 1
+    assert (
+        ran.count("team status") == 1 and ran.count("team import") == 1 and ran.count("team add-officer") == 1
+    )

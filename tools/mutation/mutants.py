@@ -4207,8 +4207,8 @@ def _sum128(""",
         "MG04",
         "accounting: a merge entry's carried releases are not counted",
         "dpdesk/core/ledger/recost.py",
-        r"""        elif t == "merge":""",
-        r"""        elif t == "merge-ignored":""",
+        r"""        elif t in ("merge", "import"):""",
+        r"""        elif t in ("merge-ignored", "import"):""",
         (
             "tests/trust/test_merge_duplicates.py::test_merge_charges_every_release_of_both_under_the_smaller_budget",
         ),
@@ -5342,8 +5342,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TP07",
         "team status: the latest releases are the last ones, newest first",
         "dpdesk/core/ledger/pgstore.py",
-        "x.type = 'spend' ORDER BY x.seq DESC LIMIT %s",
-        "x.type = 'spend' ORDER BY x.seq LIMIT %s",
+        "  ORDER BY x.seq DESC LIMIT %s) e ",
+        "  ORDER BY x.seq LIMIT %s) e ",
         (
             "tests/team/test_team_people.py::test_status_lists_every_dataset_with_spent_and_left_and_a_removed_curators_entries_stay",
         ),
@@ -5868,6 +5868,86 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '            left_d=plain(rem.delta, 3, "down"),',
         '            left_d=f"{rem.delta:.3g}",',
         ("tests/core/test_release.py::test_rerunning_costs_again_and_is_refused_when_exhausted",),
+    ),
+    Mutant(
+        "TJ01",
+        "team import: a release the team counts already is not carried again (a resumed import doubles nothing)",
+        "dpdesk/services/team_import.py",
+        """        if rid in held:
+            continue""",
+        """        if rid in held and False:
+            continue""",
+        ("tests/team/test_team_import_crash.py::test_sigkill_at_each_step_of_a_team_import",),
+    ),
+    Mutant(
+        "TJ02",
+        "team import: a team home refuses a table whose history is still in its own ledger",
+        "dpdesk/core/ledger/book.py",
+        """        if not moving:
+            self.refuse_unimported()""",
+        """        if False:
+            self.refuse_unimported()""",
+        (
+            "tests/team/test_team_import.py::test_a_curator_imports_a_table_with_history_and_its_home_ledger_is_closed",
+        ),
+    ),
+    Mutant(
+        "TJ03",
+        "team import: a home's own ledger imported into a team's is never charged again (no budget back by disconnecting)",
+        "dpdesk/core/ledger/book.py",
+        """            if moved is not None and not moving:""",
+        """            if moved is not None and not moving and False:""",
+        (
+            "tests/team/test_team_import.py::test_a_curator_imports_a_table_with_history_and_its_home_ledger_is_closed",
+        ),
+    ),
+    Mutant(
+        "TJ04",
+        "team import: a table the team holds keeps the smaller of the two budgets",
+        "dpdesk/services/team_import.py",
+        """                if settings is not None and settings != ours:""",
+        """                if settings is not None and ours is None:""",
+        ("tests/team/test_team_import.py::test_two_curators_import_one_table_one_budget_the_smaller",),
+    ),
+    Mutant(
+        "TJ05",
+        "team import: the database refuses a curator's import that raises the budget",
+        "dpdesk/core/ledger/pgschema.py",
+        """  IF s IS NOT NULL AND kind = 'import' AND NOT officer AND n > 1 AND (ds.method IS NULL""",
+        """  IF false AND (ds.method IS NULL""",
+        (
+            "tests/team/test_team_import.py::test_the_database_refuses_a_curators_import_that_raises_the_budget",
+        ),
+    ),
+    Mutant(
+        "TJ06",
+        "team import: the team's import entry carries the home's releases (none lost)",
+        "dpdesk/services/team_import.py",
+        """                    "carried": carried,
+                }""",
+        """                    "carried": carried[:1],
+                }""",
+        (
+            "tests/team/test_team_import.py::test_a_curator_imports_a_table_with_history_and_its_home_ledger_is_closed",
+        ),
+    ),
+    Mutant(
+        "TJ07",
+        "team init on an older team upgrades it in place and says so; run again, it changes nothing",
+        "dpdesk/core/ledger/pgstore.py",
+        '''            if row[0] == SCHEMA_VERSION:
+                return "current"''',
+        '''            if row[0] == SCHEMA_VERSION and False:
+                return "current"''',
+        ("tests/team/test_team_import.py::test_team_init_upgrades_an_older_team_and_is_idempotent",),
+    ),
+    Mutant(
+        "TJ08",
+        "team import: the app shows why a table with unimported history is refused, before any release",
+        "dpdesk/gui/state.py",
+        """                ledger.refuse_unimported()  # a team home: a table whose history is still only in its own ledger""",
+        """                pass""",
+        ("tests/team/test_team_gui.py::test_after_connecting_an_open_table_is_read_from_the_team_ledger",),
     ),
     # --- the team's budget statement (dpdesk team statement) ------------------------------------------------------
     Mutant(

@@ -257,7 +257,32 @@ def _kept_fields(home: Path, rec: Record, *, restart: bool) -> dict[str, Any]:
     if isinstance(fingerprint, str) and _HEX_RE.fullmatch(fingerprint):
         out["identity"] = fingerprint
         out["contents"] = _int_field(old, "contents")
+    moved = old.get("moved_to")
+    if isinstance(moved, str) and moved:
+        out["moved_to"] = moved  # never cleared: not by a new chain, not by an acknowledgement
     return out
+
+
+def record_moved(home: Path, dataset: str, to: str) -> None:
+    """Record that a dataset's ledger was imported into a team's dataset ``to`` (``dpdesk team import``), before its
+    ``moved`` entry is appended: from then on nothing is charged to it in this home, even if its chain is replaced
+    (an acknowledgement keeps the record). Raises OSError when it cannot be written (then nothing is moved)."""
+    with _register_lock(home):
+        rec = _current(home, dataset)
+        if rec is None:
+            return
+        path = _record_path(home, dataset)
+        body = _stored(home, dataset)
+        body["moved_to"] = to
+        from dpdesk.core.common.fsio import write_atomic
+
+        write_atomic(path, (json.dumps(body, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def moved_to(home: Path, dataset: str) -> str | None:
+    """The team's dataset this home's dataset was imported into, as its register file records it, else None."""
+    value = _stored(home, dataset).get("moved_to")
+    return value if isinstance(value, str) and value else None
 
 
 def _int_field(data: Mapping[str, Any], name: str) -> int:

@@ -118,6 +118,8 @@ class Ledger:
     #: (:func:`dpdesk.core.identity.recognition.ledger_for` sets it): the dataset of the same content, or a refusal to
     #: raise (a near-copy); None: by its bytes alone (a ledger opened without the content identities)
     decide_new: DecideNew | None = field(default=None, repr=False, compare=False)
+    #: the home's own file, even when the home uses a team's ledger (``dpdesk team import`` reads it from there)
+    own_files: bool = field(default=False, compare=False)
 
     @property
     def store(self) -> ChainStore:
@@ -133,7 +135,7 @@ class Ledger:
     def team(self) -> PgStore | None:
         """The team ledger's store when this dataset of a home is kept there (never for an exported copy, which
         has no home, or an old-format ledger, which only a home's files hold)."""
-        if self.home is None or self.legacy:
+        if self.home is None or self.legacy or self.own_files:
             return None
         from dpdesk.core.ledger.pgstore import team_store
 
@@ -253,14 +255,17 @@ class Ledger:
         return self.path.with_suffix(".lock")
 
     @contextlib.contextmanager
-    def transaction(self, *, retired: bool = False) -> Iterator[LedgerTransaction]:
+    def transaction(self, *, retired: bool = False, moving: bool = False) -> Iterator[LedgerTransaction]:
         """Hold the ledger's exclusive lock, read it (:meth:`read`: from its last checkpoint when that is bound to
         the recorded head, else verified whole), and allow appends until the block ends.
 
         A dataset merged into another (its last entry ``merged_into``) is refused (:class:`LedgerError`, exit 3):
-        nothing is charged to it any more (``retired``: the merge itself, which reads it)."""
+        nothing is charged to it any more (``retired``: the merge itself, which reads it). So is a home's ledger
+        imported into a team's (its last entry ``moved``, or its register's record; ``moving``: the import itself)."""
         if self.legacy:
             self.verify()  # an old-format ledger is only left unmigrated when broken: this names the problem
+        if not moving:
+            self.refuse_unimported()
         if self.dataset is None:
             self.ensure_id()
         try:
@@ -283,9 +288,55 @@ class Ledger:
                         "them at once)"
                     ).format(dataset=self.dataset, into=state.retired_into)
                 )
+            moved = state.moved_to
+            if moved is None and self.team is None and self.home is not None and self.dataset is not None:
+                moved = anchor.moved_to(self.home, self.dataset)
+            if moved is not None and not moving:
+                raise LedgerError(
+                    _(
+                        "dataset {dataset} of this dpdesk home was imported into a team's ledger (as dataset "
+                        "{to}): its budget is the team's now, and nothing is charged to this home's own ledger of "
+                        "it any more. Release it through the team's ledger (dpdesk team connect URL)"
+                    ).format(dataset=self.dataset, to=moved)
+                )
             yield LedgerTransaction(self, state.tail if state.full else None, state=state)
         finally:
             lock.__exit__(None, None, None)
+
+    def refuse_unimported(self) -> None:
+        """In a home that uses a team's ledger, refuse a table whose history is still in the home's own ledger (by
+        the file's bytes, or its rows when the home knows them): released in the team before that history was
+        imported (``dpdesk team import``), it would start a second budget there."""
+        if self.home is None or self.key is None or self.legacy or self.team is None:
+            return
+        from dpdesk.core.ledger.contents import cached_identity, datasets_of_content
+
+        folder = self.home / "ledgers"
+        if not (folder / "keys").is_dir():
+            return
+        found = [d for d in [_read_key(folder, self.key)] if d is not None]
+        if not found:
+            ident = cached_identity(self.home, self.key)
+            if ident is not None:
+                found = datasets_of_content(self.home, ident.key)
+        for local in found:
+            own = Ledger(local, FileStore(folder).path(local), home=self.home, own_files=True)
+            if own.path is None or not own.path.exists():
+                continue
+            # imported only when its own chain says so (its register's mark alone is not enough: a file anyone
+            # can edit, while a moved entry must verify against the head the register recorded)
+            try:
+                if own.read().moved_to is not None:
+                    continue
+            except LedgerError:
+                pass  # a broken own ledger still holds history: it is imported (acknowledged first), not ignored
+            raise LedgerError(
+                _(
+                    "this table has history in this dpdesk home's own ledger (dataset {dataset}), which the team's "
+                    "ledger does not hold yet: released here, it would start a second budget in the team. Import "
+                    "it first: dpdesk team import --data FILE; nothing was charged or revealed"
+                ).format(dataset=local)
+            )
 
     def acknowledge(
         self,
@@ -840,6 +891,13 @@ def list_ledgers(home: Path) -> list[Ledger]:
         if _KEY_RE.fullmatch(p.stem) and _read_key(folder, p.stem) is None:
             out.append(Ledger(None, p, p.stem, home, legacy=True))
     return out
+
+
+def own_dataset_of_file(home: Path, sha256: str) -> str | None:
+    """The dataset of a data file (by its bytes' SHA-256) in the home's own ledgers, whichever ledger the home uses
+    (None when the home's own ledgers do not know the file)."""
+    folder = home / "ledgers"
+    return _read_key(folder, sha256) if (folder / "keys").is_dir() else None
 
 
 def _read_key(folder: Path, sha256: str) -> str | None:

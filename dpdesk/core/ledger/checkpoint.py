@@ -183,6 +183,9 @@ class State:
     stale: bool = False
     #: the dataset this one was merged into (its last entry, ``merged_into``): nothing is charged to it any more
     retired_into: str | None = None
+    #: the team's dataset a home's own ledger was imported into (its last entry, ``moved``): nothing is charged to
+    #: it any more, with or without the team
+    moved_to: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The payload of a ``checkpoint`` entry appended after entry ``seq``."""
@@ -244,7 +247,13 @@ def state_of(entries: Sequence[Entry]) -> State:
         tail=list(entries),
         full=True,
         retired_into=next((str(e.get("into")) for e in reversed(entries) if e.type == "merged_into"), None),
+        moved_to=moved_to(entries),
     )
+
+
+def moved_to(entries: Sequence[Entry]) -> str | None:
+    """The team's dataset a home's own ledger was imported into (its ``moved`` entry), else None."""
+    return next((str(e.get("to")) for e in reversed(entries) if e.type == "moved"), None)
 
 
 class Unusable(Exception):
@@ -319,6 +328,7 @@ def from_checkpoint(cp: Entry, tail: Sequence[Entry]) -> State:
         checkpoint_seq=cp.seq,
         tail=[cp, *tail],
         full=False,
+        moved_to=moved_to(tail),
     )
 
 
@@ -331,7 +341,15 @@ def extended(state: State, entry: Entry) -> State:
     settings, spent = state.settings, state.spent
     settings_entry, governance_entry = state.settings_entry, state.governance_entry
     t = entry.type
-    stale = state.stale or t in ("acknowledge", "simulate", "migrate", "merge", "merged_into")
+    stale = state.stale or t in (
+        "acknowledge",
+        "simulate",
+        "migrate",
+        "merge",
+        "merged_into",
+        "import",
+        "moved",
+    )
     if t == "settings":
         settings, settings_entry = dict(entry.fields["settings"]), entry
         if state.spent.releases == 0:
@@ -356,6 +374,7 @@ def extended(state: State, entry: Entry) -> State:
         checkpoint_seq=entry.seq if t == "checkpoint" else state.checkpoint_seq,
         tail=[*state.tail, entry],
         stale=stale,
+        moved_to=str(entry.get("to")) if t == "moved" else state.moved_to,
     )
 
 

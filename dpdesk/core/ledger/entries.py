@@ -53,6 +53,8 @@ class EntryType(StrEnum):
     CHECKPOINT = "checkpoint"
     MERGE = "merge"
     MERGED_INTO = "merged_into"
+    IMPORT = "import"
+    MOVED = "moved"
 
 
 ENTRY_TYPES = tuple(t.value for t in EntryType)
@@ -63,6 +65,10 @@ RECOST_REASON = "past releases cost more than was booked (re-costed under today'
 MIGRATION_REASON = (
     "older versions named a dataset by the SHA-256 of its file, a confirmation oracle for its rows; the chain was "
     "rebuilt under a random public id"
+)
+IMPORT_REASON = (
+    "a home's own ledger of this table joined the team: each of its releases is charged here, under the smaller "
+    "budget"
 )
 #: A dataset's public id: ``ds-`` and 128 random bits in hex.
 _ID_RE = re.compile(r"ds-[0-9a-f]{32}")
@@ -543,6 +549,29 @@ class MergedIntoEntry(Entry):
         return str(self.fields["into"])
 
 
+@dataclass(frozen=True)
+class ImportEntry(Entry):
+    """A home's own ledger of this table brought into a team's ledger (``dpdesk team import``): its releases carried
+    (``carried``, costed under this dataset's accounting from then on), the home's dataset (``from``) and the head
+    its ledger had (``home_head``), both totals, and the smaller budget (``settings``) when it changes."""
+
+    @property
+    def source(self) -> str:
+        """The public name of the home's dataset imported."""
+        return str(self.fields["from"])
+
+
+@dataclass(frozen=True)
+class MovedEntry(Entry):
+    """The last entry of a home's own ledger imported into a team's (``to``: the team's dataset, ``team``: its server
+    as messages show it): nothing is charged to it any more, with or without the team."""
+
+    @property
+    def to(self) -> str:
+        """The team's dataset this one was imported into."""
+        return str(self.fields["to"])
+
+
 _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.SETTINGS: SettingsEntry,
     EntryType.SPEND: SpendEntry,
@@ -559,6 +588,8 @@ _ENTRY_CLASSES: dict[EntryType, type[Entry]] = {
     EntryType.CHECKPOINT: CheckpointEntry,
     EntryType.MERGE: MergeEntry,
     EntryType.MERGED_INTO: MergedIntoEntry,
+    EntryType.IMPORT: ImportEntry,
+    EntryType.MOVED: MovedEntry,
 }
 _HEADER = ("seq", "type", "time", "dataset", "prev", "hash")
 
@@ -610,9 +641,12 @@ def salvaged(d: Mapping[str, Any]) -> Entry:
 def settings_in_force(entries: Sequence[Entry]) -> dict[str, Any] | None:
     """The budget, unit of privacy and accounting fixed for a dataset (last settings or acknowledgement)."""
     for e in reversed(entries):
-        if e.type in (EntryType.SETTINGS, EntryType.ACKNOWLEDGE, EntryType.MERGE) and isinstance(
-            e.get("settings"), dict
-        ):
+        if e.type in (
+            EntryType.SETTINGS,
+            EntryType.ACKNOWLEDGE,
+            EntryType.MERGE,
+            EntryType.IMPORT,
+        ) and isinstance(e.get("settings"), dict):
             return dict(e.fields["settings"])
     return None
 
@@ -669,7 +703,7 @@ def _usable(e: dict[str, Any]) -> bool:
             return costs_ok(e["costs"])
         if e["type"] == "correction":
             return all(costs_ok(r["costs"]) for r in e["releases"])
-        if e["type"] == "acknowledge":
+        if e["type"] in ("acknowledge", "merge", "import"):
             return all(costs_ok(r["costs"]) for r in e.get("carried", []))
         if e["type"] == "settings":
             return isinstance(e["settings"], dict) and isinstance(e["settings"].get("privacy_unit"), dict)

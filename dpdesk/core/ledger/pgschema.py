@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 #: the version of this schema, recorded in ``dpdesk.team`` (a client refuses a schema it does not know)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: the oldest PostgreSQL major version supported, and the one the tests run on (Debian 12's): older ones are past
 #: their end of life (13 ended in November 2025, 14 in November 2026)
@@ -452,7 +452,7 @@ BEGIN
       OR (node::text !~ '[.eE]' AND length(ltrim(node::text, '-')) > 1000))) THEN 'a number no float holds'
   END INTO bad FROM walk;
   IF bad IS NULL AND (kind IS NULL OR kind NOT IN ('settings', 'spend', 'acknowledge', 'package', 'correction', 'govern',
-      'link', 'declare_new', 'declared_new', 'forget_identity', 'checkpoint', 'merge', 'merged_into')) THEN
+      'link', 'declare_new', 'declared_new', 'forget_identity', 'checkpoint', 'merge', 'merged_into', 'import')) THEN
     bad := format('an unknown entry type (%s)', coalesce(kind, 'none'));
   END IF;
   IF bad IS NULL AND (jsonb_typeof(v->'time') IS DISTINCT FROM 'string' OR v->>'seq' !~ '^[1-9][0-9]*$') THEN
@@ -469,7 +469,7 @@ BEGIN
       OR jsonb_typeof(v #> '{{settings,accounting,method}}') IS DISTINCT FROM 'string') THEN
     bad := 'settings without their accounting method and unit of privacy';
   END IF;
-  IF bad IS NULL AND kind IN ('correction', 'acknowledge') THEN
+  IF bad IS NULL AND kind IN ('correction', 'acknowledge', 'import') THEN
     x := CASE WHEN kind = 'correction' THEN v->'releases' ELSE coalesce(v->'carried', '[]') END;
     IF jsonb_typeof(x) IS DISTINCT FROM 'array' OR EXISTS (
         SELECT 1 FROM jsonb_array_elements(x) r WHERE jsonb_typeof(r->'costs') IS DISTINCT FROM 'array') THEN
@@ -547,7 +547,7 @@ BEGIN
   END IF;
   n := ds.seq + 1;
   kind := v->>'type';
-  IF kind IN ('simulate', 'migrate') THEN
+  IF kind IN ('simulate', 'migrate', 'moved') THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('a %s entry is never appended to a team ledger', kind);
   END IF;
   PERFORM dpdesk.check_readable(body, v);
@@ -555,7 +555,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'DP001',
       MESSAGE = format('only a privacy officer of this team may append a %s entry (%s is not one)', kind, session_user);
   END IF;
-  s := CASE WHEN kind IN ('settings', 'acknowledge', 'merge') AND jsonb_typeof(v->'settings') = 'object'
+  s := CASE WHEN kind IN ('settings', 'acknowledge', 'merge', 'import') AND jsonb_typeof(v->'settings') = 'object'
             THEN v->'settings' END;
   IF s IS NOT NULL AND kind = 'merge' AND NOT officer AND (ds.method IS NULL
      OR s #>> '{{accounting,method}}' IS DISTINCT FROM ds.method
@@ -566,6 +566,17 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'DP001',
       MESSAGE = format('only a privacy officer of this team may merge under a larger budget or another method (%s is '
                        'not one)', session_user);
+  END IF;
+  -- an import fixes the budget of a dataset it opens, as a first release does; later it may only lower it
+  IF s IS NOT NULL AND kind = 'import' AND NOT officer AND n > 1 AND (ds.method IS NULL
+     OR s #>> '{{accounting,method}}' IS DISTINCT FROM ds.method
+     OR jsonb_typeof(s #> '{{budget,epsilon}}') IS DISTINCT FROM 'number'
+     OR jsonb_typeof(s #> '{{budget,delta}}') IS DISTINCT FROM 'number'
+     OR (s #>> '{{budget,epsilon}}')::numeric > ds.budget_epsilon
+     OR (s #>> '{{budget,delta}}')::numeric > ds.budget_delta) THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001',
+      MESSAGE = format('only a privacy officer of this team may import under a larger budget or another method (%s '
+                       'is not one)', session_user);
   END IF;
   IF ds.retired AND NOT officer THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001',
@@ -587,7 +598,7 @@ BEGIN
     FOR rel IN SELECT * FROM jsonb_array_elements(v->'releases') LOOP
       PERFORM dpdesk.book(p_dataset, rel->>'release_id', rel->'costs', rel->'delta_prime', 'correction');
     END LOOP;
-  ELSIF kind IN ('acknowledge', 'merge') AND jsonb_typeof(v->'carried') = 'array' THEN
+  ELSIF kind IN ('acknowledge', 'merge', 'import') AND jsonb_typeof(v->'carried') = 'array' THEN
     FOR rel IN SELECT * FROM jsonb_array_elements(v->'carried') LOOP
       PERFORM dpdesk.book(p_dataset, coalesce(rel->>'release_id', 'carried-' || n || '-' || md5(rel::text)),
                           rel->'costs', rel->'delta_prime', 'carried');
@@ -661,3 +672,33 @@ def schema_sql(prefix: str = "dpdesk") -> str:
     return _SQL.format(
         version=SCHEMA_VERSION, prefix=prefix, max_sketch=MAX_SKETCH_BYTES, max_sketches=MAX_SKETCHES
     ).replace("gen_random_bytes_32()", _RANDOM_KEY_SQL)
+
+
+def upgrade_sql(prefix: str = "dpdesk") -> str:
+    """The SQL that brings a team ledger made by an older dpdesk to this schema (``dpdesk team init`` on a database
+    that holds one): the same text as :func:`schema_sql`, made idempotent. Its tables are made when missing (a team
+    from before the sketches lacks ``dpdesk.sketches``), every function and the view are replaced, the grants are
+    given again and the version recorded; the entries, the releases, the keys and the secret are kept as they are.
+    Running it twice changes nothing the second time."""
+    full = schema_sql(prefix)
+    start = full.index("CREATE TABLE dpdesk.datasets")
+    end = full.index("RESET ROLE;")
+    body = full[start:end]
+    body = body.replace("CREATE TABLE dpdesk.", "CREATE TABLE IF NOT EXISTS dpdesk.")
+    body = body.replace("CREATE FUNCTION dpdesk.", "CREATE OR REPLACE FUNCTION dpdesk.")
+    body = body.replace("CREATE VIEW dpdesk.", "CREATE OR REPLACE VIEW dpdesk.")
+    # the prefix was checked by schema_sql (PREFIX_RE): a plain name, never SQL
+    head = [
+        f"-- dpdesk team ledger: upgrade to schema version {SCHEMA_VERSION}; roles prefixed {prefix}_",
+        "BEGIN;",
+        f"GRANT {prefix}_owner TO CURRENT_USER;",
+        f"SET LOCAL ROLE {prefix}_owner;",
+        "LOCK TABLE dpdesk.datasets IN EXCLUSIVE MODE;",
+    ]
+    tail = [
+        f"UPDATE dpdesk.team SET schema_version = {SCHEMA_VERSION:d};",  # noqa: S608 (a constant)
+        "RESET ROLE;",
+        f"REVOKE {prefix}_owner FROM CURRENT_USER;",
+        "COMMIT;",
+    ]
+    return "\n".join(head) + "\n" + body + "\n".join(tail) + "\n"

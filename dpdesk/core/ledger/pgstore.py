@@ -133,6 +133,15 @@ class PgStore:
                     "administrator creates it (dpdesk team init URL) and makes this user a curator"
                 ).format(server=self.server)
             ) from None
+        if row is not None and isinstance(row[0], int) and row[0] < SCHEMA_VERSION:
+            conn.close()
+            raise TeamLedgerError(
+                _(
+                    "the team ledger at {server} has schema version {found}, older than this dpdesk's {known}; "
+                    "nothing was charged or revealed. The team's administrator upgrades it: dpdesk team init URL "
+                    "(its entries are kept)"
+                ).format(server=self.server, found=row[0], known=SCHEMA_VERSION)
+            )
         if row is None or row[0] != SCHEMA_VERSION:
             conn.close()
             raise TeamLedgerError(
@@ -456,22 +465,52 @@ def _admin(url: str) -> psycopg.Connection[Any]:
     return conn
 
 
-def create_team(url: str, prefix: str) -> None:
+def create_team(url: str, prefix: str) -> str:
     """Create the team ledger (:func:`dpdesk.core.ledger.pgschema.schema_sql`) in the database ``url`` names, as an
     administrator who may create roles and schemas there; :class:`TeamLedgerError` when it cannot (nothing is
-    left half-made: the script is one transaction, but roles, which belong to the server, are kept)."""
+    left half-made: the script is one transaction, but roles, which belong to the server, are kept).
+
+    A database that holds a team ledger of an older schema is upgraded instead
+    (:func:`dpdesk.core.ledger.pgschema.upgrade_sql`: its entries, releases, keys and secret kept); one that is
+    current is left as it is. Returns ``"created"``, ``"upgraded"`` or ``"current"``."""
     import psycopg
 
-    from dpdesk.core.ledger.pgschema import schema_sql
+    from dpdesk.core.ledger.pgschema import schema_sql, upgrade_sql
 
     with _admin(url) as conn:
         exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'dpdesk'").fetchone()
         if exists:
-            raise TeamLedgerError(
-                _("{server} already holds a team ledger (schema dpdesk); nothing was changed").format(
-                    server=redacted(url)
+            try:
+                row = conn.execute("SELECT schema_version, prefix FROM dpdesk.team").fetchone()
+            except psycopg.Error:
+                row = None
+            if row is None or not isinstance(row[0], int) or row[0] > SCHEMA_VERSION:
+                raise TeamLedgerError(
+                    _(
+                        "{server} already holds a team ledger (schema dpdesk) that this dpdesk does not know how to "
+                        "upgrade; nothing was changed"
+                    ).format(server=redacted(url))
                 )
-            )
+            if row[0] == SCHEMA_VERSION:
+                return "current"
+            if row[1] != prefix:
+                raise TeamLedgerError(
+                    _(
+                        "the team ledger at {server} has the role prefix {found}, not {given}: give --prefix {found} "
+                        "to upgrade it; nothing was changed"
+                    ).format(server=redacted(url), found=row[1], given=prefix)
+                )
+            try:
+                conn.execute(upgrade_sql(prefix))
+            except psycopg.Error as exc:
+                raise TeamLedgerError(
+                    _(
+                        "could not upgrade the team ledger at {server}: {detail}. It needs the user who created it "
+                        "(or give dpdesk team init --print-sql --upgrade to the database's administrator); nothing "
+                        "was changed"
+                    ).format(server=redacted(url), detail=" ".join(str(exc).split())[:300])
+                ) from None
+            return "upgraded"
         try:
             conn.execute(schema_sql(prefix))
         except psycopg.Error as exc:
@@ -481,6 +520,7 @@ def create_team(url: str, prefix: str) -> None:
                     "and schemas there (or give dpdesk team init --print-sql to the database's administrator)"
                 ).format(server=redacted(url), detail=" ".join(str(exc).split())[:300])
             ) from None
+        return "created"
 
 
 #: a person's login role: a plain name (a small letter, then small letters, digits or _; at most 63 bytes)
@@ -653,25 +693,39 @@ def overview(store: PgStore, latest: int = 3) -> list[dict[str, Any]]:
 
     rows = store._call("SELECT * FROM dpdesk.overview()")
     recent = store._call(
-        "SELECT e.dataset, e.seq, e.appended_by, e.appended, v->>'release_id', "
-        "(v #>> '{charged,epsilon}')::numeric, (v #>> '{charged,delta}')::numeric "
-        "FROM dpdesk.datasets d CROSS JOIN LATERAL (SELECT x.dataset, x.seq, x.appended_by, x.appended, "
+        "SELECT e.dataset, e.seq, e.appended_by, e.appended, e.type, v->>'release_id', "
+        "(v #>> '{charged,epsilon}')::numeric, (v #>> '{charged,delta}')::numeric, "
+        "(SELECT coalesce(sum((c->>'epsilon')::numeric), 0) || ' ' || coalesce(sum((c->>'delta')::numeric), 0) "
+        "   || ' ' || count(DISTINCT r.value) "
+        "   FROM jsonb_array_elements(coalesce(v->'carried', '[]')) r "
+        "   LEFT JOIN LATERAL jsonb_array_elements(r.value->'costs') c ON true), v->>'from' "
+        "FROM dpdesk.datasets d CROSS JOIN LATERAL (SELECT x.dataset, x.seq, x.appended_by, x.appended, x.type, "
         "  convert_from(substring(x.line FROM 1 FOR length(x.line) - 1), 'UTF8')::jsonb AS v "
-        "  FROM dpdesk.entries x WHERE x.dataset = d.dataset AND x.type = 'spend' ORDER BY x.seq DESC LIMIT %s) e "
+        "  FROM dpdesk.entries x WHERE x.dataset = d.dataset AND x.type IN ('spend', 'import') "
+        "  ORDER BY x.seq DESC LIMIT %s) e "
         "ORDER BY e.dataset, e.seq DESC",
         (max(latest, 0),),
     )
     by_dataset: dict[str, list[dict[str, Any]]] = {}
-    for dataset, seq, who, when, release, eps, delta in recent:
-        by_dataset.setdefault(str(dataset), []).append(
-            {
-                "seq": int(seq),
-                "release_id": release,
-                "released_by": str(who),
-                "released": when.isoformat(),
-                "charged": {"epsilon": float(eps), "delta": float(delta)},
-            }
-        )
+    for dataset, seq, who, when, kind, release, eps, delta, carried, source in recent:
+        item: dict[str, Any] = {
+            "seq": int(seq),
+            "kind": str(kind),
+            "release_id": release,
+            "released_by": str(who),
+            "released": when.isoformat(),
+        }
+        if kind == "import":
+            # a home's releases carried in (sequential sums of their stated costs, as the entry records them)
+            c_eps, c_delta, n = str(carried).split(" ")
+            item.update(
+                charged={"epsilon": float(c_eps), "delta": float(c_delta)},
+                releases=int(n),
+                imported_from=source,
+            )
+        else:
+            item["charged"] = {"epsilon": float(eps), "delta": float(delta)}
+        by_dataset.setdefault(str(dataset), []).append(item)
     out: list[dict[str, Any]] = []
     for dataset, seq, method, b_eps, b_delta, retired, s_eps, s_delta, releases in rows:
         spent = left = None

@@ -354,7 +354,7 @@ def effective(entries: Sequence[Entry], *, settings: dict[str, Any] | None = Non
     for e in entries:
         t = e.type
         previous_unit = (settings or {}).get("privacy_unit")
-        if t in ("settings", "acknowledge", "merge") and isinstance(e.get("settings"), dict):
+        if t in ("settings", "acknowledge", "merge", "import") and isinstance(e.get("settings"), dict):
             settings = e.fields["settings"]
         unit = (settings or {}).get("privacy_unit")
         if t == "spend":
@@ -387,9 +387,10 @@ def effective(entries: Sequence[Entry], *, settings: dict[str, Any] | None = Non
                 out.append(eff)
                 by_id[eff.release_id] = eff
             continue
-        elif t == "merge":
-            # another dataset of the same table merged into this one: each of its releases counts here, costed
-            # under this dataset's unit of privacy (never less than it was booked at there)
+        elif t in ("merge", "import"):
+            # another dataset of the same table merged into this one (or a home's own ledger of it imported into
+            # the team's): each of its releases counts here, costed under this dataset's unit of privacy (never
+            # less than it was booked at there)
             for r in e.get("carried", []):
                 costs = _costs(r["costs"])
                 eff = Effective(

@@ -67,6 +67,8 @@ def entry_type(word: str) -> str:
         "checkpoint": _("checkpoint"),
         "merge": _("merge"),
         "merged_into": _("merged into another"),
+        "import": _("imported from a home"),
+        "moved": _("moved to a team ledger"),
     }.get(word, word)
 
 
@@ -98,5 +100,9 @@ def recorded_reason(reason: object) -> str:
         entries.MIGRATION_REASON: _(
             "older versions named a dataset by the SHA-256 of its file, a confirmation oracle for its rows; the "
             "chain was rebuilt under a random public id"
+        ),
+        entries.IMPORT_REASON: _(
+            "a home's own ledger of this table joined the team: each of its releases is charged here, under the "
+            "smaller budget"
         ),
     }.get(str(reason), str(reason))

@@ -229,16 +229,17 @@ class TeamDialog(QDialog):
         except DpdeskError as exc:  # not a PostgreSQL URL, or one holding a password
             self.show_message(str(exc), error=True)
             return None
-        # a home with releases in its own ledgers: what they spent is not carried into the team's (as the command
-        # line's --leave-local-ledgers)
+        # a home with releases in its own ledgers: their history joins the team only when imported (as the command
+        # line's --leave-local-ledgers, then dpdesk team import)
         leave_local = bool(team.local_datasets(home))
         if leave_local and not self.ask_confirm(
             _("Connect a home that has its own releases?"),
             _(
-                "This home has releases in its own ledgers, and what they spent is not carried into the team "
-                "ledger: a table released here would start a fresh budget in the team's. Tell the team's privacy "
-                "officer first.\n\nConnect anyway? (This home's own ledgers are kept, unused, and count again if "
-                "you disconnect.)"
+                "This home has releases in its own ledgers, which the team's ledger does not hold yet. After "
+                "connecting, bring each table's history into the team: open the table and choose Tools > Import "
+                "this table's history into the team (or run dpdesk team import --data FILE). Until then, dpdesk "
+                "refuses to release such a table through the team, so that it never gets a second budget.\n\n"
+                "Connect now?"
             ),
         ):
             return None
