@@ -808,6 +808,15 @@ def _add_help_notes(top: argparse.ArgumentParser) -> None:
             for role in ("curator", "officer", "auditor")
         },
         "team who": (("dpdesk team who",), (team_done, (2, _("bad usage")), team_down)),
+        "team statement": (
+            ("dpdesk team statement --out team-statement.pdf",),
+            (
+                (0, _("written")),
+                (2, _("bad usage: no team ledger, or the file exists (--force replaces it)")),
+                (3, _("a dataset's hash chain is broken (the statement, written, says which)")),
+                team_down,
+            ),
+        ),
         "officer approve-rotate": (
             (
                 "dpdesk officer approve-rotate --new-officer new/officer-YYYY-public.json --dataset ds-... --head SEQ:HASH --key officer/officer-XXXX-recovery.pem --out approval.json",
@@ -1072,6 +1081,17 @@ def _add_team_parser(sub: Any) -> None:
                 help=_("with --print-sql: the team's roles' prefix (default dpdesk)"),
             )
             v.set_defaults(team_action=action, team_role=role)
+    v = verbs.add_parser(
+        "statement",
+        prog="dpdesk team statement",
+        help=_("write a PDF budget statement of every dataset of the team, one page each"),
+    )
+    v.add_argument("--out", required=True, metavar="FILE.pdf", help=_("the PDF file to write"))
+    v.add_argument(
+        "--force",
+        action="store_true",
+        help=_("replace the file if it exists (never a file in the dpdesk home)"),
+    )
     v = verbs.add_parser("who", prog="dpdesk team who", help=_("the team's curators, officers and auditors"))
     v.add_argument(
         "--url", metavar="URL", help=_("the team's database (default: the team ledger this home uses)")

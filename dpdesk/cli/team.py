@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         return _people(args, home)
     if verb == "who":
         return _who(args, home)
+    if verb == "statement":
+        return _statement(args, home)
     if verb == "connect":
         st = svc.connect(home, args.url, leave_local=args.leave_local_ledgers)
         assert st.details is not None
@@ -215,6 +218,30 @@ def _who(args: argparse.Namespace, home: Path) -> int:
     labels = {"curator": _("Curators"), "officer": _("Officers"), "auditor": _("Auditors")}
     for role, names in team.people.items():
         print(_("{label}: {names}").format(label=labels[role], names=", ".join(names) or _("(none)")))
+    return 0
+
+
+def _statement(args: argparse.Namespace, home: Path) -> int:
+    """``dpdesk team statement --out FILE.pdf``: exit 3 when a dataset's chain is broken (its page says so)."""
+    from dpdesk.cli.printer import progress
+    from dpdesk.core.common.text import shown
+    from dpdesk.services import team as svc
+
+    done = svc.write_team_statement(home, Path(args.out), force=args.force, progress=progress())
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # after the progress line
+    print(
+        _("Wrote the budget statement of the team's {n} dataset(s) to {out}.").format(
+            n=done.datasets, out=shown(str(done.out))
+        )
+    )
+    if done.broken:
+        print(
+            _("{n} dataset(s) have a broken ledger; the statement says which (dpdesk ledger verify).").format(
+                n=done.broken
+            )
+        )
+        return 3
     return 0
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.ledger.team import (
     ENV,
     TeamLedgerError,
@@ -18,6 +19,9 @@ from dpdesk.core.ledger.team import (
     url_parts,
 )
 from dpdesk.i18n import _
+
+if TYPE_CHECKING:
+    from dpdesk.core.publish.report import TeamDataset
 
 
 def init_sql(prefix: str) -> str:
@@ -234,3 +238,99 @@ def in_use(home: Path) -> LedgerInUse:
     except ValueError:
         user, server = "", "?"
     return LedgerInUse(redacted(url), server, user, from_env)
+
+
+# ----------------------------------------------------------------------------- the team's budget statement
+@dataclass(frozen=True)
+class TeamStatementWritten:
+    """Where the team's statement went, how many datasets it covers and how many of their chains are broken (each
+    stated on its page, its entries not used)."""
+
+    out: Path
+    datasets: int
+    broken: int = 0
+
+
+def write_team_statement(
+    home: Path, out: Path, *, force: bool = False, progress: Progress = NULL_PROGRESS
+) -> TeamStatementWritten:
+    """Write the budget statement of every dataset of the team ledger this home uses, as one PDF: a cover with a
+    summary row per dataset, then each dataset on its own page with the same facts as ``dpdesk ledger statement``.
+
+    Each chain is read from the team's database and verified here (a broken one is stated, not used); only what a
+    team's auditor may read is asked (the datasets, their entries, who this user is), so an auditor can write it.
+    An existing ``out`` is replaced only with ``force``, and never a file under the home."""
+    import datetime
+
+    from dpdesk.core.common.errors import UsageError
+    from dpdesk.core.ledger.pgstore import describe, team_store
+    from dpdesk.core.publish.outputs import check_out_file
+    from dpdesk.core.publish.report import write_team_statement as write_pdf
+
+    if team_url(home) is None:
+        raise UsageError(
+            _(
+                "this dpdesk home is not connected to a team ledger: run dpdesk team connect URL first (or set "
+                "{env}=URL); a dataset of this home has its own statement: dpdesk ledger statement --data FILE "
+                "--out FILE.pdf"
+            ).format(env=ENV)
+        )
+    check_out_file(out, force=force, home=home)
+    store = team_store(home)
+    assert store is not None
+    details = describe(store)
+    role = (
+        _("officer")
+        if details["officer"]
+        else _("curator")
+        if details["curator"]
+        else _("auditor (read only)")
+    )
+    names = store.datasets()
+    parts = []
+    for n, name in enumerate(names):
+        progress.update(n, len(names), "reading")
+        parts.append(_team_dataset(home, name))
+    progress.update(len(names), len(names), "writing")
+    generated = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")
+    write_pdf(out, server=store.server, user=details["user"], role=role, generated=generated, datasets=parts)
+    return TeamStatementWritten(out, len(parts), sum("broken" in p.problems for p in parts))
+
+
+def _team_dataset(home: Path, dataset: str) -> TeamDataset:
+    """One dataset of the team as its statement states it: its chain verified as ``Ledger.verify`` does (a broken
+    chain is stated and its entries left out), its budget report from its latest release's plan, and what needs
+    attention."""
+    from dpdesk.core.common.errors import DpdeskError, LedgerError
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.ledger.budget import budget_report
+    from dpdesk.core.ledger.checkpoint import state_of
+    from dpdesk.core.ledger.entries import SpendEntry
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.publish.report import TeamDataset
+
+    try:
+        entries = Ledger.of(home, dataset).verify()
+    except LedgerError as exc:
+        return TeamDataset(
+            dataset, dataset, [], None, _("BROKEN: {err}").format(err=exc), problems=("broken",)
+        )
+    spends = [e for e in entries if isinstance(e, SpendEntry)]
+    plan = spends[-1].plan if spends else None
+    title = plan.get("title") if isinstance(plan, dict) else None
+    name = title if isinstance(title, str) and title.strip() else dataset
+    problems: list[str] = []
+    try:
+        state = state_of(entries)
+        report = budget_report(parse_plan(spends[-1].plan), entries) if spends else None
+    except DpdeskError:
+        return TeamDataset(dataset, name, entries, None, _("chain verified"), problems=("total_unknown",))
+    if state.settings is None:
+        problems.append("no_budget")
+    if report is not None:
+        spent, budget = report.in_force.spent, report.budget
+        if spent.epsilon > budget.epsilon or spent.delta > budget.delta:
+            problems.append("overspent")
+    if state.retired_into is not None:
+        problems.append("merged")
+    return TeamDataset(dataset, name, entries, report, _("chain verified"), state.settings, tuple(problems))

@@ -388,3 +388,22 @@ def test_the_officer_fixes_the_first_settings_of_a_pending_dataset(
     fixed = cells(dashboard, [d["dataset"] for d in dashboard.model.datasets].index(named))
     assert fixed["status"] == "in order" and fixed["budget"].startswith("ε 1.5, δ ")
     assert fixed["spent"] == "ε 0, δ 0" and fixed["left"].startswith("ε 1.5, δ ")
+
+
+def test_the_auditor_writes_the_teams_statement_from_the_dashboard(
+    qtbot: Any,
+    win: Any,
+    team: Team,
+    released: tuple[str, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("DPDESK_LEDGER", team.url(team.users["audrey"]))
+    dashboard = open_dashboard(qtbot, win)
+    assert dashboard.statement_button.isEnabled() and not dashboard.settings_button.isEnabled()
+    out = tmp_path / "team.pdf"
+    win.ask_save_path = lambda *_a: str(out)
+    qtbot.mouseClick(dashboard.statement_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dashboard.worker is None, timeout=120_000)
+    assert out.read_bytes().startswith(b"%PDF") and dashboard.message.text().startswith(f"Wrote {out}")
+    assert "1 dataset(s)" in dashboard.message.text()

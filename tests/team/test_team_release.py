@@ -286,7 +286,7 @@ def test_the_readmes_walk_through_runs_as_written(pg_server: PgServer, tmp_path:
                 w = str(plan)
             elif w == "survey.csv":
                 w = str(DATA)
-            elif w.startswith("release-"):
+            elif w.startswith("release-") or w.endswith(".pdf"):
                 w = str(tmp_path / w)
             elif w in users:
                 w = users[w]
@@ -308,3 +308,4 @@ def test_the_readmes_walk_through_runs_as_written(pg_server: PgServer, tmp_path:
     assert (
         ran.count("team status") == 1 and ran.count("team import") == 1 and ran.count("team add-officer") == 1
     )
+    assert ran.count("team statement") == 1 and (tmp_path / "team-statement.pdf").stat().st_size > 0

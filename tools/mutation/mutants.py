@@ -6014,6 +6014,51 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         """                pass""",
         ("tests/team/test_team_gui.py::test_after_connecting_an_open_table_is_read_from_the_team_ledger",),
     ),
+    # --- the team's budget statement (dpdesk team statement) ------------------------------------------------------
+    Mutant(
+        "TT04",
+        "the team statement has one page per dataset, after its cover",
+        "dpdesk/core/publish/report.py",
+        "    for part in datasets:\n        story.append(PageBreak())",
+        "    for part in datasets[1:]:\n        story.append(PageBreak())",
+        (
+            "tests/team/test_team_statement.py::test_the_team_statement_has_a_cover_and_each_dataset_on_a_page_with_its_own_statements_facts",
+        ),
+    ),
+    Mutant(
+        "TT05",
+        "the team statement's cover states spent rounded up (never less than the exact sum)",
+        "dpdesk/core/publish/report.py",
+        '(numfmt.epsilon(spent.epsilon, "up"), numfmt.delta(spent.delta, "up")),',
+        "(numfmt.epsilon(spent.epsilon), numfmt.delta(spent.delta)),",
+        ("tests/team/test_team_statement.py::test_spent_is_rounded_up_and_left_down_on_the_cover",),
+    ),
+    Mutant(
+        "TT06",
+        "the team statement's cover states left rounded down (never more than the exact budget less spent)",
+        "dpdesk/core/publish/report.py",
+        '(numfmt.epsilon(left.epsilon, "down"), numfmt.delta(left.delta, "down")),',
+        "(numfmt.epsilon(left.epsilon), numfmt.delta(left.delta)),",
+        ("tests/team/test_team_statement.py::test_spent_is_rounded_up_and_left_down_on_the_cover",),
+    ),
+    Mutant(
+        "TT07",
+        "the team statement refuses to replace an existing file without --force",
+        "dpdesk/services/team.py",
+        "    check_out_file(out, force=force, home=home)",
+        "    check_out_file(out, force=True, home=home)",
+        (
+            "tests/team/test_team_statement.py::test_the_auditor_writes_it_and_an_existing_file_is_replaced_only_with_force",
+        ),
+    ),
+    Mutant(
+        "TT08",
+        "the team statement states a dataset whose chain does not verify, and still states the others",
+        "dpdesk/services/team.py",
+        "    except LedgerError as exc:\n        return TeamDataset(",
+        "    except OSError as exc:\n        return TeamDataset(",
+        ("tests/team/test_team_statement.py::test_a_broken_chain_is_stated_and_the_others_still_stand",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

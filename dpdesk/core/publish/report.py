@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -615,13 +616,41 @@ def write_budget_statement(
 ) -> None:
     """A privacy officer's statement of everything a dataset has spent, across all its releases."""
     _register_fonts()
+    story = statement_story(
+        dataset_name=dataset_name, entries=entries, report=report, chain_status=chain_status, st=_styles()
+    )
+    _write_pdf(path, story, _("Budget statement"))
+
+
+def _write_pdf(path: Path, story: list[Any], title: str) -> None:
+    """Build ``story`` in memory, then write it whole or not at all: a full disk keeps the file it would replace."""
+    import io
+
+    from dpdesk.core.publish.outputs import write_out_file
+
+    buf = io.BytesIO()
+    _build(buf, story, title)
+    write_out_file(path, buf.getvalue())
+
+
+def statement_story(
+    *,
+    dataset_name: str,
+    entries: Sequence[Entry],
+    report: BudgetReport | None,
+    chain_status: str,
+    st: dict[str, Any],
+    dataset: str | None = None,
+) -> list[Any]:
+    """The budget statement of one dataset as reportlab flowables (fonts registered): its id, the chain's status,
+    its budget, spent and left under the method in force and every method, and every entry. The per-dataset
+    statement is this story alone; the team's statement (:func:`write_team_statement`) gives each dataset one."""
     from reportlab.lib.units import mm
     from reportlab.platypus import Spacer
 
-    st = _styles()
     width = 174 * mm
     story: list[Any] = [_p(_("Budget statement"), st["title"]), _p(dataset_name, st["body"])]
-    dataset = entries[0].dataset if entries else ""
+    dataset = dataset if dataset is not None else entries[0].dataset if entries else ""
     story.append(
         _p(_("Dataset id (random, reveals nothing about the data): {id}").format(id=dataset), st["small"])
     )
@@ -702,13 +731,169 @@ def write_budget_statement(
             ]
         )
     story.append(_entry_rows(header, rows, st))
-    import io
+    return story
 
-    from dpdesk.core.publish.outputs import write_out_file
 
-    buf = io.BytesIO()
-    _build(buf, story, _("Budget statement"))
-    write_out_file(path, buf.getvalue())  # whole or not at all: a full disk keeps the file it would replace
+@dataclass(frozen=True)
+class TeamDataset:
+    """One dataset of a team's statement: its public id, its name in documents (the latest release's plan title,
+    else its id), its verified entries (none when its chain is broken), its budget report (None before a release),
+    the chain's status as stated, the settings in force (a budget fixed before any release) and what needs
+    attention (:data:`TEAM_PROBLEMS`' keys)."""
+
+    dataset: str
+    name: str
+    entries: Sequence[Entry]
+    report: BudgetReport | None
+    chain_status: str
+    settings: Mapping[str, Any] | None = None
+    problems: tuple[str, ...] = ()
+
+
+def team_problem(code: str) -> str:
+    """What needs attention in a team's dataset, in words (``dpdesk team status`` marks the same)."""
+    return {
+        "broken": _("ledger broken"),
+        "no_budget": _("no budget fixed yet"),
+        "total_unknown": _("total cannot be computed"),
+        "overspent": _("overspent"),
+        "merged": _("merged into another dataset"),
+    }.get(code, code)
+
+
+def write_team_statement(
+    path: Path,
+    *,
+    server: str,
+    user: str,
+    role: str,
+    generated: str,
+    datasets: Sequence[TeamDataset],
+) -> None:
+    """The budget statement of a whole team: a cover (the team's server as messages show it, never a password,
+    who wrote the statement in which role, when, and a summary row per dataset), then each dataset on a page of its
+    own with the same facts as its own statement (:func:`statement_story`)."""
+    _register_fonts()
+    from reportlab.lib.units import mm
+    from reportlab.platypus import PageBreak, Spacer
+
+    st = _styles()
+    width = 174 * mm
+    story: list[Any] = [
+        _p(_("Team budget statement"), st["title"]),
+        _table(
+            [
+                [_("Team ledger"), server],
+                [_("Written by"), user],
+                [_("Their role in the team"), role],
+                [_("Written on (UTC)"), generated],
+                [_("Datasets"), str(len(datasets))],
+            ],
+            [50 * mm, width - 50 * mm],
+            st,
+            header=False,
+        ),
+        Spacer(1, 4 * mm),
+        _p(_("Summary"), st["h1"]),
+    ]
+    if datasets:
+        story.append(_team_summary(datasets, st))
+        story.append(Spacer(1, 3 * mm))
+        story.append(
+            _p(
+                _(
+                    "Spent is rounded up and left rounded down, under each dataset's accounting method. Each "
+                    "dataset's page that follows states its budget, every accounting method and every entry of its "
+                    "ledger, whose chain was verified on this computer."
+                ),
+                st["small"],
+            )
+        )
+    else:
+        story.append(_p(_("The team ledger holds no dataset yet."), st["body"]))
+    for part in datasets:
+        story.append(PageBreak())
+        story.extend(
+            statement_story(
+                dataset_name=part.name,
+                entries=part.entries,
+                report=part.report,
+                chain_status=part.chain_status,
+                st=st,
+                dataset=part.dataset,
+            )
+        )
+    _write_pdf(path, story, _("Team budget statement"))
+
+
+def _team_summary(datasets: Sequence[TeamDataset], st: dict[str, Any]) -> Any:
+    """The cover's table: one row per dataset (its id, its name when it has one and what needs attention) with its
+    budget, spent (rounded up), left (rounded down), method and releases; each pair ε above δ, each on one line."""
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Paragraph
+
+    header = [
+        _("Dataset"),
+        _("Budget"),
+        _("Spent"),
+        _("Left"),
+        _("Method"),
+        _("Releases"),
+    ]
+    # per dataset: the dataset, its three (ε, δ) pairs (or None), method, releases and what needs attention
+    rows: list[list[Any]] = []
+    for part in datasets:
+        problems = "; ".join(team_problem(p) for p in part.problems)
+        rep = part.report
+        pairs: list[tuple[str, str] | None] = [None, None, None]
+        method = ""
+        released = sum(isinstance(e, SpendEntry) for e in part.entries)
+        releases = "—" if "broken" in part.problems else str(released)  # a broken chain's are not known
+        if rep is not None:
+            spent, left = rep.in_force.spent, rep.remaining_before
+            method, releases = rep.method, str(rep.releases_so_far)
+            pairs = [
+                (numfmt.epsilon(rep.budget.epsilon), numfmt.delta(rep.budget.delta)),
+                (numfmt.epsilon(spent.epsilon, "up"), numfmt.delta(spent.delta, "up")),
+                (numfmt.epsilon(left.epsilon, "down"), numfmt.delta(left.delta, "down")),
+            ]
+        elif part.settings is not None and not released:  # a budget fixed, nothing released yet
+            b = part.settings["budget"]
+            method = str(part.settings["accounting"]["method"])
+            pairs = [
+                (numfmt.epsilon(b["epsilon"]), numfmt.delta(b["delta"])),
+                (numfmt.epsilon(0.0, "up"), numfmt.delta(0.0, "up")),
+                (numfmt.epsilon(b["epsilon"], "down"), numfmt.delta(b["delta"], "down")),
+            ]
+        rows.append([part, pairs, words.accounting(method) if method else "—", releases, problems])
+    # every ε, δ, method and count on one line: those columns as wide as their widest value, the rest the first
+    # column's, which holds the id (7 points, on one line), the name and what needs attention
+    pair_w = [
+        _one_line_width(
+            [
+                header[1 + i],
+                *(f"{sym} {v}" for r in rows if r[1][i] for sym, v in zip("εδ", r[1][i], strict=True)),
+            ],
+            12 * mm,
+        )
+        for i in range(3)
+    ]
+    method_w = _one_line_width([header[4], *(r[2] for r in rows)], 12 * mm)
+    count_w = _one_line_width([header[5], *(r[3] for r in rows)], 10 * mm)
+    first_w = 174 * mm - sum(pair_w) - method_w - count_w
+    table: list[list[Any]] = [header]
+    for part, pairs, method, releases, problems in rows:
+        first = f"<font size=7>{markup(part.dataset)}</font>"
+        if part.name != part.dataset:
+            first += f"<br/>{markup(part.name)}"
+        if problems:
+            first += f'<br/><font color="#a00000">{markup(problems)}</font>'
+        cells = [
+            Paragraph(f"{markup('ε ' + p[0])}<br/>{markup('δ ' + p[1])}", st["small"]) if p else "—"
+            for p in pairs
+        ]
+        table.append([Paragraph(first, st["small"]), *cells, method, releases])
+    return _table(table, [first_w, *pair_w, method_w, count_w], st)
 
 
 #: The budget statement's entries table: font size, leading and column widths (mm; 174 in all)

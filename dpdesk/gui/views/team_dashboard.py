@@ -310,8 +310,13 @@ class TeamDashboard(QDialog):
         self.acknowledge_button.setObjectName("dashboard_acknowledge")
         self.approve_button = QPushButton(_("&Approve a plan…"))
         self.approve_button.setObjectName("dashboard_approve")
-        # TEAM STATEMENT: a "Team statement…" button goes here once dpdesk.services.team.write_team_statement is on
-        # main (the team's budget statement, written by another branch); it is for every role, in a worker.
+        self.statement_button = QPushButton(_("Team s&tatement (PDF)…"))
+        self.statement_button.setObjectName("dashboard_statement")
+        self.statement_button.setToolTip(
+            _(
+                "Every dataset of the team with its budget, spent, left and entries, verified, as one PDF (any role)"
+            )
+        )
         self.refresh_button = QPushButton(_("&Refresh"))
         self.refresh_button.setObjectName("dashboard_refresh")
         self.close_button = QPushButton(_("Close"))
@@ -319,8 +324,15 @@ class TeamDashboard(QDialog):
         self.acknowledge_button.clicked.connect(self.acknowledge)
         self.approve_button.clicked.connect(self.approve_plan)
         self.refresh_button.clicked.connect(self.refresh)
+        self.statement_button.clicked.connect(self.write_statement)
         self.close_button.clicked.connect(self.reject)
-        for b in (self.settings_button, self.acknowledge_button, self.approve_button, self.close_button):
+        for b in (
+            self.settings_button,
+            self.acknowledge_button,
+            self.approve_button,
+            self.statement_button,
+            self.close_button,
+        ):
             b.setAutoDefault(False)
         self.refresh_button.setAutoDefault(True)
         self.refresh_button.setDefault(True)
@@ -357,6 +369,7 @@ class TeamDashboard(QDialog):
         lay.addWidget(self.message)
         lay.addWidget(self.splitter, 1)
         row = QHBoxLayout()
+        row.addWidget(self.statement_button)
         row.addStretch(1)
         row.addWidget(self.refresh_button)
         row.addWidget(self.close_button)
@@ -368,6 +381,7 @@ class TeamDashboard(QDialog):
             self.settings_button,
             self.acknowledge_button,
             self.approve_button,
+            self.statement_button,
             self.refresh_button,
             self.close_button,
         ]
@@ -493,6 +507,7 @@ class TeamDashboard(QDialog):
             button.setEnabled(officer and applies and not busy)
             button.setToolTip(only if not officer else tip if applies else not_here)
         self.refresh_button.setEnabled(not busy)
+        self.statement_button.setEnabled(not busy and self.status is not None and self.status.url is not None)
         self.busy.setVisible(busy)
 
     def show_message(self, text: str, *, error: bool) -> None:
@@ -659,3 +674,31 @@ class TeamDashboard(QDialog):
             )
 
         return self._run(job, done, _("Signing…"))
+
+    def write_statement(self) -> Worker | None:
+        """(Any role) the team's budget statement, one PDF of every dataset, verified on this computer
+        (:func:`dpdesk.services.team.write_team_statement`), written in the worker."""
+        window = self.window_
+        if not self.statement_button.isEnabled():
+            return None
+        out = window.ask_save_path(
+            _("Save the team's statement as"), _("PDF (*.pdf)"), "export", "team_statement.pdf"
+        )
+        if not out:
+            return None
+        home = self.home
+
+        def job() -> Any:
+            from dpdesk.services.team import write_team_statement
+
+            return write_team_statement(home, Path(out), force=Path(out).exists())
+
+        def done(result: Any) -> None:
+            self.show_message(
+                _("Wrote {out}: the statement of {n} dataset(s) of the team.").format(
+                    out=result.out, n=result.datasets
+                ),
+                error=False,
+            )
+
+        return self._run(job, done, _("Writing the team's statement…"))
