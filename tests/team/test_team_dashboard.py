@@ -407,3 +407,47 @@ def test_the_auditor_writes_the_teams_statement_from_the_dashboard(
     qtbot.waitUntil(lambda: dashboard.worker is None, timeout=120_000)
     assert out.read_bytes().startswith(b"%PDF") and dashboard.message.text().startswith(f"Wrote {out}")
     assert "1 dataset(s)" in dashboard.message.text()
+
+
+def test_a_curator_imports_history_and_the_officer_sees_both_curators_and_approves_a_plan(
+    qtbot: Any, win: Any, team: Team, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The README's walk-through in the app: alice released the table in her own home and imports it, bob releases
+    through the team; the officer's dashboard shows alice's import (her release, at what it was charged) and bob's
+    release, and the officer approves a plan at the team's head."""
+    from dpdesk.core.governance import officer as of
+
+    plan = plan_with_budget(tmp_path, 2.0)
+    alice, bob = team.home(tmp_path, "alice"), team.home(tmp_path, "bob")
+    r = dpdesk("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "own"), home=alice)
+    assert r.returncode == 0, r.stderr
+    own = [json.loads(x) for x in next((alice / "ledgers").glob("ds-*.jsonl")).read_text().splitlines()]
+    (own_spend,) = [e for e in own if e["type"] == "spend"]
+    r = dpdesk("team", "import", "--data", str(DATA), home=alice, ledger=team.url(team.users["alice"]))
+    assert r.returncode == 0, r.stderr
+    r = dpdesk(
+        "release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "b"), home=bob,
+        ledger=team.url(team.users["bob"]),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    monkeypatch.setenv("DPDESK_LEDGER", team.url(team.users["olga"]))
+    dashboard = open_dashboard(qtbot, win)
+    row = cells(dashboard)
+    assert row["releases"] == "2"
+    spent = own_spend["charged"]["epsilon"] + 0.9
+    assert row["spent"].startswith(f"ε {numfmt.epsilon(spent, 'up')}, ")
+    rows = latest_rows(dashboard)
+    assert [r[0] for r in rows] == [team.users["bob"], team.users["alice"]]
+    assert rows[1][2] == numfmt.epsilon(own_spend["charged"]["epsilon"], "up")
+    assert rows[1][4] == f"imported: 1 release(s) of their home's dataset {own[0]['dataset']}"
+    # the officer approves a plan for the dataset, at the team chain's head
+    keys = of.create_officer(tmp_path / "keys", "Olga", "olga@example.org", "officer passphrase", "recovery")
+    out = tmp_path / "approval.json"
+    paths = iter([str(plan), str(keys.private)])
+    win.ask_open_path = lambda *_a: next(paths)
+    win.ask_passphrase = lambda *_a: "officer passphrase"
+    win.ask_save_path = lambda *_a: str(out)
+    dashboard.approve_button.click()
+    qtbot.waitUntil(lambda: dashboard.worker is None and out.exists(), timeout=60_000)
+    seq, digest = team.sql("SELECT seq, hash FROM dpdesk.entries ORDER BY seq DESC LIMIT 1")[0]
+    assert json.loads(out.read_text(encoding="utf-8"))["payload"]["head"] == {"seq": seq, "hash": digest}

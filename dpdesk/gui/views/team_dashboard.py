@@ -460,6 +460,10 @@ class TeamDashboard(QDialog):
                     numfmt.delta(charged["delta"], "up"),
                     r.get("release_id") or "",
                 ]
+                if r.get("kind") == "import":  # a home's history brought in: its releases, charged together
+                    cells[4] = _("imported: {n} release(s) of their home's dataset {source}").format(
+                        n=r.get("releases", 0), source=r.get("imported_from", "")
+                    )
                 for col, text in enumerate(cells):
                     item = QTableWidgetItem(text)
                     if col == 1:
