@@ -213,3 +213,57 @@ def test_a_broken_own_ledger_is_named_with_the_way_to_acknowledge_it(team: Team,
     # both releases that verified, and the entry cut at the cost the acknowledgement stated for it
     _budget, team_spent, releases = _team_totals(team)
     assert releases == 3 and team_spent >= _spent
+
+
+def test_a_near_copy_gets_no_home_budget_after_the_import(team: Team, tmp_path: Path) -> None:
+    """Attack 2: after the import, disconnected, a near-copy of the table (one row added) is neither released, nor
+    linked to the closed ledger, nor charged anywhere in the home."""
+    plan = plan_with_budget(tmp_path, 3.0)
+    home = team.home(tmp_path, "alice")
+    assert _release(plan, home, tmp_path / "local") == 0
+    url = team.url(team.users["alice"])
+    assert dpdesk("team", "import", "--data", str(DATA), home=home, ledger=url).returncode == 0
+    _spent, _n, local = _spent_in_own_ledger(home)
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    near = tmp_path / "near.csv"
+    near.write_text("\n".join([*lines, lines[1]]) + "\n", encoding="utf-8")
+    r = dpdesk("release", str(plan), "--data", str(near), "--out", str(tmp_path / "near-out"), home=home)
+    assert r.returncode == 3 and not (tmp_path / "near-out").exists(), (r.returncode, r.stderr)
+    r = dpdesk("ledger", "link", "--data", str(near), "--to", local, home=home)
+    assert r.returncode == 3 and "Traceback" not in r.stderr, (r.returncode, r.stderr)
+    r = dpdesk("release", str(plan), "--data", str(near), "--out", str(tmp_path / "near-out"), home=home)
+    assert r.returncode == 3 and not (tmp_path / "near-out").exists(), (r.returncode, r.stderr)
+    assert sorted(p.stem for p in (home / "ledgers").glob("ds-*.jsonl")) == [local]
+
+
+def test_a_home_that_merged_two_datasets_of_the_table_imports_it_and_releases_every_save(
+    team: Team, tmp_path: Path
+) -> None:
+    """Attack 1 and 6: a home merged two datasets of one table (an older version's race), then joins a team. The
+    import carries the releases of both (the survivor's ledger holds them), once; afterwards every save of the table
+    is released through the team, the one whose bytes the home knew under the retired dataset too (it was refused
+    for ever: "import it first", while the import answered "imported before; nothing was changed")."""
+    from tests.trust.test_merge_duplicates import make_twins, plan_file
+
+    t = make_twins(tmp_path / "twins", a=(1.0, 0.3), b=(0.8, 0.3))
+    r = dpdesk("ledger", "merge", "--data", str(t.lf), home=t.home)
+    assert r.returncode == 0, r.stderr
+    url = team.url(team.users["alice"])
+    r = dpdesk("team", "import", "--data", str(t.lf), home=t.home, ledger=url)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    budget, spent, releases = _team_totals(team)
+    assert (budget, releases) == (Decimal("0.8"), 2) and spent == Decimal("0.6")
+    small = plan_file(tmp_path, "small", 0.8, 0.05)
+    for n, data in enumerate((t.crlf, t.lf)):
+        r = dpdesk(
+            "release",
+            str(small),
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / f"team{n}"),
+            home=t.home,
+            ledger=url,
+        )
+        assert r.returncode == 0, (data.name, r.returncode, r.stderr)
+    assert _team_totals(team)[2] == 4
