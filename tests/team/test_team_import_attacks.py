@@ -267,3 +267,20 @@ def test_a_home_that_merged_two_datasets_of_the_table_imports_it_and_releases_ev
         )
         assert r.returncode == 0, (data.name, r.returncode, r.stderr)
     assert _team_totals(team)[2] == 4
+
+
+def test_the_printed_upgrade_never_downgrades_a_newer_team(team: Team, tmp_path: Path) -> None:
+    """Attack 5 (a careless administrator): ``team init --print-sql --upgrade`` of this dpdesk, run by hand on a team
+    ledger a newer dpdesk made, stops and changes nothing (it replaced the newer functions and set the version
+    back, so that clients this old were accepted again)."""
+    import psycopg
+
+    r = dpdesk("team", "init", "--print-sql", "--upgrade", "--prefix", team.prefix, home=tmp_path / "admin")
+    assert r.returncode == 0, r.stderr
+    team.sql(f"SET ROLE {team.prefix}_owner; UPDATE dpdesk.team SET schema_version = 99; RESET ROLE")
+    with (
+        psycopg.connect(team.admin, autocommit=True) as conn,
+        pytest.raises(psycopg.Error, match="newer schema"),
+    ):
+        conn.execute(r.stdout.encode("utf-8"))
+    assert team.sql("SELECT schema_version FROM dpdesk.team") == [(99,)]

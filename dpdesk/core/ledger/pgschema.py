@@ -689,6 +689,13 @@ def schema_sql(prefix: str = "dpdesk") -> str:
     ).replace("gen_random_bytes_32()", _RANDOM_KEY_SQL)
 
 
+#: the upgrade's first check (``version``: this schema's, an int)
+_NO_DOWNGRADE = (
+    "DO $v$ BEGIN IF (SELECT schema_version FROM dpdesk.team) > {version:d} THEN RAISE EXCEPTION "
+    "'this team ledger has a newer schema than version {version:d}: nothing was changed'; END IF; END $v$;"
+)
+
+
 def upgrade_sql(prefix: str = "dpdesk") -> str:
     """The SQL that brings a team ledger made by an older dpdesk to this schema (``dpdesk team init`` on a database
     that holds one): the same text as :func:`schema_sql`, made idempotent. Its tables are made when missing (a team
@@ -717,6 +724,8 @@ def upgrade_sql(prefix: str = "dpdesk") -> str:
         f"GRANT {prefix}_owner TO CURRENT_USER;",
         f"SET LOCAL ROLE {prefix}_owner;",
         "LOCK TABLE dpdesk.datasets IN EXCLUSIVE MODE;",
+        # never a downgrade: a team ledger of a newer schema keeps its functions (the script, run by hand, stops)
+        _NO_DOWNGRADE.format(version=SCHEMA_VERSION),
         # the older schemas' forms of functions whose arguments changed since: replaced below under their new
         # arguments, the old ones would stay beside them with their grants
         "DROP FUNCTION IF EXISTS dpdesk.book(text, text, jsonb, jsonb);",
