@@ -284,3 +284,27 @@ def test_the_printed_upgrade_never_downgrades_a_newer_team(team: Team, tmp_path:
     ):
         conn.execute(r.stdout.encode("utf-8"))
     assert team.sql("SELECT schema_version FROM dpdesk.team") == [(99,)]
+
+
+def test_importing_through_a_resaved_copy_imports_the_homes_dataset_of_the_table(
+    team: Team, tmp_path: Path
+) -> None:
+    """Attack 3: the import is run on a re-saved copy the home never opened (known to it only by its rows): the home's
+    dataset of the table is imported, once, and every save is then released through the team from one budget."""
+    plan = plan_with_budget(tmp_path, 3.0)
+    home = team.home(tmp_path, "alice")
+    for n in range(2):
+        assert _release(plan, home, tmp_path / f"local{n}") == 0
+    spent, n_local, local = _spent_in_own_ledger(home)
+    url = team.url(team.users["alice"])
+    copy = _resaved(tmp_path / "copy.csv")
+    r = dpdesk("team", "import", "--data", str(copy), home=home, ledger=url)
+    assert r.returncode == 0 and f"Imported dataset {local}" in r.stdout, (r.returncode, r.stderr)
+    r = dpdesk("team", "import", "--data", str(DATA), home=home, ledger=url)
+    assert r.returncode == 0 and "before; nothing was changed" in r.stdout, (r.returncode, r.stdout, r.stderr)
+    assert _team_totals(team) == (Decimal("3.0"), spent, n_local)
+    assert _release(plan, home, tmp_path / "team0", ledger=url) == 0
+    r = dpdesk(
+        "release", str(plan), "--data", str(copy), "--out", str(tmp_path / "team1"), home=home, ledger=url
+    )
+    assert r.returncode == 1 and not (tmp_path / "team1").exists(), (r.returncode, r.stderr)
