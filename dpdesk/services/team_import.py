@@ -198,6 +198,18 @@ def import_dataset(
         )
     mine = own_ledger(home, local)
     progress.check_cancelled()
+    try:
+        mine.read()  # verified against the head the home recorded (again under the lock below)
+    except LedgerError as exc:
+        # what the message asks (an acknowledgement) is of the home's own ledger, which a home using the team's
+        # ledger does not reach: say how
+        raise LedgerError(
+            _(
+                "{problem} (this is dataset {dataset} of this dpdesk home's own ledgers: acknowledge it with the home "
+                "using its own ledgers, i.e. after dpdesk team disconnect, or with DPDESK_LEDGER unset; then "
+                "dpdesk team connect URL --leave-local-ledgers and run dpdesk team import again)"
+            ).format(problem=str(exc).rstrip(". "), dataset=local)
+        ) from None
     with mine.transaction(moving=True) as ltx:
         lentries = ltx.entries  # verified whole, against the head the home recorded
         head = {"seq": ltx.state.seq, "hash": ltx.state.hash}

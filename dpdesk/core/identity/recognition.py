@@ -583,6 +583,10 @@ def _resolve_in_team(
     every curator's machine). A new table is compared with the sketches of the team's tables (made with the same
     secret, kept by the database with each dataset's content keys): a near-copy of a table the team knows is found
     on every curator's machine, as at home."""
+    if ledger.home is not None:
+        _remember_own_identity(
+            ledger.home, path, sha, encoding=encoding, delimiter=delimiter, progress=progress
+        )
     if ledger.dataset is not None:
         return Resolution(sha, ledger.dataset, "file", ledger)
     try:
@@ -611,6 +615,29 @@ def _resolve_in_team(
             return Resolution(sha, None, "new", ledger, near)
     ledger.ensure_id()  # claims the file for the dataset of its rows
     return Resolution(sha, ledger.dataset, "content", ledger)
+
+
+def _remember_own_identity(
+    home: Path,
+    path: str | Path,
+    sha: str,
+    *,
+    encoding: str | None,
+    delimiter: str | None,
+    progress: Progress,
+) -> None:
+    """In a team home that has ledgers of its own, the file's identity as the home knows it (remembered by its
+    bytes), so that a re-saved copy of a table whose history is still in the home's own ledger is found by its rows
+    and refused until that history is imported (:meth:`dpdesk.core.ledger.book.Ledger.transaction`): known only by
+    the bytes of the file released at home, it would start a second budget in the team."""
+    from dpdesk.core.ledger.book import own_dataset_of_file
+
+    if not (home / "ledgers" / "keys").is_dir() or own_dataset_of_file(home, sha) is not None:
+        return
+    if cached_identity(home, sha) is not None:
+        return
+    with contextlib.suppress(InputError):  # unreadable as a table: known by its bytes alone, as at home
+        identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha)
 
 
 def _team_sketch(content: str, sketch: Sketch, columns: ColumnSketches | None) -> dict[str, Any]:

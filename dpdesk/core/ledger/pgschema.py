@@ -487,7 +487,7 @@ SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
 DECLARE
   officer boolean := dpdesk.is_officer();
   body text; v jsonb; h text; member text; ds dpdesk.datasets%ROWTYPE; n bigint; kind text; s jsonb;
-  total_e numeric; total_d numeric; rel jsonb; retired boolean;
+  total_e numeric; total_d numeric; rel jsonb; retired boolean; in_force jsonb;
 BEGIN
   IF NOT dpdesk.is_curator() THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
@@ -577,6 +577,21 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'DP001',
       MESSAGE = format('only a privacy officer of this team may import under a larger budget or another method (%s '
                        'is not one)', session_user);
+  END IF;
+  -- and besides the budget, a curator's merge or import restates the settings in force (the unit of privacy and the
+  -- accounting the team's releases are costed under are an officer's to change, as a later settings entry is)
+  IF s IS NOT NULL AND kind IN ('merge', 'import') AND NOT officer AND n > 1 THEN
+    SELECT convert_from(substring(x.line FROM 1 FOR length(x.line) - 1), 'UTF8')::jsonb -> 'settings' INTO in_force
+      FROM dpdesk.entries x WHERE x.dataset = p_dataset AND x.type IN ('settings', 'acknowledge', 'merge', 'import')
+       AND jsonb_typeof(convert_from(substring(x.line FROM 1 FOR length(x.line) - 1), 'UTF8')::jsonb -> 'settings')
+           = 'object'
+      ORDER BY x.seq DESC LIMIT 1;
+    IF in_force IS NULL OR (s - 'budget') IS DISTINCT FROM (in_force - 'budget')
+       OR (s -> 'budget') - 'epsilon' - 'delta' IS DISTINCT FROM (in_force -> 'budget') - 'epsilon' - 'delta' THEN
+      RAISE EXCEPTION USING ERRCODE = 'DP001',
+        MESSAGE = format('only a privacy officer of this team may %s under another unit of privacy or other settings '
+                         '(%s is not one)', kind, session_user);
+    END IF;
   END IF;
   IF ds.retired AND NOT officer THEN
     RAISE EXCEPTION USING ERRCODE = 'DP001',
@@ -674,6 +689,13 @@ def schema_sql(prefix: str = "dpdesk") -> str:
     ).replace("gen_random_bytes_32()", _RANDOM_KEY_SQL)
 
 
+#: the upgrade's first check (``version``: this schema's, an int)
+_NO_DOWNGRADE = (
+    "DO $v$ BEGIN IF (SELECT schema_version FROM dpdesk.team) > {version:d} THEN RAISE EXCEPTION "
+    "'this team ledger has a newer schema than version {version:d}: nothing was changed'; END IF; END $v$;"
+)
+
+
 def upgrade_sql(prefix: str = "dpdesk") -> str:
     """The SQL that brings a team ledger made by an older dpdesk to this schema (``dpdesk team init`` on a database
     that holds one): the same text as :func:`schema_sql`, made idempotent. Its tables are made when missing (a team
@@ -685,6 +707,14 @@ def upgrade_sql(prefix: str = "dpdesk") -> str:
     end = full.index("RESET ROLE;")
     body = full[start:end]
     body = body.replace("CREATE TABLE dpdesk.", "CREATE TABLE IF NOT EXISTS dpdesk.")
+    # a column added to a table since the first schema: the functions below read it (a team made before merges
+    # knew no merged dataset, so none is retired)
+    entries_table = body.index("CREATE TABLE IF NOT EXISTS dpdesk.entries")
+    body = (
+        body[:entries_table]
+        + "ALTER TABLE dpdesk.datasets ADD COLUMN IF NOT EXISTS retired boolean NOT NULL DEFAULT false;\n\n"
+        + body[entries_table:]
+    )
     body = body.replace("CREATE FUNCTION dpdesk.", "CREATE OR REPLACE FUNCTION dpdesk.")
     body = body.replace("CREATE VIEW dpdesk.", "CREATE OR REPLACE VIEW dpdesk.")
     # the prefix was checked by schema_sql (PREFIX_RE): a plain name, never SQL
@@ -694,6 +724,13 @@ def upgrade_sql(prefix: str = "dpdesk") -> str:
         f"GRANT {prefix}_owner TO CURRENT_USER;",
         f"SET LOCAL ROLE {prefix}_owner;",
         "LOCK TABLE dpdesk.datasets IN EXCLUSIVE MODE;",
+        # never a downgrade: a team ledger of a newer schema keeps its functions (the script, run by hand, stops)
+        _NO_DOWNGRADE.format(version=SCHEMA_VERSION),
+        # the older schemas' forms of functions whose arguments changed since: replaced below under their new
+        # arguments, the old ones would stay beside them with their grants
+        "DROP FUNCTION IF EXISTS dpdesk.book(text, text, jsonb, jsonb);",
+        "DROP FUNCTION IF EXISTS dpdesk.claim(text, text);",
+        "DROP FUNCTION IF EXISTS dpdesk.claim(text, text, text);",
     ]
     tail = [
         f"UPDATE dpdesk.team SET schema_version = {SCHEMA_VERSION:d};",  # noqa: S608 (a constant)
