@@ -6059,6 +6059,44 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "    except OSError as exc:\n        return TeamDataset(",
         ("tests/team/test_team_statement.py::test_a_broken_chain_is_stated_and_the_others_still_stand",),
     ),
+    Mutant(
+        "TJ09",
+        "team import: a re-saved copy of a table with unimported home history is refused through the team too",
+        "dpdesk/core/identity/recognition.py",
+        """    if ledger.home is not None:
+        _remember_own_identity(""",
+        """    if False:
+        _remember_own_identity(""",
+        (
+            "tests/team/test_team_import_attacks.py::test_a_resaved_copy_is_refused_through_the_team_before_the_import",
+        ),
+    ),
+    Mutant(
+        "TJ10",
+        "team import: the database refuses a curator's import or merge that changes the unit of privacy",
+        "dpdesk/core/ledger/pgschema.py",
+        """  IF s IS NOT NULL AND kind IN ('merge', 'import') AND NOT officer AND n > 1 THEN""",
+        """  IF false THEN""",
+        ("tests/team/test_team_import_attacks.py::test_a_curators_import_cannot_change_the_unit_of_privacy",),
+    ),
+    Mutant(
+        "TJ11",
+        "team import: the register's moved mark survives an acknowledgement (cutting the moved line gives nothing back)",
+        "dpdesk/core/ledger/anchor.py",
+        """        out["moved_to"] = moved  # never cleared: not by a new chain, not by an acknowledgement""",
+        """        pass""",
+        (
+            "tests/team/test_team_import_attacks.py::test_cutting_the_moved_entry_and_acknowledging_gives_nothing_back",
+        ),
+    ),
+    Mutant(
+        "TJ12",
+        "team init --print-sql --upgrade never downgrades a newer team ledger",
+        "dpdesk/core/ledger/pgschema.py",
+        """        _NO_DOWNGRADE.format(version=SCHEMA_VERSION),""",
+        """        "",""",
+        ("tests/team/test_team_import_attacks.py::test_the_printed_upgrade_never_downgrades_a_newer_team",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
