@@ -70,8 +70,14 @@ def test_cutting_the_moved_entry_and_acknowledging_gives_nothing_back(team: Team
     own.write_text("".join(lines[:-1]), encoding="utf-8")
     r = dpdesk("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "cut"), home=home)
     assert r.returncode == 3 and not (tmp_path / "cut").exists()
-    r = dpdesk("ledger", "acknowledge", "--data", str(DATA), "--reason", "the line was lost", home=home)
-    # whatever the acknowledgement says, nothing is released from the home's own ledger afterwards
+    moved_seq = json.loads(lines[-1])["seq"]
+    r = dpdesk(
+        "ledger", "acknowledge", "--data", str(DATA), "--reason", "the line was lost",
+        "--cost", f"{moved_seq}=0", home=home,
+    )  # fmt: skip
+    # the acknowledgement succeeds (the cut line stated at no cost: it charged nothing), and still nothing is
+    # released from the home's own ledger afterwards: the register's mark outlives the new chain
+    assert r.returncode == 0, (r.stdout, r.stderr)
     r = dpdesk("release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "after"), home=home)
     assert r.returncode == 3 and not (tmp_path / "after").exists(), (r.returncode, r.stdout, r.stderr)
     assert "Traceback" not in r.stderr
