@@ -58,6 +58,9 @@ CLASSES = {
 NEAR = {"link", "declare_new", "declared_new", "forget_identity"}
 #: written by ``dpdesk ledger merge`` (tests/trust/test_merge_duplicates.py round-trips them through verify and export)
 MERGE = {"merge", "merged_into"}
+#: written by ``dpdesk team import`` (tests/team/test_team_import.py: ``import`` in the team's chain, ``moved`` in the
+#: home's, both read back and verified there)
+IMPORT = {"import", "moved"}
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -110,7 +113,7 @@ def test_every_entry_written_now_round_trips(dpdesk_home: Path, tmp_path: Path) 
     _, lg = _full_history(dpdesk_home, tmp_path)
     assert lg.path is not None
     typed = _round_trip(lg.path)
-    assert {e.type for e in typed} == set(ENTRY_TYPES) - {"acknowledge", "migrate"} - NEAR - MERGE
+    assert {e.type for e in typed} == set(ENTRY_TYPES) - {"acknowledge", "migrate"} - NEAR - MERGE - IMPORT
     assert [e.to_dict() for e in lg.verify()] == [json.loads(x) for x in _lines(lg.path)]
     assert lg.verify() == typed
     spend = next(e for e in typed if isinstance(e, SpendEntry))
