@@ -58,7 +58,7 @@ def test_requests_and_results_are_frozen(dpdesk_home: Path) -> None:
     result = plan_budget(request)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.report = budget_report(load_plan(PLAN))  # type: ignore[misc]  # the point of the test
-    with pytest.raises(ValueError, match="data file or the file's SHA-256"):
+    with pytest.raises(ValueError, match="its data file, the file's SHA-256 or its public id"):
         Dataset(dpdesk_home)
 
 
