@@ -426,9 +426,15 @@ def test_a_curator_imports_history_and_the_officer_sees_both_curators_and_approv
     r = dpdesk("team", "import", "--data", str(DATA), home=alice, ledger=team.url(team.users["alice"]))
     assert r.returncode == 0, r.stderr
     r = dpdesk(
-        "release", str(plan), "--data", str(DATA), "--out", str(tmp_path / "b"), home=bob,
+        "release",
+        str(plan),
+        "--data",
+        str(DATA),
+        "--out",
+        str(tmp_path / "b"),
+        home=bob,
         ledger=team.url(team.users["bob"]),
-    )  # fmt: skip
+    )
     assert r.returncode == 0, r.stderr
     monkeypatch.setenv("DPDESK_LEDGER", team.url(team.users["olga"]))
     dashboard = open_dashboard(qtbot, win)

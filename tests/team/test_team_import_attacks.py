@@ -72,9 +72,16 @@ def test_cutting_the_moved_entry_and_acknowledging_gives_nothing_back(team: Team
     assert r.returncode == 3 and not (tmp_path / "cut").exists()
     moved_seq = json.loads(lines[-1])["seq"]
     r = dpdesk(
-        "ledger", "acknowledge", "--data", str(DATA), "--reason", "the line was lost",
-        "--cost", f"{moved_seq}=0", home=home,
-    )  # fmt: skip
+        "ledger",
+        "acknowledge",
+        "--data",
+        str(DATA),
+        "--reason",
+        "the line was lost",
+        "--cost",
+        f"{moved_seq}=0",
+        home=home,
+    )
     # the acknowledgement succeeds (the cut line stated at no cost: it charged nothing), and still nothing is
     # released from the home's own ledger afterwards: the register's mark outlives the new chain
     assert r.returncode == 0, (r.stdout, r.stderr)
