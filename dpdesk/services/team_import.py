@@ -122,30 +122,6 @@ def _held(entries: list[Entry]) -> set[str]:
     return held
 
 
-def _carried(local: str, entries: list[Entry], held: set[str]) -> list[dict[str, Any]]:
-    """The home's releases at what they cost there now, except those the team counts already."""
-    from dpdesk.core.ledger.recost import effective
-
-    out = []
-    for eff in effective(entries):
-        rid = eff.release_id if not eff.release_id.startswith("simulate-") else f"{local}/{eff.release_id}"
-        if rid in held:
-            continue
-        out.append(
-            {
-                "release_id": rid,
-                "seq": eff.seq,
-                "from": local,
-                "costs": [c.to_dict() for c in eff.costs],
-                "delta_prime": eff.delta_prime,
-                "plan": eff.plan,
-                "trace": eff.trace,
-                "unit": eff.unit,
-            }
-        )
-    return out
-
-
 def _is_officer(ledger: Ledger) -> bool:
     from dpdesk.core.ledger.pgstore import describe
 
@@ -176,7 +152,7 @@ def import_dataset(
     from dpdesk.core.ledger.governed import governance_of
     from dpdesk.core.ledger.team import redacted, team_url
     from dpdesk.core.loading import file_sha256
-    from dpdesk.services.ledger import _merged_settings, _totals
+    from dpdesk.services.ledger import _carried, _merged_settings, _totals
 
     url = team_url(home)
     if url is None:
@@ -240,7 +216,7 @@ def import_dataset(
         with team.transaction(moving=True) as ttx:
             tentries = ttx.entries
             joined = any(e.type != "import" or e.get("from") != local for e in tentries)
-            carried = _carried(local, lentries, _held(tentries))
+            carried = _carried(local, lentries, _held(tentries))  # as a merge carries them
             done = _team_entry_for(tentries, local, head)
             entry = done
             if done is None or carried:

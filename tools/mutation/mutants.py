@@ -5937,10 +5937,10 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
     Mutant(
         "TJ01",
         "team import: a release the team counts already is not carried again (a resumed import doubles nothing)",
-        "dpdesk/services/team_import.py",
-        """        if rid in held:
+        "dpdesk/services/ledger.py",
+        """        if rid in done:
             continue""",
-        """        if rid in held and False:
+        """        if rid in done and False:
             continue""",
         ("tests/team/test_team_import_crash.py::test_sigkill_at_each_step_of_a_team_import",),
     ),
