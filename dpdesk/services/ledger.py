@@ -697,7 +697,7 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
 
     Refused (:class:`UsageError`) when the file already belongs to another dataset or ``to`` is unknown.
     """
-    from dpdesk.core.identity.recognition import identity_of
+    from dpdesk.core.identity.recognition import identities_of
     from dpdesk.core.ledger.book import link_key
     from dpdesk.core.ledger.contents import record_content
 
@@ -728,8 +728,8 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
         entry = tx.append("link", {"decided_by": "curator"})
     link_key(home, resolution.sha256, request.to)
     assert request.dataset.data is not None
-    ident = identity_of(home, request.dataset.data, sha256=resolution.sha256)
-    record_content(home, request.to, ident.key, ident.sketch, ident.columns)
+    for ident in identities_of(home, request.dataset.data, sha256=resolution.sha256):
+        record_content(home, request.to, ident.key, ident.sketch, ident.columns)
     return Linked(request.to, entry)
 
 
@@ -1120,7 +1120,7 @@ class _MergePlan:
 def _merge_plan(request: MergeRequest, progress: Progress) -> _MergePlan:
     """The datasets of the request's table (by its content, and by its bytes), which are live, and the survivor:
     a governed one if any (its governance is kept), else the one with the smaller budget (:func:`_merge_rank`)."""
-    from dpdesk.core.identity.recognition import identity_of, retired_into
+    from dpdesk.core.identity.recognition import identities_of, retired_into
     from dpdesk.core.ledger.book import Ledger
     from dpdesk.core.ledger.contents import check_identity, datasets_of_content
     from dpdesk.core.loading import file_sha256
@@ -1130,9 +1130,10 @@ def _merge_plan(request: MergeRequest, progress: Progress) -> _MergePlan:
         raise UsageError(_("merging needs the data file (--data FILE)"))
     sha = request.dataset.sha256 or file_sha256(data, progress)
     check_identity(home)
-    ident = identity_of(home, data, sha256=sha, progress=progress)
+    idents = identities_of(home, data, sha256=sha, progress=progress)
     by_key = Ledger.for_dataset(home, sha).dataset
-    owners = sorted({*datasets_of_content(home, ident.key), *([by_key] if by_key else [])})
+    by_content = {d for ident in idents for d in datasets_of_content(home, ident.key)}
+    owners = sorted({*by_content, *([by_key] if by_key else [])})
     closed = {d: retired_into(home, d) for d in owners}
     live = [d for d in owners if closed[d] is None]
     into: str | None = live[0] if live else None

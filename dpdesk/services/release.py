@@ -29,6 +29,8 @@ class CheckRequest:
     #: the release's memory limit in bytes (None: a fraction of the machine's memory); a table that would not
     #: fit under it is streamed (see :mod:`dpdesk.core.release.streaming`)
     memory_limit: int | None = None
+    #: the dpdesk home the table is released from: its content identity is computed in the same read
+    home: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -41,11 +43,18 @@ class CheckedTable:
 
 def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> CheckedTable:
     """Load the table and run the data check (:func:`dpdesk.core.release.datacheck.check_data`), before any charge."""
+    from dpdesk.core.identity.recognition import load_secret
     from dpdesk.core.release.datacheck import check_data
     from dpdesk.core.release.streaming import load_for_release
 
     plan = request.plan
-    table = load_for_release(plan, request.data, memory_limit=request.memory_limit, progress=progress)
+    table = load_for_release(
+        plan,
+        request.data,
+        memory_limit=request.memory_limit,
+        progress=progress,
+        identity_secret=load_secret(request.home) if request.home is not None else None,
+    )
     return CheckedTable(table, check_data(table, plan))
 
 
@@ -109,6 +118,7 @@ def release_plan(
     :class:`~dpdesk.core.common.errors.LedgerError`, :class:`~dpdesk.core.common.errors.UsageError` (an output folder that
     is not empty), :class:`~dpdesk.core.common.errors.Cancelled`; nothing is charged or written when they are raised.
     """
+    from dpdesk.core.identity.recognition import load_secret
     from dpdesk.core.ledger.book import migration_notice
     from dpdesk.core.release.steps import check_out_dir, release
     from dpdesk.core.release.streaming import load_for_release
@@ -127,6 +137,7 @@ def release_plan(
             progress=progress,
             encoding=request.encoding,
             delimiter=request.delimiter,
+            identity_secret=load_secret(request.home),
         )
     result = release(
         request.plan,

@@ -81,18 +81,21 @@ def own_dataset(
     """The dataset of a data file in the home's own ledgers: by its bytes, then (``by_content``) by its rows, as
     the home itself would find it; None when the home never released it."""
     from dpdesk.core.common.errors import InputError
-    from dpdesk.core.identity.recognition import identity_of, live_owner, retired_into
+    from dpdesk.core.identity.recognition import identities_of, live_owner, retired_into
     from dpdesk.core.ledger.book import own_dataset_of_file
 
     found = own_dataset_of_file(home, sha256)
     if found is None and by_content:
         try:
-            ident = identity_of(
+            idents = identities_of(
                 home, data, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha256
             )
         except InputError:
             return None
-        found = live_owner(home, ident.key)
+        for ident in idents:
+            found = live_owner(home, ident.key)
+            if found is not None:
+                break
     seen: set[str] = set()
     while found is not None and found not in seen:  # a dataset merged into another: that other's ledger
         seen.add(found)

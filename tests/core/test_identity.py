@@ -253,13 +253,16 @@ def test_a_file_seen_before_is_not_read_again(
     data = _table(tmp_path, "data.csv", _rows(200, 8))
     first = resolve(dpdesk_home, data)
     calls: list[Path] = []
-    real = ident_mod.content_identity
+    from dpdesk.core.loading import typed_identity
+
+    real = typed_identity.content_identity2  # scheme 2's, the one a home with no older datasets computes
 
     def counting(path: Any, *a: Any, **kw: Any) -> Any:
         calls.append(Path(path))
         return real(path, *a, **kw)
 
-    monkeypatch.setattr("dpdesk.core.identity.recognition.content_identity", counting)
+    monkeypatch.setattr("dpdesk.core.identity.recognition.content_identity2", counting)
+    monkeypatch.setattr("dpdesk.core.identity.recognition.content_identity", None)  # scheme 1's: never called
     again = identify(dpdesk_home, data, sha256=first.sha256)
     assert calls == [] and again == identify(dpdesk_home, data)  # the second computes: no SHA-256 given
     assert calls == [data]

@@ -42,7 +42,7 @@ def _reference_add(self: Any, frame: pl.DataFrame, order: list[int]) -> None:
     data = rows.str.join("").item().encode("utf-8")
     lo, hi = hash_rows(data, rows.str.len_bytes().to_numpy(), self.keys)
     self.rows += n
-    self.total = (self.total + ident._sum128(lo, hi)) % 2**128
+    self.total = (self.total + ident.sum128(lo, hi)) % 2**128
     if len(self.smallest) == self.k:
         lo = lo[lo < self.smallest[-1]]
     self.smallest = np.unique(np.concatenate([self.smallest, lo]))[: self.k]

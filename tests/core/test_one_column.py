@@ -208,8 +208,8 @@ def test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file
     assert resolve(dpdesk_home, SAMPLE).how == "file"  # the known file, opened: its column sketches computed
     from dpdesk.core.loading import file_sha256
 
-    cached = json.loads((folder / "files" / f"{file_sha256(SAMPLE)}.json").read_text(encoding="utf-8"))
-    assert cached["columns"] is not None
+    cached = json.loads((folder / "files" / f"{file_sha256(SAMPLE)}.v2.json").read_text(encoding="utf-8"))
+    assert cached["columns"] is not None and cached["columns"]["scheme"] == 2
     again = _write(tmp_path / "again.csv", changed(_rows(SAMPLE), "dropped")[:-1])  # another file, not cached
     assert [n.dataset for n in resolve(dpdesk_home, again).resembles] == [known]
 

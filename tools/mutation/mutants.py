@@ -1624,18 +1624,18 @@ import PySide6  # noqa: F401
         "IF04",
         "fast word hash: a row's length mixed in as its number of words (rows padded alike collide)",
         "dpdesk/core/loading/identity.py",
-        r"""        acc ^= _fmix(lens.astype(_U64) ^ b)
-        out.append(_fmix(acc))
+        r"""        acc ^= fmix(lens.astype(_U64) ^ b)
+        out.append(fmix(acc))
     return tuple(out)
 
 
-def _sum128(""",
-        r"""        acc ^= _fmix(words_per_row.astype(_U64) ^ b)
-        out.append(_fmix(acc))
+def sum128(""",
+        r"""        acc ^= fmix(words_per_row.astype(_U64) ^ b)
+        out.append(fmix(acc))
     return tuple(out)
 
 
-def _sum128(""",
+def sum128(""",
         (IDF,),
     ),
     Mutant(

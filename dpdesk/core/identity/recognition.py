@@ -53,6 +53,7 @@ from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.ledger.book import Ledger, link_key, relink_key
 from dpdesk.core.ledger.contents import (
     COPY_RULES,
+    cached_identities,
     cached_identity,
     check_identity,
     columns_of,
@@ -61,6 +62,8 @@ from dpdesk.core.ledger.contents import (
     dataset_records,
     datasets_of_content,
     home_secret,
+    needs_scheme1,
+    read_home_secret,
     record_content,
     refusal_of,
     remember_file,
@@ -76,6 +79,7 @@ from dpdesk.core.loading.identity import (
     identifying,
     overlap,
 )
+from dpdesk.core.loading.typed_identity import content_identity2
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -332,6 +336,8 @@ def compare(
     (:func:`same_columns`: columns kept, or headers and labels renamed). ``public``: the check of a file offered as public, where whole rows
     are compared by their sketches only when the file's rows nearly identify it (an honest sample of a coarse
     schema shares most of its few distinct rows with any other). None when nothing is comparable."""
+    if known.scheme != sketch.scheme:
+        return None  # row hashes of two schemes are not comparable
     best: Match | None = None
     if not public or identifying(sketch):
         best = Match(*overlap(known, sketch))
@@ -407,25 +413,31 @@ def identity_of(
     delimiter: str | None = None,
     progress: Progress = NULL_PROGRESS,
     sha256: str | None = None,
+    scheme: int = 1,
+    computed: ContentIdentity | None = None,
 ) -> ContentIdentity:
-    """A file's content identity (key, sketch, column sketches): from the cache when its bytes were seen before
-    (``sha256`` when the caller has it), else computed once and remembered by the bytes' SHA-256. A file a stated
+    """A file's content identity (key, sketch, column sketches) of a ``scheme``: from the cache when its bytes
+    were seen before (``sha256`` when the caller has it), else ``computed`` (scheme 2's, by the loader in the
+    same read, for these bytes), else computed once; then remembered by the bytes' SHA-256. A file a stated
     limit refused (:class:`~dpdesk.core.common.errors.LimitError`) is remembered too, with the refusal's message.
 
     Computed, the identity is of the bytes the content reader read: when they are not the bytes the caller hashed
     (``sha256``: the file was replaced or written to in between), it is refused (:class:`UsageError`), so that a
     check never judges other bytes than the ones loaded."""
     if sha256 is not None:
-        cached = cached_identity(home, sha256)
+        cached = cached_identity(home, sha256, scheme)
         if cached is not None:
             return cached
         refused = refusal_of(home, sha256)
         if refused is not None:
             raise LimitError(str(path), refused)
+        if computed is not None and computed.sha256 == sha256 and computed.sketch.scheme == scheme:
+            with contextlib.suppress(OSError):
+                remember_file(home, computed)
+            return computed
     try:
-        ident = content_identity(
-            path, home_secret(home), encoding=encoding, delimiter=delimiter, progress=progress
-        )
+        compute = content_identity2 if scheme == 2 else content_identity
+        ident = compute(path, home_secret(home), encoding=encoding, delimiter=delimiter, progress=progress)
     except LimitError as exc:
         # a stated limit refused it (a function of its bytes alone): the same bytes are refused at once next time
         if sha256 is not None:
@@ -444,6 +456,33 @@ def identity_of(
     return ident
 
 
+def identities_of(
+    home: Path,
+    path: str | Path,
+    *,
+    sha256: str,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    progress: Progress = NULL_PROGRESS,
+    computed: ContentIdentity | None = None,
+) -> list[ContentIdentity]:
+    """A file's content identities as the home's records need them: scheme 2's (``computed`` by the loader in
+    the same read when given, else from the cache or a pass of its own), and scheme 1's too when the home
+    remembers it for these bytes or still has a dataset known by scheme-1 keys only
+    (:func:`~dpdesk.core.ledger.contents.needs_scheme1`: a re-saved copy of its table must still be found)."""
+    kw: dict[str, Any] = {
+        "encoding": encoding,
+        "delimiter": delimiter,
+        "progress": progress,
+        "sha256": sha256,
+    }
+    out = [identity_of(home, path, scheme=2, computed=computed, **kw)]
+    old = cached_identity(home, sha256, 1)
+    if old is None and needs_scheme1(home):
+        old = identity_of(home, path, **kw)
+    return out + ([old] if old is not None else [])
+
+
 def identify(
     home: Path,
     path: str | Path,
@@ -453,8 +492,20 @@ def identify(
     progress: Progress = NULL_PROGRESS,
     sha256: str | None = None,
 ) -> tuple[str, Sketch]:
-    """A file's content key and sketch (:func:`identity_of`)."""
-    ident = identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha256)
+    """A file's content key and sketch (:func:`identities_of`: scheme 2's; scheme 1's is computed too when the
+    home's records need it)."""
+    kw: dict[str, Any] = {
+        "encoding": encoding,
+        "delimiter": delimiter,
+        "progress": progress,
+        "sha256": sha256,
+    }
+    if sha256 is not None:
+        ident = identities_of(home, path, **kw)[0]
+    else:  # computed (and remembered), whatever the cache holds
+        ident = identity_of(home, path, scheme=2, **kw)
+        if needs_scheme1(home):
+            identity_of(home, path, **kw)
     return ident.key, ident.sketch
 
 
@@ -486,24 +537,31 @@ def private_match(
     only where the file's rows nearly identify it (:func:`compare` with ``public``). Nothing is linked or recorded
     for a dataset; the file's identity is remembered by its SHA-256 like any file's.
     """
-    private = cached_identity(home, private_sha) if private_sha is not None else None
-    if private is None and not dataset_records(home):
+    privates = cached_identities(home, private_sha) if private_sha is not None else []
+    if not privates and not dataset_records(home):
         return None  # nothing private to compare with (and no identity secret made for it)
     try:
-        ident = identity_of(home, path, progress=progress, sha256=sha256)
+        idents = identities_of(home, path, progress=progress, sha256=sha256)
+        if privates and not any(p.sketch.scheme == 2 for p in privates):
+            idents.append(identity_of(home, path, progress=progress, sha256=sha256))  # the private's scheme
     except InputError:
         return None
-    if private is not None:
-        if ident.key == private.key:
-            return PrivateMatch("", exact=True)
-        match = compare(private.sketch, private.columns, ident.sketch, ident.columns, public=True)
-        if match is not None and max(match.contained, match.found) > RESEMBLANCE_THRESHOLD:
-            return PrivateMatch("", exact=match.exact, marginal=match.marginal)
-    same = dataset_of_content(home, ident.key)
-    if same is not None:
-        return PrivateMatch(same, exact=True)
-    near = resembles(home, ident.sketch, columns=ident.columns, public=True)
-    return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal) if near else None
+    for private in privates:
+        for ident in idents:
+            if ident.key == private.key:
+                return PrivateMatch("", exact=True)
+            match = compare(private.sketch, private.columns, ident.sketch, ident.columns, public=True)
+            if match is not None and max(match.contained, match.found) > RESEMBLANCE_THRESHOLD:
+                return PrivateMatch("", exact=match.exact, marginal=match.marginal)
+    for ident in idents:
+        same = dataset_of_content(home, ident.key)
+        if same is not None:
+            return PrivateMatch(same, exact=True)
+    for ident in idents:
+        near = resembles(home, ident.sketch, columns=ident.columns, public=True)
+        if near:
+            return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal)
+    return None
 
 
 def refuse_near_copy(resolution: Resolution | None) -> None:
@@ -522,8 +580,13 @@ def resolve(
     encoding: str | None = None,
     delimiter: str | None = None,
     progress: Progress = NULL_PROGRESS,
+    computed: ContentIdentity | None = None,
+    computed_secret: bytes | None = None,
 ) -> Resolution:
     """Find a data file's dataset: by its bytes, then by its content; otherwise it is new (with what it resembles).
+
+    ``computed``: the file's scheme-2 identity, computed by the loader in the same read under ``computed_secret``
+    (used only when that is the secret this home resolves with).
 
     An unknown file whose content is a known dataset's is linked to it here (its SHA-256 becomes another local
     key of that dataset), so the ledger opened by the SHA-256 afterwards is that dataset's. A file the content
@@ -537,27 +600,58 @@ def resolve(
         return Resolution(sha, None, "file", ledger)
     team = ledger.team
     if team is not None:
+        # a team keeps scheme-1 keys (made with the team's secret) in its database: resolved by them, as before
         return _resolve_in_team(
             team, path, sha, ledger, encoding=encoding, delimiter=delimiter, progress=progress
         )
     check_identity(home)  # before the cache is trusted: a broken identity store is refused, named
+    if computed is not None and (computed_secret is None or computed_secret != _read_home_secret(home)):
+        computed = None  # keyed with another secret: not this home's identity
     try:
-        ident = identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha)
+        idents = identities_of(
+            home,
+            path,
+            encoding=encoding,
+            delimiter=delimiter,
+            progress=progress,
+            sha256=sha,
+            computed=computed,
+        )
     except InputError:
         return Resolution(sha, ledger.dataset, "file" if ledger.dataset is not None else "new", ledger)
     if ledger.dataset is not None:
-        ledger = settle_duplicates(
-            home, sha, ident.key, ledger
-        )  # two datasets of this table: named, never one
-        record_content(home, ledger.dataset or "", ident.key, ident.sketch, ident.columns)
+        for ident in idents:
+            ledger = settle_duplicates(
+                home, sha, ident.key, ledger
+            )  # two datasets of this table: named, never one
+        for ident in idents:  # a dataset known by scheme 1 gets its scheme-2 key here
+            record_content(home, ledger.dataset or "", ident.key, ident.sketch, ident.columns)
         return Resolution(sha, ledger.dataset, "file", ledger)
-    owner = live_owner(home, ident.key) if COPY_RULES.same_rows_share_ledger else None
+    owner = None
+    if COPY_RULES.same_rows_share_ledger:
+        for ident in idents:
+            owner = live_owner(home, ident.key)
+            if owner is not None:
+                break
     if owner is not None:
         linked = link_key(home, sha, owner)
+        for ident in idents:  # found by its scheme-1 key: the dataset gets its scheme-2 key too
+            record_content(home, linked, ident.key, ident.sketch, ident.columns)
         how: Literal["file", "content"] = "file" if linked != owner else "content"
         return Resolution(sha, linked, how, ledger_for(home, sha))
-    near = _resemblances(home, _not_retired(home, resembles(home, ident.sketch, columns=ident.columns)))
+    near = _resemblances(home, _not_retired(home, _resembles_any(home, idents)))
     return Resolution(sha, None, "new", ledger, near)
+
+
+def _resembles_any(home: Path, idents: list[ContentIdentity]) -> list[tuple[str, Match]]:
+    """:func:`resembles` for each of a table's identities (one per scheme), the closest match per dataset."""
+    best: dict[str, Match] = {}
+    for ident in idents:
+        for dataset, match in resembles(home, ident.sketch, columns=ident.columns):
+            known = best.get(dataset)
+            if known is None or max(match.contained, match.found) > max(known.contained, known.found):
+                best[dataset] = match
+    return sorted(best.items(), key=lambda r: (-max(r[1].contained, r[1].found), r[0]))
 
 
 def _resemblances(home: Path, matches: Iterable[tuple[str, Match]]) -> tuple[Resemblance, ...]:
@@ -634,10 +728,8 @@ def _remember_own_identity(
 
     if not (home / "ledgers" / "keys").is_dir() or own_dataset_of_file(home, sha) is not None:
         return
-    if cached_identity(home, sha) is not None:
-        return
     with contextlib.suppress(InputError):  # unreadable as a table: known by its bytes alone, as at home
-        identity_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha)
+        identities_of(home, path, encoding=encoding, delimiter=delimiter, progress=progress, sha256=sha)
 
 
 def _team_sketch(content: str, sketch: Sketch, columns: ColumnSketches | None) -> dict[str, Any]:
@@ -679,8 +771,7 @@ def ledger_for(home: Path, sha256: str) -> Ledger:
         )
     ledger.decide_new = recheck_new
     if ledger.dataset is not None and not ledger.legacy:
-        cached = cached_identity(home, sha256)
-        if cached is not None:
+        for cached in cached_identities(home, sha256):
             ledger = settle_duplicates(home, sha256, cached.key, ledger)
     return ledger
 
@@ -784,16 +875,17 @@ def recheck_new(home: Path, sha256: str) -> tuple[str | None, Callable[[], Ledge
     dataset. A file whose content identity is not known (the content readers could not read it) is decided by its
     bytes alone, as in :func:`resolve`. Takes no lock of its own but the content record's and the register's (the
     lock order is in :mod:`dpdesk.core.ledger.book`)."""
-    ident = cached_identity(home, sha256)
-    if ident is None:
+    idents = cached_identities(home, sha256)
+    if not idents:
         return None, None
     if COPY_RULES.same_rows_share_ledger:
-        owners = live_owners(home, ident.key)
-        if len(owners) > 1:
-            return None, lambda: DuplicateDatasets(home, owners)
-        if owners:
-            return owners[0], None
-    near = resembles(home, ident.sketch, columns=ident.columns) if COPY_RULES.near_copies_refused else []
+        for ident in idents:
+            owners = live_owners(home, ident.key)
+            if len(owners) > 1:
+                return None, lambda owners=owners: DuplicateDatasets(home, owners)
+            if owners:
+                return owners[0], None
+    near = _resembles_any(home, idents) if COPY_RULES.near_copies_refused else []
     near = _not_retired(home, near) if near else near
     if not near:
         return None, None
@@ -808,3 +900,25 @@ def near_copy_refusal(home: Path, sha256: str, near: list[tuple[str, Match]]) ->
         for name, m in near
     )
     return NearCopy(Resolution(sha256, None, "new", Ledger(None, None, sha256, home), resemblances))
+
+
+def _read_home_secret(home: Path) -> bytes | None:
+    """The home's identity secret when it has one (never made here)."""
+    return read_home_secret(home)
+
+
+def load_secret(home: Path) -> bytes | None:
+    """The secret a release's loader keys the table's scheme-2 identity with, computed in the same read
+    (:func:`resolve` takes it as ``computed``): the home's identity secret (made now if the home has none); None
+    for a home that uses a team ledger (a team resolves by its own keys, as before)."""
+    from dpdesk.core.ledger.team import team_url
+
+    try:
+        if team_url(home) is not None:
+            return None
+    except LedgerError:
+        return None  # reported by the resolution
+    try:
+        return home_secret(home)
+    except (LedgerError, OSError):
+        return None  # a damaged or unwritable identity store: the resolution names it

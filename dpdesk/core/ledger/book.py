@@ -309,16 +309,15 @@ class Ledger:
         imported (``dpdesk team import``), it would start a second budget there."""
         if self.home is None or self.key is None or self.legacy or self.team is None:
             return
-        from dpdesk.core.ledger.contents import cached_identity, datasets_of_content
+        from dpdesk.core.ledger.contents import cached_identities, datasets_of_content
 
         folder = self.home / "ledgers"
         if not (folder / "keys").is_dir():
             return
         found = [d for d in [_read_key(folder, self.key)] if d is not None]
         if not found:
-            ident = cached_identity(self.home, self.key)
-            if ident is not None:
-                found = datasets_of_content(self.home, ident.key)
+            for ident in cached_identities(self.home, self.key):
+                found += [d for d in datasets_of_content(self.home, ident.key) if d not in found]
         for local in found:
             own = Ledger(local, FileStore(folder).path(local), home=self.home, own_files=True)
             if own.path is None or not own.path.exists():

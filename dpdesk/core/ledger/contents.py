@@ -89,6 +89,11 @@ def _read_secret(home: Path) -> bytes | None:
     return bytes.fromhex(text)
 
 
+def read_home_secret(home: Path) -> bytes | None:
+    """The home's identity secret when it has one (never made here; a damaged one is refused, named)."""
+    return _read_secret(home)
+
+
 def secret_fingerprint(secret: bytes) -> str:
     """A keyed fingerprint of the home's secret (a hash of a constant under it; it does not reveal the secret),
     recorded in the register so that a deleted or replaced secret is seen."""
@@ -198,18 +203,40 @@ def columns_of(raw: Any) -> ColumnSketches | None:
         return None
 
 
-def cached_identity(home: Path, sha256: str) -> ContentIdentity | None:
-    """A file's identity as remembered by its bytes' SHA-256; None when unknown, unreadable, or written before
-    column sketches or their marginals existed (computed once more, so that known tables get them)."""
-    raw = _read_json(_folder(home) / "files" / f"{sha256}.json")
+def _file_record(home: Path, sha256: str, scheme: int) -> Path:
+    """Where a file's identity of a scheme is remembered (scheme 1's name is the one it always had)."""
+    return _folder(home) / "files" / (f"{sha256}.json" if scheme == 1 else f"{sha256}.v{scheme}.json")
+
+
+def cached_identity(home: Path, sha256: str, scheme: int = 1) -> ContentIdentity | None:
+    """A file's identity of a scheme (:attr:`~dpdesk.core.loading.identity.Sketch.scheme`) as remembered by its
+    bytes' SHA-256; None when unknown, unreadable, of another scheme, or written before column sketches or their
+    marginals existed (computed once more, so that known tables get them)."""
+    raw = _read_json(_file_record(home, sha256, scheme))
     try:
         if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):
             return None  # written before column sketches or their marginals: computed once more
-        return ContentIdentity(
+        ident = ContentIdentity(
             sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw["columns"])
         )
     except (TypeError, KeyError, ValueError):
         return None
+    return ident if ident.sketch.scheme == scheme else None
+
+
+def cached_identities(home: Path, sha256: str) -> list[ContentIdentity]:
+    """A file's remembered identities, scheme 2's first."""
+    return [i for i in (cached_identity(home, sha256, 2), cached_identity(home, sha256, 1)) if i is not None]
+
+
+def needs_scheme1(home: Path) -> bool:
+    """Whether some dataset of the home is known by scheme-1 content keys only (recorded before scheme 2): a new
+    file's scheme-1 identity is then computed too, so that a re-saved copy of that dataset's table is still found.
+    Each dataset gets its scheme-2 key at its next release, and then this is False."""
+    for contents in dataset_records(home).values():
+        if contents and not any(isinstance(s, dict) and s.get("scheme") == 2 for s in contents.values()):
+            return True
+    return False
 
 
 def refusal_of(home: Path, sha256: str) -> str | None:
@@ -233,7 +260,7 @@ def remember_file(home: Path, ident: ContentIdentity) -> None:
         "sketch": ident.sketch.to_json(),
         "columns": None if ident.columns is None else ident.columns.to_json(),
     }
-    write_atomic(folder / f"{ident.sha256}.json", json.dumps(body).encode("utf-8"))
+    write_atomic(_file_record(home, ident.sha256, ident.sketch.scheme), json.dumps(body).encode("utf-8"))
 
 
 def content_records(home: Path) -> dict[str, dict[str, Any]]:
@@ -285,8 +312,7 @@ def record_content(
 def remember_key(home: Path, sha256: str, dataset: str) -> None:
     """The ledger's hook: a file's SHA-256 was just linked to a dataset; if the file's content is known (the
     cache), record it for that dataset, so that its re-saved copies find the same ledger from now on."""
-    cached = cached_identity(home, sha256)
-    if cached is not None:
+    for cached in cached_identities(home, sha256):
         record_content(home, dataset, cached.key, cached.sketch, cached.columns)
 
 

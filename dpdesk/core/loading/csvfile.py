@@ -200,6 +200,8 @@ def load_csv(
     encoding: str | None,
     delimiter: str | None,
     sink: Callable[[], BatchSink] | None = None,
+    *,
+    identity: Callable[[list[str]], Any] | None = None,
 ) -> Table:
     """Load the declared columns of a delimited text file (``encoding`` and ``delimiter`` detected if None);
     with a ``sink``, streamed batch by batch (see :class:`~dpdesk.core.loading.columns.TableBuilder`)."""
@@ -233,7 +235,7 @@ def load_csv(
     if len(delim) != 1:
         raise InputError(str(path), f"the delimiter must be a single character (got {delim!r})")
     if enc == "utf-8" and STREAM_UTF8:
-        table = _stream_csv(pl, path, head, columns, id_column, progress, delim, sink)
+        table = _stream_csv(pl, path, head, columns, id_column, progress, delim, sink, identity)
         if table is not None:
             return table
     report = LoadReport(encoding=enc, delimiter=delim)
@@ -282,6 +284,7 @@ def _stream_csv(
     progress: Progress,
     delim: str,
     sink: Callable[[], BatchSink] | None = None,
+    identity: Callable[[list[str]], Any] | None = None,
 ) -> Table | None:
     """The fast path for UTF-8 files: polars' streaming reader with the declared types, batch by batch.
 
@@ -325,6 +328,7 @@ def _stream_csv(
             bytes_per_row,
             progress,
             sink,
+            identity,
         )
     finally:
         hasher.stop.set()  # a no-op once it is done; stops it when the block reader takes over or on error
@@ -345,83 +349,169 @@ def _stream_attempts(
     bytes_per_row: float,
     progress: Progress,
     sink: Callable[[], BatchSink] | None = None,
+    identity: Callable[[list[str]], Any] | None = None,
 ) -> Table | None:
-    """Stream the file; a column that does not fit its type is read as text in a new attempt."""
+    """Stream the file; a column that does not fit its type is read as text in a new attempt. With ``identity``
+    (a factory of :class:`~dpdesk.core.loading.typed_identity.TypedIdentity` for the header), every column is
+    also hashed for the content identity, a fresh one per attempt."""
     id_column = next((name for _, name in wanted if name not in columns), None)
     for _attempt in range(len(wanted) + 1):
-        schema = {k: (pl.String if k in as_text else t) for k, t in typed.items()}
-        tb = TableBuilder(path, columns, wanted, LoadReport(encoding="utf-8", delimiter=delim), sink)
-        builders = tb.builders
-        all_null_row = False
+        ident = None if identity is None else identity(header)
         try:
-            lf = pl.scan_csv(
+            table = _stream_attempt(
+                pl,
                 path,
-                has_header=False,
-                skip_rows=1,
-                schema=schema,
-                separator=delim,
-                encoding="utf8",
-                truncate_ragged_lines=False,
-                ignore_errors=False,
-                raise_if_empty=False,
-            ).select(_stream_exprs(pl, wanted, columns, as_text))
-            # every field is parsed (no projection pushdown): polars checks the number of fields of a
-            # line only then, and a line with a field too many must not shift into the wrong columns
-            batches = lf.collect_batches(optimizations=pl.QueryOptFlags(projection_pushdown=False))
-            for frame in batches:
-                tb.batch(frame.height, int(size / bytes_per_row * 1.02) + 1024)
-                empties: list[np.ndarray | None] = []  # each column's empty fields (None: none)
-                for i, name in wanted:
-                    s = frame.get_column(f"c{i}")
-                    if name not in builders:
-                        miss = frame.get_column(f"m{i}").to_numpy()
-                        tb.add_ids(
-                            np.column_stack([s.to_numpy(), frame.get_column(f"h{i}").to_numpy()]), miss
-                        )
-                        empties.append(miss)
-                    elif f"c{i}" in as_text:
-                        builders[name].add(s)
-                        empties.append(s.is_null().to_numpy())
-                    elif s.null_count() == 0:  # the usual case: a zero-copy view, no mask
-                        builders[name].add_clean(s.to_numpy())
-                        empties.append(None)
-                    else:
-                        null = s.is_null().to_numpy()
-                        builders[name].add_converted(s.fill_null(builders[name].fill).to_numpy(), null)
-                        empties.append(null)
-                if len(header) > 1 and not all_null_row and _some_row_all_true(empties):
-                    all_null_row = True  # a blank line, or a line of empty fields: told apart below
-                progress.update(min(int(tb.n_rows * bytes_per_row), size - 1), size, "reading")
-        except (InputError, Cancelled):
+                columns,
+                delim,
+                header,
+                wanted,
+                typed,
+                as_text,
+                hasher,
+                size,
+                bytes_per_row,
+                progress,
+                sink,
+                id_column,
+                ident,
+            )
+        except _Retry:
+            if ident is not None:
+                ident.close()
+            continue
+        except BaseException:
+            if ident is not None:
+                ident.close()
             raise
-        except (
-            reader_errors()
-        ) as exc:  # polars raises several exception types (and panics) for malformed input
-            bad = _BAD_FIELD.search(str(exc))
-            if bad and bad.group(1) not in as_text and int(bad.group(1)[1:]) in dict(wanted):
-                as_text.add(bad.group(1))
-                continue
-            return None
-        hasher.join()
-        if hasher.error is not None:
-            raise InputError(str(path), f"cannot read the file: {hasher.error.strerror or hasher.error}")
-        if all_null_row and _has_blank_line(path):
-            return None  # blank lines are no records: the block reader drops them
-        exact_lines = not hasher.quoted or (
-            not any(b.first_record is not None for b in builders.values())
-            or _lines_are_records(path, tb.n_rows)
-        )
-        progress.update(size, size, "reading")
-        return tb.finish(hasher.hash.hexdigest(), id_column, _record_place(exact_lines))
+        if table is None or ident is None:
+            if ident is not None:
+                ident.close()
+            return table
+        table.identity = ident.result(table.sha256)
+        table.identity_secret = ident.keys.secret
+        return table
     return None
 
 
+class _Retry(Exception):
+    """:func:`_stream_attempt`'s answer when a column is to be read as text in a new attempt."""
+
+
+def _stream_attempt(
+    pl: Any,
+    path: Path,
+    columns: dict[str, ColumnSpec],
+    delim: str,
+    header: list[str],
+    wanted: list[tuple[int, str]],
+    typed: dict[str, Any],
+    as_text: set[str],
+    hasher: _Hasher,
+    size: int,
+    bytes_per_row: float,
+    progress: Progress,
+    sink: Callable[[], BatchSink] | None,
+    id_column: str | None,
+    ident: Any,
+) -> Table | None:
+    """One attempt of :func:`_stream_attempts`: the table, or None for the block reader (:class:`_Retry` when a
+    column is to be read as text)."""
+    schema = {k: (pl.String if k in as_text else t) for k, t in typed.items()}
+    tb = TableBuilder(path, columns, wanted, LoadReport(encoding="utf-8", delimiter=delim), sink)
+    builders = tb.builders
+    all_null_row = False
+    try:
+        lf = pl.scan_csv(
+            path,
+            has_header=False,
+            skip_rows=1,
+            schema=schema,
+            separator=delim,
+            encoding="utf8",
+            truncate_ragged_lines=False,
+            ignore_errors=False,
+            raise_if_empty=False,
+        ).select(_stream_exprs(pl, wanted, columns, as_text, len(header) if ident is not None else 0))
+        # every field is parsed (no projection pushdown): polars checks the number of fields of a
+        # line only then, and a line with a field too many must not shift into the wrong columns
+        batches = lf.collect_batches(optimizations=pl.QueryOptFlags(projection_pushdown=False))
+        for frame in batches:
+            tb.batch(frame.height, int(size / bytes_per_row * 1.02) + 1024)
+            empties: list[np.ndarray | None] = []  # each column's empty fields (None: none)
+            for i, name in wanted:
+                s = frame.get_column(f"c{i}")
+                if name not in builders:
+                    miss = frame.get_column(f"m{i}").to_numpy()
+                    tb.add_ids(np.column_stack([s.to_numpy(), frame.get_column(f"h{i}").to_numpy()]), miss)
+                    empties.append(miss)
+                elif f"c{i}" in as_text:
+                    builders[name].add(s)
+                    empties.append(s.is_null().to_numpy())
+                elif s.null_count() == 0:  # the usual case: a zero-copy view, no mask
+                    builders[name].add_clean(s.to_numpy())
+                    empties.append(None)
+                else:
+                    null = s.is_null().to_numpy()
+                    builders[name].add_converted(s.fill_null(builders[name].fill).to_numpy(), null)
+                    empties.append(null)
+            if ident is not None:
+                ident.submit(_identity_columns(frame, header, wanted, columns, as_text, ident))
+            if len(header) > 1 and not all_null_row and _some_row_all_true(empties):
+                all_null_row = True  # a blank line, or a line of empty fields: told apart below
+            progress.update(min(int(tb.n_rows * bytes_per_row), size - 1), size, "reading")
+    except (InputError, Cancelled):
+        raise
+    except reader_errors() as exc:  # polars raises several exception types (and panics) for malformed input
+        bad = _BAD_FIELD.search(str(exc))
+        if bad and bad.group(1) not in as_text and int(bad.group(1)[1:]) in dict(wanted):
+            as_text.add(bad.group(1))
+            raise _Retry from None
+        return None
+    hasher.join()
+    if hasher.error is not None:
+        raise InputError(str(path), f"cannot read the file: {hasher.error.strerror or hasher.error}")
+    if all_null_row and _has_blank_line(path):
+        return None  # blank lines are no records: the block reader drops them
+    exact_lines = not hasher.quoted or (
+        not any(b.first_record is not None for b in builders.values()) or _lines_are_records(path, tb.n_rows)
+    )
+    progress.update(size, size, "reading")
+    if ident is not None:
+        ident.wait()  # the last batches' hashing (its errors raised here)
+    return tb.finish(hasher.hash.hexdigest(), id_column, _record_place(exact_lines))
+
+
+def _identity_columns(
+    frame: pl.DataFrame,
+    header: list[str],
+    wanted: list[tuple[int, str]],
+    columns: dict[str, ColumnSpec],
+    as_text: set[str],
+    ident: Any,
+) -> list[Any]:
+    """Every column of a streamed batch as the content identity takes it (file order): a declared column as read
+    (a category's codes with its labels, a number as parsed, a column read as text as text), any other as text."""
+    names = dict(wanted)
+    out: list[Any] = []
+    for i in range(len(header)):
+        spec = columns.get(names.get(i, ""))
+        if spec is None or f"c{i}" in as_text:
+            out.append(frame.get_column(f"u{i}" if spec is None else f"c{i}"))
+        elif spec.type == "category":
+            out.append(ident.coded(frame.get_column(f"c{i}"), tuple(spec.categories or ())))
+        else:
+            out.append(frame.get_column(f"c{i}"))
+    return out
+
+
 def _stream_exprs(
-    pl: Any, wanted: list[tuple[int, str]], columns: dict[str, ColumnSpec], as_text: set[str]
+    pl: Any, wanted: list[tuple[int, str]], columns: dict[str, ColumnSpec], as_text: set[str], width: int = 0
 ) -> list[Any]:
     """The streaming query's columns: each declared column already in its compact type (the work runs in
-    polars' threads, batch by batch), empty fields still null; for the id column also ``m<i>``, its empties."""
-    exprs = []
+    polars' threads, batch by batch), empty fields still null; for the id column also ``m<i>``, its empties; with
+    a ``width`` (the content identity is computed), every undeclared column of the file as text, ``u<i>``."""
+    declared = {i for i, name in wanted if name in columns}
+    exprs = [pl.col(f"c{i}").alias(f"u{i}") for i in range(width) if i not in declared]
     for i, name in wanted:
         c = pl.col(f"c{i}")
         spec = columns.get(name)

@@ -143,6 +143,9 @@ class Sketch:
     hashes: tuple[int, ...]
     k: int = SKETCH_K
     identifies: bool = False
+    #: the identity scheme whose row hashes these are (1: :mod:`dpdesk.core.loading.identity`; 2:
+    #: :mod:`dpdesk.core.loading.typed_identity`); sketches of two schemes are never compared
+    scheme: int = 1
 
     @property
     def complete(self) -> bool:
@@ -153,12 +156,22 @@ class Sketch:
         """The sketch as JSON (for the dpdesk home only)."""
         if self.rows is None:
             raise ValueError("a team's copy of a sketch has no row count")
-        return {"rows": self.rows, "k": self.k, "hashes": [f"{h:016x}" for h in self.hashes]}
+        raw: dict[str, Any] = {"rows": self.rows, "k": self.k, "hashes": [f"{h:016x}" for h in self.hashes]}
+        if self.scheme != 1:
+            raw["scheme"] = self.scheme
+        return raw
 
     def to_team_json(self) -> dict[str, Any]:
         """The sketch as a team's database keeps it: the hashes, without the table's row count (a count of the
         private table, which the hashes do not give), with whether they nearly identify its rows."""
-        return {"k": self.k, "hashes": [f"{h:016x}" for h in self.hashes], "identifying": identifying(self)}
+        raw: dict[str, Any] = {
+            "k": self.k,
+            "hashes": [f"{h:016x}" for h in self.hashes],
+            "identifying": identifying(self),
+        }
+        if self.scheme != 1:
+            raw["scheme"] = self.scheme
+        return raw
 
     @staticmethod
     def from_json(raw: Any) -> Sketch:
@@ -167,11 +180,14 @@ class Sketch:
         hashes = tuple(int(h, 16) for h in raw["hashes"])
         if list(hashes) != sorted(set(hashes)):
             raise ValueError("not a sketch")
+        scheme = raw.get("scheme", 1)
+        if scheme not in (1, 2):
+            raise ValueError("not a sketch")
         if "rows" not in raw and isinstance(raw["identifying"], bool):
-            return Sketch(None, hashes, int(raw["k"]), raw["identifying"])
+            return Sketch(None, hashes, int(raw["k"]), raw["identifying"], scheme=scheme)
         if not isinstance(raw["rows"], int):
             raise ValueError("not a sketch")
-        return Sketch(raw["rows"], hashes, int(raw["k"]))
+        return Sketch(raw["rows"], hashes, int(raw["k"]), scheme=scheme)
 
 
 def distinct_estimate(sketch: Sketch) -> float:
@@ -250,26 +266,34 @@ class ColumnSketches:
     whole: Projection
     left_out: dict[str, Projection]
     marginals: dict[str, Marginal] = field(default_factory=dict)
+    #: the identity scheme of the cell hashes (:attr:`Sketch.scheme`)
+    scheme: int = 1
 
     def to_json(self) -> dict[str, Any]:
         """As JSON (for the dpdesk home only)."""
-        return {
+        raw: dict[str, Any] = {
             "columns": list(self.columns),
             "whole": self.whole.to_json(),
             "left_out": {c: p.to_json() for c, p in self.left_out.items()},
             "marginals": {c: m.to_json() for c, m in self.marginals.items()},
         }
+        if self.scheme != 1:
+            raw["scheme"] = self.scheme
+        return raw
 
     def to_team_json(self) -> dict[str, Any]:
         """As a team's database keeps them: no row count (:meth:`Sketch.to_team_json`) and no marginals (each
         column's counts under a keyed hash, which anyone holding the team's secret could find by trying the
         counts of a column of few values)."""
-        return {
+        raw: dict[str, Any] = {
             "columns": list(self.columns),
             "whole": self.whole.to_team_json(),
             "left_out": {c: p.to_team_json() for c, p in self.left_out.items()},
             "marginals": {},
         }
+        if self.scheme != 1:
+            raw["scheme"] = self.scheme
+        return raw
 
     @staticmethod
     def from_json(raw: Any) -> ColumnSketches:
@@ -284,6 +308,7 @@ class ColumnSketches:
             or set(left) != set(columns)
             or not isinstance(marginals, dict)
             or not (not marginals or set(marginals) == set(columns))
+            or raw.get("scheme", 1) not in (1, 2)
         ):
             raise ValueError("not column sketches")
         return ColumnSketches(
@@ -291,6 +316,7 @@ class ColumnSketches:
             Projection.from_json(raw["whole"]),
             {c: Projection.from_json(left[c]) for c in columns},
             {c: Marginal.from_json(marginals[c]) for c in columns} if marginals else {},
+            scheme=raw.get("scheme", 1),
         )
 
 
@@ -352,7 +378,7 @@ def column_key(secret: bytes, name: str) -> np.uint64:
     return _U64(int.from_bytes(raw, "little"))
 
 
-def _fmix(x: np.ndarray) -> np.ndarray:
+def fmix(x: np.ndarray) -> np.ndarray:
     """MurmurHash3's 64-bit finaliser, in place (a bijection of uint64)."""
     x ^= x >> _U64(33)
     x *= _FMIX1
@@ -390,14 +416,14 @@ def hash_rows(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.nd
         v = pos * m
         v += a
         v ^= words
-        acc = np.add.reduceat(_fmix(v), word_start[:-1]) if n else np.zeros(0, dtype=_U64)
-        acc ^= _fmix(ulens ^ b)
-        lanes.append(_fmix(acc))
+        acc = np.add.reduceat(fmix(v), word_start[:-1]) if n else np.zeros(0, dtype=_U64)
+        acc ^= fmix(ulens ^ b)
+        lanes.append(fmix(acc))
     return lanes[0], lanes[1]
 
 
 def _fmix_into(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
-    """:func:`_fmix` with ``tmp`` (as long as ``x``) for the shifted copies: no temporaries."""
+    """:func:`fmix` with ``tmp`` (as long as ``x``) for the shifted copies: no temporaries."""
     for mult in (_FMIX1, _FMIX2, None):
         np.right_shift(x, _U64(33), out=tmp)
         x ^= tmp
@@ -435,12 +461,12 @@ def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray, lanes: int =
             v = lane_keys[pos]
             v ^= words[w0:w1]
             acc[r0:r1] = np.add.reduceat(_fmix_into(v, pos.view(_U64)), starts)
-        acc ^= _fmix(lens.astype(_U64) ^ b)
-        out.append(_fmix(acc))
+        acc ^= fmix(lens.astype(_U64) ^ b)
+        out.append(fmix(acc))
     return tuple(out)
 
 
-def _sum128(lo: np.ndarray, hi: np.ndarray) -> int:
+def sum128(lo: np.ndarray, hi: np.ndarray) -> int:
     """The sum mod 2^128 of the 128-bit values lo + 2^64 hi (exact: 32-bit limbs summed in uint64)."""
     total = 0
     for shift, lane in ((0, lo), (64, hi)):
@@ -596,7 +622,7 @@ class _Canonical:
 
     def cell_hashes(self, pl: Any, tokens: pl.Series, column: int) -> np.ndarray | None:
         """Each canonical cell's hash before its column's key is mixed in: the word hash of its encoding (lane 0
-        of :func:`cell_keys`; None when cells are not hashed). :class:`_Projections` mixes in the column's key
+        of :func:`cell_keys`; None when cells are not hashed). :class:`Projections` mixes in the column's key
         (the cell as a cell of its column) or the marginals' key (its value whatever the column is called)."""
         if self.cell_keys is None:
             return None
@@ -634,25 +660,36 @@ def canonical_header(names: list[str]) -> tuple[list[str], list[int]]:
     return canon, sorted(range(len(canon)), key=lambda i: canon[i])
 
 
-def _bottom(low: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+def bottom_k(low: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
     """The ``k`` smallest distinct of ``low`` (ascending, distinct) and ``values``: sorted and deduplicated by hand
     (``np.unique`` of a large uint64 array is many times slower than its sort)."""
     if len(low) == k:
         values = values[values < low[-1]]
+    elif len(values) > 8 * k:
+        # the first batches: only values up to the (4k)-th smallest can be among the k smallest distinct, unless
+        # fewer than k of those are distinct (many repeats), when every value is sorted as before
+        cut = np.partition(values, 4 * k)[4 * k]
+        few = values[values <= cut]
+        picked = bottom_k(low, few, k)
+        if len(picked) == k and picked[-1] <= cut:
+            return picked
     both = np.sort(np.concatenate([low, values]))
     keep = np.ones(len(both), dtype=bool)
     np.not_equal(both[1:], both[:-1], out=keep[1:])
     return both[keep][:k]
 
 
-class _Projections:
+class Projections:
     """The rows' projections (every column, and each column left out), batch by batch: the sum mod 2^64 of
     their finalised hashes and their bottom-k (see :class:`ColumnSketches`); and each column's marginal
     (:class:`Marginal`): the sum of its values' name-free hashes, and while it has few distinct values, the count
     of each."""
 
-    def __init__(self, secret: bytes, names: list[str], column_keys: list[np.uint64]) -> None:
+    def __init__(
+        self, secret: bytes, names: list[str], column_keys: list[np.uint64], *, scheme: int = 1
+    ) -> None:
         self.secret = secret
+        self.scheme = scheme
         self.names = names  # in the order the cells' hashes come (the canonical order)
         self.column_keys = column_keys
         keys = cell_keys(secret)
@@ -670,14 +707,31 @@ class _Projections:
     def add(self, lanes: list[np.ndarray]) -> None:
         """One batch: its cells' hashes (:meth:`_Canonical.cell_hashes`), column by column in the canonical order."""
         n = len(lanes[0]) if lanes else 0
-        cells = [_fmix(lane ^ key) for lane, key in zip(lanes, self.column_keys, strict=True)]
-        for j, lane in enumerate(lanes):
-            values = _fmix(lane ^ self.value_key)
-            self.value_sums[j] = (self.value_sums[j] + int(values.sum(dtype=_U64))) % 2**64
-            self._count(j, values)
+        cells = [fmix(lane ^ key) for lane, key in zip(lanes, self.column_keys, strict=True)]
         total = np.zeros(n, dtype=_U64)
         for h in cells:
             total += h
+        self.add_mixed(cells, [fmix(lane ^ self.value_key) for lane in lanes], total)
+
+    def add_mixed(
+        self,
+        cells: list[np.ndarray],
+        values: list[np.ndarray | tuple[np.ndarray, np.ndarray]],
+        total: np.ndarray,
+    ) -> None:
+        """:meth:`add` with each cell's hash already mixed with its column's key (``cells``), their sum per row
+        (``total``, not changed), and each column's value hashes (``fmix(cell xor value key)``): one per cell, or
+        (its distinct values' hashes, how many cells have each) for a column whose batch repeats a few values."""
+        n = len(total)
+        for j, v in enumerate(values):
+            if isinstance(v, tuple):
+                distinct, counts = v
+                s = int((distinct * counts.astype(_U64)).sum(dtype=_U64))
+                self._count_known(j, distinct[counts > 0], counts[counts > 0].astype(np.int64))
+            else:
+                s = int(v.sum(dtype=_U64))
+                self._count(j, v)
+            self.value_sums[j] = (self.value_sums[j] + s) % 2**64
         self.rows += n
         tmp = np.empty(n, dtype=_U64)
         for j, left in enumerate([None, *cells]):
@@ -685,19 +739,32 @@ class _Projections:
             v ^= self.finish
             _fmix_into(v, tmp)
             self.sums[j] = (self.sums[j] + int(v.sum(dtype=_U64))) % 2**64
-            self.smallest[j] = _bottom(self.smallest[j], v, COLUMN_SKETCH_K)
+            self.smallest[j] = bottom_k(self.smallest[j], v, COLUMN_SKETCH_K)
 
     def _count(self, j: int, values: np.ndarray) -> None:
-        known = self.counts[j]
-        if known is None:
+        if self.counts[j] is None:
+            return
+        if len(values) > 4 * MARGINAL_CATEGORIES and len(np.unique(values[: 4 * MARGINAL_CATEGORIES])) > (
+            MARGINAL_CATEGORIES
+        ):
+            self.counts[j] = None  # too many values already in the batch's first cells (no sort of it all)
             return
         seen, counts = np.unique(values, return_counts=True)
         if len(seen) > MARGINAL_CATEGORIES:
             self.counts[j] = None
             return
+        self._count_known(j, seen, counts.astype(np.int64))
+
+    def _count_known(self, j: int, seen: np.ndarray, counts: np.ndarray) -> None:
+        known = self.counts[j]
+        if known is None:
+            return
+        if len(seen) > MARGINAL_CATEGORIES:
+            self.counts[j] = None
+            return
         both, where = np.unique(np.concatenate([known[0], seen]), return_inverse=True)
         total = np.zeros(len(both), dtype=np.int64)
-        np.add.at(total, where, np.concatenate([known[1], counts.astype(np.int64)]))
+        np.add.at(total, where, np.concatenate([known[1], counts]))
         self.counts[j] = None if len(both) > MARGINAL_CATEGORIES else (both, total)
 
     def _marginal(self, j: int) -> Marginal:
@@ -714,12 +781,14 @@ class _Projections:
     def result(self) -> ColumnSketches:
         def projection(j: int, names: list[str]) -> Projection:
             h = hashlib.blake2b(key=self.secret, person=b"dpdesk-proj-v1", digest_size=32)
-            h.update(IDENTITY_VERSION.to_bytes(4, "little") + len(names).to_bytes(8, "little"))
+            h.update(self.scheme.to_bytes(4, "little") + len(names).to_bytes(8, "little"))
             for name in names:
                 raw = name.encode("utf-8")
                 h.update(len(raw).to_bytes(8, "little") + raw)
             h.update(self.rows.to_bytes(8, "little") + self.sums[j].to_bytes(8, "little"))
-            sketch = Sketch(self.rows, tuple(int(x) for x in self.smallest[j]), COLUMN_SKETCH_K)
+            sketch = Sketch(
+                self.rows, tuple(int(x) for x in self.smallest[j]), COLUMN_SKETCH_K, scheme=self.scheme
+            )
             return Projection(h.hexdigest(), sketch if identifying(sketch) else None)
 
         names = self.names
@@ -728,12 +797,13 @@ class _Projections:
             projection(0, names),
             {c: projection(j + 1, names[:j] + names[j + 1 :]) for j, c in enumerate(names)},
             {c: self._marginal(j) for j, c in enumerate(names)},
+            scheme=self.scheme,
         )
 
 
 class _Accumulator:
     """Row hashes summed mod 2^128 and the bottom-k of their first lane, batch by batch (and, once the header is
-    known, the rows' projections: :class:`_Projections`).
+    known, the rows' projections: :class:`Projections`).
 
     A batch is encoded and hashed in a thread of its own (polars and numpy release the GIL) while the next batch
     is read; at most one batch is in flight.
@@ -750,14 +820,14 @@ class _Accumulator:
         self.canonical = _Canonical(self._columns)
         self._pending: Future[None] | None = None
         self._secret = secret
-        self.projections: _Projections | None = None
+        self.projections: Projections | None = None
 
     def start(self, header: list[str], order: list[int]) -> None:
         """The canonical header is known: hash each cell too, for the column sketches (not when a name repeats)."""
         if len(set(header)) != len(header):
             return
         self.canonical.cell_keys = cell_keys(self._secret)
-        self.projections = _Projections(
+        self.projections = Projections(
             self._secret, [header[i] for i in order], [column_key(self._secret, header[i]) for i in order]
         )
 
@@ -774,7 +844,7 @@ class _Accumulator:
         lo, hi = hash_padded(data, lengths, self.keys)
         if cells is not None and self.projections is not None:
             self.projections.add(cells)
-        self.total = (self.total + _sum128(lo, hi)) % 2**128
+        self.total = (self.total + sum128(lo, hi)) % 2**128
         if len(self.smallest) == self.k:
             lo = lo[lo < self.smallest[-1]]
         self.smallest = np.unique(np.concatenate([self.smallest, lo]))[: self.k]
@@ -819,16 +889,19 @@ def content_identity(
     delimiter: str | None = None,
     progress: Progress = NULL_PROGRESS,
     k: int = SKETCH_K,
+    accumulator: Any = None,
 ) -> ContentIdentity:
     """Read every column of a CSV, .xlsx or Parquet file and return its content key and sketch.
 
-    ``secret`` is the dpdesk home's secret (:func:`dpdesk.core.ledger.contents.home_secret`). Raises
+    ``secret`` is the dpdesk home's secret (:func:`dpdesk.core.ledger.contents.home_secret`); an ``accumulator``
+    with :class:`_Accumulator`'s interface and a ``content_key(header)`` method computes another scheme's
+    identity from the same readers (:func:`dpdesk.core.loading.typed_identity.content_identity2`). Raises
     :class:`~dpdesk.core.common.errors.InputError` for a file the readers refuse.
     """
     p = Path(path)
     if not p.is_file():
         raise InputError(str(p), "no such file")
-    acc = _Accumulator(secret, k)
+    acc: _Accumulator = accumulator if accumulator is not None else _Accumulator(secret, k)
     suffix = p.suffix.lower()
     try:
         if suffix in XLSX_SUFFIXES or suffix in PARQUET_SUFFIXES:
@@ -838,9 +911,14 @@ def content_identity(
             sha, header = _csv_batches(p, encoding, delimiter, acc, progress)
         sketch = acc.sketch()
         columns = acc.column_sketches()
+        key = (
+            accumulator.content_key(header)
+            if accumulator is not None
+            else _content_key(secret, header, acc.rows, acc.total)
+        )
     finally:
         acc.close()
-    return ContentIdentity(sha, _content_key(secret, header, acc.rows, acc.total), sketch, columns)
+    return ContentIdentity(sha, key, sketch, columns)
 
 
 def _frame_batches(path: Path, xlsx: bool, acc: _Accumulator, progress: Progress) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -96,6 +96,12 @@ class Table:
     ids_missing: np.ndarray | None = None
     report: LoadReport = field(default_factory=LoadReport)
     streamed: BatchSink | None = None
+    #: the content identity (scheme 2) computed in the same read, and the secret it is keyed with (in memory
+    #: only: the caller checks it is the secret it resolves with); None when the reader did not compute it
+    identity: Any = (
+        None  # a ContentIdentity (dpdesk.core.loading.identity, which reads tables through this package)
+    )
+    identity_secret: bytes | None = field(default=None, repr=False)
 
     def specs(self) -> dict[str, ColumnSpec]:
         """The column declarations the table was loaded with."""

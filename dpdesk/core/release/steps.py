@@ -301,6 +301,7 @@ def prepare_release(
             progress=progress,
             encoding=encoding,
             delimiter=delimiter,
+            identity_secret=_load_secret(home) if resolve else None,
         )
     try:
         _check_table(table, plan)
@@ -326,7 +327,14 @@ def prepare_release(
         from dpdesk.core.identity import recognition
 
         try:
-            resolution = recognition.resolve(home, data_path, sha256=table.sha256, progress=progress)
+            resolution = recognition.resolve(
+                home,
+                data_path,
+                sha256=table.sha256,
+                progress=progress,
+                computed=table.identity,
+                computed_secret=table.identity_secret,
+            )
             recognition.refuse_near_copy(resolution)
         except BaseException:
             close_streamed(table)
@@ -595,3 +603,10 @@ def _check_table(table: Table, plan: Plan) -> None:
 def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:
     """The fixed-point grid of a numeric column (exposed for the trace and tests)."""
     return grid_bounds(plan.columns[column])
+
+
+def _load_secret(home: Path) -> bytes | None:
+    """The secret the loader keys the table's content identity with (:func:`~dpdesk.core.identity.recognition.load_secret`)."""
+    from dpdesk.core.identity.recognition import load_secret
+
+    return load_secret(home)

@@ -489,10 +489,13 @@ def load_for_release(
     encoding: str | None = None,
     delimiter: str | None = None,
     force_stream: bool = False,
+    identity_secret: bytes | None = None,
 ) -> Table:
     """Load the table a release needs: whole when it fits under the memory limit (None: the default), else
     streamed (the returned table's ``streamed`` is then a :class:`StreamedAggregates` holding the exact
-    aggregates; its columns hold no values, its report the loader's counts and the floats clamped)."""
+    aggregates; its columns hold no values, its report the loader's counts and the floats clamped). With an
+    ``identity_secret``, the table's content identity is computed in the same read where the reader can
+    (:attr:`~dpdesk.core.loading.table.Table.identity`)."""
     from dpdesk.core.dp.queries import design_plan
 
     p = Path(path)
@@ -515,6 +518,7 @@ def load_for_release(
                 progress=progress,
                 encoding=encoding,
                 delimiter=delimiter,
+                identity_secret=identity_secret,
             )
     from dpdesk.core.dp import statistics
 
@@ -542,6 +546,7 @@ def load_for_release(
             encoding=encoding,
             delimiter=delimiter,
             sink=agg.restart,
+            identity_secret=identity_secret,
         )
         for name, n in agg.outside.items():
             table.report.issues.setdefault(name, _issues()).clamped += n
