@@ -387,8 +387,8 @@ def _stream_attempts(
             if ident is not None:
                 ident.close()
             return table
-        table.identity = ident.result(table.sha256)
-        table.identity_secret = ident.keys.secret
+        table.identity = ident.result(table.sha256)  # None when a float column held a large integer
+        table.identity_secret = ident.keys.secret if table.identity is not None else None
         return table
     return None
 

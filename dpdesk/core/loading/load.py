@@ -52,7 +52,7 @@ def load_table(
         from dpdesk.core.loading.typed_identity import TypedIdentity
 
         def identity(header: list[str]) -> TypedIdentity:
-            return TypedIdentity(identity_secret, header)
+            return TypedIdentity(identity_secret, header, parsed_floats=True)
 
     return load_csv(p, columns, id_column, progress, encoding, delimiter, sink, identity=identity)
 

@@ -106,6 +106,13 @@ class Keys:
         return words[0], words[1]
 
 
+class NotExact(Exception):
+    """A typed column whose values may not be the canonical values of the text they were parsed from: an
+    integral number of 2^53 or more in a column parsed as floating point (the text ``9007199254740993`` is that
+    integer; parsed as binary64 it is ``9007199254740992``). The identity is then computed from the file's
+    text, in a pass of its own (rare: such numbers are ids or counts, seldom declared as floats)."""
+
+
 class Coded(NamedTuple):
     """A category column's batch as read: its codes (a polars Series, null when missing) and its labels."""
 
@@ -217,8 +224,10 @@ def _with_missing(u: tuple[np.ndarray, np.ndarray], keys: Keys) -> tuple[np.ndar
 class CellHasher:
     """A column's cells by their type (:class:`Cells`); a category's labels are canonicalised once."""
 
-    def __init__(self, keys: Keys) -> None:
+    def __init__(self, keys: Keys, *, parsed_floats: bool = False) -> None:
         self.keys = keys
+        #: floating-point columns were parsed from text (a CSV): see :class:`NotExact`
+        self.parsed_floats = parsed_floats
         self._labels: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = {}
 
     def codes(self, codes: np.ndarray, labels: tuple[str, ...], missing: np.ndarray | None) -> Cells:
@@ -257,7 +266,13 @@ class CellHasher:
                     return Cells(table, idx)
             return Cells(int_cells(values, keys, missing))
         if dtype == pl.Float64 or dtype == pl.Float32:
-            return Cells(number_cells(s.cast(pl.Float64).fill_null(0.0).to_numpy(), keys, missing))
+            values = s.cast(pl.Float64).fill_null(0.0).to_numpy()
+            if self.parsed_floats:
+                with np.errstate(invalid="ignore"):
+                    big = np.abs(values)
+                    if ((big >= 2.0**53) & (big <= 2.0**63) & (values == np.floor(values))).any():
+                        raise NotExact  # its text may have been an integer literal with more digits than binary64
+            return Cells(number_cells(values, keys, missing))
         if dtype == pl.Null:
             return Cells(int_cells(np.zeros(len(s), dtype=np.int64), keys, np.ones(len(s), dtype=bool)))
         text = s.cast(pl.String)
@@ -277,9 +292,11 @@ class TypedIdentity:
     :meth:`add` takes one batch's :class:`Cells`, in the file's column order; :meth:`submit` computes them from
     polars Series in a thread of its own while the reader reads the next batch (at most one batch in flight)."""
 
-    def __init__(self, secret: bytes, header: list[str], k: int = SKETCH_K) -> None:
+    def __init__(
+        self, secret: bytes, header: list[str], k: int = SKETCH_K, *, parsed_floats: bool = False
+    ) -> None:
         self.keys = Keys(secret)
-        self.hasher = CellHasher(self.keys)
+        self.hasher = CellHasher(self.keys, parsed_floats=parsed_floats)
         self.header, self.order = canonical_header(header)
         self.k = k
         self.rows = 0
@@ -296,6 +313,8 @@ class TypedIdentity:
         self._pending: Future[None] | None = None
         self._buffer: list[list[Any]] = []
         self._buffered = 0
+        #: a batch could not be hashed from its typed values (:class:`NotExact`): no identity from this read
+        self.inexact = False
         #: rows submitted (hashed or not yet)
         self.seen = 0
 
@@ -356,6 +375,14 @@ class TypedIdentity:
         self._pending = self._pool.submit(self._hash, parts)
 
     def _hash(self, parts: list[list[Any]]) -> None:
+        if self.inexact:
+            return
+        try:
+            self._hash_parts(parts)
+        except NotExact:
+            self.inexact = True
+
+    def _hash_parts(self, parts: list[list[Any]]) -> None:
         import polars as pl
 
         batch: list[Cells] = []
@@ -408,10 +435,13 @@ class TypedIdentity:
         h.update(self.total.to_bytes(16, "little"))
         return h.hexdigest()
 
-    def result(self, sha256: str) -> ContentIdentity:
-        """The identity of the rows added (``sha256``: the bytes' SHA-256, read by the same reader)."""
+    def result(self, sha256: str) -> ContentIdentity | None:
+        """The identity of the rows added (``sha256``: the bytes' SHA-256, read by the same reader); None when a
+        typed column could not give its canonical values (:class:`NotExact`)."""
         self.wait()  # the last gathered rows too
         self.close()
+        if self.inexact:
+            return None
         sketch = Sketch(self.rows, tuple(int(h) for h in self.smallest), self.k, scheme=SCHEME)
         columns: ColumnSketches | None = None if self.projections is None else self.projections.result()
         return ContentIdentity(sha256, self.key(), sketch, columns)
