@@ -268,3 +268,18 @@ def test_integer_cells_hash_as_their_values_whatever_their_width() -> None:
     assert np.array_equal(lanes[0][0], lanes[1][0]) and np.array_equal(lanes[0][1], lanes[1][1])
     direct = ti.int_cells(values % 50, keys)
     assert np.array_equal(lanes[2][0], direct[0]) and np.array_equal(lanes[2][1], direct[1])
+
+
+def test_rows_gathered_after_a_batch_in_flight_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches are gathered into chunks hashed in a thread: the rows gathered while a chunk is in flight are
+    hashed before the result (a 40-row table in batches of 10, chunks of 25: 30 rows in flight, 10 gathered)."""
+    monkeypatch.setattr(ti, "CHUNK_ROWS", 25)
+    values = np.arange(40, dtype=np.int64)
+    whole = ti.TypedIdentity(SECRET, ["n"])
+    whole.submit([pl.Series(values)])
+    parts = ti.TypedIdentity(SECRET, ["n"])
+    for start in range(0, 40, 10):
+        parts.submit([pl.Series(values[start : start + 10])])
+    a, b = whole.result("x"), parts.result("x")
+    assert a is not None and b is not None
+    assert (b.sketch.rows, b.key) == (40, a.key)

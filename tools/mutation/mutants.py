@@ -1557,10 +1557,8 @@ import PySide6  # noqa: F401
         "ID05",
         "the cache by the bytes' SHA-256 is never used: every open pays for the content identity again",
         "dpdesk/core/identity/recognition.py",
-        r"""    if sha256 is not None:
-        cached = cached_identity(home, sha256)""",
-        r"""    if sha256 is None:
-        cached = cached_identity(home, sha256)""",
+        "    if sha256 is not None:\n        cached = cached_identity(home, sha256, scheme)",
+        "    if sha256 is None:\n        cached = cached_identity(home, sha256, scheme)",
         (IDT,),
     ),
     Mutant(
@@ -1583,8 +1581,8 @@ import PySide6  # noqa: F401
         "ID08",
         "release: the table is not resolved by content before the charge (a fresh budget for a re-saved copy)",
         "dpdesk/core/release/steps.py",
-        r"""            resolution = recognition.resolve(home, data_path, sha256=table.sha256, progress=progress)""",
-        r"""            resolution = None""",
+        "                computed_secret=table.identity_secret,\n            )\n",
+        "                computed_secret=table.identity_secret,\n            )\n            resolution = None\n",
         (CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger",),
     ),
     # --- the fast content identity: exactly the reference's keys and sketches, memory bounded ---------------
@@ -2952,10 +2950,8 @@ def sum128(""",
         "FD06",
         "previews in the app: a re-saved copy of the table opened for release is accepted as a public file",
         "dpdesk/core/identity/recognition.py",
-        r"""    if private is not None:
-        if ident.key == private.key:""",
-        r"""    if False:
-        if ident.key == private.key:""",
+        "    for private in privates:\n        for ident in idents:\n            if ident.key == private.key:",
+        "    for private in []:\n        for ident in idents:\n            if ident.key == private.key:",
         (f"{SGA}::test_the_expected_fidelity_on_a_file_declared_public",),
     ),
     # --- issue 12, items 3 and 4: the app's flows through the services; no import cycle through the release ------
@@ -3297,12 +3293,8 @@ def sum128(""",
         "OG10",
         "one column changed: a file cached before column sketches is never computed again (known tables unprotected)",
         CT,
-        r"""        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):
-            return None  # written before column sketches or their marginals: computed once more
-        return ContentIdentity(
-            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw["columns"])""",
-        r"""        return ContentIdentity(
-            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw.get("columns"))""",
+        '        if "columns" not in raw or (isinstance(raw["columns"], dict) and "marginals" not in raw["columns"]):\n            return None  # written before column sketches or their marginals: computed once more\n        ident = ContentIdentity(\n            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw["columns"])',
+        '        ident = ContentIdentity(\n            sha256, str(raw["content"]), Sketch.from_json(raw["sketch"]), columns_of(raw.get("columns"))',
         (f"{OCT}::test_a_known_dataset_recorded_before_column_sketches_gets_them_when_its_file_is_opened",),
     ),
     Mutant(
@@ -3344,8 +3336,8 @@ def sum128(""",
         "OG15",
         "public file: a copy with a column dropped is said to hold only most of the private rows",
         RC,
-        r"""    return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal) if near else None""",
-        r"""    return PrivateMatch(near[0][0], exact=False, marginal=near[0][1].marginal) if near else None""",
+        "            return PrivateMatch(near[0][0], exact=near[0][1].exact, marginal=near[0][1].marginal)",
+        "            return PrivateMatch(near[0][0], exact=False, marginal=near[0][1].marginal)",
         (f"{OCT}::test_most_of_an_identifying_private_table_is_not_a_public_file",),
     ),
     Mutant(
@@ -4257,10 +4249,8 @@ def sum128(""",
         "MG09",
         "two datasets of one table: the decision under the home-wide key lock charges a new save to one of them",
         RC,
-        r"""        if len(owners) > 1:
-            return None, lambda: DuplicateDatasets(home, owners)""",
-        r"""        if False:
-            return None, lambda: DuplicateDatasets(home, owners)""",
+        "            if len(owners) > 1:\n                return None, lambda owners=owners: DuplicateDatasets(home, owners)",
+        "            if False:\n                return None, lambda owners=owners: DuplicateDatasets(home, owners)",
         ("tests/trust/test_merge_duplicates.py::test_two_datasets_of_one_table_are_named_never_one_picked",),
     ),
     Mutant(
@@ -5386,8 +5376,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TS01",
         "team: the sketches a team keeps hold no row count of the table (a count of private data, not DP)",
         "dpdesk/core/loading/identity.py",
-        '        return {"k": self.k, "hashes": [f"{h:016x}" for h in self.hashes], "identifying": identifying(self)}',
-        '        return {"rows": self.rows, "k": self.k, "hashes": [f"{h:016x}" for h in self.hashes], "identifying": identifying(self)}',
+        '            "k": self.k,\n            "hashes": [f"{h:016x}" for h in self.hashes],\n            "identifying": identifying(self),',
+        '            "rows": self.rows,\n            "k": self.k,\n            "hashes": [f"{h:016x}" for h in self.hashes],\n            "identifying": identifying(self),',
         (
             "tests/core/test_team_sketch.py::test_the_team_copy_holds_no_count_of_the_table",
             "tests/team/test_team_near_copy.py::test_the_sketches_the_team_keeps_hold_no_count_of_the_table",
@@ -6096,6 +6086,64 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         """        _NO_DOWNGRADE.format(version=SCHEMA_VERSION),""",
         """        "",""",
         ("tests/team/test_team_import_attacks.py::test_the_printed_upgrade_never_downgrades_a_newer_team",),
+    ),
+    Mutant(
+        "SC01",
+        "scheme 2: a home with datasets known by scheme-1 keys only no longer computes scheme 1 (a re-saved copy of such a table starts a fresh budget)",
+        "dpdesk/core/identity/recognition.py",
+        "    if old is None and needs_scheme1(home):\n        old = identity_of(home, path, **kw)",
+        "    if old is None and False:\n        old = identity_of(home, path, **kw)",
+        ("tests/core/test_typed_identity.py::test_a_home_with_scheme_1_datasets_still_finds_their_copies",),
+    ),
+    Mutant(
+        "SC02",
+        "scheme 2: a dataset found by its scheme-1 key does not get its scheme-2 key (the home needs scheme 1 for ever)",
+        "dpdesk/core/identity/recognition.py",
+        "        for ident in idents:  # found by its scheme-1 key: the dataset gets its scheme-2 key too\n            record_content(home, linked, ident.key, ident.sketch, ident.columns)\n",
+        "",
+        ("tests/core/test_typed_identity.py::test_a_home_with_scheme_1_datasets_still_finds_their_copies",),
+    ),
+    Mutant(
+        "SC03",
+        "scheme 2: the release resolves without the identity its load computed (the file is read a second time)",
+        "dpdesk/core/release/steps.py",
+        "                computed=table.identity,\n",
+        "                computed=None,\n",
+        ("tests/core/test_typed_identity.py::test_a_first_release_reads_the_file_once",),
+    ),
+    Mutant(
+        "SC04",
+        "scheme 2: the rows gathered while a chunk is hashed are dropped at the end",
+        "dpdesk/core/loading/typed_identity.py",
+        "        if self._buffer:\n            self._flush()  # (after the batch in flight)",
+        "        if self._pending is None and self._buffer:\n            self._flush()  # (after the batch in flight)",
+        ("tests/core/test_typed_identity.py::test_rows_gathered_after_a_batch_in_flight_are_counted",),
+    ),
+    Mutant(
+        "SC05",
+        "scheme 2: a float column's large integers are taken as parsed (two tables differing in a digit past 2^53 share a key)",
+        "dpdesk/core/loading/typed_identity.py",
+        "            if self.parsed_floats:\n",
+        "            if False:\n",
+        ("tests/core/test_typed_identity.py::test_a_large_integer_in_a_float_column_is_read_from_its_text",),
+    ),
+    Mutant(
+        "SC06",
+        "scheme 2: sketches of the two schemes are compared (meaningless overlaps)",
+        "dpdesk/core/identity/recognition.py",
+        "    if known.scheme != sketch.scheme:\n        return None  # row hashes of two schemes are not comparable\n",
+        "",
+        ("tests/core/test_typed_identity.py::test_the_schemes_are_never_compared",),
+    ),
+    Mutant(
+        "SC07",
+        "scheme 2: undeclared columns are left out of the identity the load computes",
+        "dpdesk/core/loading/csvfile.py",
+        '        if spec is None or f"c{i}" in as_text:\n            out.append(frame.get_column(f"u{i}" if spec is None else f"c{i}"))',
+        '        if spec is None or f"c{i}" in as_text:\n            out.append(frame.get_column(f"u{i}" if spec is None else f"c{i}").clear(n=frame.height))',
+        (
+            "tests/core/test_typed_identity.py::test_the_identity_computed_in_the_load_is_the_one_of_a_pass_of_its_own",
+        ),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
