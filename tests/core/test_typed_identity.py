@@ -283,3 +283,14 @@ def test_rows_gathered_after_a_batch_in_flight_are_counted(monkeypatch: pytest.M
     a, b = whole.result("x"), parts.result("x")
     assert a is not None and b is not None
     assert (b.sketch.rows, b.key) == (40, a.key)
+
+
+def test_the_smallest_hashes_of_repeated_rows() -> None:
+    """The bottom-k of a batch whose values repeat (a table of equal rows): every distinct value, ascending."""
+    from dpdesk.core.loading.identity import bottom_k
+
+    k = 16
+    same = np.full(100_000, 7, dtype=np.uint64)
+    assert bottom_k(np.zeros(0, dtype=np.uint64), same, k).tolist() == [7]
+    mixed = np.concatenate([same, np.arange(1000, 0, -1, dtype=np.uint64)])
+    assert bottom_k(np.zeros(0, dtype=np.uint64), mixed, k).tolist() == list(range(1, k + 1))

@@ -381,6 +381,7 @@ def test_a_refused_identity_is_remembered(
         raise AssertionError("the refused file was decoded again")
 
     monkeypatch.setattr(recognition, "content_identity", recomputed)
+    monkeypatch.setattr(recognition, "content_identity2", recomputed)  # scheme 2's, which a new home computes
     with pytest.raises(guards.InputError) as again:
         recognition.identify(dpdesk_home, long_text_parquet, sha256=sha)
     assert again.value.message == first.value.message

@@ -670,9 +670,10 @@ def bottom_k(low: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
         # fewer than k of those are distinct (many repeats), when every value is sorted as before
         cut = np.partition(values, 4 * k)[4 * k]
         few = values[values <= cut]
-        picked = bottom_k(low, few, k)
-        if len(picked) == k and picked[-1] <= cut:
-            return picked
+        if len(few) < len(values):  # (all equal up to the cut: sorted below, as before)
+            picked = bottom_k(low, few, k)
+            if len(picked) == k and picked[-1] <= cut:
+                return picked
     both = np.sort(np.concatenate([low, values]))
     keep = np.ones(len(both), dtype=bool)
     np.not_equal(both[1:], both[:-1], out=keep[1:])

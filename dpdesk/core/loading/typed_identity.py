@@ -72,8 +72,10 @@ if TYPE_CHECKING:
 SCHEME = 2
 #: A text column's cells are canonicalised once per distinct value when a batch has at most this share of them.
 DISTINCT_SHARE = 0.5
-#: Rows hashed at a time: a reader's smaller batches are gathered up to this many.
+#: Rows hashed at a time: a reader's smaller batches are gathered up to this many rows, or this many bytes (long
+#: text: a batch's temporaries stay bounded, as the readers' batches are)
 CHUNK_ROWS = 262_144
+CHUNK_BYTES = 16 * 1024 * 1024
 #: An integer column whose batch spans fewer values than this (and has more cells) is hashed once per value.
 SMALL_RANGE = 4096
 
@@ -313,6 +315,7 @@ class TypedIdentity:
         self._pending: Future[None] | None = None
         self._buffer: list[list[Any]] = []
         self._buffered = 0
+        self._buffered_bytes = 0
         #: a batch could not be hashed from its typed values (:class:`NotExact`): no identity from this read
         self.inexact = False
         #: rows submitted (hashed or not yet)
@@ -364,13 +367,14 @@ class TypedIdentity:
         self._buffer.append(columns)
         self._buffered += n
         self.seen += n
-        if self._buffered >= CHUNK_ROWS:
+        self._buffered_bytes += sum(c.estimated_size() for c in columns if hasattr(c, "estimated_size"))
+        if self._buffered >= CHUNK_ROWS or self._buffered_bytes >= CHUNK_BYTES:
             self._flush()
 
     def _flush(self) -> None:
         if not self._buffer:
             return
-        parts, self._buffer, self._buffered = self._buffer, [], 0
+        parts, self._buffer, self._buffered, self._buffered_bytes = self._buffer, [], 0, 0
         self.wait()  # the buffer is empty now: only the batch in flight is waited for
         self._pending = self._pool.submit(self._hash, parts)
 
@@ -415,7 +419,7 @@ class TypedIdentity:
 
     def close(self) -> None:
         """Stop the thread (after the batch in flight; what is still gathered is dropped)."""
-        self._buffer, self._buffered = [], 0
+        self._buffer, self._buffered, self._buffered_bytes = [], 0, 0
         try:
             if self._pending is not None:
                 pending, self._pending = self._pending, None
