@@ -294,3 +294,20 @@ def test_the_smallest_hashes_of_repeated_rows() -> None:
     assert bottom_k(np.zeros(0, dtype=np.uint64), same, k).tolist() == [7]
     mixed = np.concatenate([same, np.arange(1000, 0, -1, dtype=np.uint64)])
     assert bottom_k(np.zeros(0, dtype=np.uint64), mixed, k).tolist() == list(range(1, k + 1))
+
+
+def test_a_file_written_to_during_the_load_gets_no_identity_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Polars and the SHA-256 read the file each on their own: when it changed meanwhile (another inode, size or
+    change time), the identity of the rows read is not taken for the identity of the bytes hashed."""
+    from dpdesk.core.loading import csvfile
+
+    header, rows = _table(500)
+    path = write_csv(tmp_path / "t.csv", header, rows)
+    states = iter([(1, 2, 3, 4), (1, 2, 3, 5)])  # the change time moved during the read
+    monkeypatch.setattr(csvfile, "_file_state", lambda _p: next(states))
+    table = load_table(path, COLUMNS, id_column="pid", identity_secret=SECRET)
+    assert table.n_rows == 500 and table.identity is None and table.identity_secret is None
+    monkeypatch.setattr(csvfile, "_file_state", lambda _p: (1, 2, 3, 4))
+    assert load_table(path, COLUMNS, id_column="pid", identity_secret=SECRET).identity is not None

@@ -6145,6 +6145,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/core/test_typed_identity.py::test_the_identity_computed_in_the_load_is_the_one_of_a_pass_of_its_own",
         ),
     ),
+    Mutant(
+        "SC08",
+        "scheme 2: a file written to while the load read it keeps the identity of the rows polars read (maybe not the bytes hashed)",
+        "dpdesk/core/loading/csvfile.py",
+        "    if table is not None and table.identity is not None and _file_state(path) != before:\n",
+        "    if table is not None and table.identity is not None and False:\n",
+        (
+            "tests/core/test_typed_identity.py::test_a_file_written_to_during_the_load_gets_no_identity_from_it",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

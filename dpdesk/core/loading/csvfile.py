@@ -311,10 +311,11 @@ def _stream_csv(
     # starts, so setting it here is enough (a value the user set wins)
     os.environ.setdefault("POLARS_CSV_CHUNK_SIZE", str(STREAM_CHUNK_BYTES))
     as_text: set[str] = set()
+    before = _file_state(path)
     hasher = _Hasher(path)  # one pass over the file, whatever the attempts below
     hasher.start()
     try:
-        return _stream_attempts(
+        table = _stream_attempts(
             pl,
             path,
             columns,
@@ -333,6 +334,18 @@ def _stream_csv(
     finally:
         hasher.stop.set()  # a no-op once it is done; stops it when the block reader takes over or on error
         hasher.join()
+    if table is not None and table.identity is not None and _file_state(path) != before:
+        # written to while polars and the hash read it (each opens the file itself): the identity may be of other
+        # bytes than the SHA-256's, so it is computed again in a pass that reads both from the same bytes
+        table.identity, table.identity_secret = None, None
+    return table
+
+
+def _file_state(path: Path) -> tuple[int, int, int, int]:
+    """What any write to a file changes (its inode, size, and modification and change times: the change time
+    cannot be set back by its owner)."""
+    st = path.stat()
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _stream_attempts(
