@@ -1581,8 +1581,8 @@ import PySide6  # noqa: F401
         "ID08",
         "release: the table is not resolved by content before the charge (a fresh budget for a re-saved copy)",
         "dpdesk/core/release/steps.py",
-        "                computed_secret=table.identity_secret,\n            )\n",
-        "                computed_secret=table.identity_secret,\n            )\n            resolution = None\n",
+        "            resolution = recognition.resolve(\n",
+        "            resolution = None and recognition.resolve(\n",
         (CLI + "::test_a_crlf_copy_of_the_table_is_charged_to_the_same_ledger",),
     ),
     # --- the fast content identity: exactly the reference's keys and sketches, memory bounded ---------------
