@@ -400,8 +400,11 @@ def main() -> int:
 
 
 def report_md(res: dict[str, Any], sizes: list[str]) -> str:
+    first_later = any("later" in c["runs"] for c in res["cases"].values())
     lines = [
-        "# The release report: before and after (issue 16, item 1)",
+        "# A file's first release and a later one (issue 30, item 2)"
+        if first_later
+        else "# The release report: before and after (issue 16, item 1)",
         "",
         (
             f"Written by `benchmarks/release_report.py` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
@@ -422,6 +425,19 @@ def report_md(res: dict[str, Any], sizes: list[str]) -> str:
             "plan.json and ledger.json."
         ),
         "",
+        *(
+            [
+                (
+                    "**before** = a first release by the code before (a fresh home: the content identity read every "
+                    "column again as text), **after** = a first release by this code (a fresh home: the identity "
+                    "computed in the load's own read), **later** = a later release by this code (a home that knows "
+                    "the dataset)."
+                ),
+                "",
+            ]
+            if first_later
+            else []
+        ),
         "| case | version | runs | median s | min s | ratio to baseline (medians) | peak RSS MiB | other cores (median) | PDF KB | PDF KB / query |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
