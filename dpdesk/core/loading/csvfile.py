@@ -513,7 +513,7 @@ def _identity_columns(
         elif spec.type == "category":
             out.append(ident.coded(frame.get_column(f"c{i}"), tuple(spec.categories or ())))
         else:
-            out.append(frame.get_column(f"c{i}"))
+            out.append(ident.typed(frame.get_column(f"c{i}"), "int" if spec.type == "int" else "number"))
     return out
 
 

@@ -115,6 +115,24 @@ class NotExact(Exception):
     text, in a pass of its own (rare: such numbers are ids or counts, seldom declared as floats)."""
 
 
+class Typed(NamedTuple):
+    """A typed column's batch as numpy arrays: ``kind`` is "int", "number" or "codes" (with ``labels``);
+    ``missing`` marks missing cells (None: none)."""
+
+    kind: str
+    values: np.ndarray
+    missing: np.ndarray | None
+    labels: tuple[str, ...] = ()
+
+
+def typed_batch(s: pl.Series, kind: str, labels: tuple[str, ...] = ()) -> Typed:
+    """A polars column of a reader's batch as :class:`Typed` (its values copied only when some are missing)."""
+    if s.null_count():
+        fill = 0.0 if kind == "number" else 0
+        return Typed(kind, s.fill_null(fill).to_numpy(), s.is_null().to_numpy(), labels)
+    return Typed(kind, s.to_numpy(), None, labels)
+
+
 class Coded(NamedTuple):
     """A category column's batch as read: its codes (a polars Series, null when missing) and its labels."""
 
@@ -245,6 +263,29 @@ class CellHasher:
             idx[missing] = len(labels)
         return Cells(table, idx)
 
+    def ints(self, values: np.ndarray, missing: np.ndarray | None) -> Cells:
+        """Integers (any width; ``missing`` marks missing cells, whose values are ignored)."""
+        keys = self.keys
+        if len(values) > SMALL_RANGE:
+            lo, hi = int(values.min()), int(values.max())
+            if hi - lo < SMALL_RANGE:
+                table = _with_missing(int_cells(np.arange(lo, hi + 1, dtype=np.int64), keys), keys)
+                idx = values.astype(np.intp)
+                idx -= lo
+                if missing is not None:
+                    idx[missing] = hi - lo + 1
+                return Cells(table, idx)
+        return Cells(int_cells(values.astype(np.int64, copy=False), keys, missing))
+
+    def numbers(self, values: np.ndarray, missing: np.ndarray | None) -> Cells:
+        """binary64 numbers (``missing`` marks missing cells, whose values are ignored)."""
+        if self.parsed_floats:
+            with np.errstate(invalid="ignore"):
+                big = np.abs(values)
+                if ((big >= 2.0**53) & (big <= 2.0**63) & (values == np.floor(values))).any():
+                    raise NotExact  # its text may have been an integer literal with more digits than binary64
+        return Cells(number_cells(values, self.keys, missing))
+
     def series(self, s: pl.Series) -> Cells:
         """Any column of a polars frame, by its type."""
         import polars as pl
@@ -257,24 +298,9 @@ class CellHasher:
                 s.to_physical().fill_null(0).to_numpy(), tuple(dtype.categories.to_list()), missing
             )
         if dtype.is_integer() and dtype != pl.UInt64:
-            values = s.fill_null(0).cast(pl.Int64).to_numpy()
-            if len(values) > SMALL_RANGE:
-                lo, hi = int(values.min()), int(values.max())
-                if hi - lo < SMALL_RANGE:
-                    table = _with_missing(int_cells(np.arange(lo, hi + 1, dtype=np.int64), keys), keys)
-                    idx = (values - lo).astype(np.intp)
-                    if missing is not None:
-                        idx[missing] = hi - lo + 1
-                    return Cells(table, idx)
-            return Cells(int_cells(values, keys, missing))
+            return self.ints(s.fill_null(0).to_numpy(), missing)
         if dtype == pl.Float64 or dtype == pl.Float32:
-            values = s.cast(pl.Float64).fill_null(0.0).to_numpy()
-            if self.parsed_floats:
-                with np.errstate(invalid="ignore"):
-                    big = np.abs(values)
-                    if ((big >= 2.0**53) & (big <= 2.0**63) & (values == np.floor(values))).any():
-                        raise NotExact  # its text may have been an integer literal with more digits than binary64
-            return Cells(number_cells(values, keys, missing))
+            return self.numbers(s.cast(pl.Float64).fill_null(0.0).to_numpy(), missing)
         if dtype == pl.Null:
             return Cells(int_cells(np.zeros(len(s), dtype=np.int64), keys, np.ones(len(s), dtype=bool)))
         text = s.cast(pl.String)
@@ -353,9 +379,14 @@ class TypedIdentity:
         self.smallest = bottom_k(self.smallest, rows[0], self.k)
 
     @staticmethod
-    def coded(codes: pl.Series, labels: tuple[str, ...]) -> Coded:
-        """A category column's batch as read (for :meth:`submit`)."""
-        return Coded(codes, labels)
+    def coded(codes: pl.Series, labels: tuple[str, ...]) -> Typed:
+        """A category column's batch as read (its codes; for :meth:`submit`)."""
+        return typed_batch(codes, "codes", labels)
+
+    @staticmethod
+    def typed(s: pl.Series, kind: str) -> Typed:
+        """A typed column's batch as read ("int" or "number"; for :meth:`submit`)."""
+        return typed_batch(s, kind)
 
     def submit(self, columns: list[Any]) -> None:
         """Hash a batch in the background: per column of the file, a polars Series, its category codes
@@ -367,7 +398,11 @@ class TypedIdentity:
         self._buffer.append(columns)
         self._buffered += n
         self.seen += n
-        self._buffered_bytes += sum(c.estimated_size() for c in columns if hasattr(c, "estimated_size"))
+        self._buffered_bytes += sum(
+            c.values.nbytes if isinstance(c, Typed) else c.estimated_size()
+            for c in columns
+            if isinstance(c, Typed) or hasattr(c, "estimated_size")
+        )
         if self._buffered >= CHUNK_ROWS or self._buffered_bytes >= CHUNK_BYTES:
             self._flush()
 
@@ -395,6 +430,22 @@ class TypedIdentity:
             first = pieces[0]
             if isinstance(first, Cells):
                 batch.extend(self._join_cells(pieces))
+            elif isinstance(first, Typed):
+                values = np.concatenate([t.values for t in pieces]) if len(pieces) > 1 else first.values
+                missing = None
+                if any(t.missing is not None for t in pieces):
+                    missing = np.concatenate(
+                        [
+                            t.missing if t.missing is not None else np.zeros(len(t.values), bool)
+                            for t in pieces
+                        ]
+                    )
+                if first.kind == "codes":
+                    batch.append(self.hasher.codes(values, first.labels, missing))
+                elif first.kind == "int":
+                    batch.append(self.hasher.ints(values, missing))
+                else:
+                    batch.append(self.hasher.numbers(values.astype(np.float64, copy=False), missing))
             elif isinstance(first, Coded):
                 codes = pl.concat([c.codes for c in pieces]) if len(pieces) > 1 else first.codes
                 missing = codes.is_null().to_numpy() if codes.null_count() else None
