@@ -217,6 +217,8 @@ def main() -> int:
         "--kinds", default="stream,polars,polars-scan", help="the runs of each round, besides the release"
     )
     ap.add_argument("--results", default=str(RESULTS))
+    ap.add_argument("--data", help="an existing census CSV to use instead of generating census_<rows>M.csv")
+    ap.add_argument("--scratch", default=str(SCRATCH), help="scratch folder (generated data, homes, outputs)")
     a = ap.parse_args()
     if a.worker:
         kind, *args = a.worker
@@ -229,11 +231,17 @@ def main() -> int:
         print(json.dumps(fn(*args)))
         return 0
 
-    SCRATCH.mkdir(parents=True, exist_ok=True)
-    big = SCRATCH / f"census_{a.rows // 1_000_000}M.csv"
-    make_big(big, a.rows)
+    scratch = Path(a.scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    if a.data:
+        big = Path(a.data)
+        with big.open("rb") as f:
+            a.rows = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(2**24), b"")) - 1
+    else:
+        big = scratch / f"census_{a.rows // 1_000_000}M.csv"
+        make_big(big, a.rows)
     size = big.stat().st_size
-    plan_path = SCRATCH / "plan20.json"
+    plan_path = scratch / "plan20.json"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     plan_path.write_text(
         subprocess.run(
@@ -264,8 +272,8 @@ def main() -> int:
     log: list[str] = []
 
     def release_cmd() -> tuple[list[str], dict[str, str]]:
-        home = Path(tempfile.mkdtemp(prefix="home-", dir=SCRATCH))
-        out = SCRATCH / "release-out"
+        home = Path(tempfile.mkdtemp(prefix="home-", dir=scratch))
+        out = scratch / "release-out"
         shutil.rmtree(out, ignore_errors=True)
         cmd = [
             sys.executable,
@@ -318,7 +326,7 @@ def main() -> int:
                 )
                 print(line, flush=True)
                 log.append(line)
-    (SCRATCH / "stream-results.json").write_text(json.dumps(results, indent=1))
+    (scratch / "stream-results.json").write_text(json.dumps(results, indent=1))
     write_md(results, a, big, size, log)
     return 0
 
