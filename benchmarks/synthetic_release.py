@@ -125,13 +125,17 @@ def report(
     med = rr.med
     md = [
         "# A 1M-row synthetic table and a 1,000-query plan: the release before and after (issue 30, item 3)\n",
-        f"Written by `benchmarks/synthetic_release.py` on {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; "
-        f"before = `{revs['before']}`, after = `{revs['after']}`; {a.rounds} rounds. Each figure is a fresh "
-        "`dpdesk release` process (fresh home and output folder), before and after interleaved in alternating "
-        "order; seconds are wall time from spawn to exit; peak RSS from `os.wait4`; other cores = CPU used by other "
-        "processes meanwhile (2.0 = the whole 2-core machine, shared with other sessions' tests).\n",
-        "| case | version | runs | median s | min s | after / before (medians) | peak RSS MiB (median) | "
-        "other cores (median) |",
+        (
+            f"Written by `benchmarks/synthetic_release.py` on {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; "
+            f"before = `{revs['before']}`, after = `{revs['after']}`; {a.rounds} rounds. Each figure is a fresh "
+            "`dpdesk release` process (fresh home and output folder), before and after interleaved in alternating "
+            "order; seconds are wall time from spawn to exit; peak RSS from `os.wait4`; other cores = CPU used by other "
+            "processes meanwhile (2.0 = the whole 2-core machine, shared with other sessions' tests).\n"
+        ),
+        (
+            "| case | version | runs | median s | min s | after / before (medians) | peak RSS MiB (median) | "
+            "other cores (median) |"
+        ),
         "|---|---|---|---|---|---|---|---|",
     ]
     for case, by_v in res.items():
@@ -145,8 +149,10 @@ def report(
             )
     md += [
         "\n## Where the time goes (one instrumented run each, in-process seconds)\n",
-        "package = release.csv, the synthetic CSV, plan.json and ledger.json (the report excluded); report = the PDF "
-        "(for the synthetic table: its section, which drew the table a second time before).\n",
+        (
+            "package = release.csv, the synthetic CSV, plan.json and ledger.json (the report excluded); report = the PDF "
+            "(for the synthetic table: its section, which drew the table a second time before).\n"
+        ),
         "| case | version | main | statistics | ledger | package | report |",
         "|---|---|---|---|---|---|---|",
     ]
