@@ -190,3 +190,14 @@ def test_a_release_draws_its_synthetic_table_once_and_reports_its_levels(
     assert len(rows) == fields["rows"] == sum(counts[0])
     by_label = [sum(1 for r in rows if r[2] == label) for label in ("northeast", "midwest", "south", "west")]
     assert list(counts[2]) == by_label
+
+
+@pytest.mark.parametrize("rows", [1, 7, 2999, 3000, 3001])
+def test_the_csv_is_the_same_written_in_slices_of_any_size(
+    rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CSV is formatted CSV_ROWS rows at a time (bounded memory): every slicing gives the same bytes, each row
+    once and in order."""
+    attrs, values, codes, table = _table(3000, 5)
+    monkeypatch.setattr(stat, "CSV_ROWS", rows)
+    assert stat.columns_csv(attrs, values, codes, bom=True) == stat.table_csv(attrs, table, bom=True)

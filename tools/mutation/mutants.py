@@ -6124,8 +6124,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "RW03",
         "synthetic CSV from arrays: a category label is written raw (a formula not neutralised, a line break unquoted)",
         "dpdesk/core/dp/statistics/synthetic.py",
-        """            cells = [_csv_cell(c) for c in a.categories] + [""]  # the last: a missing level""",
-        """            cells = [*a.categories, ""]""",
+        """        pl.Series([_csv_cell(c) for c in a.categories] + [""], dtype=pl.String)  # the last: a missing level""",
+        """        pl.Series([*a.categories, ""], dtype=pl.String)""",
         ("tests/core/test_synthetic_csv.py::test_the_csv_from_arrays_is_byte_for_byte_the_one_csv_writer_s",),
     ),
     Mutant(
@@ -6135,6 +6135,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         """        fast = (np.round(vals, 6) == vals) & (size < _BIG) & ((size >= _SMALL) | (vals == 0.0))""",
         """        fast = (size < _BIG) & ((size >= _SMALL) | (vals == 0.0))""",
         ("tests/core/test_synthetic_csv.py::test_the_csv_from_arrays_is_byte_for_byte_the_one_csv_writer_s",),
+    ),
+    Mutant(
+        "RW05",
+        "synthetic CSV from arrays: a slice of rows runs to the end of the table (rows written twice)",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        """        rows = slice(start, min(n, start + CSV_ROWS))""",
+        """        rows = slice(start, n)""",
+        ("tests/core/test_synthetic_csv.py::test_the_csv_is_the_same_written_in_slices_of_any_size",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

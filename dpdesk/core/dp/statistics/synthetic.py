@@ -455,30 +455,48 @@ _BIG = 1e16
 _SMALL = 1e-4
 
 
+#: Rows formatted at a time: the text of one such slice (a few MB per column) is all the CSV holds besides its bytes.
+CSV_ROWS = 100_000
+
+
 def columns_csv(
     attrs: list[synthesiser.Attribute], values: list[np.ndarray], codes: np.ndarray, *, bom: bool = False
 ) -> bytes:
     """The CSV of a synthetic table given as arrays, byte for byte :func:`table_csv`'s, without Python work per
     cell: a category's cell is its label written once per level and gathered by level; a number is written by
     polars, whose text is Python's ``repr`` for every float that ``round(v, 6)`` leaves unchanged and that is 0
-    or between 1e-4 and 1e16 in magnitude (the others, rare, by Python itself, cell by cell); an int by polars."""
+    or between 1e-4 and 1e16 in magnitude (the others, rare, by Python itself, cell by cell); an int by polars.
+    Written :data:`CSV_ROWS` rows at a time into one buffer (no copy of the whole table as text)."""
+    import io
+
     import polars as pl
 
-    header = ",".join(_csv_cell(a.name) for a in attrs) + "\n"
-    frame: dict[str, pl.Series] = {}
-    for j, (a, vals) in enumerate(zip(attrs, values, strict=True)):
-        level = codes[:, j]
-        if a.kind == "category":
-            cells = [_csv_cell(c) for c in a.categories] + [""]  # the last: a missing level
-            col = pl.Series(cells, dtype=pl.String).gather(np.minimum(level, a.n_values))
-        else:
-            col = _numbers(a.kind, vals)
-            if a.missing_level:
-                col = col.scatter(np.flatnonzero(level >= a.n_values), None)
-        frame[str(j)] = col
-    body = pl.DataFrame(frame).write_csv(include_header=False, quote_style="never", null_value="")
-    data = (header + body).encode("utf-8")
-    return (b"\xef\xbb\xbf" + data) if bom else data
+    out = io.BytesIO()
+    if bom:
+        out.write(b"\xef\xbb\xbf")
+    out.write((",".join(_csv_cell(a.name) for a in attrs) + "\n").encode("utf-8"))
+    labels = [
+        pl.Series([_csv_cell(c) for c in a.categories] + [""], dtype=pl.String)  # the last: a missing level
+        if a.kind == "category"
+        else None
+        for a in attrs
+    ]
+    n = int(codes.shape[0])
+    for start in range(0, n, CSV_ROWS):
+        rows = slice(start, min(n, start + CSV_ROWS))
+        frame: dict[str, pl.Series] = {}
+        for j, (a, vals) in enumerate(zip(attrs, values, strict=True)):
+            level = codes[rows, j]
+            cells = labels[j]
+            if cells is not None:
+                col = cells.gather(np.minimum(level, a.n_values))
+            else:
+                col = _numbers(a.kind, vals[rows])
+                if a.missing_level:
+                    col = col.scatter(np.flatnonzero(level >= a.n_values), None)
+            frame[str(j)] = col
+        pl.DataFrame(frame).write_csv(out, include_header=False, quote_style="never", null_value="")
+    return out.getvalue()
 
 
 def _numbers(kind: str, vals: np.ndarray) -> Any:
