@@ -62,6 +62,7 @@ def main() -> int:
     ap.add_argument("--after", default="HEAD")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--cases", default="synthetic 1M,1000 queries", help="comma-separated cases to run")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "synthetic_release")
     ap.add_argument("--results", type=Path, default=HERE / "RESULTS-synthetic-release.md")
     a = ap.parse_args()
@@ -87,6 +88,7 @@ def main() -> int:
         "synthetic 1M": synthetic_plan(a.rows),
         "1000 queries": rr.small_plan(1000),
     }
+    plans = {c: p for c, p in plans.items() if c in a.cases.split(",")}
     plan_files = {}
     for name, plan in plans.items():
         p = scratch / (name.replace(" ", "_") + ".json")
