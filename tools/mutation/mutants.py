@@ -6125,8 +6125,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "SC05",
         "scheme 2: a float column's large integers are taken as parsed (two tables differing in a digit past 2^53 share a key)",
         "dpdesk/core/loading/typed_identity.py",
-        "            if self.parsed_floats:\n",
-        "            if False:\n",
+        "        if self.parsed_floats:\n",
+        "        if False:\n",
         ("tests/core/test_typed_identity.py::test_a_large_integer_in_a_float_column_is_read_from_its_text",),
     ),
     Mutant(
