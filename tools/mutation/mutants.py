@@ -6100,9 +6100,9 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
     Mutant(
         "SC02",
         "scheme 2: a dataset found by its scheme-1 key does not get its scheme-2 key (the home needs scheme 1 for ever)",
-        "dpdesk/core/identity/recognition.py",
-        "        for ident in idents:  # found by its scheme-1 key: the dataset gets its scheme-2 key too\n            record_content(home, linked, ident.key, ident.sketch, ident.columns)\n",
-        "",
+        "dpdesk/core/ledger/contents.py",
+        "    for cached in cached_identities(home, sha256):\n        record_content(",
+        "    for cached in cached_identities(home, sha256)[1:]:\n        record_content(",
         ("tests/core/test_typed_identity.py::test_a_home_with_scheme_1_datasets_still_finds_their_copies",),
     ),
     Mutant(

@@ -634,9 +634,7 @@ def resolve(
             if owner is not None:
                 break
     if owner is not None:
-        linked = link_key(home, sha, owner)
-        for ident in idents:  # found by its scheme-1 key: the dataset gets its scheme-2 key too
-            record_content(home, linked, ident.key, ident.sketch, ident.columns)
+        linked = link_key(home, sha, owner)  # the file's identities (both schemes) become the dataset's
         how: Literal["file", "content"] = "file" if linked != owner else "content"
         return Resolution(sha, linked, how, ledger_for(home, sha))
     near = _resemblances(home, _not_retired(home, _resembles_any(home, idents)))
