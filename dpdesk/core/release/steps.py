@@ -301,7 +301,7 @@ def prepare_release(
             progress=progress,
             encoding=encoding,
             delimiter=delimiter,
-            identity_secret=_load_secret(home) if resolve else None,
+            identity_secret=_load_secret(home, data_path) if resolve else None,
         )
     try:
         _check_table(table, plan)
@@ -605,8 +605,8 @@ def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:
     return grid_bounds(plan.columns[column])
 
 
-def _load_secret(home: Path) -> bytes | None:
+def _load_secret(home: Path, data_path: str | Path) -> bytes | None:
     """The secret the loader keys the table's content identity with (:func:`~dpdesk.core.identity.recognition.load_secret`)."""
     from dpdesk.core.identity.recognition import load_secret
 
-    return load_secret(home)
+    return load_secret(home, data_path)
