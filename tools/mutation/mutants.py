@@ -6090,6 +6090,69 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         """        "",""",
         ("tests/team/test_team_import_attacks.py::test_the_printed_upgrade_never_downgrades_a_newer_team",),
     ),
+    Mutant(
+        "AB01",
+        "bounding: a person's kept rows depend on other people's rows (the hash mixes in the table's size)",
+        BND,
+        r"""    h = np.full(n, key.word(0), dtype=_U64)""",
+        r"""    h = np.full(n, key.word(0) ^ _U64(n), dtype=_U64)""",
+        (
+            "tests/core/test_bounding.py::test_adding_or_removing_a_person_changes_at_most_k_kept_rows_and_no_one_elses",
+        ),
+    ),
+    Mutant(
+        "AB02",
+        "bounding: the release's key is not derived from the home's secret (one key for every home)",
+        R,
+        r"""    return derive_key(home_secret(home))""",
+        r"""    return derive_key(b"dpdesk")""",
+        ("tests/core/test_bounding.py::test_the_release_key_is_derived_from_the_homes_identity_secret",),
+    ),
+    Mutant(
+        "AB03",
+        "bounding: the key's derivation ignores the secret",
+        BND,
+        r"""    return BoundKey(hashlib.blake2b(b"bounding", key=secret, person=KEY_PERSON, digest_size=64).digest())""",
+        r"""    return BoundKey(hashlib.blake2b(b"bounding", person=KEY_PERSON, digest_size=64).digest())""",
+        ("tests/core/test_bounding.py::test_the_release_key_is_derived_from_the_homes_identity_secret",),
+    ),
+    Mutant(
+        "AB04",
+        "bounding: the id is left out of the hash (every person keeps the same kind of row: a biased choice)",
+        BND,
+        r"""        h ^= fmix(u)
+        fmix(h)""",
+        r"""        pass""",
+        ("tests/core/test_bounding.py::test_each_of_a_persons_rows_is_kept_about_equally_often",),
+    ),
+    Mutant(
+        "AB05",
+        "bounding: a float is hashed by its text (repr), not its binary64 bits",
+        BND,
+        r"""        v = values.astype(np.float64) + 0.0  # a new array; -0 becomes +0
+        words = v.view(_U64)""",
+        r"""        v = values.astype(np.float64) + 0.0  # a new array; -0 becomes +0
+        words = np.asarray([int.from_bytes(hashlib.blake2b(repr(x).encode()).digest()[:8], "little") for x in v], dtype=_U64)""",
+        ("tests/core/test_bounding.py::test_the_bounding_hash_is_the_specified_function",),
+    ),
+    Mutant(
+        "AB06",
+        "engines: the streamed engine bounds each partition under a key of its own (other rows than in memory)",
+        "dpdesk/core/release/streaming.py",
+        r"""                    self._aggregate(part, bound_rows_per_person(part, k, key))""",
+        r"""                    self._aggregate(part, bound_rows_per_person(part, k, BoundKey.fresh()))""",
+        (
+            "tests/core/test_engines.py::test_with_an_id_column_the_engines_bound_the_same_rows_and_not_every_row",
+        ),
+    ),
+    Mutant(
+        "AB07",
+        "engines: the in-memory engine's state of a query is taken on every row (the bounding mask ignored)",
+        "dpdesk/core/release/engines/memory.py",
+        r"""            state = state_statistic(d, self.table, keep, self.plan.columns)""",
+        r"""            state = state_statistic(d, self.table, keep | True, self.plan.columns)""",
+        ("tests/core/test_engines.py::test_both_engines_give_the_same_states_check_identity_and_release",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
