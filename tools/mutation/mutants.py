@@ -6129,9 +6129,9 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "AB05",
         "bounding: a float is hashed by its text (repr), not its binary64 bits",
         BND,
-        r"""        v = values.astype(np.float64) + 0.0  # a new array; -0 becomes +0
+        r"""        v += 0.0  # -0 becomes +0
         words = v.view(_U64)""",
-        r"""        v = values.astype(np.float64) + 0.0  # a new array; -0 becomes +0
+        r"""        v += 0.0  # -0 becomes +0
         words = np.asarray([int.from_bytes(hashlib.blake2b(repr(x).encode()).digest()[:8], "little") for x in v], dtype=_U64)""",
         ("tests/core/test_bounding.py::test_the_bounding_hash_is_the_specified_function",),
     ),

@@ -127,7 +127,8 @@ def value_words(table: Table, name: str, key: BoundKey) -> np.ndarray:
         codes[(codes < 0) | (codes >= len(spec.categories))] = len(spec.categories)
         return table_words[codes]
     if spec.type == "float":
-        v = values.astype(np.float64) + 0.0  # a new array; -0 becomes +0
+        v = values.astype(np.float64, copy=True)
+        v += 0.0  # -0 becomes +0
         words = v.view(_U64)
         words[np.isnan(v)] = missing_word
         return words
