@@ -45,6 +45,7 @@ def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> Ch
     """Load the table and run the data check (:func:`dpdesk.core.release.datacheck.check_data`), before any charge."""
     from dpdesk.core.identity.recognition import load_secret
     from dpdesk.core.release.datacheck import check_data
+    from dpdesk.core.release.steps import id_key
     from dpdesk.core.release.streaming import load_for_release
 
     plan = request.plan
@@ -54,6 +55,7 @@ def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> Ch
         memory_limit=request.memory_limit,
         progress=progress,
         identity_secret=load_secret(request.home, request.data) if request.home is not None else None,
+        id_key=id_key(plan, request.home) if request.home is not None else None,
     )
     return CheckedTable(table, check_data(table, plan))
 
@@ -120,7 +122,7 @@ def release_plan(
     """
     from dpdesk.core.identity.recognition import load_secret
     from dpdesk.core.ledger.book import migration_notice
-    from dpdesk.core.release.steps import check_out_dir, release
+    from dpdesk.core.release.steps import check_out_dir, id_key, release
     from dpdesk.core.release.streaming import load_for_release
 
     if (
@@ -138,6 +140,7 @@ def release_plan(
             encoding=request.encoding,
             delimiter=request.delimiter,
             identity_secret=load_secret(request.home, request.data),
+            id_key=id_key(request.plan, request.home),
         )
     result = release(
         request.plan,

@@ -220,3 +220,67 @@ def test_each_of_a_persons_rows_is_kept_about_equally_often() -> None:
     kept_a = int(keep[0::2].sum())
     assert int(keep.sum()) == n
     assert abs(kept_a - n // 2) <= 200, kept_a
+
+
+def test_a_home_s_id_key_gives_every_process_the_same_id_hashes(tmp_path: Path) -> None:
+    """Issue 30, item 1: a release hashes person ids under a key from the home's secret, so that another process
+    (another engine) keeps the same rows of a person; another key gives other hashes, and without a key (previews)
+    each process has its own."""
+    import json
+    import subprocess
+    import sys
+
+    p = tmp_path / "t.csv"
+    p.write_text("pid,age\nalice,1\n bob ,2\nbob,3\n,4\n", encoding="utf-8")
+    code = (
+        "import sys; from dpdesk.core.loading import load_table; from dpdesk.core.plan.reader import ColumnSpec; "
+        "from dpdesk.core.loading.columns import id_key_scope\n"
+        "key = bytes.fromhex(sys.argv[2]) if sys.argv[2] else None\n"
+        "with id_key_scope(key):\n"
+        "    t = load_table(sys.argv[1], {'age': ColumnSpec('age', 'int', (0, 10))}, id_column='pid')\n"
+        "import json; print(json.dumps([t.ids.tolist(), t.ids_missing.tolist()]))"
+    )
+
+    def ids(key: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-c", code, str(p), key], capture_output=True, text=True, check=True
+        ).stdout
+
+    a, b = ids("11" * 32), ids("11" * 32)
+    assert a == b, "one home's key: the same id hashes in every process"
+    assert ids("22" * 32) != a
+    rows, missing = json.loads(a)
+    assert rows[1] == rows[2] and rows[0] != rows[1]  # " bob " is "bob" (trimmed)
+    assert missing == [False, False, False, True]
+
+
+def test_a_release_loads_person_ids_under_its_home_s_key(tmp_path: Path, dpdesk_home: Path) -> None:
+    """prepare_release and load_for_release hash ids under the key derived from the home's secret
+    (steps.id_key), not the process's own."""
+    from dpdesk.core.loading import load_table
+    from dpdesk.core.loading.columns import id_key_scope
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.release.steps import id_key, prepare_release
+    from dpdesk.core.release.streaming import load_for_release
+
+    data = tmp_path / "t.csv"
+    data.write_text("pid,age\n" + "".join(f"p{i % 7},{i % 10}\n" for i in range(50)), encoding="utf-8")
+    plan = parse_plan(
+        {
+            "version": 1,
+            "budget": {"epsilon": 1},
+            "privacy_unit": {"id_column": "pid", "max_rows_per_person": 2, "neighbouring": "add_remove"},
+            "columns": {"age": {"type": "int", "bounds": [0, 10]}},
+            "queries": [{"name": "n", "statistic": "count", "mechanism": "laplace", "epsilon": 0.5}],
+        }
+    )
+    key = id_key(plan, dpdesk_home)
+    assert key is not None
+    with id_key_scope(key):
+        expected = load_table(data, plan.columns, id_column="pid").ids
+    with id_key_scope(bytes(32)):
+        other = load_table(data, plan.columns, id_column="pid").ids
+    assert expected is not None and other is not None and not np.array_equal(expected, other)
+    assert np.array_equal(load_for_release(plan, data, id_key=key).ids, expected)
+    prepared = prepare_release(plan, data, dpdesk_home, read_ledger=False, resolve=False)
+    assert np.array_equal(prepared.table.ids, expected)

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpdesk.core.common.errors import InputError
-from dpdesk.core.loading import csvfile
+from dpdesk.core.loading import csvfile, wordhash
 from dpdesk.core.loading import identity as ident
 from dpdesk.core.loading.identity import ContentIdentity, content_identity, hash_padded, hash_rows, row_keys
 
@@ -210,7 +210,7 @@ def test_many_batches_merge_into_the_reference_sum_and_sketch(
 ) -> None:
     """Small blocks: many pieces (each hashed while the next is read), the bottom-k merged across them."""
     monkeypatch.setattr(csvfile, "BLOCK_BYTES", 4096)
-    monkeypatch.setattr(ident, "HASH_CHUNK_ROWS", 7)
+    monkeypatch.setattr(wordhash, "HASH_CHUNK_ROWS", 7)
     rng = np.random.default_rng(5)
     rows = [
         [
@@ -324,7 +324,7 @@ def test_the_padded_word_hash_is_the_documented_hash(rows: list[bytes], chunk: i
     lengths = np.array([len(r) for r in rows], dtype=np.int64)
     padded = b"".join(r + bytes(8 - len(r) % 8) for r in rows)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ident, "HASH_CHUNK_ROWS", chunk)
+        mp.setattr(wordhash, "HASH_CHUNK_ROWS", chunk)
         lo, hi = hash_padded(padded, lengths, keys)
     ref_lo, ref_hi = hash_rows(b"".join(rows), lengths, keys)
     assert lo.tolist() == ref_lo.tolist() and hi.tolist() == ref_hi.tolist()

@@ -991,8 +991,8 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
         "H01",
         "person ids: the id hash's seeds are fixed (collisions can be crafted)",
         "dpdesk/core/loading/columns.py",
-        r"""_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))""",
-        r"""_ID_SEEDS = (20261122, 20261123)""",
+        "_PROCESS_ID_KEY = secrets.token_bytes(32)",
+        "_PROCESS_ID_KEY = bytes(32)",
         (f"{DATA}::test_id_hash_is_keyed_by_a_secret_seed_per_process",),
     ),
     Mutant(
@@ -1614,19 +1614,15 @@ import PySide6  # noqa: F401
     Mutant(
         "IF04",
         "fast word hash: a row's length mixed in as its number of words (rows padded alike collide)",
-        "dpdesk/core/loading/identity.py",
+        "dpdesk/core/loading/wordhash.py",
         r"""        acc ^= fmix(lens.astype(_U64) ^ b)
         out.append(fmix(acc))
     return tuple(out)
-
-
-def sum128(""",
+""",
         r"""        acc ^= fmix(words_per_row.astype(_U64) ^ b)
         out.append(fmix(acc))
     return tuple(out)
-
-
-def sum128(""",
+""",
         (IDF,),
     ),
     Mutant(
@@ -6257,6 +6253,30 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         r"""            state = state_statistic(d, self.table, keep, self.plan.columns)""",
         r"""            state = state_statistic(d, self.table, keep | True, self.plan.columns)""",
         ("tests/core/test_engines.py::test_both_engines_give_the_same_states_check_identity_and_release",),
+    ),
+    Mutant(
+        "IK01",
+        "person ids: hashed under the process's own key whatever the release's (another process keeps other rows)",
+        "dpdesk/core/loading/columns.py",
+        "    key = ID_KEY.get() or _PROCESS_ID_KEY\n",
+        "    key = _PROCESS_ID_KEY\n",
+        ("tests/core/test_bounding.py::test_a_home_s_id_key_gives_every_process_the_same_id_hashes",),
+    ),
+    Mutant(
+        "IK02",
+        "person ids: load_for_release ignores the id key it is given",
+        "dpdesk/core/release/streaming.py",
+        "    with id_key_scope(id_key):\n",
+        "    with id_key_scope(None):\n",
+        ("tests/core/test_bounding.py::test_a_release_loads_person_ids_under_its_home_s_key",),
+    ),
+    Mutant(
+        "IK03",
+        "person ids: prepare_release loads without the home's id key",
+        "dpdesk/core/release/steps.py",
+        "            id_key=id_key(plan, home),\n",
+        "            id_key=None,\n",
+        ("tests/core/test_bounding.py::test_a_release_loads_person_ids_under_its_home_s_key",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -39,11 +39,10 @@ before the table is read and the rank compares only rows with the same id), so a
 leaves every other person's kept rows as they were and changes at most k kept rows: the bound every statistic's
 sensitivity is built on (tests/core/test_bounding.py checks it by brute force).
 
-**The id's words.** Today the id's words are its 128-bit keyed hash from the loader
-(:func:`dpdesk.core.loading.columns.id_exprs`, whose seeds are made per process): two different ids are never
-merged in practice (about 2^-67 over the largest table), and every engine of one process keeps the same rows.
-An engine in another process (a cluster's) reproduces the selection once the id's words are a stable keyed hash
-of its UTF-8 bytes; the rank above takes them as given.
+**The id's words.** The id's words are its 128-bit keyed hash from the loader
+(:func:`dpdesk.core.loading.columns.id_hashes`: the keyed word hash of the id's trimmed UTF-8 bytes, under a key
+a release derives from the home's secret): two different ids are never merged in practice (about 2^-67 over the
+largest table), and every engine and every process of one home keeps the same rows of a table.
 """
 
 from __future__ import annotations

@@ -9,9 +9,11 @@ columns are ``float64`` with ``NaN`` for missing. Bounds and categories come fro
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import mmap
 import secrets
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from dpdesk.core.common.progress import Progress
 from dpdesk.core.loading.guards import check_rows
 from dpdesk.core.loading.panics import reader_errors, reader_message
 from dpdesk.core.loading.table import BatchSink, Column, ColumnIssues, LoadReport, Table, file_sha256
+from dpdesk.core.loading.wordhash import hash_padded
 from dpdesk.core.model.spec import ColumnSpec, did_you_mean
 from dpdesk.i18n import _
 
@@ -56,35 +59,54 @@ def match_columns(
     return out
 
 
+#: The key of the person ids' hashes for the loads of this context (:func:`id_key_scope`); None: a key made once
+#: per process from the operating system's generator (previews, simulations: nothing to reproduce).
+ID_KEY: ContextVar[bytes | None] = ContextVar("dpdesk_id_key", default=None)
+_PROCESS_ID_KEY = secrets.token_bytes(32)
+
+
+@contextlib.contextmanager
+def id_key_scope(key: bytes | None) -> Iterator[None]:
+    """The loads inside hash person ids under ``key`` (a release passes one derived from the home's secret, so
+    that every engine and every process of that home gives a person the same id hash; None: the process key)."""
+    token = ID_KEY.set(key)
+    try:
+        yield
+    finally:
+        ID_KEY.reset(token)
+
+
+def _id_word_keys() -> np.ndarray:
+    key = ID_KEY.get() or _PROCESS_ID_KEY
+    raw = hashlib.blake2b(b"person id keys", key=key, person=b"dpdesk-ids-v2", digest_size=64).digest()
+    keys = np.frombuffer(raw, dtype="<u8").astype(np.uint64)
+    keys[2] |= np.uint64(1)  # the position multipliers are odd
+    keys[6] |= np.uint64(1)
+    return keys
+
+
 def id_hashes(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Hash id strings to 128 bits (an (n, 2) uint64 array) and mark the empty ones."""
+    """Hash id strings to 128 bits (an (n, 2) uint64 array) and mark the empty ones; one definition for every
+    reader and engine.
+
+    An id is its text, trimmed; its hash is the keyed word hash of its UTF-8 bytes
+    (:func:`~dpdesk.core.loading.wordhash.hash_padded`, two lanes) under keys derived from :data:`ID_KEY`: the
+    same in every process and engine of a home (a release's key comes from the home's secret), and unknown to
+    anyone without it. Two people whose ids collide would be merged into one, whose rows are bounded together: a
+    neighbour that adds one of them could then change up to 2k kept rows, twice the sensitivity. Two ids that
+    differ in one 8-byte word never collide (each step is a bijection); for others, a collision anywhere among
+    the 2^31 rows dpdesk accepts has probability about 2^61 / 2^128 = 2^-67, and colliding ids cannot be crafted
+    without the key."""
     import polars as pl
 
-    frame = s.to_frame("id").select(id_exprs(pl, pl.col("id")))
-    return np.column_stack([frame.to_series(0).to_numpy(), frame.to_series(1).to_numpy()]), frame.to_series(
-        2
-    ).to_numpy()
-
-
-def id_exprs(pl: Any, col: Any) -> tuple[Any, Any, Any]:
-    """An id's 128-bit keyed hash (two 64-bit halves) and whether it is empty; one definition for every reader.
-
-    Two people whose ids collide would be merged into one, whose rows are bounded together: a
-    neighbour that adds one of them could then change up to 2k kept rows, twice the sensitivity.
-    Each half is polars' hash under its own secret 64-bit seed from the operating system's
-    cryptographic generator (made once per process, never stored or shown), so colliding ids cannot
-    be crafted without the seeds, and for distinct ids a collision anywhere among the 2^31 rows dpdesk
-    accepts has probability about 2^61 / 2^128 = 2^-67.
-    """
-    text = col.cast(pl.String).str.strip_chars()
-    return (
-        text.hash(seed=_ID_SEEDS[0]).alias("hash"),
-        text.hash(seed=_ID_SEEDS[1]).alias("hash2"),
-        (text.is_null() | (text.str.len_bytes() == 0)).alias("empty"),
-    )
-
-
-_ID_SEEDS = (secrets.randbits(64), secrets.randbits(64))
+    text = s.cast(pl.String).str.strip_chars()
+    empty = (text.is_null() | (text.str.len_bytes() == 0)).to_numpy()
+    t = text.fill_null("")
+    n = t.str.len_bytes()
+    pad = pl.Series([bytes(k).decode() for k in range(9)]).gather((8 - n % 8).cast(pl.UInt32))
+    data = pl.select(pl.concat_str([pl.lit(t), pl.lit(pad)]).str.join("").cast(pl.Binary)).item()
+    lo, hi = hash_padded(data, n.to_numpy(), _id_word_keys())
+    return np.column_stack([lo, hi]), empty
 
 
 class ColumnBuilder:

@@ -26,7 +26,7 @@ import numpy as np
 
 from dpdesk.core.common.errors import Cancelled, InputError
 from dpdesk.core.common.progress import Progress
-from dpdesk.core.loading.columns import TableBuilder, id_exprs, int_dtype, match_columns
+from dpdesk.core.loading.columns import TableBuilder, id_hashes, int_dtype, match_columns
 from dpdesk.core.loading.guards import MAX_RECORD_BYTES
 from dpdesk.core.loading.panics import reader_errors
 from dpdesk.core.loading.table import BatchSink, LoadReport, Table
@@ -454,8 +454,8 @@ def _stream_attempt(
             for i, name in wanted:
                 s = frame.get_column(f"c{i}")
                 if name not in builders:
-                    miss = frame.get_column(f"m{i}").to_numpy()
-                    tb.add_ids(np.column_stack([s.to_numpy(), frame.get_column(f"h{i}").to_numpy()]), miss)
+                    ids, miss = id_hashes(s)
+                    tb.add_ids(ids, miss)
                     empties.append(miss)
                 elif f"c{i}" in as_text:
                     builders[name].add(s)
@@ -521,16 +521,14 @@ def _stream_exprs(
     pl: Any, wanted: list[tuple[int, str]], columns: dict[str, ColumnSpec], as_text: set[str], width: int = 0
 ) -> list[Any]:
     """The streaming query's columns: each declared column already in its compact type (the work runs in
-    polars' threads, batch by batch), empty fields still null; for the id column also ``m<i>``, its empties; with
+    polars' threads, batch by batch), empty fields still null; the id column as text (hashed batch by batch); with
     a ``width`` (the content identity is computed), every undeclared column of the file as text, ``u<i>``."""
     declared = {i for i, name in wanted if name in columns}
     exprs = [pl.col(f"c{i}").alias(f"u{i}") for i in range(width) if i not in declared]
     for i, name in wanted:
         c = pl.col(f"c{i}")
         spec = columns.get(name)
-        if spec is None:  # the id column
-            exprs += [e.alias(n) for e, n in zip(id_exprs(pl, c), (f"c{i}", f"h{i}", f"m{i}"), strict=True)]
-        elif f"c{i}" in as_text:
+        if spec is None or f"c{i}" in as_text:  # the id column, as text: hashed by id_hashes, batch by batch
             exprs.append(c)
         elif spec.type == "category":  # parsed as an Enum: null only for an empty field
             exprs.append(c.to_physical().alias(f"c{i}"))  # stored as int16 codes

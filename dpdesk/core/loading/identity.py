@@ -96,6 +96,7 @@ from dpdesk.core.loading.guards import MAX_RECORD_BYTES, bounded_batches, check_
 from dpdesk.core.loading.panics import quiet_panics, quietly, reader_errors, reader_message
 from dpdesk.core.loading.parquet import PARQUET_SUFFIXES
 from dpdesk.core.loading.table import file_sha256
+from dpdesk.core.loading.wordhash import fmix, fmix_into, hash_padded
 
 if TYPE_CHECKING:
     import polars as pl
@@ -109,8 +110,6 @@ FRAME_BATCH_ROWS = 200_000
 #: A column's cells are canonicalised once per distinct value when a batch has at most this share of distinct
 #: cells (the usual codes, categories and small counts); the encoding of a cell depends on that cell only.
 DISTINCT_SHARE = 0.5
-#: Rows whose words are hashed at a time (their temporaries stay in the CPU cache).
-HASH_CHUNK_ROWS = 8192
 #: Columns encoded at a time (polars releases the GIL; the machines dpdesk runs on have two cores or more).
 COLUMN_THREADS = 2
 #: How many projection hashes a column sketch keeps (standard error of a share at most 0.031; a distinct count
@@ -124,8 +123,6 @@ IDENTIFYING_SHARE = 0.8
 
 _U64 = np.uint64
 _MASK32 = _U64(0xFFFFFFFF)
-_FMIX1 = _U64(0xFF51AFD7ED558CCD)
-_FMIX2 = _U64(0xC4CEB9FE1A85EC53)
 _INT_LITERAL = r"^[+-]?[0-9]+(\.0*)?$"
 
 
@@ -378,16 +375,6 @@ def column_key(secret: bytes, name: str) -> np.uint64:
     return _U64(int.from_bytes(raw, "little"))
 
 
-def fmix(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser, in place (a bijection of uint64)."""
-    x ^= x >> _U64(33)
-    x *= _FMIX1
-    x ^= x >> _U64(33)
-    x *= _FMIX2
-    x ^= x >> _U64(33)
-    return x
-
-
 def hash_rows(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The two 64-bit lanes of each row's keyed hash; ``data`` is the rows' bytes back to back.
 
@@ -422,16 +409,6 @@ def hash_rows(data: bytes, lengths: np.ndarray, keys: np.ndarray) -> tuple[np.nd
     return lanes[0], lanes[1]
 
 
-def _fmix_into(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
-    """:func:`fmix` with ``tmp`` (as long as ``x``) for the shifted copies: no temporaries."""
-    for mult in (_FMIX1, _FMIX2, None):
-        np.right_shift(x, _U64(33), out=tmp)
-        x ^= tmp
-        if mult is not None:
-            x *= mult
-    return x
-
-
 #: scheme 2's projection finaliser's multiplier (odd): one xorshift-multiply-xorshift round, a bijection of uint64
 _MIX = _U64(0xBF58476D1CE4E5B9)
 
@@ -445,40 +422,6 @@ def _mix_into(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
     np.right_shift(x, _U64(29), out=tmp)
     x ^= tmp
     return x
-
-
-def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray, lanes: int = 2) -> tuple[np.ndarray, ...]:
-    """:func:`hash_rows` of rows already zero-padded in ``data``: row i takes ``lengths[i] // 8 + 1`` words.
-
-    The same function, computed without scattering bytes into a padded copy, a chunk of rows at a time (only
-    the first lane when ``lanes`` is 1).
-    """
-    n = len(lengths)
-    lens = lengths.astype(np.int64)
-    words_per_row = lens // 8 + 1
-    word_start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(words_per_row, out=word_start[1:])
-    if len(data) != 8 * int(word_start[-1]):
-        raise ValueError("the rows are not padded to their words")
-    words = np.frombuffer(data, dtype="<u8")
-    positions = np.arange(int(words_per_row.max()) if n else 0, dtype=_U64)
-    out = []
-    for a, m, b in ((keys[0], keys[2], keys[1]), (keys[4], keys[6], keys[5]))[:lanes]:
-        lane_keys = positions * m
-        lane_keys += a
-        acc = np.empty(n, dtype=_U64)
-        for r0 in range(0, n, HASH_CHUNK_ROWS):
-            r1 = min(n, r0 + HASH_CHUNK_ROWS)
-            w0, w1 = int(word_start[r0]), int(word_start[r1])
-            starts = word_start[r0:r1] - w0
-            pos = np.arange(w1 - w0, dtype=np.int64)
-            pos -= np.repeat(starts, words_per_row[r0:r1])
-            v = lane_keys[pos]
-            v ^= words[w0:w1]
-            acc[r0:r1] = np.add.reduceat(_fmix_into(v, pos.view(_U64)), starts)
-        acc ^= fmix(lens.astype(_U64) ^ b)
-        out.append(fmix(acc))
-    return tuple(out)
 
 
 def sum128(lo: np.ndarray, hi: np.ndarray) -> int:
@@ -751,7 +694,7 @@ class Projections:
         self.rows += n
         tmp = np.empty(n, dtype=_U64)
         v = np.empty(n, dtype=_U64)
-        final = _fmix_into if self.scheme == 1 else _mix_into
+        final = fmix_into if self.scheme == 1 else _mix_into
         for j, left in enumerate([None, *cells]):
             if left is None:
                 v[:] = total

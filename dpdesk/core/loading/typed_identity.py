@@ -59,10 +59,9 @@ from dpdesk.core.loading.identity import (
     bottom_k,
     canonical_header,
     content_identity,
-    fmix,
-    hash_padded,
     sum128,
 )
+from dpdesk.core.loading.wordhash import fmix, hash_padded
 
 if TYPE_CHECKING:
     import polars as pl

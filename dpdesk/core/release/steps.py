@@ -19,6 +19,7 @@ release, whose values stay in the ledger and can be re-exported at no cost.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import uuid
@@ -133,6 +134,15 @@ def bound_key(plan: Plan, home: Path) -> BoundKey | None:
     if plan.privacy_unit.id_column is None:
         return None
     return derive_key(home_secret(home))
+
+
+def id_key(plan: Plan, home: Path) -> bytes | None:
+    """The key a release's loader hashes person ids under (None without an id column): derived from the home's
+    identity secret, so that a person's id hash, and so the rows kept of them, are the same in every process and
+    engine of the home (:func:`dpdesk.core.loading.columns.id_hashes`)."""
+    if plan.privacy_unit.id_column is None:
+        return None
+    return hashlib.blake2b(b"person ids", key=home_secret(home), person=b"dpdesk-idkey-v1").digest()
 
 
 def _engine_for(table: Table, plan: Plan, designs: Sequence[QueryDesign]) -> AggregationEngine:
@@ -315,6 +325,7 @@ def prepare_release(
             encoding=encoding,
             delimiter=delimiter,
             identity_secret=_load_secret(home, data_path) if resolve else None,
+            id_key=id_key(plan, home),
         )
     engine = _engine_for(table, plan, designs)
     try:

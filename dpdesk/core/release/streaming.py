@@ -61,7 +61,7 @@ from dpdesk.core.dp.aggregates import bound_rows_per_person, merge_states, parti
 from dpdesk.core.dp.aggregates_base import Exact
 from dpdesk.core.dp.bounding import BoundKey
 from dpdesk.core.loading import Table, load_table
-from dpdesk.core.loading.columns import int_dtype
+from dpdesk.core.loading.columns import id_key_scope, int_dtype
 from dpdesk.core.loading.csvfile import BLOCK_CAP
 from dpdesk.core.loading.guards import check_regular_file, parquet_rows
 from dpdesk.core.loading.table import Column
@@ -504,12 +504,40 @@ def load_for_release(
     delimiter: str | None = None,
     force_stream: bool = False,
     identity_secret: bytes | None = None,
+    id_key: bytes | None = None,
 ) -> Table:
     """Load the table a release needs: whole when it fits under the memory limit (None: the default), else
     streamed (the returned table's ``streamed`` is then a :class:`StreamedAggregates` holding the exact
     aggregates; its columns hold no values, its report the loader's counts and the floats clamped). With an
     ``identity_secret``, the table's content identity is computed in the same read where the reader can
-    (:attr:`~dpdesk.core.loading.table.Table.identity`)."""
+    (:attr:`~dpdesk.core.loading.table.Table.identity`). With an ``id_key``, person ids are hashed under it
+    (:func:`~dpdesk.core.loading.columns.id_key_scope`: the same id hash in every process of the home)."""
+    with id_key_scope(id_key):
+        return _load_for_release(
+            plan,
+            path,
+            memory_limit=memory_limit,
+            designs=designs,
+            progress=progress,
+            encoding=encoding,
+            delimiter=delimiter,
+            force_stream=force_stream,
+            identity_secret=identity_secret,
+        )
+
+
+def _load_for_release(
+    plan: Plan,
+    path: str | Path,
+    *,
+    memory_limit: int | None,
+    designs: list[QueryDesign] | None,
+    progress: Progress,
+    encoding: str | None,
+    delimiter: str | None,
+    force_stream: bool,
+    identity_secret: bytes | None,
+) -> Table:
     from dpdesk.core.dp.queries import design_plan
 
     p = Path(path)
