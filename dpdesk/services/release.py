@@ -53,7 +53,7 @@ def check_table(request: CheckRequest, progress: Progress = NULL_PROGRESS) -> Ch
         request.data,
         memory_limit=request.memory_limit,
         progress=progress,
-        identity_secret=load_secret(request.home) if request.home is not None else None,
+        identity_secret=load_secret(request.home, request.data) if request.home is not None else None,
     )
     return CheckedTable(table, check_data(table, plan))
 
@@ -137,7 +137,7 @@ def release_plan(
             progress=progress,
             encoding=request.encoding,
             delimiter=request.delimiter,
-            identity_secret=load_secret(request.home),
+            identity_secret=load_secret(request.home, request.data),
         )
     result = release(
         request.plan,

@@ -214,7 +214,9 @@ def test_people_whose_ids_share_one_half_of_the_hash_stay_apart() -> None:
     spec = ColumnSpec("x", "int", (0, 10))
     ids = np.array([[7, 1], [7, 2], [7, 1], [7, 2]], dtype=np.uint64)
     t = Table("t", "", 4, {"x": Column(spec, np.arange(4))}, ids, np.zeros(4, dtype=bool))
-    keep = bound_rows_per_person(t, 1)
+    from dpdesk.core.dp.bounding import derive_key
+
+    keep = bound_rows_per_person(t, 1, derive_key(b"test"))
     assert keep.sum() == 2 and keep[[0, 2]].sum() == 1 and keep[[1, 3]].sum() == 1
 
 

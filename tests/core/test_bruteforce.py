@@ -41,6 +41,7 @@ import pytest
 
 from dpdesk.core.dp import statistics
 from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.dp.bounding import derive_key
 from dpdesk.core.dp.queries import design_query
 from dpdesk.core.dp.queries_base import QueryDesign
 from dpdesk.core.loading import Column, Table, csvfile, load_table
@@ -53,6 +54,8 @@ pytestmark = pytest.mark.slow  # the fast loop (pytest -m "not slow") leaves thi
 CATS = ("a", "b", "c")
 G_CODE = {"a": 0, "b": 1, "miss": -1}
 REL_TOL = 1e-9
+#: the key rows are bounded under (a release derives its own from its home's secret; any fixed key gives the same bound)
+BOUND_KEY = derive_key(b"brute force")
 X_TOKENS = ("L", "U", "Z", "LO", "HI", "miss")
 G_TOKENS = ("a", "b", "miss")
 FLOAT_BOUNDS = ((-7.0, 3.0), (99.0, 100.0), (-100.0, -99.0))  # straddling zero, positive, negative
@@ -98,7 +101,7 @@ def build(plan: Plan, rows: list[Row], with_id: bool) -> tuple[Table, np.ndarray
         ids_missing = np.asarray([r[2] == "empty" for r in rows], dtype=bool)
     table = Table("t", "", len(rows), {"x": xcol, "g": gcol}, ids, ids_missing)
     if with_id:
-        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person, BOUND_KEY)
     else:
         keep = np.ones(len(rows), dtype=bool)
     return table, keep

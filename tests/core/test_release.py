@@ -288,20 +288,27 @@ def test_missing_policy_drop_and_impute(tmp_path: Path) -> None:
 
 
 def test_id_column_keeps_at_most_k_rows_per_person(dpdesk_home: Path, tmp_path: Path) -> None:
-    rows = [(1, "a", "p1")] * 5 + [(2, "a", "p2")] * 2 + [(3, "b", "")] * 4
+    """At most k rows of each id, none without one; under one key always the same rows, under other keys others
+    (a keyed hash of each row, not the first rows: 60 random keys all choosing among at most 3 of the 10 pairs of
+    p1's rows has probability below 1e-40)."""
+    rows = [(x, "a", "p1") for x in range(1, 6)] + [(2, "a", "p2")] * 2 + [(3, "b", "")] * 4
     data = write_csv(tmp_path / "d.csv", rows, header="x,g,pid")
     plan = small_plan(
         privacy_unit={"neighbouring": "add_remove", "max_rows_per_person": 2, "id_column": "pid"}
     )
     from dpdesk.core.dp.aggregates import bound_rows_per_person
+    from dpdesk.core.dp.bounding import BoundKey
     from dpdesk.core.loading import load_table
 
     table = load_table(data, plan.columns, id_column="pid")
+    key = BoundKey.fresh()
+    first = bound_rows_per_person(table, 2, key)
     for _ in range(20):
-        keep = bound_rows_per_person(table, 2)
+        keep = bound_rows_per_person(table, 2, key)
         assert keep[:5].sum() == 2 and keep[5:7].sum() == 2 and keep[7:].sum() == 0
-    chosen = {tuple(np.flatnonzero(bound_rows_per_person(table, 2)[:5])) for _ in range(60)}
-    assert len(chosen) > 3  # random choice, not always the first rows
+        assert (keep == first).all()
+    chosen = {tuple(np.flatnonzero(bound_rows_per_person(table, 2, BoundKey.fresh())[:5])) for _ in range(60)}
+    assert len(chosen) > 3  # a keyed choice, not always the first rows
     res = release(plan, data, dpdesk_home, tmp_path / "out")
     assert res.entry.plan["privacy_unit"]["id_column"] == "pid"
 

@@ -14,6 +14,7 @@ import pytest
 from dpdesk.core.common.errors import InputError, UsageError
 from dpdesk.core.dp import aggregates as agg
 from dpdesk.core.dp import statistics
+from dpdesk.core.dp.bounding import derive_key
 from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.loading import Table, csvfile, load_table
 from dpdesk.core.model.spec import Plan
@@ -93,6 +94,9 @@ def batches(table: Table, size: int) -> list[Table]:
     return out
 
 
+#: a bounding key for these tests (a release derives its own from its home's secret)
+KEY = derive_key(b"streaming tests")
+
 CASES = [("float", "drop"), ("float", {"impute": 0.5}), ("int", "drop"), ("int", {"impute": -2})]
 
 
@@ -167,14 +171,14 @@ def test_streamed_bounding_by_person_keeps_the_aggregates_when_no_one_has_more_t
     path = tmp_path / "t.csv"
     write_csv(path, 4000, 3, "float", person_ids(4000, 4, 2))
     table = load_table(path, plan.columns, id_column="pid")
-    keep = agg.bound_rows_per_person(table, 2)  # every id has at most 2 rows: keeps every row with an id
+    keep = agg.bound_rows_per_person(table, 2, KEY)  # every id has at most 2 rows: keeps every row with an id
     want = [agg.exact_statistic(d, table, keep, plan.columns) for d in design_plan(plan)]
     sink = st.StreamedAggregates(plan, design_plan(plan), n_partitions=5)
     for b in batches_with_ids(table, 333):
         sink.add(b)
     folder = sink._parts.folder if sink._parts is not None else None
     assert folder is not None and folder.is_dir() and (folder.stat().st_mode & 0o777) == 0o700
-    assert as_tuple(sink.exacts()) == as_tuple(want)
+    assert as_tuple(sink.exacts(key=KEY)) == as_tuple(want)
     assert not folder.exists()  # the partition files are gone once aggregated
 
 
@@ -202,8 +206,8 @@ def test_streamed_bounding_keeps_at_most_k_rows_per_person(tmp_path: Path, monke
     kept: Counter[str] = Counter()
     bound = agg.bound_rows_per_person
 
-    def spy(table: Table, k: int) -> np.ndarray:
-        mask = bound(table, k)
+    def spy(table: Table, k: int, key: Any) -> np.ndarray:
+        mask = bound(table, k, key)
         assert table.ids is not None
         for h in map(tuple, table.ids[mask].tolist()):
             kept[str(h)] += 1
@@ -213,7 +217,7 @@ def test_streamed_bounding_keeps_at_most_k_rows_per_person(tmp_path: Path, monke
     monkeypatch.setattr(st, "n_partitions", lambda *a: 7)  # a person's rows must all land in one of them
     streamed = st.load_for_release(plan, path, force_stream=True)
     assert isinstance(streamed.streamed, st.StreamedAggregates) and streamed.streamed.n_partitions == 7
-    exacts = st.streamed_exacts(streamed)
+    exacts = st.streamed_exacts(streamed, key=KEY)
     assert exacts is not None
     assert max(kept.values()) <= 2
     want_per_group = [0, 0, 0]
@@ -343,7 +347,7 @@ def test_partition_files_go_with_the_table_and_a_table_without_them_is_refused(t
     st.close_streamed(table)
     assert not folder.exists()
     with pytest.raises(UsageError, match="load it again"):
-        st.streamed_exacts(table)
+        st.streamed_exacts(table, key=KEY)
     again = st.load_for_release(plan, path, force_stream=True)
     assert isinstance(again.streamed, st.StreamedAggregates) and again.streamed._parts is not None
     folder = again.streamed._parts.folder
@@ -393,5 +397,5 @@ def test_a_partitioned_release_never_reaches_the_random_module(tmp_path: Path, m
     monkeypatch.setattr(st, "n_partitions", lambda *a: 4)
     streamed = st.load_for_release(plan, path, force_stream=True)
     assert isinstance(streamed.streamed, st.StreamedAggregates) and streamed.streamed.n_partitions == 4
-    assert st.streamed_exacts(streamed) is not None
+    assert st.streamed_exacts(streamed, key=KEY) is not None
     assert not list(tmp_path.glob(st.PARTITIONS_PREFIX + "*"))  # removed once aggregated

@@ -227,7 +227,7 @@ def test_a_home_with_scheme_1_datasets_still_finds_their_copies(
 
     data = shutil.copy(SAMPLE, tmp_path / "census.csv")
     with monkeypatch.context() as older:  # the version before scheme 2: scheme-1 identities only
-        older.setattr(steps, "_load_secret", lambda _home: None)
+        older.setattr(steps, "_load_secret", lambda _home, _path: None)
         older.setattr(
             recognition,
             "identities_of",
@@ -311,3 +311,31 @@ def test_a_file_written_to_during_the_load_gets_no_identity_from_it(
     assert table.n_rows == 500 and table.identity is None and table.identity_secret is None
     monkeypatch.setattr(csvfile, "_file_state", lambda _p: (1, 2, 3, 4))
     assert load_table(path, COLUMNS, id_column="pid", identity_secret=SECRET).identity is not None
+
+
+def test_a_later_release_of_an_unchanged_file_does_not_hash_it_again(
+    tmp_path: Path, dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's identity is cached by its bytes: a later release of the same, unchanged file skips computing
+    it in the load; a file written to since (its change time moves) is hashed again, and so is another file."""
+    from dpdesk.core.loading import load as load_mod
+
+    data = shutil.copy(SAMPLE, tmp_path / "census.csv")
+    raw = json.loads(PLAN.read_text("utf-8"))
+    raw["budget"]["epsilon"] = 10  # room for three releases
+    (tmp_path / "plan.json").write_text(json.dumps(raw), encoding="utf-8")
+    plan = load_plan(tmp_path / "plan.json")
+    release(plan, data, dpdesk_home, resolve=True)
+    asked: list[bool] = []
+    real = load_mod.load_csv
+
+    def watching(*a: Any, **kw: Any) -> Any:
+        asked.append(kw.get("identity") is not None)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(load_mod, "load_csv", watching)
+    again = release(plan, data, dpdesk_home, resolve=True)
+    assert asked == [False] and again.resolution is not None and again.resolution.how == "file"
+    data.write_bytes(data.read_bytes())  # the same bytes, written again: another change time
+    release(plan, data, dpdesk_home, resolve=True)
+    assert asked == [False, True]

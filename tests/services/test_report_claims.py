@@ -121,7 +121,8 @@ def test_each_statistic_states_its_public_bounds_categories_missing_rule_and_uni
     assert "missing values (empty, unparsable or NaN): the row is left out." in mean
     unit = (
         "Unit of privacy: one person's rows (at most 2), replaced by as many rows with other values; id column id: "
-        "dpdesk keeps at most 2 random rows per id and leaves out rows with an empty id."
+        "dpdesk keeps at most 2 rows per id, chosen by a keyed hash of the id and each row, and leaves out rows with an "
+        "empty id."
     )
     assert unit in mean
     regions = section(text, "regions", "wage by region")

@@ -138,6 +138,7 @@ class Mutant:
 
 
 A = "dpdesk/core/dp/aggregates.py"
+BND = "dpdesk/core/dp/bounding.py"
 QB = "dpdesk/core/dp/queries_base.py"
 AB = "dpdesk/core/dp/aggregates_base.py"
 R = "dpdesk/core/release/steps.py"
@@ -311,7 +312,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "S18",
         "unit of privacy: the id column keeps k + 1 rows per person",
-        A,
+        BND,
         r"""    keep[order] = rank < k""",
         r"""    keep[order] = rank <= k""",
         (f"{REL}::test_id_column_keeps_at_most_k_rows_per_person",),
@@ -815,14 +816,6 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # --- randomness -------------------------------------------------------------------------------
     Mutant(
-        "R01",
-        "CSPRNG: the rows kept per person are chosen with numpy.random",
-        A,
-        r"""    tiebreak = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)""",
-        r"""    tiebreak = np.random.default_rng().integers(0, 2**63, size=n).astype(np.uint64)""",
-        (f"{REL}::test_a_full_release_never_touches_numpy_random_or_random",),
-    ),
-    Mutant(
         "R02",
         "CSPRNG: Laplace noise from numpy.random.laplace",
         R,
@@ -1005,7 +998,7 @@ def _opendp_noise(values: list[int], comp: Any) -> list[int]:
     Mutant(
         "H02",
         "person ids: people are told apart by 64 of the hash's 128 bits",
-        A,
+        BND,
         r"""    starts[1:] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)""",
         r"""    starts[1:] = sorted_ids[1:, 0] != sorted_ids[:-1, 0]""",
         (f"{AGG}::test_people_whose_ids_share_one_half_of_the_hash_stay_apart",),
@@ -2822,7 +2815,7 @@ def sum128(""",
         "SM02",
         "streaming: a partition is aggregated without bounding the rows per person id (more than k rows of one)",
         "dpdesk/core/release/streaming.py",
-        r"""                    self._aggregate(part, bound_rows_per_person(part, k))""",
+        r"""                    self._aggregate(part, bound_rows_per_person(part, k, key))""",
         r"""                    self._aggregate(part, ~part.ids_missing)""",
         ("tests/core/test_streaming.py::test_streamed_bounding_keeps_at_most_k_rows_per_person",),
     ),
@@ -6201,6 +6194,69 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         """        rows = slice(start, min(n, start + CSV_ROWS))""",
         """        rows = slice(start, n)""",
         ("tests/core/test_synthetic_csv.py::test_the_csv_is_the_same_written_in_slices_of_any_size",),
+    ),
+    Mutant(
+        "AB01",
+        "bounding: a person's kept rows depend on other people's rows (the hash mixes in the table's size)",
+        BND,
+        r"""    h = np.full(n, key.word(0), dtype=_U64)""",
+        r"""    h = np.full(n, key.word(0) ^ _U64(n), dtype=_U64)""",
+        (
+            "tests/core/test_bounding.py::test_adding_or_removing_a_person_changes_at_most_k_kept_rows_and_no_one_elses",
+        ),
+    ),
+    Mutant(
+        "AB02",
+        "bounding: the release's key is not derived from the home's secret (one key for every home)",
+        R,
+        r"""    return derive_key(home_secret(home))""",
+        r"""    return derive_key(b"dpdesk")""",
+        ("tests/core/test_bounding.py::test_the_release_key_is_derived_from_the_homes_identity_secret",),
+    ),
+    Mutant(
+        "AB03",
+        "bounding: the key's derivation ignores the secret",
+        BND,
+        r"""    return BoundKey(hashlib.blake2b(b"bounding", key=secret, person=KEY_PERSON, digest_size=64).digest())""",
+        r"""    return BoundKey(hashlib.blake2b(b"bounding", person=KEY_PERSON, digest_size=64).digest())""",
+        ("tests/core/test_bounding.py::test_the_release_key_is_derived_from_the_homes_identity_secret",),
+    ),
+    Mutant(
+        "AB04",
+        "bounding: the id is left out of the hash (every person keeps the same kind of row: a biased choice)",
+        BND,
+        r"""        h ^= fmix(u)
+        fmix(h)""",
+        r"""        pass""",
+        ("tests/core/test_bounding.py::test_each_of_a_persons_rows_is_kept_about_equally_often",),
+    ),
+    Mutant(
+        "AB05",
+        "bounding: a float is hashed by its text (repr), not its binary64 bits",
+        BND,
+        r"""        v += 0.0  # -0 becomes +0
+        words = v.view(_U64)""",
+        r"""        v += 0.0  # -0 becomes +0
+        words = np.asarray([int.from_bytes(hashlib.blake2b(repr(x).encode()).digest()[:8], "little") for x in v], dtype=_U64)""",
+        ("tests/core/test_bounding.py::test_the_bounding_hash_is_the_specified_function",),
+    ),
+    Mutant(
+        "AB06",
+        "engines: the streamed engine bounds each partition under a key of its own (other rows than in memory)",
+        "dpdesk/core/release/streaming.py",
+        r"""                    self._aggregate(part, bound_rows_per_person(part, k, key))""",
+        r"""                    self._aggregate(part, bound_rows_per_person(part, k, BoundKey.fresh()))""",
+        (
+            "tests/core/test_engines.py::test_with_an_id_column_the_engines_bound_the_same_rows_and_not_every_row",
+        ),
+    ),
+    Mutant(
+        "AB07",
+        "engines: the in-memory engine's state of a query is taken on every row (the bounding mask ignored)",
+        "dpdesk/core/release/engines/memory.py",
+        r"""            state = state_statistic(d, self.table, keep, self.plan.columns)""",
+        r"""            state = state_statistic(d, self.table, keep | True, self.plan.columns)""",
+        ("tests/core/test_engines.py::test_both_engines_give_the_same_states_check_identity_and_release",),
     ),
     Mutant(
         "AQ01",

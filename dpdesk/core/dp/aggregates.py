@@ -10,14 +10,14 @@ this module reads a query's rows and hands them to its statistic (:func:`exact_s
 from __future__ import annotations
 
 import math
-import secrets
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dpdesk.core.dp.aggregates_base import (
     Exact,
 )
+from dpdesk.core.dp.bounding import BoundKey, keep_smallest
 from dpdesk.core.dp.queries_base import QueryDesign
 from dpdesk.core.loading import Column, Table
 from dpdesk.core.model.spec import ColumnSpec
@@ -33,29 +33,17 @@ __all__ = [
     "is_finite_list",
     "merge_states",
     "partial_statistic",
+    "state_statistic",
 ]
 
 
-def bound_rows_per_person(table: Table, k: int) -> np.ndarray:
-    """Keep at most k rows per id, chosen at random with a cryptographic source; drop empty ids.
+def bound_rows_per_person(table: Table, k: int, key: BoundKey) -> np.ndarray:
+    """Keep at most k rows per id, those with the smallest bounding hashes under ``key``; drop empty ids.
 
-    Returns a boolean mask over the table's rows. Uses ``secrets`` (the OS CSPRNG), never numpy.random.
+    Returns a boolean mask over the table's rows. The choice is :func:`dpdesk.core.dp.bounding.keep_smallest`: a
+    function of each person's own rows and the key, the same in every engine (never a random draw).
     """
-    assert table.ids is not None and table.ids_missing is not None
-    n = table.n_rows
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    tiebreak = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)
-    ids = table.ids.reshape(n, -1)  # the 128-bit id hashes as two uint64 halves (see data._id_exprs)
-    order = np.lexsort((tiebreak, *(ids[:, j] for j in reversed(range(ids.shape[1])))))
-    sorted_ids = ids[order]
-    starts = np.ones(n, dtype=bool)
-    starts[1:] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)
-    start_idx = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    rank = np.arange(n) - start_idx
-    keep = np.empty(n, dtype=bool)
-    keep[order] = rank < k
-    return cast(np.ndarray, keep & ~table.ids_missing)
+    return keep_smallest(table, k, key)
 
 
 def _column(table: Table, spec: ColumnSpec, keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -111,6 +99,29 @@ def exact_statistic(
         state = merge_states(state, stat.partial(part))
     assert state is not None
     return stat.from_partial(design, state)
+
+
+def state_statistic(
+    design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str, ColumnSpec]
+) -> list[list[int]]:
+    """A query's mergeable exact state (``Statistic.partial``) on the kept rows of the whole table, taken in
+    chunks of :data:`CHUNK_ROWS` rows as :func:`exact_statistic` takes a large table (the same integers); its
+    statistic's ``from_partial`` makes the :class:`Exact` of it. Not for a composite statistic (the synthesiser),
+    which reads its columns whole."""
+    from dpdesk.core.dp import statistics
+
+    stat = statistics.get(design.spec.statistic)
+    assert not stat.composite
+    n = table.n_rows
+    if n <= CHUNK_ROWS:
+        return stat.partial(_rows(design, table, keep, columns))
+    state: list[list[int]] | None = None
+    for start in range(0, n, CHUNK_ROWS):
+        stop = min(n, start + CHUNK_ROWS)
+        part = _rows(design, _rows_slice(table, start, stop), keep[start:stop], columns)
+        state = merge_states(state, stat.partial(part))
+    assert state is not None
+    return state
 
 
 def _rows_slice(table: Table, start: int, stop: int) -> Table:

@@ -68,6 +68,8 @@ from dpdesk.core.ledger.contents import (
     refusal_of,
     remember_file,
     remember_refusal,
+    remember_seen,
+    seen_identified,
 )
 from dpdesk.core.ledger.entries import is_dataset_id
 from dpdesk.core.loading.identity import (
@@ -434,6 +436,7 @@ def identity_of(
         if computed is not None and computed.sha256 == sha256 and computed.sketch.scheme == scheme:
             with contextlib.suppress(OSError):
                 remember_file(home, computed)
+            remember_seen(home, path, sha256)
             return computed
     try:
         compute = content_identity2 if scheme == 2 else content_identity
@@ -446,6 +449,7 @@ def identity_of(
         raise
     with contextlib.suppress(OSError):
         remember_file(home, ident)
+    remember_seen(home, path, ident.sha256)
     if sha256 is not None and ident.sha256 != sha256:
         raise UsageError(
             _(
@@ -905,10 +909,11 @@ def _read_home_secret(home: Path) -> bytes | None:
     return read_home_secret(home)
 
 
-def load_secret(home: Path) -> bytes | None:
+def load_secret(home: Path, path: str | Path | None = None) -> bytes | None:
     """The secret a release's loader keys the table's scheme-2 identity with, computed in the same read
     (:func:`resolve` takes it as ``computed``): the home's identity secret (made now if the home has none); None
-    for a home that uses a team ledger (a team resolves by its own keys, as before)."""
+    for a home that uses a team ledger (a team resolves by its own keys, as before), and for a file unchanged
+    since the home identified it (``path``: a later release looks its identity up by the bytes' hash)."""
     from dpdesk.core.ledger.team import team_url
 
     try:
@@ -916,6 +921,8 @@ def load_secret(home: Path) -> bytes | None:
             return None
     except LedgerError:
         return None  # reported by the resolution
+    if path is not None and seen_identified(home, path):
+        return None
     try:
         return home_secret(home)
     except (LedgerError, OSError):

@@ -229,6 +229,46 @@ def cached_identities(home: Path, sha256: str) -> list[ContentIdentity]:
     return [i for i in (cached_identity(home, sha256, 2), cached_identity(home, sha256, 1)) if i is not None]
 
 
+def _seen_record(home: Path, path: Path) -> Path:
+    name = hashlib.blake2b(str(path.resolve()).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    return _folder(home) / "seen" / f"{name}.json"
+
+
+def _file_stat(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def remember_seen(home: Path, path: str | Path, sha256: str) -> None:
+    """Remember that the file at ``path``, as it is now (inode, size, modification and change times), has these
+    bytes: a later release skips computing an identity the home already has (:func:`seen_identified`). A hint,
+    never a key: the release still hashes the bytes it loads and looks their identity up by that hash."""
+    p = Path(path)
+    try:
+        record = _seen_record(home, p)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        body = {"stat": _file_stat(p), "sha256": sha256}
+        write_atomic(record, json.dumps(body).encode("utf-8"))
+    except OSError:
+        pass  # only a hint
+
+
+def seen_identified(home: Path, path: str | Path) -> bool:
+    """Whether the file at ``path`` is unchanged since it was remembered (:func:`remember_seen`) and its bytes'
+    identities are cached as the home needs them (scheme 2's, and scheme 1's while some dataset needs it)."""
+    p = Path(path)
+    try:
+        raw = _read_json(_seen_record(home, p))
+        if not isinstance(raw, dict) or raw.get("stat") != _file_stat(p):
+            return False
+        sha = str(raw["sha256"])
+    except (OSError, KeyError, TypeError):
+        return False
+    if cached_identity(home, sha, 2) is None:
+        return False
+    return cached_identity(home, sha, 1) is not None or not needs_scheme1(home)
+
+
 def needs_scheme1(home: Path) -> bool:
     """Whether some dataset of the home has a table known by its scheme-1 content key only (recorded before scheme
     2): a new file's scheme-1 identity is then computed too, so that a re-saved copy of that table is still found.

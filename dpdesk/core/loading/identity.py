@@ -432,6 +432,21 @@ def _fmix_into(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
     return x
 
 
+#: scheme 2's projection finaliser's multiplier (odd): one xorshift-multiply-xorshift round, a bijection of uint64
+_MIX = _U64(0xBF58476D1CE4E5B9)
+
+
+def _mix_into(x: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """A lighter bijective finaliser than :func:`fmix` (scheme 2's projections: their inputs are keyed sums of
+    cell hashes already mixed), in place, with ``tmp`` for the shifted copies."""
+    np.right_shift(x, _U64(31), out=tmp)
+    x ^= tmp
+    x *= _MIX
+    np.right_shift(x, _U64(29), out=tmp)
+    x ^= tmp
+    return x
+
+
 def hash_padded(data: bytes, lengths: np.ndarray, keys: np.ndarray, lanes: int = 2) -> tuple[np.ndarray, ...]:
     """:func:`hash_rows` of rows already zero-padded in ``data``: row i takes ``lengths[i] // 8 + 1`` words.
 
@@ -735,10 +750,15 @@ class Projections:
             self.value_sums[j] = (self.value_sums[j] + s) % 2**64
         self.rows += n
         tmp = np.empty(n, dtype=_U64)
+        v = np.empty(n, dtype=_U64)
+        final = _fmix_into if self.scheme == 1 else _mix_into
         for j, left in enumerate([None, *cells]):
-            v = total.copy() if left is None else total - left
+            if left is None:
+                v[:] = total
+            else:
+                np.subtract(total, left, out=v)
             v ^= self.finish
-            _fmix_into(v, tmp)
+            final(v, tmp)
             self.sums[j] = (self.sums[j] + int(v.sum(dtype=_U64))) % 2**64
             self.smallest[j] = bottom_k(self.smallest[j], v, COLUMN_SKETCH_K)
 

@@ -175,15 +175,22 @@ def number_cells(
     integer, any other as its bits (one NaN)."""
     x = np.ascontiguousarray(values, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        integral = np.isfinite(x) & (x == np.floor(x)) & (np.abs(x) < 2.0**63)
+        integral = x == np.floor(x)  # False for NaN; True for an infinity, which the bound below leaves out
+        integral &= np.abs(x) < 2.0**63
     if integral.all():
         return int_cells(x.astype(np.int64), keys, missing)
-    ints = np.where(integral, x, 0.0).astype(np.int64).view(_U64)
-    bits = x.view(_U64).copy()
-    bits[np.isnan(x)] = _NAN_BITS
+    bits = x.view(_U64)
+    nan = np.isnan(x)
+    if nan.any():
+        bits = bits.copy()
+        bits[nan] = _NAN_BITS
+    some = integral.any()
+    ints = x[integral].astype(np.int64).view(_U64) if some else None
     out = []
     for k_int, k_num, k_miss, _f in keys.lanes:
-        h = np.where(integral, ints ^ k_int, bits ^ k_num)
+        h = bits ^ k_num
+        if ints is not None:
+            h[integral] = ints ^ k_int
         if missing is not None:
             h[missing] = k_miss
         out.append(h)

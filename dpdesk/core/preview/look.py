@@ -21,6 +21,7 @@ import numpy as np
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.common.shown import plain
 from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.dp.bounding import BoundKey
 from dpdesk.core.dp.queries import design_query
 from dpdesk.core.loading import Table
 from dpdesk.core.model.spec import Plan
@@ -112,7 +113,7 @@ def query_look(
     design = design_query(spec, plan)
     keep = np.ones(table.n_rows, dtype=bool)
     if plan.privacy_unit.id_column is not None and table.ids is not None:
-        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person, BoundKey.fresh())
     progress.check_cancelled()
     exact = exact_statistic(design, table, keep, plan.columns)
     progress.check_cancelled()

@@ -16,6 +16,7 @@ import numpy as np
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
+from dpdesk.core.dp.bounding import BoundKey
 from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.dp.values import csv_bytes
 from dpdesk.core.loading import Column, Table, load_table
@@ -91,7 +92,7 @@ def simulate(
     designs = design_plan(plan)
     keep = np.ones(table.n_rows, dtype=bool)
     if plan.privacy_unit.id_column is not None and table.ids is not None:
-        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
+        keep = bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person, BoundKey.fresh())
     exacts = [exact_statistic(d, table, keep, plan.columns) for d in designs]
 
     noise, pick = numpy_noise(rng), numpy_pick(rng)
@@ -286,7 +287,7 @@ def synthetic_fidelity(
     unit = plan.privacy_unit
     keep = None
     if unit.id_column is not None and table.ids is not None:
-        keep = bound_rows_per_person(table, unit.max_rows_per_person)
+        keep = bound_rows_per_person(table, unit.max_rows_per_person, BoundKey.fresh())
     attrs, codes = encode_table(spec, table, keep)
     if codes.shape[0] == 0:
         raise UsageError(

@@ -160,8 +160,10 @@ def privacy_unit_sentence(unit: dict[str, Any]) -> str:
     idc = unit.get("id_column")
     if idc:
         who = ngettext(
-            "id column {col}: dpdesk keeps one random row per id and leaves out rows with an empty id",
-            "id column {col}: dpdesk keeps at most {k} random rows per id and leaves out rows with an empty id",
+            "id column {col}: dpdesk keeps one row per id, chosen by a keyed hash of the id and the row, and leaves "
+            "out rows with an empty id",
+            "id column {col}: dpdesk keeps at most {k} rows per id, chosen by a keyed hash of the id and each row, "
+            "and leaves out rows with an empty id",
             k,
         )
     else:

@@ -4,7 +4,8 @@ Order of a release (spend before reveal):
 
 1. the output folder is checked and claimed (:func:`dpdesk.core.publish.outputs.claim_out_dir`); the plan's designs are
    computed from public facts;
-2. the data is loaded (its SHA-256 names its ledger) and the exact statistics computed in memory;
+2. the data is loaded (its SHA-256 names its ledger) and the exact statistics computed by the engine that read it
+   (:mod:`dpdesk.core.release.engines`: in memory, or streamed), rows bounded per person by a keyed hash;
 3. under the ledger's exclusive lock: the chain is verified, the dataset's settings checked, the
    remaining budget checked, the noise drawn (OpenDP), and the spend entry with the noisy values
    appended and fsynced;
@@ -26,29 +27,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from dpdesk.core.common.errors import BudgetExceeded, DpdeskError, UsageError
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.common.shown import plain
 from dpdesk.core.dp import accounting as acc
 from dpdesk.core.dp import mechanisms as mech
 from dpdesk.core.dp import statistics
-from dpdesk.core.dp.aggregates import bound_rows_per_person, exact_statistic
 from dpdesk.core.dp.aggregates_base import Exact
+from dpdesk.core.dp.bounding import BoundKey, derive_key
 from dpdesk.core.dp.queries import design_plan
 from dpdesk.core.dp.queries_base import QueryDesign, grid_bounds
 from dpdesk.core.dp.values import CSV_COLUMNS, Row, rows_hash
 from dpdesk.core.identity.recognition import ledger_for
 from dpdesk.core.ledger.book import Ledger, LedgerTransaction
 from dpdesk.core.ledger.budget import BudgetReport, budget_report, design_to_dict, plan_costs
+from dpdesk.core.ledger.contents import home_secret
 from dpdesk.core.ledger.entries import FIRST_RELEASE_REASON, RECOST_REASON, Entry, SpendEntry
 from dpdesk.core.ledger.team import TeamLedgerError
 from dpdesk.core.loading import Table
 from dpdesk.core.model.spec import Plan
 from dpdesk.core.publish.outputs import ClaimedFolder, claim_out_dir
-from dpdesk.core.release.datacheck import DataCheck, DataProblems, check_data
-from dpdesk.core.release.streaming import check_streamed, close_streamed, load_for_release, streamed_exacts
+from dpdesk.core.release.datacheck import DataCheck, DataProblems
+from dpdesk.core.release.engines.base import AggregationEngine
+from dpdesk.core.release.engines.memory import InMemoryEngine
+from dpdesk.core.release.engines.streamed import StreamingEngine
+from dpdesk.core.release.streaming import StreamedAggregates, check_streamed, close_streamed, load_for_release
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -123,10 +126,20 @@ def check_out_dir(out_dir: Path) -> None:
             )
 
 
-def _keep_mask(table: Table, plan: Plan) -> np.ndarray:
-    if plan.privacy_unit.id_column is not None:
-        return bound_rows_per_person(table, plan.privacy_unit.max_rows_per_person)
-    return np.ones(table.n_rows, dtype=bool)
+def bound_key(plan: Plan, home: Path) -> BoundKey | None:
+    """The key a release bounds rows per person under (None without an id column): derived from the home's
+    identity secret (:func:`~dpdesk.core.ledger.contents.home_secret`; see :mod:`dpdesk.core.dp.bounding` and
+    docs/bounding.md), so that every engine, and every release of the home, keeps the same rows of a table."""
+    if plan.privacy_unit.id_column is None:
+        return None
+    return derive_key(home_secret(home))
+
+
+def _engine_for(table: Table, plan: Plan, designs: Sequence[QueryDesign]) -> AggregationEngine:
+    """The engine that read the table: streamed (its rows went batch by batch to a sink) or in memory."""
+    if isinstance(table.streamed, StreamedAggregates):
+        return StreamingEngine(table, plan)
+    return InMemoryEngine(table, plan, list(designs))
 
 
 def check_settings(plan: Plan, ledger_settings: dict[str, Any] | None) -> None:
@@ -301,26 +314,22 @@ def prepare_release(
             progress=progress,
             encoding=encoding,
             delimiter=delimiter,
-            identity_secret=_load_secret(home) if resolve else None,
+            identity_secret=_load_secret(home, data_path) if resolve else None,
         )
+    engine = _engine_for(table, plan, designs)
     try:
         _check_table(table, plan)
         check_streamed(table, designs)
-        check = check_data(table, plan)
+        check = engine.check()
         if on_data_check is not None:
             on_data_check(check)
         if check.problems and not accept_data_problems:
             raise DataProblems(check)
-        exacts = streamed_exacts(table, progress)  # a table larger than memory: merged batch by batch
+        # a table larger than memory: merged batch by batch (its partition files removed here)
+        exacts = list(engine.aggregate(bound_key(plan, home), progress).exacts)
     except BaseException:
-        close_streamed(table)  # its partition files, if any, are removed now
+        engine.close()  # a streamed table's partition files, if any, are removed now
         raise
-    if exacts is None:
-        keep = _keep_mask(table, plan)
-        exacts = []
-        for i, d in enumerate(designs):
-            progress.update(i, len(designs), "computing")
-            exacts.append(exact_statistic(d, table, keep, plan.columns))
     progress.check_cancelled()
     resolution = None
     if resolve:
@@ -605,8 +614,8 @@ def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:
     return grid_bounds(plan.columns[column])
 
 
-def _load_secret(home: Path) -> bytes | None:
+def _load_secret(home: Path, data_path: str | Path) -> bytes | None:
     """The secret the loader keys the table's content identity with (:func:`~dpdesk.core.identity.recognition.load_secret`)."""
     from dpdesk.core.identity.recognition import load_secret
 
-    return load_secret(home)
+    return load_secret(home, data_path)

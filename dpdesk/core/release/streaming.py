@@ -17,7 +17,8 @@ by batch (:class:`~dpdesk.core.loading.columns.TableBuilder` with a sink) into a
   id's keyed 128-bit hash) are first written to partition files in a private temporary folder, chosen by the id's hash
   mixed with a key from :mod:`secrets`, so that all rows of one person land in one partition; then each
   partition is read back, bounded with :func:`~dpdesk.core.dp.aggregates.bound_rows_per_person` (the same rule:
-  at most k rows per id, picked with the OS's cryptographic generator) and aggregated. The folder is removed
+  at most k rows per id, those with the smallest keyed bounding hashes, :mod:`dpdesk.core.dp.bounding`, so the
+  same rows as in memory) and aggregated. The folder is removed
   afterwards, also on an error or a cancel.
 
 **No raw value outlives the process** (issue 24, item 4), whatever ends it: the partition files have no name
@@ -58,6 +59,7 @@ from dpdesk.core.common.errors import InputError, UsageError
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.dp.aggregates import bound_rows_per_person, merge_states, partial_statistic
 from dpdesk.core.dp.aggregates_base import Exact
+from dpdesk.core.dp.bounding import BoundKey
 from dpdesk.core.loading import Table, load_table
 from dpdesk.core.loading.columns import int_dtype
 from dpdesk.core.loading.csvfile import BLOCK_CAP
@@ -77,7 +79,7 @@ BASE_BYTES = 448 * 2**20
 #: Working memory per row of the in-memory path beyond the loaded columns: the keep mask and the statistics'
 #: chunked temporaries (a float column's clipped copy), and the reader's batches in flight.
 WORK_BYTES_PER_ROW = 12
-#: Working memory per row when bounding rows per person in memory (the random tie-break, the sort order, the
+#: Working memory per row when bounding rows per person in memory (the bounding hashes, the sort order, the
 #: sorted ids, the ranks: see :func:`~dpdesk.core.dp.aggregates.bound_rows_per_person`).
 BOUND_BYTES_PER_ROW = 64
 #: At most this many partition files are open at once (a larger table makes larger partitions).
@@ -426,30 +428,42 @@ class StreamedAggregates:
         return Table("", "", len(rec), cols, ids, np.ascontiguousarray(rec["id_missing"]))
 
     # -------------------------------------------------------------- the result
-    def exacts(self, progress: Progress = NULL_PROGRESS) -> list[Exact]:
+    def exacts(self, progress: Progress = NULL_PROGRESS, key: BoundKey | None = None) -> list[Exact]:
         """Every query's exact statistic (with an id column, the second pass over the partitions first)."""
+        from dpdesk.core.dp import statistics
+
+        return [
+            statistics.get(d.spec.statistic).from_partial(d, state)
+            for d, state in zip(self.designs, self.finish(progress, key), strict=True)
+        ]
+
+    def finish(
+        self, progress: Progress = NULL_PROGRESS, key: BoundKey | None = None
+    ) -> list[list[list[int]]]:
+        """Every query's merged exact state (with an id column, the second pass over the partitions first: each
+        person's rows bounded under ``key``, :func:`~dpdesk.core.dp.aggregates.bound_rows_per_person`)."""
         if self._pending and self._parts is None:  # removed before the second pass: the rows are gone
             raise UsageError(
                 _("the table's temporary files were removed before its statistics; load it again")
             )
         if self.id_column is not None and self._parts is not None:
+            if key is None:
+                raise ValueError("bounding rows per person needs the release's bounding key")
             k = self.plan.privacy_unit.max_rows_per_person
             for i in range(self.n_partitions):
                 progress.update(i, self.n_partitions, "computing")
                 part = self._partition_table(self._parts.read(i))
                 if part.n_rows:
-                    self._aggregate(part, bound_rows_per_person(part, k))
+                    self._aggregate(part, bound_rows_per_person(part, k, key))
             self._pending = False
             self.close()
-        from dpdesk.core.dp import statistics
-
         empty = self._partition_table(np.empty(0, dtype=self._record_dtype()))
         out = []
         for i, d in enumerate(self.designs):
             state = self.states[i]
             if state is None:  # no rows at all: the state of an empty table
                 state = partial_statistic(d, empty, np.zeros(0, dtype=bool), self.columns)
-            out.append(statistics.get(d.spec.statistic).from_partial(d, state))
+            out.append(state)
         return out
 
     def close(self) -> None:
@@ -562,12 +576,14 @@ def _issues() -> Any:
     return ColumnIssues()
 
 
-def streamed_exacts(table: Table, progress: Progress = NULL_PROGRESS) -> list[Exact] | None:
-    """A streamed table's exact statistics (None: the table was loaded whole)."""
+def streamed_exacts(
+    table: Table, progress: Progress = NULL_PROGRESS, key: BoundKey | None = None
+) -> list[Exact] | None:
+    """A streamed table's exact statistics (None: the table was loaded whole); ``key`` bounds rows per person."""
     if not isinstance(table.streamed, StreamedAggregates):
         return None
     try:
-        return table.streamed.exacts(progress)
+        return table.streamed.exacts(progress, key)
     finally:
         table.streamed.close()
 
