@@ -40,7 +40,8 @@ def test_a_linked_table_of_an_older_dataset_is_still_found_after_the_upgrade(
 ) -> None:
     first, second = _halves(tmp_path)
     with monkeypatch.context() as older:  # the version before scheme 2: scheme-1 identities only
-        older.setattr(steps, "_load_secret", lambda _home: None)
+        older.setattr(steps, "_load_secret", lambda *_a: None)
+        older.setattr(recognition, "load_secret", lambda *_a: None)
         older.setattr(
             recognition, "identities_of", lambda home, path, **kw: [recognition.identity_of(home, path, **kw)]
         )
