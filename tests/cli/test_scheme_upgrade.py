@@ -60,3 +60,33 @@ def test_a_linked_table_of_an_older_dataset_is_still_found_after_the_upgrade(
     assert code == 1 and "over budget" in err and not (tmp_path / "r3").exists(), err  # 0.9 of 1 spent
     assert head(capsys, copy)[0] == dataset
     assert sorted(p.stem for p in (dpdesk_home / "ledgers").glob("ds-*.jsonl")) == [dataset]
+
+
+def test_near_copies_of_an_older_dataset_are_refused_before_and_after_its_upgrade(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row added, or a column dropped, to a table known by its scheme-1 key only: a near-copy (exit 3) when
+    only scheme 1 can see it, and again once the dataset has its scheme-2 key."""
+    with monkeypatch.context() as older:
+        older.setattr(steps, "_load_secret", lambda *_a: None)
+        older.setattr(recognition, "load_secret", lambda *_a: None)
+        older.setattr(
+            recognition, "identities_of", lambda home, path, **kw: [recognition.identity_of(home, path, **kw)]
+        )
+        code, _out, err = run(capsys, "release", PLAN, "--data", DATA, "--out", tmp_path / "r1")
+        assert code == 0, err
+        dataset = head(capsys, DATA)[0]
+    text = DATA.read_text(encoding="utf-8")
+    row = tmp_path / "row.csv"
+    row.write_text(text + text.splitlines()[1] + "\n", encoding="utf-8")
+    lines = [line.split(",") for line in text.splitlines()]
+    drop = lines[0].index("weight")  # a column the plan never reads
+    column = tmp_path / "column.csv"
+    column.write_text("\n".join(",".join(f[:drop] + f[drop + 1 :]) for f in lines) + "\n", encoding="utf-8")
+    for upgraded in (False, True):
+        assert _scheme2_recorded(dpdesk_home, dataset) == upgraded
+        for near in (row, column):
+            code, _out, err = run(capsys, "budget", PLAN, "--data", near)
+            assert code == 3 and f"resembles dataset {dataset}" in err, (upgraded, near.name, err)
+        run(capsys, "budget", PLAN, "--data", DATA)  # the table itself opened: its scheme-2 key recorded
+    assert sorted(p.stem for p in (dpdesk_home / "ledgers").glob("ds-*.jsonl")) == [dataset]
