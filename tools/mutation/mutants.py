@@ -6278,6 +6278,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "            id_key=None,\n",
         ("tests/core/test_bounding.py::test_a_release_loads_person_ids_under_its_home_s_key",),
     ),
+    Mutant(
+        "AQ01",
+        "scheme 2: an older dataset that owns several tables stops computing scheme 1 once one of them has its scheme-2 key (a re-saved copy of a linked table starts a fresh budget)",
+        "dpdesk/core/ledger/contents.py",
+        "        if schemes.count(2) < schemes.count(1):\n",
+        "        if schemes and 2 not in schemes:\n",
+        (
+            "tests/cli/test_scheme_upgrade.py::test_a_linked_table_of_an_older_dataset_is_still_found_after_the_upgrade",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -270,11 +270,14 @@ def seen_identified(home: Path, path: str | Path) -> bool:
 
 
 def needs_scheme1(home: Path) -> bool:
-    """Whether some dataset of the home is known by scheme-1 content keys only (recorded before scheme 2): a new
-    file's scheme-1 identity is then computed too, so that a re-saved copy of that dataset's table is still found.
-    Each dataset gets its scheme-2 key at its next release, and then this is False."""
+    """Whether some dataset of the home has a table known by its scheme-1 content key only (recorded before scheme
+    2): a new file's scheme-1 identity is then computed too, so that a re-saved copy of that table is still found.
+    A dataset may own several tables (a linked one, say), and each gets its scheme-2 key only when that table is
+    next released or opened: so this holds while a dataset has fewer scheme-2 keys than scheme-1 keys (while it
+    does, every table recorded gets both; two scheme-1 keys that scheme 2 takes as one keep it True: only slower)."""
     for contents in dataset_records(home).values():
-        if contents and not any(isinstance(s, dict) and s.get("scheme") == 2 for s in contents.values()):
+        schemes = [s.get("scheme", 1) if isinstance(s, dict) else 1 for s in contents.values()]
+        if schemes.count(2) < schemes.count(1):
             return True
     return False
 
