@@ -118,12 +118,15 @@ def parse_source(url: str) -> DatabaseSource:
         )
     table = query.get("table", "").strip() or None
     select = query.get("query", "").strip().rstrip(";").strip() or None
-    if (table is None) == (select is None):
+    if table is not None and select is not None:
         raise DatabaseError(
             server,
-            _(
-                "name one table (?table=SCHEMA.NAME) or one query (?query=SELECT ...) in the URL, not {what}"
-            ).format(what=_("both") if table is not None else _("neither")),
+            _("the URL names both a table and a query; give one: ?table=SCHEMA.NAME or ?query=SELECT ..."),
+        )
+    if table is None and select is None:
+        raise DatabaseError(
+            server,
+            _("the URL names no table; give one: ?table=SCHEMA.NAME (or a query: ?query=SELECT ...)"),
         )
     if table is not None and (table.count(".") > 1 or "" in table.split(".")):
         raise DatabaseError(
