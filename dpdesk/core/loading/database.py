@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 SCHEMES = ("postgresql", "postgres")
 #: seconds to wait for the server to answer a connection
 CONNECT_TIMEOUT = 10
-#: bytes of the COPY stream written at a time (psycopg hands over what the server sent, at most this much)
+#: how many bytes are read between two progress reports (each may cancel the read)
 BLOCK = 1 << 20
 #: the session settings that make the rows' text the same whatever the server's defaults
 SESSION = "SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'; SET extra_float_digits = 1; SET IntervalStyle = 'iso_8601'"
@@ -256,7 +256,7 @@ def copy_to_file(
     written = 0
     conn = _connect(source)
     try:
-        with conn, dest.open("wb") as out:
+        with conn, dest.open("wb", buffering=BLOCK) as out:
             conn.execute(SESSION)
             with conn.transaction():
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -265,11 +265,13 @@ def copy_to_file(
                 statement = sql.SQL("COPY ({}) TO STDOUT (FORMAT csv, HEADER)").format(
                     source.select(limit_zero=header_only)
                 )
+                told = 0
                 with conn.cursor() as cur, cur.copy(statement) as copy:
-                    for block in copy:
+                    for block in copy:  # a row at a time, as libpq hands them over; the file buffers them
                         out.write(block)
                         written += len(block)
-                        if on_bytes is not None:
+                        if on_bytes is not None and written - told >= BLOCK:
+                            told = written
                             on_bytes(written)
     except psycopg.OperationalError as exc:
         dest.unlink(missing_ok=True)
