@@ -26,7 +26,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,7 +96,11 @@ def main() -> None:
         for _round in range(args.repeats):
             for kind in KINDS:
                 got = subprocess.run(
-                    [args.python, "-c", CHILD, kind, url], capture_output=True, text=True, env=env, check=False
+                    [args.python, "-c", CHILD, kind, url],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    check=False,
                 )
                 if got.returncode:
                     raise SystemExit(f"{kind} failed: {got.stderr[-2000:]}")
