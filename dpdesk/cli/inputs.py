@@ -7,11 +7,11 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from dpdesk.core.common.dataurl import is_database_url
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.home import dpdesk_home
 from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.core.common.text import shown
-from dpdesk.core.loading.database import is_database_url
 from dpdesk.core.model.spec import Plan
 from dpdesk.core.plan.reader import apply_codebook, parse_plan, parse_plan_text, read_codebook
 from dpdesk.i18n import _

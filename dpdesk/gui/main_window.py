@@ -542,7 +542,7 @@ class MainWindow(QMainWindow):
     def add_recent(self, path: Path | str) -> None:
         """Remember a table or a plan by its absolute path (a relative one would depend on the folder dpdesk
         was started from), a database table by its URL (which holds no password)."""
-        from dpdesk.core.loading.database import is_database_url
+        from dpdesk.core.common.dataurl import is_database_url
 
         name = path if isinstance(path, str) and is_database_url(path) else os.path.abspath(path)
         files = [name] + [f for f in self.recent_files() if f != name]

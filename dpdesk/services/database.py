@@ -8,14 +8,9 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from dpdesk.core.common.dataurl import is_database_url
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
-from dpdesk.core.loading.database import (
-    DatabaseSource,
-    column_types,
-    copy_to_file,
-    is_database_url,
-    parse_source,
-)
+from dpdesk.core.loading.database import DatabaseSource, column_types, copy_to_file, parse_source
 
 #: PostgreSQL's types a plan declares as ``int`` or ``float`` (as ``format_type`` names them, without a modifier)
 INT_TYPES = ("smallint", "integer", "bigint")

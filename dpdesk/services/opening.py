@@ -44,7 +44,7 @@ def what_can_open() -> str:
 def identify(path: str | Path) -> Opened:
     """What ``path`` is; a :class:`DpdeskError` naming the problem and what dpdesk opens when it is none of them.
     A PostgreSQL URL is a table in a database (``docs/databases.md``)."""
-    from dpdesk.core.loading.database import is_database_url
+    from dpdesk.core.common.dataurl import is_database_url
 
     if is_database_url(path):
         return Opened("database", Path())

@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from dpdesk.core.common.dataurl import SCHEMES
 from dpdesk.core.common.errors import InputError
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
     import psycopg
 
-#: the URL schemes libpq reads
-SCHEMES = ("postgresql", "postgres")
 #: seconds to wait for the server to answer a connection
 CONNECT_TIMEOUT = 10
 #: how many bytes are read between two progress reports (each may cancel the read)
@@ -45,12 +44,6 @@ SESSION = "SET DateStyle = 'ISO, YMD'; SET TimeZone = 'UTC'; SET extra_float_dig
 class DatabaseError(InputError):
     """A table or query in PostgreSQL that could not be read: one line naming the server (and the table) and the
     fix; nothing was charged or written (exit 2, as for any data that cannot be read)."""
-
-
-def is_database_url(data: str | Path) -> bool:
-    """Whether ``--data`` names a table in a database (a ``postgresql://`` or ``postgres://`` URL) rather than a
-    file."""
-    return isinstance(data, str) and data.strip().lower().startswith(tuple(s + "://" for s in SCHEMES))
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ class Opening(Action):
 
     def open_data(self, path: str | None = None) -> Worker | None:
         """Read the table in the worker (its first rows, its hash, its dataset), then show it."""
-        from dpdesk.core.loading.database import is_database_url
+        from dpdesk.core.common.dataurl import is_database_url
 
         window = self.window
         path = path or window.ask_open_path(_("Open table"), data_filter(), "table")
