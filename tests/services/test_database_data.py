@@ -311,3 +311,25 @@ def test_plan_new_declares_the_tables_columns_and_number_types(
     }
     assert all(c["bounds"] == ["?", "?"] for c in columns.values())
     assert list(tmpdir_env.iterdir()) == []
+
+
+def test_the_rows_text_does_not_depend_on_the_servers_settings(pg_server: PgServer, tmp_path: Path) -> None:
+    """Dates, times and floats are written the same whatever the database's defaults (its time zone, date style,
+    float digits): the same rows, the same bytes, the same dataset."""
+    from dpdesk.core.loading.database import copy_to_file, parse_source
+
+    database = pg_server.new_database(f"data{next(_names)}")
+    pg_server.sql(
+        "CREATE TABLE t AS SELECT timestamptz '2025-03-04 05:06:07+00' AS at, date '2025-03-04' AS day, "
+        "0.1::float8 AS x",
+        database=database,
+    )
+    url = pg_server.url(database=database) + "&table=t"
+    got = []
+    for zone, style, digits in (("UTC", "ISO, YMD", 1), ("Asia/Shanghai", "SQL, DMY", -2)):
+        for key, value in (("TimeZone", zone), ("DateStyle", style), ("extra_float_digits", digits)):
+            pg_server.sql(f"ALTER DATABASE {database} SET {key} = '{value}'")
+        out = tmp_path / f"{len(got)}.csv"
+        copy_to_file(parse_source(url), out)
+        got.append(out.read_bytes())
+    assert got[0] == got[1] == b"at,day,x\n2025-03-04 05:06:07+00,2025-03-04,0.1\n"

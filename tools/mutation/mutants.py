@@ -6166,6 +6166,15 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         """        if base in ():""",
         ("tests/services/test_database_data.py::test_plan_new_declares_the_tables_columns_and_number_types",),
     ),
+    Mutant(
+        "PD08",
+        "database data: the rows' text follows the server's time zone, date style and float digits (the same rows, "
+        "other bytes and another content)",
+        "dpdesk/core/loading/database.py",
+        """            conn.execute(SESSION)""",
+        """            pass""",
+        ("tests/services/test_database_data.py::test_the_rows_text_does_not_depend_on_the_servers_settings",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
