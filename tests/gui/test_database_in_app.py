@@ -62,6 +62,10 @@ def test_open_database_table_opens_it_as_its_csv_and_remembers_no_password(
             copy.read_text(encoding="utf-8").splitlines()[0]
             == DATA.read_text(encoding="utf-8").splitlines()[0]
         )
+        # a table that is not there: refused in words, and the table open now keeps its rows
+        win.open_database(f"{server}&table=nothere")
+        qtbot.waitUntil(lambda: win.job is None and len(errors) == 1, timeout=60_000)
+        assert "there is no table nothere" in errors.pop() and copy.is_file()
         # a URL holding a password: refused in words, never remembered
         assert win.open_database(url.replace("admin@", "admin:hunter2@")) is None
         assert len(errors) == 1 and "~/.pgpass" in errors[0] and "hunter2" not in errors[0]

@@ -92,7 +92,6 @@ class Opening(Action):
     def _database_copy(self, url: str, progress: Progress) -> Path:
         """The rows of the database table ``url`` names, in a CSV file in this app's private folder."""
         import atexit
-        import contextlib
 
         from dpdesk.core.loading.database import copy_to_file
         from dpdesk.core.release.streaming import private_folder
@@ -100,13 +99,19 @@ class Opening(Action):
 
         source = source_of(url)
         assert source is not None
-        if self._copies is not None:  # the previous database table's rows go now
-            self._copies.close()
-        self._copies = contextlib.ExitStack()
-        atexit.register(self._copies.close)
-        folder = self._copies.enter_context(private_folder())
-        dest = folder / source.file_name
-        copy_to_file(source, dest, on_bytes=lambda n: progress.update(n, 0, "reading"))
+        copies = contextlib.ExitStack()
+        try:
+            folder = copies.enter_context(private_folder())
+            dest = folder / source.file_name
+            copy_to_file(source, dest, on_bytes=lambda n: progress.update(n, 0, "reading"))
+        except BaseException:
+            copies.close()  # the table open now keeps its rows
+            raise
+        previous, self._copies = self._copies, copies
+        if previous is not None:  # the previous database table's rows go now
+            previous.close()
+        else:
+            atexit.register(lambda: self._copies.close() if self._copies is not None else None)
         return dest
 
     def open_data(self, path: str | None = None) -> Worker | None:
