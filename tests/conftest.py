@@ -34,3 +34,16 @@ def _gc_on_the_gui_thread() -> Iterator[None]:
 
         QThreadPool.globalInstance().waitForDone(120_000)
         guard.uninstall()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[object]:
+    """One real PostgreSQL server for the session (``tests/pgserver.py``: the team ledger's tests and the database
+    data source's), started on first use and removed at the end; skipped where PostgreSQL is not installed."""
+    from tests.pgserver import PgServer
+
+    server = PgServer().start()
+    try:
+        yield server
+    finally:
+        server.remove()

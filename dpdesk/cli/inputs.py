@@ -3,9 +3,11 @@ costs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import argparse
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from dpdesk.core.common.dataurl import is_database_url
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.home import dpdesk_home
 from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
@@ -55,3 +57,33 @@ def stated_costs(costs: Sequence[str], costs_file: str | None) -> tuple[StatedCo
                 _("cannot read {path}: {err}").format(path=shown(costs_file), err=exc.strerror or exc)
             ) from None
     return tuple(stated)
+
+
+def with_database_data(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """The command, with a ``--data`` that names a table in PostgreSQL (``postgresql://...?table=...``) read into
+    a private CSV file for the command's run (removed after it; ``plan new`` reads the header alone): every command
+    then reads it as a CSV file. ``simulate`` refuses ``--data`` whatever it names."""
+
+    def run(args: argparse.Namespace) -> int:
+        data = getattr(args, "data", None)
+        if args.command == "simulate" or not isinstance(data, str) or not is_database_url(data):
+            return handler(args)
+        from pathlib import Path
+
+        from dpdesk.services.database import data_file, declared_types, source_of
+
+        source = source_of(data)
+        assert source is not None
+        args.data_label = (
+            data  # what messages name (no password: refused); the private copy is gone after the command
+        )
+        header_only = args.command == "plan" and getattr(args, "plan_verb", None) == "new"
+        if header_only:
+            args.types = declared_types(source)
+            if not getattr(args, "out", None):  # beside the private copy would be removed with it
+                args.out = str(Path.cwd() / f"{Path(source.file_name).stem}_plan.json")
+        with data_file(data, header_only=header_only) as path:
+            args.data = str(path)
+            return handler(args)
+
+    return run

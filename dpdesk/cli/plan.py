@@ -30,6 +30,7 @@ def _new(args: argparse.Namespace) -> int:
             epsilon=args.epsilon,
             encoding=args.encoding,
             delimiter=args.delimiter,
+            types=getattr(args, "types", None),
         )
     )
     plan = shown(made.path)
@@ -38,7 +39,7 @@ def _new(args: argparse.Namespace) -> int:
             "Wrote {plan}: a plan template declaring {n} column from the header of {data} (no value was read).",
             "Wrote {plan}: a plan template declaring {n} columns from the header of {data} (no value was read).",
             len(made.columns),
-        ).format(plan=plan, n=len(made.columns), data=shown(args.data))
+        ).format(plan=plan, n=len(made.columns), data=shown(getattr(args, "data_label", args.data)))
     )
     if made.left_out:
         names = ", ".join(f'"{shown(n)}"' for n in made.left_out)
@@ -91,6 +92,6 @@ def _check(args: argparse.Namespace) -> int:
             plan=plan, columns=found.columns, queries=found.queries
         )
     )
-    data = shown(args.data) if args.data else "your.csv"
+    data = shown(getattr(args, "data_label", args.data)) if args.data else "your.csv"
     print(_("Next: {command}").format(command=f"dpdesk budget {plan} --data {data}"))
     return 0

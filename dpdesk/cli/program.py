@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from dpdesk.cli import app, budget, ledger, officer, plan, release, review, simulate, suggest, team
+from dpdesk.cli.inputs import with_database_data
 from dpdesk.cli.parser import build_parser
 from dpdesk.cli.printer import run_command
 from dpdesk.i18n import _
@@ -50,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command is None or args.command == "open":
         return app.run(args)
-    return run_command(COMMANDS[args.command], args, as_program)
+    return run_command(with_database_data(COMMANDS[args.command]), args, as_program)
 
 
 def _a_path(word: str) -> bool:

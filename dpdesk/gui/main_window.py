@@ -350,6 +350,12 @@ class MainWindow(QMainWindow):
             QKeySequence.StandardKey.Open,
             _("Open a CSV, Excel or Parquet table"),
         )
+        self.open_database_action = act(
+            _("Open &database table…"),
+            self.open_database,
+            None,
+            _("Open a table (or a query's rows) in PostgreSQL"),
+        )
         self.open_plan_action = act(_("Open &plan…"), self.open_plan, "Ctrl+Shift+O")
         self.review_action = act(
             _("Re&view release…"),
@@ -448,6 +454,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu(_("&File"))
         file_menu.addAction(self.open_action)
+        file_menu.addAction(self.open_database_action)
         self.recent_menu = file_menu.addMenu(_("Open &recent"))
         file_menu.addAction(self.open_plan_action)
         file_menu.addSeparator()
@@ -532,11 +539,13 @@ class MainWindow(QMainWindow):
             return [value]
         return [str(v) for v in value] if isinstance(value, list | tuple) else []
 
-    def add_recent(self, path: Path) -> None:
+    def add_recent(self, path: Path | str) -> None:
         """Remember a table or a plan by its absolute path (a relative one would depend on the folder dpdesk
-        was started from)."""
-        path = Path(os.path.abspath(path))
-        files = [str(path)] + [f for f in self.recent_files() if f != str(path)]
+        was started from), a database table by its URL (which holds no password)."""
+        from dpdesk.core.common.dataurl import is_database_url
+
+        name = path if isinstance(path, str) and is_database_url(path) else os.path.abspath(path)
+        files = [name] + [f for f in self.recent_files() if f != name]
         self.settings.setValue("recent/files", files[:MAX_RECENT])
         self._fill_recent()
 
@@ -792,6 +801,10 @@ class MainWindow(QMainWindow):
     def open_data(self, path: str | None = None) -> Worker | None:
         """File > Open table (asked when ``path`` is not given)."""
         return self.opening.open_data(path)
+
+    def open_database(self, url: str | None = None) -> Worker | None:
+        """File > Open database table (asked when ``url`` is not given)."""
+        return self.opening.open_database(url)
 
     def open_sample(self) -> Worker | None:
         """The welcome page's sample: the bundled table and its plan, unsaved."""

@@ -22,7 +22,7 @@ HEAD_BYTES = 1024 * 1024
 #: but Parquet's and Excel's).
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".xlsx", ".parquet")
 
-Kind = Literal["package", "ledger", "plan", "table"]
+Kind = Literal["package", "ledger", "plan", "table", "database"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,12 @@ def what_can_open() -> str:
 
 
 def identify(path: str | Path) -> Opened:
-    """What ``path`` is; a :class:`DpdeskError` naming the problem and what dpdesk opens when it is none of them."""
+    """What ``path`` is; a :class:`DpdeskError` naming the problem and what dpdesk opens when it is none of them.
+    A PostgreSQL URL is a table in a database (``docs/databases.md``)."""
+    from dpdesk.core.common.dataurl import is_database_url
+
+    if is_database_url(path):
+        return Opened("database", Path())
     p = Path(path).expanduser()
     if p.is_dir():
         if (p / "ledger.json").is_file() and (p / "plan.json").is_file():

@@ -29,6 +29,8 @@ class NewPlanRequest:
     epsilon: float | None = None
     encoding: str | None = None
     delimiter: str | None = None
+    #: the columns' types where a database declares them (``int``, ``float``): public schema, no value read
+    types: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ def new_plan(request: NewPlanRequest) -> NewPlan:
     kept, left = template_columns(header.names)
     if not kept:
         raise InputError(str(request.data), _("the header names no column"), line=1)
-    template = plan_template(kept, title=request.data.stem, epsilon=request.epsilon)
+    template = plan_template(kept, title=request.data.stem, epsilon=request.epsilon, types=request.types)
     _write(out, template_text(template) + "\n", force=force)
     ambiguous = request.encoding is None and header.encoding in _AMBIGUOUS
     return NewPlan(out, kept, left, request.epsilon is None, header.encoding if ambiguous else "")

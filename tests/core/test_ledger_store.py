@@ -24,7 +24,7 @@ from dpdesk.core.ledger.filestore import FileStore
 from dpdesk.core.ledger.pgstore import PgStore
 from dpdesk.core.ledger.store import ChainStore
 from dpdesk.core.model.spec import canonical_json
-from tests.team.conftest import pg_server, team  # noqa: F401  (the team store's real server)
+from tests.team.conftest import team  # noqa: F401  (the team store's real server: pg_server is tests/conftest.py's)
 
 ROOT = Path(__file__).resolve().parents[2]
 

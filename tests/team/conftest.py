@@ -4,7 +4,6 @@ database of its own holding a fresh team ledger, with a curator, a second curato
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,15 +12,6 @@ import pytest
 from tests.pgserver import PgServer
 
 _names = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    server = PgServer().start()
-    try:
-        yield server
-    finally:
-        server.remove()
 
 
 @dataclass

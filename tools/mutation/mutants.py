@@ -2307,8 +2307,8 @@ import PySide6  # noqa: F401
         "WL05",
         "app: recent files are stored as given (relative paths)",
         "dpdesk/gui/main_window.py",
-        r"""        path = Path(os.path.abspath(path))""",
-        r"""        path = Path(path)""",
+        r"""        name = path if isinstance(path, str) and is_database_url(path) else os.path.abspath(path)""",
+        r"""        name = str(path)""",
         ("tests/gui/test_shell.py",),
     ),
     Mutant(
@@ -5111,7 +5111,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TT02",
         "a team ledger whose certificate does not verify is reported as unreachable (check the network) instead of "
         "naming the certificate and sslrootcert",
-        "dpdesk/core/ledger/pgstore.py",
+        "dpdesk/core/loading/database.py",
         r"""    if "certificate" in text or "ssl was required" in text or "does not support ssl" in text:
         return "tls"
 """,
@@ -5127,7 +5127,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TT03",
         "a team ledger that refuses the login (no password, a wrong one) is reported as unreachable instead of "
         "naming libpq's password file",
-        "dpdesk/core/ledger/pgstore.py",
+        "dpdesk/core/loading/database.py",
         r"""    if state.startswith("28") or "password" in text or "fe_sendauth" in text or "pg_hba.conf" in text:
         return "login"
 """,
@@ -6077,6 +6077,84 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         """        _NO_DOWNGRADE.format(version=SCHEMA_VERSION),""",
         """        "",""",
         ("tests/team/test_team_import_attacks.py::test_the_printed_upgrade_never_downgrades_a_newer_team",),
+    ),
+    # --- issue 30, item 4: tables from PostgreSQL (dpdesk/core/loading/database.py) -------------------------------
+    Mutant(
+        "PD01",
+        "database data: a URL holding a password is used (and shown) instead of refused for ~/.pgpass or PGPASSWORD",
+        "dpdesk/core/loading/database.py",
+        """    if parts.password is not None or "password" in query or "sslpassword" in query:""",
+        """    if False:""",
+        ("tests/services/test_database_data.py::test_a_password_is_never_taken_nor_written",),
+    ),
+    Mutant(
+        "PD02",
+        "database data: a query runs in a transaction that may write",
+        "dpdesk/core/loading/database.py",
+        """                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")""",
+        """                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")""",
+        (
+            "tests/services/test_database_data.py::test_a_table_name_is_an_identifier_and_a_query_runs_read_only",
+        ),
+    ),
+    Mutant(
+        "PD03",
+        "database data: a table's name is pasted into SQL instead of quoted as an identifier",
+        "dpdesk/core/loading/database.py",
+        """            body = sql.SQL("SELECT * FROM {}").format(sql.Identifier(*parts))""",
+        """            body = sql.SQL("SELECT * FROM " + self.table)""",
+        (
+            "tests/services/test_database_data.py::test_a_table_name_is_an_identifier_and_a_query_runs_read_only",
+        ),
+    ),
+    Mutant(
+        "PD04",
+        "database data: the private copy of the rows is left in the temporary folder after the command",
+        "dpdesk/core/release/streaming.py",
+        """        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)""",
+        """        yield folder
+    finally:
+        pass""",
+        ("tests/services/test_database_data.py::test_a_table_and_its_csv_are_one_dataset_with_one_budget",),
+    ),
+    Mutant(
+        "PD05",
+        "database data: a missing table is reported as an unreadable one, without naming table=SCHEMA.NAME",
+        "dpdesk/core/loading/database.py",
+        """    if state in ("42P01", "3F000"):  # undefined_table, invalid_schema_name""",
+        """    if state in ("3F000",):""",
+        (
+            "tests/services/test_database_data.py::test_each_failure_is_one_line_naming_the_server_and_the_fix",
+        ),
+    ),
+    Mutant(
+        "PD06",
+        "database data: a role the server does not know is reported as an unreachable server, not a refused login",
+        "dpdesk/core/loading/database.py",
+        """    if re.search(r'role "[^"]*" does not exist', text):""",
+        """    if False:""",
+        (
+            "tests/services/test_database_data.py::test_each_failure_is_one_line_naming_the_server_and_the_fix",
+        ),
+    ),
+    Mutant(
+        "PD07",
+        "database data: plan new declares a number column of the database as a text column to fill",
+        "dpdesk/services/database.py",
+        """        if base in INT_TYPES:""",
+        """        if base in ():""",
+        ("tests/services/test_database_data.py::test_plan_new_declares_the_tables_columns_and_number_types",),
+    ),
+    Mutant(
+        "PD08",
+        "database data: the rows' text follows the server's time zone, date style and float digits (the same rows, "
+        "other bytes and another content)",
+        "dpdesk/core/loading/database.py",
+        """            conn.execute(SESSION)""",
+        """            pass""",
+        ("tests/services/test_database_data.py::test_the_rows_text_does_not_depend_on_the_servers_settings",),
     ),
     Mutant(
         "SC01",

@@ -37,6 +37,7 @@ from dpdesk.core.common import faults
 from dpdesk.core.common.errors import BudgetExceeded
 from dpdesk.core.ledger.pgschema import MAX_SKETCH_BYTES, MAX_SKETCHES, OLDEST_SERVER, SCHEMA_VERSION
 from dpdesk.core.ledger.team import TeamLedgerError, check_url, redacted, team_url
+from dpdesk.core.loading.database import failed_connection
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -373,19 +374,6 @@ class PgStore:
             with contextlib.suppress(Exception):
                 self._conn.close()
         self._conn = None
-
-
-def failed_connection(exc: BaseException) -> str:
-    """Why a connection failed, as far as libpq's message and the server's SQLSTATE say: ``tls`` (the server's
-    certificate, or TLS itself, did not verify), ``login`` (no password, a wrong one, or no rule admitting the user)
-    or ``other`` (the network, a server that is down: what the generic message's advice fits)."""
-    state = str(getattr(exc, "sqlstate", None) or "")
-    text = str(exc).lower()
-    if "certificate" in text or "ssl was required" in text or "does not support ssl" in text:
-        return "tls"
-    if state.startswith("28") or "password" in text or "fe_sendauth" in text or "pg_hba.conf" in text:
-        return "login"
-    return "other"
 
 
 _STORES: dict[tuple[int, str], PgStore] = {}

@@ -9,7 +9,7 @@ epsilon is a placeholder too unless the user states it; the rest are the app's d
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dpdesk.core.model.spec import HELP_KEY, PLACEHOLDER, PLAN_VERSION
@@ -35,10 +35,29 @@ def template_columns(names: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, 
     return tuple(kept), tuple(left)
 
 
-def plan_template(names: Sequence[str], *, title: str, epsilon: float | None = None) -> dict[str, Any]:
-    """A plan declaring every column of ``names`` with its type, bounds and categories left to fill."""
-    columns = {
-        name: {
+def plan_template(
+    names: Sequence[str],
+    *,
+    title: str,
+    epsilon: float | None = None,
+    types: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A plan declaring every column of ``names`` with its type, bounds and categories left to fill; a column
+    whose type ``types`` gives (``int`` or ``float``: a database's declared column type, public schema, never
+    read off the values) is declared with it, its bounds left to fill."""
+    columns: dict[str, Any] = {}
+    for name in template_columns(names)[0]:
+        known = (types or {}).get(name)
+        if known in ("int", "float"):
+            columns[name] = {
+                HELP_KEY: _(
+                    "the type the database declares; fill the bounds; not used by any query: delete this column"
+                ),
+                "type": known,
+                "bounds": [PLACEHOLDER, PLACEHOLDER],
+            }
+            continue
+        columns[name] = {
             HELP_KEY: _(
                 "int or float: fill bounds and delete categories; category: fill categories and delete bounds; "
                 "not used by any query: delete this column"
@@ -47,8 +66,6 @@ def plan_template(names: Sequence[str], *, title: str, epsilon: float | None = N
             "bounds": [PLACEHOLDER, PLACEHOLDER],
             "categories": PLACEHOLDER,
         }
-        for name in template_columns(names)[0]
-    }
     return {
         HELP_KEY: [
             _("A dpdesk plan made from the table's header alone: no value of the table was read."),

@@ -69,6 +69,8 @@ from dpdesk.core.model.spec import ColumnSpec, Plan
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from dpdesk.core.dp.queries_base import QueryDesign
 
 #: The default memory limit, as a fraction of the machine's physical memory.
@@ -296,6 +298,20 @@ def _new_partition_folder(parent: str | None) -> Path:
             continue
         return folder
     raise FileExistsError(f"no new folder could be made in {base}")
+
+
+@contextlib.contextmanager
+def private_folder(parent: str | None = None) -> Iterator[Path]:
+    """A new folder (mode 0700) under the temporary folder for files holding raw rows (a database table read as
+    CSV): removed when the block ends, by the SIGTERM/SIGHUP handler, or, if the process was killed, by the next
+    :func:`sweep_stale_partitions`."""
+    folder = _new_partition_folder(parent)
+    _watch(folder)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        _unwatch(folder)
 
 
 def sweep_stale_partitions(parent: str | None = None) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,10 @@ class OpenedTable:
 
 
 class Opening(Action):
-    """File > Open table, Open recent, a dropped file, the welcome page's sample."""
+    """File > Open table, Open database table, Open recent, a dropped file, the welcome page's sample."""
+
+    #: the private folder holding the database table opened last (its rows as CSV), while the app runs
+    _copies: contextlib.ExitStack[bool | None] | None = None
 
     def open_path(self, path: str) -> Worker | bool | None:
         """Open what ``path`` is, told by its content (:func:`dpdesk.services.opening.identify`): a release package
@@ -49,26 +53,87 @@ class Opening(Action):
         except DpdeskError as exc:
             window.show_error(str(exc))
             return None
+        if opened.kind == "database":
+            return window.open_database(path)
         if opened.kind in ("package", "ledger"):
             return window.review(str(opened.path))
         if opened.kind == "plan":
             return window.open_plan(str(opened.path))
         return window.open_data(str(opened.path))
 
+    def open_database(self, url: str | None = None) -> Worker | None:
+        """File > Open database table: its rows read once into a private CSV file (kept while the app runs, removed
+        when it ends or another database table is opened; swept if the app is killed), then opened as a table.
+        Remembered among the recent tables by its URL, which holds no password (a URL holding one is refused)."""
+        from dpdesk.core.common.errors import DpdeskError
+        from dpdesk.services.database import source_of
+
+        window = self.window
+        if not url:  # the menu's action passes False
+            from dpdesk.gui.views.database_dialog import DatabaseDialog
+
+            last = str(window.settings.value("database/server", "") or "")
+            dialog = DatabaseDialog(last, window)
+            if dialog.exec() != DatabaseDialog.DialogCode.Accepted:
+                return None
+            url = dialog.url()
+        try:
+            source = source_of(url)
+        except DpdeskError as exc:
+            window.show_error(str(exc))
+            return None
+        if source is None:
+            return self.open_data(url)
+        window.settings.setValue(
+            "database/server", url.split("?table=")[0].split("&table=")[0].split("?query=")[0]
+        )
+        return self.open_data(url)
+
+    def _database_copy(self, url: str, progress: Progress) -> Path:
+        """The rows of the database table ``url`` names, in a CSV file in this app's private folder."""
+        import atexit
+
+        from dpdesk.core.loading.database import copy_to_file
+        from dpdesk.core.release.streaming import private_folder
+        from dpdesk.services.database import source_of
+
+        source = source_of(url)
+        assert source is not None
+        copies = contextlib.ExitStack()
+        try:
+            folder = copies.enter_context(private_folder())
+            dest = folder / source.file_name
+            copy_to_file(source, dest, on_bytes=lambda n: progress.update(n, 0, "reading"))
+        except BaseException:
+            copies.close()  # the table open now keeps its rows
+            raise
+        previous, self._copies = self._copies, copies
+        if previous is not None:  # the previous database table's rows go now
+            previous.close()
+        else:
+            atexit.register(lambda: self._copies.close() if self._copies is not None else None)
+        return dest
+
     def open_data(self, path: str | None = None) -> Worker | None:
         """Read the table in the worker (its first rows, its hash, its dataset), then show it."""
+        from dpdesk.core.common.dataurl import is_database_url
+
         window = self.window
         path = path or window.ask_open_path(_("Open table"), data_filter(), "table")
         if not path:
             return None
+        url = path if is_database_url(path) else None
         p = Path(path)
         home = self.state.home
 
         def job(progress: Progress) -> OpenedTable:
+            nonlocal p
             from dpdesk.core.common.errors import LedgerError
             from dpdesk.core.loading import file_sha256, peek, suggest_from_peek
             from dpdesk.services.common import Dataset
 
+            if url is not None:
+                p = self._database_copy(url, progress)
             pk = peek(p)
             sha = file_sha256(p, progress)
             # which dataset the table belongs to, by its bytes or its content (here in the worker: the first time,
@@ -87,14 +152,14 @@ class Opening(Action):
             self.state.set_data(
                 p, table.peek, table.suggested, table.sha256, table.near, table.identity_error
             )
-            window.add_recent(p)
+            window.add_recent(url if url is not None else p)
             window.tabs.setCurrentWidget(window.schema_view)
             if self.state.plan_path is not None:  # a plan opened first: the plan of this table from now on
                 window.files.remember_plan(p, self.state.plan_path)
             else:
                 window.offer_last_plan()
 
-        return self.run(job, done, _("Opening {name}…").format(name=p.name))
+        return self.run(job, done, _("Opening {name}…").format(name=p.name if url is None else url))
 
     def open_sample(self) -> Worker | None:
         """Open the bundled sample table and its plan (the README's quick start) in one go. The plan is opened
