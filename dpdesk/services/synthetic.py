@@ -50,15 +50,7 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
     fields = entry.get("synthetic")
     if not isinstance(fields, dict) or not fields:
         return ()
-    from dpdesk.core.dp.statistics.synthetic import (
-        SyntheticQuery,
-        attributes,
-        domain_version_of,
-        fit_version_of,
-        measurements_from_dict,
-        synthetic_table,
-        table_csv,
-    )
+    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, regenerate_columns
     from dpdesk.core.plan.reader import parse_plan
 
     plan = parse_plan(entry.plan)
@@ -67,10 +59,8 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
         progress.update(i, len(fields), "computing")
         spec = next(q for q in plan.queries if q.name == name)
         assert isinstance(spec, SyntheticQuery)
-        attrs = attributes(spec, plan.columns, domain_version_of(f))
-        released = measurements_from_dict(f)
-        table, codes = synthetic_table(attrs, released, int(f["rows"]), int(f["seed"]), fit_version_of(f))
-        data = table_csv(attrs, table)
+        table = regenerate_columns(f, spec, plan)
+        data = table.csv()
         reader = csv.reader(io.StringIO(data.decode("utf-8")))
         header = tuple(next(reader))
         head: list[tuple[str, ...]] = []
@@ -78,15 +68,11 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
             if len(head) >= HEAD_ROWS:
                 break
             head.append(tuple(row))
+        released = f["one_way"]
         marginals = tuple(
-            Marginal(
-                a.name,
-                a.labels(),
-                tuple(int(v) for v in released.one_way[j].noisy),
-                tuple(int((codes[:, j] == v).sum()) for v in range(a.size)) if len(codes) else (0,) * a.size,
-            )
-            for j, a in enumerate(attrs)
+            Marginal(a.name, a.labels(), tuple(int(v) for v in released[j]), own)
+            for j, (a, own) in enumerate(zip(table.attrs, table.level_counts(), strict=True))
         )
-        out.append(SyntheticTable(name, str(f["file"]), len(table), header, tuple(head), data, marginals))
+        out.append(SyntheticTable(name, str(f["file"]), table.n_rows, header, tuple(head), data, marginals))
     progress.update(len(fields), len(fields), "computing")
     return tuple(out)

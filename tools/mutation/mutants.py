@@ -2789,8 +2789,8 @@ def _sum128(""",
         "SG03",
         "synthetic tables in the app: Save table as CSV writes other bytes than the release package's CSV",
         "dpdesk/services/synthetic.py",
-        r"""        data = table_csv(attrs, table)""",
-        r"""        data = table_csv(attrs, table, bom=True)""",
+        r"""        data = table.csv()""",
+        r"""        data = table.csv(bom=True)""",
         (SGA,),
     ),
     Mutant(
@@ -2996,10 +2996,10 @@ def _sum128(""",
         "OA04",
         "layers: what the release builds on imports the release module back (the package reaches it: a cycle)",
         "dpdesk/core/publish/package.py",
-        r"""    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+        r"""    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, columns_csv, regenerate_columns
 """,
         r"""    from dpdesk.core.release.steps import noisy_rows  # noqa: F401
-    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, columns_csv, regenerate_columns
 """,
         (LAYERS,),
     ),
@@ -3601,14 +3601,16 @@ def _sum128(""",
     last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
     a, b = first[safe], last[safe]
     steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    out: np.ndarray
     if attr.kind == "int":
-        return [int(v) for v in np.clip(steps, math.ceil(lo_b), math.floor(hi_b)).tolist()]""",
+        out = np.clip(steps, math.ceil(lo_b), math.floor(hi_b))""",
         r"""    last[-1] = math.floor(float(_on_grid(np.asarray([attr.edges[-1]]), scale)[0]))
     last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
     a, b = first[safe], last[safe]
     steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    out: np.ndarray
     if attr.kind == "int":
-        return [int(v) for v in steps.tolist()]""",
+        out = steps""",
         (
             "tests/core/test_synthetic_domain.py::test_every_synthetic_value_lies_within_its_bounds_categories_and_level",
             "tests/core/test_synthetic_domain.py::test_an_int_level_holding_one_value_writes_that_value",
@@ -6151,6 +6153,51 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         (
             "tests/core/test_recost_cache.py::test_listing_report_and_costs_are_the_same_with_and_without_the_cache",
         ),
+    ),
+    Mutant(
+        "RW01",
+        "synthetic CSV from arrays: a float below 1e-4 is written as polars writes it (0.00001), not as Python (1e-05)",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        """        fast = (np.round(vals, 6) == vals) & (size < _BIG) & ((size >= _SMALL) | (vals == 0.0))""",
+        """        fast = (np.round(vals, 6) == vals) & (size < _BIG)""",
+        (
+            "tests/core/test_synthetic_csv.py::test_small_and_large_floats_are_written_as_python_writes_them",
+            "tests/core/test_synthetic_csv.py::test_the_csv_from_arrays_is_byte_for_byte_the_one_csv_writer_s",
+        ),
+    ),
+    Mutant(
+        "RW02",
+        "a release draws its synthetic table twice: the report draws it again instead of counting the package's",
+        "dpdesk/core/publish/package.py",
+        """        synthetic_counts=synthetic_counts,""",
+        """        synthetic_counts=None,""",
+        (
+            "tests/core/test_synthetic_csv.py::test_a_release_draws_its_synthetic_table_once_and_reports_its_levels",
+        ),
+    ),
+    Mutant(
+        "RW03",
+        "synthetic CSV from arrays: a category label is written raw (a formula not neutralised, a line break unquoted)",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        """        pl.Series([_csv_cell(c) for c in a.categories] + [""], dtype=pl.String)  # the last: a missing level""",
+        """        pl.Series([*a.categories, ""], dtype=pl.String)""",
+        ("tests/core/test_synthetic_csv.py::test_the_csv_from_arrays_is_byte_for_byte_the_one_csv_writer_s",),
+    ),
+    Mutant(
+        "RW04",
+        "synthetic CSV from arrays: a float with more than 6 decimals is written unrounded",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        """        fast = (np.round(vals, 6) == vals) & (size < _BIG) & ((size >= _SMALL) | (vals == 0.0))""",
+        """        fast = (size < _BIG) & ((size >= _SMALL) | (vals == 0.0))""",
+        ("tests/core/test_synthetic_csv.py::test_the_csv_from_arrays_is_byte_for_byte_the_one_csv_writer_s",),
+    ),
+    Mutant(
+        "RW05",
+        "synthetic CSV from arrays: a slice of rows runs to the end of the table (rows written twice)",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        """        rows = slice(start, min(n, start + CSV_ROWS))""",
+        """        rows = slice(start, n)""",
+        ("tests/core/test_synthetic_csv.py::test_the_csv_is_the_same_written_in_slices_of_any_size",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

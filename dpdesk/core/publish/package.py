@@ -40,16 +40,23 @@ def package_files(spend: Entry) -> tuple[str, ...]:
     return (*PACKAGE_FILES, *(n for n in safe if n not in PACKAGE_FILES))
 
 
-def write_synthetic_tables(out_dir: Path, plan: Plan, spend: SpendEntry, *, bom: bool = False) -> None:
+def write_synthetic_tables(
+    out_dir: Path, plan: Plan, spend: SpendEntry, *, bom: bool = False
+) -> dict[str, list[tuple[int, ...]]]:
     """Write each synthetic table of the release, regenerated from its spend entry (noisy marginals and seed:
-    post-processing, free); called only once the spend entry is durable."""
-    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, regenerate, table_csv
+    post-processing, free); called only once the spend entry is durable. Returns each table's rows per level of
+    each column (for the report, which then need not draw the table again)."""
+    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, columns_csv, regenerate_columns
 
+    counts: dict[str, list[tuple[int, ...]]] = {}
     for name, fields in (spend.get("synthetic") or {}).items():
         spec = next(q for q in plan.queries if q.name == name)
         assert isinstance(spec, SyntheticQuery)
-        attrs, table = regenerate(fields, spec, plan)
-        write_atomic(out_dir / fields["file"], table_csv(attrs, table, bom=bom))
+        table = regenerate_columns(fields, spec, plan)
+        write_atomic(out_dir / fields["file"], columns_csv(table.attrs, table.values, table.codes, bom=bom))
+        counts[name] = table.level_counts()
+        del table
+    return counts
 
 
 def file_hash(path: Path) -> str:
@@ -77,7 +84,7 @@ def write_package(
 
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "release.csv", rows_to_csv(rows, bom=bom))
-    write_synthetic_tables(out_dir, plan, spend, bom=bom)
+    synthetic_counts = write_synthetic_tables(out_dir, plan, spend, bom=bom)
     write_atomic(
         out_dir / "plan.json",
         (json.dumps(plan.to_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8"),
@@ -95,6 +102,7 @@ def write_package(
         settings_entry=settings,
         dataset_name=dataset_name,
         title=title,
+        synthetic_counts=synthetic_counts,
     )
     write_atomic(out_dir / "report.pdf", pdf.getvalue())
     hashes = {name: file_hash(out_dir / name) for name in package_files(spend)}

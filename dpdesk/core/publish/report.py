@@ -242,9 +242,12 @@ def write_release_report(
     settings_entry: Entry | None,
     dataset_name: str,
     title: str | None = None,
+    synthetic_counts: Mapping[str, Sequence[Sequence[int]]] | None = None,
 ) -> None:
     """The PDF report of one release (from the plan, the released rows and the ledger entries only); ``title``
-    heads it instead of the plan's title (the plan itself is unchanged)."""
+    heads it instead of the plan's title (the plan itself is unchanged). ``synthetic_counts``: each synthetic
+    table's rows per level of each column, when the caller has just drawn the table (else it is drawn again from
+    the spend entry)."""
     _register_fonts()
     from reportlab.lib.units import mm
     from reportlab.platypus import PageBreak, Spacer
@@ -398,7 +401,9 @@ def write_release_report(
         for n in tr.get("notes", []):
             lines.append(("small", _("Note: {n}").format(n=n)))
         story.extend(_line_paragraphs(lines, st))
-        story.extend(synthetic_section(name, plan_dict, spend, st, width))  # a synthetic table's own section
+        story.extend(
+            synthetic_section(name, plan_dict, spend, st, width, (synthetic_counts or {}).get(name))
+        )  # a synthetic table's own section
         story.append(Spacer(1, 3 * mm))
 
     story.append(PageBreak())

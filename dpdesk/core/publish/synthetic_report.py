@@ -1,11 +1,13 @@
 """The release report's section on a synthetic table: what was measured, how the table was made, the released
 noisy one-way marginals beside the table's own, and what analysis of it can and cannot show.
 
-Reads only the plan and the spend entry (released values and the seed): the table is regenerated from them.
+Reads only the plan and the spend entry (released values and the seed): the table's rows per level are those the
+package's writer counted when it drew the table, or else the table is drawn again from them (its levels only).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dpdesk.core.common.shown import plain
@@ -19,9 +21,15 @@ MAX_LEVELS_SHOWN = 12
 
 
 def synthetic_section(
-    name: str, plan_dict: dict[str, Any], spend: SpendEntry, st: Any, width: float
+    name: str,
+    plan_dict: dict[str, Any],
+    spend: SpendEntry,
+    st: Any,
+    width: float,
+    counts: Sequence[Sequence[int]] | None = None,
 ) -> list[Any]:
-    """Flowables for query ``name`` if it is a synthetic table (else none)."""
+    """Flowables for query ``name`` if it is a synthetic table (else none); ``counts``: the table's rows per level
+    of each column, when the caller drew it (None: drawn again here)."""
     fields = (spend.get("synthetic") or {}).get(name)
     if fields is None:
         return []
@@ -33,7 +41,7 @@ def synthetic_section(
         domain_version_of,
         fit_version_of,
         measurements_from_dict,
-        synthetic_table,
+        synthetic_level_counts,
     )
     from dpdesk.core.plan.reader import parse_plan
     from dpdesk.core.publish.pdftext import _p, _table
@@ -43,9 +51,10 @@ def synthetic_section(
     assert isinstance(spec, SyntheticQuery)
     attrs = attributes(spec, plan.columns, domain_version_of(fields))
     released = measurements_from_dict(fields)
-    _rows, codes = synthetic_table(
-        attrs, released, int(fields["rows"]), int(fields["seed"]), fit_version_of(fields)
-    )
+    if counts is None:
+        counts = synthetic_level_counts(
+            attrs, released, int(fields["rows"]), int(fields["seed"]), fit_version_of(fields)
+        )
     split = released.split
     pairs = ", ".join(f"{attrs[i].name} × {attrs[j].name}" for i, j in released.selected)
     out: list[Any] = [
@@ -84,7 +93,7 @@ def synthetic_section(
     table = [[_("Column"), _("Level"), _("Released (noisy)"), _("Synthetic table")]]
     for j, a in enumerate(attrs):
         noisy = released.one_way[j].noisy
-        own = [int((codes[:, j] == v).sum()) for v in range(a.size)] if len(codes) else [0] * a.size
+        own = counts[j]
         labels = a.labels()
         for v in range(min(a.size, MAX_LEVELS_SHOWN)):
             table.append([a.name if v == 0 else "", labels[v], str(noisy[v]), str(own[v])])

@@ -337,6 +337,16 @@ def measurements_from_dict(d: dict[str, Any]) -> synthesiser.Measurements:
     return synthesiser.Measurements(split, sizes, one, pairs, two)
 
 
+def _draw_codes(
+    released: synthesiser.Measurements, rows: int | None, seed: int, fit_version: int
+) -> tuple[np.ndarray, np.random.Generator]:
+    """The levels (n x d) the released marginals and the seed give, and the generator, ready to draw the values."""
+    model = synthesiser.fit(released, fit_version)
+    n = synthesiser.table_rows(model.total, rows)
+    rng = synthesiser.generator(seed)
+    return synthesiser.sample_codes(model, n, rng), rng
+
+
 def synthetic_table(
     attrs: list[synthesiser.Attribute],
     released: synthesiser.Measurements,
@@ -344,23 +354,74 @@ def synthetic_table(
     seed: int,
     fit_version: int = synthesiser.FIT_VERSION,
 ) -> tuple[list[list[object]], np.ndarray]:
-    """The synthetic table the released marginals and the seed give (post-processing: reads nothing else).
+    """The synthetic table the released marginals and the seed give (post-processing: reads nothing else), as
+    Python rows (for small tables; :func:`synthetic_columns` gives the same table as arrays).
 
     Returns the rows (values: a category's label, a number drawn uniformly inside its level and the column's
     bounds, None for missing: :func:`~dpdesk.core.dp.synthetic.decode`, by the attributes' domain version) and the
     levels (n x d)."""
-    model = synthesiser.fit(released, fit_version)
-    n = synthesiser.table_rows(model.total, rows)
-    rng = synthesiser.generator(seed)
-    codes = synthesiser.sample_codes(model, n, rng)
+    codes, rng = _draw_codes(released, rows, seed, fit_version)
     cols = [synthesiser.decode(a, codes[:, j], rng) for j, a in enumerate(attrs)]
     return [list(r) for r in zip(*cols, strict=True)] if cols else [], codes
+
+
+@dataclass(frozen=True)
+class SyntheticColumns:
+    """A synthetic table as arrays: its levels (n x d) and each column's values (float64: a number as drawn, a
+    category's level; a missing level's cells are blank in the CSV). The same draws as :func:`synthetic_table`."""
+
+    attrs: list[synthesiser.Attribute]
+    codes: np.ndarray
+    values: list[np.ndarray]
+
+    @property
+    def n_rows(self) -> int:
+        """The number of rows."""
+        return int(self.codes.shape[0])
+
+    def level_counts(self) -> list[tuple[int, ...]]:
+        """Each column's rows per level (missing included), as the report and the app show them."""
+        return [
+            tuple(np.bincount(self.codes[:, j], minlength=a.size)[: a.size].tolist())
+            if self.n_rows
+            else (0,) * a.size
+            for j, a in enumerate(self.attrs)
+        ]
+
+    def csv(self, *, bom: bool = False) -> bytes:
+        """The table's CSV: the same bytes as :func:`table_csv` of :func:`synthetic_table`'s rows."""
+        return columns_csv(self.attrs, self.values, self.codes, bom=bom)
+
+
+def synthetic_columns(
+    attrs: list[synthesiser.Attribute],
+    released: synthesiser.Measurements,
+    rows: int | None,
+    seed: int,
+    fit_version: int = synthesiser.FIT_VERSION,
+) -> SyntheticColumns:
+    """:func:`synthetic_table`'s table (the same draws from the same seed) as arrays: no Python object per cell."""
+    codes, rng = _draw_codes(released, rows, seed, fit_version)
+    values = [synthesiser.decode_array(a, codes[:, j], rng) for j, a in enumerate(attrs)]
+    return SyntheticColumns(attrs, codes, values)
+
+
+def synthetic_level_counts(
+    attrs: list[synthesiser.Attribute],
+    released: synthesiser.Measurements,
+    rows: int | None,
+    seed: int,
+    fit_version: int = synthesiser.FIT_VERSION,
+) -> list[tuple[int, ...]]:
+    """The rows per level of each column of :func:`synthetic_table`'s table (its levels alone are drawn)."""
+    codes, _rng = _draw_codes(released, rows, seed, fit_version)
+    return SyntheticColumns(attrs, codes, []).level_counts()
 
 
 def table_csv(attrs: list[synthesiser.Attribute], table: list[list[object]], *, bom: bool = False) -> bytes:
     """The synthetic table as CSV through dpdesk's one CSV writer (:func:`dpdesk.core.dp.values.csv_bytes`): a header
     of the column names, missing as an empty cell, text cells a spreadsheet would run as formulas prefixed with '
-    (as release.csv), a cell holding a line break quoted."""
+    (as release.csv), a cell holding a line break quoted. A float is written as ``repr(round(v, 6))``."""
     from dpdesk.core.dp.statistics.kit import csv_bytes, neutralise
 
     return csv_bytes(
@@ -376,6 +437,87 @@ def _cell(v: object) -> str:
     return str(v)
 
 
+def _csv_cell(text: str) -> str:
+    """One cell as dpdesk's CSV writer writes it (neutralised, quoted as the csv module quotes it)."""
+    import csv
+    import io
+
+    from dpdesk.core.dp.statistics.kit import neutralise
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow([neutralise(text), ""])
+    return buf.getvalue()[: -len(",\r\n")]
+
+
+#: Numbers from this magnitude up are written by Python (its repr turns to an exponent at 1e16).
+_BIG = 1e16
+#: Numbers below this magnitude (but 0) are written by Python (its repr writes 1e-05, polars 0.00001).
+_SMALL = 1e-4
+
+
+#: Rows formatted at a time: the text of one such slice (a few MB per column) is all the CSV holds besides its bytes.
+CSV_ROWS = 100_000
+
+
+def columns_csv(
+    attrs: list[synthesiser.Attribute], values: list[np.ndarray], codes: np.ndarray, *, bom: bool = False
+) -> bytes:
+    """The CSV of a synthetic table given as arrays, byte for byte :func:`table_csv`'s, without Python work per
+    cell: a category's cell is its label written once per level and gathered by level; a number is written by
+    polars, whose text is Python's ``repr`` for every float that ``round(v, 6)`` leaves unchanged and that is 0
+    or between 1e-4 and 1e16 in magnitude (the others, rare, by Python itself, cell by cell); an int by polars.
+    Written :data:`CSV_ROWS` rows at a time into one buffer (no copy of the whole table as text)."""
+    import io
+
+    import polars as pl
+
+    out = io.BytesIO()
+    if bom:
+        out.write(b"\xef\xbb\xbf")
+    out.write((",".join(_csv_cell(a.name) for a in attrs) + "\n").encode("utf-8"))
+    labels = [
+        pl.Series([_csv_cell(c) for c in a.categories] + [""], dtype=pl.String)  # the last: a missing level
+        if a.kind == "category"
+        else None
+        for a in attrs
+    ]
+    n = int(codes.shape[0])
+    for start in range(0, n, CSV_ROWS):
+        rows = slice(start, min(n, start + CSV_ROWS))
+        frame: dict[str, pl.Series] = {}
+        for j, (a, vals) in enumerate(zip(attrs, values, strict=True)):
+            level = codes[rows, j]
+            cells = labels[j]
+            if cells is not None:
+                col = cells.gather(np.minimum(level, a.n_values))
+            else:
+                col = _numbers(a.kind, vals[rows])
+                if a.missing_level:
+                    col = col.scatter(np.flatnonzero(level >= a.n_values), None)
+            frame[str(j)] = col
+        pl.DataFrame(frame).write_csv(out, include_header=False, quote_style="never", null_value="")
+    return out.getvalue()
+
+
+def _numbers(kind: str, vals: np.ndarray) -> Any:
+    """A numeric column's cells as text: ``str(int(v))`` for an int column, ``repr(round(v, 6))`` for a float."""
+    import polars as pl
+
+    if kind == "int":
+        if len(vals) == 0 or float(np.abs(vals).max()) < 2.0**53:
+            return pl.Series(vals.astype(np.int64)).cast(pl.String)
+        return pl.Series([str(int(v)) for v in vals.tolist()], dtype=pl.String)
+    # np.round(v, 6) == v (finite): v is the double nearest a number of 6 decimals, so Python's round(v, 6) is v
+    with np.errstate(over="ignore", invalid="ignore"):
+        size = np.abs(vals)
+        fast = (np.round(vals, 6) == vals) & (size < _BIG) & ((size >= _SMALL) | (vals == 0.0))
+    col = pl.Series(vals, dtype=pl.Float64).cast(pl.String)
+    slow = np.flatnonzero(~fast)
+    if len(slow):
+        col = col.scatter(slow, pl.Series([repr(round(v, 6)) for v in vals[slow].tolist()], dtype=pl.String))
+    return col
+
+
 def fit_version_of(entry_field: dict[str, Any]) -> int:
     """The fit a release's table was made with (its ledger field ``fit``; entries from before it: version 1)."""
     return int(entry_field.get("fit", 1))
@@ -384,7 +526,7 @@ def fit_version_of(entry_field: dict[str, Any]) -> int:
 def regenerate(
     entry_field: dict[str, Any], spec: SyntheticQuery, plan: Plan
 ) -> tuple[list[synthesiser.Attribute], list[list[object]]]:
-    """The table of one synthetic query from its spend entry's record (free: post-processing)."""
+    """The table of one synthetic query from its spend entry's record (free: post-processing), as Python rows."""
     attrs = attributes(spec, plan.columns, domain_version_of(entry_field))
     released = measurements_from_dict(entry_field)
     rows = int(entry_field["rows"])
@@ -392,6 +534,18 @@ def regenerate(
         attrs, released, rows, int(entry_field["seed"]), fit_version_of(entry_field)
     )
     return attrs, table
+
+
+def regenerate_columns(entry_field: dict[str, Any], spec: SyntheticQuery, plan: Plan) -> SyntheticColumns:
+    """:func:`regenerate`'s table as arrays (what the package and the app write: no Python object per cell)."""
+    attrs = attributes(spec, plan.columns, domain_version_of(entry_field))
+    return synthetic_columns(
+        attrs,
+        measurements_from_dict(entry_field),
+        int(entry_field["rows"]),
+        int(entry_field["seed"]),
+        fit_version_of(entry_field),
+    )
 
 
 class Synthetic(Statistic):

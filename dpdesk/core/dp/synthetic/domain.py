@@ -183,7 +183,8 @@ def decode(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> list
     gives its level back): an int is uniform among the whole numbers of its level, the first level's from
     the lower bound, the last level's up to the upper bound; a float is uniform on the grid of
     :func:`float_decimals` within its level (the last level's up to the upper bound included). Version 1:
-    as releases before it drew them. Missing is None.
+    as releases before it drew them. Missing is None. The same values as :func:`decode_array`, as Python
+    objects.
     """
     n_values = attr.n_values
     out: list[object]
@@ -191,16 +192,26 @@ def decode(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> list
         cats = attr.categories
         out = [cats[c] if c < n_values else None for c in codes.tolist()]
         return out
-    safe = np.minimum(codes, n_values - 1)
-    u = rng.random(len(codes))  # one uniform draw per row, as version 1 drew them
-    out = _decode_v1(attr, safe, u) if attr.version == 1 else _decode_v2(attr, safe, u)
+    vals = decode_array(attr, codes, rng)
+    out = [int(v) for v in vals.tolist()] if attr.kind == "int" else vals.tolist()
     if attr.missing_level:
         for i in np.flatnonzero(codes >= n_values).tolist():
             out[i] = None
     return out
 
 
-def _decode_v1(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]:
+def decode_array(attr: Attribute, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """:func:`decode`'s values as one float64 array, drawing the same uniforms from ``rng`` (a category column's
+    levels are its values and draw nothing; an int column's values are whole numbers). A missing level's cells
+    (``codes >= attr.n_values``) hold a value of the last level: the caller blanks them."""
+    if attr.kind == "category":
+        return np.asarray(codes, dtype=np.float64)
+    safe = np.minimum(codes, attr.n_values - 1)
+    u = rng.random(len(codes))  # one uniform draw per row, as version 1 drew them
+    return _decode_v1(attr, safe, u) if attr.version == 1 else _decode_v2(attr, safe, u)
+
+
+def _decode_v1(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Version 1's numbers from uniform draws ``u`` (releases made before version 2 regenerate as they were made)."""
     e = np.asarray(attr.edges, dtype=np.float64)
     lo_b, hi_b = attr.bounds
@@ -214,12 +225,11 @@ def _decode_v1(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]
         hi_i[-1] = math.floor(right[-1])
         hi_i = np.maximum(hi_i, lo_i)
         a, b = lo_i[safe], hi_i[safe]
-        vals: np.ndarray = a + np.floor(u * (b - a + 1.0))
-        vals = np.minimum(vals, b)
-        return [int(v) for v in vals.tolist()]
+        whole: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+        return whole
     a, b = left[safe], right[safe]
-    vals = a + u * (b - a)
-    return [float(v) for v in vals.tolist()]
+    out: np.ndarray = a + u * (b - a)
+    return out
 
 
 def _levels(attr: Attribute) -> tuple[np.ndarray, np.ndarray]:
@@ -266,7 +276,7 @@ def _on_grid(x: np.ndarray, scale: float) -> np.ndarray:
     return out
 
 
-def _decode_v2(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]:
+def _decode_v2(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Version 2's numbers from uniform draws ``u`` (see :func:`decode`)."""
     left, right = _levels(attr)
     lo_b, hi_b = attr.bounds
@@ -277,6 +287,9 @@ def _decode_v2(attr: Attribute, safe: np.ndarray, u: np.ndarray) -> list[object]
     last = np.maximum(last, first)  # a level narrower than a step (only past MAX_DECIMALS): its first step
     a, b = first[safe], last[safe]
     steps: np.ndarray = np.minimum(a + np.floor(u * (b - a + 1.0)), b)
+    out: np.ndarray
     if attr.kind == "int":
-        return [int(v) for v in np.clip(steps, math.ceil(lo_b), math.floor(hi_b)).tolist()]
-    return [float(v) for v in np.clip(steps / scale, lo_b, hi_b).tolist()]
+        out = np.clip(steps, math.ceil(lo_b), math.floor(hi_b))
+    else:
+        out = np.clip(steps / scale, lo_b, hi_b)
+    return out
