@@ -9,7 +9,12 @@ Measures, side by side in one run, as fresh processes interleaved round by round
 * ``dpdesk release PLAN --data CSV --out DIR``: the bundled 2,000-row sample table with the sample plan (its
   budget raised so that 5,001 releases fit), package written;
 * the budget statement: ``dpdesk ledger statement --data CSV --out X.pdf`` as a whole (it verifies the whole
-  chain by design), and ``write_budget_statement`` alone, timed inside a worker process.
+  chain by design), and ``write_budget_statement`` alone, timed inside a worker process;
+* ``dpdesk ledger --data CSV``: one dataset's listing, every entry shown (``ledger_data``);
+* a governed release (``governed``): ``dpdesk release PLAN --data CSV --out DIR --approval FILE`` on a dataset
+  governed by an officer who requires signed plans, its plan approved at the head of the measured ledger. Its
+  homes (``governed-<n>``) are built the same way, every release with its own approval (``--governed-sizes``,
+  default the same sizes); the officer's keys and the approval of each measured home are made while building.
 
 "before" is the code at the branch point (``git archive`` of ``--old``, default ``git merge-base main HEAD``),
 "after" this working tree. The ledgers are built once by the "after" code through
@@ -50,7 +55,9 @@ REPO = HERE.parent
 SAMPLES = REPO / "resources" / "samples"
 CSV = SAMPLES / "census_sample.csv"
 PLAN = SAMPLES / "cps_wages_plan.json"
-COMMANDS = ("budget", "ledger", "release", "statement", "statement_pdf")
+COMMANDS = ("budget", "ledger", "ledger_data", "release", "governed", "statement", "statement_pdf")
+#: the commands measured on the governed homes
+GOVERNED = frozenset({"governed"})
 #: targets: time and peak RSS within this factor of the 1-release case (budget, ledger, release)
 TARGET_RATIO = 1.10
 #: target for write_budget_statement alone at 5,000 releases
@@ -75,6 +82,62 @@ def worker_build(home: str, n: int, plan_path: str) -> dict[str, Any]:
         if (i + 1) % 500 == 0:
             print(f"  built {i + 1}/{n} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
     return {"built": n, "seconds": time.perf_counter() - t0}
+
+
+def worker_build_governed(home: str, n: int, plan_path: str) -> dict[str, Any]:
+    """A dataset governed by an officer who requires signed plans, with ``n`` releases in ``home`` (the first before
+    the governance, then each with its own approval at the head), through the release code (no package)."""
+    os.fsync = lambda _fd: None  # building only, as worker_build
+    os.environ["DPDESK_HOME"] = home
+    from dpdesk.cli import main as cli
+    from dpdesk.core.loading import load_table
+    from dpdesk.core.plan.reader import parse_plan
+    from dpdesk.core.release.steps import release
+
+    keys = Path(home).parent / (Path(home).name + "-keys")
+    shutil.rmtree(keys, ignore_errors=True)
+    pf, rpf = keys / "pass.txt", keys / "rpass.txt"
+    keys.mkdir(parents=True)
+    pf.write_text("bench officer passphrase\n", encoding="utf-8")
+    rpf.write_text("bench recovery passphrase\n", encoding="utf-8")
+    argv = ["officer", "create", "--name", "Bench", "--out", str(keys / "k"), "--passphrase-file", str(pf)]
+    assert cli([*argv, "--recovery-passphrase-file", str(rpf)]) == 0
+    public = next((keys / "k").glob("*-public.json"))
+    plan = parse_plan(json.loads(Path(plan_path).read_text(encoding="utf-8")))
+    table = load_table(CSV, plan.columns)
+    t0 = time.perf_counter()
+    release(plan, CSV, Path(home), None, table=table)
+    assert (
+        cli(["ledger", "govern", "--data", str(CSV), "--officer", str(public), "--require-signed-plans"]) == 0
+    )
+    for i in range(n - 1):
+        release(plan, CSV, Path(home), None, table=table, approval=approve_at_head(home, plan_path))
+        if (i + 2) % 500 == 0:
+            print(f"  built {i + 2}/{n} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+    return {"built": n, "seconds": time.perf_counter() - t0}
+
+
+def approve_at_head(home: str, plan_path: str) -> bytes:
+    """The officer's approval of the plan at the head of the dataset's ledger in ``home`` (keys beside it)."""
+    from dpdesk.core.governance.officer import LedgerHead, load_signer, plan_params, sign_approval
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.core.plan.reader import parse_plan
+
+    keys = Path(home).parent / (Path(home).name + "-keys")
+    signer = load_signer(next((keys / "k").glob("*-private.pem")), "bench officer passphrase")
+    ledger = Ledger.for_dataset(Path(home), hashlib.sha256(CSV.read_bytes()).hexdigest())
+    state = ledger.read()
+    plan = parse_plan(json.loads(Path(plan_path).read_text(encoding="utf-8")))
+    assert ledger.dataset is not None
+    head = LedgerHead(state.seq, state.hash)
+    return sign_approval(signer, ledger.dataset, head, "approve_plan", plan_params(plan))
+
+
+def worker_approve(home: str, plan_path: str, out: str) -> dict[str, Any]:
+    """Write the approval of the plan at the head of ``home``'s ledger to ``out`` (for the measured release)."""
+    os.environ["DPDESK_HOME"] = home
+    Path(out).write_bytes(approve_at_head(home, plan_path))
+    return {"approval": out}
 
 
 def worker_statement_pdf(home: str, out: str) -> dict[str, Any]:
@@ -152,6 +215,7 @@ def measure(argv: list[str], src: Path, home: Path) -> dict[str, Any]:
         res.update(json.loads(lines[-1]))
     cpu = ru.ru_utime + ru.ru_stime
     res["wall_s"] = wall
+    res["cpu_s"] = cpu  # the child's own user + system time: steadier than the wall time on a busy machine
     res["peak_rss_mib"] = ru.ru_maxrss / 1024.0
     res["other_cores"] = max(0.0, (busy1 - busy0 - cpu) / wall) if wall > 0 else float("nan")
     return res
@@ -225,6 +289,22 @@ def command(cmd: str, plan: Path, home: Path) -> list[str]:
         return [*py, "-m", "dpdesk", "budget", str(plan), "--data", str(CSV)]
     if cmd == "ledger":
         return [*py, "-m", "dpdesk", "ledger"]
+    if cmd == "ledger_data":
+        return [*py, "-m", "dpdesk", "ledger", "--data", str(CSV)]
+    if cmd == "governed":
+        return [
+            *py,
+            "-m",
+            "dpdesk",
+            "release",
+            str(plan),
+            "--data",
+            str(CSV),
+            "--out",
+            str(home.parent / "rel"),
+            "--approval",
+            str(home.parent / "approval.json"),
+        ]
     if cmd == "release":
         return [
             *py,
@@ -261,17 +341,30 @@ def command(cmd: str, plan: Path, home: Path) -> list[str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5, help="0: build the homes only")
     ap.add_argument("--sizes", default="1,1000,5000")
     ap.add_argument("--commands", default=",".join(COMMANDS))
+    ap.add_argument("--governed-sizes", default=None, help="sizes of the governed homes (default: --sizes)")
     ap.add_argument("--old", default=None, help="the 'before' revision (default: git merge-base main HEAD)")
     ap.add_argument("--out", type=Path, default=HERE / "out" / "ledger_length")
     ap.add_argument("--results", type=Path, default=HERE / "RESULTS-ledger.md")
+    ap.add_argument(
+        "--strip-checkpoints",
+        action="store_true",
+        help="run 'before' on copies of the homes without their checkpoints (a baseline from before checkpoints)",
+    )
     ap.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         kind, *rest = args.worker
-        res = worker_build(rest[0], int(rest[1]), rest[2]) if kind == "build" else worker_statement_pdf(*rest)
+        if kind == "build":
+            res = worker_build(rest[0], int(rest[1]), rest[2])
+        elif kind == "build_governed":
+            res = worker_build_governed(rest[0], int(rest[1]), rest[2])
+        elif kind == "approve":
+            res = worker_approve(*rest)
+        else:
+            res = worker_statement_pdf(*rest)
         print(json.dumps(res))
         return 0
 
@@ -287,33 +380,46 @@ def main() -> int:
     plan.write_text(json.dumps(raw, indent=2), encoding="utf-8")
 
     homes: dict[tuple[str, int], Path] = {}
-    for n in sizes:
-        new, old = out / "homes" / f"after-{n}", out / "homes" / f"before-{n}"
+    gsizes = [int(x) for x in (args.governed_sizes or args.sizes).split(",")]
+    wanted = [(False, n) for n in sizes if set(commands) - GOVERNED] + [
+        (True, n) for n in gsizes if set(commands) & GOVERNED
+    ]
+    for governed, n in wanted:
+        kind = "governed" if governed else "after"
+        new, old = out / "homes" / f"{kind}-{n}", out / "homes" / f"before-{kind}-{n}"
         if not (new / "built").is_file():
             shutil.rmtree(new, ignore_errors=True)
-            print(f"building a ledger of {n} releases ...", file=sys.stderr, flush=True)
+            print(f"building a {kind} ledger of {n} releases ...", file=sys.stderr, flush=True)
             env = {**os.environ, "PYTHONPATH": str(REPO), "DPDESK_HOME": str(new)}
+            worker = "build_governed" if governed else "build"
+            me = str(Path(__file__).resolve())
             subprocess.run(
-                [
-                    sys.executable,
-                    str(Path(__file__).resolve()),
-                    "--worker",
-                    "build",
-                    str(new),
-                    str(n),
-                    str(plan),
-                ],
-                check=True,
-                env=env,
+                [sys.executable, me, "--worker", worker, str(new), str(n), str(plan)], check=True, env=env
             )
+            if governed:  # the approval of the measured release, at the head of the built ledger
+                approval = str(out / "homes" / f"{kind}-{n}-approval.json")
+                subprocess.run(
+                    [sys.executable, me, "--worker", "approve", str(new), str(plan), approval],
+                    check=True,
+                    env=env,
+                )
             (new / "built").write_text(str(n))
             shutil.rmtree(old, ignore_errors=True)
-        if not (old / "built").is_file():
+        if args.strip_checkpoints and not governed and not (old / "built").is_file():
             shutil.rmtree(old, ignore_errors=True)
             strip_checkpoints(new, old)
-        homes[("after", n)], homes[("before", n)] = new, old
+        key = -n if governed else n
+        homes[("after", key)] = new
+        homes[("before", key)] = old if args.strip_checkpoints and not governed else new
 
-    cases = [(v, n, c) for c in commands for n in sizes for v in ("before", "after")]
+    if args.rounds == 0:
+        return 0  # the homes only
+    cases = [
+        (v, -n if c in GOVERNED else n, c)
+        for c in commands
+        for n in (gsizes if c in GOVERNED else sizes)
+        for v in ("before", "after")
+    ]
     results: dict[tuple[str, int, str], list[dict[str, Any]]] = {k: [] for k in cases}
     scratch = Path(tempfile.mkdtemp(dir=out, prefix="run-"))
     loads: list[float] = []
@@ -326,6 +432,8 @@ def main() -> int:
             run_dir.mkdir()
             home = run_dir / "home"
             shutil.copytree(homes[(v, n)], home)
+            if n < 0:  # a governed home: its approval beside it
+                shutil.copy(out / "homes" / f"governed-{-n}-approval.json", run_dir / "approval.json")
             res = measure(command(c, plan, home), srcs[v], home)
             if r >= 0:
                 results[(v, n, c)].append(res)
@@ -334,7 +442,7 @@ def main() -> int:
             f"round {r + 1}/{args.rounds} done ({time.time() - t_start:.0f} s)", file=sys.stderr, flush=True
         )
     shutil.rmtree(scratch, ignore_errors=True)
-    write_results(args, results, sizes, commands, rev, loads)
+    write_results(args, results, sizes, gsizes, commands, rev, loads)
     return 0
 
 
@@ -342,6 +450,7 @@ def write_results(
     args: argparse.Namespace,
     results: dict[tuple[str, int, str], list[dict[str, Any]]],
     sizes: list[int],
+    gsizes: list[int],
     commands: list[str],
     rev: str,
     loads: list[float],
@@ -349,6 +458,8 @@ def write_results(
     names = {
         "budget": "`dpdesk budget PLAN --data CSV`",
         "ledger": "`dpdesk ledger` (listing)",
+        "ledger_data": "`dpdesk ledger --data CSV` (one dataset, every entry)",
+        "governed": "`dpdesk release --approval` (governed, signed plans)",
         "release": "`dpdesk release` (2,000 rows, package)",
         "statement": "`dpdesk ledger statement` (whole command)",
         "statement_pdf": "`write_budget_statement` alone",
@@ -364,7 +475,8 @@ def write_results(
             "`ru_maxrss` (`os.wait4`). The machine is shared with other engineers' work: "
             f"load average during the run median {med(loads):.2f} (max {max(loads):.2f}); 'other cores' is the CPU "
             "used by other processes during each measurement (2.0 = the whole 2-core machine). Times are medians "
-            "(min in brackets); ratios are to the same code's 1-release case (medians)."
+            "(min in brackets); 'CPU s' is the child's own user + system time (median), steadier than the wall time "
+            "on a busy machine; ratios are to the same code's 1-release case (medians)."
         ),
         "",
         (
@@ -372,25 +484,27 @@ def write_results(
             f"RSS; the budget statement (`write_budget_statement`) under {TARGET_STATEMENT_S:g} s at 5,000 releases."
         ),
         "",
-        "| command | code | releases | time s (min) | time ratio | peak RSS MiB | RSS ratio | other cores |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| command | code | releases | time s (min) | time ratio | CPU s | CPU ratio | peak RSS MiB | RSS ratio | other cores |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    base = sizes[0]
     for c in commands:
+        keys = [-n for n in gsizes] if c in GOVERNED else sizes
         for v in ("before", "after"):
-            b = results[(v, base, c)]
+            b = results[(v, keys[0], c)]
             bt, bm = med([x["wall_s"] for x in b]), med([x["peak_rss_mib"] for x in b])
-            for n in sizes:
+            bc = med([x.get("cpu_s", float("nan")) for x in b])
+            for n in keys:
                 xs = results[(v, n, c)]
                 t = med([x["wall_s"] for x in xs])
                 m = med([x["peak_rss_mib"] for x in xs])
+                cpu = med([x.get("cpu_s", float("nan")) for x in xs])
                 extra = ""
                 if c == "statement_pdf":
                     s = med([x["statement_s"] for x in xs])
                     extra = f" (in-process {s:.2f} s, min {min(x['statement_s'] for x in xs):.2f})"
                 lines.append(
-                    f"| {names[c]} | {v} | {n:,} | {t:.2f} ({min(x['wall_s'] for x in xs):.2f}){extra} | "
-                    f"{t / bt:.2f}x | {m:.0f} | {m / bm:.2f}x | {med([x['other_cores'] for x in xs]):.2f} |"
+                    f"| {names[c]} | {v} | {abs(n):,} | {t:.2f} ({min(x['wall_s'] for x in xs):.2f}){extra} | "
+                    f"{t / bt:.2f}x | {cpu:.2f} | {cpu / bc:.2f}x | {m:.0f} | {m / bm:.2f}x | {med([x['other_cores'] for x in xs]):.2f} |"
                 )
     lines += ["", f"Raw runs: `{args.out / 'results.json'}`.", ""]
     raw = {f"{v}/{n}/{c}": xs for (v, n, c), xs in results.items()}

@@ -143,6 +143,7 @@ QB = "dpdesk/core/dp/queries_base.py"
 AB = "dpdesk/core/dp/aggregates_base.py"
 R = "dpdesk/core/release/steps.py"
 L = "dpdesk/core/ledger/book.py"
+FHT = "tests/core/test_governed_tail.py"
 FS = "dpdesk/core/ledger/filestore.py"
 ENT = "dpdesk/core/ledger/entries.py"
 FSIO = "dpdesk/core/common/fsio.py"
@@ -1757,8 +1758,8 @@ import PySide6  # noqa: F401
         "GV03",
         "release: signed-plans policy not enforced (an unsigned plan is released)",
         "dpdesk/core/release/steps.py",
-        r"""    return require_plan(entries, plan_params(plan), approval, source=source)""",
-        r"""    return None""",
+        r"""    return require_plan_with(""",
+        r"""    return None and require_plan_with(""",
         (f"{GOV}::test_signed_plans_policy_refuses_an_unsigned_release_and_accepts_a_signed_one_once", GOV),
     ),
     Mutant(
@@ -6222,6 +6223,60 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "    if table is not None and table.identity is not None and False:\n",
         (
             "tests/core/test_typed_identity.py::test_a_file_written_to_during_the_load_gets_no_identity_from_it",
+        ),
+    ),
+    # --- every command flat in the history (issue 30, item 3): governed releases read the tail ---------
+    Mutant(
+        "FH01",
+        "governed release: the entries read back to a plan approval's head are not verified as links of the chain",
+        L,
+        """                entry = _checked_line(line, str(n), prev, n, self.dataset)
+                prev = entry.hash
+                out.append(entry)""",
+        """                entry = parse_entry(loads_entries(line.decode("utf-8")))
+                prev = entry.hash
+                out.append(entry)""",
+        (
+            "tests/core/test_governed_tail.py::test_an_approval_for_a_head_forged_before_the_checkpoint_is_refused",
+        ),
+    ),
+    Mutant(
+        "FH02",
+        "governed release: a replayed plan approval is checked against the checkpoint's nonces only (a forged "
+        "checkpoint that forgets it lets it through)",
+        R,
+        """        nonces |= nonces_of(back[1])""",
+        """        pass""",
+        (f"{FHT}::test_a_replayed_approval_is_refused_though_a_forged_checkpoint_forgets_its_nonce",),
+    ),
+    Mutant(
+        "FH03",
+        "governed release: a plan approval signed before the last checkpoint verifies the whole chain",
+        L,
+        """        if not state.full and self.team is None:
+            got = self._read_back(state, seq)""",
+        """        if False:
+            got = self._read_back(state, seq)""",
+        (
+            "tests/core/test_governed_tail.py::test_an_approval_signed_before_the_checkpoint_reads_back_to_its_head_only",
+        ),
+    ),
+    Mutant(
+        "FH04",
+        "governed release: the approval checks read the whole chain again (O(n) a release, O(n^2) a history)",
+        R,
+        """    back = ledger.back_to(state, seq) if seq is not None else None""",
+        """    back = ledger.back_to(state, seq) if seq is not None and ledger.verify() is not None else None""",
+        ("tests/core/test_governed_tail.py::test_a_governed_release_reads_only_the_tail_at_any_length",),
+    ),
+    Mutant(
+        "FH05",
+        "listing and statement: the Gaussian's epsilon is solved again for every entry (no cache)",
+        "dpdesk/core/ledger/recost.py",
+        """@functools.lru_cache(maxsize=4096, typed=True)""",
+        """@functools.lru_cache(maxsize=0, typed=True)""",
+        (
+            "tests/core/test_recost_cache.py::test_listing_report_and_costs_are_the_same_with_and_without_the_cache",
         ),
     ),
     Mutant(

@@ -577,6 +577,63 @@ class Ledger:
             state = ck.state_of(entries)
         return state
 
+    def back_to(self, state: State, seq: int) -> tuple[str, list[Entry]] | None:
+        """The hash of this chain's entry ``seq`` and the verified entries after it, up to the head of ``state`` (a
+        history read by :meth:`read` or a transaction); None when the chain holds no entry ``seq``.
+
+        What a plan approval needs of the chain (:func:`dpdesk.core.ledger.governed.require_plan_with`): that the head
+        it names is in the chain, and the nonces used since (an approval is only ever used after the head it was
+        signed at, so a replayed one is among them, whatever a checkpoint says). Read from the entries ``state``
+        holds when they reach back that far (the checkpoint links to the entry before it), else read back from the
+        end of the file to entry ``seq``, each line verified as a link of the chain that ends at ``state``'s head:
+        the cost is the distance to that entry, not the length of the history. The whole chain is verified instead
+        when that cannot be done (a team's chain, a file changed since, damage, which the full verification names).
+        """
+        if not 1 <= seq <= state.seq:
+            return None
+        first = state.tail[0] if state.tail else None
+        if first is not None and first.seq <= seq + 1:
+            after = [e for e in state.tail if e.seq > seq]
+            return (after[0].prev if after else state.hash), after
+        if not state.full and self.team is None:
+            got = self._read_back(state, seq)
+            if got is not None:
+                return got[0].hash, got[1:]
+        entries = self.verify()
+        if seq > len(entries):
+            return None
+        return entries[seq - 1].hash, list(entries[seq:])
+
+    def _read_back(self, state: State, seq: int) -> list[Entry] | None:
+        """Entries ``seq`` to ``state``'s head read from the end of the file, each verified as a link of a chain
+        ending at that head (its sequence number and hash); None when they are not (the caller verifies all)."""
+        from dpdesk.core.ledger import checkpoint as ck
+
+        if self.path is None or self.legacy:
+            return None
+        count = state.seq - seq + 1
+        try:
+            lines = ck.read_last(self.path, count)
+        except OSError:
+            return None
+        if lines is None or len(lines) != count:
+            return None
+        try:
+            first = loads_entries(lines[0].decode("utf-8"))
+            prev = first.get("prev") if isinstance(first, dict) else None
+            if not isinstance(prev, str):
+                return None
+            out: list[Entry] = []
+            for n, line in enumerate(lines, start=seq):
+                entry = _checked_line(line, str(n), prev, n, self.dataset)
+                prev = entry.hash
+                out.append(entry)
+        except (ValueError, LedgerError):
+            return None
+        if prev != state.hash:
+            return None  # not the chain whose head the history was read at
+        return out
+
     def _read_from_checkpoint(self) -> State | None:
         """The state from the last checkpoint and the entries after it, or None (then the caller verifies the whole
         chain, which names whatever is wrong). Only the file's tail is read (:func:`dpdesk.core.ledger.checkpoint.read_tail`).

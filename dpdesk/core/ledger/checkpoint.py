@@ -425,6 +425,29 @@ def read_tail(path: Path) -> tuple[list[bytes], int] | None:
         return None
 
 
+def read_last(path: Path, count: int) -> list[bytes] | None:
+    """The last ``count`` lines of a ledger file (fewer when it holds fewer), read backwards in blocks; None when
+    the file does not end with a newline or they are not within :data:`_MAX_TAIL_BYTES` of its end. Never reads
+    more of the file than that: what a release reads back to the head a plan approval names."""
+    if count < 1:
+        return []
+    with path.open("rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        pos, buf = size, b""
+        while pos > 0 and size - pos < _MAX_TAIL_BYTES:
+            step = min(_BLOCK, pos)
+            pos -= step
+            f.seek(pos)
+            buf = f.read(step) + buf
+            if not buf.endswith(b"\n"):
+                return None
+            if buf.count(b"\n") > count:  # the line before the first wanted one ends in what was read
+                return buf[:-1].split(b"\n")[-count:]
+        if pos > 0:
+            return None
+        return buf[:-1].split(b"\n")[-count:] if buf else []
+
+
 def nonces_of(entries: Iterable[Entry]) -> set[str]:
     """The approval nonces recorded in ``entries``."""
     return {n for e in entries if (n := _nonce(e)) is not None}

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,19 +225,31 @@ def require_with(
     return verify_approval(data, record, head, nonces, action, params, source=src)
 
 
-def _approved_head(doc: bytes | str, entries: Sequence[Entry]) -> LedgerHead:
-    """The head a plan approval names, when the chain still holds it; else the chain's head (which then refuses
-    it as stale)."""
+def _approved_head(doc: bytes | str, hash_at: Callable[[int], str | None], current: LedgerHead) -> LedgerHead:
+    """The head a plan approval names, when the chain still holds it (``hash_at(seq)`` is the hash of the chain's
+    entry ``seq``, or None when it holds none); else the chain's head ``current`` (which then refuses it as stale)."""
     try:
         raw = read_json(doc, jsonin.OFFICER)
         h = raw["payload"]["head"]
         seq, digest = h["seq"], h["hash"]
     except (ValueError, TypeError, KeyError):
-        return head_of(entries)
-    in_chain = isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq <= len(entries)
-    if in_chain and entries[seq - 1].hash == digest:
+        return current
+    in_chain = isinstance(seq, int) and not isinstance(seq, bool) and 1 <= seq <= current.seq
+    if in_chain and hash_at(seq) == digest:
         return LedgerHead(seq, str(digest))
-    return head_of(entries)
+    return current
+
+
+def approved_head_seq(doc: bytes | str | None) -> int | None:
+    """The sequence number of the head a plan approval names (None when it names none that could be in a chain):
+    what a release reads back to, when it is before the entries it has read."""
+    if doc is None:
+        return None
+    try:
+        seq = read_json(doc, jsonin.OFFICER)["payload"]["head"]["seq"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1 else None
 
 
 def require_plan(
@@ -254,7 +266,32 @@ def require_plan(
     at a head the chain still holds (see the module docstring), never used.
     """
     g = governance_of(entries)
-    if g is None or not g.record.policy.require_signed_plans:
+    return require_plan_with(
+        g.record if g is not None else None,
+        head_of(entries),
+        lambda seq: entries[seq - 1].hash if 1 <= seq <= len(entries) else None,
+        used_nonces(entries),
+        params,
+        doc,
+        source=source,
+    )
+
+
+def require_plan_with(
+    record: GovernanceRecord | None,
+    head: LedgerHead,
+    hash_at: Callable[[int], str | None],
+    nonces: Collection[str],
+    params: Mapping[str, Any],
+    doc: bytes | str | None,
+    *,
+    source: str | None = None,
+) -> VerifiedApproval | None:
+    """:func:`require_plan` with what it needs of the chain given: the governance in force, the chain's head, the
+    hash of any entry of it (``hash_at``) and the nonces of every approval it records. A release reads them from
+    the last checkpoint and the entries after it (:class:`dpdesk.core.ledger.checkpoint.State`), and reads back
+    further only to the head the approval names (:meth:`dpdesk.core.ledger.book.Ledger.hash_at`)."""
+    if record is None or not record.policy.require_signed_plans:
         if doc is not None:
             raise UsageError(
                 _(
@@ -268,14 +305,14 @@ def require_plan(
                 "this dataset is governed by {name} (key {fp}), who releases only plans they signed: ask them to "
                 "approve this plan (dpdesk officer approve-plan) and give the file with --approval; nothing was "
                 "charged"
-            ).format(name=g.record.officer.shown_name, fp=g.record.officer.fingerprint)
+            ).format(name=record.officer.shown_name, fp=record.officer.fingerprint)
         )
     data, src = _read(doc, source)
     return verify_approval(
         data,
-        g.record,
-        _approved_head(data, entries),
-        used_nonces(entries),
+        record,
+        _approved_head(data, hash_at, head),
+        nonces,
         "approve_plan",
         params,
         source=src,

@@ -40,6 +40,7 @@ recorded, and the next write (a release or a settings change) records it as a ``
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -115,8 +116,14 @@ def _higher(new: tuple[acc.QueryCost, ...], old: tuple[acc.QueryCost, ...]) -> b
     )
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
-    """The smallest epsilon at which a Gaussian of this sigma is (epsilon, delta)-DP (bisection, rounded up)."""
+    """The smallest epsilon at which a Gaussian of this sigma is (epsilon, delta)-DP (bisection, rounded up).
+
+    A pure function of its three numbers, remembered (bounded, least recently used first): a ledger re-costs every
+    past release whenever it is listed or stated, and the releases of one plan ask the same question each time (the
+    bisection evaluates the Gaussian's delta about sixty times). ``typed``: 1 and 1.0 are remembered apart, so a
+    value is exactly what the bisection gives for those arguments."""
     if delta <= 0:
         return math.inf
     lo, hi = 0.0, 1.0

@@ -58,6 +58,7 @@ from dpdesk.i18n import _
 if TYPE_CHECKING:
     from dpdesk.core.governance.officer import VerifiedApproval
     from dpdesk.core.identity.recognition import Resolution
+    from dpdesk.core.ledger.checkpoint import State
 
 
 class SettingsMismatch(DpdeskError):
@@ -365,11 +366,8 @@ def prepare_release(
         state = ledger.read()  # the history from its last checkpoint, bound to the recorded head
         check_settings(plan, state.settings)
         report = budget_report(plan, state=state)  # report.fits: whether it would fit now
-        # as the commit checks it: a governed dataset's approvals against its whole chain
-        governed = state.governance_entry is not None
-        _check_governance(
-            ledger.entries() if governed else [], plan, state.settings, approval, approval_source
-        )
+        # as the commit checks it: a governed dataset's approvals against what its history holds
+        _check_governance(ledger, state, plan, approval, approval_source)
         head = (state.seq, state.hash)
     return PreparedRelease(
         plan,
@@ -494,11 +492,9 @@ def _charge(
         check_settings(plan, settings)
         record_corrections(tx)
         report = budget_report(plan, state=tx.state)
-        # a governed dataset's approvals are checked against its whole chain (the heads and nonces it holds)
-        governed = tx.state.governance_entry is not None
-        approved = _check_governance(
-            tx.entries if governed else [], plan, settings, approval, approval_source
-        )
+        # a governed dataset's approvals: against the checkpoint and the entries after it, read back further only
+        # to the head a plan approval names (never the whole chain unless the tail cannot be trusted)
+        approved = _check_governance(ledger, tx.state, plan, approval, approval_source)
         if out_refused is not None:  # the output folder, refused before: now that the approval verified
             raise out_refused
         if not report.fits:
@@ -544,27 +540,48 @@ def _charge(
 
 
 def _check_governance(
-    entries: Sequence[Entry],
+    ledger: Ledger,
+    state: State,
     plan: Plan,
-    settings: dict[str, Any] | None,
     approval: bytes | None,
     source: str | None,
 ) -> VerifiedApproval | None:
     """A governed dataset's release: its settings were fixed with the officer's approval, and, when the policy
     requires signed plans, the plan's approval verifies (raises the :class:`~dpdesk.core.governance.officer.ApprovalError`
-    naming why). Before anything is charged."""
-    from dpdesk.core.governance.officer import plan_params
-    from dpdesk.core.ledger.governed import ApprovalRequired, governance_of, require_plan
+    naming why). Before anything is charged.
 
-    g = governance_of(entries)
-    if g is not None and settings is None:
+    Read from ``state`` (the last checkpoint and the entries after it: the governance in force, the head, the
+    nonces used) and, for a plan approval, the entries from the head it names to the end
+    (:meth:`dpdesk.core.ledger.book.Ledger.back_to`): the head must be in the chain, and its nonce not used by any of
+    them, whatever the checkpoint records. The same refusals as against the whole chain, at a cost that does not
+    grow with the history."""
+    from dpdesk.core.governance.officer import GovernanceRecord, LedgerHead, plan_params
+    from dpdesk.core.ledger.checkpoint import nonces_of
+    from dpdesk.core.ledger.governed import ApprovalRequired, approved_head_seq, require_plan_with
+
+    g = state.governance_entry
+    record = GovernanceRecord.from_payload(g.get("governance")) if g is not None else None
+    if record is not None and state.settings is None:
         raise ApprovalRequired(
             _(
                 "this dataset is governed by {name} (key {fp}), who fixes its budget: record its settings first with "
                 "their approval (dpdesk ledger change-settings PLAN --approval FILE); nothing was charged"
-            ).format(name=g.record.officer.shown_name, fp=g.record.officer.fingerprint)
+            ).format(name=record.officer.shown_name, fp=record.officer.fingerprint)
         )
-    return require_plan(entries, plan_params(plan), approval, source=source)
+    seq = approved_head_seq(approval) if record is not None and record.policy.require_signed_plans else None
+    back = ledger.back_to(state, seq) if seq is not None else None
+    nonces = set(state.nonces)
+    if back is not None:
+        nonces |= nonces_of(back[1])
+    return require_plan_with(
+        record,
+        LedgerHead(state.seq, state.hash),
+        lambda n: back[0] if back is not None and n == seq else None,
+        nonces,
+        plan_params(plan),
+        approval,
+        source=source,
+    )
 
 
 def record_corrections(tx: LedgerTransaction) -> Entry | None:
