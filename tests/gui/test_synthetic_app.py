@@ -237,13 +237,13 @@ def test_the_expected_fidelity_on_a_file_declared_public(
     qtbot.waitUntil(lambda: any("What it does" in t for t in visible_texts(win)), timeout=10_000)
 
     def home_files() -> dict[str, bytes]:
-        """Everything in the home but the log and the cache of files' content identities (the public file's is
-        remembered there: it was compared with the private tables by content)."""
-        cache = dpdesk_home / "identity" / "files"
+        """Everything in the home but the log and the caches of files' content identities (the public file's is
+        remembered there, and the file as seen: it was compared with the private tables by content)."""
+        caches = (dpdesk_home / "identity" / "files", dpdesk_home / "identity" / "seen")
         return {
             str(p): p.read_bytes()
             for p in dpdesk_home.rglob("*")
-            if p.is_file() and p.suffix != ".log" and cache not in p.parents
+            if p.is_file() and p.suffix != ".log" and not any(c in p.parents for c in caches)
         }
 
     before = home_files()

@@ -127,23 +127,32 @@ def test_ax_the_content_check_reads_the_same_bytes_as_the_load(
     with pytest.raises(NotPublic):  # the content check works when nothing moves
         public_table(plan(), target, home)  # type: ignore[arg-type]
 
-    real = recognition.content_identity
     saved = target.read_bytes()
+    swaps: list[str] = []
 
-    def swapped(path: object, *args: object, **kwargs: object) -> object:
-        target.write_bytes(harmless.read_bytes())
-        try:
-            return real(path, *args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            target.write_bytes(saved)
+    def swapping(name: str) -> object:
+        real = getattr(recognition, name)
 
-    monkeypatch.setattr(recognition, "content_identity", swapped)
+        def swapped(path: object, *args: object, **kwargs: object) -> object:
+            swaps.append(name)
+            target.write_bytes(harmless.read_bytes())
+            try:
+                return real(path, *args, **kwargs)
+            finally:
+                target.write_bytes(saved)
+
+        return swapped
+
+    for name in ("content_identity", "content_identity2"):  # scheme 1's and scheme 2's passes of their own
+        monkeypatch.setattr(recognition, name, swapping(name))
     # the cached identity of the copy (remembered by its SHA-256 above) would answer without a read: a fresh copy
     target.write_bytes(saved + b"\r\n")
     saved = target.read_bytes()
-    assert file_sha256(target) not in {p.stem for p in (home / "identity" / "files").glob("*.json")}
+    cached = {p.name.split(".")[0] for p in (home / "identity" / "files").glob("*.json")}
+    assert file_sha256(target) not in cached
     with pytest.raises(UsageError):  # NotPublic, or "changed while it was read"; on main: loaded
         public_table(plan(), target, home)  # type: ignore[arg-type]
+    assert swaps  # the content was read while the file was swapped
 
 
 def test_ax_a_public_file_without_rows_gets_no_fidelity_figure(tmp_path: Path) -> None:
