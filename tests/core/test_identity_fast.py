@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading import csvfile, wordhash
 from dpdesk.core.loading import identity as ident
-from dpdesk.core.loading.identity import ContentIdentity, content_identity, hash_padded, hash_rows, row_keys
+from dpdesk.core.loading.identity import ContentIdentity, content_identity, hash_rows, row_keys
+from dpdesk.core.loading.wordhash import hash_padded
 
 SECRET = bytes(range(32))
 QUIET = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
