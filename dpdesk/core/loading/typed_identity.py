@@ -40,7 +40,6 @@ engine runs on its own batches (Arrow columns) and returns as sums and bottom-k 
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +49,6 @@ import numpy as np
 
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.loading.identity import (
-    COLUMN_SKETCH_K,
     SKETCH_K,
     ColumnSketches,
     ContentIdentity,
@@ -130,13 +128,6 @@ def typed_batch(s: pl.Series, kind: str, labels: tuple[str, ...] = ()) -> Typed:
         fill = 0.0 if kind == "number" else 0
         return Typed(kind, s.fill_null(fill).to_numpy(), s.is_null().to_numpy(), labels)
     return Typed(kind, s.to_numpy(), None, labels)
-
-
-class Coded(NamedTuple):
-    """A category column's batch as read: its codes (a polars Series, null when missing) and its labels."""
-
-    codes: pl.Series
-    labels: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -396,7 +387,7 @@ class TypedIdentity:
 
     def submit(self, columns: list[Any]) -> None:
         """Hash a batch in the background: per column of the file, a polars Series, its category codes
-        (:class:`Coded`) or its :class:`Cells`. Small batches are gathered first (up to :data:`CHUNK_ROWS` rows:
+        (:class:`Typed`, from :meth:`coded` and :meth:`typed`). Small batches are gathered first (up to :data:`CHUNK_ROWS` rows:
         the per-call costs of numpy dominate a few thousand rows)."""
         n = len(columns[0]) if columns else 0
         if n == 0:
@@ -434,9 +425,7 @@ class TypedIdentity:
         for j in range(len(parts[0])):
             pieces = [p[j] for p in parts]
             first = pieces[0]
-            if isinstance(first, Cells):
-                batch.extend(self._join_cells(pieces))
-            elif isinstance(first, Typed):
+            if isinstance(first, Typed):
                 values = np.concatenate([t.values for t in pieces]) if len(pieces) > 1 else first.values
                 missing = None
                 if any(t.missing is not None for t in pieces):
@@ -452,19 +441,9 @@ class TypedIdentity:
                     batch.append(self.hasher.ints(values, missing))
                 else:
                     batch.append(self.hasher.numbers(values.astype(np.float64, copy=False), missing))
-            elif isinstance(first, Coded):
-                codes = pl.concat([c.codes for c in pieces]) if len(pieces) > 1 else first.codes
-                missing = codes.is_null().to_numpy() if codes.null_count() else None
-                batch.append(self.hasher.codes(codes.fill_null(0).to_numpy(), first.labels, missing))
             else:
                 batch.append(self.hasher.series(pl.concat(pieces) if len(pieces) > 1 else first))
         self.add(batch)
-
-    def _join_cells(self, pieces: list[Cells]) -> list[Cells]:
-        if len(pieces) == 1:
-            return [pieces[0]]
-        full = [c if c.index is None else Cells((c.u[0][c.index], c.u[1][c.index])) for c in pieces]
-        return [Cells((np.concatenate([c.u[0] for c in full]), np.concatenate([c.u[1] for c in full])))]
 
     def wait(self) -> None:
         """Until the batch in flight is hashed (its exception raised here)."""
@@ -576,11 +555,3 @@ def content_identity2(
         k=k,
         accumulator=TypedAccumulator(secret, k),
     )
-
-
-def canonical_name(name: str) -> str:
-    """A header name as the identity compares it."""
-    return unicodedata.normalize("NFC", str(name)).strip()
-
-
-__all__ = ["COLUMN_SKETCH_K", "SCHEME", "CellHasher", "Keys", "TypedIdentity", "canonical_name"]
