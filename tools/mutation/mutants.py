@@ -353,10 +353,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "Q01",
         "quantiles: the old score -|(1-q) #(x<c) - q #(x>c)|, which ignores rows equal to c",
         "dpdesk/core/dp/statistics/quantile.py",
-        r"""        return Exact([], quantile_utilities(np.asarray(below), np.asarray(at_most), n, spec.q))""",
-        r"""        b, a = np.asarray(below), np.asarray(at_most)
-        old = -np.abs((1.0 - spec.q) * b - spec.q * (n - a))  # x > c: n - #(x<=c)
-        return Exact([], [float(u) for u in old])""",
+        r"""            utilities += quantile_utilities(np.asarray(below[part]), np.asarray(at_most[part]), n, spec.q)""",
+        r"""            b, a = np.asarray(below[part]), np.asarray(at_most[part])
+            old = -np.abs((1.0 - spec.q) * b - spec.q * (n - a))  # x > c: n - #(x<=c)
+            utilities += [float(u) for u in old]""",
         (G_TIES, S_TIES),
     ),
     Mutant(
@@ -2484,8 +2484,9 @@ import PySide6  # noqa: F401
         "AC06",
         "accuracy: a quantile whose candidates miss the values claims its rank error unconditionally",
         "dpdesk/core/dp/accuracy_base.py",
-        r"""percentiles=pcts, exact_candidates=design.rank_exact)""",
-        r"""percentiles=pcts)""",
+        r"""            exact_candidates=design.rank_exact,
+""",
+        r"""""",
         ("tests/core/test_accuracy_edges.py::test_a_quantile_whose_candidates_miss_the_values_says_so",),
     ),
     Mutant(
@@ -6420,6 +6421,53 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         (
             "tests/cli/test_scheme_upgrade.py::test_a_linked_table_of_an_older_dataset_is_still_found_after_the_upgrade",
         ),
+    ),
+    Mutant(
+        "QG01",
+        "quantile by group: Du under replace 2k max(q, 1-q) -> k (the ungrouped bound; a row moving between groups "
+        "moves two groups' scores)",
+        "dpdesk/core/dp/statistics/quantile.py",
+        r"""            du = float_up(2 * k * max(qf, 1 - qf))""",
+        r"""            du = float(k)""",
+        (
+            "tests/core/test_bruteforce.py::test_the_quantile_by_group_reaches_its_du_when_a_row_moves_between_groups",
+        ),
+    ),
+    Mutant(
+        "QG02",
+        "quantile by group: Du under add/remove k max(q, 1-q) -> max(q, 1-q) per group (the k rows may land in "
+        "several groups)",
+        "dpdesk/core/dp/statistics/quantile.py",
+        r"""            du = float_up(k * max(qf, 1 - qf))""",
+        r"""            du = float_up((1 if groups is not None else k) * max(qf, 1 - qf))""",
+        (
+            "tests/core/test_bruteforce.py::test_the_quantile_by_group_reaches_its_du_when_a_row_moves_between_groups",
+        ),
+    ),
+    Mutant(
+        "QG03",
+        "quantile by group: every group picks from the first group's scores (the groups' utilities mixed)",
+        "dpdesk/core/dp/statistics/quantile.py",
+        r"""            idx = pick(exact.utilities[g * m : (g + 1) * m], design.components[0])""",
+        r"""            idx = pick(exact.utilities[0:m], design.components[0])""",
+        ("tests/core/test_quantile_by_group.py::test_each_group_picks_from_its_own_scores",),
+    ),
+    Mutant(
+        "QG04",
+        "quantile by group: each group scored on every row (the groups' rows mixed)",
+        "dpdesk/core/dp/statistics/quantile.py",
+        r"""            part = xv[order[bounds[g] : bounds[g + 1]]]""",
+        r"""            part = xv""",
+        ("tests/core/test_quantile_by_group.py::test_each_group_picks_from_its_own_scores",),
+    ),
+    Mutant(
+        "QG05",
+        "quantile by group: the ledger charged the query's epsilon once per group instead of once (parallel "
+        "composition ignored)",
+        "dpdesk/core/ledger/budget.py",
+        r"""    return [acc.QueryCost(d.spec.name, d.epsilon, d.delta, d.rho) for d in designs]""",
+        r"""    return [acc.QueryCost(d.spec.name, d.epsilon * len(d.cells) if d.spec.mechanism == "exponential" else d.epsilon, d.delta, d.rho) for d in designs]""",
+        ("tests/cli/test_grouped_quantile.py",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -127,7 +127,7 @@ class Accuracy:
     cells: int = 1
     together: bool = False
     rows: int | None = None
-    #: a ratio's per-group rows are expected_rows split evenly (the groups' sizes are not public)
+    #: a ratio's or a quantile's per-group rows are expected_rows split evenly (the groups' sizes are not public)
     per_group: bool = False
     percentiles: tuple[float, float] | None = None
     #: ratio without expected_rows: the two noises' half-widths at 1 - (1 - c)/2 (label, +-value)
@@ -182,10 +182,22 @@ class Accuracy:
                 "table of {n} rows (the plan's public estimate of the row count: fewer rows, a larger error)"
             ).format(e=_fmt(self.error), p=pct, n=self.rows)
         if self.kind == RANK:
-            text = _("the released value's rank is within ±{r} of q·n with probability {p}").format(
-                r=_fmt(self.error), p=pct
-            )
-            if self.percentiles is not None:
+            if self.per_group:
+                text = _(
+                    "each group's released value's rank is within ±{r} of q·n_g (n_g: the group's rows) with "
+                    "probability {p}"
+                ).format(r=_fmt(self.error), p=pct)
+            else:
+                text = _("the released value's rank is within ±{r} of q·n with probability {p}").format(
+                    r=_fmt(self.error), p=pct
+                )
+            if self.percentiles is not None and self.per_group:
+                lo, hi = self.percentiles
+                text += _(
+                    ": for a group of {n} rows (expected_rows split evenly among the groups), between "
+                    "percentiles {lo} and {hi}"
+                ).format(n=self.rows, lo=_pct(lo), hi=_pct(hi))
+            elif self.percentiles is not None:
                 lo, hi = self.percentiles
                 text += _(": with {n} rows, between percentiles {lo} and {hi}").format(
                     n=self.rows, lo=_pct(lo), hi=_pct(hi)
@@ -224,7 +236,7 @@ class Accuracy:
                 e=_fmt(self.error), n=self.rows
             )
         elif self.kind == RANK:
-            text = _("rank ±{r}").format(r=_fmt(self.error))
+            text = (_("rank ±{r} per group") if self.per_group else _("rank ±{r}")).format(r=_fmt(self.error))
         else:
             text = _("right if it leads by {l}").format(l=_fmt(self.error))
         return f"{text} ({pct})"
@@ -443,7 +455,6 @@ def statistic_accuracy(
     target = design.spec.accuracy
     if target is not None:
         confidence = target.confidence
-    n = plan.expected_rows
     if kind == VALUE:
         together = target is not None and target.cells == "all" and len(design.cells) > 1
         return Accuracy(
@@ -469,8 +480,19 @@ def statistic_accuracy(
     if kind == RANK:
         r = rank_error(design, confidence)
         pcts = None
-        if n is not None:
+        # by group: each group's rank error on its own, its percentiles for a group of expected_rows / groups rows
+        rows = _rows_per_cell(design, plan)
+        if rows is not None:
             q = float(getattr(design.spec, "q", 0.5))
-            pcts = (max(0.0, 100.0 * (q - r / n)), min(100.0, 100.0 * (q + r / n)))
-        return Accuracy(RANK, confidence, r, rows=n, percentiles=pcts, exact_candidates=design.rank_exact)
+            pcts = (max(0.0, 100.0 * (q - r / rows)), min(100.0, 100.0 * (q + r / rows)))
+        return Accuracy(
+            RANK,
+            confidence,
+            r,
+            len(design.cells),
+            rows=rows,
+            per_group=design.spec.group_by is not None,
+            percentiles=pcts,
+            exact_candidates=design.rank_exact,
+        )
     return Accuracy(LEAD, confidence, lead_for(design, confidence), unit=unit)

@@ -367,8 +367,8 @@ def _parse_queries(
                     f"queries[{i}]",
                     _(
                         "the plan would score more than {n} candidates in all (quantiles' candidates or grids, "
-                        "selections' candidates); use fewer candidates (a larger grid_step) or split it into smaller "
-                        "plans"
+                        "times their groups when grouped; selections' candidates); use fewer candidates (a larger "
+                        "grid_step), fewer groups, or split it into smaller plans"
                     ).format(n=f"{MAX_PLAN_CANDIDATES:,}"),
                 )
             if cells > MAX_PLAN_CELLS:

@@ -217,6 +217,10 @@ def look_headline(look: Look) -> str:
         text = _("One simulated release of {n} cells, each with its 95% interval (±{w}).").format(
             n=len(look.groups), w=plain(max(widths), 4)
         )
+    elif not widths:  # chosen candidates (a quantile by group): no interval
+        text = _("One simulated release of {n} cells (chosen candidates, without an interval).").format(
+            n=len(look.groups)
+        )
     else:
         text = _("One simulated release of {n} cells, with their 95% intervals.").format(n=len(look.groups))
     return text + " " + _("A diamond: the stand-in's own value.")

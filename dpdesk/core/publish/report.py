@@ -342,12 +342,14 @@ def write_release_report(
             story.append(_table(table, widths, st))
         numeric = len(qrows) > 1 and all(_is_number(r[2]) for r in qrows)
         if numeric:
+            # a grouped quantile's chosen candidates have no interval: bars without error bars
+            intervals = all(_is_number(r[3]) and _is_number(r[4]) for r in qrows)
             chart = results_chart(
                 name,
                 [r[1] for r in qrows],
                 [float(r[2]) for r in qrows],
-                [float(r[3]) for r in qrows],
-                [float(r[4]) for r in qrows],
+                [float(r[3]) for r in qrows] if intervals else None,
+                [float(r[4]) for r in qrows] if intervals else None,
             )
             story.append(Spacer(1, 2 * mm))
             story.append(drawing(chart, width * 0.8))

@@ -25,6 +25,32 @@ max(0, a', b')| <= max(|a - a'|, |b - b'|). So it suffices to bound how far each
   a and b by an amount in [-q, 1 - q] or its negative, so k removed and k added rows move them by at
   most k q + k (1 - q) = k, and the score by no more: Du = k still holds.
 
+By group (``group_by``): one exponential mechanism per declared category g of the group column, each
+with the query's epsilon and the same Du, choosing among the same candidates; the score of group g is
+u_g(c), computed as above on the rows of group g only (n_g, #(x < c) and #(x <= c) within the group).
+
+Privacy (parallel composition, proved here for the scores' dependence on rows): let D, D' be neighbours
+and Delta_g = max_c |u_g(c; D) - u_g(c; D')| the change of group g's score. The exponential mechanism
+run with (eps, Du) is (eps Delta_g / Du)-DP against that change (P(c) is proportional to
+exp(eps u_g(c) / (2 Du)): the numerator moves by at most eps Delta_g / (2 Du), the normaliser by as
+much again), and the groups' mechanisms use independent randomness, so the product over groups is
+(eps sum_g Delta_g / Du)-DP. Booking Du >= max over neighbours of sum_g Delta_g makes it eps-DP: the
+ledger is charged eps once for all the groups. Bounding sum_g Delta_g, with the per-row steps above
+(an added row moves group g's terms a_g, b_g by at most max(q, 1-q), a removed one likewise, a row
+replaced inside its group by at most q + (1 - q) = 1):
+
+* add_remove: the k rows added (or removed) land in some groups, k_g of them in group g with
+  sum_g k_g <= k; Delta_g <= k_g max(q, 1-q), so sum_g Delta_g <= k max(q, 1-q): Du = k max(q, 1-q),
+  as ungrouped. Rows that drop out are rows not added: nothing more.
+* replace: each of the k replaced rows either stays in its group (that group's terms move by at most
+  1), or moves from group A to group B (a removal in A and an addition in B: max(q, 1-q) in each,
+  2 max(q, 1-q) in all), or drops out or comes in (a missing value under "drop", an empty id, an
+  undeclared category: a removal or an addition in one group, max(q, 1-q)). Since 2 max(q, 1-q) >= 1,
+  each row adds at most 2 max(q, 1-q) to sum_g Delta_g (the triangle inequality adds the rows' steps):
+  Du = 2 k max(q, 1-q) when grouped. It is reached (tests/core/test_bruteforce.py): a row below every
+  candidate moving from group a to group b moves a candidate's score in each group by max(q, 1-q). At
+  q = 0.5 it is k, the ungrouped replace bound.
+
 Exact arithmetic: q is read as the decimal written in the plan (0.1 is 1/10, not the binary
 double; at most 10^9 in the denominator, see :func:`~dpdesk.core.dp.queries.quantile_fraction`), and
 den * a, den * b are exact integers, so a candidate with u = 0 is never lost to rounding; Du is
@@ -38,7 +64,12 @@ candidate is an exact q-quantile (the best utility is 0), the released c has u(c
 B(c) <= q n + R and E(c) >= q n - R: its rank is within +-R of q n. This needs only public
 quantities. An int column whose candidates are every whole number in its (whole) bounds always
 has an exact q-quantile among them (the smallest data value v with #(x <= v) >= q n, or any
-candidate when n = 0); other candidates do not guarantee it, and the design says so.
+candidate when n = 0); other candidates do not guarantee it, and the design says so. By group the
+same R holds for each group on its own (each group's released value's rank within +-R of q n_g with
+probability 95%; not all groups at once).
+
+Memory: the exact state holds #(x < c) and #(x <= c) per group and candidate, so the plan counts a
+grouped quantile's candidates times its groups against its total (:data:`MAX_PLAN_CANDIDATES`).
 """
 
 from __future__ import annotations
@@ -50,6 +81,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from dpdesk.core.dp.statistics.count import GROUP_BY
 from dpdesk.core.dp.statistics.kit import (
     LN20,
     MAX_CANDIDATES,
@@ -58,12 +90,15 @@ from dpdesk.core.dp.statistics.kit import (
     DesignContext,
     Exact,
     Mechanism,
+    NoiseFn,
     Param,
     ParamKind,
+    PickFn,
     Plan,
     PlanError,
     QueryDesign,
     QuerySpec,
+    Row,
     Rows,
     Statistic,
     _,
@@ -74,6 +109,8 @@ from dpdesk.core.dp.statistics.kit import (
     exponential_component,
     float_up,
     fmt_formula,
+    fmt_number,
+    group_cells,
     inside_bounds,
     num_out,
     parse_param,
@@ -167,7 +204,7 @@ class Quantile(Statistic):
     name = "quantile"
     order = 50
     mechanisms = (Mechanism.EXPONENTIAL,)
-    params = (NUMERIC_COLUMN, Q, CANDIDATES, GRID_STEP)
+    params = (NUMERIC_COLUMN, GROUP_BY, Q, CANDIDATES, GRID_STEP)
     query_type = QuantileQuery
     figure = "selection"
     additive = False
@@ -227,7 +264,18 @@ class Quantile(Statistic):
         notes = ctx.notes
         cands = quantile_candidates(qs, col)
         qf = quantile_fraction(qs.q)
-        if replace:
+        groups = group_cells(spec, plan)
+        if replace and groups is not None:
+            du = float_up(2 * k * max(qf, 1 - qf))
+            why = _(
+                "{rel}, {who}: u_g(c) = -max(0, #(x<c) - q n_g, q n_g - #(x<=c)) in each group g; one "
+                "exponential mechanism per group, each with epsilon and Du, is epsilon-DP when Du bounds the "
+                "sum over groups of each group's score change (parallel composition). A replaced row that "
+                "stays in its group moves that group's score by at most 1; a row that moves from one group "
+                "to another is a removal in one and an addition in the other, max(q, 1-q) each, and "
+                "2 max(q, 1-q) >= 1: Du = 2k max(q, 1-q) = {du}"
+            ).format(rel=rel, who=who, du=fmt_formula(du))
+        elif replace:
             du = float(k)
             why = _(
                 "{rel}, {who}: u(c) = -max(0, #(x<c) - qn, qn - #(x<=c)); replacing a row (n fixed) "
@@ -240,7 +288,18 @@ class Quantile(Statistic):
                 "#(x<c) - qn by -q or 1-q and qn - #(x<=c) by q or q-1, so Du = k max(q, 1-q) = "
                 "{du}"
             ).format(rel=rel, who=who, du=fmt_formula(du))
-        if drops:
+            if groups is not None:
+                why += "; " + _(
+                    "by group, one exponential mechanism per group with epsilon and Du: the k rows land in "
+                    "some groups and move their scores by max(q, 1-q) each, k max(q, 1-q) summed over the "
+                    "groups, so epsilon is spent once (parallel composition)"
+                )
+        if drops and groups is not None:
+            why += "; " + _(
+                "a row that drops out ({causes}) is removed from its group or added to one: max(q, 1-q), "
+                "within the 2 max(q, 1-q) a row may move"
+            ).format(causes=causes)
+        elif drops:
             why += "; " + _(
                 "a row that drops out ({causes}) is removed without being replaced: each removed or added "
                 "row moves the score by at most q or 1 - q, in opposite directions, so k rows removed and k "
@@ -261,33 +320,76 @@ class Quantile(Statistic):
         n = len(cands)
         comp = exponential_component(spec.statistic, eps, du, n, util, why)
         rank95 = 2.0 * du * (math.log(n) + LN20) / eps
-        formula = (
-            comp.formula
-            + ". "
-            + _(
+        if groups is None:
+            rank_text = _(
                 "This score's utility is minus a distance in ranks, so R = {r}: the released value's rank "
                 "is within ±R of q·n with 95% probability (n: the rows with a value)"
             ).format(r=fmt_formula(rank95))
-        )
-        comp = dataclasses.replace(comp, formula=formula)
-        return QueryDesign(spec, (comp,), ("",), cands, tuple(notes), em_curve(eps, du), rank95, rank_exact)
+        else:
+            rank_text = _(
+                "This score's utility is minus a distance in ranks, so R = {r}: each group's released value's "
+                "rank is within ±R of q·n_g with 95% probability (n_g: the group's rows with a value)"
+            ).format(r=fmt_formula(rank95))
+        comp = dataclasses.replace(comp, formula=comp.formula + ". " + rank_text)
+        cells = tuple(groups) if groups is not None else ("",)
+        return QueryDesign(spec, (comp,), cells, cands, tuple(notes), em_curve(eps, du), rank95, rank_exact)
 
     def exact(self, rows: Rows) -> Exact:
         return self.from_partial(rows.design, self.partial(rows))
 
     def partial(self, rows: Rows) -> list[list[int]]:
-        """#(x < c) and #(x <= c) for every candidate c, and n: counts, which add up over batches of rows."""
+        """#(x < c) and #(x <= c) for every candidate c, and n: counts, which add up over batches of rows.
+
+        By group, the same per group, group after group: #(x < c) of every (group, candidate) in one
+        vector (group-major), #(x <= c) likewise, and n per group."""
         design, col, x = rows.design, rows.column, rows.x
         assert design.candidates is not None and col is not None and col.bounds is not None and x is not None
         cands = np.asarray(design.candidates, dtype=np.float64)
         xv = np.clip(x, col.bounds[0], col.bounds[1])
-        below, at_most = below_at_most(xv, cands, col)
-        return [below.tolist(), at_most.tolist(), [len(xv)]]
+        if rows.groups is None:
+            below, at_most = below_at_most(xv, cands, col)
+            return [below.tolist(), at_most.tolist(), [len(xv)]]
+        codes = np.asarray(rows.groups, dtype=np.intp)
+        order = np.argsort(codes, kind="stable")
+        sizes = np.bincount(codes, minlength=rows.n_groups)
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
+        below_all: list[int] = []
+        at_most_all: list[int] = []
+        for g in range(rows.n_groups):
+            part = xv[order[bounds[g] : bounds[g + 1]]]
+            below, at_most = below_at_most(part, cands, col)
+            below_all += below.tolist()
+            at_most_all += at_most.tolist()
+        return [below_all, at_most_all, sizes.astype(np.int64).tolist()]
 
     def from_partial(self, design: QueryDesign, state: list[list[int]]) -> Exact:
+        """The utilities of every candidate, group after group when grouped (one block of candidates per group)."""
         spec = cast(QuantileQuery, design.spec)
-        below, at_most, (n,) = state
-        return Exact([], quantile_utilities(np.asarray(below), np.asarray(at_most), n, spec.q))
+        below, at_most, ns = state
+        assert design.candidates is not None
+        m = len(design.candidates)
+        utilities: list[float] = []
+        for g, n in enumerate(ns):
+            part = slice(g * m, (g + 1) * m)
+            utilities += quantile_utilities(np.asarray(below[part]), np.asarray(at_most[part]), n, spec.q)
+        return Exact([], utilities)
+
+    def release_rows(
+        self, design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn, pick: PickFn
+    ) -> list[Row]:
+        """One candidate per group (or one), each picked by the release's exponential mechanism (``pick``)
+        from its own group's utilities only."""
+        spec = design.spec
+        assert exact.utilities is not None and design.candidates is not None
+        m = len(design.candidates)
+        assert len(exact.utilities) == m * len(design.cells)
+        eps_s, delta_s = fmt_number(spec.epsilon), fmt_number(spec.delta)
+        rows: list[Row] = []
+        for g, cell in enumerate(design.cells):
+            idx = pick(exact.utilities[g * m : (g + 1) * m], design.components[0])
+            value = fmt_number(design.candidates[idx])
+            rows.append(Row(spec.name, cell, value, "", "", spec.mechanism, eps_s, delta_s))
+        return rows
 
     def accuracy(self, design: QueryDesign) -> dict[str, float | None]:
         return {"rank_error95": design.rank_error95}
@@ -301,6 +403,15 @@ class Quantile(Statistic):
         return {
             "quantile_0.25": {"statistic": "quantile", "column": "x", "q": 0.25, "candidates": cands, **em},
             "quantile_0.5": {"statistic": "quantile", "column": "x", "q": 0.5, "candidates": cands, **em},
+            # q = 0.25: under replace the grouped Du, 2k max(q, 1-q) = 1.5k, differs from the ungrouped k
+            "quantile_by": {
+                "statistic": "quantile",
+                "column": "x",
+                "group_by": "g",
+                "q": 0.25,
+                "candidates": cands,
+                **em,
+            },
         }
 
     def audit_examples(self) -> tuple[AuditExample, ...]:
@@ -324,6 +435,26 @@ class Quantile(Statistic):
                 d,
                 (*d, (-7.0, 0)),
                 12_000,
+            ),
+            # By group under replace (Du = 2 max(q, 1-q) = 1.5): a row below every candidate moves from group a
+            # to group b, which moves a candidate's score by 0.75 in each group, 1.5 in all (the claimed Du).
+            # The groups' bases differ (a mirror image would cancel the normalisers and spend only eps/2), so
+            # the privacy loss reaches about 0.6 eps and half the Gumbel scale (1.2 eps) is caught.
+            AuditExample(
+                "quantile by group/exponential",
+                {
+                    "statistic": "quantile",
+                    "column": "x",
+                    "group_by": "g",
+                    "q": 0.25,
+                    "candidates": [-2, -1, 0, 1],
+                    "mechanism": "exponential",
+                    "epsilon": 3.0,
+                },
+                "replace",
+                ((-1.5, 0), (-1.5, 0), (0.5, 0), (-7.0, 0), (-1.5, 1), (1.0, 1), (1.0, 1)),
+                ((-1.5, 0), (-1.5, 0), (0.5, 0), (-7.0, 1), (-1.5, 1), (1.0, 1), (1.0, 1)),
+                20_000,
             ),
         )
 
