@@ -175,7 +175,17 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
                     file=out,
                 )
             print(f"    {c.formula}", file=out)
-        if q.rank_error95 is not None:
+        if q.rank_error95 is not None and q.group_by is not None:
+            print(
+                "    "
+                + _(
+                    "95% rank error ±{r} per group: each group's released value's rank is within ±{r} of q·n_g "
+                    "with 95% probability (n_g: the group's rows with a value; from public quantities only, no "
+                    "value interval)"
+                ).format(r=num(q.rank_error95)),
+                file=out,
+            )
+        elif q.rank_error95 is not None:
             print(
                 "    "
                 + _(

@@ -70,6 +70,7 @@ def test_a_grouped_median_releases_one_row_per_group_and_charges_epsilon_once(
     b = run("budget", str(plan), home=dpdesk_home)
     assert b.returncode == 0, b.stderr  # the old code refused the plan: "quantile cannot be grouped"
     assert "cannot be grouped" not in b.stdout + b.stderr
+    assert "95% rank error" in b.stdout and "per group: each group's released value's rank" in b.stdout
     out = tmp_path / "out"
     r = run("release", str(plan), "--data", str(data), "--out", str(out), home=dpdesk_home)
     assert r.returncode == 0, r.stderr
