@@ -331,7 +331,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "RD02",
         "sensitivities: 'can a row drop out?' always answers no",
         QB,
-        r"""    if plan.privacy_unit.id_column is not None:
+        r"""    if plan.privacy_unit.id_column is not None or spec.where:
         return True
     return any(""",
         r"""    return False
@@ -342,10 +342,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "RD03",
         "sensitivities: 'can a row drop out?' ignores the empty ids of the id column",
         QB,
-        r"""    if plan.privacy_unit.id_column is not None:
+        r"""    if plan.privacy_unit.id_column is not None or spec.where:
         return True
     return any(""",
-        r"""    return any(""",
+        r"""    if spec.where:
+        return True
+    return any(""",
         (BF_SUM, BF_DROP, BF_ALL),
     ),
     # --- quantiles on tied data (issue 11, item 4) --------------------------------------------------
@@ -6420,6 +6422,41 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         (
             "tests/cli/test_scheme_upgrade.py::test_a_linked_table_of_an_older_dataset_is_still_found_after_the_upgrade",
         ),
+    ),
+    Mutant(
+        "WH01",
+        "a where: under replace a row that moves across the public condition is not booked as a row that drops out",
+        "dpdesk/core/dp/queries_base.py",
+        "    if plan.privacy_unit.id_column is not None or spec.where:\n",
+        "    if plan.privacy_unit.id_column is not None:\n",
+        (
+            "tests/core/test_where.py::test_under_replace_a_condition_widens_a_sum_to_the_largest_magnitude",
+            "tests/core/test_bruteforce.py::test_a_row_condition_is_what_widens_the_sum_under_replace",
+        ),
+    ),
+    Mutant(
+        "WH02",
+        "a where: the statistic reads every row, not only those that meet the condition",
+        "dpdesk/core/dp/aggregates.py",
+        "        mask = meets if mask is None else mask & meets\n",
+        "        pass\n",
+        ("tests/core/test_where.py::test_the_condition_keeps_the_rows_that_meet_it",),
+    ),
+    Mutant(
+        "WH03",
+        "a where: a number outside the bounds is compared unclamped (the statistic clamps it)",
+        "dpdesk/core/dp/aggregates.py",
+        "        v = np.clip(values, spec.bounds[0], spec.bounds[1])\n",
+        "        v = values\n",
+        ("tests/core/test_where.py::test_the_condition_keeps_the_rows_that_meet_it",),
+    ),
+    Mutant(
+        "WH04",
+        "a where: a subset's accuracy is stated at the whole table's expected rows (too small an error)",
+        "dpdesk/core/dp/accuracy_base.py",
+        "    return None if spec.where else plan.expected_rows\n",
+        "    return plan.expected_rows\n",
+        ("tests/core/test_where.py::test_a_subset_s_accuracy_is_stated_for_its_own_rows_or_not_at_all",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

@@ -71,6 +71,7 @@ from dpdesk.core.dp.accuracy_base import (
     _rows_per_cell,
     lead_for,
     lead_probability,
+    query_rows,
     rank_error,
     ratio_error,
     ratio_meets,
@@ -199,7 +200,15 @@ def _check_target(design: QueryDesign, plan: Plan, target: AccuracyTarget, key: 
                     "an error of {e} is below the step of the published value ({s}): no noise is that precise"
                 ).format(e=_fmt(target.error), s=_fmt(step)),
             )
-    if kind == RATIO and plan.expected_rows is None:
+    if kind == RATIO and query_rows(design.spec, plan) is None:
+        if design.spec.where:
+            raise PlanError(
+                f"{key}.accuracy",
+                _(
+                    "the accuracy of a {stat} depends on the number of rows that meet its where: state the "
+                    "query's expected_rows, a public estimate of them (never counted from the data)"
+                ).format(stat=design.spec.statistic),
+            )
         raise PlanError(
             f"{key}.accuracy",
             _(

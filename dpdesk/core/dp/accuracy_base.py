@@ -421,12 +421,22 @@ def lead_for(design: QueryDesign, confidence: float) -> float:
     return max(0.0, 2.0 * du * math.log((m - 1) * confidence / (1.0 - confidence)) / eps)
 
 
+def query_rows(spec: QuerySpec, plan: Plan) -> int | None:
+    """The public estimate of a query's rows: its own ``expected_rows``, else the plan's when the query reads
+    every row; a query with a ``where`` and no estimate of its own has none (the plan's counts every row, and a
+    subset's error stated at the table's size would be too small)."""
+    if spec.expected_rows is not None:
+        return spec.expected_rows
+    return None if spec.where else plan.expected_rows
+
+
 def _rows_per_cell(design: QueryDesign, plan: Plan) -> int | None:
-    if plan.expected_rows is None:
+    rows = query_rows(design.spec, plan)
+    if rows is None:
         return None
     if design.spec.group_by is None:
-        return plan.expected_rows
-    return max(1, plan.expected_rows // max(1, len(design.cells)))
+        return rows
+    return max(1, rows // max(1, len(design.cells)))
 
 
 def statistic_accuracy(
@@ -443,7 +453,7 @@ def statistic_accuracy(
     target = design.spec.accuracy
     if target is not None:
         confidence = target.confidence
-    n = plan.expected_rows
+    n = query_rows(design.spec, plan)
     if kind == VALUE:
         together = target is not None and target.cells == "all" and len(design.cells) > 1
         return Accuracy(
