@@ -158,18 +158,21 @@ def expected(keep: Any, value: Any = None) -> list[float]:
         h = min(60.0, float(hours)) if hours else 40.0
         r = region or "s"
         f = ft if ft in ("full", "part", "none") else None
-        if keep(h, f, r):
+        w = min(100.0, float(wage)) if wage else None
+        if keep(h, f, r, w):
             out.append(value(wage) if value else 1.0)
     return out
 
 
 CASES = [
-    ({"column": "ft", "in": ["part"]}, lambda h, f, r: f == "part"),
-    ({"column": "hours", "between": [35, 60]}, lambda h, f, r: 35 <= h <= 60),
-    ({"column": "region", "in": ["s"]}, lambda h, f, r: r == "s"),
+    ({"column": "ft", "in": ["part"]}, lambda h, f, r, w: f == "part"),
+    ({"column": "hours", "between": [35, 60]}, lambda h, f, r, w: 35 <= h <= 60),
+    ({"column": "region", "in": ["s"]}, lambda h, f, r, w: r == "s"),
+    # a wage of 250 is clamped to 100 and meets it; a missing wage meets nothing
+    ({"column": "wage", "between": [65, 100]}, lambda h, f, r, w: w is not None and w >= 65),
     (
         [{"column": "hours", "between": [0, 36]}, {"column": "ft", "in": ["part", "none"]}],
-        lambda h, f, r: h <= 36 and f in ("part", "none"),
+        lambda h, f, r, w: h <= 36 and f in ("part", "none"),
     ),
 ]
 
