@@ -24,8 +24,8 @@ row adds r(c) in [0, R], R = r(h) its largest value (the rounded square of the l
 * grouped, add_remove: k R in total over the groups: L1 = L2 = k R;
 * grouped, replace (and rows that drop out): the change vector's positive part (the rows of B, at most k R
   in L1) and negative part (the rows of A, at most k R) have disjoint supports after cancelling per cell, so
-  L1 <= 2 k R and L2 <= sqrt((k R)^2 + (k R)^2) = sqrt(2) k R; a row moving from a bound in one group to
-  mid in another reaches both.
+  L1 <= 2 k R and L2 <= sqrt((k R)^2 + (k R)^2) = sqrt(2) k R; a row at a bound in one group replaced by one at
+  a bound in another reaches both.
 
 The square grid: c is an integer in units of 2^-(s+1) with |c| <= W = U_int - L_int <= 2^31, so c^2 <=
 2^62 fits an int64 but its sum over rows does not. Each square is rounded, deterministically from the row,
@@ -104,9 +104,10 @@ def square_sum_component(
     sqrt(2) k R)."""
     k, replace, rel, who, drops, causes = ctx.k, ctx.replace, ctx.rel, ctx.who, ctx.drops, ctx.causes
     _t, _w, big_r, unit_q = square_grid(col)
+    per_row = float(big_r)  # R: every row's rounded square lies in [0, R]
     r_nat = big_r * unit_q
-    if vector and replace:
-        l1_i, l2_i = 2.0 * k * big_r, math.sqrt(2.0) * k * big_r
+    if vector and replace:  # a row may leave one group and join another
+        l1_i, l2_i = 2.0 * k * per_row, math.sqrt(2.0) * k * per_row
         why = _(
             "{rel}, {who}: each row adds (x - mid)^2 in [0, R], R = ((U - L)/2)^2 = {r} on the squares' grid; "
             "a row may leave one group and join another: L1 = 2k R = {l1}, L2 = sqrt(2) k R = {l2}"
@@ -117,25 +118,20 @@ def square_sum_component(
             l1=fmt_formula(2 * k * r_nat),
             l2=fmt_formula(l2_i * unit_q),
         )
-    elif vector:
-        l1_i = l2_i = float(k * big_r)
+    elif replace:  # sum_B r - sum_A r lies in [-k R, k R] (rows that drop out included)
+        l1_i = l2_i = k * per_row
         why = _(
-            "{rel}, {who}: each row adds (x - mid)^2 in [0, R], R = ((U - L)/2)^2 = {r} on the squares' grid; "
-            "the rows add at most k R = {x} over all groups, L1 = L2 = k R"
+            "{rel}, {who}: each row's (x - mid)^2 moves within [0, R], R = ((U - L)/2)^2 = {r} on the "
+            "squares' grid: k R = {x}"
         ).format(rel=rel, who=who, r=fmt_formula(r_nat), x=fmt_formula(k * r_nat))
-    else:
-        l1_i = l2_i = float(k * big_r)
-        why = (
-            _(
-                "{rel}, {who}: each row's (x - mid)^2 moves within [0, R], R = ((U - L)/2)^2 = {r} on the "
-                "squares' grid: k R = {x}"
-            )
-            if replace
-            else _(
-                "{rel}, {who}: each row adds (x - mid)^2 in [0, R], R = ((U - L)/2)^2 = {r} on the squares' "
-                "grid: k R = {x}"
-            )
+    else:  # add_remove, grouped or not: at most k R in total
+        l1_i = l2_i = float(k) * per_row
+        why = _(
+            "{rel}, {who}: each row adds (x - mid)^2 in [0, R], R = ((U - L)/2)^2 = {r} on the squares' "
+            "grid: k R = {x}"
         ).format(rel=rel, who=who, r=fmt_formula(r_nat), x=fmt_formula(k * r_nat))
+        if vector:
+            why += " " + _("over all groups, L1 = L2 = k R")
     if replace and drops:
         why += "; " + _(
             "a row that drops out ({causes}) removes at most R and its neighbour adds at most R; squares are "
