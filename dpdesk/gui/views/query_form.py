@@ -137,6 +137,10 @@ class QueryForm(QWidget):
         for stat in statistics.REGISTRY.values():
             if stat.in_form:
                 self.statistic.addItem(stat.label(), stat.name)
+                if stat.help():
+                    self.statistic.setItemData(
+                        self.statistic.count() - 1, stat.help(), Qt.ItemDataRole.ToolTipRole
+                    )
         self.statistic.setToolTip(_("What to compute."))
         self.column = QComboBox()
         self.column.setToolTip(

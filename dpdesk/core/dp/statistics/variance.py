@@ -169,7 +169,13 @@ def spread_design(spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesig
     comps = tuple(
         dataclasses.replace(c, formula=f"{c.formula}; {composition}") for c in (count, total, squares)
     )
-    return QueryDesign(spec, comps, cells, None, tuple(ctx.notes))
+    estimator = _(
+        "the sample variance, divisor n - 1 (as Excel's VAR.S and pandas compute it), of the values clamped to "
+        "[L, U]: v = (Q - S^2/n) / (n - 1) from the noisy count n, the noisy sum S of x - mid and the noisy sum Q "
+        "of (x - mid)^2, with n at least 2, clamped to [0, (U - L)^2/2] (the largest sample variance in [L, U]); "
+        "the standard deviation is its square root"
+    )
+    return QueryDesign(spec, comps, cells, None, (*ctx.notes, estimator))
 
 
 def spread_exact(rows: Rows) -> Exact:
