@@ -310,12 +310,27 @@ def test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity(
 ) -> None:
     problems: list[str] = []
     n = 0
+    reached = {
+        "add_remove": [0.0, 0.0],
+        "replace": [0.0, 0.0],
+    }  # a square sum's largest L1, L2 over its booked
     for cfg in configs(name, with_id, k):
         add, rep = enumerate_changes(cfg)
         problems += check(cfg, "add_remove", add) + check(cfg, "replace", rep)
         n += 1
+        for relation, seen in (("add_remove", add), ("replace", rep)):
+            plan = cfg.plan(relation)
+            for i, c in enumerate(design_query(plan.queries[0], plan).components):
+                if c.kind == "square_sum":
+                    reached[relation][0] = max(reached[relation][0], seen.l1[i] / c.l1)
+                    reached[relation][1] = max(reached[relation][1], seen.l2[i] / c.l2)
     assert n > 0
     assert not problems, "\n".join(problems[:20])
+    if statistics.get(queries(FLOAT_BOUNDS[0])[name]["statistic"]).accuracy_kind == "spread":
+        # the square sum's bound is tight: some neighbour pair reaches it, L1 and L2, under each relation
+        for relation, (l1, l2) in reached.items():
+            assert math.isclose(l1, 1.0, rel_tol=REL_TOL), (relation, l1)
+            assert math.isclose(l2, 1.0, rel_tol=REL_TOL), (relation, l2)
 
 
 @pytest.mark.slow

@@ -190,6 +190,8 @@ def accuracy_targets(stat: Statistic) -> tuple[dict[str, Any], ...]:
         return ({"error": 12, "confidence": 0.9}, {"error": 12, "confidence": 0.9, "cells": "all"})
     if kind == "ratio":
         return ({"error": 0.6 if stat.name == "mean" else 0.12, "confidence": 0.9},)
+    if kind == "spread":  # a variance in units squared, a standard deviation in units (bounds -7, 3)
+        return ({"error": 6.0 if stat.accuracy_unit == "squared" else 2.0, "confidence": 0.9},)
     if kind == "rank":
         return ({"error": 60, "confidence": 0.9},)
     return ({"error": 20, "confidence": 0.9},)

@@ -6458,6 +6458,58 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "    return plan.expected_rows\n",
         ("tests/core/test_where.py::test_a_subset_s_accuracy_is_stated_for_its_own_rows_or_not_at_all",),
     ),
+    Mutant(
+        "VA01",
+        "variance: the square sum's add_remove sensitivity k R halved (an added row's square is at most R)",
+        "dpdesk/core/dp/statistics/variance.py",
+        "        l1_i = l2_i = float(k) * per_row\n",
+        "        l1_i = l2_i = float(k) * per_row / 2\n",
+        (
+            "tests/core/test_variance.py::test_the_square_sum_s_sensitivity_is_reached_and_never_exceeded",
+            "tests/core/test_bruteforce.py::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity",
+        ),
+    ),
+    Mutant(
+        "VA02",
+        "variance: the square sum's replace sensitivity (rows that drop out included) k R halved",
+        "dpdesk/core/dp/statistics/variance.py",
+        "        l1_i = l2_i = k * per_row\n",
+        "        l1_i = l2_i = k * per_row / 2\n",
+        (
+            "tests/core/test_variance.py::test_the_square_sum_s_sensitivity_is_reached_and_never_exceeded",
+            "tests/core/test_bruteforce.py::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity",
+        ),
+    ),
+    Mutant(
+        "VA03",
+        "variance: the grouped square sum under replace booked k R (a row leaving one group for another moves two cells)",
+        "dpdesk/core/dp/statistics/variance.py",
+        "        l1_i, l2_i = 2.0 * k * per_row, math.sqrt(2.0) * k * per_row\n",
+        "        l1_i, l2_i = 1.0 * k * per_row, 1.0 * k * per_row\n",
+        (
+            "tests/core/test_variance.py::test_the_square_sum_s_sensitivity_is_reached_and_never_exceeded",
+            "tests/core/test_bruteforce.py::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity",
+        ),
+    ),
+    Mutant(
+        "VA04",
+        "variance: the accuracy bound leaves out the centred sum's cross term 2 S Z_s (half of it)",
+        "dpdesk/core/dp/accuracy_base.py",
+        "(2.0 * h * n * a_s + a_s * a_s) / m_lo",
+        "(1.0 * h * n * a_s + a_s * a_s) / m_lo",
+        ("tests/core/test_variance.py::test_the_bound_covers_the_worst_case_of_its_box",),
+    ),
+    Mutant(
+        "VA05",
+        "variance: the released estimator divides by n instead of n - 1 (not the sample variance of VAR.S / pandas)",
+        "dpdesk/core/dp/statistics/variance.py",
+        "(q - s * s / m) / (m - 1.0)",
+        "(q - s * s / m) / m",
+        (
+            "tests/core/test_variance.py::test_the_n_minus_1_divisor_is_what_is_released_for_a_small_table",
+            "tests/core/test_variance.py::test_without_noise_the_release_is_numpy_s_sample_statistic_of_the_clamped_values",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

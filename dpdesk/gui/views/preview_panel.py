@@ -34,7 +34,7 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
     depends on: the public estimate of the number of rows, and for a quantile the data (its value range is
     shown only by simulating on a stand-in table or a file declared public, never on the private table)."""
     from dpdesk.core.dp import statistics
-    from dpdesk.core.dp.accuracy_base import RANK, RATIO, query_rows
+    from dpdesk.core.dp.accuracy_base import RANK, RATIO, SPREAD, query_rows
     from dpdesk.core.model.spec import describe_where
 
     acc = state.query_accuracy(row)
@@ -75,7 +75,7 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
                 "as percentiles."
             )
         )
-    if kind == RATIO:
+    if kind in (RATIO, SPREAD):
         lines.append(
             _(
                 "This depends on the number of rows: it is stated for {n} rows, the public estimate given in the "

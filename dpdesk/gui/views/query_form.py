@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import field_of
 from dpdesk.core.dp import statistics
-from dpdesk.core.dp.accuracy_base import LEAD, RANK, RATIO, VALUE
+from dpdesk.core.dp.accuracy_base import LEAD, RANK, RATIO, SPREAD, VALUE
 from dpdesk.core.dp.statistics.base import Param, ParamKind
 from dpdesk.core.model.mechanism_kinds import MECHANISMS, get_mechanism
 from dpdesk.gui.models import QUERY_COLUMNS, QueryListModel, parse_number
@@ -137,6 +137,10 @@ class QueryForm(QWidget):
         for stat in statistics.REGISTRY.values():
             if stat.in_form:
                 self.statistic.addItem(stat.label(), stat.name)
+                if stat.help():
+                    self.statistic.setItemData(
+                        self.statistic.count() - 1, stat.help(), Qt.ItemDataRole.ToolTipRole
+                    )
         self.statistic.setToolTip(_("What to compute."))
         self.column = QComboBox()
         self.column.setToolTip(
@@ -929,7 +933,7 @@ def _target_words(stat: Any) -> tuple[str, str]:
         )
     if kind == LEAD:
         return _("Lead"), stat.lead_help()  # a lead is a statistic's (kind is VALUE without one)
-    if kind == RATIO:
+    if kind in (RATIO, SPREAD):
         return _("Error (±)"), _(
             "The largest error you accept, in the column's units (a share for a proportion), for a table of "
             "the expected number of rows (Data tab)."
