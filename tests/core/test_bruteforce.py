@@ -345,9 +345,12 @@ def test_no_neighbour_under_a_row_condition_changes_a_statistic_by_more_than_its
     inside it); the booked sensitivity (the case of rows that drop out) covers every such pair, the quantile's
     score (whose replace bound relies on n being fixed) included. A statistic that is not additive (the quantile)
     enumerates every base, which at k = 2 takes minutes per condition: it is checked at k = 1 here, and its k = 2
-    rows that drop out by the id column's configurations above (a row that leaves a condition is such a row)."""
+    rows that drop out by the id column's configurations above (a row that leaves a condition is such a row); with an
+    id column, a condition is enumerated at k = 1 (the empty ids at k = 2 are the test above's)."""
     if k == 2 and not statistics.get(queries(FLOAT_BOUNDS[0])[name]["statistic"]).additive:
         pytest.skip("k = 2 for a non-additive statistic: see the docstring")
+    if k == 2 and with_id:
+        pytest.skip("k = 2 with an id column: its empty ids are covered by the test above, a where here at k = 1")
     problems: list[str] = []
     n = 0
     for cfg in configs(name, with_id, k, where):
