@@ -166,10 +166,13 @@ class QueryForm(QWidget):
         self.where_values = QLineEdit()
         self.where_values.setObjectName("where_values")
         where_box = QWidget()
-        where_row = QHBoxLayout(where_box)
+        where_row = QVBoxLayout(
+            where_box
+        )  # one above the other: the form stays narrow beside the simulated release
         where_row.setContentsMargins(0, 0, 0, 0)
-        where_row.addWidget(self.where_column, 1)
-        where_row.addWidget(self.where_values, 2)
+        where_row.setSpacing(2)
+        where_row.addWidget(self.where_column)
+        where_row.addWidget(self.where_values)
         self.query_rows = QLineEdit()
         self.query_rows.setObjectName("query_expected_rows")
         self.query_rows.setPlaceholderText(_("a public estimate, e.g. 3000"))
