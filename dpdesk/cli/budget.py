@@ -16,6 +16,7 @@ from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import UsageError
 from dpdesk.core.common.text import shown
 from dpdesk.core.model.spec import Plan
+from dpdesk.core.publish import words
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ def print_budget(rep: BudgetReport, *, read_data: bool = False) -> None:
     print(line + "\n", file=out)
     for q in rep.queries:
         extra = " " + _("by {g}").format(g=shown(q.group_by)) if q.group_by else ""
+        extra += shown(words.where({"where": list(q.where)}))
         col = f"({shown(q.column)})" if q.column else ""
         print(
             _("- {name}: {what}, {mechanism}, epsilon {e}").format(

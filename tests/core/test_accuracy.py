@@ -228,6 +228,8 @@ def _targets(stat: Any) -> tuple[dict[str, Any], ...]:
         return ({"error": 12, "confidence": 0.9}, {"error": 12, "confidence": 0.9, "cells": "all"})
     if kind == acc.RATIO:
         return ({"error": 0.6 if stat.name == "mean" else 0.12, "confidence": 0.9},)
+    if kind == acc.SPREAD:  # a variance in the column's units squared, a standard deviation in its units
+        return ({"error": 6.0 if stat.name == "variance" else 2.0, "confidence": 0.9},)
     if kind == acc.RANK:
         return ({"error": 60, "confidence": 0.9},)
     return ({"error": 20, "confidence": 0.9},)
@@ -262,7 +264,8 @@ def _cases() -> list[Any]:
 
 def _stand_in(name: str, q: dict[str, Any], lead: float) -> tuple[np.ndarray, np.ndarray]:
     """The stand-in table: the worst case where the statement is a bound. Mean and proportion: every value
-    at a bound (|x - mid| = h); quantile: every value at the first candidate (then the other candidates are
+    at a bound (|x - mid| = h); variance: half of each group at each bound; standard deviation: every value at
+    L (V = 0); quantile: every value at the first candidate (then the other candidates are
     far in rank); mode: the first category leads the others, tied, by the lead; select: every bid at the top."""
     if name == "mode":
         n0 = 50
@@ -274,6 +277,10 @@ def _stand_in(name: str, q: dict[str, Any], lead: float) -> tuple[np.ndarray, np
         second = sorted(q["candidates"])[-2]
         n = math.ceil(lead / (top - second)) + 1  # u(top) - u(second) = (top - second) n >= lead
         return np.full(n, float(top)), np.zeros(n, dtype=np.int64)
+    if name == "variance":  # half of each group at each bound: the largest variance, |S| = 0
+        i = np.arange(ROWS)
+        return np.where((i // 3) % 2 == 0, BOUNDS[0], BOUNDS[1]), i.astype(np.int64) % 3
+    # a standard deviation: every value at L (V = 0, where sqrt moves most)
     return np.full(ROWS, BOUNDS[0]), np.arange(ROWS, dtype=np.int64) % 3
 
 
@@ -313,7 +320,7 @@ def test_the_solved_epsilon_reaches_the_target_in_releases(name: str, query: dic
     hits = 0
     for _ in range(DRAWS):
         rows = rel.noisy_rows(design, exact, plan, noise=noise)
-        if kind in (acc.VALUE, acc.RATIO):
+        if kind in (acc.VALUE, acc.RATIO, acc.SPREAD):
             errs = [abs(float(r.value) - t) for r, t in zip(rows, truth, strict=True)]
             hits += all(e <= target.error for e in errs) if target.cells == "all" else errs[0] <= target.error
         elif kind == acc.RANK:
@@ -336,6 +343,10 @@ def _truth(name: str, spec: Any, design: Any, exact: Any, x: np.ndarray, g: np.n
         lo, hi = (0.0, 1.0) if name == "proportion" else BOUNDS
         unit = design.components[1].unit
         return [(lo + hi) / 2 + s * unit / n for n, s in zip(counts, sums, strict=True)]
+    if kind == acc.SPREAD:
+        f = np.var if name == "variance" else np.std
+        cells = [x[g == i] for i in range(3)] if spec.group_by is not None else [x]
+        return [float(f(c, ddof=1)) for c in cells]
     if kind == acc.LEAD:
         best = int(np.argmax(exact.utilities))
         c = design.candidates[best]

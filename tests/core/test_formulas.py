@@ -386,6 +386,7 @@ def test_booked_delta_covers_the_exact_delta_of_the_discrete_gaussian_drawn(delt
                 {"name": "n", "statistic": "count"},
                 {"name": "s", "statistic": "sum", "column": "age"},
                 {"name": "m", "statistic": "mean", "column": "wage"},
+                {"name": "v", "statistic": "variance", "column": "wage"},
             ]
             for q in queries:
                 q.update(mechanism="gaussian", calibration=calibration, epsilon=eps, delta=delta)
@@ -401,7 +402,7 @@ def test_booked_delta_covers_the_exact_delta_of_the_discrete_gaussian_drawn(delt
                             gap = abs(exact / _mp_delta(sigma, int(shift), c.epsilon) - 1)
                             assert gap < DISCRETE_MARGIN / 100
                         checked += 1
-    assert checked == (3 * 2 + 3) * 2 * 4  # 3 epsilons x 2 calibrations, 3 analytic only; 2 k; 4 components
+    assert checked == (3 * 2 + 3) * 2 * 7  # 3 epsilons x 2 calibrations, 3 analytic only; 2 k; 7 components
 
 
 # ----------------------------------------------------------------------------- exponential mechanism
@@ -418,3 +419,33 @@ def test_exponential_scale_is_certified_by_opendps_zcdp_map() -> None:
             nudged += scale > textbook
     # division alone leaves OpenDP's certified rho one ulp above eps^2/8 in many of these cases
     assert nudged > 10
+
+
+def test_variance_worked_numbers_three_thirds_of_epsilon_and_delta() -> None:
+    """A variance over [0, 10] (h = 5, R = h^2 = 25), epsilon 0.9, add/remove, one row: three Laplace parts with
+    epsilon 0.3 each, b = 1/0.3, 5/0.3 and 25/0.3 (count, sum of x - mid, sum of (x - mid)^2); the Gaussian
+    variant books delta/3 per part; the totals compose sequentially back to the query's epsilon and delta."""
+    from dpdesk.core.dp.queries import design_query
+    from dpdesk.core.plan.reader import parse_plan
+
+    def design(**q: Any) -> Any:
+        plan = parse_plan(
+            {
+                "version": 1,
+                "budget": {"epsilon": 10.0, "delta": 1e-5},
+                "privacy_unit": {"neighbouring": "add_remove"},
+                "columns": {"x": {"type": "float", "bounds": [0, 10]}},
+                "queries": [{"name": "v", "statistic": "variance", "column": "x", "epsilon": 0.9, **q}],
+            }
+        )
+        return design_query(plan.queries[0], plan)
+
+    lap = design(mechanism="laplace")
+    assert [c.epsilon for c in lap.components] == pytest.approx([0.3, 0.3, 0.3])
+    assert [c.l1 for c in lap.components] == pytest.approx([1.0, 5.0, 25.0])
+    assert [c.scale for c in lap.components] == pytest.approx([1 / 0.3, 5 / 0.3, 25 / 0.3])
+    assert all("epsilon/3 = 0.3" in c.formula for c in lap.components)
+    gauss = design(mechanism="gaussian", delta=3e-6)
+    assert [c.delta for c in gauss.components] == pytest.approx([1e-6, 1e-6, 1e-6])
+    assert sum(c.delta for c in gauss.components) == pytest.approx(gauss.delta)
+    assert gauss.components[2].scale == pytest.approx(mech.classic_sigma(25.0, 0.3, 1e-6))

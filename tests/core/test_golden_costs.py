@@ -107,6 +107,10 @@ def exact(x: float | Decimal | None) -> str | None:
 def _queries(stat: Statistic, mechanism: str, calibration: str | None, **cost: Any) -> list[dict[str, Any]]:
     out = []
     for name, example in stat.examples(BOUNDS).items():
+        if (
+            "where" in example
+        ):  # a row condition costs as rows that drop out, which the units here already pin
+            continue
         q: dict[str, Any] = {"name": name, **example, "mechanism": mechanism}
         if calibration is not None:
             q["calibration"] = calibration
@@ -186,6 +190,8 @@ def accuracy_targets(stat: Statistic) -> tuple[dict[str, Any], ...]:
         return ({"error": 12, "confidence": 0.9}, {"error": 12, "confidence": 0.9, "cells": "all"})
     if kind == "ratio":
         return ({"error": 0.6 if stat.name == "mean" else 0.12, "confidence": 0.9},)
+    if kind == "spread":  # a variance in units squared, a standard deviation in units (bounds -7, 3)
+        return ({"error": 6.0 if stat.accuracy_unit == "squared" else 2.0, "confidence": 0.9},)
     if kind == "rank":
         return ({"error": 60, "confidence": 0.9},)
     return ({"error": 20, "confidence": 0.9},)

@@ -79,3 +79,35 @@ def test_choosing_a_statistic_shows_its_parameters_and_writes_a_valid_query(
     assert form.shown["group_by"] == stat.groupable
     mechs = [form.mechanism.itemData(i) for i in range(form.mechanism.count())]
     assert mechs == list(stat.mechanisms)
+
+
+def test_a_row_condition_is_chosen_in_the_form_and_written_to_the_plan(form: QueryForm) -> None:
+    """The form's "Only rows where": a category column takes its categories, a numeric one a range, and the
+    query's own expected rows are offered once a condition is set; "(every row)" takes the condition away."""
+    choose(form, "mean")
+    assert form.shown["where"] and not form.shown["query_rows"]
+    form.where_column.setCurrentIndex(form.where_column.findData("g"))
+    form.where_column.activated.emit(form.where_column.currentIndex())
+    form.where_values.setText("b")
+    form.where_values.textEdited.emit("b")
+    q = form.state.plan_data["queries"][0]
+    assert q["where"] == {"column": "g", "in": ["b"]}
+    assert form.shown["query_rows"] and "a, b" in form.where_values.placeholderText()
+    form.query_rows.setText("1,200")
+    form.query_rows.textEdited.emit("1,200")
+    q = form.state.plan_data["queries"][0]
+    assert q["expected_rows"] == 1200
+    assert form.state.valid_plan is not None and form.state.valid_plan.queries[0].where[0].categories == (
+        "b",
+    )
+    form.where_column.setCurrentIndex(form.where_column.findData("x"))
+    form.where_column.activated.emit(form.where_column.currentIndex())
+    assert form.where_values.text() == "" and "0, 10" in form.where_values.placeholderText()
+    form.where_values.setText("2, 8")
+    form.where_values.textEdited.emit("2, 8")
+    q = form.state.plan_data["queries"][0]
+    assert q["where"] == {"column": "x", "between": [2, 8]}
+    form.where_column.setCurrentIndex(0)
+    form.where_column.activated.emit(0)
+    q = form.state.plan_data["queries"][0]
+    assert "where" not in q and "expected_rows" not in q

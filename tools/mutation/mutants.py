@@ -331,7 +331,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "RD02",
         "sensitivities: 'can a row drop out?' always answers no",
         QB,
-        r"""    if plan.privacy_unit.id_column is not None:
+        r"""    if plan.privacy_unit.id_column is not None or spec.where:
         return True
     return any(""",
         r"""    return False
@@ -342,10 +342,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "RD03",
         "sensitivities: 'can a row drop out?' ignores the empty ids of the id column",
         QB,
-        r"""    if plan.privacy_unit.id_column is not None:
+        r"""    if plan.privacy_unit.id_column is not None or spec.where:
         return True
     return any(""",
-        r"""    return any(""",
+        r"""    if spec.where:
+        return True
+    return any(""",
         (BF_SUM, BF_DROP, BF_ALL),
     ),
     # --- quantiles on tied data (issue 11, item 4) --------------------------------------------------
@@ -6468,6 +6470,93 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         r"""    return [acc.QueryCost(d.spec.name, d.epsilon, d.delta, d.rho) for d in designs]""",
         r"""    return [acc.QueryCost(d.spec.name, d.epsilon * len(d.cells) if d.spec.mechanism == "exponential" else d.epsilon, d.delta, d.rho) for d in designs]""",
         ("tests/cli/test_grouped_quantile.py",),
+    ),
+    Mutant(
+        "WH01",
+        "a where: under replace a row that moves across the public condition is not booked as a row that drops out",
+        "dpdesk/core/dp/queries_base.py",
+        "    if plan.privacy_unit.id_column is not None or spec.where:\n",
+        "    if plan.privacy_unit.id_column is not None:\n",
+        (
+            "tests/core/test_where.py::test_under_replace_a_condition_widens_a_sum_to_the_largest_magnitude",
+            "tests/core/test_bruteforce.py::test_a_row_condition_is_what_widens_the_sum_under_replace",
+        ),
+    ),
+    Mutant(
+        "WH02",
+        "a where: the statistic reads every row, not only those that meet the condition",
+        "dpdesk/core/dp/aggregates.py",
+        "        mask = meets if mask is None else mask & meets\n",
+        "        pass\n",
+        ("tests/core/test_where.py::test_the_condition_keeps_the_rows_that_meet_it",),
+    ),
+    Mutant(
+        "WH03",
+        "a where: a number outside the bounds is compared unclamped (the statistic clamps it)",
+        "dpdesk/core/dp/aggregates.py",
+        "        v = np.clip(values, spec.bounds[0], spec.bounds[1])\n",
+        "        v = values\n",
+        ("tests/core/test_where.py::test_the_condition_keeps_the_rows_that_meet_it",),
+    ),
+    Mutant(
+        "WH04",
+        "a where: a subset's accuracy is stated at the whole table's expected rows (too small an error)",
+        "dpdesk/core/dp/accuracy_base.py",
+        "    return None if spec.where else plan.expected_rows\n",
+        "    return plan.expected_rows\n",
+        ("tests/core/test_where.py::test_a_subset_s_accuracy_is_stated_for_its_own_rows_or_not_at_all",),
+    ),
+    Mutant(
+        "VA01",
+        "variance: the square sum's add_remove sensitivity k R halved (an added row's square is at most R)",
+        "dpdesk/core/dp/statistics/variance.py",
+        "        l1_i = l2_i = float(k) * per_row\n",
+        "        l1_i = l2_i = float(k) * per_row / 2\n",
+        (
+            "tests/core/test_variance.py::test_the_square_sum_s_sensitivity_is_reached_and_never_exceeded",
+            "tests/core/test_bruteforce.py::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity",
+        ),
+    ),
+    Mutant(
+        "VA02",
+        "variance: the square sum's replace sensitivity (rows that drop out included) k R halved",
+        "dpdesk/core/dp/statistics/variance.py",
+        "        l1_i = l2_i = k * per_row\n",
+        "        l1_i = l2_i = k * per_row / 2\n",
+        (
+            "tests/core/test_variance.py::test_the_square_sum_s_sensitivity_is_reached_and_never_exceeded",
+            "tests/core/test_bruteforce.py::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity",
+        ),
+    ),
+    Mutant(
+        "VA03",
+        "variance: the grouped square sum under replace booked k R (a row leaving one group for another moves two cells)",
+        "dpdesk/core/dp/statistics/variance.py",
+        "        l1_i, l2_i = 2.0 * k * per_row, math.sqrt(2.0) * k * per_row\n",
+        "        l1_i, l2_i = 1.0 * k * per_row, 1.0 * k * per_row\n",
+        (
+            "tests/core/test_variance.py::test_the_square_sum_s_sensitivity_is_reached_and_never_exceeded",
+            "tests/core/test_bruteforce.py::test_no_neighbour_changes_a_statistic_by_more_than_its_sensitivity",
+        ),
+    ),
+    Mutant(
+        "VA04",
+        "variance: the accuracy bound leaves out the centred sum's cross term 2 S Z_s (half of it)",
+        "dpdesk/core/dp/accuracy_base.py",
+        "(2.0 * h * n * a_s + a_s * a_s) / m_lo",
+        "(1.0 * h * n * a_s + a_s * a_s) / m_lo",
+        ("tests/core/test_variance.py::test_the_bound_covers_the_worst_case_of_its_box",),
+    ),
+    Mutant(
+        "VA05",
+        "variance: the released estimator divides by n instead of n - 1 (not the sample variance of VAR.S / pandas)",
+        "dpdesk/core/dp/statistics/variance.py",
+        "(q - s * s / m) / (m - 1.0)",
+        "(q - s * s / m) / m",
+        (
+            "tests/core/test_variance.py::test_the_n_minus_1_divisor_is_what_is_released_for_a_small_table",
+            "tests/core/test_variance.py::test_without_noise_the_release_is_numpy_s_sample_statistic_of_the_clamped_values",
+        ),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

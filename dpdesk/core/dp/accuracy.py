@@ -31,6 +31,12 @@ or discrete Gaussian P(x) ~ exp(-x^2 / (2 s^2)) with s = sigma / h, independentl
   a group of n = expected_rows / groups rows (the groups' sizes are not public), and say so. Earlier versions
   used a union bound (a_s + h a_n) / (n - a_n) with each part at 1 - (1 - c)/2, about 1.8 times the epsilon
   when the two noises are alike, plus the rounding of the whole range U - L.
+* Variance and standard deviation (:func:`spread_error`), released as v = clamp((Q~ - S~^2/m) / (m - 1),
+  [0, 2 h^2]), m = max(2, n~), from three noisy sums (statistics/variance.py): a union bound over the three
+  noises' half-widths, each at 1 - (1 - c)(1 - 2%)/3, and the worst case over every table of n rows
+  (:func:`spread_bound`, its docstring has the proof), plus the rounding on an event of probability
+  1 - 2% (1 - c); the standard deviation's is the square root of the variance's noise bound, plus its own
+  rounding. Grouped: n = expected_rows / groups, as for a mean.
 * Quantile (:func:`rank_error`): R = 2 Du (ln m + ln(1/(1 - c))) / eps, the exponential mechanism's
   utility loss at confidence c (McSherry & Talwar 2007); the score is minus a distance in ranks, so the
   released value's rank is within +-R of q n (statistics/quantile.py), for every table; with
@@ -65,15 +71,18 @@ from dpdesk.core.dp.accuracy_base import (
     LEAD,
     RANK,
     RATIO,
+    SPREAD,
     VALUE,
     Accuracy,
     _fmt,
     _rows_per_cell,
     lead_for,
     lead_probability,
+    query_rows,
     rank_error,
     ratio_error,
     ratio_meets,
+    spread_error,
     statistic_accuracy,
     value_error,
 )
@@ -131,9 +140,22 @@ def meets(design: QueryDesign, plan: Plan, target: AccuracyTarget) -> bool:
         assert rows is not None
         h, width = _ratio_shape(design, plan)
         return ratio_meets(design, h, width, rows, c, target.error)
+    if kind == SPREAD:
+        return _spread(design, plan, c) <= target.error
     if kind == RANK:
         return rank_error(design, c) <= target.error
     return lead_probability(design, target.error) >= c
+
+
+def _spread(design: QueryDesign, plan: Plan, confidence: float) -> float:
+    """A variance's or a standard deviation's stated error at expected_rows (per group: split evenly)."""
+    from dpdesk.core.dp import statistics
+
+    stat = statistics.get(design.spec.statistic)
+    rows = _rows_per_cell(design, plan)
+    assert rows is not None
+    h, _width = stat.ratio_shape(design.spec, plan)
+    return spread_error(design, h, rows, confidence, stat.accuracy_unit != "squared")
 
 
 # ----------------------------------------------------------------------------- accuracy first
@@ -199,7 +221,15 @@ def _check_target(design: QueryDesign, plan: Plan, target: AccuracyTarget, key: 
                     "an error of {e} is below the step of the published value ({s}): no noise is that precise"
                 ).format(e=_fmt(target.error), s=_fmt(step)),
             )
-    if kind == RATIO and plan.expected_rows is None:
+    if kind in (RATIO, SPREAD) and query_rows(design.spec, plan) is None:
+        if design.spec.where:
+            raise PlanError(
+                f"{key}.accuracy",
+                _(
+                    "the accuracy of a {stat} depends on the number of rows that meet its where: state the "
+                    "query's expected_rows, a public estimate of them (never counted from the data)"
+                ).format(stat=design.spec.statistic),
+            )
         raise PlanError(
             f"{key}.accuracy",
             _(
@@ -249,6 +279,18 @@ def _unreachable(design: QueryDesign, plan: Plan, target: AccuracyTarget, top: f
             + _(
                 "with {n} expected rows, even epsilon {top} gives only ±{e} with probability {p} (the noisy count "
                 "must stay well above 0); allow an error of at least ±{e}, a lower confidence, or state more "
+                "expected rows if the table really has them"
+            ).format(n=rows, top=f"{top:g}", e=_fmt(best), p=pct)
+        )
+    elif kind == SPREAD:
+        rows = _rows_per_cell(design, plan)
+        best = _spread(design, plan, c)
+        return (
+            head
+            + ": "
+            + _(
+                "with {n} expected rows, even epsilon {top} gives only ±{e} with probability {p} (the noisy count "
+                "must stay well above 2); allow an error of at least ±{e}, a lower confidence, or state more "
                 "expected rows if the table really has them"
             ).format(n=rows, top=f"{top:g}", e=_fmt(best), p=pct)
         )

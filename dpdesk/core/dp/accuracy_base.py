@@ -28,7 +28,7 @@ _DGAUSS_SUM_UP_TO = 1000.0
 
 
 #: The accuracy kinds a statistic declares (:attr:`dpdesk.core.dp.statistics.base.Statistic.accuracy_kind`).
-VALUE, RATIO, RANK, LEAD = "value", "ratio", "rank", "lead"
+VALUE, RATIO, RANK, LEAD, SPREAD = "value", "ratio", "rank", "lead", "spread"
 
 
 # ----------------------------------------------------------------------------- exact tails
@@ -181,6 +181,29 @@ class Accuracy:
                 "the published value is within ±{e} of the true value with probability {p} for every "
                 "table of {n} rows (the plan's public estimate of the row count: fewer rows, a larger error)"
             ).format(e=_fmt(self.error), p=pct, n=self.rows)
+        if self.kind == SPREAD:
+            if self.error is None:
+                parts = "; ".join(f"{label} ±{_fmt(v)}" for label, v in self.parts)
+                return _(
+                    "depends on the number of rows (state expected_rows for an error in the column's units); "
+                    "the parts, each with probability {p}: {parts}"
+                ).format(p=f"{(1.0 - (1.0 - self.confidence) / 3.0) * 100:.4g}%", parts=parts)
+            text = (
+                _(
+                    "each group's published value is within ±{e} of its true sample value (divisor n - 1) with "
+                    "probability {p} for a group of {n} rows (expected_rows split evenly among the groups), "
+                    "whatever the values"
+                )
+                if self.per_group
+                else _(
+                    "the published value is within ±{e} of the true sample value (divisor n - 1) with "
+                    "probability {p} for every table of {n} rows (the plan's public estimate of the row count: "
+                    "fewer rows, a larger error)"
+                )
+            ).format(e=_fmt(self.error), p=pct, n=self.rows)
+            if self.unit == "squared":
+                text += _(" (in the column's units squared)")
+            return text
         if self.kind == RANK:
             if self.per_group:
                 text = _(
@@ -229,7 +252,7 @@ class Accuracy:
                 )
             else:
                 text = f"±{_fmt(self.error)}"
-        elif self.kind == RATIO:
+        elif self.kind in (RATIO, SPREAD):
             if self.error is None:
                 return _("depends on the number of rows")
             text = (_("±{e} per group of {n} rows") if self.per_group else _("±{e} at {n} rows")).format(
@@ -409,6 +432,70 @@ def ratio_rounding(design: QueryDesign, h: float, width: float, n: int, confiden
     return rounding_error(spread)
 
 
+#: The share of a variance's or a standard deviation's failure probability 1 - c set aside for its rounding
+#: (:func:`spread_error`); each of the three noises gets a third of the rest.
+SPREAD_ROUNDING_SHARE = 0.02
+#: The confidence of each of the three noises' half-widths in a released variance's 95% interval.
+SPREAD_INTERVAL_EACH = 1.0 - 0.05 / 3.0
+
+
+def spread_bound(design: QueryDesign, h: float, n: float, each: float) -> float:
+    """B(n): a bound on |v - V| for a variance released from n~ = n + Z_n, S~ = S + Z_s, Q~ = Q_r + Z_q (see
+    :mod:`dpdesk.core.dp.statistics.variance`) when |Z_n| <= a_n, |Z_s| <= a_s, |Z_q| <= a_q, each noise's
+    half-width at ``each``, for EVERY table of n >= 2 rows with centred values |c| <= h; inf when
+    n - a_n <= 2.
+
+    With m = max(2, n~), |m - n| <= a_n and m >= m_lo = n - a_n; D = Q - S^2/n = (n - 1) V in [0, n h^2 -
+    S^2/n], e_q = Z_q + (Q_r - Q) with |Q_r - Q| <= n u_q/2 (each row's square rounded to its grid u_q):
+    v - V = D (n - m) / ((m - 1)(n - 1)) + [S^2 (m - n) / (n m) - (2 S Z_s + Z_s^2) / m + e_q] / (m - 1).
+    The S^2 terms are linear in S^2 in [0, h^2 n^2], so at most n h^2 a_n / (min(n - 1, m_lo)(m_lo - 1)); the
+    others at most (2 h n a_s + a_s^2) / (m_lo (m_lo - 1)) and (a_q + n u_q / 2) / (m_lo - 1):
+    B = [n h^2 a_n / min(n - 1, m_lo) + (2 h n a_s + a_s^2) / m_lo + a_q + n u_q / 2] / (m_lo - 1).
+    B is non-increasing in n (each term is of the form (a n + b) / ((n - c)(n - d)) or n / ((n - c)(n - d))
+    with c, d >= 0, and a jump from inf at n - a_n = 2), so a bound at a lower n holds at a higher one.
+    """
+    count_c, sum_c, sq_c = design.components
+    a_n, a_s, a_q = (noise_halfwidth(c, each) for c in (count_c, sum_c, sq_c))
+    m_lo = n - a_n
+    if m_lo <= 2.0:
+        return math.inf
+    a_q += n * sq_c.unit / 2.0
+    return (n * h * h * a_n / min(n - 1.0, m_lo) + (2.0 * h * n * a_s + a_s * a_s) / m_lo + a_q) / (
+        m_lo - 1.0
+    )
+
+
+def spread_interval(design: QueryDesign, h: float, noisy_n: float) -> float:
+    """A released variance's interval half-width: :func:`spread_bound` at the noisy count (m = max(2, n~)),
+    each noise at 1 - 0.05/3 (post-processing of the noisy count; inf when the count is too noisy)."""
+    return spread_bound(design, h, max(2.0, noisy_n), SPREAD_INTERVAL_EACH)
+
+
+def spread_error(design: QueryDesign, h: float, n: int, confidence: float, root: bool) -> float:
+    """Variance (``root`` False, units squared) or standard deviation (``root``, the column's units): the error
+    the published value stays within with probability ``confidence`` for EVERY table of n rows.
+
+    With alpha = 1 - c: the three noises each within their half-width at 1 - alpha (1 - share) / 3 (a union
+    bound), so |clamp(v) - V| <= min(2 h^2, B(n)) (clamping to [0, 2 h^2], which holds V, only brings v
+    closer); a standard deviation moves by at most the square root of that (|sqrt a - sqrt b| <= sqrt |a - b|).
+    The published value is then rounded to 3 significant digits of its spread, min(2 h^2, B95(m)) for a
+    variance, min(sqrt(2) h, sqrt(B95(m))) for a standard deviation (B95: :func:`spread_interval`), which
+    grows as m = max(2, n~) falls: with probability 1 - alpha share, n~ >= n - a_n (a_n at 1 - alpha share),
+    so the rounding moves it by at most half the step at B95(max(2, n - a_n)). The failures add up to at most
+    alpha. At most the width of the released range (2 h^2, or sqrt(2) h).
+    """
+    alpha = 1.0 - confidence
+    each = 1.0 - alpha * (1.0 - SPREAD_ROUNDING_SHARE) / 3.0
+    width = 2.0 * h * h
+    noise = min(width, spread_bound(design, h, float(n), each))
+    a_n = noise_halfwidth(design.components[0], 1.0 - alpha * SPREAD_ROUNDING_SHARE)
+    spread = min(width, spread_interval(design, h, n - a_n))
+    if root:
+        width = math.sqrt(width)
+        return min(width, math.sqrt(noise) + rounding_error(max(min(width, math.sqrt(spread)), 1e-300)))
+    return min(width, noise + rounding_error(max(spread, 1e-300)))
+
+
 def _em(design: QueryDesign) -> tuple[float, float, int]:
     (comp,) = design.components
     assert design.candidates is not None
@@ -433,12 +520,22 @@ def lead_for(design: QueryDesign, confidence: float) -> float:
     return max(0.0, 2.0 * du * math.log((m - 1) * confidence / (1.0 - confidence)) / eps)
 
 
+def query_rows(spec: QuerySpec, plan: Plan) -> int | None:
+    """The public estimate of a query's rows: its own ``expected_rows``, else the plan's when the query reads
+    every row; a query with a ``where`` and no estimate of its own has none (the plan's counts every row, and a
+    subset's error stated at the table's size would be too small)."""
+    if spec.expected_rows is not None:
+        return spec.expected_rows
+    return None if spec.where else plan.expected_rows
+
+
 def _rows_per_cell(design: QueryDesign, plan: Plan) -> int | None:
-    if plan.expected_rows is None:
+    rows = query_rows(design.spec, plan)
+    if rows is None:
         return None
     if design.spec.group_by is None:
-        return plan.expected_rows
-    return max(1, plan.expected_rows // max(1, len(design.cells)))
+        return rows
+    return max(1, rows // max(1, len(design.cells)))
 
 
 def statistic_accuracy(
@@ -470,6 +567,23 @@ def statistic_accuracy(
         err = ratio_error(design, h, width, rows, confidence)
         return Accuracy(
             RATIO,
+            confidence,
+            err,
+            len(design.cells),
+            rows=rows,
+            per_group=design.spec.group_by is not None,
+            unit=unit,
+        )
+    if kind == SPREAD:
+        rows = _rows_per_cell(design, plan)
+        if rows is None:
+            each = 1.0 - (1.0 - confidence) / 3.0
+            parts = tuple((c.label, noise_halfwidth(c, each)) for c in design.components)
+            return Accuracy(SPREAD, confidence, None, len(design.cells), parts=parts, unit=unit)
+        h, _width = ratio_shape(design.spec, plan)
+        err = spread_error(design, h, rows, confidence, unit != "squared")
+        return Accuracy(
+            SPREAD,
             confidence,
             err,
             len(design.cells),

@@ -20,7 +20,7 @@ from dpdesk.core.dp.aggregates_base import (
 from dpdesk.core.dp.bounding import BoundKey, keep_smallest
 from dpdesk.core.dp.queries_base import QueryDesign
 from dpdesk.core.loading import Column, Table
-from dpdesk.core.model.spec import ColumnSpec
+from dpdesk.core.model.spec import ColumnSpec, Condition
 
 if TYPE_CHECKING:
     from dpdesk.core.dp.statistics.base import Rows
@@ -64,6 +64,21 @@ def _column(table: Table, spec: ColumnSpec, keep: np.ndarray | None) -> tuple[np
     else:
         values[miss] = spec.missing.impute
     return values, keep
+
+
+def _meets(table: Table, cond: Condition, spec: ColumnSpec) -> np.ndarray:
+    """Which rows meet a public condition, reading its column as the statistics read theirs: under "drop" a
+    missing value meets none, an imputed one is tested as imputed, a number is clamped to the bounds first."""
+    values, present = _column(table, spec, None)
+    if cond.categories is not None:
+        assert spec.categories is not None
+        wanted = np.asarray([spec.categories.index(c) for c in cond.categories])
+        hit = np.isin(values, wanted)
+    else:
+        assert cond.between is not None and spec.bounds is not None
+        v = np.clip(values, spec.bounds[0], spec.bounds[1])
+        hit = (v >= cond.between[0]) & (v <= cond.between[1])  # NaN (a dropped value) meets nothing
+    return hit if present is None else hit & present
 
 
 def _select(values: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
@@ -160,6 +175,9 @@ def _rows(design: QueryDesign, table: Table, keep: np.ndarray, columns: dict[str
     col = columns[spec.column] if spec.column else None
     group = columns[spec.group_by] if spec.group_by else None
     mask: np.ndarray | None = None if keep.all() else keep
+    for cond in spec.where:
+        meets = _meets(table, cond, columns[cond.column])
+        mask = meets if mask is None else mask & meets
     g_codes = None
     n_groups = 1
     if group is not None:

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpdesk.core.dp import mechanisms as mech
-from dpdesk.core.model.spec import ColumnSpec, Plan, QuerySpec
+from dpdesk.core.model.spec import ColumnSpec, Plan, QuerySpec, describe_where
 from dpdesk.i18n import _
 
 VALUE_BITS = 30  # |per-row grid value| <= 2^30; with at most 2^31 rows a sum stays below 2^61
@@ -145,8 +145,11 @@ def rows_can_drop(spec: QuerySpec, plan: Plan) -> bool:
     there is missing: empty, unparsable, NaN, or (category column) outside the declared categories.
     Numeric values outside the bounds are clamped, never dropped; imputed values never drop. Under
     ``replace`` such a row's neighbour may have a value, which widens the sum's sensitivity.
+
+    A query with a public row condition (``where``) counts only the rows that meet it, so under ``replace`` a
+    neighbour may move a row out of it (a row that drops out) or into it: the same case, for every statistic.
     """
-    if plan.privacy_unit.id_column is not None:
+    if plan.privacy_unit.id_column is not None or spec.where:
         return True
     return any(name is not None and plan.columns[name].missing.drops for name in (spec.column, spec.group_by))
 
@@ -162,6 +165,10 @@ def _drop_causes(spec: QuerySpec, plan: Plan) -> str:
                 causes.append(_("an empty or undeclared value in {col}").format(col=name))
             else:
                 causes.append(_("an empty, unparsable or NaN value in {col}").format(col=name))
+    if spec.where:
+        causes.append(
+            _("a row that moves across the condition ({cond})").format(cond=describe_where(spec.where))
+        )
     return "; ".join(causes)
 
 

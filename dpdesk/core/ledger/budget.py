@@ -121,6 +121,8 @@ class QueryReport:
     accuracy_value: dict[str, Any] | None = None
     #: the accuracy target the epsilon was solved from (None: the plan states the epsilon)
     accuracy_target: dict[str, Any] | None = None
+    #: the public row conditions, in the plan file's format (empty: every row)
+    where: tuple[dict[str, Any], ...] = ()
 
     @staticmethod
     def of(d: QueryDesign, plan: Plan | None = None) -> QueryReport:
@@ -169,35 +171,40 @@ class QueryReport:
             accuracy=acc_text,
             accuracy_value=acc_value,
             accuracy_target=d.spec.accuracy.to_dict() if d.spec.accuracy is not None else None,
+            where=tuple(c.to_dict() for c in d.spec.where),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: the trace a spend entry records."""
-        return {
-            "name": self.name,
-            "statistic": self.statistic,
-            "column": self.column,
-            "group_by": self.group_by,
-            "mechanism": self.mechanism,
-            "calibration": self.calibration,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "rho": self.rho,
-            "cells": self.cells,
-            "candidates": self.candidates,
-            "notes": list(self.notes),
-            "selection_curve": [{"gap": g, "probability": p} for g, p in self.selection_curve],
-            "rank_error95": self.rank_error95,
-            "rank_error95_exact_candidate": self.rank_error95_exact_candidate,
-            "components": [c.to_dict() for c in self.components],
-        } | (
-            {}  # a release's trace (no plan) keeps its former keys
-            if self.accuracy is None
-            else {
-                "accuracy": self.accuracy,
-                "accuracy_value": self.accuracy_value,
-                "accuracy_target": self.accuracy_target,
+        return (
+            {
+                "name": self.name,
+                "statistic": self.statistic,
+                "column": self.column,
+                "group_by": self.group_by,
+                "mechanism": self.mechanism,
+                "calibration": self.calibration,
+                "epsilon": self.epsilon,
+                "delta": self.delta,
+                "rho": self.rho,
+                "cells": self.cells,
+                "candidates": self.candidates,
+                "notes": list(self.notes),
+                "selection_curve": [{"gap": g, "probability": p} for g, p in self.selection_curve],
+                "rank_error95": self.rank_error95,
+                "rank_error95_exact_candidate": self.rank_error95_exact_candidate,
+                "components": [c.to_dict() for c in self.components],
             }
+            | ({"where": list(self.where)} if self.where else {})
+            | (
+                {}  # a release's trace (no plan) keeps its former keys
+                if self.accuracy is None
+                else {
+                    "accuracy": self.accuracy,
+                    "accuracy_value": self.accuracy_value,
+                    "accuracy_target": self.accuracy_target,
+                }
+            )
         )
 
 

@@ -262,6 +262,64 @@ class ColumnSpec:
         return self.type in (ColumnType.INT, ColumnType.FLOAT)
 
 
+#: The most conditions a query's ``where`` may hold.
+MAX_CONDITIONS = 8
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A public condition on a query's rows (one item of its ``where``): the row's value in ``column`` is one of
+    ``categories`` (a category column) or lies in the closed range ``between`` (a numeric column; inside its
+    public bounds). A row is read as the statistics read it: a missing value under "drop" meets no condition, an
+    imputed one is tested as imputed, a number outside the bounds is clamped first. Nothing in it comes from the
+    data: the plan states it, as it states the bounds."""
+
+    column: str
+    categories: tuple[str, ...] | None = None
+    between: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        read_text(self.column, "where.column")
+        if (self.categories is None) == (self.between is None):
+            raise PlanError("where", condition_shape())
+        if self.categories is not None:
+            _set(self, "categories", tuple(str(c) for c in self.categories))
+            if not self.categories:
+                raise PlanError("where.in", _("list at least one category"))
+        if self.between is not None:
+            lo, hi = (read_number(x, "where.between") for x in self.between)
+            if lo > hi:
+                raise PlanError("where.between", _("the range's first number must not be above its second"))
+            _set(self, "between", (lo, hi))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The condition in the plan file's format."""
+        if self.categories is not None:
+            return {"column": self.column, "in": list(self.categories)}
+        assert self.between is not None
+        return {"column": self.column, "between": [num_out(self.between[0]), num_out(self.between[1])]}
+
+    def describe(self) -> str:
+        """The condition in words (translated), as the report and review state it."""
+        if self.categories is not None:
+            return _("{col} is one of {values}").format(col=self.column, values=", ".join(self.categories))
+        assert self.between is not None
+        return _("{col} from {lo} to {hi}").format(
+            col=self.column, lo=f"{self.between[0]:g}", hi=f"{self.between[1]:g}"
+        )
+
+
+def condition_shape() -> str:
+    return _(
+        'a condition names a "column" and either "in" (a list of its categories) or "between" (a low and a high number)'
+    )
+
+
+def describe_where(where: tuple[Condition, ...]) -> str:
+    """A query's conditions in words, joined by "and" (empty: none)."""
+    return _(" and ").join(c.describe() for c in where)
+
+
 #: The largest public estimate of the number of rows a plan may state (the row cap of the exact sums).
 MAX_EXPECTED_ROWS = 2**31
 #: How an accuracy target applies to a query with several cells: each cell, or all cells together.
@@ -315,10 +373,10 @@ def parse_accuracy(value: Any, key: str) -> AccuracyTarget:
     return AccuracyTarget(error, confidence, cells)
 
 
-def parse_expected_rows(value: Any) -> int:
+def parse_expected_rows(value: Any, key: str = "expected_rows") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EXPECTED_ROWS:
         raise PlanError(
-            "expected_rows",
+            key,
             _(
                 "expected_rows must be a whole number from 1 to {max} (got {value!r}): a public estimate of the number "
                 "of rows, never counted from the data"
@@ -347,6 +405,11 @@ class QuerySpec:
     calibration: str = "classic"
     #: The accuracy target the epsilon was solved from (None: the plan states the epsilon).
     accuracy: AccuracyTarget | None = None
+    #: The public conditions a row must meet to be counted (all of them); empty: every row.
+    where: tuple[Condition, ...] = ()
+    #: The query's own public estimate of its rows (those that meet ``where``, before any grouping), for its
+    #: accuracy in units; None: the plan's ``expected_rows`` when the query has no ``where``, else none.
+    expected_rows: int | None = None
 
     def __post_init__(self) -> None:
         """Validated when built, with the plan's messages (:func:`parse_plan` checks the same first, with
@@ -403,6 +466,14 @@ class QuerySpec:
                 raise PlanError("query.group_by", cannot_group(stat.name))
             if self.group_by == self.column:
                 raise PlanError("query.group_by", no_self_grouping())
+        if not isinstance(self.where, tuple) or not all(isinstance(c, Condition) for c in self.where):
+            raise PlanError("query.where", _("where must be a list of conditions"))
+        if self.where and not stat.takes_where:
+            raise PlanError("query.where", no_where(stat.name))
+        if len(self.where) > MAX_CONDITIONS:
+            raise PlanError("query.where", too_many_conditions())
+        if self.expected_rows is not None:
+            _set(self, "expected_rows", parse_expected_rows(self.expected_rows, "query.expected_rows"))
         if self.accuracy is not None and not isinstance(self.accuracy, AccuracyTarget):
             raise PlanError(
                 "query.accuracy",
@@ -1087,6 +1158,14 @@ def cannot_group(statistic: str) -> str:
     return _("{statistic} cannot be grouped ({can} can)").format(statistic=statistic, can=can)
 
 
+def no_where(statistic: str) -> str:
+    return _("{statistic} reads every row: it takes no where").format(statistic=statistic)
+
+
+def too_many_conditions() -> str:
+    return _("a where holds at most {n} conditions").format(n=MAX_CONDITIONS)
+
+
 def no_self_grouping() -> str:
     return _("a query cannot group a column by itself")
 
@@ -1169,6 +1248,10 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
             d["column"] = q.column
         if q.group_by is not None:
             d["group_by"] = q.group_by
+        if q.where:  # only when stated: the hashes of plans without it do not change
+            d["where"] = [c.to_dict() for c in q.where]
+        if q.expected_rows is not None:
+            d["expected_rows"] = q.expected_rows
         d.update(statistics.get(q.statistic).fields_to_dict(q))
         queries.append(d)
     unit: dict[str, Any] = {

@@ -29,6 +29,7 @@ from dpdesk.core.common.errors import InputError, PlanError, PlanErrors
 from dpdesk.core.common.jsonin import JsonInputError, read_json
 from dpdesk.core.common.smallfile import MAX_PLAN_BYTES, read_small_file
 from dpdesk.core.model.spec import (
+    MAX_CONDITIONS,
     MAX_PLAN_CANDIDATES,
     MAX_PLAN_CELLS,
     MAX_QUERIES,
@@ -39,6 +40,7 @@ from dpdesk.core.model.spec import (
     Budget,
     ColumnSpec,
     ColumnType,
+    Condition,
     Plan,
     PrivacyUnit,
     QuerySpec,
@@ -46,12 +48,15 @@ from dpdesk.core.model.spec import (
     cannot_group,
     check_keys,
     column_required,
+    condition_shape,
     gaussian_delta_required,
+    inside_bounds,
     install_registry,
     is_placeholder,
     json_type,
     key_problems,
     no_self_grouping,
+    no_where,
     not_released_with,
     only_gaussian_delta,
     or_list,
@@ -64,12 +69,14 @@ from dpdesk.core.model.spec import (
     quoted,
     read_column,
     read_delta,
+    read_number,
     read_object,
     read_positive,
     read_statistic,
     read_text,
     subject_of,
     takes_no_column,
+    too_many_conditions,
 )
 from dpdesk.i18n import _
 
@@ -280,6 +287,8 @@ _COMMON_QUERY_KEYS = (
     "group_by",
     "calibration",
     "accuracy",
+    "where",
+    "expected_rows",
 )
 
 
@@ -518,6 +527,11 @@ def _parse_query(
         if group_by == column:
             raise PlanError(f"{key}.group_by", no_self_grouping())
 
+    where = _parse_where(obj["where"], f"{key}.where", columns, broken, stat) if "where" in obj else ()
+    query_rows = (
+        parse_expected_rows(obj["expected_rows"], f"{key}.expected_rows") if "expected_rows" in obj else None
+    )
+
     own = stat.own_keys
     for opt in sorted(keys - set(_COMMON_QUERY_KEYS), key=_option_order):
         if opt in obj and opt not in own:
@@ -558,8 +572,72 @@ def _parse_query(
         "group_by": group_by,
         "calibration": calibration,
         "accuracy": target,
+        "where": where,
+        "expected_rows": query_rows,
     }
     return stat.parse_with_columns(obj, key, common, columns, broken)
+
+
+def _parse_where(
+    value: Any, key: str, columns: dict[str, ColumnSpec], broken: AbstractSet[str], stat: Any
+) -> tuple[Condition, ...]:
+    """A query's public row conditions: one object or a list of them, each ``{"column": c, "in": [...]}`` (a
+    category column, declared categories) or ``{"column": c, "between": [low, high]}`` (a numeric column, inside its
+    public bounds); a column at most once."""
+    if not stat.takes_where:
+        raise PlanError(key, no_where(stat.name), hint=_("remove where"))
+    items = [value] if isinstance(value, dict) else value
+    if not isinstance(items, list) or not items:
+        raise PlanError(key, condition_shape())
+    if len(items) > MAX_CONDITIONS:
+        raise PlanError(key, too_many_conditions())
+    out: list[Condition] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        here = key if isinstance(value, dict) else f"{key}[{i}]"
+        obj = read_object(item, here)
+        check_keys(obj, here, {"column", "in", "between"}, ("column",))
+        name = read_column(
+            read_text(obj["column"], f"{here}.column"), f"{here}.column", columns, broken, _("column")
+        )
+        if name in seen:
+            raise PlanError(f"{here}.column", _("{name} has a condition already").format(name=quoted(name)))
+        seen.add(name)
+        col = columns[name]
+        if ("in" in obj) == ("between" in obj):
+            raise PlanError(here, condition_shape())
+        if col.type == ColumnType.CATEGORY:
+            if "in" not in obj:
+                raise PlanError(
+                    f"{here}.between",
+                    _("{name} is a category column: list its categories with in").format(name=quoted(name)),
+                )
+            cats = _condition_categories(obj["in"], f"{here}.in", col)
+            out.append(Condition(name, categories=cats))
+            continue
+        if "between" not in obj:
+            raise PlanError(
+                f"{here}.in",
+                _("{name} is a numeric column: give a range with between").format(name=quoted(name)),
+            )
+        assert col.bounds is not None
+        rng = obj["between"]
+        if not isinstance(rng, list) or len(rng) != 2:
+            raise PlanError(f"{here}.between", _("between takes two numbers: [low, high]"))
+        lo, hi = (read_number(x, f"{here}.between[{j}]") for j, x in enumerate(rng))
+        if lo > hi:
+            raise PlanError(f"{here}.between", _("the range's first number must not be above its second"))
+        inside_bounds((lo, hi), col.bounds, f"{here}.between")
+        out.append(Condition(name, between=(lo, hi)))
+    return tuple(out)
+
+
+def _condition_categories(value: Any, key: str, col: ColumnSpec) -> tuple[str, ...]:
+    """A condition's categories: distinct declared categories of its column (the plan's parser and messages)."""
+    from dpdesk.core.dp.statistics.base import Param, ParamKind, parse_param
+
+    param = Param("in", ParamKind.CATEGORY_SET, lambda: "in", lambda: "", min_len=1)
+    return cast(tuple[str, ...], parse_param(param, value, key, col))
 
 
 #: The order in which keys that do not apply are reported (as before the registry); others follow by name.

@@ -200,6 +200,7 @@ def column_assumptions(plan: Plan, spec: QuerySpec) -> list[str]:
     from dpdesk.core.dp.statistics.base import ParamKind
 
     names: list[str] = [n for n in (spec.column, spec.group_by) if n is not None]
+    names.extend(c.column for c in spec.where if c.column not in names)
     for param in statistics.get(spec.statistic).params:
         if param.kind is ParamKind.COLUMN_LIST:
             names.extend(n for n in getattr(spec, param.key, ()) if n not in names)
@@ -232,6 +233,16 @@ def column_assumptions(plan: Plan, spec: QuerySpec) -> list[str]:
                 what=what, value=imp if isinstance(imp, str) else _num(float(imp or 0.0))
             )
         out.append(_("Column {col}: {public}; {missing}.").format(col=name, public=public, missing=missing))
+    if spec.where:
+        from dpdesk.core.model.spec import describe_where
+
+        out.append(
+            _(
+                "Rows: only those where {cond} (a public condition from the plan; a number is clamped to its "
+                "bounds before it is compared, and a missing value meets it only when it is replaced by a value "
+                "that does)."
+            ).format(cond=describe_where(spec.where))
+        )
     return out
 
 
@@ -323,6 +334,7 @@ def write_release_report(
             what += f" ({tr['column']})"
         if tr.get("group_by"):
             what += " " + _("by {g}").format(g=tr["group_by"])
+        what += words.where(tr)
         story.append(_p(f"{name}: {what}", st["h2"]))
         if len(qrows) < len(all_rows):
             story.append(_p(_shown_note(len(qrows), len(all_rows)), st["small"]))
@@ -551,6 +563,7 @@ def _summary_table(
             what += f" ({tr['column']})"
         if tr.get("group_by"):
             what += " " + _("by {g}").format(g=tr["group_by"])
+        what += words.where(tr)
         acc = accuracies.get(name)
         table.append([name, what, _short_value(qrows), qrows[0][6], qrows[0][7], acc.short() if acc else ""])
     # ε and δ each on one line: their columns as wide as their widest value, the rest shared by the text columns

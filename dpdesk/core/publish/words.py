@@ -8,6 +8,8 @@ function returns the word itself for a word it does not know (a newer file read 
 
 from __future__ import annotations
 
+from typing import Any
+
 from dpdesk.i18n import _
 
 
@@ -106,3 +108,26 @@ def recorded_reason(reason: object) -> str:
             "smaller budget"
         ),
     }.get(str(reason), str(reason))
+
+
+def where(trace: dict[str, Any]) -> str:
+    """A query's public row conditions in words, from its spend entry's trace (empty: every row)."""
+    from dpdesk.core.common.errors import PlanError
+    from dpdesk.core.model.spec import Condition, describe_where
+
+    conds = []
+    for c in trace.get("where") or ():
+        try:
+            between = c.get("between")
+            conds.append(
+                Condition(c["column"], categories=c.get("in"), between=tuple(between) if between else None)
+            )
+        except (
+            PlanError,
+            AttributeError,
+            KeyError,
+            TypeError,
+            ValueError,
+        ):  # a trace is the ledger's, as written
+            continue
+    return ", " + _("only rows where {cond}").format(cond=describe_where(tuple(conds))) if conds else ""

@@ -34,15 +34,29 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
     depends on: the public estimate of the number of rows, and for a quantile the data (its value range is
     shown only by simulating on a stand-in table or a file declared public, never on the private table)."""
     from dpdesk.core.dp import statistics
-    from dpdesk.core.dp.accuracy_base import RANK, RATIO
+    from dpdesk.core.dp.accuracy_base import RANK, RATIO, SPREAD, query_rows
+    from dpdesk.core.model.spec import describe_where
 
     acc = state.query_accuracy(row)
     at = state.valid_query(row)
     if acc is None or at is None or state.valid_plan is None:
         return []
     spec = state.valid_plan.queries[at]
-    rows = state.valid_plan.expected_rows
+    rows = query_rows(spec, state.valid_plan)
     lines = [_("<b>Accuracy</b>: {sentence}.").format(sentence=_escape(acc[0]))]
+    if spec.where:  # a subset's rows are the query's own estimate (the Data tab's counts every row)
+        lines.append(
+            _(
+                "It counts only the rows where {cond}: its accuracy is stated for the query's own estimate of "
+                "them (Rows that meet it)."
+            ).format(cond=_escape(describe_where(spec.where)))
+            if rows is not None
+            else _(
+                "It counts only the rows where {cond}: give a public estimate of how many rows meet it (Rows "
+                "that meet it) to see its accuracy in units."
+            ).format(cond=_escape(describe_where(spec.where)))
+        )
+        return lines
     if spec.accuracy is not None:
         lines.append(
             _("ε = {e} is the smallest epsilon that meets the accuracy this query asks for.").format(
@@ -61,7 +75,7 @@ def accuracy_lines(state: AppState, row: int) -> list[str]:
                 "as percentiles."
             )
         )
-    if kind == RATIO:
+    if kind in (RATIO, SPREAD):
         lines.append(
             _(
                 "This depends on the number of rows: it is stated for {n} rows, the public estimate given in the "

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from dpdesk.core.common import shown as numfmt
 from dpdesk.core.common.errors import field_of
 from dpdesk.core.dp import statistics
-from dpdesk.core.dp.accuracy_base import LEAD, RANK, RATIO, VALUE
+from dpdesk.core.dp.accuracy_base import LEAD, RANK, RATIO, SPREAD, VALUE
 from dpdesk.core.dp.statistics.base import Param, ParamKind
 from dpdesk.core.model.mechanism_kinds import MECHANISMS, get_mechanism
 from dpdesk.gui.models import QUERY_COLUMNS, QueryListModel, parse_number
@@ -137,6 +137,10 @@ class QueryForm(QWidget):
         for stat in statistics.REGISTRY.values():
             if stat.in_form:
                 self.statistic.addItem(stat.label(), stat.name)
+                if stat.help():
+                    self.statistic.setItemData(
+                        self.statistic.count() - 1, stat.help(), Qt.ItemDataRole.ToolTipRole
+                    )
         self.statistic.setToolTip(_("What to compute."))
         self.column = QComboBox()
         self.column.setToolTip(
@@ -147,6 +151,35 @@ class QueryForm(QWidget):
             _(
                 "Compute the statistic separately for each category of this column; the whole "
                 "table costs this query's epsilon once (parallel composition)."
+            )
+        )
+        # a public row condition (the plan's "where"): one column and its categories or range; a plan may hold
+        # several conditions, which the form then shows as text
+        self.where_column = QComboBox()
+        self.where_column.setObjectName("where_column")
+        self.where_column.setToolTip(
+            _(
+                "Compute the statistic on the rows that meet a public condition only, e.g. the part-time workers. "
+                "The condition is public: it is printed in the report."
+            )
+        )
+        self.where_values = QLineEdit()
+        self.where_values.setObjectName("where_values")
+        where_box = QWidget()
+        where_row = QVBoxLayout(
+            where_box
+        )  # one above the other: the form stays narrow beside the simulated release
+        where_row.setContentsMargins(0, 0, 0, 0)
+        where_row.setSpacing(2)
+        where_row.addWidget(self.where_column)
+        where_row.addWidget(self.where_values)
+        self.query_rows = QLineEdit()
+        self.query_rows.setObjectName("query_expected_rows")
+        self.query_rows.setPlaceholderText(_("a public estimate, e.g. 3000"))
+        self.query_rows.setToolTip(
+            _(
+                "About how many rows meet the condition: a public estimate, never counted from the data. A mean's "
+                "or a share's accuracy is stated for this many rows."
             )
         )
         self.mechanism = QComboBox()
@@ -251,6 +284,8 @@ class QueryForm(QWidget):
             ("statistic", _("Statistic"), self.statistic),
             ("column", _("Column"), self.column),
             ("group_by", _("Grouped by"), self.group_by),
+            ("where", _("Only rows where"), where_box),
+            ("query_rows", _("Rows that meet it"), self.query_rows),
             ("mechanism", _("Mechanism"), self.mechanism),
             ("spend", _("Privacy"), spend),
             ("accuracy", _("Error"), self.target_error),
@@ -304,13 +339,26 @@ class QueryForm(QWidget):
         self._session = 0  # typing in one field merges into one undo step until editing finishes
         lines = [w for w in self.params.values() if isinstance(w, QLineEdit)]
         combos = [w for w in self.params.values() if isinstance(w, QComboBox)]
-        for w in (self.name, self.epsilon, self.target_error, self.target_confidence, self.delta, *lines):
+        for w in (
+            self.name,
+            self.epsilon,
+            self.target_error,
+            self.target_confidence,
+            self.delta,
+            self.where_values,
+            self.query_rows,
+            *lines,
+        ):
             w.textEdited.connect(self._edited)
             w.editingFinished.connect(self._next_session)
+        self.where_column.activated.connect(
+            lambda _i: self.where_values.clear()
+        )  # another column: start again
         for c in (
             self.statistic,
             self.column,
             self.group_by,
+            self.where_column,
             self.mechanism,
             self.calibration,
             self.target_cells,
@@ -521,6 +569,7 @@ class QueryForm(QWidget):
                 )
             self.mechanism.setCurrentIndex(max(0, self.mechanism.findData(q.get("mechanism"))))
             self._fill_accuracy(q, stat)
+            self._fill_where(q, stat)
             _set(self.delta, q.get("delta"))
             self.calibration.setCurrentIndex(
                 max(0, self.calibration.findData(q.get("calibration", "classic")))
@@ -539,6 +588,8 @@ class QueryForm(QWidget):
                 "accuracy_text": bool(self.accuracy_text.text()),
                 "column": col_param is not None,
                 "group_by": stat is not None and stat.groupable,
+                "where": stat is not None and stat.takes_where,
+                "query_rows": stat is not None and stat.takes_where and bool(q.get("where")),
                 "delta": mech is not None and mech.takes_delta,
                 "calibration": mech is not None and bool(mech.calibrations),
             }
@@ -666,6 +717,9 @@ class QueryForm(QWidget):
                 )
             for k in (*OPTIONAL, "column"):
                 q.pop(k, None)
+            if not stat.takes_where:
+                q.pop("where", None)
+                q.pop("expected_rows", None)
             q["mechanism"] = str(stat.mechanisms[0])
             cols = self._columns(col_param.prefer or col_param.column_types) if col_param else []
             if cols:
@@ -682,6 +736,7 @@ class QueryForm(QWidget):
                 q["group_by"] = self.group_by.currentData()
             else:
                 q.pop("group_by", None)
+            self._edited_where(q)
             mech = self.mechanism.currentData() or q.get("mechanism")
             q["mechanism"] = mech
             if self.know_accuracy.isChecked():  # the target replaces the epsilon (the engine solves it)
@@ -744,6 +799,70 @@ class QueryForm(QWidget):
             _("Edit query {name}").format(name=q.get("name", "")),
             merge_id=hash(("query", self.current, self._session)) & 0x7FFFFFFF,
         )
+
+    def _edited_where(self, q: dict[str, Any]) -> None:
+        """The row condition and the query's expected rows, as typed (text that is no number or category is
+        written as typed: the plan check names the problem)."""
+        if not self.shown.get("where"):
+            return
+        if self.where_column.isEnabled():
+            name = self.where_column.currentData()
+            if name:
+                col = self.state.plan_data["columns"].get(name, {})
+                parts = _split(self.where_values.text())
+                if col.get("type") == "category":
+                    q["where"] = {"column": name, "in": parts}
+                else:
+                    q["where"] = {"column": name, "between": [_number(x, x) for x in parts]}
+            else:
+                q.pop("where", None)
+        text = self.query_rows.text().strip().replace(",", "").replace("_", "").replace(" ", "")
+        if text and q.get("where"):
+            q["expected_rows"] = _number(text, text)
+        else:
+            q.pop("expected_rows", None)
+
+    def _fill_where(self, q: dict[str, Any], stat: Any) -> None:
+        """The row condition: the column and its categories or range; several conditions as text (edit them in
+        the plan file)."""
+        where = q.get("where")
+        conds = where if isinstance(where, list) else [where] if isinstance(where, dict) else []
+        columns = self.state.plan_data["columns"]
+        several = len(conds) > 1
+        cond = conds[0] if len(conds) == 1 and isinstance(conds[0], dict) else {}
+        _fill_combo(self.where_column, list(columns), cond.get("column"), none=True)
+        self.where_column.setItemText(0, _("(every row)"))
+        self.where_column.setEnabled(not several)
+        self.where_values.setReadOnly(several)
+        if several:
+            self.where_values.setText(_("{n} conditions: edit them in the plan file").format(n=len(conds)))
+        elif "in" in cond:
+            _set(self.where_values, _list_text(cond["in"]))
+        elif "between" in cond:
+            _set(self.where_values, _list_text(cond["between"]))
+        else:
+            self.where_values.setText("")
+        col = columns.get(cond.get("column") or "", {})
+        if col.get("type") == "category":
+            cats = [str(c) for c in col.get("categories") or []]
+            self.where_values.setPlaceholderText(_("categories, e.g. {ex}").format(ex=", ".join(cats[:2])))
+            self.where_values.setToolTip(
+                _("The categories a row must have, separated by commas: {cats}").format(
+                    cats=", ".join(cats[:20])
+                )
+            )
+        elif col:
+            lo, hi = (col.get("bounds") or ["L", "U"])[:2]
+            self.where_values.setPlaceholderText(_("from, to: e.g. {lo}, {hi}").format(lo=lo, hi=hi))
+            self.where_values.setToolTip(
+                _(
+                    "The range a row's value must lie in, both ends included, inside the bounds [{lo}, {hi}]"
+                ).format(lo=lo, hi=hi)
+            )
+        else:
+            self.where_values.setPlaceholderText("")
+        self.where_values.setEnabled(bool(col) or several)
+        _set(self.query_rows, q.get("expected_rows"))
 
     def _target(self) -> dict[str, Any]:
         """The accuracy target as typed (an empty error is left out: the plan check asks for it)."""
@@ -817,7 +936,7 @@ def _target_words(stat: Any) -> tuple[str, str]:
         )
     if kind == LEAD:
         return _("Lead"), stat.lead_help()  # a lead is a statistic's (kind is VALUE without one)
-    if kind == RATIO:
+    if kind in (RATIO, SPREAD):
         return _("Error (±)"), _(
             "The largest error you accept, in the column's units (a share for a proportion), for a table of "
             "the expected number of rows (Data tab)."

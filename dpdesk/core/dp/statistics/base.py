@@ -252,6 +252,8 @@ class Statistic:
     #: lead whose utility counts rows (a mode), "share" for a ratio that is a share (a proportion); empty for
     #: the column's units, or a utility's own.
     accuracy_unit: ClassVar[str] = ""
+    #: Whether a query of it may take a public row condition (``where``); the synthesiser draws from every row.
+    takes_where: ClassVar[bool] = True
     #: The mechanism a plan may leave out for this statistic (the synthesiser's own); None: the plan names it.
     default_mechanism: ClassVar[Mechanism | None] = None
 

@@ -121,9 +121,16 @@ class Count(Statistic):
 
     def examples(self, bounds: tuple[float, float]) -> dict[str, dict[str, Any]]:
         lap = {"mechanism": "laplace"}
+        lo, hi = bounds
         return {
             "count": {"statistic": "count", **lap},
             "count_by": {"statistic": "count", "group_by": "g", **lap},
+            # a public row condition on the numeric column: from 0 (or the midpoint) to U
+            "count_where": {
+                "statistic": "count",
+                "where": {"column": "x", "between": [0.0 if lo <= 0.0 <= hi else (lo + hi) / 2.0, hi]},
+                **lap,
+            },
         }
 
     def audit_examples(self) -> tuple[AuditExample, ...]:

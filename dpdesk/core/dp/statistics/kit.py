@@ -35,7 +35,8 @@ Exact aggregates (:mod:`dpdesk.core.dp.aggregates_base`)
     ``quantile_utilities`` (the quantile score of each candidate).
 Accuracy and released values (:mod:`dpdesk.core.dp.accuracy_base`, :mod:`dpdesk.core.dp.values`)
     ``Accuracy`` (a stated accuracy), ``VALUE`` (its kind for an error in the statistic's units),
-    ``ratio_error`` (a ratio's proven error), ``Row`` (a released row), ``fmt_number`` and ``rounded_row``
+    ``ratio_error`` (a ratio's proven error), ``spread_interval`` (a released variance's interval half-width at
+    its noisy count), ``Row`` (a released row), ``fmt_number`` and ``rounded_row``
     (released numbers rounded to their noise), ``csv_bytes`` (the formula-safe CSV writer), ``neutralise`` (one
     cell made formula-safe).
 Mechanisms (:mod:`dpdesk.core.dp.mechanisms`, the one adapter over OpenDP; no statistic draws noise itself)
@@ -58,7 +59,7 @@ from typing import TYPE_CHECKING
 
 from dpdesk.core.common.errors import PlanError
 from dpdesk.core.dp import synthetic as synthesiser
-from dpdesk.core.dp.accuracy_base import VALUE, Accuracy, ratio_error
+from dpdesk.core.dp.accuracy_base import VALUE, Accuracy, ratio_error, spread_interval
 from dpdesk.core.dp.aggregates_base import (
     Exact,
     below_at_most,
@@ -187,6 +188,7 @@ __all__ = [
     "ratio_interval",
     "rho_to_epsilon",
     "rounded_row",
+    "spread_interval",
     "synthesiser",
     "to_grid",
     "to_natural",

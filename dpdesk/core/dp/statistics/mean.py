@@ -195,6 +195,14 @@ class Mean(Statistic):
         return {
             "mean": {"statistic": "mean", "column": "x", **lap},
             "mean_by": {"statistic": "mean", "column": "x", "group_by": "g", **lap},
+            # a public row condition, with the query's own public estimate of the rows that meet it
+            "mean_where": {
+                "statistic": "mean",
+                "column": "x",
+                "where": {"column": "g", "in": ["a", "c"]},
+                "expected_rows": 200,
+                **lap,
+            },
         }
 
     def audit_examples(self) -> tuple[AuditExample, ...]:

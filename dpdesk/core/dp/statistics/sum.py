@@ -180,6 +180,23 @@ class Sum(Statistic):
                 30_000,
                 bounds=(99.0, 100.0),
             ),
+            # a public row condition (g is a): the neighbour's row of 100 moves to b, out of the condition, and
+            # the sum moves by M = 100, as a row that drops out (booked: k max(U - L, M))
+            AuditExample(
+                "sum/laplace, a row leaves the where",
+                {
+                    "statistic": "sum",
+                    "column": "x",
+                    "mechanism": "laplace",
+                    "epsilon": 1.0,
+                    "where": {"column": "g", "in": ["a"]},
+                },
+                "replace",
+                (*drop_rows, (100.0, 0)),
+                (*drop_rows, (100.0, 1)),
+                30_000,
+                bounds=(99.0, 100.0),
+            ),
         )
 
 

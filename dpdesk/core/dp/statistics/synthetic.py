@@ -556,6 +556,7 @@ class Synthetic(Statistic):
     mechanisms = (Mechanism.MST,)
     params = (COLUMNS, ROWS, BIN_MAP)
     query_type = SyntheticQuery
+    takes_where = False
     composite = True
     default_mechanism = Mechanism.MST  # the synthesiser's own mechanism word, by default
 
