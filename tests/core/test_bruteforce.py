@@ -295,7 +295,9 @@ def check(cfg: Config, relation: str, seen: Observed) -> list[str]:
         if c.mechanism == "exponential":
             if seen.linf[i] > c.l1 * (1 + REL_TOL):
                 problems.append(f"{c.label}: utility change {seen.linf[i]:g} > Du {c.l1:g} ({where})")
-            reach = "group_by" in cfg.query and cfg.where_column != "x"  # (a where on x: part of [L, U] only)
+            # (not under a where: on x it keeps part of [L, U] only; on g, {a, c}, a row can move between two groups
+            # that meet it only where the missing g is imputed as c)
+            reach = "group_by" in cfg.query and cfg.where_column is None
             if reach and not math.isclose(seen.linf[i], c.l1, rel_tol=REL_TOL):
                 # a grouped selection's Du is reached: a row moving between groups (replace), k rows added
                 problems.append(

@@ -45,7 +45,8 @@ replaced inside its group by at most q + (1 - q) = 1):
 * replace: each of the k replaced rows either stays in its group (that group's terms move by at most
   1), or moves from group A to group B (a removal in A and an addition in B: max(q, 1-q) in each,
   2 max(q, 1-q) in all), or drops out or comes in (a missing value under "drop", an empty id, an
-  undeclared category: a removal or an addition in one group, max(q, 1-q)). Since 2 max(q, 1-q) >= 1,
+  undeclared category, a value moved across the query's ``where``: a removal or an addition in one group,
+  max(q, 1-q)). Since 2 max(q, 1-q) >= 1,
   each row adds at most 2 max(q, 1-q) to sum_g Delta_g (the triangle inequality adds the rows' steps):
   Du = 2 k max(q, 1-q) when grouped. It is reached (tests/core/test_bruteforce.py): a row below every
   candidate moving from group a to group b moves a candidate's score in each group by max(q, 1-q). At
