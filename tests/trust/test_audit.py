@@ -58,7 +58,7 @@ The quantile by group (one exponential mechanism per group, 20,000 draws of each
 by the log-likelihood ratio of all the groups' picks under the claimed mechanism; its pair moves a row from
 group a to group b under replace and reaches the claimed Du = 2 max(q, 1-q) (statistics/quantile.py); the
 groups' bases differ, so the loss is about 0.6 eps (a mirror pair spends exactly eps/2, and half the noise
-would then spend exactly eps, not caught). Half the Gumbel scale was caught in 1 of 1 runs at 20,000 draws
+would then spend exactly eps, not caught). Half the Gumbel scale was caught in 2 of 2 runs at 20,000 draws
 (a search of the exact distributions gave eps_lower - eps about 0.38 with 8,000 estimating draws).
 """
 
