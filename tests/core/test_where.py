@@ -268,6 +268,7 @@ def test_a_subset_s_accuracy_is_stated_for_its_own_rows_or_not_at_all() -> None:
     assert accs[1].rows == 500 and accs[2].rows == 10_000
     assert accs[1].error is not None and accs[2].error is not None and accs[1].error > accs[2].error
     assert accs[3].rows == 500 and accs[3].percentiles is not None
+    assert "meet its condition" in accs[1].sentence() and "plan's public estimate" in accs[2].sentence()
 
 
 def test_an_accuracy_target_on_a_subset_needs_the_query_s_expected_rows() -> None:

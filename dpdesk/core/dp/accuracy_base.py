@@ -129,6 +129,8 @@ class Accuracy:
     rows: int | None = None
     #: a ratio's or a quantile's per-group rows are expected_rows split evenly (the groups' sizes are not public)
     per_group: bool = False
+    #: the rows are those that meet the query's public condition (``where``): ``rows`` is the query's own estimate
+    subset: bool = False
     percentiles: tuple[float, float] | None = None
     #: ratio without expected_rows: the two noises' half-widths at 1 - (1 - c)/2 (label, +-value)
     parts: tuple[tuple[str, float], ...] = ()
@@ -177,6 +179,12 @@ class Accuracy:
                     "for a group of {n} rows (expected_rows split evenly among the groups), whatever the "
                     "values"
                 ).format(e=_fmt(self.error), p=pct, n=self.rows)
+            if self.subset:
+                return _(
+                    "the published value is within ±{e} of the true value with probability {p} for every set of "
+                    "{n} rows that meet its condition (the query's public estimate of them: fewer rows, a larger "
+                    "error)"
+                ).format(e=_fmt(self.error), p=pct, n=self.rows)
             return _(
                 "the published value is within ±{e} of the true value with probability {p} for every "
                 "table of {n} rows (the plan's public estimate of the row count: fewer rows, a larger error)"
@@ -195,6 +203,12 @@ class Accuracy:
                     "whatever the values"
                 )
                 if self.per_group
+                else _(
+                    "the published value is within ±{e} of the true sample value (divisor n - 1) with "
+                    "probability {p} for every set of {n} rows that meet its condition (the query's public "
+                    "estimate of them: fewer rows, a larger error)"
+                )
+                if self.subset
                 else _(
                     "the published value is within ±{e} of the true sample value (divisor n - 1) with "
                     "probability {p} for every table of {n} rows (the plan's public estimate of the row count: "
@@ -572,6 +586,7 @@ def statistic_accuracy(
             len(design.cells),
             rows=rows,
             per_group=design.spec.group_by is not None,
+            subset=bool(design.spec.where),
             unit=unit,
         )
     if kind == SPREAD:
@@ -589,6 +604,7 @@ def statistic_accuracy(
             len(design.cells),
             rows=rows,
             per_group=design.spec.group_by is not None,
+            subset=bool(design.spec.where),
             unit=unit,
         )
     if kind == RANK:
@@ -606,6 +622,7 @@ def statistic_accuracy(
             len(design.cells),
             rows=rows,
             per_group=design.spec.group_by is not None,
+            subset=bool(design.spec.where),
             percentiles=pcts,
             exact_candidates=design.rank_exact,
         )
