@@ -438,6 +438,8 @@ def kept_rows(cfg: Config, row: Row) -> int:
             proxy["bins"] = queries(cfg.bounds)["histogram_bins"]["bins"]
         if "group_by" in q:
             proxy["group_by"] = q["group_by"]
+        if "where" in q:
+            proxy["where"] = q["where"]
     pcfg = Config(proxy, cfg.xtype, cfg.bounds, cfg.x_missing, cfg.g_missing, cfg.with_id, cfg.k)
     plan = pcfg.plan("replace")
     design = design_query(plan.queries[0], plan)

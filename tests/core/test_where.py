@@ -231,7 +231,7 @@ def test_a_condition_makes_rows_drop_under_replace_only() -> None:
     assert (
         c_where.l1 >= c_plain.l1
         and "condition" in c_where.derivation
-        and "ft is one of full" in c_where.derivation
+        and 'ft is one of "full"' in c_where.derivation
     )
     (a_where,), (a_plain,) = (design_query(s, add).components for s in add.queries)
     assert a_where.l1 == a_plain.l1  # add/remove: a row that is not added is no change
@@ -293,4 +293,71 @@ def test_the_report_states_each_condition() -> None:
     assert any(line.startswith("Column ft:") for line in lines)
     assert any(line.startswith("Column hours:") for line in lines)
     rows = [line for line in lines if line.startswith("Rows:")]
-    assert len(rows) == 1 and "ft is one of part, none" in rows[0] and "hours from 0 to 34.5" in rows[0]
+    assert len(rows) == 1 and 'ft is one of "part", "none"' in rows[0] and "hours from 0 to 34.5" in rows[0]
+
+
+# --------------------------------------------------------------------------- bounds too narrow for their size
+
+
+@pytest.mark.parametrize(
+    ("bounds", "integer"),
+    [((1e12, 1e12 + 100), False), ((1e12, 1e12 + 600), False), ((1e15 - 3, 1e15), True)],
+)
+def test_bounds_narrower_than_their_grid_are_refused_with_a_hint(
+    bounds: tuple[float, float], integer: bool
+) -> None:
+    """Found by the attacker's pass: the grid step of such bounds is as wide as the range, so a mean or a variance
+    was rounded beyond its stated accuracy, or its design divided by zero (a traceback in `dpdesk budget`)."""
+    cols = {"x": {"type": "int" if integer else "float", "bounds": list(bounds)}}
+    with pytest.raises(PlanError) as info:
+        plan_of({"statistic": "mean", "column": "x"}, columns=cols)
+    assert (
+        info.value.key == "columns.x.bounds"
+        and "too narrow" in str(info.value)
+        and "subtract" in info.value.hint
+    )
+
+
+@pytest.mark.parametrize(
+    ("bounds", "integer"),
+    [
+        ((98, 100), True),
+        ((0, 1e9), True),
+        ((99.0, 100.0), False),
+        ((-1e9, 1e9), False),
+        ((0, 3e9), True),
+        ((0, 1e-6), False),
+    ],
+)
+def test_the_plan_s_grid_step_is_the_engine_s(bounds: tuple[float, float], integer: bool) -> None:
+    from dpdesk.core.dp.queries_base import grid_exponent
+    from dpdesk.core.model.spec import ColumnSpec, grid_step
+
+    spec = ColumnSpec("x", "int" if integer else "float", bounds=bounds)  # type: ignore[arg-type]
+    assert grid_step(*bounds, integer=integer) == math.ldexp(1.0, -grid_exponent(spec))
+
+
+def test_a_condition_of_hundreds_of_categories_fits_the_report(dpdesk_home: Path, tmp_path: Path) -> None:
+    """Found by the attacker's pass: the whole condition went into one cell of the report's summary table, which
+    reportlab could not fit on a page, so the release failed after the ledger was charged. The description names at
+    most ten categories (plan.json keeps them all) and every number unrounded."""
+    cats = [f"r{i}" for i in range(300)]
+    cols = {"c": {"type": "category", "categories": cats}, "x": {"type": "float", "bounds": [0, 100]}}
+    plan = plan_of({"statistic": "count", "where": {"column": "c", "in": cats}}, columns=cols)
+    path = tmp_path / "c.csv"
+    path.write_text("c,x\n" + "".join(f"r{i % 300},{i % 100}\n" for i in range(600)), encoding="utf-8")
+    release(plan, path, dpdesk_home, tmp_path / "out")
+    assert (tmp_path / "out" / "report.pdf").stat().st_size > 0
+    text = Condition("c", categories=tuple(cats)).describe()
+    assert '"r9" and 290 more' in text and '"r10"' not in text
+    assert Condition("x", between=(100000.4, 1234567.5)).describe() == "x from 100000.4 to 1234567.5"
+
+
+def test_a_condition_no_row_can_meet_is_said() -> None:
+    """Found by the attacker's pass: a range with no whole number on an int column matched nothing, silently; a
+    condition on the grouping column published noise for the groups it excludes, without a word."""
+    exc = problem({"statistic": "count", "where": {"column": "hours", "between": [20.2, 20.7]}})
+    assert exc.key == "queries[0].where.between" and "whole number" in str(exc)
+    plan = plan_of({"statistic": "count", "group_by": "ft", "where": {"column": "ft", "in": ["full"]}})
+    notes = design_query(plan.queries[0], plan).notes
+    assert any("part, none" in n and "noise only" in n for n in notes)

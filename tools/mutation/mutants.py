@@ -6558,6 +6558,22 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/core/test_variance.py::test_without_noise_the_release_is_numpy_s_sample_statistic_of_the_clamped_values",
         ),
     ),
+    Mutant(
+        "WH05",
+        "bounds too narrow for their grid (the step as wide as the range) are accepted: a mean's or a variance's stated accuracy is false, or its design divides by zero",
+        "dpdesk/core/model/spec.py",
+        "    if rounded and hi - lo < MIN_GRID_STEPS * step:\n",
+        "    if False:\n",
+        ("tests/core/test_where.py::test_bounds_narrower_than_their_grid_are_refused_with_a_hint",),
+    ),
+    Mutant(
+        "WH06",
+        "a where's description names every category: a report's table cell outgrows the page and the release fails after the charge",
+        "dpdesk/core/model/spec.py",
+        '            shown = ", ".join(quoted(c) for c in self.categories[:limit])\n',
+        '            shown = ", ".join(quoted(c) for c in self.categories)\n',
+        ("tests/core/test_where.py::test_a_condition_of_hundreds_of_categories_fits_the_report",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

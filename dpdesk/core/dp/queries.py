@@ -78,6 +78,19 @@ def design_query(spec: QuerySpec, plan: Plan) -> QueryDesign:
                 "without an id column"
             ).format(k=k)
         )
+    for cond in spec.where:
+        if cond.column == spec.group_by and cond.categories is not None:
+            cats = plan.columns[cond.column].categories or ()
+            empty = [c for c in cats if c not in cond.categories]
+            if empty:
+                notes.append(
+                    _(
+                        "no row of the groups {groups} can meet the condition on {col}: their published values are "
+                        "noise only"
+                    ).format(
+                        groups=", ".join(empty[:10]) + (" …" if len(empty) > 10 else ""), col=cond.column
+                    )
+                )
     ctx = DesignContext(k, replace, rel, who, drops, causes, notes)
     return statistics.get(spec.statistic).design(spec, plan, ctx)
 

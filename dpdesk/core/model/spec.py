@@ -262,6 +262,10 @@ class ColumnSpec:
         return self.type in (ColumnType.INT, ColumnType.FLOAT)
 
 
+#: How many of a condition's categories its description names (a report's table cell must fit on a page).
+DESCRIBED_CATEGORIES = 10
+
+
 #: The most conditions a query's ``where`` may hold.
 MAX_CONDITIONS = 8
 
@@ -299,14 +303,25 @@ class Condition:
         assert self.between is not None
         return {"column": self.column, "between": [num_out(self.between[0]), num_out(self.between[1])]}
 
-    def describe(self) -> str:
-        """The condition in words (translated), as the report and review state it."""
+    def describe(self, limit: int = DESCRIBED_CATEGORIES) -> str:
+        """The condition in words (translated), as the report and review state it: each category quoted (a label
+        may hold a comma), at most ``limit`` of them named; each number as the plan writes it, unrounded."""
         if self.categories is not None:
-            return _("{col} is one of {values}").format(col=self.column, values=", ".join(self.categories))
+            shown = ", ".join(quoted(c) for c in self.categories[:limit])
+            if len(self.categories) > limit:
+                shown = _("{first} and {n} more (plan.json lists them all)").format(
+                    first=shown, n=f"{len(self.categories) - limit:,}"
+                )
+            return _("{col} is one of {values}").format(col=self.column, values=shown)
         assert self.between is not None
         return _("{col} from {lo} to {hi}").format(
-            col=self.column, lo=f"{self.between[0]:g}", hi=f"{self.between[1]:g}"
+            col=self.column, lo=_plain(self.between[0]), hi=_plain(self.between[1])
         )
+
+
+def _plain(x: float) -> str:
+    """A number as the plan writes it, every digit kept (12.34567, 1234567.5, 100000.4)."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 2**53 else repr(float(x))
 
 
 def condition_shape() -> str:
@@ -921,6 +936,19 @@ def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]
         )
     if max(abs(lo), abs(hi)) > MAX_ABS_BOUND:
         raise PlanError(key, _("bounds beyond ±{most} are not supported").format(most=f"{MAX_ABS_BOUND:g}"))
+    step = grid_step(lo, hi, integer=integer)
+    rounded = not integer or step > 1.0  # whole numbers on a step of 1 are exact
+    if rounded and hi - lo < MIN_GRID_STEPS * step:
+        raise PlanError(
+            key,
+            _(
+                "the bounds are too narrow for numbers this large: dpdesk keeps each value to a step of {step} "
+                "here, and [{lo}, {hi}] spans fewer than {n} steps"
+            ).format(step=f"{step:g}", lo=value[0], hi=value[1], n=MIN_GRID_STEPS),
+            hint=_(
+                "subtract a constant from the column first (e.g. the lower bound), so that its values are small"
+            ),
+        )
     if integer and (lo != math.floor(lo) or hi != math.floor(hi)):
         raise PlanError(
             key,
@@ -930,6 +958,21 @@ def _parse_bounds(value: Any, key: str, *, integer: bool) -> tuple[float, float]
             ),
         )
     return (lo, hi)
+
+
+#: A numeric column's bounds span at least this many steps of its fixed-point grid (see :func:`grid_step`).
+MIN_GRID_STEPS = 64
+
+
+def grid_step(lo: float, hi: float, *, integer: bool) -> float:
+    """The step of the fixed-point grid a numeric column's values are held on (2^-s): the same exponent as
+    :func:`dpdesk.core.dp.queries_base.grid_exponent` (30 bits of the largest bound; whole numbers for an int
+    column whose bounds are within 2^30); tests/core/test_where.py checks that they agree."""
+    m = max(abs(lo), abs(hi))
+    s = 30 - math.ceil(math.log2(m)) if m > 0 else 30
+    if integer:
+        s = min(0, s)
+    return math.ldexp(1.0, -s)
 
 
 def _parse_categories(value: Any, key: str) -> tuple[str, ...]:

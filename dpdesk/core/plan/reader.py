@@ -628,6 +628,13 @@ def _parse_where(
         if lo > hi:
             raise PlanError(f"{here}.between", _("the range's first number must not be above its second"))
         inside_bounds((lo, hi), col.bounds, f"{here}.between")
+        if col.type == ColumnType.INT and math.ceil(lo) > math.floor(hi):
+            raise PlanError(
+                f"{here}.between",
+                _(
+                    "no whole number lies from {lo} to {hi}, and {name} holds whole numbers: no row can meet it"
+                ).format(lo=f"{lo:g}", hi=f"{hi:g}", name=quoted(name)),
+            )
         out.append(Condition(name, between=(lo, hi)))
     return tuple(out)
 
