@@ -165,6 +165,9 @@ class QueryForm(QWidget):
         )
         self.where_values = QLineEdit()
         self.where_values.setObjectName("where_values")
+        # the form's label names the box they share: each says what it is to a screen reader
+        self.where_column.setAccessibleName(_("Only rows where: column"))
+        self.where_values.setAccessibleName(_("Only rows where: categories or range"))
         where_box = QWidget()
         where_row = QVBoxLayout(
             where_box
