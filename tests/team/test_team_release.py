@@ -258,13 +258,14 @@ def test_a_home_with_its_own_releases_connects_only_when_told_their_budget_is_no
 
 @pytest.mark.slow
 def test_the_readmes_walk_through_runs_as_written(pg_server: PgServer, tmp_path: Path) -> None:
-    """The README's "A team's budget": each command, as written, by the person its comment names (a home each), with
+    """The team's walk-through the README points to (docs/team-ledger.md, "A team's budget in a dozen commands"):
+    each command, as written, by the person its comment names (a home each), with
     the example server replaced by this test's, plan.json by the sample plan under a budget two releases fit, and
     survey.csv by the sample table; every command succeeds but the one the README says is refused (exit 1)."""
     from tests.conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## A team's budget", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    page = (ROOT / "docs" / "team-ledger.md").read_text(encoding="utf-8")
+    block = page.split("## A team's budget in a dozen commands", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     plan = plan_with_budget(tmp_path, 2.0)
     database = pg_server.new_database("walkthrough")
     users = {"alice": "walk_alice", "bob": "walk_bob", "olga": "walk_olga"}
