@@ -1,0 +1,19 @@
+"""One local Spark session for the Spark tests (about ten seconds to start), stopped at the end of the session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    pytest.importorskip("pyspark")
+    from dpdesk.core.release.engines.spark.session import SparkTarget, start
+
+    session = start(SparkTarget(master="local[2]"))
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
