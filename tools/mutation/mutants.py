@@ -6574,6 +6574,40 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '            shown = ", ".join(quoted(c) for c in self.categories)\n',
         ("tests/core/test_where.py::test_a_condition_of_hundreds_of_categories_fits_the_report",),
     ),
+    Mutant(
+        "SK01",
+        "Spark engine: a value half-way between two grid points is rounded half up (Spark's round) instead of half to even (numpy's rint)",
+        "dpdesk/core/release/engines/spark/states.py",
+        "    q = F.rint(clamped(x, spec) * F.lit(2.0**s))\n",
+        "    q = F.round(clamped(x, spec) * F.lit(2.0**s))\n",
+        ("tests/spark/test_spark_reading.py::test_values_half_way_between_grid_points_round_half_to_even",),
+    ),
+    Mutant(
+        "SK02",
+        "Spark engine: text is a number whenever Spark's cast reads one (1.5d, 1f), not exactly when the loader reads one",
+        "dpdesk/core/release/engines/spark/columns.py",
+        '        F.when(t.rlike(NUMBER), t.cast("double"))\n',
+        '        F.when(t.cast("double").isNotNull(), t.cast("double"))\n',
+        ("tests/spark/test_spark_reading.py::test_text_is_a_number_exactly_when_the_loader_reads_one",),
+    ),
+    Mutant(
+        "SK03",
+        "Spark engine: a value equal to a quantile's candidate counted as below it (< read as <=)",
+        "dpdesk/core/release/engines/spark/states.py",
+        "        above = (v < x) if strict else (v <= x)\n",
+        "        above = v <= x\n",
+        (
+            "tests/spark/test_spark_reading.py::test_values_on_candidates_and_edges_are_counted_as_the_in_memory_engine_counts_them",
+        ),
+    ),
+    Mutant(
+        "SK04",
+        "Spark engine: a category trimmed of ASCII white space only (a no-break or ideographic space keeps it undeclared)",
+        "dpdesk/core/release/engines/spark/columns.py",
+        '_EDGES = r"(?U)^\\s+|\\s+$"\n',
+        '_EDGES = r"^\\s+|\\s+$"\n',
+        ("tests/spark/test_spark_reading.py::test_categories_are_trimmed_of_unicode_white_space",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
