@@ -68,7 +68,12 @@ def test_a_spark_release_is_charged_to_the_tables_ledger_and_its_package_reviews
     home = tmp_path / "home"
     done = release_plan(
         ReleaseRequest(
-            plan, data, home, tmp_path / "out", accept_data_problems=True, spark=SparkTarget(master="local[1]")
+            plan,
+            data,
+            home,
+            tmp_path / "out",
+            accept_data_problems=True,
+            spark=SparkTarget(master="local[1]"),
         )
     )
     assert done.entry.seq >= 1 and len(done.rows) > 0
