@@ -82,3 +82,22 @@ def test_a_spark_release_is_charged_to_the_tables_ledger_and_its_package_reviews
     with pytest.raises(BudgetExceeded):
         release_plan(ReleaseRequest(plan, data, home, tmp_path / "out2", accept_data_problems=True))
     assert not (tmp_path / "out2").exists() or not any((tmp_path / "out2").iterdir())
+
+
+def test_a_file_changed_while_spark_read_it_is_refused_before_any_charge(tmp_path: Path, spark: Any) -> None:
+    """The file's bytes name the dataset before Spark reads it; a file swapped in the meantime would have its
+    statistics charged to the first table's ledger (and its own budget never spent): refused."""
+    from dpdesk.core.common.errors import InputError
+    from dpdesk.core.common.progress import NULL_PROGRESS
+    from dpdesk.core.dp.queries import design_plan
+    from dpdesk.core.release.engines.spark.engine import SparkEngine
+    from dpdesk.core.release.engines.spark.session import SparkTarget
+
+    plan = make_plan(None)
+    data = tmp_path / "t.csv"
+    write_table(data, 300, seed=3, with_id=False)
+    engine = SparkEngine(str(data), plan, design_plan(plan), SparkTarget(master="local[1]"), spark=spark)
+    engine.check()  # Spark has read the rows
+    data.write_text(data.read_text(encoding="utf-8") + "1.0,2,a\n", encoding="utf-8")  # swapped meanwhile
+    with pytest.raises(InputError, match="changed while Spark read it"):
+        engine.aggregate(None, NULL_PROGRESS)

@@ -6608,6 +6608,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '_EDGES = r"^\\s+|\\s+$"\n',
         ("tests/spark/test_spark_reading.py::test_categories_are_trimmed_of_unicode_white_space",),
     ),
+    Mutant(
+        "SK05",
+        "Spark engine: a file swapped while Spark read it is charged to the ledger its first bytes named",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "        if file_sha256(Path(self.source.location), progress) != self._sha:\n",
+        "        if False:\n",
+        (
+            "tests/spark/test_spark_release.py::test_a_file_changed_while_spark_read_it_is_refused_before_any_charge",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -175,6 +175,15 @@ class SparkEngine:
             )
         progress.update(0, 1, "computing")
         got = self._states if frame is self.loaded and self._states is not None else self._aggregate(frame)[0]
+        # the bytes named before Spark read them are still the file's: a file swapped while Spark read it would
+        # have its statistics charged to another table's ledger (the race a one-read engine does not have)
+        if file_sha256(Path(self.source.location), progress) != self._sha:
+            raise InputError(
+                self.source.label,
+                _(
+                    "the file changed while Spark read it; nothing was charged. Release it again once it is not being written"
+                ),
+            )
         progress.update(1, 1, "computing")
         exacts = tuple(
             statistics.get(d.spec.statistic).from_partial(d, s)
