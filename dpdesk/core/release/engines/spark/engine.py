@@ -168,7 +168,7 @@ class SparkEngine:
         if unit.id_column is not None:
             if key is None:
                 raise ValueError("bounding rows per person needs the release's bounding key")
-            from dpdesk.core.release.engines.spark import bounding  # type: ignore[attr-defined]
+            from dpdesk.core.release.engines.spark import bounding
 
             frame = bounding.keep_smallest(
                 frame, self.plan.columns, unit.max_rows_per_person, key, self.id_key
