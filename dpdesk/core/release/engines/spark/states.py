@@ -51,10 +51,20 @@ class NotOnSpark(Exception):
     """A query this engine does not compute (the synthetic table): the caller names it and the other engines."""
 
 
+#: Up to this many values, :func:`count_below` is a comparison tree; beyond, a binary search over a literal array
+#: (a tree of a thousand candidates is too large for Spark's code generation, which then falls back to a slow
+#: interpreter: a 1M-row release took minutes).
+TREE_VALUES = 16
+
+
 def count_below(x: Column, values: Sequence[float], strict: bool) -> Column:
-    """How many of the sorted ``values`` are below ``x`` (``strict``: < x, else <= x), by a balanced comparison
-    tree (an int)."""
+    """How many of the sorted ``values`` are below ``x`` (``strict``: < x, else <= x), an int: by a balanced
+    comparison tree for a few values, else by a binary search over the values as a literal array (the same
+    binary64 comparisons as ``np.searchsorted``, as many as its binary search makes)."""
     from pyspark.sql import functions as F
+
+    if len(values) > TREE_VALUES:
+        return _binary_search(x, values, strict)
 
     def tree(lo: int, hi: int) -> Column:  # the answer lies in [lo, hi]
         if lo == hi:
@@ -65,6 +75,35 @@ def count_below(x: Column, values: Sequence[float], strict: bool) -> Column:
         return F.when(above, tree(mid + 1, hi)).otherwise(tree(lo, mid))
 
     return tree(0, len(values)).cast("int")
+
+
+def _binary_search(x: Column, values: Sequence[float], strict: bool) -> Column:
+    """:func:`count_below` as a lower-bound binary search: (lo, hi) starts at (0, m); each of ceil(log2(m + 1))
+    steps compares x with values[mid], mid = (lo + hi) // 2, and keeps the half the answer lies in."""
+    from pyspark.sql import functions as F
+
+    from dpdesk.core.release.engines.spark.hashing import bind
+
+    m = len(values)
+    table = F.array(*[F.lit(float(v)) for v in values])  # folded into one literal by Spark's optimiser
+    steps = max(1, m.bit_length())
+
+    def search(v: Column) -> Column:
+        def step(acc: Column, _i: Column) -> Column:
+            lo, hi = acc["lo"], acc["hi"]
+            mid = F.shiftright(lo + hi, 1)
+            c = F.element_at(table, mid + 1)
+            below = (c < v) if strict else (c <= v)
+            return F.when(lo >= hi, acc).otherwise(
+                F.when(below, F.struct((mid + 1).alias("lo"), hi.alias("hi"))).otherwise(
+                    F.struct(lo.alias("lo"), mid.alias("hi"))
+                )
+            )
+
+        start = F.struct(F.lit(0).alias("lo"), F.lit(m).alias("hi"))
+        return F.aggregate(F.sequence(F.lit(1), F.lit(steps)), start, step, lambda acc: acc["lo"])
+
+    return bind(x.cast("double"), search).cast("int")
 
 
 class Reader:
