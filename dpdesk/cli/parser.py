@@ -196,6 +196,28 @@ def build_parser() -> argparse.ArgumentParser:
         help=_("the privacy officer's signed approval of this plan (a dataset that requires signed plans)"),
     )
     r.add_argument(
+        "--engine",
+        choices=("auto", "spark"),
+        default="auto",
+        help=_(
+            "who computes the exact aggregates: auto (this computer: in memory, or streamed when the table is "
+            "larger than the memory limit) or spark (Apache Spark, where the table lies; see docs/spark.md)"
+        ),
+    )
+    r.add_argument(
+        "--spark-master",
+        metavar="local[N]",
+        help=_("with --engine spark: run Spark inside dpdesk on N cores of this computer"),
+    )
+    r.add_argument(
+        "--spark-remote",
+        metavar="sc://HOST:PORT",
+        help=_(
+            "with --engine spark: a cluster's Spark Connect server (add ;use_ssl=true;token=TOKEN for any "
+            "host but this computer)"
+        ),
+    )
+    r.add_argument(
         "--accept-data-problems",
         action="store_true",
         help=_(

@@ -20,6 +20,7 @@ from dpdesk.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from dpdesk.core.release.datacheck import DataCheck
+    from dpdesk.core.release.engines.spark.session import SparkTarget
     from dpdesk.services.release import ReleaseRequest
 
 
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     plan = read_plan(args.plan, args.codebook)
+    spark = _spark_target(args)
 
     def show_check(check: DataCheck) -> None:  # before anything is charged; on stderr, never in a file
         if sys.stderr.isatty():
@@ -60,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         accept_data_problems=args.accept_data_problems,
         approval=Path(args.approval) if args.approval else None,
         memory_limit=parse_memory(args.memory_limit) if args.memory_limit else None,
+        spark=spark,
     )
     if args.check:
         return _check_release(request, show_check)
@@ -107,6 +110,19 @@ def run(args: argparse.Namespace) -> int:
     for warning in entry_warnings(e):
         print(warning)
     return 0
+
+
+def _spark_target(args: argparse.Namespace) -> SparkTarget | None:
+    """The Spark the release aggregates with (``--engine spark``), or None; --spark-* without it is refused."""
+    from dpdesk.core.release.engines.spark.session import SparkTarget
+
+    if args.engine != "spark":
+        if args.spark_master or args.spark_remote:
+            raise UsageError(_("--spark-master and --spark-remote go with --engine spark"))
+        return None
+    if args.memory_limit:
+        raise UsageError(_("--memory-limit is for this computer's engines; leave it out with --engine spark"))
+    return SparkTarget(master=args.spark_master, remote=args.spark_remote)
 
 
 def _check_release(request: ReleaseRequest, show_check: Callable[[DataCheck], None]) -> int:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from dpdesk.core.loading import Table
     from dpdesk.core.model.spec import Plan
     from dpdesk.core.release.datacheck import DataCheck
+    from dpdesk.core.release.engines.spark.session import SparkTarget
     from dpdesk.core.release.steps import PreparedRelease
 
 
@@ -83,6 +84,8 @@ class ReleaseRequest:
     #: the release's memory limit in bytes (None: a fraction of the machine's memory); a table that would not
     #: fit under it is streamed: its exact aggregates are computed in one pass (see :mod:`dpdesk.core.release.streaming`)
     memory_limit: int | None = None
+    #: aggregate with Spark where the table lies (``--engine spark``) instead of reading it here
+    spark: SparkTarget | None = None
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ def release_plan(
         check_out_dir(request.out)
     approval = _approval(request)
     table = request.table
-    if table is None:
+    if table is None and request.spark is None:
         table = load_for_release(
             request.plan,
             request.data,
@@ -159,6 +162,7 @@ def release_plan(
         # once the data check lets it go on: a re-saved copy of a known table is linked to its dataset, and a
         # table that resembles a known dataset is linked or declared new first, never charged afresh
         resolve=True,
+        spark=request.spark,
     )
     migrated = result.ledger.migrated if result.ledger is not None else None
     if migrated is None and result.resolution is not None:
@@ -169,7 +173,7 @@ def release_plan(
         result.out_dir,
         tuple(result.report_lines),
         migration_notice(migrated) if migrated is not None else None,
-        streamed=table.streamed is not None,
+        streamed=table is not None and table.streamed is not None,
     )
 
 
@@ -200,6 +204,7 @@ def prepare_plan_release(
         memory_limit=request.memory_limit,
         read_ledger=True,
         resolve=True,
+        spark=request.spark,
     )
 
 

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from dpdesk.core.governance.officer import VerifiedApproval
     from dpdesk.core.identity.recognition import Resolution
     from dpdesk.core.ledger.checkpoint import State
+    from dpdesk.core.release.engines.spark.session import SparkTarget
 
 
 class SettingsMismatch(DpdeskError):
@@ -205,6 +206,7 @@ def release(
     approval_source: str | None = None,
     memory_limit: int | None = None,
     resolve: bool = False,
+    spark: SparkTarget | None = None,
 ) -> ReleaseResult:
     """Run a whole release: :func:`prepare_release`, then :func:`commit_release` (spend before reveal). Writes
     ``out_dir`` (if given) only after the ledger.
@@ -247,6 +249,7 @@ def release(
             memory_limit=memory_limit,
             read_ledger=False,  # the ledger is read once, under its lock, by the commit
             resolve=resolve,
+            spark=spark,
         )
     except BaseException:
         if claim is not None:
@@ -302,6 +305,7 @@ def prepare_release(
     memory_limit: int | None = None,
     read_ledger: bool = True,
     resolve: bool = True,
+    spark: SparkTarget | None = None,
 ) -> PreparedRelease:
     """The first step of a release, nothing charged: load and check the table (``on_data_check`` is shown the
     counts; :class:`DataProblems` unless ``accept_data_problems``), compute exactly, design and cost the plan;
@@ -316,19 +320,35 @@ def prepare_release(
         from dpdesk.core.ledger.pgstore import warm_up
 
         warm_up(home)  # a team ledger's client and connection, made while the table loads
-    if table is None:
-        table = load_for_release(
+    engine: AggregationEngine
+    if spark is not None and table is None:  # aggregated where the table lies (nothing of it read here)
+        from dpdesk.core.release.engines.spark.engine import SparkEngine
+
+        spark_engine = SparkEngine(
+            str(data_path),
             plan,
-            data_path,
-            memory_limit=memory_limit,
-            designs=designs,
-            progress=progress,
+            designs,
+            spark,
             encoding=encoding,
             delimiter=delimiter,
-            identity_secret=_load_secret(home, data_path) if resolve else None,
             id_key=id_key(plan, home),
+            progress=progress,
         )
-    engine = _engine_for(table, plan, designs)
+        table, engine = spark_engine.table, spark_engine
+    else:
+        if table is None:
+            table = load_for_release(
+                plan,
+                data_path,
+                memory_limit=memory_limit,
+                designs=designs,
+                progress=progress,
+                encoding=encoding,
+                delimiter=delimiter,
+                identity_secret=_load_secret(home, data_path) if resolve else None,
+                id_key=id_key(plan, home),
+            )
+        engine = _engine_for(table, plan, designs)
     try:
         _check_table(table, plan)
         check_streamed(table, designs)

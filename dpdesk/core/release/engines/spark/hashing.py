@@ -97,6 +97,7 @@ def word_hash(text: Column, keys: Sequence[int], lanes: int = 2) -> list[Column]
     count = words.cast("bigint")
     hexs = F.rpad(F.hex(data), (count * 16).cast("int"), "0")
     out = []
+
     def word(j: Column) -> Column:
         start = (j * 16 + 1).cast("int")
         return F.shiftleft(_le32(hexs, start + 8), 32).bitwiseOR(_le32(hexs, start))
@@ -105,7 +106,9 @@ def word_hash(text: Column, keys: Sequence[int], lanes: int = 2) -> list[Column]
         return lambda acc, j: acc + fmix(word(j).bitwiseXOR(j * u64(m) + u64(a)))
 
     for a, m, b in ((keys[0], keys[2], keys[1]), (keys[4], keys[6], keys[5]))[:lanes]:
-        total = F.aggregate(F.sequence(F.lit(0).cast("bigint"), count - 1), F.lit(0).cast("bigint"), adder(a, m))
+        total = F.aggregate(
+            F.sequence(F.lit(0).cast("bigint"), count - 1), F.lit(0).cast("bigint"), adder(a, m)
+        )
         out.append(F.when(text.isNull(), None).otherwise(fmix(total.bitwiseXOR(fmix(xor(n, b))))))
     return out
 
@@ -124,8 +127,12 @@ def canary(spark: object) -> None:
     xs = [0, 1, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x0123456789ABCDEF]
     texts = ["", "a", "12345678", "你好, dpdesk", "x" * 17]
     keys = [0x9E3779B97F4A7C15 * (i + 1) & _MASK | (1 if i in (2, 6) else 0) for i in range(8)]
-    df = spark.createDataFrame([(signed(x), t) for x, t in zip(xs, texts + [None], strict=True)], "x bigint, t string")
-    got = df.select(fmix(F.col("x")).alias("f"), *[c.alias(f"w{i}") for i, c in enumerate(word_hash(F.col("t"), keys))]).collect()
+    df = spark.createDataFrame(
+        [(signed(x), t) for x, t in zip(xs, texts + [None], strict=True)], "x bigint, t string"
+    )
+    got = df.select(
+        fmix(F.col("x")).alias("f"), *[c.alias(f"w{i}") for i, c in enumerate(word_hash(F.col("t"), keys))]
+    ).collect()
     want_f = np_fmix(np.asarray(xs, dtype=np.uint64))
     for row, x, f in zip(got, xs, want_f, strict=True):
         if row["f"] & _MASK != int(f):
