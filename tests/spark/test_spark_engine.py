@@ -69,3 +69,24 @@ def _same_counts(a: Any, b: Any) -> bool:
     assert a.rows == b.rows
     assert [strip(c) for c in a.columns] == [strip(c) for c in b.columns]
     return True
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_with_a_person_id_the_spark_engine_keeps_the_same_rows_and_gives_the_same_states(
+    tmp_path: Path, spark: Any, relation: str, k: int
+) -> None:
+    from dpdesk.core.dp.bounding import derive_key
+
+    plan = variant(make_plan("pid", k=k), relation, "drop")
+    path = tmp_path / "t.csv"
+    write_table(path, 3000, seed=12 + k, with_id=True)
+    key = derive_key(b"spark engine tests")
+    mem = memory_engine(plan, path)
+    spk = spark_engine(plan, path, spark)
+    assert _same_counts(spk.check(), mem.check())
+    got = spk.aggregate(key, NULL_PROGRESS)
+    want = mem.aggregate(key, NULL_PROGRESS)
+    for d, a, b in zip(mem.designs, got.states, want.states, strict=True):
+        assert a == b, d.spec.name
+    assert got.exacts == want.exacts

@@ -6612,7 +6612,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "SK05",
         "Spark engine: a file swapped while Spark read it is charged to the ledger its first bytes named",
         "dpdesk/core/release/engines/spark/engine.py",
-        "        if file_sha256(Path(self.source.location), progress) != self._sha:\n",
+        "        if self._local is None or file_sha256(self._local, progress) != self._sha:\n",
         "        if False:\n",
         (
             "tests/spark/test_spark_release.py::test_a_file_changed_while_spark_read_it_is_refused_before_any_charge",
@@ -6649,6 +6649,42 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "    with_ids = text.where(~empty).withColumns({_ID0: lo, _ID1: hi})\n",
         "    with_ids = text.withColumns({_ID0: lo, _ID1: hi})\n",
         ("tests/spark/test_spark_bounding.py::test_the_rows_kept_are_the_local_engines",),
+    ),
+    Mutant(
+        "SK06",
+        "Spark engine: a path Spark reads as a wildcard ([t].csv reads t.csv) is hashed as the decoy it names",
+        "dpdesk/core/release/engines/spark/engine.py",
+        '        if self.source.kind != "table" and any(c in self.source.location for c in GLOB):\n',
+        "        if False:\n",
+        ("tests/spark/test_spark_attacks.py::test_a_path_spark_would_read_as_a_wildcard_is_refused",),
+    ),
+    Mutant(
+        "SK07",
+        "Spark engine: a file Spark reads with other rows than dpdesk (blank lines in a one-column file) is released",
+        "dpdesk/core/release/steps.py",
+        "    if rows is not None and rows != check.rows:\n",
+        "    if False:\n",
+        (
+            "tests/spark/test_spark_attacks.py::test_a_file_spark_reads_with_other_rows_than_dpdesk_is_refused",
+        ),
+    ),
+    Mutant(
+        "SK08",
+        "Spark engine: a CSV in GB18030 is read by Spark as UTF-8 (its categories undeclared)",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "                    decoder.decode(block)\n",
+        "                    pass\n",
+        ("tests/spark/test_spark_attacks.py::test_a_csv_in_another_encoding_than_utf8_is_refused",),
+    ),
+    Mutant(
+        "SK09",
+        "Spark engine: a whole number beyond 2^63 in an int column is read as not whole (floor saturates)",
+        "dpdesk/core/release/engines/spark/columns.py",
+        '        frac = ~nan & (F.abs(x) < F.lit(2.0**53)) & (x != F.floor(x).cast("double"))\n',
+        '        frac = ~nan & (x != F.floor(x).cast("double"))\n',
+        (
+            "tests/spark/test_spark_attacks.py::test_whole_numbers_beyond_2_63_in_an_int_column_are_clamped_as_the_loader_clamps_them",
+        ),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

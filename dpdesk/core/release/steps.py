@@ -353,6 +353,8 @@ def prepare_release(
         _check_table(table, plan)
         check_streamed(table, designs)
         check = engine.check()
+        if spark is not None:
+            _same_rows_here(home, data_path, table, check, encoding, delimiter, progress)
         if on_data_check is not None:
             on_data_check(check)
         if check.problems and not accept_data_problems:
@@ -645,6 +647,46 @@ def write_release_dir(
     except BaseException:
         claim.abandon()
         raise
+
+
+def _same_rows_here(
+    home: Path,
+    data_path: str | Path,
+    table: Table,
+    check: DataCheck,
+    encoding: str | None,
+    delimiter: str | None,
+    progress: Progress,
+) -> None:
+    """A file Spark aggregated is a file dpdesk reads itself, with as many rows: its content identity (computed once
+    here, then remembered by its bytes) must be readable, and count the rows Spark counted. Spark's CSV reader
+    skips blank lines and cuts long rows where dpdesk reads a missing value or refuses the file: such a file is
+    refused, never released with other rows than the ones its dataset is recognised by (nothing charged)."""
+    from dpdesk.core.common.errors import InputError
+    from dpdesk.core.identity.recognition import identities_of
+
+    try:
+        ident = identities_of(
+            home, data_path, sha256=table.sha256, encoding=encoding, delimiter=delimiter, progress=progress
+        )[0]
+    except InputError as exc:
+        raise InputError(
+            str(data_path),
+            _(
+                "dpdesk cannot read this file itself ({reason}), so what Spark reads of it cannot be checked; fix "
+                "the file, or release it without --engine spark. Nothing was charged"
+            ).format(reason=exc.message),
+        ) from None
+    rows = ident.sketch.rows
+    if rows is not None and rows != check.rows:
+        raise InputError(
+            str(data_path),
+            _(
+                "Spark reads {spark} rows of this file where dpdesk reads {here} (blank lines in a one-column "
+                "file, rows longer than the header or unusual line endings are read differently); save it as "
+                "Parquet or as a plain CSV file, or release it without --engine spark. Nothing was charged"
+            ).format(spark=check.rows, here=rows),
+        )
 
 
 def _check_table(table: Table, plan: Plan) -> None:

@@ -37,6 +37,11 @@ SPECIAL = r"^(?i)[+-]?(inf|infinity|nan)$"
 _EDGES = r"(?U)^\s+|\s+$"
 
 
+def quoted(name: str) -> str:
+    """A source column's name as Spark reads a column reference: in backticks, a backtick doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def trimmed(c: Column) -> Column:
     """A text cell trimmed of Unicode white space; null when empty."""
     from pyspark.sql import functions as F
@@ -69,12 +74,13 @@ def number(c: Column, dtype: str) -> Column:
 
 
 def _category_code(t: Column, categories: tuple[str, ...]) -> Column:
+    """The code of a trimmed text among the declared categories, -1 when it is none of them (or null): its place
+    in a literal array (one expression whatever the number of categories: a chain of CASEs as deep as a list of
+    ten thousand overflowed the JVM's stack)."""
     from pyspark.sql import functions as F
 
-    code = F.lit(-1)
-    for i, c in reversed(list(enumerate(categories))):
-        code = F.when(t == F.lit(c), F.lit(i)).otherwise(code)
-    return code.cast("int")
+    place = F.array_position(F.array(*[F.lit(c) for c in categories]), t)
+    return F.coalesce(place - 1, F.lit(-1)).cast("int")
 
 
 def loaded_frame(source: DataFrame, plan: Plan, names: dict[str, str]) -> tuple[DataFrame, list[str]]:
@@ -87,12 +93,12 @@ def loaded_frame(source: DataFrame, plan: Plan, names: dict[str, str]) -> tuple[
     types = dict(source.dtypes)
     stage1: list[Column] = []
     for i, name in enumerate(plan.columns):
-        raw = F.col(f"`{names[name]}`")
+        raw = F.col(quoted(names[name]))
         text = types[names[name]] == "string" or plan.columns[name].type == "category"
         stage1.append((trimmed(raw) if text else raw).alias(f"t{i}"))
     id_column = plan.privacy_unit.id_column
     if id_column is not None:
-        stage1.append(F.col(f"`{names[id_column]}`").cast("string").alias("id"))
+        stage1.append(F.col(quoted(names[id_column])).cast("string").alias("id"))
     frame = source.select(*stage1)
     stage2: list[Column] = []
     for i, (name, spec) in enumerate(plan.columns.items()):
@@ -129,7 +135,8 @@ def loaded_frame(source: DataFrame, plan: Plan, names: dict[str, str]) -> tuple[
             counts += [f"b{i}", f"k{i}"]
             continue
         lo_i, hi_i = float(int(spec.bounds[0])), float(int(spec.bounds[1]))
-        frac = ~nan & (x != F.floor(x)) & ~F.isnan(x - x)  # finite and not whole (x - x is NaN for infinity)
+        # finite and not whole: a double of magnitude 2^53 or more is whole (and floor, a bigint, saturates)
+        frac = ~nan & (F.abs(x) < F.lit(2.0**53)) & (x != F.floor(x).cast("double"))
         missing = nan | frac
         filled = F.when(missing, F.lit(lo_i)).otherwise(x)
         stage3 += [

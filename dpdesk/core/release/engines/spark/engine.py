@@ -69,12 +69,15 @@ class SparkEngine:
                         "on one machine); run this plan without --engine spark, or leave this query out"
                     ).format(name=repr(d.spec.name), statistic=d.spec.statistic)
                 )
-        self._sha = self._file_key(progress)
+        self._local: Path | None = None
+        self._encoding, self._delimiter = encoding, delimiter
+        self._read_as = self.source
+        self._sha = self._file_key(target, progress)
         progress.update(0, 1, "starting Spark")
         self.spark = spark if spark is not None else start(target)
         self.target = target
         try:
-            frame = read(self.spark, self.source, encoding, delimiter)
+            frame = read(self.spark, self._read_as, None, self._delimiter)
         except Exception as exc:  # noqa: BLE001 - Spark raises many kinds for a path or table it cannot read
             raise InputError(
                 self.source.label, _("Spark cannot read it ({reason})").format(reason=_reason(exc))
@@ -85,17 +88,67 @@ class SparkEngine:
         self._n_rows: int | None = None
         self._states: list[list[list[int]]] | None = None
 
-    def _file_key(self, progress: Progress) -> str:
+    def _file_key(self, target: SparkTarget, progress: Progress) -> str:
+        """The SHA-256 of the file Spark will read, which names the dataset: the path is made absolute and read by
+        Spark as exactly that file (``file:`` and no wildcards: Spark would expand ``[t].csv`` or ``*.csv`` to
+        other files than the one hashed here), on this machine or a cluster on it (loopback: the same files)."""
+        from dpdesk.core.release.engines.spark.session import GLOB, on_this_machine
+
         path = Path(self.source.location)
-        if self.source.kind != "table" and path.is_file():
-            return file_sha256(path, progress)
+        if self.source.kind != "table" and any(c in self.source.location for c in GLOB):
+            raise SparkUnavailable(
+                _(
+                    "{source}: Spark reads * ? [ ] and curly brackets in a path as wildcards, so it might read other "
+                    "files than the one dpdesk names the dataset by; rename the file without them. Nothing was charged"
+                ).format(source=self.source.label)
+            )
+        if self.source.kind != "table" and path.is_file() and on_this_machine(target):
+            resolved = path.resolve()
+            self._read_as = SparkSource(self.source.kind, "file:" + str(resolved))
+            self._local = resolved
+            if self.source.kind == "csv":
+                return self._utf8_key(resolved, progress)
+            return file_sha256(resolved, progress)
         raise SparkUnavailable(
             _(
                 "{source}: this version of the Spark engine names a dataset by the bytes of a file this computer "
-                "can read too (a Parquet or CSV file on a local or mounted path); a folder of files, a catalog "
-                "table or a path only the cluster reads is not supported yet. Nothing was charged"
+                "reads too, with Spark on this computer (local[N], or a Spark Connect server on this machine); "
+                "a folder of files, a catalog table or a file on a remote cluster is not supported yet. Nothing "
+                "was charged"
             ).format(source=self.source.label)
         )
+
+    def _utf8_key(self, path: Path, progress: Progress) -> str:
+        """A CSV file's SHA-256, and in the same read the check that it is UTF-8 (Spark reads it so: the loaders
+        would read another encoding's text as other categories than Spark's); its delimiter as the loaders sniff
+        it, unless given."""
+        import codecs
+        import hashlib
+
+        from dpdesk.core.loading.header import read_header
+        from dpdesk.core.loading.table import HASH_BLOCK_BYTES
+
+        if self._encoding is not None and codecs.lookup(self._encoding).name not in ("utf-8", "utf-8-sig"):
+            raise SparkUnavailable(_not_utf8(self.source.label, self._encoding))
+        h = hashlib.sha256()
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        total, done = path.stat().st_size, 0
+        try:
+            with path.open("rb") as f:
+                while block := f.read(HASH_BLOCK_BYTES):
+                    h.update(block)
+                    decoder.decode(block)
+                    done += len(block)
+                    progress.update(done, total, "hashing")
+                decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            header = read_header(path)
+            raise SparkUnavailable(_not_utf8(self.source.label, header.encoding or "?")) from None
+        except OSError as exc:
+            raise InputError(str(path), f"cannot read the file: {exc.strerror or exc}") from None
+        if self._delimiter is None:
+            self._delimiter = read_header(path).delimiter or None
+        return h.hexdigest()
 
     def _match(self, frame: DataFrame) -> dict[str, str]:
         """Each declared column's (and the id column's) name in the source: header names trimmed, as the loaders
@@ -177,7 +230,7 @@ class SparkEngine:
         got = self._states if frame is self.loaded and self._states is not None else self._aggregate(frame)[0]
         # the bytes named before Spark read them are still the file's: a file swapped while Spark read it would
         # have its statistics charged to another table's ledger (the race a one-read engine does not have)
-        if file_sha256(Path(self.source.location), progress) != self._sha:
+        if self._local is None or file_sha256(self._local, progress) != self._sha:
             raise InputError(
                 self.source.label,
                 _(
@@ -203,6 +256,13 @@ class SparkEngine:
 
     def close(self) -> None:
         """Nothing held between releases but the session, which the process keeps (a local one stops with it)."""
+
+
+def _not_utf8(source: str, encoding: str) -> str:
+    return _(
+        "{source}: the Spark engine reads CSV files in UTF-8, and this one is {encoding}; save it as UTF-8 (or "
+        "as Parquet), or release it without --engine spark. Nothing was charged"
+    ).format(source=source, encoding=encoding)
 
 
 def _reason(exc: BaseException) -> str:

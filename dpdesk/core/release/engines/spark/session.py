@@ -84,6 +84,18 @@ def _loopback(host: str) -> bool:
         return False
 
 
+#: Characters Spark (Hadoop's glob) reads as wildcards in a path.
+GLOB = "*?[]{}"
+
+
+def on_this_machine(target: SparkTarget) -> bool:
+    """Whether Spark reads this machine's files: ``local[N]``, or a Spark Connect server on loopback."""
+    if target.remote is None:
+        return True
+    host = urlsplit(target.remote.split(";", 1)[0]).hostname
+    return host is not None and _loopback(host)
+
+
 def check_remote(remote: str) -> None:
     """A Spark Connect address that may carry the exact aggregates: TLS and a token, unless on this machine."""
     parts = urlsplit(remote.split(";", 1)[0])
@@ -144,6 +156,7 @@ def start(target: SparkTarget) -> SparkSession:
         spark: SparkSession = builder.getOrCreate()
         spark.conf.set("spark.sql.ansi.enabled", "false")
         spark.conf.set("spark.sql.session.timeZone", "UTC")
+        spark.conf.set("spark.sql.caseSensitive", "true")  # g and G are two columns, as for the loaders
         canary(spark)
     except (PySparkException, ImportError, OSError, RuntimeError) as exc:
         raise SparkUnavailable(_unavailable(target, exc)) from None
