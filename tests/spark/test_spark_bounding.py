@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,25 +43,6 @@ SPACES = [
     *"\u2028\u2029\u202f\u205f\u3000",
 ]
 NOT_SPACES = ["\u200b", "\ufeff", "\u180e", "\x1c"]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    """One local Spark session for the module (ANSI off: bigint products wrap, as the hashes need)."""
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.ansi.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    try:
-        yield session
-    finally:
-        session.stop()
 
 
 def _ids(rng: np.random.Generator) -> list[str | None]:
@@ -179,11 +159,11 @@ def test_the_table_has_what_it_should_test() -> None:
 def test_id_lanes_are_the_loader_s_id_hashes(case: tuple[Table, Any, BoundKey, bytes]) -> None:
     """Per row, the id's two words and its emptiness equal id_hashes' under the same id key: trimmed of Unicode
     White_Space (not of U+200B or U+FEFF), null and blank ids empty."""
-    from pyspark.sql import functions as sf
+    from pyspark.sql import functions as F
 
     table, frame, _key, id_key = case
     assert table.ids is not None and table.ids_missing is not None
-    lo, hi, empty = sb.id_lanes(sf.col("id"), id_key)
+    lo, hi, empty = sb.id_lanes(F.col("id"), id_key)
     got = frame.select("row", lo.alias("lo"), hi.alias("hi"), empty.alias("e")).orderBy("row").collect()
     assert [r["row"] for r in got] == list(range(ROWS))
     assert [r["lo"] & M64 for r in got] == [int(v) for v in table.ids[:, 0]]
@@ -208,10 +188,10 @@ def test_the_id_words_keys_need_no_context(case: tuple[Table, Any, BoundKey, byt
 
 def test_row_hashes_are_the_local_engines(case: tuple[Table, Any, BoundKey, bytes]) -> None:
     """Per row (with an id or not), the bounding hash equals row_hashes' as a uint64."""
-    from pyspark.sql import functions as sf
+    from pyspark.sql import functions as F
 
     table, frame, key, id_key = case
-    lo, hi, _empty = sb.id_lanes(sf.col("id"), id_key)
+    lo, hi, _empty = sb.id_lanes(F.col("id"), id_key)
     h = sb.row_hash(SPECS, key, [lo, hi])
     got = frame.select("row", h.alias("h")).orderBy("row").collect()
     assert [r["h"] & M64 for r in got] == [int(v) for v in row_hashes(table, key)]
@@ -289,3 +269,33 @@ def test_only_derived_keys_are_literals_in_the_plan(spark: Any, dpdesk_home: Pat
     if secret.isascii():
         hidden.add(secret.decode("ascii"))
     assert [f for f in hidden if f in text] == []
+
+
+def test_the_spark_engine_bounds_as_the_in_memory_engine(tmp_path: Path, spark: Any) -> None:
+    """Through the whole engine (the lead's column reader, this bounding, the states): with an id column, every
+    query's state and exact statistic equal the in-memory engine's on the same CSV (people with 1 to 6 rows,
+    empty ids, repeated rows), both under the same bounding key and id key."""
+    from dpdesk.core.common.progress import NULL_PROGRESS
+    from dpdesk.core.dp.queries import design_plan
+    from dpdesk.core.loading import load_table
+    from dpdesk.core.release.engines.memory import InMemoryEngine
+    from dpdesk.core.release.engines.spark.engine import SparkEngine
+    from dpdesk.core.release.engines.spark.session import SparkTarget
+    from tests.core.test_engines import make_plan, write_table
+
+    plan = make_plan("pid", 2)
+    path = tmp_path / "t.csv"
+    write_table(path, 3000, seed=23, with_id=True)
+    key = derive_key(b"an engine test's secret")
+    id_key = hashlib.blake2b(b"person ids", key=b"an engine test's id secret").digest()
+    with id_key_scope(id_key):
+        table = load_table(path, plan.columns, id_column="pid")
+    assert table.ids_missing is not None and table.ids_missing.any()
+    mem = InMemoryEngine(table, plan, design_plan(plan))
+    spk = SparkEngine(
+        str(path), plan, design_plan(plan), SparkTarget(master="local[2]"), spark=spark, id_key=id_key
+    )
+    got, want = spk.aggregate(key, NULL_PROGRESS), mem.aggregate(key, NULL_PROGRESS)
+    for d, a, b in zip(mem.designs, got.states, want.states, strict=True):
+        assert a == b, d.spec.name
+    assert got.exacts == want.exacts

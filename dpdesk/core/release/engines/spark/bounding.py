@@ -62,49 +62,49 @@ _TEXT, _ID0, _ID1, _HASH, _RANK = "_dpdesk_id", "_dpdesk_id0", "_dpdesk_id1", "_
 
 def trimmed(text: Column) -> Column:
     """The text without Unicode White_Space at either end (polars' ``str.strip_chars()``); null stays null."""
-    from pyspark.sql import functions as sf
+    from pyspark.sql import functions as F
 
-    return sf.regexp_replace(text.cast("string"), TRIM_PATTERN, "")
+    return F.regexp_replace(text.cast("string"), TRIM_PATTERN, "")
 
 
 def id_lanes(id: Column, key: bytes | None) -> tuple[Column, Column, Column]:
     """The id's two 64-bit words (bigints holding the uint64s) and whether it is empty: per row, what
     :func:`~dpdesk.core.loading.columns.id_hashes` gives under ``key`` (a release's id key; None: this process's
     own, as there). A null or blank id has the empty text's words and is empty."""
-    from pyspark.sql import functions as sf
+    from pyspark.sql import functions as F
 
-    return text_lanes(sf.coalesce(trimmed(id), sf.lit("")), key)
+    return text_lanes(F.coalesce(trimmed(id), F.lit("")), key)
 
 
 def text_lanes(text: Column, key: bytes | None) -> tuple[Column, Column, Column]:
     """:func:`id_lanes` of an id already trimmed (and never null): :func:`keep_smallest` trims each id once, into
     a column of its own, which the word hash then reads many times."""
-    from pyspark.sql import functions as sf
+    from pyspark.sql import functions as F
 
     lo, hi = word_hash(text, [int(k) for k in id_word_keys(key)])
-    return lo, hi, sf.length(text) == 0
+    return lo, hi, F.length(text) == 0
 
 
 def value_word(spec: ColumnSpec, i: int, key: BoundKey) -> Column:
     """The word of declared column number ``i``'s value in the loaded frame (``c{i}``, ``m{i}``), k2 where it is
     missing (:func:`dpdesk.core.dp.bounding.value_words`)."""
-    from pyspark.sql import functions as sf
+    from pyspark.sql import functions as F
 
     missing = u64(int(key.word(2)))
-    value = sf.col(f"c{i}")
+    value = F.col(f"c{i}")
     if spec.type == "category":
         categories = spec.categories or ()
         if not categories:
             return missing
-        words = sf.array(*[u64(int(key.tagged(c.encode("utf-8"), CATEGORY_PERSON))) for c in categories])
+        words = F.array(*[u64(int(key.tagged(c.encode("utf-8"), CATEGORY_PERSON))) for c in categories])
         code = value.cast("int")
         inside = (code >= 0) & (code < len(categories))  # null: not inside, so missing
-        return sf.when(inside, sf.element_at(words, code + 1)).otherwise(missing)
+        return F.when(inside, F.element_at(words, code + 1)).otherwise(missing)
     if spec.type == "float":
         x = value.cast("double")
-        positive_zero = sf.when(x == 0.0, sf.lit(0.0)).otherwise(x)  # -0.0 == 0.0 in SQL: both become +0
-        return sf.when(x.isNull() | sf.isnan(x), missing).otherwise(double_bits(positive_zero))
-    return sf.when(sf.col(f"m{i}"), missing).otherwise(value.cast("bigint"))
+        positive_zero = F.when(x == 0.0, F.lit(0.0)).otherwise(x)  # -0.0 == 0.0 in SQL: both become +0
+        return F.when(x.isNull() | F.isnan(x), missing).otherwise(double_bits(positive_zero))
+    return F.when(F.col(f"m{i}"), missing).otherwise(value.cast("bigint"))
 
 
 def row_hash(specs: dict[str, ColumnSpec], key: BoundKey, id_words: Sequence[Column]) -> Column:
@@ -129,14 +129,14 @@ def keep_smallest(
     no row without an id. Among rows of one id with equal hashes (equal declared values), any may be kept (see
     the module). The frame's columns, unchanged."""
     from pyspark.sql import Window
-    from pyspark.sql import functions as sf
+    from pyspark.sql import functions as F
 
     if ID_COLUMN not in frame.columns:
         raise ValueError("bounding rows per person needs the frame's id column")
-    text = frame.withColumn(_TEXT, sf.coalesce(trimmed(sf.col(ID_COLUMN)), sf.lit("")))
-    lo, hi, empty = text_lanes(sf.col(_TEXT), id_key)
+    text = frame.withColumn(_TEXT, F.coalesce(trimmed(F.col(ID_COLUMN)), F.lit("")))
+    lo, hi, empty = text_lanes(F.col(_TEXT), id_key)
     with_ids = text.where(~empty).withColumns({_ID0: lo, _ID1: hi})
-    hashed = with_ids.withColumn(_HASH, row_hash(specs, key, [sf.col(_ID0), sf.col(_ID1)]))
-    order = Window.partitionBy(_ID0, _ID1).orderBy(xor(sf.col(_HASH), SIGN))
-    ranked = hashed.withColumn(_RANK, sf.row_number().over(order))
-    return ranked.where(sf.col(_RANK) <= k).drop(_TEXT, _ID0, _ID1, _HASH, _RANK)
+    hashed = with_ids.withColumn(_HASH, row_hash(specs, key, [F.col(_ID0), F.col(_ID1)]))
+    order = Window.partitionBy(_ID0, _ID1).orderBy(xor(F.col(_HASH), SIGN))
+    ranked = hashed.withColumn(_RANK, F.row_number().over(order))
+    return ranked.where(F.col(_RANK) <= k).drop(_TEXT, _ID0, _ID1, _HASH, _RANK)
