@@ -186,6 +186,7 @@ def test_an_unreachable_spark_connect_server_is_refused_in_seconds(tmp_path: Pat
             "--spark-remote",
             address,
             home=home,
+            timeout=90,  # the client's own retries would take ten minutes
         )
         took = time.monotonic() - began
         line = refused(got)

@@ -6608,6 +6608,40 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '_EDGES = r"^\\s+|\\s+$"\n',
         ("tests/spark/test_spark_reading.py::test_categories_are_trimmed_of_unicode_white_space",),
     ),
+    Mutant(
+        "SR01",
+        "Spark Connect: a remote cluster reached with TLS or a token, not both (the exact aggregates sent in clear, or to anyone)",
+        "dpdesk/core/release/engines/spark/session.py",
+        '    if params.get("use_ssl", "").lower() != "true" or not params.get("token"):\n',
+        '    if params.get("use_ssl", "").lower() != "true" and not params.get("token"):\n',
+        ("tests/core/test_spark_remote.py",),
+    ),
+    Mutant(
+        "SR02",
+        "Spark Connect: a private network address taken for this machine (reached without TLS and a token)",
+        "dpdesk/core/release/engines/spark/session.py",
+        "        return ipaddress.ip_address(host).is_loopback\n",
+        "        return ipaddress.ip_address(host).is_private\n",
+        ("tests/core/test_spark_remote.py",),
+    ),
+    Mutant(
+        "SR03",
+        "Spark Connect: an unreachable server waited for through the client's ten minutes of retries, not refused in seconds",
+        "dpdesk/core/release/engines/spark/session.py",
+        "            client.set_retry_policies([DefaultPolicy(**HANDSHAKE_RETRIES)])\n",
+        "            pass\n",
+        (
+            "tests/spark/test_spark_connect.py::test_an_unreachable_spark_connect_server_is_refused_in_seconds",
+        ),
+    ),
+    Mutant(
+        "SR04",
+        "Spark engine: a float column declared as a category matched by a category polars never writes for a number (1e-4 for 0.0001)",
+        "dpdesk/core/release/engines/spark/columns.py",
+        "        if as_typed.cast(pl.String)[0] != c:\n",
+        "        if False:\n",
+        ("tests/spark/test_spark_typed.py::test_a_typed_parquet_file_gives_the_in_memory_states_and_check",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
