@@ -44,6 +44,7 @@ NOT_AN_ADDRESS = [
     "sc://127.0.0.1:15002/path;token=TOKEN",
     "sc://:15002;token=TOKEN",
     "127.0.0.1:15002",
+    "sc://user:TOKEN@spark.example.org:15002/x",
 ]
 
 
@@ -69,6 +70,7 @@ def test_what_is_not_a_spark_connect_address_is_refused_as_such(address: str) ->
     text = str(exc.value)
     assert "is not a Spark Connect address; write it as sc://HOST:PORT" in text
     assert "TOKEN" not in text.replace("token=TOKEN", ""), text
+    assert text.startswith(repr(address.split(";")[0].replace("user:TOKEN@", "")) + " is not")
 
 
 def test_the_token_is_never_shown_and_the_address_is_written_as_pyspark_reads_it() -> None:

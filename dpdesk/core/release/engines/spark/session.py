@@ -11,8 +11,8 @@ Every session is set up the same way before it reads anything: ANSI mode off (bi
 
 A Spark Connect server that cannot be reached is said in seconds, not after the client's ten minutes of retries:
 the handshake (the settings and the canary) runs with a short retry policy (:data:`HANDSHAKE_RETRIES`, about 4 s
-of waits) and a short connect timeout (:data:`CONNECT_TIMEOUT_MS` a try); once the server answered, the client's
-own policy rides out a passing fault during the aggregation. pyspark takes the parameters after a ``/``
+of waits), each try to connect bounded (:data:`CONNECT_TIMEOUT_MS`); once the server answered, the client's own
+policy rides out a passing fault during the aggregation. pyspark takes the parameters after a ``/``
 (``sc://HOST:PORT/;token=...``): :func:`connect_url` writes the address so whether or not the user wrote one.
 
 A source is a path the cluster reads (Parquet: a file or a folder of files; CSV: ``.csv``, ``.tsv``, ``.txt``, read
@@ -76,7 +76,7 @@ HANDSHAKE_RETRIES: dict[str, Any] = {
     "backoff_multiplier": 2.0,
     "max_backoff": 2000,
 }
-#: How long one try to connect may take during the handshake (gRPC's minimum connect timeout, 20 s by default).
+#: How long one try to connect may take (gRPC's minimum connect timeout, 20 s by default).
 CONNECT_TIMEOUT_MS = 4000
 
 
@@ -121,10 +121,13 @@ def check_remote(remote: str) -> None:
     parts = urlsplit(remote.split(";", 1)[0])
     bad_port = parts.netloc.rpartition("]")[2].count(":") == 1 and _port(parts) is None
     if parts.scheme != "sc" or not parts.hostname or parts.path.strip("/") or bad_port:
+        head = remote.split(";", 1)[0]
+        if "@" in parts.netloc:  # user:password@host: the password is not shown
+            head = head.replace(parts.netloc, parts.netloc.rpartition("@")[2], 1)
         raise SparkUnavailable(
             _(
                 "{address} is not a Spark Connect address; write it as sc://HOST:PORT;use_ssl=true;token=TOKEN"
-            ).format(address=repr(f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"))
+            ).format(address=repr(head))
         )
     params = _params(remote)
     if _loopback(parts.hostname):
