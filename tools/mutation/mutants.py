@@ -6642,6 +6642,48 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "        if False:\n",
         ("tests/spark/test_spark_typed.py::test_a_typed_parquet_file_gives_the_in_memory_states_and_check",),
     ),
+    Mutant(
+        "SK05",
+        "Spark engine: a file swapped while Spark read it is charged to the ledger its first bytes named",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "        if file_sha256(Path(self.source.location), progress) != self._sha:\n",
+        "        if False:\n",
+        (
+            "tests/spark/test_spark_release.py::test_a_file_changed_while_spark_read_it_is_refused_before_any_charge",
+        ),
+    ),
+    Mutant(
+        "SB01",
+        "Spark bounding: a person's rows ordered by their hash as a signed bigint (not unsigned): other rows kept than the local engines keep",
+        "dpdesk/core/release/engines/spark/bounding.py",
+        "    order = Window.partitionBy(_ID0, _ID1).orderBy(xor(sf.col(_HASH), SIGN))\n",
+        "    order = Window.partitionBy(_ID0, _ID1).orderBy(sf.col(_HASH))\n",
+        ("tests/spark/test_spark_bounding.py::test_the_rows_kept_are_the_local_engines",),
+    ),
+    Mutant(
+        "SB02",
+        "Spark bounding: ids trimmed of ASCII white space only (U+3000, U+00A0 stay): one person split in two, unlike the loader",
+        "dpdesk/core/release/engines/spark/bounding.py",
+        'TRIM_PATTERN = r"(?U)\\A\\s+|\\s+\\z"\n',
+        'TRIM_PATTERN = r"\\A\\s+|\\s+\\z"\n',
+        ("tests/spark/test_spark_bounding.py::test_id_lanes_are_the_loader_s_id_hashes",),
+    ),
+    Mutant(
+        "SB03",
+        "Spark bounding: a float's -0.0 hashed by its own bits (not as +0.0): other hashes than the local engines'",
+        "dpdesk/core/release/engines/spark/bounding.py",
+        "        positive_zero = sf.when(x == 0.0, sf.lit(0.0)).otherwise(x)",
+        "        positive_zero = x",
+        ("tests/spark/test_spark_bounding.py::test_row_hashes_are_the_local_engines",),
+    ),
+    Mutant(
+        "SB04",
+        "Spark bounding: rows without an id (null or blank) kept as one person's",
+        "dpdesk/core/release/engines/spark/bounding.py",
+        "    with_ids = text.where(~empty).withColumns({_ID0: lo, _ID1: hi})\n",
+        "    with_ids = text.withColumns({_ID0: lo, _ID1: hi})\n",
+        ("tests/spark/test_spark_bounding.py::test_the_rows_kept_are_the_local_engines",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
