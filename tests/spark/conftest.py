@@ -1,4 +1,5 @@
-"""One local Spark session for the Spark tests (about ten seconds to start), stopped at the end of the session."""
+"""One local Spark session for the Spark tests (about ten seconds to start), and one Spark Connect server for the
+Spark Connect tests (about fifteen, :mod:`tests.spark.connect_server`), each stopped at the end of the session."""
 
 from __future__ import annotations
 
@@ -17,6 +18,22 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_server() -> Iterator[Any]:
+    """A Spark Connect server on 127.0.0.1 (``.address``: ``sc://127.0.0.1:PORT``), stopped at the end even when
+    a test failed; the fixture checks that its process is gone."""
+    pytest.importorskip("pyspark")
+    from tests.spark.connect_server import ConnectServer
+
+    server = ConnectServer().start()
+    process = server.process
+    try:
+        yield server
+    finally:
+        server.stop()
+    assert process is not None and process.poll() is not None, "the Spark Connect server is still running"
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:

@@ -4,7 +4,9 @@ For declared column number i (in the plan's order) the loaded frame holds, as th
 (:class:`~dpdesk.core.loading.columns.ColumnBuilder`):
 
 * a category: ``c{i}`` int, the code into the declared categories (-1 for a missing, blank or undeclared value);
-  the cell is read as text (a number as Spark prints it), trimmed of Unicode white space;
+  the cell is read as text, trimmed of Unicode white space (an integer or a boolean as Spark prints it, which
+  is polars' text too; a binary floating-point cell is compared as the number polars' text names:
+  :func:`_number_category_code`);
 * an int column: ``c{i}`` bigint, the value clamped to the bounds (the lower bound where missing) and ``m{i}``
   boolean, true where missing (empty, unparsable, or not a whole number);
 * a float column: ``c{i}`` double, NaN where missing or unparsable;
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 NUMBER = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 #: Infinity and NaN words, any case, with a sign.
 SPECIAL = r"^(?i)[+-]?(inf|infinity|nan)$"
+#: The source types whose cells are binary floating-point numbers (a category of them: :func:`_number_category_code`).
+_FLOATING = ("double", "float")
 #: Unicode white space at either end (Java's \s with UNICODE_CHARACTER_CLASS is White_Space, as polars' strip).
 _EDGES = r"(?U)^\s+|\s+$"
 
@@ -83,6 +87,40 @@ def _category_code(t: Column, categories: tuple[str, ...]) -> Column:
     return F.coalesce(place - 1, F.lit(-1)).cast("int")
 
 
+def _number_category_code(x: Column, categories: tuple[str, ...], dtype: str) -> Column:
+    """The code of a binary floating-point cell (``dtype`` "double" or "float"): the category the loader's text of
+    the value is. polars writes a float as its shortest round-trip digits, plain from 1e-5 to below 1e16
+    (``0.00001``, ``10000000.0``), where Spark's cast writes Java's (``1.0E-5``, ``1.0E7``): so a cell is
+    category ``c`` exactly when it is the number ``c`` names and polars writes that number as ``c`` (a category
+    polars never writes, ``1e-4`` say, is matched by no cell), zero's sign and NaN included."""
+    import math
+
+    import polars as pl
+    from pyspark.sql import functions as F
+
+    width = pl.Float32 if dtype == "float" else pl.Float64
+    code = F.lit(-1)
+    for i, c in reversed(list(enumerate(categories))):
+        try:
+            as_typed = pl.Series([float(c)], dtype=width)
+        except ValueError:  # no number's text
+            continue
+        if as_typed.cast(pl.String)[0] != c:
+            continue
+        v = float(as_typed[0])  # rounded to binary32 for a float column
+        d = x.cast("double")
+        if math.isnan(v):
+            hit = F.isnan(d)
+        elif v == 0.0:
+            hit = (d == F.lit(0.0)) & (
+                F.startswith(d.cast("string"), F.lit("-")) == F.lit(math.copysign(1, v) < 0)
+            )
+        else:
+            hit = d == F.lit(v)
+        code = F.when(hit, F.lit(i)).otherwise(code)
+    return code.cast("int")
+
+
 def loaded_frame(source: DataFrame, plan: Plan, names: dict[str, str]) -> tuple[DataFrame, list[str]]:
     """The loaded frame of ``source`` (``names``: each declared column's, and the id column's, name in the
     source), with the data check's flags (``e{i}`` empty, ``b{i}`` undeclared or unparsable, ``k{i}`` clamped)
@@ -94,7 +132,8 @@ def loaded_frame(source: DataFrame, plan: Plan, names: dict[str, str]) -> tuple[
     stage1: list[Column] = []
     for i, name in enumerate(plan.columns):
         raw = F.col(quoted(names[name]))
-        text = types[names[name]] == "string" or plan.columns[name].type == "category"
+        floating = types[names[name]] in _FLOATING
+        text = types[names[name]] == "string" or (plan.columns[name].type == "category" and not floating)
         stage1.append((trimmed(raw) if text else raw).alias(f"t{i}"))
     id_column = plan.privacy_unit.id_column
     if id_column is not None:
@@ -106,7 +145,13 @@ def loaded_frame(source: DataFrame, plan: Plan, names: dict[str, str]) -> tuple[
         stage2.append(t.isNull().alias(f"e{i}"))
         if spec.type == "category":
             assert spec.categories is not None
-            stage2.append(_category_code(t, spec.categories).alias(f"c{i}"))
+            dtype = types[names[name]]
+            code = (
+                _number_category_code(t, spec.categories, dtype)
+                if dtype in _FLOATING
+                else _category_code(t, spec.categories)
+            )
+            stage2.append(code.alias(f"c{i}"))
         else:
             dtype = types[names[name]]
             stage2.append(number(t, "string" if dtype == "string" else dtype).alias(f"x{i}"))

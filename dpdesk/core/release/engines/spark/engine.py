@@ -14,6 +14,7 @@ does not do yet: it is refused, with the fix (a file the desktop reads, or the i
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ from dpdesk.core.release.engines.spark.session import SparkSource, SparkTarget, 
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from pyspark.sql import DataFrame, SparkSession
 
@@ -76,13 +77,14 @@ class SparkEngine:
         progress.update(0, 1, "starting Spark")
         self.spark = spark if spark is not None else start(target)
         self.target = target
-        try:
+        try:  # a Spark Connect frame is read lazily: its header is the first question to the server
             frame = read(self.spark, self._read_as, None, self._delimiter)
+            header = list(frame.columns)
         except Exception as exc:  # noqa: BLE001 - Spark raises many kinds for a path or table it cannot read
             raise InputError(
                 self.source.label, _("Spark cannot read it ({reason})").format(reason=_reason(exc))
             ) from None
-        names = self._match(frame)
+        names = self._match(header)
         self.loaded, self._counts = columns.loaded_frame(frame, plan, names)
         self._check: DataCheck | None = None
         self._n_rows: int | None = None
@@ -109,6 +111,8 @@ class SparkEngine:
             if self.source.kind == "csv":
                 return self._utf8_key(resolved, progress)
             return file_sha256(resolved, progress)
+        if self.source.kind != "table" and "://" not in self.source.location and not path.exists():
+            raise InputError(self.source.label, _("no such file"))  # a typo, as the other engines say it
         raise SparkUnavailable(
             _(
                 "{source}: this version of the Spark engine names a dataset by the bytes of a file this computer "
@@ -150,10 +154,9 @@ class SparkEngine:
             self._delimiter = read_header(path).delimiter or None
         return h.hexdigest()
 
-    def _match(self, frame: DataFrame) -> dict[str, str]:
+    def _match(self, header: list[str]) -> dict[str, str]:
         """Each declared column's (and the id column's) name in the source: header names trimmed, as the loaders
         match them; a missing or repeated name is refused with the header."""
-        header = list(frame.columns)
         wanted = list(self.plan.columns) + (
             [self.plan.privacy_unit.id_column] if self.plan.privacy_unit.id_column else []
         )
@@ -248,10 +251,27 @@ class SparkEngine:
         self, frame: DataFrame, flags: Sequence[str] = (), designs: Sequence[QueryDesign] | None = None
     ) -> tuple[list[list[list[int]]], list[int]]:
         try:
-            return states.aggregate(frame, self.designs if designs is None else designs, self.plan, flags)
+            with self._failing():
+                return states.aggregate(frame, self.designs if designs is None else designs, self.plan, flags)
         except OverflowError:
             raise InputError(
                 self.source.label, _("a sum does not fit in 38 digits; narrow the bounds or split the table")
+            ) from None
+
+    @contextlib.contextmanager
+    def _failing(self) -> Iterator[None]:
+        """A job Spark could not finish (the server went away, an executor failed) as one line naming the Spark
+        and the error's kind: its text may quote the table's values, which are not shown."""
+        from pyspark.errors import PySparkException
+
+        try:
+            yield
+        except PySparkException as exc:
+            kind = exc.getCondition() or type(exc).__name__
+            raise SparkUnavailable(
+                _(
+                    "Spark ({spark}) stopped before the aggregates were computed ({kind}); nothing was charged"
+                ).format(spark=self.target.shown, kind=kind)
             ) from None
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ only keys derived for one purpose are ever passed here, never a secret.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -113,17 +113,15 @@ def word_hash(text: Column, keys: Sequence[int], lanes: int = 2) -> list[Column]
     return out
 
 
-def canary(spark: object) -> None:
+def canary(spark: Any) -> None:
     """Check that the session's arithmetic is the numpy code's (wrapping bigints, the same fmix and word hash):
     raises RuntimeError naming what differs, before any table is read."""
     import numpy as np
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     from dpdesk.core.loading.wordhash import fmix as np_fmix
     from dpdesk.core.loading.wordhash import hash_padded
 
-    assert isinstance(spark, SparkSession)
     xs = [0, 1, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFFFFFFFFFF, 0x0123456789ABCDEF]
     texts = ["", "a", "12345678", "你好, dpdesk", "x" * 17]
     keys = [0x9E3779B97F4A7C15 * (i + 1) & _MASK | (1 if i in (2, 6) else 0) for i in range(8)]

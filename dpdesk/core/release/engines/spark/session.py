@@ -9,6 +9,12 @@
 Every session is set up the same way before it reads anything: ANSI mode off (bigint arithmetic wraps modulo
 2^64, which the hashes rely on; sums are decimals, checked), UTC, and :func:`~.hashing.canary` must pass.
 
+A Spark Connect server that cannot be reached is said in seconds, not after the client's ten minutes of retries:
+the handshake (the settings and the canary) runs with a short retry policy (:data:`HANDSHAKE_RETRIES`, about 4 s
+of waits), each try to connect bounded (:data:`CONNECT_TIMEOUT_MS`); once the server answered, the client's own
+policy rides out a passing fault during the aggregation. pyspark takes the parameters after a ``/``
+(``sc://HOST:PORT/;token=...``): :func:`connect_url` writes the address so whether or not the user wrote one.
+
 A source is a path the cluster reads (Parquet: a file or a folder of files; CSV: ``.csv``, ``.tsv``, ``.txt``, read
 with every column as text and the loaders' quoting) or a catalog table (``table:NAME``).
 """
@@ -16,10 +22,12 @@ with every column as text and the loaders' quoting) or a catalog table (``table:
 from __future__ import annotations
 
 import ipaddress
+import os
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from dpdesk.core.common.errors import DpdeskError
 from dpdesk.i18n import _
@@ -61,10 +69,34 @@ class SparkTarget:
         return self.master if self.master is not None else shown_address(self.remote or "")
 
 
+#: The handshake's retry policy (pyspark's ``DefaultPolicy`` arguments): 3 retries after 0.5, 1 and 2 s.
+HANDSHAKE_RETRIES: dict[str, Any] = {
+    "max_retries": 3,
+    "initial_backoff": 500,
+    "backoff_multiplier": 2.0,
+    "max_backoff": 2000,
+}
+#: How long one try to connect may take (gRPC's minimum connect timeout, 20 s by default).
+CONNECT_TIMEOUT_MS = 4000
+
+
+def _port(parts: SplitResult) -> int | None:
+    try:
+        return parts.port
+    except ValueError:  # not a number, or out of range
+        return None
+
+
 def shown_address(remote: str) -> str:
     """``sc://HOST:PORT`` of a Spark Connect address, without its parameters (a token among them)."""
     parts = urlsplit(remote.split(";", 1)[0])
-    return f"sc://{parts.hostname or '?'}:{parts.port or 15002}"
+    return f"sc://{parts.hostname or '?'}:{_port(parts) or 15002}"
+
+
+def connect_url(remote: str) -> str:
+    """The address as pyspark reads it: ``sc://HOST:PORT/`` and the parameters after the ``/``."""
+    head, sep, params = remote.partition(";")
+    return head.rstrip("/") + "/" + sep + params
 
 
 def _params(remote: str) -> dict[str, str]:
@@ -99,11 +131,15 @@ def on_this_machine(target: SparkTarget) -> bool:
 def check_remote(remote: str) -> None:
     """A Spark Connect address that may carry the exact aggregates: TLS and a token, unless on this machine."""
     parts = urlsplit(remote.split(";", 1)[0])
-    if parts.scheme != "sc" or not parts.hostname:
+    bad_port = parts.netloc.rpartition("]")[2].count(":") == 1 and _port(parts) is None
+    if parts.scheme != "sc" or not parts.hostname or parts.path.strip("/") or bad_port:
+        head = remote.split(";", 1)[0]
+        if "@" in parts.netloc:  # user:password@host: the password is not shown
+            head = head.replace(parts.netloc, parts.netloc.rpartition("@")[2], 1)
         raise SparkUnavailable(
             _(
                 "{address} is not a Spark Connect address; write it as sc://HOST:PORT;use_ssl=true;token=TOKEN"
-            ).format(address=shown_address(remote) if parts.hostname else repr(remote.split(";", 1)[0]))
+            ).format(address=repr(head))
         )
     params = _params(remote)
     if _loopback(parts.hostname):
@@ -138,28 +174,66 @@ def start(target: SparkTarget) -> SparkSession:
         ) from None
     from pyspark.errors import PySparkException
 
-    from dpdesk.core.release.engines.spark.hashing import canary
-
-    builder: Any = SparkSession.builder.appName("dpdesk")
     try:
         if target.master is not None:
-            builder = (
-                builder.master(target.master)
+            spark: SparkSession = (
+                SparkSession.builder.appName("dpdesk")
+                .master(target.master)
                 .config("spark.ui.enabled", "false")
                 .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.sql.shuffle.partitions", "8")
                 .config("spark.driver.bindAddress", "127.0.0.1")  # in-process: loopback only
                 .config("spark.driver.host", "127.0.0.1")
+                .getOrCreate()
             )
+            _set_up(spark)
         else:
-            builder = builder.remote(target.remote)
-        spark: SparkSession = builder.getOrCreate()
-        spark.conf.set("spark.sql.ansi.enabled", "false")
-        spark.conf.set("spark.sql.session.timeZone", "UTC")
-        spark.conf.set("spark.sql.caseSensitive", "true")  # g and G are two columns, as for the loaders
-        canary(spark)
-    except (PySparkException, ImportError, OSError, RuntimeError) as exc:
+            spark = _connect(target.remote or "")
+    except (PySparkException, ImportError, OSError, RuntimeError, ValueError) as exc:
         raise SparkUnavailable(_unavailable(target, exc)) from None
+    return spark
+
+
+def _set_up(spark: Any) -> None:
+    from dpdesk.core.release.engines.spark.hashing import canary
+
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    spark.conf.set("spark.sql.caseSensitive", "true")  # g and G are two columns, as for the loaders
+    canary(spark)
+
+
+def _connect(remote: str) -> Any:
+    """A Spark Connect session, its handshake bounded in time (see the module); the process's pyspark is put in
+    Spark Connect mode (as pyspark's own builder does), and back when the server cannot be reached."""
+    was = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # pyspark.sql.functions build Spark Connect columns
+    try:
+        with warnings.catch_warnings():
+            # pyspark's import warns of pandas 3; its retries warn when exhausted: the refusal says it all
+            warnings.simplefilter("ignore")
+            from pyspark.sql.connect.client import DefaultChannelBuilder
+            from pyspark.sql.connect.client.retries import DefaultPolicy
+            from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+            channel = DefaultChannelBuilder(
+                connect_url(remote), [("grpc.min_reconnect_backoff_ms", CONNECT_TIMEOUT_MS)]
+            )
+            spark = ConnectSession.builder.channelBuilder(channel).create()
+            client = spark.client
+            usual = client.get_retry_policies()
+            client.set_retry_policies([DefaultPolicy(**HANDSHAKE_RETRIES)])
+            try:
+                _set_up(spark)
+            except BaseException:
+                spark.release_session_on_close = False  # no more calls to a server that did not answer
+                spark.stop()
+                raise
+            client.set_retry_policies(usual)
+    except BaseException:
+        if was is None:
+            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        raise
     return spark
 
 
