@@ -1,7 +1,7 @@
 """The Spark engine (:class:`SparkEngine`): a table read and aggregated by Spark, for one release.
 
 It implements :class:`~dpdesk.core.release.engines.base.AggregationEngine`: the data check's counts, every query's
-state (one pass, :mod:`.states`), rows bounded per person (:mod:`.bounding`) and the dataset's key. Its
+state (a few passes, :mod:`.states`), rows bounded per person (:mod:`.bounding`) and the dataset's key. Its
 :attr:`table` is a :class:`~dpdesk.core.loading.Table` without values (as a streamed table's): the row count,
 the declarations and the key, what the rest of the release reads.
 
@@ -218,7 +218,7 @@ class SparkEngine:
         return Table(self.source.label, self._sha, check.rows, cols, report=report)
 
     def aggregate(self, key: BoundKey | None, progress: Progress) -> Aggregates:
-        """Every query's state from one pass (rows bounded per person first, with an id column)."""
+        """Every query's state (rows bounded per person first, with an id column)."""
         frame = self.loaded
         unit = self.plan.privacy_unit
         if unit.id_column is not None:

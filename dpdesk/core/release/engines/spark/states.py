@@ -1,4 +1,4 @@
-"""Every query's mergeable state (``Statistic.partial``), computed by Spark in one pass over the loaded frame.
+"""Every query's mergeable state (``Statistic.partial``), computed by Spark in a few passes over the loaded frame.
 
 Each kept row emits, per query, a few *entries* ``(query, key, n, s, s2)``: the key is a cell (a group, a
 group's bin, a quantile's position among the candidates), ``n`` the row's count, ``s`` and ``s2`` its
@@ -282,29 +282,41 @@ def query_entries(q: int, design: QueryDesign, reader: Reader) -> list[Column]:
     return [F.when(kept, e) for e in entries]
 
 
+#: Entries per pass over the table: one projection of many queries' entries outgrows what Spark compiles well (a
+#: 10-query plan took 80 s on 1M rows in one pass, 8-16 s per group of a few queries), so the queries are taken a
+#: few at a time, each group in a pass of its own (the data check's flags with the first).
+ENTRIES_PER_PASS = 8
+
+
 def aggregate(
     frame: DataFrame, designs: Sequence[QueryDesign], plan: Plan, flags: Sequence[str] = ()
 ) -> tuple[list[list[list[int]]], list[int]]:
-    """Every query's state (in the designs' order), from one pass over the loaded frame; in the same pass, how many
-    rows have each boolean column of ``flags`` true and, last, how many rows there are (the data check's counts,
-    when the states are of every row)."""
+    """Every query's state (in the designs' order), from as few passes over the loaded frame as keep each pass's
+    projection small (:data:`ENTRIES_PER_PASS`); with the first, how many rows have each boolean column of
+    ``flags`` true and, last, how many rows there are (the data check's counts, when the states are of every row)."""
     from pyspark.sql import functions as F
 
     reader = Reader(plan)
-    entries = [e for q, d in enumerate(designs) for e in query_entries(q, d, reader)]
-    entries += [F.when(F.col(f), _entry(-1, F.lit(j))) for j, f in enumerate(flags)]
-    entries.append(_entry(-1, F.lit(len(flags))))
-    exploded = frame.select(F.explode(F.array(*entries)).alias("e")).where(F.col("e").isNotNull())
-    sums = exploded.groupBy("e.q", "e.k").agg(
-        F.count(F.lit(1)).alias("n"),
-        F.sum(F.col("e.s").cast("decimal(38,0)")).alias("s"),
-        F.sum(F.col("e.s2").cast("decimal(38,0)")).alias("s2"),
-    )
+    groups: list[list[Column]] = [[]]
+    for q, d in enumerate(designs):
+        entries = query_entries(q, d, reader)
+        if groups[-1] and len(groups[-1]) + len(entries) > ENTRIES_PER_PASS:
+            groups.append([])
+        groups[-1] += entries
+    groups[0] += [F.when(F.col(f), _entry(-1, F.lit(j))) for j, f in enumerate(flags)]
+    groups[0].append(_entry(-1, F.lit(len(flags))))
     got: dict[int, dict[int, tuple[int, int, int]]] = {}
-    for row in sums.collect():
-        if row["s"] is None or row["s2"] is None:
-            raise OverflowError("a sum left decimal(38, 0)")
-        got.setdefault(int(row["q"]), {})[int(row["k"])] = (int(row["n"]), int(row["s"]), int(row["s2"]))
+    for entries in groups:
+        exploded = frame.select(F.explode(F.array(*entries)).alias("e")).where(F.col("e").isNotNull())
+        sums = exploded.groupBy("e.q", "e.k").agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum(F.col("e.s").cast("decimal(38,0)")).alias("s"),
+            F.sum(F.col("e.s2").cast("decimal(38,0)")).alias("s2"),
+        )
+        for row in sums.collect():
+            if row["s"] is None or row["s2"] is None:
+                raise OverflowError("a sum left decimal(38, 0)")
+            got.setdefault(int(row["q"]), {})[int(row["k"])] = (int(row["n"]), int(row["s"]), int(row["s2"]))
     tallies = got.get(-1, {})
     counted = [tallies.get(j, (0, 0, 0))[0] for j in range(len(flags) + 1)]
     return [assemble(d, plan, got.get(q, {})) for q, d in enumerate(designs)], counted
