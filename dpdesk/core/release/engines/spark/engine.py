@@ -87,7 +87,6 @@ class SparkEngine:
         names = self._match(header)
         self.loaded, self._counts = columns.loaded_frame(frame, plan, names)
         self._check: DataCheck | None = None
-        self._n_rows: int | None = None
         self._states: list[list[list[int]]] | None = None
 
     def _file_key(self, target: SparkTarget, progress: Progress) -> str:
@@ -192,19 +191,17 @@ class SparkEngine:
         """The data check's counts, from one aggregation (no record numbers: no first problem named)."""
         if self._check is None:
             if self.plan.privacy_unit.id_column is None:  # every row counts: the states in the same pass
-                states_, counted = self._aggregate(self.loaded, self._counts)
-                self._states = states_
+                self._states, counted = self._aggregate(self.loaded, self._counts)
             else:  # the states are of the rows kept per person: a pass of their own
                 _none, counted = self._aggregate(self.loaded, self._counts, designs=())
             totals = dict(zip([*self._counts, "rows"], counted, strict=True))
-            self._n_rows = totals["rows"]
             cols, bounds = [], {}
             for i, (name, spec) in enumerate(self.plan.columns.items()):
                 missing, undeclared, unparsable, clamped = columns.column_issue(spec, i, totals)
                 cols.append(ColumnCheck(name, spec.type, missing, undeclared, unparsable, clamped))
                 if spec.bounds is not None and spec.type != "category":
                     bounds[name] = spec.bounds
-            self._check = DataCheck(self._n_rows, tuple(cols), bounds)
+            self._check = DataCheck(totals["rows"], tuple(cols), bounds)
         return self._check
 
     @property
