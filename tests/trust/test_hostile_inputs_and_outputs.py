@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.capped import capped_env
 from tests.trust.test_hostile_text_and_exit_codes import _JSON, _TEXT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX rlimits, 
 
 
 def run_capped(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DPDESK_HOME": str(home)}
+    env = capped_env(DPDESK_HOME=str(home))
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(CAP), *args],
         capture_output=True,

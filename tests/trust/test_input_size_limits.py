@@ -25,6 +25,7 @@ from dpdesk.core.common.errors import PlanError
 from dpdesk.core.loading import guards
 from dpdesk.core.model.spec import MAX_PLAN_CELLS
 from dpdesk.core.plan.reader import parse_plan
+from tests.capped import capped_env
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -48,7 +49,7 @@ sys.exit(main(sys.argv[2:]))
 def run_capped(
     home: Path, *args: str, timeout: float = 120, cap: int = CAP
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DPDESK_HOME": str(home)}
+    env = capped_env(DPDESK_HOME=str(home))
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(cap), *args],
         capture_output=True,
@@ -411,6 +412,7 @@ def test_declared_long_text_is_loaded_in_bounded_slices(tmp_path: Path) -> None:
         [sys.executable, "-c", LOAD_CHILD, str(PARQUET_CAP), str(data)],
         capture_output=True,
         text=True,
+        env=capped_env(),
         timeout=120,
         check=False,
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ import xlsxwriter  # type: ignore[import-untyped]
 from dpdesk.core.common.errors import InputError
 from dpdesk.core.loading import Peek, guards, load_table, peek, suggest_types
 from dpdesk.core.model.spec import ColumnSpec
+from tests.capped import capped_env
 
 SHEET = "xl/worksheets/sheet1.xml"
 AGE = ColumnSpec("age", "int", bounds=(0, 120))
@@ -149,7 +149,7 @@ def forged_bomb(tmp_path: Path, unit: bytes, flags: int) -> Path:
 def load_in_capped_child(path: Path, calls: int = 2) -> dict[str, object]:
     """Run load_table and suggest_types (or only the first ``calls`` of them) on ``path`` in a child
     that caps its own address space."""
-    env = {**os.environ, "MALLOC_ARENA_MAX": "2"}  # keep the child's address space independent of cores
+    env = capped_env()  # keep the child's address space independent of cores
     proc = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(path), str(CAP), str(calls)],
         stdout=subprocess.PIPE,
