@@ -17,3 +17,13 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """Every test here starts Spark: marked ``spark`` and ``slow`` (the inner loop, ``-m "not slow"``, skips them;
+    the README's command runs them)."""
+    here = __file__.rsplit("/", 1)[0]
+    for item in items:
+        if str(item.path).startswith(here):
+            item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.slow)

@@ -18,7 +18,6 @@ from dpdesk.core.release.engines.memory import InMemoryEngine
 from tests.core.test_engines import make_plan, write_table
 
 pytest.importorskip("pyspark")
-pytestmark = pytest.mark.spark
 
 
 def spark_engine(plan: Plan, path: Path, spark: Any) -> Any:

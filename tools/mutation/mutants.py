@@ -6410,8 +6410,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "IK03",
         "person ids: prepare_release loads without the home's id key",
         "dpdesk/core/release/steps.py",
-        "            id_key=id_key(plan, home),\n",
-        "            id_key=None,\n",
+        "                id_key=id_key(plan, home),\n",
+        "                id_key=None,\n",
         ("tests/core/test_bounding.py::test_a_release_loads_person_ids_under_its_home_s_key",),
     ),
     Mutant(

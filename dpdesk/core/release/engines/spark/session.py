@@ -16,6 +16,7 @@ with every column as text and the loaders' quoting) or a catalog table (``table:
 from __future__ import annotations
 
 import ipaddress
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -109,6 +110,14 @@ def start(target: SparkTarget) -> SparkSession:
     try:
         from pyspark.sql import SparkSession
     except ImportError:
+        if getattr(sys, "frozen", False):  # an installed bundle: Spark was left out (about 490 MB)
+            raise SparkUnavailable(
+                _(
+                    "this installed copy of dpdesk leaves Spark out (it would add about 490 MB); to aggregate "
+                    "with Spark, install dpdesk with pip (pip install 'dpdesk[spark]') and run its dpdesk "
+                    "command; nothing was charged"
+                )
+            ) from None
         raise SparkUnavailable(
             _(
                 "the Spark engine needs the pyspark package: pip install 'dpdesk[spark]' (or pyspark-client for "
@@ -136,13 +145,20 @@ def start(target: SparkTarget) -> SparkSession:
         spark.conf.set("spark.sql.ansi.enabled", "false")
         spark.conf.set("spark.sql.session.timeZone", "UTC")
         canary(spark)
-    except (PySparkException, OSError, RuntimeError) as exc:
+    except (PySparkException, ImportError, OSError, RuntimeError) as exc:
         raise SparkUnavailable(_unavailable(target, exc)) from None
     return spark
 
 
 def _unavailable(target: SparkTarget, exc: BaseException) -> str:
     text = str(exc)
+    if isinstance(
+        exc, ImportError
+    ):  # Spark Connect's client needs grpcio, pandas and pyarrow besides pyspark
+        return _(
+            "talking to a Spark Connect server ({address}) needs the Spark Connect client's packages: pip "
+            "install 'pyspark[connect]' (or pyspark-client), then run again; nothing was charged"
+        ).format(address=target.shown)
     if "JAVA_GATEWAY_EXITED" in text or "JAVA_HOME" in text or ("java" in text.lower() and target.master):
         return _(
             "Spark could not start here ({master}): it needs a Java runtime 17 or newer (on Debian or Ubuntu: "
