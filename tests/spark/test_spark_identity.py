@@ -273,14 +273,15 @@ def test_one_cell_changes_the_key(spark: Any, tmp_path: Path) -> None:
     )  # the rows without the changed column are equal
 
 
-def test_empty_table(spark: Any, tmp_path: Path) -> None:
+def test_empty_table_and_odd_names(spark: Any, tmp_path: Path) -> None:
     import polars as pl
 
-    path = tmp_path / "e.parquet"
-    pl.DataFrame({"a": pl.Series([], dtype=pl.Int64), "b": pl.Series([], dtype=pl.String)}).write_parquet(
-        path
-    )
-    assert_same(*identities(spark, path))
+    empty = {"a": pl.Series([], dtype=pl.Int64), "b": pl.Series([], dtype=pl.String)}
+    odd = {"we`ird.name": [1, 2], " b\u0301 ": ["x", None]}
+    for name, columns in (("empty", empty), ("odd", odd)):
+        path = tmp_path / f"{name}.parquet"
+        pl.DataFrame(columns).write_parquet(path)
+        assert_same(*identities(spark, path))
 
 
 def plan_text(spark: Any, frame: Any) -> str:

@@ -12,7 +12,8 @@ the counts of a column's values when it has at most
 the key, the sketch and the column sketches are those the local loaders compute for the same file.
 
 **Every column** of the frame is hashed, as Spark reads it (not only a plan's): a Parquet file's typed columns,
-or a CSV read as text (:func:`~dpdesk.core.release.engines.spark.session.read`). Canonical values as scheme 2 defines them, per Spark type:
+or a CSV read as text (:func:`~dpdesk.core.release.engines.spark.session.read`). Canonical values as scheme 2
+defines them, per Spark type:
 
 * ``bigint``, ``int``, ``smallint``, ``tinyint``: the integer;
 * ``double``, ``float``: the binary64 number, an integral value below 2^63 in magnitude as that integer, any
@@ -43,9 +44,14 @@ purpose. The row and projection hashes come back to the driver (the desktop), li
   key;
 * a CSV of a single column keeps its blank lines locally (missing cells), while Spark skips them;
 * a CSV header that repeats a name (case-insensitively) or leaves one empty is renamed by Spark (``b1``,
-  ``_c2``): such names are refused (:func:`check_header`), as are text files in an encoding other than UTF-8
-  (Spark reads UTF-8; the local reader detects the encoding);
+  ``_c2``): such names are refused (:func:`check_header`);
+* Spark reads a CSV in the encoding it is given (UTF-8 unless told), the local reader detects it; a record with
+  more fields than the header is cut by Spark (PERMISSIVE), refused locally;
 * a date beyond year 9999 prints differently (``+10000-01-01`` in Spark).
+
+**Cost.** The keyed hashes are large expressions: building and planning them takes seconds per column on the
+driver (about 10 s for a dozen columns, measured on local[2]); the hashed rows are cached (memory and disk) for
+the five jobs that read them: the sums, the sketch, the projections' sketches, and the marginals' two counts.
 """
 
 from __future__ import annotations
@@ -254,7 +260,9 @@ def _hashed(frame: DataFrame, ident: TypedIdentity) -> tuple[DataFrame, list[str
     n = len(fields)
     ready = frame.select(
         *[
-            prepared(F.col(f"`{fields[i].name}`"), kinds[i], fields[i].name).alias(f"v{j}")
+            prepared(F.col("`" + fields[i].name.replace("`", "``") + "`"), kinds[i], fields[i].name).alias(
+                f"v{j}"
+            )
             for j, i in enumerate(ident.order)
         ]
     )
