@@ -76,13 +76,21 @@ def id_key_scope(key: bytes | None) -> Iterator[None]:
         ID_KEY.reset(token)
 
 
-def _id_word_keys() -> np.ndarray:
-    key = ID_KEY.get() or _PROCESS_ID_KEY
-    raw = hashlib.blake2b(b"person id keys", key=key, person=b"dpdesk-ids-v2", digest_size=64).digest()
+def id_word_keys(key: bytes | None) -> np.ndarray:
+    """The eight uint64 keys of the person ids' word hash under the id key ``key`` (None: the process key), the
+    one definition every engine uses (:func:`id_hashes` through :data:`ID_KEY`; the Spark engine directly)."""
+    raw = hashlib.blake2b(
+        b"person id keys", key=key or _PROCESS_ID_KEY, person=b"dpdesk-ids-v2", digest_size=64
+    ).digest()
     keys = np.frombuffer(raw, dtype="<u8").astype(np.uint64)
     keys[2] |= np.uint64(1)  # the position multipliers are odd
     keys[6] |= np.uint64(1)
     return keys
+
+
+def _id_word_keys() -> np.ndarray:
+    key = ID_KEY.get() or _PROCESS_ID_KEY
+    return id_word_keys(key)
 
 
 def id_hashes(s: pl.Series) -> tuple[np.ndarray, np.ndarray]:

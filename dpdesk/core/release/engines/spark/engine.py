@@ -83,6 +83,7 @@ class SparkEngine:
         self.loaded, self._counts = columns.loaded_frame(frame, plan, names)
         self._check: DataCheck | None = None
         self._n_rows: int | None = None
+        self._states: list[list[list[int]]] | None = None
 
     def _file_key(self, progress: Progress) -> str:
         path = Path(self.source.location)
@@ -134,10 +135,12 @@ class SparkEngine:
     def check(self) -> DataCheck:
         """The data check's counts, from one aggregation (no record numbers: no first problem named)."""
         if self._check is None:
-            from pyspark.sql import functions as F
-
-            row = self.loaded.agg(F.count(F.lit(1)).alias("rows"), *self._counts).collect()[0]
-            totals = {k: int(v or 0) for k, v in row.asDict().items()}
+            if self.plan.privacy_unit.id_column is None:  # every row counts: the states in the same pass
+                states_, counted = self._aggregate(self.loaded, self._counts)
+                self._states = states_
+            else:  # the states are of the rows kept per person: a pass of their own
+                _none, counted = self._aggregate(self.loaded, self._counts, designs=())
+            totals = dict(zip([*self._counts, "rows"], counted, strict=True))
             self._n_rows = totals["rows"]
             cols, bounds = [], {}
             for i, (name, spec) in enumerate(self.plan.columns.items()):
@@ -165,24 +168,38 @@ class SparkEngine:
         if unit.id_column is not None:
             if key is None:
                 raise ValueError("bounding rows per person needs the release's bounding key")
-            from dpdesk.core.release.engines.spark import bounding  # type: ignore[attr-defined]
+            from dpdesk.core.release.engines.spark import bounding
 
             frame = bounding.keep_smallest(
                 frame, self.plan.columns, unit.max_rows_per_person, key, self.id_key
             )
         progress.update(0, 1, "computing")
-        try:
-            got = states.aggregate(frame, self.designs, self.plan)
-        except OverflowError:
+        got = self._states if frame is self.loaded and self._states is not None else self._aggregate(frame)[0]
+        # the bytes named before Spark read them are still the file's: a file swapped while Spark read it would
+        # have its statistics charged to another table's ledger (the race a one-read engine does not have)
+        if file_sha256(Path(self.source.location), progress) != self._sha:
             raise InputError(
-                self.source.label, _("a sum does not fit in 38 digits; narrow the bounds or split the table")
-            ) from None
+                self.source.label,
+                _(
+                    "the file changed while Spark read it; nothing was charged. Release it again once it is not being written"
+                ),
+            )
         progress.update(1, 1, "computing")
         exacts = tuple(
             statistics.get(d.spec.statistic).from_partial(d, s)
             for d, s in zip(self.designs, got, strict=True)
         )
         return Aggregates(tuple(got), exacts)
+
+    def _aggregate(
+        self, frame: DataFrame, flags: Sequence[str] = (), designs: Sequence[QueryDesign] | None = None
+    ) -> tuple[list[list[list[int]]], list[int]]:
+        try:
+            return states.aggregate(frame, self.designs if designs is None else designs, self.plan, flags)
+        except OverflowError:
+            raise InputError(
+                self.source.label, _("a sum does not fit in 38 digits; narrow the bounds or split the table")
+            ) from None
 
     def close(self) -> None:
         """Nothing held between releases but the session, which the process keeps (a local one stops with it)."""

@@ -243,14 +243,18 @@ def query_entries(q: int, design: QueryDesign, reader: Reader) -> list[Column]:
     return [F.when(kept, e) for e in entries]
 
 
-def aggregate(frame: DataFrame, designs: Sequence[QueryDesign], plan: Plan) -> list[list[list[int]]]:
-    """Every query's state (in the designs' order), from one pass over the loaded frame."""
+def aggregate(
+    frame: DataFrame, designs: Sequence[QueryDesign], plan: Plan, flags: Sequence[str] = ()
+) -> tuple[list[list[list[int]]], list[int]]:
+    """Every query's state (in the designs' order), from one pass over the loaded frame; in the same pass, how many
+    rows have each boolean column of ``flags`` true and, last, how many rows there are (the data check's counts,
+    when the states are of every row)."""
     from pyspark.sql import functions as F
 
     reader = Reader(plan)
     entries = [e for q, d in enumerate(designs) for e in query_entries(q, d, reader)]
-    if not entries:
-        return []
+    entries += [F.when(F.col(f), _entry(-1, F.lit(j))) for j, f in enumerate(flags)]
+    entries.append(_entry(-1, F.lit(len(flags))))
     exploded = frame.select(F.explode(F.array(*entries)).alias("e")).where(F.col("e").isNotNull())
     sums = exploded.groupBy("e.q", "e.k").agg(
         F.count(F.lit(1)).alias("n"),
@@ -262,7 +266,9 @@ def aggregate(frame: DataFrame, designs: Sequence[QueryDesign], plan: Plan) -> l
         if row["s"] is None or row["s2"] is None:
             raise OverflowError("a sum left decimal(38, 0)")
         got.setdefault(int(row["q"]), {})[int(row["k"])] = (int(row["n"]), int(row["s"]), int(row["s2"]))
-    return [assemble(d, plan, got.get(q, {})) for q, d in enumerate(designs)]
+    tallies = got.get(-1, {})
+    counted = [tallies.get(j, (0, 0, 0))[0] for j in range(len(flags) + 1)]
+    return [assemble(d, plan, got.get(q, {})) for q, d in enumerate(designs)], counted
 
 
 def _cells(design: QueryDesign, plan: Plan) -> int:
