@@ -6575,6 +6575,33 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ("tests/core/test_where.py::test_a_condition_of_hundreds_of_categories_fits_the_report",),
     ),
     Mutant(
+        "SI01",
+        "Spark's identity reads Java's number suffixes (1.5d, 2f) as numbers where the local code reads text: the same file gets another dataset key on Spark",
+        "dpdesk/core/release/engines/spark/identity.py",
+        'NUMBER = r"^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?\\z"',
+        'NUMBER = r"^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?[dDfF]?\\z"',
+        ("tests/spark/test_spark_identity.py::test_text_cells_are_the_local_ones",),
+    ),
+    Mutant(
+        "SI02",
+        "Spark's identity sums the row hashes as signed 64-bit values: the same rows get another content key than the local loaders'",
+        "dpdesk/core/release/engines/spark/identity.py",
+        'F.when(x < 0, d + F.lit(str(_U64_OFFSET)).cast("decimal(20,0)"))',
+        "F.when(x < 0, d)",
+        ("tests/spark/test_spark_identity.py::test_identity_is_the_local_one",),
+    ),
+    Mutant(
+        "SI03",
+        "an integer literal beyond 2^53 in a text column beside other cells is hashed through float64 (9007199254740993 as ...992): the same rows typed or as text get two keys",
+        "dpdesk/core/loading/typed_identity.py",
+        "int_cells(as_int.filter(pl.Series(is_int)).to_numpy(), keys)",
+        "int_cells(as_int.to_numpy()[is_int], keys)",
+        (
+            "tests/core/test_typed_identity.py::test_a_large_integer_beside_other_cells_is_exact",
+            "tests/spark/test_spark_identity.py::test_text_cells_are_the_local_ones",
+        ),
+    ),
+    Mutant(
         "SK01",
         "Spark engine: a value half-way between two grid points is rounded half up (Spark's round) instead of half to even (numpy's rint)",
         "dpdesk/core/release/engines/spark/states.py",

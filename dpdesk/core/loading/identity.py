@@ -705,6 +705,30 @@ class Projections:
             self.sums[j] = (self.sums[j] + int(v.sum(dtype=_U64))) % 2**64
             self.smallest[j] = bottom_k(self.smallest[j], v, COLUMN_SKETCH_K)
 
+    def add_parts(
+        self,
+        rows: int,
+        sums: list[int],
+        smallest: list[np.ndarray],
+        value_sums: list[int],
+        counts: list[tuple[np.ndarray, np.ndarray] | None],
+    ) -> None:
+        """Rows hashed elsewhere (another engine's part of the table), as :meth:`add_mixed` keeps them: their
+        count; per projection (whole, then each column left out) the sum mod 2^64 of its finalised hashes and
+        their :data:`COLUMN_SKETCH_K` smallest distinct (uint64); per column the sum mod 2^64 of its value hashes
+        and (its distinct value hashes, how many cells have each), or None when it has more than
+        :data:`MARGINAL_CATEGORIES`."""
+        self.rows += rows
+        for j, (s, low) in enumerate(zip(sums, smallest, strict=True)):
+            self.sums[j] = (self.sums[j] + s) % 2**64
+            self.smallest[j] = bottom_k(self.smallest[j], np.asarray(low, dtype=_U64), COLUMN_SKETCH_K)
+        for j, (s, known) in enumerate(zip(value_sums, counts, strict=True)):
+            self.value_sums[j] = (self.value_sums[j] + s) % 2**64
+            if known is None:
+                self.counts[j] = None
+            else:
+                self._count_known(j, np.asarray(known[0], dtype=_U64), np.asarray(known[1], dtype=np.int64))
+
     def _count(self, j: int, values: np.ndarray) -> None:
         if self.counts[j] is None:
             return

@@ -219,7 +219,7 @@ def text_cells(s: pl.Series, keys: Keys) -> tuple[np.ndarray, np.ndarray]:
     is_number = number.is_not_null().to_numpy() & ~is_int
     is_text = ~(missing | is_int | is_number)
     if is_int.any():
-        a, b = int_cells(as_int.to_numpy()[is_int], keys)
+        a, b = int_cells(as_int.filter(pl.Series(is_int)).to_numpy(), keys)  # exact: no nulls, no float64
         lanes[0][is_int], lanes[1][is_int] = a, b
     if is_number.any():
         a, b = number_cells(number.to_numpy()[is_number], keys)
@@ -374,6 +374,14 @@ class TypedIdentity:
         self.rows += n
         self.total = (self.total + sum128(rows[0], rows[1])) % 2**128
         self.smallest = bottom_k(self.smallest, rows[0], self.k)
+
+    def add_parts(self, rows: int, total: int, smallest: np.ndarray) -> None:
+        """Rows hashed elsewhere (another engine's part of the table): their count, the sum mod 2^128 of their
+        two lanes (lane 0 + 2^64 lane 1) and the :attr:`k` smallest distinct of their first lane (uint64)."""
+        self.rows += rows
+        self.seen += rows
+        self.total = (self.total + total) % 2**128
+        self.smallest = bottom_k(self.smallest, np.asarray(smallest, dtype=_U64), self.k)
 
     @staticmethod
     def coded(codes: pl.Series, labels: tuple[str, ...]) -> Typed:

@@ -93,23 +93,28 @@ def word_hash(text: Column, keys: Sequence[int], lanes: int = 2) -> list[Column]
 
     data = F.encode(text, "UTF-8")
     n = F.octet_length(data).cast("bigint")
-    words = n.bitwiseAND(F.lit(-8).cast("bigint")) / 8 + 1  # n // 8 + 1 as a double: cast below
-    count = words.cast("bigint")
-    hexs = F.rpad(F.hex(data), (count * 16).cast("int"), "0")
+    # the bytes' hex digits, zero-padded to n // 8 + 1 words, bound once per lane (each word reads them twice)
+    padded = F.rpad(F.hex(data), ((F.shiftright(n, 3) + 1) * 16).cast("int"), "0")
     out = []
 
-    def word(j: Column) -> Column:
+    def word(hexs: Column, j: Column) -> Column:
         start = (j * 16 + 1).cast("int")
         return F.shiftleft(_le32(hexs, start + 8), 32).bitwiseOR(_le32(hexs, start))
 
-    def adder(a: int, m: int) -> Callable[[Column, Column], Column]:
-        return lambda acc, j: acc + fmix(word(j).bitwiseXOR(j * u64(m) + u64(a)))
+    def lane(a: int, m: int, b: int) -> Callable[[Column], Column]:
+        def body(hexs: Column) -> Column:
+            count = F.shiftright(F.length(hexs).cast("bigint"), 4)
+            total = F.aggregate(
+                F.sequence(F.lit(0).cast("bigint"), count - 1),
+                F.lit(0).cast("bigint"),
+                lambda acc, j: acc + fmix(word(hexs, j).bitwiseXOR(j * u64(m) + u64(a))),
+            )
+            return fmix(total.bitwiseXOR(fmix(xor(n, b))))
+
+        return body
 
     for a, m, b in ((keys[0], keys[2], keys[1]), (keys[4], keys[6], keys[5]))[:lanes]:
-        total = F.aggregate(
-            F.sequence(F.lit(0).cast("bigint"), count - 1), F.lit(0).cast("bigint"), adder(a, m)
-        )
-        out.append(F.when(text.isNull(), None).otherwise(fmix(total.bitwiseXOR(fmix(xor(n, b))))))
+        out.append(F.when(text.isNull(), None).otherwise(bind(padded, lane(a, m, b))))
     return out
 
 
