@@ -120,3 +120,61 @@ def test_a_csv_folder_whose_files_order_their_columns_differently_is_read_by_hea
         assert by_spark.exacts == local.exacts, "statistics of the second file's columns swapped"
     finally:
         by_spark.close()
+
+
+def _refused_for_data_problems(tmp_path: Path, spark: Any, on_spark: Any) -> tuple[Path, str, str]:
+    """A file released locally (dataset D), then the same rows as a catalog table released with --engine spark
+    WITHOUT --accept-data-problems (the default): refused for data problems after the hint was written but before
+    the resolution cached the table's identity."""
+    from dpdesk.core.release.steps import DataProblems
+    from tests.spark.test_spark_cluster_tables import as_catalog_table
+
+    plan = small_plan(100.0)
+    data = tmp_path / "t.csv"
+    write_table(data, 500, seed=3, with_id=False)
+    home = tmp_path / "home"
+    first = release_plan(ReleaseRequest(plan, data, home, tmp_path / "o1", accept_data_problems=True))
+    source = as_catalog_table(spark, data, "copy_refused")
+    with pytest.raises(DataProblems):
+        prepare_release(plan, source, home, spark=on_spark)
+    return home, source, first.entry.dataset
+
+
+def test_a_hint_left_by_a_data_problems_refusal_does_not_make_a_known_table_look_new(
+    tmp_path: Path, spark: Any, on_spark: Any
+) -> None:
+    """BUG (false output). ``prepare_release`` calls ``remember_cluster_table`` right after Spark identified the
+    table, before the data check; the data check refuses (the default), so ``recognition.resolve`` never runs and
+    the identity is never cached under the hinted key. ``budget --data table:NAME`` / ``Dataset.resolve`` then look
+    the hinted key up, find no identity, cannot read ``table:NAME`` as a file, and answer "new, resembles nothing":
+    an exact copy of a dataset that has spent budget is shown as a fresh table with its whole budget."""
+    from dpdesk.services.common import Dataset
+
+    home, source, known = _refused_for_data_problems(tmp_path, spark, on_spark)
+    resolution = Dataset(home, data=source).resolve()
+    assert resolution is not None
+    assert resolution.dataset == known or any(r.dataset == known for r in resolution.resembles), (
+        f"table {source} (an exact copy of {known}) resolved as {resolution.how!r}, resembling nothing"
+    )
+
+
+def test_ledger_link_of_such_a_table_does_not_fail_after_writing_its_link_entry(
+    tmp_path: Path, spark: Any, on_spark: Any
+) -> None:
+    """BUG (false output / half-done command). With that hint, ``ledger link --data table:NAME --to ds-...``
+    appends the ``link`` entry to the dataset's ledger and links the key (``link_dataset``), THEN calls
+    ``identities_of(home, "table:NAME")``, which has no cached identity and reads the name as a file: the command
+    exits 2 "table:NAME: no such file" although the link is recorded. Expected: the link either succeeds, or is
+    refused before anything is written."""
+    from dpdesk.core.common.errors import InputError
+    from dpdesk.core.ledger.book import Ledger
+    from dpdesk.services.common import Dataset
+    from dpdesk.services.ledger import LinkRequest, link_dataset
+
+    home, source, known = _refused_for_data_problems(tmp_path, spark, on_spark)
+    before = Ledger.of(home, known).read().seq
+    try:
+        link_dataset(LinkRequest(Dataset(home, data=source), known))
+    except InputError as exc:
+        after = Ledger.of(home, known).read().seq
+        assert after == before, f"link refused ({exc}) but the ledger got {after - before} new entry(ies)"
