@@ -29,7 +29,9 @@ def accented_plan() -> Any:
                 "x": {"type": "float", "bounds": [0, 10], "missing": "drop"},
                 "g": {"type": "category", "categories": ["café", "thé", "eau"]},
             },
-            "queries": [{"name": "q", "statistic": "count", "mechanism": "laplace", "group_by": "g", "epsilon": 1.0}],
+            "queries": [
+                {"name": "q", "statistic": "count", "mechanism": "laplace", "group_by": "g", "epsilon": 1.0}
+            ],
         }
     )
 
@@ -57,7 +59,9 @@ def test_a_latin1_csv_read_by_spark_from_a_folder_is_its_files_dataset_or_refuse
     here = prepare_release(plan, local, home, accept_data_problems=True)
     here.close()
     try:
-        by_spark = prepare_release(plan, folder, home, spark=on_spark, accept_data_problems=True, encoding="latin-1")
+        by_spark = prepare_release(
+            plan, folder, home, spark=on_spark, accept_data_problems=True, encoding="latin-1"
+        )
     except DpdeskError:
         return  # refused (e.g. "not UTF-8"): nothing charged, acceptable
     try:
@@ -76,19 +80,23 @@ def test_a_parquet_folder_whose_files_disagree_on_a_type_is_refused_not_a_traceb
     ``SparkEngine._failing`` does not catch: the CLI ends in a Java stack trace instead of a one-line refusal."""
     plan = small_plan(100.0)
     made = tmp_path / "made"
-    spark.createDataFrame([(float(i), i % 20, "abc"[i % 3]) for i in range(100)], "x double, n int, g string").write.parquet(
-        str(made / "a")
-    )
-    spark.createDataFrame([(str(i), i % 20, "abc"[i % 3]) for i in range(100)], "x string, n int, g string").write.parquet(
-        str(made / "b")
-    )
+    spark.createDataFrame(
+        [(float(i), i % 20, "abc"[i % 3]) for i in range(100)], "x double, n int, g string"
+    ).write.parquet(str(made / "a"))
+    spark.createDataFrame(
+        [(str(i), i % 20, "abc"[i % 3]) for i in range(100)], "x string, n int, g string"
+    ).write.parquet(str(made / "b"))
     folder = tmp_path / "parts"
     folder.mkdir()
     for sub in ("a", "b"):
         for i, part in enumerate(sorted((made / sub).glob("*.parquet"))):
             shutil.copy(part, folder / f"{sub}{i}.parquet")
     with pytest.raises(DpdeskError):
-        release_plan(ReleaseRequest(plan, folder, tmp_path / "home", tmp_path / "o", accept_data_problems=True, spark=on_spark))
+        release_plan(
+            ReleaseRequest(
+                plan, folder, tmp_path / "home", tmp_path / "o", accept_data_problems=True, spark=on_spark
+            )
+        )
 
 
 def test_a_csv_folder_whose_files_order_their_columns_differently_is_read_by_header(
@@ -112,7 +120,9 @@ def test_a_csv_folder_whose_files_order_their_columns_differently_is_read_by_hea
     local = prepare_release(plan, data, tmp_path / "home1", accept_data_problems=True)
     local.close()
     try:
-        by_spark = prepare_release(plan, folder, tmp_path / "home2", spark=on_spark, accept_data_problems=True)
+        by_spark = prepare_release(
+            plan, folder, tmp_path / "home2", spark=on_spark, accept_data_problems=True
+        )
     except DpdeskError:
         return  # refused: acceptable
     try:
