@@ -14,7 +14,8 @@ from dpdesk.core.plan.reader import parse_plan
 from dpdesk.core.release.steps import prepare_release
 from dpdesk.services.release import ReleaseRequest, release_plan
 from tests.core.test_engines import write_table
-from tests.spark.test_spark_cluster_tables import on_spark, small_plan  # noqa: F401
+from tests.spark.test_spark_cluster_tables import on_spark as on_spark  # the fixture
+from tests.spark.test_spark_cluster_tables import small_plan
 
 pytest.importorskip("pyspark")
 
