@@ -722,13 +722,15 @@ def link_dataset(request: LinkRequest, progress: Progress = NULL_PROGRESS) -> Li
             ).format(dataset=request.to)
         )
     ledger = _known_ledger(home, request.to)
+    assert request.dataset.data is not None
+    # the table's identities before anything is written: one that cannot be read refuses the link, not half of it
+    idents = identities_of(home, request.dataset.data, sha256=resolution.sha256)
     progress.check_cancelled()
     with ledger.transaction() as tx:
         # recorded first (durably): the link is never in force without its entry
         entry = tx.append("link", {"decided_by": "curator"})
     link_key(home, resolution.sha256, request.to)
-    assert request.dataset.data is not None
-    for ident in identities_of(home, request.dataset.data, sha256=resolution.sha256):
+    for ident in idents:
         record_content(home, request.to, ident.key, ident.sketch, ident.columns)
     return Linked(request.to, entry)
 

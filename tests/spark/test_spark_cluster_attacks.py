@@ -1,5 +1,7 @@
-"""Attacks on the Spark engine's cluster-only tables (issue 32, second slice): each test here FAILS on the commit it
-attacks and shows a real bug (its docstring names it). Small tables, the conftest's local Spark session."""
+"""Attacks on the Spark engine's cluster-only tables (issue 32, second slice), by an attacker's pass: each of the first
+five tests FAILED on the commit it attacked (a998412, "Mutants CT01-CT04") and shows the bug its docstring names
+(the "BUG" docstrings say what happened then); they pass since the fixes. Small tables, the conftest's local Spark
+session."""
 
 from __future__ import annotations
 
@@ -137,7 +139,7 @@ def _refused_for_data_problems(tmp_path: Path, spark: Any, on_spark: Any) -> tup
     """A file released locally (dataset D), then the same rows as a catalog table released with --engine spark
     WITHOUT --accept-data-problems (the default): refused for data problems after the hint was written but before
     the resolution cached the table's identity."""
-    from dpdesk.core.release.steps import DataProblems
+    from dpdesk.core.release.datacheck import DataProblems
     from tests.spark.test_spark_cluster_tables import as_catalog_table
 
     plan = small_plan(100.0)
@@ -189,3 +191,46 @@ def test_ledger_link_of_such_a_table_does_not_fail_after_writing_its_link_entry(
     except InputError as exc:
         after = Ledger.of(home, known).read().seq
         assert after == before, f"link refused ({exc}) but the ledger got {after - before} new entry(ies)"
+
+
+def test_a_latin1_csv_folder_read_as_utf8_is_refused(tmp_path: Path, spark: Any, on_spark: Any) -> None:
+    """Without --encoding Spark decodes a Latin-1 CSV as UTF-8, every accented cell a U+FFFD: refused before any
+    charge (it would be other values than the file holds, under another content key: a fresh budget)."""
+    from dpdesk.core.release.engines.spark.session import SparkUnavailable
+
+    rows = ["x,g,h"] + [f"{i % 10}.{i % 7},{['café', 'thé', 'eau'][i % 3]},rue {i}" for i in range(200)]
+    folder = tmp_path / "parts.csv"
+    folder.mkdir()
+    (folder / "part-0.csv").write_bytes(("\n".join(rows) + "\n").encode("latin-1"))
+    with pytest.raises(SparkUnavailable, match="could not decode as UTF-8"):
+        prepare_release(accented_plan(), folder, tmp_path / "home", spark=on_spark, accept_data_problems=True)
+    assert not (tmp_path / "home" / "ledgers").exists() or not any(
+        (tmp_path / "home" / "ledgers").rglob("*.jsonl")
+    )
+
+
+def test_a_latin1_csv_folder_with_its_encoding_is_its_files_dataset(
+    tmp_path: Path, spark: Any, on_spark: Any
+) -> None:
+    """With --encoding latin-1 Spark decodes the folder's CSV as the loader decodes the file: the same dataset (its
+    budget shared) and the same statistics."""
+    plan = accented_plan()
+    rows = ["x,g,h"] + [f"{i % 10}.{i % 7},{['café', 'thé', 'eau'][i % 3]},rue {i} è" for i in range(300)]
+    raw = ("\n".join(rows) + "\n").encode("latin-1")
+    local = tmp_path / "people.csv"
+    local.write_bytes(raw)
+    folder = tmp_path / "people_parts.csv"
+    folder.mkdir()
+    (folder / "part-0.csv").write_bytes(raw)
+    home = tmp_path / "home"
+    first = release_plan(ReleaseRequest(plan, local, home, tmp_path / "o1", accept_data_problems=True))
+    here = prepare_release(plan, local, home, accept_data_problems=True)
+    here.close()
+    by_spark = prepare_release(
+        plan, folder, home, spark=on_spark, accept_data_problems=True, encoding="latin-1"
+    )
+    try:
+        assert by_spark.ledger.dataset == first.entry.dataset
+        assert by_spark.exacts == here.exacts
+    finally:
+        by_spark.close()

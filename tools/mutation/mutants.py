@@ -6638,6 +6638,54 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ("tests/spark/test_spark_cluster_tables.py::test_a_catalog_table_whose_rows_changed_is_a_near_copy",),
     ),
     Mutant(
+        "CT05",
+        "Spark reads a folder of CSV files by the first file's header and the others by position: a file ordering its columns differently has its g values counted as x",
+        "dpdesk/core/release/engines/spark/session.py",
+        "            enforceSchema=False,\n",
+        "            enforceSchema=True,\n",
+        (
+            "tests/spark/test_spark_cluster_attacks.py::test_a_csv_folder_whose_files_order_their_columns_differently_is_read_by_header",
+        ),
+    ),
+    Mutant(
+        "CT06",
+        "a cluster CSV Spark decoded with replacement characters (a Latin-1 file read as UTF-8) is released as other text, a fresh dataset",
+        "dpdesk/core/release/engines/spark/engine.py",
+        '            if self.source.kind == "csv":\n                self._check_decoded(frame)\n',
+        "            if False:\n                self._check_decoded(frame)\n",
+        ("tests/spark/test_spark_cluster_attacks.py::test_a_latin1_csv_folder_read_as_utf8_is_refused",),
+    ),
+    Mutant(
+        "CT07",
+        "--encoding is dropped for a table only the cluster reads: a Latin-1 CSV folder given its encoding is not the file's dataset",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "            frame = read(self.spark, self._read_as, self._charset(), self._delimiter)\n",
+        "            frame = read(self.spark, self._read_as, None, self._delimiter)\n",
+        (
+            "tests/spark/test_spark_cluster_attacks.py::test_a_latin1_csv_folder_with_its_encoding_is_its_files_dataset",
+        ),
+    ),
+    Mutant(
+        "CT08",
+        "a cluster table's hint is written without its identity kept: after a data-problems refusal, budget --data table:NAME shows a known table as new",
+        "dpdesk/core/release/steps.py",
+        "            remember_file(home, table.identity)\n",
+        "            pass\n",
+        (
+            "tests/spark/test_spark_cluster_attacks.py::test_a_hint_left_by_a_data_problems_refusal_does_not_make_a_known_table_look_new",
+        ),
+    ),
+    Mutant(
+        "CT09",
+        "a Java exception Spark did not convert (a Parquet folder whose files disagree on a type) ends in a stack trace, not a one-line refusal",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "            failures += (Py4JJavaError,)\n",
+        "            pass\n",
+        (
+            "tests/spark/test_spark_cluster_attacks.py::test_a_parquet_folder_whose_files_disagree_on_a_type_is_refused_not_a_traceback",
+        ),
+    ),
+    Mutant(
         "SK01",
         "Spark engine: a value half-way between two grid points is rounded half up (Spark's round) instead of half to even (numpy's rint)",
         "dpdesk/core/release/engines/spark/states.py",

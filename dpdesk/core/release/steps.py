@@ -338,8 +338,11 @@ def prepare_release(
         table, engine = spark_engine.table, spark_engine
         if spark_engine.cluster_only:
             _check_cluster_table(home, data_path)
-            from dpdesk.core.ledger.contents import remember_cluster_table
+            from dpdesk.core.ledger.contents import remember_cluster_table, remember_file
 
+            # the identity kept by its key before the hint names the key: a release refused later (data problems)
+            # leaves a hint that ledger link, budget and declare-new can follow
+            remember_file(home, table.identity)
             remember_cluster_table(home, data_path, table.sha256)
     else:
         if table is None:

@@ -101,7 +101,7 @@ class SparkEngine:
         self.spark = spark if spark is not None else start(target)
         self.target = target
         try:  # a Spark Connect frame is read lazily: its header is the first question to the server
-            frame = read(self.spark, self._read_as, None, self._delimiter)
+            frame = read(self.spark, self._read_as, self._charset(), self._delimiter)
             header = list(frame.columns)
         except Exception as exc:  # noqa: BLE001 - Spark raises many kinds for a path or table it cannot read
             raise InputError(
@@ -111,6 +111,8 @@ class SparkEngine:
         if file_key is None:
             assert identity_secret is not None
             frame = self._snapshot(frame, progress)
+            if self.source.kind == "csv":
+                self._check_decoded(frame)
             self.identity = self._identify(frame, identity_secret, progress)
             self.identity_secret = identity_secret
             file_key = self.identity.sha256
@@ -194,6 +196,56 @@ class SparkEngine:
         progress.update(0, 1, "reading the table into Spark")
         with self._failing():
             return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+    def _charset(self) -> str | None:
+        """The --encoding as Spark names it (Spark's CSV reader decodes only a few charsets; any other is refused
+        here, nothing charged, rather than read as other text)."""
+        import codecs
+
+        if self._encoding is None:
+            return None
+        try:
+            name = codecs.lookup(self._encoding).name
+        except LookupError:
+            name = ""
+        known = {
+            "utf-8": "UTF-8",
+            "utf-8-sig": "UTF-8",
+            "iso8859-1": "ISO-8859-1",
+            "ascii": "US-ASCII",
+            "utf-16": "UTF-16",
+            "utf-16-be": "UTF-16BE",
+            "utf-16-le": "UTF-16LE",
+            "utf-32": "UTF-32",
+        }
+        if name not in known:
+            raise SparkUnavailable(
+                _(
+                    "{source}: Spark reads CSV files in UTF-8, ISO-8859-1, US-ASCII, UTF-16 or UTF-32, not {encoding}; "
+                    "save them as UTF-8 (or as Parquet), or release the file without --engine spark. Nothing was "
+                    "charged"
+                ).format(source=self.source.label, encoding=self._encoding)
+            )
+        return known[name]
+
+    def _check_decoded(self, frame: DataFrame) -> None:
+        """A CSV Spark decoded with replacement characters (U+FFFD: bytes not in the encoding it was told, UTF-8
+        unless --encoding says otherwise) is refused: its text would be other values than the file holds, under
+        another content identity than the same file read here (a fresh budget for a known table)."""
+        from pyspark.sql import functions as F
+
+        cells = [F.coalesce(F.instr(F.col(columns.quoted(c)), "\ufffd"), F.lit(0)) for c in frame.columns]
+        if not cells:
+            return
+        with self._failing():
+            found = frame.filter(F.greatest(*cells, F.lit(0)) > 0).limit(1).count()
+        if found:
+            raise SparkUnavailable(
+                _(
+                    "{source}: Spark found bytes it could not decode as {encoding}; give the files' encoding with "
+                    "--encoding, or save them as UTF-8. Nothing was charged"
+                ).format(source=self.source.label, encoding=self._encoding or "UTF-8")
+            )
 
     def _identify(self, frame: DataFrame, secret: bytes, progress: Progress) -> ContentIdentity:
         """The snapshot's scheme-2 content identity, named by :func:`cluster_key`."""
@@ -337,10 +389,17 @@ class SparkEngine:
         and the error's kind: its text may quote the table's values, which are not shown."""
         from pyspark.errors import PySparkException
 
+        failures: tuple[type[BaseException], ...] = (PySparkException,)
+        try:  # a Java exception Spark did not convert (a Parquet folder whose files disagree on a type)
+            from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
+
+            failures += (Py4JJavaError,)
+        except ImportError:  # Spark Connect's client has no py4j
+            pass
         try:
             yield
-        except PySparkException as exc:
-            kind = exc.getCondition() or type(exc).__name__
+        except failures as exc:
+            kind = _condition(exc)
             raise SparkUnavailable(
                 _(
                     "Spark ({spark}) stopped before the aggregates were computed ({kind}); nothing was charged"
@@ -358,6 +417,18 @@ def cluster_key(content_key: str) -> str:
     import hashlib
 
     return hashlib.sha256(b"dpdesk cluster table, content key v2\0" + content_key.encode("ascii")).hexdigest()
+
+
+def _condition(exc: BaseException) -> str:
+    """A Spark failure's error condition (``FAILED_READ_FILE...``), or its Java class's name, never its text."""
+    get = getattr(exc, "getCondition", None)
+    if callable(get) and get():
+        return str(get())
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        with contextlib.suppress(Exception):
+            return str(java.getClass().getName())
+    return type(exc).__name__
 
 
 def _not_utf8(source: str, encoding: str) -> str:

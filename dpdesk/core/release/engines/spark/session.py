@@ -299,5 +299,8 @@ def read(spark: SparkSession, source: SparkSource, encoding: str | None, delimit
             sep=sep,
             encoding=encoding or "UTF-8",
             mode="PERMISSIVE",
+            # every file's header checked against the first's: a folder whose files order their columns differently
+            # is refused, never read by position (a second file's g values counted as x)
+            enforceSchema=False,
         )
     return spark.read.parquet(source.location)
