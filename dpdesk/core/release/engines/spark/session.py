@@ -107,6 +107,17 @@ def _params(remote: str) -> dict[str, str]:
     return out
 
 
+def without_token(remote: str) -> str:
+    """The address with its ``token=`` parameter left out (what may be kept on disk), the others kept."""
+    head, *params = remote.split(";")
+    return ";".join([head, *(p for p in params if p.partition("=")[0].strip().lower() != "token")])
+
+
+def has_token(remote: str) -> bool:
+    """Whether the address carries a ``token=`` parameter."""
+    return bool(_params(remote).get("token"))
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -153,25 +164,34 @@ def check_remote(remote: str) -> None:
         )
 
 
+def pyspark_missing() -> str:
+    """What to install to aggregate with Spark: said when a release asks for Spark without it, and by the app's
+    choice of engine (which looks for pyspark without importing it)."""
+    if getattr(sys, "frozen", False):  # an installed bundle: Spark was left out (about 490 MB)
+        return _(
+            "this installed copy of dpdesk leaves Spark out (it would add about 490 MB); to aggregate "
+            "with Spark, install dpdesk with pip (pip install 'dpdesk[spark]') and run its dpdesk "
+            "command; nothing was charged"
+        )
+    return _(
+        "the Spark engine needs the pyspark package: pip install 'dpdesk[spark]' (or pyspark-client for "
+        "a remote cluster only), then run again; nothing was charged"
+    )
+
+
+def pyspark_installed() -> bool:
+    """Whether pyspark (or Spark Connect's client, pyspark-client) can be imported, without importing it (heavy)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyspark") is not None
+
+
 def start(target: SparkTarget) -> SparkSession:
     """A session set up for dpdesk (see the module), or :class:`SparkUnavailable` naming the address and the fix."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        if getattr(sys, "frozen", False):  # an installed bundle: Spark was left out (about 490 MB)
-            raise SparkUnavailable(
-                _(
-                    "this installed copy of dpdesk leaves Spark out (it would add about 490 MB); to aggregate "
-                    "with Spark, install dpdesk with pip (pip install 'dpdesk[spark]') and run its dpdesk "
-                    "command; nothing was charged"
-                )
-            ) from None
-        raise SparkUnavailable(
-            _(
-                "the Spark engine needs the pyspark package: pip install 'dpdesk[spark]' (or pyspark-client for "
-                "a remote cluster only), then run again; nothing was charged"
-            )
-        ) from None
+        raise SparkUnavailable(pyspark_missing()) from None
     from pyspark.errors import PySparkException
 
     try:
