@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
     QDialogButtonBox,
-    QGridLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QRadioButton,
@@ -85,13 +85,13 @@ class EngineDialog(QDialog):
         for button in (self.here, self.local, self.remote):
             self.group.addButton(button)
         {HERE: self.here, LOCAL: self.local, REMOTE: self.remote}.get(choice.kind, self.here).setChecked(True)
-        grid = QGridLayout()
-        grid.addWidget(self.here, 0, 0, 1, 2)
-        grid.addWidget(self.local, 1, 0)
-        grid.addWidget(self.cores, 1, 1)
-        grid.addWidget(self.remote, 2, 0, 1, 2)
-        grid.addWidget(self.address, 3, 0, 1, 2)
-        grid.setColumnStretch(0, 1)
+        local_row = QHBoxLayout()
+        local_row.addWidget(self.local)
+        local_row.addWidget(self.cores)
+        local_row.addStretch(1)
+        address_row = QHBoxLayout()
+        address_row.addSpacing(self.remote.sizeHint().height())  # under the choice's words, not its button
+        address_row.addWidget(self.address, 1)
         #: pyspark missing: the Spark choices stay in sight, disabled, with what to install
         self.missing = QLabel(pyspark_missing())
         self.missing.setObjectName("engine_missing")
@@ -124,9 +124,12 @@ class EngineDialog(QDialog):
         )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
+        layout = self.column = QVBoxLayout(self)
         layout.addWidget(intro)
-        layout.addLayout(grid)
+        layout.addWidget(self.here)
+        layout.addLayout(local_row)
+        layout.addWidget(self.remote)
+        layout.addLayout(address_row)
         layout.addWidget(self.missing)
         layout.addWidget(self.note)
         layout.addWidget(self.token_note)
@@ -137,7 +140,15 @@ class EngineDialog(QDialog):
             button.toggled.connect(self._update)
         self.address.textChanged.connect(self._update)
         self._update()
-        self.setMinimumWidth(min(560, self.sizeHint().width() + 120))
+        self.resize(max(560, self.sizeHint().width()), self.sizeHint().height())
+        self._fit()
+
+    def _fit(self) -> None:
+        """Tall enough for its wrapped words at its width: a message that appears never squeezes the rest."""
+        self.column.activate()
+        need = self.column.totalHeightForWidth(self.width()) if self.column.hasHeightForWidth() else 0
+        if need > self.height():
+            self.resize(self.width(), need)
 
     def _update(self) -> None:
         from dpdesk.core.release.engines.spark.session import has_token
@@ -149,6 +160,7 @@ class EngineDialog(QDialog):
         self.address.setEnabled(self.installed and self.remote.isChecked())
         self.token_note.setVisible(self.remote.isChecked() and has_token(self.address.text()))
         self.error.setVisible(False)
+        self._fit()
 
     def choice(self) -> EngineChoice:
         """The engine as the dialog shows it now."""
@@ -162,9 +174,9 @@ class EngineDialog(QDialog):
         try:
             self.choice().target()
         except SparkUnavailable as exc:
-            text = str(exc)
-            self.error.setText(text[:1].upper() + text[1:])
+            self.error.setText(str(exc))
             self.error.setVisible(True)
+            self._fit()
             self.address.setFocus()
             return
         super().accept()
