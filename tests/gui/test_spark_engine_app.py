@@ -168,11 +168,17 @@ def test_a_release_aggregated_by_spark_in_the_app_is_charged_once_and_exported(
     pytest.importorskip("pyspark")
     from pyspark import SparkContext
 
+    from dpdesk.core.release.engines.spark.session import start
+
+    # an earlier choice's Spark still runs in the process (local[2]): the release starts the one now chosen
+    start(SparkTarget(master="local[2]"))
     d = desk()
     win = d.win
     win.ask_engine = lambda _c: EngineChoice(LOCAL, 1, "")
     try:
         released(d, dpdesk_home, tmp_path)
+        context = SparkContext._active_spark_context
+        assert context is not None and context.master == "local[1]"
     finally:  # the process keeps a local session: stopped, so that the next test's Spark starts as it asks
         QThreadPool.globalInstance().waitForDone(30_000)
         context = SparkContext._active_spark_context

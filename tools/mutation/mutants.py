@@ -6775,6 +6775,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
         ),
     ),
+    Mutant(
+        "AE04",
+        "A local Spark asked with another local[N] than the process's session runs is started as asked (not reused)",
+        "dpdesk/core/release/engines/spark/session.py",
+        "            if spark.sparkContext.master != target.master:\n",
+        "            if False:\n",
+        (
+            "tests/gui/test_spark_engine_app.py::test_a_release_aggregated_by_spark_in_the_app_is_charged_once_and_exported",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

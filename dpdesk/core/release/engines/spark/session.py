@@ -6,7 +6,8 @@
   token (``;token=...``) unless the host is this machine (loopback). The token is never shown: messages name the
   host and port only (:func:`shown_address`).
 
-Every session is set up the same way before it reads anything: ANSI mode off (bigint arithmetic wraps modulo
+A process keeps its local session between releases (the app's); one asked with another ``local[N]`` than the
+session runs is started afresh as asked. Every session is set up the same way before it reads anything: ANSI mode off (bigint arithmetic wraps modulo
 2^64, which the hashes rely on; sums are decimals, checked), UTC, and :func:`~.hashing.canary` must pass.
 
 A Spark Connect server that cannot be reached is said in seconds, not after the client's ten minutes of retries:
@@ -196,7 +197,7 @@ def start(target: SparkTarget) -> SparkSession:
 
     try:
         if target.master is not None:
-            spark: SparkSession = (
+            builder = (
                 SparkSession.builder.appName("dpdesk")
                 .master(target.master)
                 .config("spark.ui.enabled", "false")
@@ -204,8 +205,13 @@ def start(target: SparkTarget) -> SparkSession:
                 .config("spark.sql.shuffle.partitions", "8")
                 .config("spark.driver.bindAddress", "127.0.0.1")  # in-process: loopback only
                 .config("spark.driver.host", "127.0.0.1")
-                .getOrCreate()
             )
+            spark: SparkSession = builder.getOrCreate()
+            if spark.sparkContext.master != target.master:
+                # the process's session runs another master (the app's choice changed since its last release):
+                # getOrCreate would keep it, so it is stopped and Spark started as asked
+                spark.stop()
+                spark = builder.getOrCreate()
             _set_up(spark)
         else:
             spark = _connect(target.remote or "")
