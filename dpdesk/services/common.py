@@ -51,7 +51,16 @@ class Dataset:
             return None
         from dpdesk.core.identity.recognition import resolve
 
-        return resolve(self.home, self.data, sha256=self.sha256, progress=progress)
+        return resolve(self.home, self.data, sha256=self.key(), progress=progress)
+
+    def key(self) -> str | None:
+        """The given SHA-256; for a source only a cluster reads (not a file here), the key of the table Spark
+        last read there (:func:`~dpdesk.core.ledger.contents.cluster_table_key`), whose identity the home kept."""
+        if self.sha256 is not None or self.data is None or Path(self.data).is_file():
+            return self.sha256
+        from dpdesk.core.ledger.contents import cluster_table_key
+
+        return cluster_table_key(self.home, self.data)
 
     def own_ledger(self) -> Ledger:
         """The ledger of the data file's own bytes, not settled against other datasets of its table (for a repair
@@ -61,7 +70,8 @@ class Dataset:
 
         if self.data is None and self.sha256 is None:
             return self.by_id()
-        sha = self.sha256 if self.sha256 is not None else file_sha256(self.data or "")
+        key = self.key()
+        sha = key if key is not None else file_sha256(self.data or "")
         return Ledger.for_dataset(self.home, sha)
 
     def open_ledger(self, notify: Notify | None = None) -> Ledger:

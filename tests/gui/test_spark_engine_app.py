@@ -50,6 +50,10 @@ def test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one(qtbot: A
         ("http://spark.example.org:15002", "is not a Spark Connect address"),
         ("sc://spark.example.org:15002", "add ;use_ssl=true;token=TOKEN to the address"),
         ("sc://spark.example.org:15002;use_ssl=true", "TLS and a token"),
+        (
+            f"sc://spark.example.org:15002;use_ssl=true;token={TOKEN}",
+            "the Spark Connect server must run here",
+        ),
     ):
         dialog.address.setText(address)
         assert not confirm(dialog), address

@@ -6602,6 +6602,42 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "SC01",
+        "Spark engine: a table only the cluster reads is aggregated from the source again rather than from the snapshot its identity was computed on: rewritten in between, its new rows are charged to the old content's ledger",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "            return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)\n",
+        "            return frame\n",
+        ("tests/spark/test_spark_cluster_tables.py::test_the_statistics_are_of_the_rows_the_identity_names",),
+    ),
+    Mutant(
+        "SC02",
+        "Spark engine: a table only the cluster reads is released without its content identity: a catalog table holding a released file's rows starts a fresh budget",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "            identity=self.identity,\n",
+        "            identity=None,\n",
+        (
+            "tests/spark/test_spark_cluster_tables.py::test_a_catalog_table_of_a_files_rows_is_that_files_dataset_and_shares_its_budget",
+        ),
+    ),
+    Mutant(
+        "SC03",
+        "a cluster table is released in a home that still knows a dataset by a scheme-1 key only, which Spark's identity cannot be compared with: a copy of that dataset's table starts a fresh budget",
+        "dpdesk/core/release/steps.py",
+        "    if needs_scheme1(home):\n        raise UsageError(",
+        "    if False:\n        raise UsageError(",
+        (
+            "tests/spark/test_spark_cluster_tables.py::test_a_home_still_knowing_a_dataset_by_a_scheme_1_key_refuses_a_cluster_table",
+        ),
+    ),
+    Mutant(
+        "SC04",
+        "the curator's link of a cluster table (ledger link --data table:NAME) does not find the table Spark last read there",
+        "dpdesk/services/common.py",
+        "        return cluster_table_key(self.home, self.data)\n",
+        "        return None\n",
+        ("tests/spark/test_spark_cluster_tables.py::test_a_catalog_table_whose_rows_changed_is_a_near_copy",),
+    ),
+    Mutant(
         "SK01",
         "Spark engine: a value half-way between two grid points is rounded half up (Spark's round) instead of half to even (numpy's rint)",
         "dpdesk/core/release/engines/spark/states.py",
@@ -6673,8 +6709,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "SK05",
         "Spark engine: a file swapped while Spark read it is charged to the ledger its first bytes named",
         "dpdesk/core/release/engines/spark/engine.py",
-        "        if self._local is None or file_sha256(self._local, progress) != self._sha:\n",
-        "        if False:\n",
+        "        elif self._local is None or file_sha256(self._local, progress) != self._sha:\n",
+        "        elif False:\n",
         (
             "tests/spark/test_spark_release.py::test_a_file_changed_while_spark_read_it_is_refused_before_any_charge",
         ),
@@ -6783,6 +6819,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "            if False:\n",
         (
             "tests/gui/test_spark_engine_app.py::test_a_release_aggregated_by_spark_in_the_app_is_charged_once_and_exported",
+        ),
+    ),
+    Mutant(
+        "AE05",
+        "The app's Spark Connect server is this computer's (the app releases the table it opened, a local file)",
+        "dpdesk/gui/views/engine_dialog.py",
+        "        if not on_this_machine(target):\n",
+        "        if False:\n",
+        (
+            "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
         ),
     ),
 )

@@ -253,6 +253,48 @@ def remember_seen(home: Path, path: str | Path, sha256: str) -> None:
         pass  # only a hint
 
 
+def cluster_source_name(source: str | Path) -> str:
+    """How a source only a cluster reads is named in the home's hints: a catalog table or a URL as written, a
+    local path made absolute."""
+    text = str(source)
+    if text.startswith("table:") or "://" in text:
+        return text
+    return str(Path(text).resolve())
+
+
+def _cluster_record(home: Path, source: str | Path) -> Path:
+    name = hashlib.blake2b(
+        cluster_source_name(source).encode("utf-8", "surrogateescape"), digest_size=16
+    ).hexdigest()
+    return _folder(home) / "cluster" / f"{name}.json"
+
+
+def remember_cluster_table(home: Path, source: str | Path, key: str) -> None:
+    """Remember the local key (:func:`~dpdesk.core.release.engines.spark.engine.cluster_key`) of the table a cluster
+    last read at ``source``, whose identity the home now has: ``dpdesk ledger link`` or ``declare-new --data
+    SOURCE`` then find it without Spark. A hint of what was read last, never a key: a release reads the table
+    again and names it by what it reads."""
+    try:
+        record = _cluster_record(home, source)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        body = {"source": cluster_source_name(source), "sha256": key}
+        write_atomic(record, json.dumps(body).encode("utf-8"))
+    except OSError:
+        pass  # only a hint
+
+
+def cluster_table_key(home: Path, source: str | Path) -> str | None:
+    """The local key of the table a cluster last read at ``source`` (:func:`remember_cluster_table`), if any."""
+    try:
+        raw = _read_json(_cluster_record(home, source))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict) or raw.get("source") != cluster_source_name(source):
+        return None
+    key = raw.get("sha256")
+    return key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{64}", key) else None
+
+
 def seen_identified(home: Path, path: str | Path) -> bool:
     """Whether the file at ``path`` is unchanged since it was remembered (:func:`remember_seen`) and its bytes'
     identities are cached as the home needs them (scheme 2's, and scheme 1's while some dataset needs it)."""

@@ -332,9 +332,15 @@ def prepare_release(
             encoding=encoding,
             delimiter=delimiter,
             id_key=id_key(plan, home),
+            identity_secret=_load_secret(home, None),
             progress=progress,
         )
         table, engine = spark_engine.table, spark_engine
+        if spark_engine.cluster_only:
+            _check_cluster_table(home, data_path)
+            from dpdesk.core.ledger.contents import remember_cluster_table
+
+            remember_cluster_table(home, data_path, table.sha256)
     else:
         if table is None:
             table = load_for_release(
@@ -353,7 +359,7 @@ def prepare_release(
         _check_table(table, plan)
         check_streamed(table, designs)
         check = engine.check()
-        if spark is not None:
+        if spark is not None and table.identity is None:  # a file named by its bytes: dpdesk reads it too
             _same_rows_here(home, data_path, table, check, encoding, delimiter, progress)
         if on_data_check is not None:
             on_data_check(check)
@@ -704,7 +710,23 @@ def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:
     return grid_bounds(plan.columns[column])
 
 
-def _load_secret(home: Path, data_path: str | Path) -> bytes | None:
+def _check_cluster_table(home: Path, data_path: str | Path) -> None:
+    """A table only the cluster reads is found among the home's datasets by its scheme-2 content identity alone:
+    while a dataset of the home is known by a scheme-1 key only (recorded before scheme 2), a copy of its table
+    would not be found, so such a table is refused until that dataset's file has been opened again."""
+    from dpdesk.core.ledger.contents import needs_scheme1
+
+    if needs_scheme1(home):
+        raise UsageError(
+            _(
+                "{source}: this home still knows a dataset by an older kind of content key only, which a table "
+                "read by Spark cannot be compared with; open that dataset's file in dpdesk once (dpdesk budget "
+                "PLAN --data FILE updates its key), then release again. Nothing was charged"
+            ).format(source=data_path)
+        )
+
+
+def _load_secret(home: Path, data_path: str | Path | None) -> bytes | None:
     """The secret the loader keys the table's content identity with (:func:`~dpdesk.core.identity.recognition.load_secret`)."""
     from dpdesk.core.identity.recognition import load_secret
 

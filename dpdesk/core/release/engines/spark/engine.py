@@ -6,10 +6,19 @@ state (a few passes, :mod:`.states`), rows bounded per person (:mod:`.bounding`)
 the declarations and the key, what the rest of the release reads.
 
 **The dataset's key.** A source the desktop can also read as a file (a Parquet or CSV file on a local or mounted
-path) is named by the SHA-256 of its bytes, read here, so it is the dataset the other engines name and its
-ledger is the same: a table's budget is not had again by changing engines. A source only the cluster reads (a
-folder of files, a catalog table, a remote path) needs the content identity computed by Spark, which this slice
-does not do yet: it is refused, with the fix (a file the desktop reads, or the in-memory or streaming engine).
+path, with Spark on this machine) is named by the SHA-256 of its bytes, read here, so it is the dataset the other
+engines name and its ledger is the same: a table's budget is not had again by changing engines.
+
+A source only the cluster reads (a catalog table ``table:NAME``, a folder of files, a path on another filesystem
+such as ``hdfs://`` or ``s3a://``, or any path with a cluster not on this machine) is named by its **content**:
+Spark reads it once into a local checkpoint (a snapshot kept by the executors, :meth:`SparkEngine._snapshot`), and
+from that one snapshot computes the scheme-2 content identity
+(:func:`~dpdesk.core.release.engines.spark.identity.spark_identity`, keyed by keys derived from the home's secret)
+and then every aggregate, so the statistics are of the rows the identity names even if the table changes
+meanwhile. Its key is :func:`cluster_key` of the content key; the release's resolution then finds the dataset as
+for a file: the same rows as a known dataset (a file released before, or the table unchanged) are that dataset and
+its ledger, and a table that only resembles one (rows added or edited since) is refused as a near-copy until an
+officer links it or declares it new.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ if TYPE_CHECKING:
 
     from dpdesk.core.dp.bounding import BoundKey
     from dpdesk.core.dp.queries_base import QueryDesign
+    from dpdesk.core.loading.identity import ContentIdentity
     from dpdesk.core.model.spec import Plan
 
 
@@ -55,6 +65,7 @@ class SparkEngine:
         encoding: str | None = None,
         delimiter: str | None = None,
         id_key: bytes | None = None,
+        identity_secret: bytes | None = None,
         progress: Progress = NULL_PROGRESS,
         spark: SparkSession | None = None,
     ) -> None:
@@ -73,7 +84,19 @@ class SparkEngine:
         self._local: Path | None = None
         self._encoding, self._delimiter = encoding, delimiter
         self._read_as = self.source
-        self._sha = self._file_key(target, progress)
+        #: the content identity of a source only the cluster reads (None for a file named by its bytes)
+        self.identity: ContentIdentity | None = None
+        self.identity_secret: bytes | None = None
+        file_key = self._file_key(target, progress)
+        if file_key is None and identity_secret is None:
+            raise SparkUnavailable(
+                _(
+                    "{source}: a table only the cluster reads is named by its content, which dpdesk computes with "
+                    "this computer's own dataset register; a home that uses a team ledger cannot do that yet. "
+                    "Release a file this computer reads too, or from a home without a team ledger. Nothing was "
+                    "charged"
+                ).format(source=self.source.label)
+            )
         progress.update(0, 1, "starting Spark")
         self.spark = spark if spark is not None else start(target)
         self.target = target
@@ -85,14 +108,22 @@ class SparkEngine:
                 self.source.label, _("Spark cannot read it ({reason})").format(reason=_reason(exc))
             ) from None
         names = self._match(header)
+        if file_key is None:
+            assert identity_secret is not None
+            frame = self._snapshot(frame, progress)
+            self.identity = self._identify(frame, identity_secret, progress)
+            self.identity_secret = identity_secret
+            file_key = self.identity.sha256
+        self._sha = file_key
         self.loaded, self._counts = columns.loaded_frame(frame, plan, names)
         self._check: DataCheck | None = None
         self._states: list[list[list[int]]] | None = None
 
-    def _file_key(self, target: SparkTarget, progress: Progress) -> str:
+    def _file_key(self, target: SparkTarget, progress: Progress) -> str | None:
         """The SHA-256 of the file Spark will read, which names the dataset: the path is made absolute and read by
         Spark as exactly that file (``file:`` and no wildcards: Spark would expand ``[t].csv`` or ``*.csv`` to
-        other files than the one hashed here), on this machine or a cluster on it (loopback: the same files)."""
+        other files than the one hashed here), on this machine or a cluster on it (loopback: the same files).
+        None for a source only the cluster reads (named by its content, see the module)."""
         from dpdesk.core.release.engines.spark.session import GLOB, on_this_machine
 
         path = Path(self.source.location)
@@ -110,16 +141,16 @@ class SparkEngine:
             if self.source.kind == "csv":
                 return self._utf8_key(resolved, progress)
             return file_sha256(resolved, progress)
-        if self.source.kind != "table" and "://" not in self.source.location and not path.exists():
+        if (
+            self.source.kind != "table"
+            and "://" not in self.source.location
+            and on_this_machine(target)
+            and not path.exists()
+        ):
             raise InputError(self.source.label, _("no such file"))  # a typo, as the other engines say it
-        raise SparkUnavailable(
-            _(
-                "{source}: this version of the Spark engine names a dataset by the bytes of a file this computer "
-                "reads too, with Spark on this computer (local[N], or a Spark Connect server on this machine); "
-                "a folder of files, a catalog table or a file on a remote cluster is not supported yet. Nothing "
-                "was charged"
-            ).format(source=self.source.label)
-        )
+        if self.source.kind != "table" and path.is_dir() and on_this_machine(target):
+            self._read_as = SparkSource(self.source.kind, "file:" + str(path.resolve()))
+        return None
 
     def _utf8_key(self, path: Path, progress: Progress) -> str:
         """A CSV file's SHA-256, and in the same read the check that it is UTF-8 (Spark reads it so: the loaders
@@ -152,6 +183,36 @@ class SparkEngine:
         if self._delimiter is None:
             self._delimiter = read_header(path).delimiter or None
         return h.hexdigest()
+
+    def _snapshot(self, frame: DataFrame, progress: Progress) -> DataFrame:
+        """The source read once and kept by the executors (a local checkpoint, memory and disk): the identity and
+        every aggregate are computed from these rows, never from the source again, so a table written to in
+        between cannot have its statistics charged to another content's ledger. A snapshot an executor lost is an
+        error of the job (Spark does not read the source again for it), never other rows."""
+        from pyspark import StorageLevel
+
+        progress.update(0, 1, "reading the table into Spark")
+        with self._failing():
+            return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+    def _identify(self, frame: DataFrame, secret: bytes, progress: Progress) -> ContentIdentity:
+        """The snapshot's scheme-2 content identity, named by :func:`cluster_key`."""
+        from dataclasses import replace
+
+        from dpdesk.core.release.engines.spark.identity import NotIdentifiable, spark_identity
+
+        progress.update(0, 1, "identifying the table")
+        try:
+            with self._failing():
+                ident = spark_identity(frame, secret, csv=self.source.kind == "csv")
+        except NotIdentifiable as exc:
+            raise SparkUnavailable(
+                _(
+                    "{source}: {reason}, so the table's content cannot name its dataset; release a view of the "
+                    "table with that column left out, renamed or cast to text. Nothing was charged"
+                ).format(source=self.source.label, reason=str(exc))
+            ) from None
+        return replace(ident, sha256=cluster_key(ident.key))
 
     def _match(self, header: list[str]) -> dict[str, str]:
         """Each declared column's (and the id column's) name in the source: header names trimmed, as the loaders
@@ -212,7 +273,20 @@ class SparkEngine:
         for c in check.columns:
             report.issues[c.name] = ColumnIssues(c.missing, c.unparsable, c.undeclared, None, 0)
         cols = {name: Column(spec, np.empty(0)) for name, spec in self.plan.columns.items()}
-        return Table(self.source.label, self._sha, check.rows, cols, report=report)
+        return Table(
+            self.source.label,
+            self._sha,
+            check.rows,
+            cols,
+            report=report,
+            identity=self.identity,
+            identity_secret=self.identity_secret,
+        )
+
+    @property
+    def cluster_only(self) -> bool:
+        """Whether the source is one only the cluster reads (named by its content, see the module)."""
+        return self.identity is not None
 
     def aggregate(self, key: BoundKey | None, progress: Progress) -> Aggregates:
         """Every query's state (rows bounded per person first, with an id column)."""
@@ -230,7 +304,9 @@ class SparkEngine:
         got = self._states if frame is self.loaded and self._states is not None else self._aggregate(frame)[0]
         # the bytes named before Spark read them are still the file's: a file swapped while Spark read it would
         # have its statistics charged to another table's ledger (the race a one-read engine does not have)
-        if self._local is None or file_sha256(self._local, progress) != self._sha:
+        if self.identity is not None:
+            pass  # a snapshot's rows: the aggregates are of the rows the identity names
+        elif self._local is None or file_sha256(self._local, progress) != self._sha:
             raise InputError(
                 self.source.label,
                 _(
@@ -273,6 +349,15 @@ class SparkEngine:
 
     def close(self) -> None:
         """Nothing held between releases but the session, which the process keeps (a local one stops with it)."""
+
+
+def cluster_key(content_key: str) -> str:
+    """The local key (64 hex digits, where a file has its bytes' SHA-256) of a table only a cluster reads: a hash
+    of its content key under a label of its own, so it is never a file's key, and the same rows read again are the
+    same key."""
+    import hashlib
+
+    return hashlib.sha256(b"dpdesk cluster table, content key v2\0" + content_key.encode("ascii")).hexdigest()
 
 
 def _not_utf8(source: str, encoding: str) -> str:

@@ -43,7 +43,7 @@ purpose. The row and projection hashes come back to the driver (the desktop), li
   quotes; the local reader keeps the cell as written), so a Windows file with multi-line cells gets another
   key;
 * a CSV of a single column keeps its blank lines locally (missing cells), while Spark skips them;
-* a CSV header that repeats a name (case-insensitively) or leaves one empty is renamed by Spark (``b1``,
+* a CSV header that repeats a name or leaves one empty is renamed by Spark (``b1``,
   ``_c2``): such names are refused (:func:`check_header`);
 * Spark reads a CSV in the encoding it is given (UTF-8 unless told), the local reader detects it; a record with
   more fields than the header is cut by Spark (PERMISSIVE), refused locally;
@@ -114,7 +114,7 @@ class NotIdentifiable(DpdeskError):
 
 def check_header(names: list[str]) -> None:
     """Refuse names Spark's CSV reader made up: ``_c<i>`` for an empty name at position i, and ``<name><i>`` for
-    a name repeated (case-insensitively) at positions i, j... (the file's own names are lost). A file whose own
+    a name repeated at positions i, j... (the file's own names are lost). A file whose own
     names look so (``a1``, ``A2``) is refused too: rare, and a refusal, never a wrong identity."""
     from dpdesk.i18n import _
 

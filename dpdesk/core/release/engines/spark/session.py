@@ -7,8 +7,9 @@
   host and port only (:func:`shown_address`).
 
 A process keeps its local session between releases (the app's); one asked with another ``local[N]`` than the
-session runs is started afresh as asked. Every session is set up the same way before it reads anything: ANSI mode off (bigint arithmetic wraps modulo
-2^64, which the hashes rely on; sums are decimals, checked), UTC, and :func:`~.hashing.canary` must pass.
+session runs is started afresh as asked. Every session is set up the same way before it reads anything: ANSI mode
+off (bigint arithmetic wraps modulo 2^64, which the hashes rely on; sums are decimals, checked), UTC, and
+:func:`~.hashing.canary` must pass.
 
 A Spark Connect server that cannot be reached is said in seconds, not after the client's ten minutes of retries:
 the handshake (the settings and the canary) runs with a short retry policy (:data:`HANDSHAKE_RETRIES`, about 4 s
