@@ -6602,7 +6602,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
-        "SC01",
+        "CT01",
         "Spark engine: a table only the cluster reads is aggregated from the source again rather than from the snapshot its identity was computed on: rewritten in between, its new rows are charged to the old content's ledger",
         "dpdesk/core/release/engines/spark/engine.py",
         "            return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)\n",
@@ -6610,7 +6610,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ("tests/spark/test_spark_cluster_tables.py::test_the_statistics_are_of_the_rows_the_identity_names",),
     ),
     Mutant(
-        "SC02",
+        "CT02",
         "Spark engine: a table only the cluster reads is released without its content identity: a catalog table holding a released file's rows starts a fresh budget",
         "dpdesk/core/release/engines/spark/engine.py",
         "            identity=self.identity,\n",
@@ -6620,7 +6620,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
-        "SC03",
+        "CT03",
         "a cluster table is released in a home that still knows a dataset by a scheme-1 key only, which Spark's identity cannot be compared with: a copy of that dataset's table starts a fresh budget",
         "dpdesk/core/release/steps.py",
         "    if needs_scheme1(home):\n        raise UsageError(",
@@ -6630,7 +6630,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
-        "SC04",
+        "CT04",
         "the curator's link of a cluster table (ledger link --data table:NAME) does not find the table Spark last read there",
         "dpdesk/services/common.py",
         "        return cluster_table_key(self.home, self.data)\n",
