@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from dpdesk.core.common.progress import Progress
     from dpdesk.core.release.steps import PreparedRelease
+    from dpdesk.gui.views.engine_dialog import EngineChoice
     from dpdesk.gui.views.review_window import ReviewWindow
     from dpdesk.gui.views.simulate_dialog import SimulationChoice
     from dpdesk.gui.views.team_dashboard import TeamDashboard
@@ -88,6 +89,8 @@ class MainWindow(QMainWindow):
         self.job: Worker | None = None
         #: an officer's approval imported for the next release (File > Import an approval), used up by it
         self.pending_approval: Path | None = None
+        #: a Spark Connect address with a token (File > Aggregation engine): kept while the app runs, never saved
+        self.session_remote: str | None = None
         self.review_window: ReviewWindow | None = None  # the last review opened
         # the flows (dpdesk/gui/actions): each asks through this window's dialogs and runs its service as a job
         self.opening = Opening(self)
@@ -373,6 +376,12 @@ class MainWindow(QMainWindow):
             "Ctrl+R",
             _("Charge the ledger, draw the noise and show the noisy results"),
         )
+        self.engine_action = act(
+            _("Aggregation en&gine…"),
+            self.choose_engine,
+            None,
+            _("Where a release computes the table's exact statistics: this computer, or Apache Spark"),
+        )
         self.simulate_action = act(
             _("&Simulate releases…"),
             self.simulate_releases,
@@ -462,6 +471,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.save_as_action)
         file_menu.addSeparator()
         file_menu.addAction(self.release_action)
+        file_menu.addAction(self.engine_action)
         file_menu.addAction(self.export_action)
         file_menu.addAction(self.statement_action)
         file_menu.addAction(self.review_action)
@@ -710,6 +720,15 @@ class MainWindow(QMainWindow):
     def show_info(self, title: str, text: str) -> None:
         QMessageBox.information(self, title, text)
 
+    def ask_engine(self, choice: EngineChoice) -> EngineChoice | None:
+        """The aggregation engine's dialog (it checks the address before it closes), or None if cancelled."""
+        from dpdesk.gui.views.engine_dialog import EngineDialog
+
+        dialog = EngineDialog(choice, self)
+        if dialog.exec() != EngineDialog.DialogCode.Accepted:
+            return None
+        return dialog.choice()
+
     def ask_simulation(self) -> SimulationChoice | None:
         """The simulation dialog's choice (a SimulationChoice), or None if cancelled."""
         from dpdesk.core.preview.simulate import simulation_notice
@@ -833,6 +852,10 @@ class MainWindow(QMainWindow):
     def _charge_and_release(self, prepared: PreparedRelease, approval: Path | None) -> Worker:
         """The release's second step, after the confirmation (a test watches it here)."""
         return self.releasing.charge_and_release(prepared, approval)
+
+    def choose_engine(self) -> EngineChoice | None:
+        """File > Aggregation engine: this computer or Spark (:meth:`.actions.release.Release.choose_engine`)."""
+        return self.releasing.choose_engine()
 
     def simulate_releases(self) -> Worker | None:
         """Tools > Simulate releases."""

@@ -6831,6 +6831,54 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/spark/test_spark_attacks.py::test_whole_numbers_beyond_2_63_in_an_int_column_are_clamped_as_the_loader_clamps_them",
         ),
     ),
+    Mutant(
+        "AE01",
+        "The app's release uses the engine chosen in File > Aggregation engine (Spark: ReleaseRequest.spark)",
+        "dpdesk/gui/actions/release.py",
+        "                plan, path, home, None, accept_data_problems=True, approval=approval, spark=spark\n",
+        "                plan, path, home, None, accept_data_problems=True, approval=approval\n",
+        (
+            "tests/gui/test_spark_engine_app.py::test_the_release_asks_the_chosen_engine_and_charges_nothing_when_spark_cannot_be_had",
+        ),
+    ),
+    Mutant(
+        "AE02",
+        "The app never writes a Spark Connect address's token to its settings (kept for the session only)",
+        "dpdesk/gui/actions/release.py",
+        "        settings.setValue(REMOTE_KEY, without_token(choice.remote))\n",
+        "        settings.setValue(REMOTE_KEY, choice.remote)\n",
+        ("tests/gui/test_spark_engine_app.py::test_the_choice_is_remembered_and_its_token_is_not",),
+    ),
+    Mutant(
+        "AE03",
+        "The engine's dialog closes only on an address the release accepts (a bad one is said in the dialog)",
+        "dpdesk/gui/views/engine_dialog.py",
+        "            self.choice().target()\n",
+        "            pass\n",
+        (
+            "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
+        ),
+    ),
+    Mutant(
+        "AE04",
+        "A local Spark asked with another local[N] than the process's session runs is started as asked (not reused)",
+        "dpdesk/core/release/engines/spark/session.py",
+        "            if spark.sparkContext.master != target.master:\n",
+        "            if False:\n",
+        (
+            "tests/gui/test_spark_engine_app.py::test_a_release_aggregated_by_spark_in_the_app_is_charged_once_and_exported",
+        ),
+    ),
+    Mutant(
+        "AE05",
+        "The app's Spark Connect server is this computer's (the app releases the table it opened, a local file)",
+        "dpdesk/gui/views/engine_dialog.py",
+        "        if not on_this_machine(target):\n",
+        "        if False:\n",
+        (
+            "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

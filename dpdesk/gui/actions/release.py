@@ -1,5 +1,9 @@
 """The release in two steps: *prepare* in the worker (nothing charged), the curator's confirmation with the budget
-and the data check's counts, then *commit* in the worker (charged only if the ledger has not moved since)."""
+and the data check's counts, then *commit* in the worker (charged only if the ledger has not moved since).
+
+The table's exact statistics are computed where File > Aggregation engine says: this computer (the default) or
+Apache Spark (``local[N]`` inside dpdesk, or a Spark Connect server). The choice is kept in the settings, but for a
+token in the address, kept for the session only (:meth:`Release.remember_engine`)."""
 
 from __future__ import annotations
 
@@ -17,14 +21,22 @@ if TYPE_CHECKING:
     from dpdesk.core.ledger.budget import BudgetReport
     from dpdesk.core.release.datacheck import DataCheck
     from dpdesk.core.release.steps import PreparedRelease
+    from dpdesk.gui.views.engine_dialog import EngineChoice
     from dpdesk.gui.workers import Worker
     from dpdesk.services.release import Released
 
 log = logging.getLogger(__name__)
 
 
-def release_question(rep: BudgetReport, name: str, check: DataCheck) -> tuple[str, str]:
-    """The confirmation's title and text: what will be spent and remain, and the data check's counts."""
+#: the settings' keys of the engine's choice (never the token of a Spark Connect address)
+ENGINE_KEY, CORES_KEY, REMOTE_KEY = "release/engine", "release/spark_cores", "release/spark_remote"
+
+
+def release_question(
+    rep: BudgetReport, name: str, check: DataCheck, spark: str | None = None
+) -> tuple[str, str]:
+    """The confirmation's title and text: what will be spent and remain, the data check's counts and, with
+    ``spark`` (the Spark's master or address as shown, never its token), that Spark aggregates the table."""
     m = rep.in_force
     text = _(
         "This release will spend ε {e} and δ {d} ({method} accounting) from the budget of {name}.\n"
@@ -42,6 +54,11 @@ def release_question(rep: BudgetReport, name: str, check: DataCheck) -> tuple[st
 
     for warning in report_warnings(rep):
         text += "\n\n" + warning
+    if spark is not None:
+        text += "\n\n" + _(
+            "The table will be aggregated by Spark at {address}: its exact statistics are computed there; the "
+            "noise is drawn here."
+        ).format(address=spark)
     text += "\n\n" + check.heading() + "\n" + "\n".join("• " + line for line in check.lines())
     title = _("Release")
     if check.problems:
@@ -68,13 +85,22 @@ class Release(Action):
             return None
         plan, path, home = state.plan, state.data_path, state.home
         approval = window.pending_approval
+        from dpdesk.core.common.errors import DpdeskError
+
+        try:
+            spark = self.engine_choice().target()  # the engine chosen (File > Aggregation engine)
+        except DpdeskError as exc:  # an address kept from before and refused now: said, nothing done
+            window.show_error(str(exc))
+            return None
 
         def prepare(progress: Progress) -> PreparedRelease:
             from dpdesk.services.release import ReleaseRequest, prepare_plan_release
 
             # the release's first step: nothing is charged; the curator sees its numbers and the data check's
             # counts, and chooses (data problems included) before the second step charges
-            request = ReleaseRequest(plan, path, home, None, accept_data_problems=True, approval=approval)
+            request = ReleaseRequest(
+                plan, path, home, None, accept_data_problems=True, approval=approval, spark=spark
+            )
             return prepare_plan_release(request, progress)
 
         def prepared(result: PreparedRelease) -> None:
@@ -93,7 +119,9 @@ class Release(Action):
             window.confirm_yes_text = _("Spend ε {e} and release").format(
                 e=numfmt.epsilon(rep.in_force.plan.epsilon, "up")
             )
-            if window.ask_confirm(*release_question(rep, path.name, result.check)):
+            if window.ask_confirm(
+                *release_question(rep, path.name, result.check, spark.shown if spark is not None else None)
+            ):
                 window._charge_and_release(result, approval)  # through the window, where a test can watch it
             else:
                 result.close()
@@ -131,3 +159,50 @@ class Release(Action):
             window.tabs.setCurrentWidget(window.results_view)
 
         return self.run(job, done, _("Releasing…"))
+
+    # ------------------------------------------------------------------ where the table is aggregated
+    def engine_choice(self) -> EngineChoice:
+        """The engine chosen: the settings', with the session's Spark Connect address if it has a token."""
+        from dpdesk.gui.views.engine_dialog import HERE, LOCAL, REMOTE, EngineChoice
+
+        settings = self.window.settings
+        kind = str(settings.value(ENGINE_KEY, HERE) or HERE)
+        try:
+            cores = max(1, int(str(settings.value(CORES_KEY, 2))))
+        except ValueError:
+            cores = 2
+        remote = self.window.session_remote or str(settings.value(REMOTE_KEY, "") or "")
+        return EngineChoice(kind if kind in (HERE, LOCAL, REMOTE) else HERE, cores, remote)
+
+    def remember_engine(self, choice: EngineChoice) -> None:
+        """Keep the choice in the settings; an address with a token is kept whole for this session only (the
+        settings keep it without its token)."""
+        from dpdesk.core.release.engines.spark.session import has_token, without_token
+
+        settings = self.window.settings
+        settings.setValue(ENGINE_KEY, choice.kind)
+        settings.setValue(CORES_KEY, choice.cores)
+        settings.setValue(REMOTE_KEY, without_token(choice.remote))
+        self.window.session_remote = choice.remote if has_token(choice.remote) else None
+
+    def choose_engine(self) -> EngineChoice | None:
+        """File > Aggregation engine: the dialog (which checks the address), then the choice kept; None if
+        cancelled."""
+        window = self.window
+        choice = window.ask_engine(self.engine_choice())
+        if choice is None:
+            return None
+        from dpdesk.core.common.errors import DpdeskError
+
+        try:
+            target = choice.target()
+        except DpdeskError as exc:  # the dialog checks it first; said here too, and nothing kept
+            window.show_error(str(exc))
+            return None
+        self.remember_engine(choice)
+        window.set_status(
+            _("Releases will be aggregated by Spark at {address}.").format(address=target.shown)
+            if target is not None
+            else _("Releases will be aggregated on this computer.")
+        )
+        return choice

@@ -6,8 +6,10 @@
   token (``;token=...``) unless the host is this machine (loopback). The token is never shown: messages name the
   host and port only (:func:`shown_address`).
 
-Every session is set up the same way before it reads anything: ANSI mode off (bigint arithmetic wraps modulo
-2^64, which the hashes rely on; sums are decimals, checked), UTC, and :func:`~.hashing.canary` must pass.
+A process keeps its local session between releases (the app's); one asked with another ``local[N]`` than the
+session runs is started afresh as asked. Every session is set up the same way before it reads anything: ANSI mode
+off (bigint arithmetic wraps modulo 2^64, which the hashes rely on; sums are decimals, checked), UTC, and
+:func:`~.hashing.canary` must pass.
 
 A Spark Connect server that cannot be reached is said in seconds, not after the client's ten minutes of retries:
 the handshake (the settings and the canary) runs with a short retry policy (:data:`HANDSHAKE_RETRIES`, about 4 s
@@ -107,6 +109,17 @@ def _params(remote: str) -> dict[str, str]:
     return out
 
 
+def without_token(remote: str) -> str:
+    """The address with its ``token=`` parameter left out (what may be kept on disk), the others kept."""
+    head, *params = remote.split(";")
+    return ";".join([head, *(p for p in params if p.partition("=")[0].strip().lower() != "token")])
+
+
+def has_token(remote: str) -> bool:
+    """Whether the address carries a ``token=`` parameter."""
+    return bool(_params(remote).get("token"))
+
+
 def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -153,30 +166,39 @@ def check_remote(remote: str) -> None:
         )
 
 
+def pyspark_missing() -> str:
+    """What to install to aggregate with Spark: said when a release asks for Spark without it, and by the app's
+    choice of engine (which looks for pyspark without importing it)."""
+    if getattr(sys, "frozen", False):  # an installed bundle: Spark was left out (about 490 MB)
+        return _(
+            "this installed copy of dpdesk leaves Spark out (it would add about 490 MB); to aggregate "
+            "with Spark, install dpdesk with pip (pip install 'dpdesk[spark]') and run its dpdesk "
+            "command; nothing was charged"
+        )
+    return _(
+        "the Spark engine needs the pyspark package: pip install 'dpdesk[spark]' (or pyspark-client for "
+        "a remote cluster only), then run again; nothing was charged"
+    )
+
+
+def pyspark_installed() -> bool:
+    """Whether pyspark (or Spark Connect's client, pyspark-client) can be imported, without importing it (heavy)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyspark") is not None
+
+
 def start(target: SparkTarget) -> SparkSession:
     """A session set up for dpdesk (see the module), or :class:`SparkUnavailable` naming the address and the fix."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        if getattr(sys, "frozen", False):  # an installed bundle: Spark was left out (about 490 MB)
-            raise SparkUnavailable(
-                _(
-                    "this installed copy of dpdesk leaves Spark out (it would add about 490 MB); to aggregate "
-                    "with Spark, install dpdesk with pip (pip install 'dpdesk[spark]') and run its dpdesk "
-                    "command; nothing was charged"
-                )
-            ) from None
-        raise SparkUnavailable(
-            _(
-                "the Spark engine needs the pyspark package: pip install 'dpdesk[spark]' (or pyspark-client for "
-                "a remote cluster only), then run again; nothing was charged"
-            )
-        ) from None
+        raise SparkUnavailable(pyspark_missing()) from None
     from pyspark.errors import PySparkException
 
     try:
         if target.master is not None:
-            spark: SparkSession = (
+            builder = (
                 SparkSession.builder.appName("dpdesk")
                 .master(target.master)
                 .config("spark.ui.enabled", "false")
@@ -184,8 +206,13 @@ def start(target: SparkTarget) -> SparkSession:
                 .config("spark.sql.shuffle.partitions", "8")
                 .config("spark.driver.bindAddress", "127.0.0.1")  # in-process: loopback only
                 .config("spark.driver.host", "127.0.0.1")
-                .getOrCreate()
             )
+            spark: SparkSession = builder.getOrCreate()
+            if spark.sparkContext.master != target.master:
+                # the process's session runs another master (the app's choice changed since its last release):
+                # getOrCreate would keep it, so it is stopped and Spark started as asked
+                spark.stop()
+                spark = builder.getOrCreate()
             _set_up(spark)
         else:
             spark = _connect(target.remote or "")
