@@ -16,6 +16,28 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "resources" / "samples"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A local Spark started by any test (the Spark tests', the app's) keeps its catalog's default database in a
+    temporary folder, not in the working one: set before the first Spark starts its JVM, which reads it once."""
+    import tempfile
+
+    if "PYSPARK_SUBMIT_ARGS" not in os.environ:
+        warehouse = tempfile.mkdtemp(prefix="dpdesk-tests-spark-warehouse-")
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"--conf spark.sql.warehouse.dir={warehouse} pyspark-shell"
+        config.stash[_WAREHOUSE] = warehouse
+
+
+_WAREHOUSE = pytest.StashKey[str]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    warehouse = config.stash.get(_WAREHOUSE, None)
+    if warehouse is not None:
+        shutil.rmtree(warehouse, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def dpdesk_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own DPDESK_HOME, so no test ever touches a real ledger."""

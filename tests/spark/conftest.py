@@ -10,15 +10,11 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark")
-    import os
-
     from dpdesk.core.release.engines.spark.session import SparkTarget, start
 
-    # the catalog's default database (made when a test saves a table) in a temporary folder, not the working one
-    warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    os.environ["PYSPARK_SUBMIT_ARGS"] = f"--conf spark.sql.warehouse.dir={warehouse} pyspark-shell"
+    # (its catalog's default database in a temporary folder: tests/conftest.py's pytest_configure)
     session = start(SparkTarget(master="local[2]"))
     session.sparkContext.setLogLevel("ERROR")
     yield session
