@@ -94,12 +94,13 @@ def test_a_parquet_folder_whose_files_disagree_on_a_type_is_refused_not_a_traceb
     for sub in ("a", "b"):
         for i, part in enumerate(sorted((made / sub).glob("*.parquet"))):
             shutil.copy(part, folder / f"{sub}{i}.parquet")
-    with pytest.raises(DpdeskError):
+    with pytest.raises(DpdeskError) as refused:
         release_plan(
             ReleaseRequest(
                 plan, folder, tmp_path / "home", tmp_path / "o", accept_data_problems=True, spark=on_spark
             )
         )
+    assert "FAILED_READ_FILE" in str(refused.value) and "nothing was charged" in str(refused.value)
 
 
 def test_a_csv_folder_whose_files_order_their_columns_differently_is_read_by_header(

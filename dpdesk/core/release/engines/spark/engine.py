@@ -426,6 +426,8 @@ def _condition(exc: BaseException) -> str:
         return str(get())
     java = getattr(exc, "java_exception", None)
     if java is not None:
+        with contextlib.suppress(Exception):  # a SparkThrowable names its condition; any other, its class
+            return str(java.getCondition() or java.getClass().getName())
         with contextlib.suppress(Exception):
             return str(java.getClass().getName())
     return type(exc).__name__
