@@ -158,6 +158,31 @@ def test_a_release_through_spark_connect_is_charged_to_the_dataset_the_other_eng
     assert not (tmp_path / "o2").exists() and not (tmp_path / "o3").exists()
 
 
+def test_a_folder_released_through_spark_connect_is_named_by_its_content(
+    tmp_path: Path, connect_server: Any
+) -> None:
+    """A folder of Parquet parts (a source only the cluster reads) through Spark Connect: the server's snapshot and
+    content identity name it, so after the same rows released from a CSV file it is over budget (one dataset)."""
+    import polars as pl
+
+    home = tmp_path / "home"
+    data = clean_table(tmp_path / "t.csv")
+    plan = small_plan(tmp_path / "plan.json")
+    first = cli("release", str(plan), "--data", str(data), "--out", str(tmp_path / "o1"), home=home)
+    assert first.returncode == 0, first.stderr
+    frame = pl.read_csv(data, infer_schema=False)  # text columns, as Spark reads the CSV
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame[:150].write_parquet(folder / "a.parquet")
+    frame[150:].write_parquet(folder / "b.parquet")
+    remote = ("--engine", "spark", "--spark-remote", connect_server.address)
+    second = cli(
+        "release", str(plan), "--data", str(folder), "--out", str(tmp_path / "o2"), *remote, home=home
+    )
+    assert second.returncode == 1 and "over budget" in second.stderr, second.stderr
+    assert not (tmp_path / "o2").exists()
+
+
 def refused(result: subprocess.CompletedProcess[str]) -> str:
     """The one line of a refusal (exit 2, nothing on stdout)."""
     assert result.returncode == 2, (result.stdout, result.stderr)
