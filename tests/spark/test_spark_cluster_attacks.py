@@ -39,16 +39,9 @@ def accented_plan() -> Any:
     )
 
 
-def test_a_latin1_csv_read_by_spark_from_a_folder_is_its_files_dataset_or_refused(
-    tmp_path: Path, spark: Any, on_spark: Any
-) -> None:
-    """BUG (budget back + false output). A Latin-1 CSV released locally (the loader detects its encoding) is
-    released again with --engine spark from a folder holding the same file (or as file:///path), with
-    --encoding latin-1. The bytes path refuses a non-UTF-8 CSV (``_utf8_key``), but a cluster-only CSV is read by
-    Spark as UTF-8 whatever --encoding says (``SparkEngine.__init__`` calls ``read(..., None, ...)``: the
-    encoding is dropped), so every accented cell becomes U+FFFD: the content identity shares no row with the
-    file's (two columns differ in every row) and the release starts a FRESH dataset with a fresh budget, and its
-    counts are of other values than the file holds (café and thé counted as 0)."""
+def latin1_released(tmp_path: Path) -> tuple[Any, Path, Path, Any, Any]:
+    """A Latin-1 CSV released locally (its plan, a folder holding the same file, the home, the release and the
+    file's prepared release, closed: its exacts and dataset)."""
     plan = accented_plan()
     rows = ["x,g,h"] + [f"{i % 10}.{i % 7},{['café', 'thé', 'eau'][i % 3]},rue {i} è" for i in range(300)]
     raw = ("\n".join(rows) + "\n").encode("latin-1")
@@ -61,6 +54,20 @@ def test_a_latin1_csv_read_by_spark_from_a_folder_is_its_files_dataset_or_refuse
     first = release_plan(ReleaseRequest(plan, local, home, tmp_path / "o1", accept_data_problems=True))
     here = prepare_release(plan, local, home, accept_data_problems=True)
     here.close()
+    return plan, folder, home, first, here
+
+
+def test_a_latin1_csv_read_by_spark_from_a_folder_is_its_files_dataset_or_refused(
+    tmp_path: Path, spark: Any, on_spark: Any
+) -> None:
+    """BUG (budget back + false output). A Latin-1 CSV released locally (the loader detects its encoding) is
+    released again with --engine spark from a folder holding the same file (or as file:///path), with
+    --encoding latin-1. The bytes path refuses a non-UTF-8 CSV (``_utf8_key``), but a cluster-only CSV is read by
+    Spark as UTF-8 whatever --encoding says (``SparkEngine.__init__`` calls ``read(..., None, ...)``: the
+    encoding is dropped), so every accented cell becomes U+FFFD: the content identity shares no row with the
+    file's (two columns differ in every row) and the release starts a FRESH dataset with a fresh budget, and its
+    counts are of other values than the file holds (café and thé counted as 0)."""
+    plan, folder, home, first, here = latin1_released(tmp_path)
     try:
         by_spark = prepare_release(
             plan, folder, home, spark=on_spark, accept_data_problems=True, encoding="latin-1"
@@ -215,18 +222,7 @@ def test_a_latin1_csv_folder_with_its_encoding_is_its_files_dataset(
 ) -> None:
     """With --encoding latin-1 Spark decodes the folder's CSV as the loader decodes the file: the same dataset (its
     budget shared) and the same statistics."""
-    plan = accented_plan()
-    rows = ["x,g,h"] + [f"{i % 10}.{i % 7},{['café', 'thé', 'eau'][i % 3]},rue {i} è" for i in range(300)]
-    raw = ("\n".join(rows) + "\n").encode("latin-1")
-    local = tmp_path / "people.csv"
-    local.write_bytes(raw)
-    folder = tmp_path / "people_parts.csv"
-    folder.mkdir()
-    (folder / "part-0.csv").write_bytes(raw)
-    home = tmp_path / "home"
-    first = release_plan(ReleaseRequest(plan, local, home, tmp_path / "o1", accept_data_problems=True))
-    here = prepare_release(plan, local, home, accept_data_problems=True)
-    here.close()
+    plan, folder, home, first, here = latin1_released(tmp_path)
     by_spark = prepare_release(
         plan, folder, home, spark=on_spark, accept_data_problems=True, encoding="latin-1"
     )
