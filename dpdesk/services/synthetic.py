@@ -50,7 +50,7 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
     fields = entry.get("synthetic")
     if not isinstance(fields, dict) or not fields:
         return ()
-    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, regenerate_columns
+    from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, one_way_released, regenerate_columns
     from dpdesk.core.plan.reader import parse_plan
 
     plan = parse_plan(entry.plan)
@@ -68,7 +68,7 @@ def synthetic_tables(entry: SpendEntry, progress: Progress = NULL_PROGRESS) -> t
             if len(head) >= HEAD_ROWS:
                 break
             head.append(tuple(row))
-        released = f["one_way"]
+        released = one_way_released(f)
         marginals = tuple(
             Marginal(a.name, a.labels(), tuple(int(v) for v in released[j]), own)
             for j, (a, own) in enumerate(zip(table.attrs, table.level_counts(), strict=True))

@@ -25,8 +25,8 @@ p_lower > p or q_upper < q: probability at most 2 alpha for a correct mechanism.
 The cases are the ones each statistic's module declares (``audit_examples``, read from the registry
 :mod:`dpdesk.core.dp.statistics`), so a new statistic is audited without editing this file.
 
-False-failure rate. alpha = 1e-8 per one-sided bound. The file has 9 audits of correct mechanisms
-(2 bounds each): a chance false alarm has probability <= 18 alpha = 1.8e-7. The 9 audits of broken
+False-failure rate. alpha = 1e-8 per one-sided bound. The file has 11 audits of correct mechanisms
+(2 bounds each): a chance false alarm has probability <= 22 alpha = 2.2e-7. The 9 audits of broken
 mechanisms fail the file only if eps_lower <= eps. Their margin z = (eps_lower - eps) / sd, with sd the
 normal-approximation sd of ln p_hat - ln q_hat (``AuditResult.z``, printed by ``benchmarks/audit.py``),
 measured over 3 repetitions each: Laplace count, sum, unclamped sum and the sum whose neighbour's row
@@ -37,8 +37,14 @@ Phi(-6.5) < 1e-10 each. The old replace calibration of the sum whose row drops o
 change of 1 against a change of 100) gave eps_lower = 6.99 in 3 of 3 runs, the cap of 20,000 draws (no
 draw of D in the chosen event; z = 6.0 only because sd is taken with one event): that event lies about
 50 noise scales from D's sum (probability about e^-50 per draw), so eps_lower <= 1 would need thousands
-of such draws among 20,000: probability far below 1e-30. The whole file fails by chance with
-probability < 1e-6 (about 1.6e-7). A statistic added later states its own case's margin in its module.
+of such draws among 20,000: probability far below 1e-30. The adaptive synthesiser's
+first adaptive round (``part``: its selection and its measurement, driven through the statistic's own release code
+with the earlier rounds fixed to the same released values on both tables, :func:`adaptive_round`), claimed at the
+design's starting sigma and eps_t: the measurement, claimed at its exact Gaussian epsilon 1.82 at delta 1e-3, gave
+eps_lower 0.89-1.22; half its sigma gave 2.16-2.32, z = 6.7 at 30,000 draws and 17.8 at 100,000 (40,000 drawn
+here: z about 7.7; a miss has probability about Phi(-6.7) < 1e-10); the selection (not tight: no candidate's
+score can rise by Du while every other falls by Du) gave eps_lower -0.1 to -0.06 against its 0.43. The whole file fails by chance with
+probability < 1e-6 (about 2.2e-7). A statistic added later states its own case's margin in its module.
 
 Broken mechanisms (each must be caught, eps_lower > claimed eps):
 
@@ -361,10 +367,97 @@ class Case:
     unclamped: tuple[float, int] | None = None  # broken variant: this row added to D without clamping
     notes: list[str] = field(default_factory=list)
     bounds: tuple[float, float] = BOUNDS  # of the column x
+    part: str = ""  # a query of rounds: "selection" or "measurement" of its first adaptive round
+
+
+class _Stop(Exception):
+    """Raised inside the release once the audited round's measurement is handed to the noise function."""
+
+
+@dataclass
+class AdaptiveRound:
+    """What the statistic's own release code hands its mechanisms in its first adaptive round."""
+
+    one_way: list[list[int]]  # the values the one-way measurements returned (the fixed transcript)
+    scores: list[float]  # the selection's scores, and the component handed with them
+    selection: Component
+    values: list[int]  # the exact counts of the marginal measured, and the component handed with them
+    measurement: Component
+
+
+def adaptive_round(
+    design: QueryDesign, plan: Plan, rows: list[tuple[float, int]], transcript: list[list[int]] | None
+) -> AdaptiveRound:
+    """Run the statistic's release (its encoding of the table, its scores, its components) on ``rows`` with the
+    one-way measurements returning ``transcript`` (None: the exact counts, which become the transcript), the
+    selection answered with the last candidate (the pair), up to the measurement of that pair. Conditioning every
+    earlier round on the same released values on both tables is how adaptive composition is proved: each round
+    must be private on its own given them."""
+    stat = statistics.get(design.spec.statistic)
+    exact = exact_of(design, plan, rows)
+    got: dict[str, Any] = {"one": []}
+
+    def noise(values: list[int], comp: Component) -> list[int]:
+        if "scores" not in got:
+            out = list(values) if transcript is None else transcript[len(got["one"])]
+            got["one"].append(out)
+            return out
+        got["values"], got["measurement"] = list(values), comp
+        raise _Stop
+
+    def pick(scores: list[float], comp: Component) -> int:
+        got["scores"], got["selection"] = list(scores), comp
+        return len(scores) - 1
+
+    with pytest.raises(_Stop):
+        stat.release_rows(design, exact, plan, noise, pick)
+    return AdaptiveRound(got["one"], got["scores"], got["selection"], got["values"], got["measurement"])
+
+
+def run_adaptive_case(case: Case, broken: str | None) -> tuple[AuditResult, float, float]:
+    """Audit one mechanism of the adaptive synthesiser's first adaptive round on D and D' (:func:`adaptive_round`):
+    the selection as an exponential mechanism of the round's epsilon (pure), or the measurement as a Gaussian of the
+    round's sigma and L2, claimed at its exact (analytic) epsilon at the query's delta, which the booked CKS
+    conversion of its rho is above."""
+    from dpdesk.core.ledger.recost import gaussian_epsilon
+
+    plan = make_plan(case.query, case.relation, case.bounds)
+    design = design_query(plan.queries[0], plan)
+    on_d = adaptive_round(design, plan, case.d, None)
+    on_dp = adaptive_round(design, plan, case.dp, on_d.one_way)
+    one, sel, _measure = design.components
+    if case.part == "selection":
+        comp = on_d.selection
+        assert comp == on_dp.selection and len(on_d.scores) == len(on_dp.scores)
+        drawn = broken_component(comp) if broken == "half" else comp
+        sd = np.array([_opendp_pick(on_d.scores, drawn) for _ in range(case.n)], dtype=np.float64)
+        sdp = np.array([_opendp_pick(on_dp.scores, drawn) for _ in range(case.n)], dtype=np.float64)
+        # claimed: the design's starting eps_t (the first adaptive round's, before any annealing)
+        return audit(sd, sdp, sel.epsilon, 0.0), sel.epsilon, 0.0
+    assert case.part == "measurement"
+    comp = on_d.measurement
+    assert comp == on_dp.measurement and comp.mechanism == "gaussian"
+    drawn = broken_component(comp) if broken == "half" else comp
+    ex_d, ex_dp = Exact([on_d.values]), Exact([on_dp.values])
+    claimed = dataclasses.replace(comp, scale=one.scale, l2=one.l2 / math.sqrt(len(on_d.one_way)))
+    sd = llr_scores(draw_noise(ex_d, (drawn,), case.n), ex_d, ex_dp, (claimed,))
+    sdp = llr_scores(draw_noise(ex_dp, (drawn,), case.n), ex_d, ex_dp, (claimed,))
+    # claimed: the design's starting sigma and one marginal's L2 (the one-way part's L2 over sqrt(d))
+    eps = gaussian_epsilon(claimed.scale, claimed.l2, design.delta)
+    return audit(sd, sdp, eps, design.delta), eps, design.delta
+
+
+def broken_component(c: Component) -> Component:
+    """One component with half the noise (:func:`broken_components`)."""
+    if c.mechanism == "gaussian":
+        return dataclasses.replace(c, scale=c.scale / 2.0)
+    return dataclasses.replace(c, epsilon=2.0 * c.epsilon, scale=c.scale / 2.0)
 
 
 def run_case(case: Case, broken: str | None = None) -> tuple[AuditResult, float, float]:
     """Audit one case; ``broken``: None, "half", "unclamped" or "old_replace". Returns (res, eps, delta)."""
+    if case.part:
+        return run_adaptive_case(case, broken)
     plan = make_plan(case.query, case.relation, case.bounds)
     design = design_query(plan.queries[0], plan)
     comps = design.components
@@ -413,7 +506,14 @@ def registry_cases() -> list[Case]:
             assert ex.query["statistic"] == stat.name, ex.name
             cases.append(
                 Case(
-                    ex.name, dict(ex.query), ex.relation, list(ex.d), list(ex.dp), ex.draws, bounds=ex.bounds
+                    ex.name,
+                    dict(ex.query),
+                    ex.relation,
+                    list(ex.d),
+                    list(ex.dp),
+                    ex.draws,
+                    bounds=ex.bounds,
+                    part=ex.part,
                 )
             )
     return cases
@@ -439,8 +539,12 @@ DROP_CASE = _BY_NAME["sum/laplace, a row drops out"]
 
 def test_every_statistic_is_audited() -> None:
     audited = {c.query["statistic"] for c in CI_CASES}
-    one_shot = {s.name for s in statistics.statistics() if not s.composite}  # the synthesiser: its own audit
-    assert audited == one_shot, one_shot - audited
+    one_shot = {s.name for s in statistics.statistics() if not s.composite}
+    # the synthesiser's adaptive rounds are audited here (selection and measurement); MST's one-shot parts by its
+    # own tests (tests/core/test_synthetic*.py)
+    assert audited == one_shot | {"synthetic"}, one_shot - audited
+    parts = {c.part for c in CI_CASES if c.query["statistic"] == "synthetic"}
+    assert parts == {"selection", "measurement"}
 
 
 def _id(c: Case) -> str:

@@ -6927,6 +6927,63 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "            row = table.sum(axis=0)\n",
         ("tests/core/test_synthetic_pgm.py::test_the_sampler_follows_the_model",),
     ),
+    Mutant(
+        "AIMW01",
+        "The plan refuses the adaptive synthesiser with delta 0 (or none), naming the fix (a delta, or mst)",
+        "dpdesk/core/plan/reader.py",
+        '    if mech == Mechanism.AIM and not obj.get("delta"):\n',
+        "    if False:\n",
+        ("tests/core/test_synthetic_aim_query.py::test_delta_zero_is_refused_with_a_message_naming_the_fix",),
+    ),
+    Mutant(
+        "AIMW02",
+        "Re-costing counts every round an adaptive synthetic table recorded (rounds beyond the booking are flagged)",
+        "dpdesk/core/ledger/recost.py",
+        "        rounds = _rounds_rho(eff, cost.name, unit)\n",
+        "        rounds = None\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_recorded_rounds_that_cost_more_than_booked_are_flagged",
+        ),
+    ),
+    Mutant(
+        "AIMW03",
+        "An adaptive synthetic table regenerated from the ledger (rounds and seed) is the one released, bit for bit",
+        "dpdesk/core/dp/synthetic/aim.py",
+        "    rng = generator(seed)\n",
+        "    rng = np.random.default_rng()\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_release_keeps_every_round_and_the_table_regenerates_from_the_ledger",
+        ),
+    ),
+    Mutant(
+        "AIMW04",
+        "The privacy audit covers the adaptive synthesiser's rounds: its selection and its measurement",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        '                part="measurement",\n',
+        '                part="selection",\n',
+        ("tests/trust/test_audit.py::test_every_statistic_is_audited",),
+    ),
+    Mutant(
+        "AIMW05",
+        "Each adaptive measurement is drawn at the sigma the ledger records for its round",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        "            measure, l1=budget.l1, l2=l2, scale=sigma, rho=l2 * l2 / (2.0 * sigma * sigma)\n",
+        "            measure, l1=budget.l1, l2=l2, scale=sigma / 2, rho=l2 * l2 / (2.0 * sigma * sigma)\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_every_round_goes_through_the_release_adapters_with_its_own_component",
+        ),
+    ),
+    Mutant(
+        "AIMW06",
+        "The adaptive selection's sensitivity is the largest weight times a marginal's L1 (2k under replace), "
+        "brute-forced through the statistic's encoding",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        "    return aim.Budget(split.rho * (1.0 - 1e-9), split.l1, split.l2, n_columns)\n",
+        "    return aim.Budget(split.rho * (1.0 - 1e-9), split.l2, split.l2, n_columns)\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_the_selection_score_moves_by_at_most_its_stated_sensitivity_through_the_encoding",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

@@ -73,6 +73,8 @@ class Effective:
     trace: list[dict[str, Any]] | None = None
     unit: dict[str, Any] | None = None  # the unit of privacy it was booked under
     why: list[str] = field(default_factory=list)
+    #: its synthetic tables' records by query name (the adaptive synthesiser's hold every round it ran)
+    synthetic: dict[str, Any] | None = None
 
     def release(self) -> acc.Release:
         """As the accountant sees it."""
@@ -273,10 +275,41 @@ def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCos
                 why.append(f"{cost.name}: zCDP inside the query, rho {rho_new:.6g} at delta {cost.delta:g}")
         else:
             eps = eps_new if eps_new > booked else cost.epsilon
+        rounds = _rounds_rho(eff, cost.name, unit)
+        if rounds is not None and rounds > max(cost.rho, rho_new) * (1 + _SAME):
+            # the adaptive synthesiser's recorded rounds, every one counted, cost more than was booked
+            rho_new = rounds
+            eps = max(eps, mech.rho_to_epsilon(rounds, cost.delta) if cost.delta > 0 else math.inf)
+            why.append(f"{cost.name}: its recorded rounds cost rho {rounds:.6g}, more than booked")
         out.append(acc.QueryCost(cost.name, eps, cost.delta, max(cost.rho, rho_new)))
     if len(out) != len(eff.costs):
         return _fallback(eff, unit)
     return _raise(eff.costs, tuple(out)), why
+
+
+def _rounds_rho(eff: Effective, name: str, unit: dict[str, Any]) -> float | None:
+    """The zCDP cost under ``unit`` of every round an adaptive synthetic table recorded (None for any other
+    query): each measurement l2^2 / (2 sigma^2) and each selection (eps_t c)^2 / 8, with one marginal's
+    sensitivities under the unit (L1 = k, L2 = k under add/remove; L1 = 2k, L2 = sqrt(2) k under replace; the
+    release's own k where an id column enforced it) and c the growth of the selection score's sensitivity (with
+    L1). A record that cannot be read costs no bound (:class:`UnboundedChange`)."""
+    rec = (eff.synthetic or {}).get(name)
+    if not isinstance(rec, dict) or rec.get("method") != "aim":
+        return None
+    from dpdesk.core.dp.synthetic import aim
+
+    old_unit = (eff.plan or {}).get("privacy_unit") or {}
+    k = int(
+        old_unit.get("max_rows_per_person", 1)
+        if old_unit.get("id_column")
+        else unit.get("max_rows_per_person", 1)
+    )
+    replace = unit.get("neighbouring") == "replace"
+    l1, l2 = (2.0 * k, math.sqrt(2.0) * k) if replace else (float(k), float(k))
+    try:
+        return aim.rounds_rho(rec, l1, l2)
+    except (KeyError, TypeError, ValueError, AssertionError, ZeroDivisionError) as exc:
+        raise UnboundedChange(eff.release_id) from exc
 
 
 def _fallback(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCost, ...], list[str]]:
@@ -375,6 +408,7 @@ def effective(entries: Sequence[Entry], *, settings: dict[str, Any] | None = Non
                 e.get("plan"),
                 e.get("trace"),
                 unit or (e.get("plan") or {}).get("privacy_unit"),
+                synthetic=e.get("synthetic") if isinstance(e.get("synthetic"), dict) else None,
             )
             if isinstance(e.get("plan_hash"), str):
                 plans[e.fields["plan_hash"]] = (e.get("plan") or {}, list(costs))

@@ -21,6 +21,7 @@ class Mechanism(StrEnum):
     GAUSSIAN = "gaussian"
     EXPONENTIAL = "exponential"
     MST = "mst"
+    AIM = "aim"
 
 
 class Calibration(StrEnum):
@@ -82,6 +83,17 @@ MECHANISMS: dict[Mechanism, MechanismInfo] = {
             "or, with delta 0, Laplace noise"
         ),
         delta_optional=True,
+    ),
+    Mechanism.AIM: MechanismInfo(
+        Mechanism.AIM,
+        lambda: _("adaptive synthesiser (AIM: marginals chosen round by round)"),
+        True,
+        (),
+        lambda: _(
+            "one-way marginals, then rounds that each pick the marginal the current model gets most wrong "
+            "(exponential mechanism) and measure it with Gaussian noise, refitting a graphical model; "
+            "rho-zCDP in all, converted to (epsilon, delta): needs delta > 0"
+        ),
     ),
 }
 

@@ -453,6 +453,8 @@ class QuerySpec:
             raise not_released_with("query.mechanism", stat.name, stat.mechanisms, mech)
         _set(self, "epsilon", read_positive(self.epsilon, "query.epsilon"))
         info = MECHANISMS[mech]
+        if mech == Mechanism.AIM and self.delta == 0:
+            raise aim_delta_required("query.delta")
         if info.takes_delta and not info.delta_optional and self.delta == 0:
             raise PlanError("query.delta", gaussian_delta_required())
         if info.takes_delta:
@@ -1174,6 +1176,20 @@ def gaussian_delta_required() -> str:
     return _("delta is required for the Gaussian mechanism (for example 1e-7)")
 
 
+def aim_delta_required(key: str) -> PlanError:
+    """The adaptive synthesiser is zCDP throughout: a delta of 0 (or none) is refused, naming the two fixes."""
+    return PlanError(
+        key,
+        _(
+            "the adaptive synthesiser (mechanism aim) needs a delta above 0: its rounds are measured with "
+            "Gaussian noise under zCDP"
+        ),
+        hint=_(
+            'write a delta such as "delta": 1e-6, or use "mechanism": "mst" for a synthetic table with delta 0'
+        ),
+    )
+
+
 def only_gaussian_delta(key: str, mechanism: str) -> PlanError:
     return PlanError(
         key,
@@ -1285,7 +1301,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         if q.mechanism == "gaussian":
             d["delta"] = q.delta
             d["calibration"] = q.calibration
-        elif q.mechanism == "mst":
+        elif q.mechanism in ("mst", "aim"):
             d["delta"] = q.delta
         if q.column is not None:
             d["column"] = q.column

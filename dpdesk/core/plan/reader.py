@@ -44,6 +44,7 @@ from dpdesk.core.model.spec import (
     Plan,
     PrivacyUnit,
     QuerySpec,
+    aim_delta_required,
     calibration_only_gaussian,
     cannot_group,
     check_keys,
@@ -388,7 +389,12 @@ def _parse_queries(
                         "categories x bins x groups); split it into smaller plans"
                     ).format(n=f"{MAX_PLAN_CELLS:,}"),
                 )
-            if spec.mechanism == "mst" and spec.delta > 0 and budget is not None and budget.delta <= 0:
+            if (
+                spec.mechanism in ("mst", "aim")
+                and spec.delta > 0
+                and budget is not None
+                and budget.delta <= 0
+            ):
                 raise PlanError(
                     f"queries[{i}].delta", _("a synthetic table with delta > 0 needs a budget with delta > 0")
                 )
@@ -476,6 +482,8 @@ def _parse_query(
             ),
         )
     delta = 0.0
+    if mech == Mechanism.AIM and not obj.get("delta"):
+        raise aim_delta_required(f"{key}.delta")
     if info.delta_optional:
         delta = read_delta(obj.get("delta", 0.0), f"{key}.delta", allow_zero=True)
     elif info.takes_delta:

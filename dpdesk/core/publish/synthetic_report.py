@@ -40,6 +40,7 @@ def synthetic_section(
         attributes,
         domain_version_of,
         fit_version_of,
+        is_adaptive,
         measurements_from_dict,
         synthetic_level_counts,
     )
@@ -50,6 +51,10 @@ def synthetic_section(
     spec = next(q for q in plan.queries if q.name == name)
     assert isinstance(spec, SyntheticQuery)
     attrs = attributes(spec, plan.columns, domain_version_of(fields))
+    if is_adaptive(fields):
+        from dpdesk.core.publish.synthetic_report_aim import adaptive_section
+
+        return adaptive_section(fields, attrs, st, counts)
     released = measurements_from_dict(fields)
     if counts is None:
         counts = synthetic_level_counts(

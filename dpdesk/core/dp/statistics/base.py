@@ -216,6 +216,9 @@ class AuditExample:
     #: Whether halving the noise must be caught: the pair reaches the claimed epsilon.
     tight: bool = True
     bounds: tuple[float, float] = (-7.0, 3.0)
+    #: For a query of rounds (the adaptive synthesiser): which mechanism of its first adaptive round is audited,
+    #: "selection" or "measurement", with the rounds before it fixed to the same released values on both tables.
+    part: str = ""
 
 
 NoiseFn = Callable[[list[int], Any], list[int]]

@@ -27,6 +27,25 @@ Release: the noisy marginals and a seed from :mod:`secrets` are the query's rele
 spend entry (``synthetic`` field); the table is post-processing of those alone
 (:func:`synthetic_table`), written to the package as ``<file>`` after the charge and regenerated identically
 from the ledger. release.csv gets one row: the file name and the number of rows.
+
+Mechanism ``aim`` (the adaptive synthesiser, :mod:`dpdesk.core.dp.synthetic.aim`; McKenna, Mullins, Sheldon &
+Miklau 2022, with Private-PGM's estimation, McKenna, Sheldon & Miklau 2019): zCDP only, so delta > 0 is required
+(delta 0 is refused, naming the fix). rho is the same as MST's (the CKS conversion at delta, less 1e-9 relative);
+T = 16 d planned rounds. The d one-way marginals at sigma = L2 sqrt(T / (2 x 0.9 rho)) cost d L2^2 / (2 sigma^2);
+every later round spends its rho 9 : 1 between one Gaussian measurement (L2^2 / (2 sigma_t^2)) and one selection
+(exponential mechanism at eps_t, eps_t^2 / 8); annealing halves sigma_t and doubles eps_t (both parts x 4) and the
+last round splits what remains the same way, so the design's three parts (one-way, selections, adaptive
+marginals) are exact and sum to rho. Sensitivities: a marginal's as above (L1 = k, L2 = k add/remove; L1 = 2k,
+L2 = sqrt(2) k replace, rows left out included); a selection score w_r (||M_r(D) - M_r(model)||_1 - c_r), the
+model and c_r fixed by released and public values, moves by at most w_r L1, so Du = max_r w_r x L1. Every
+measurement goes through the release's noise function with a Gaussian component of the round's sigma and L2,
+every selection through its pick function with the round's epsilon and Du. The ledger keeps every round (clique,
+noisy counts, sigma, select epsilon), the domain, the seed and the fit's version (``method`` "aim"); the table is
+the final fit of the rounds sampled with the seed, bit-identical on one machine (the fit is elementwise numpy and
+axis reductions in a fixed order). Review checks the package's table by the hash its package entry records, so
+it never regenerates a table on another machine (where numpy's exp may differ in the last bit); the app and
+``ledger export-release`` regenerate on the reader's machine. Re-costing (:mod:`dpdesk.core.ledger.recost`)
+counts every recorded round: rounds costing more than the booked rho are a mis-costed release.
 """
 
 from __future__ import annotations
@@ -43,6 +62,7 @@ import numpy as np
 
 from dpdesk.core.dp.statistics.kit import (
     Accuracy,
+    AuditExample,
     ColumnSpec,
     Component,
     DesignContext,
@@ -72,6 +92,7 @@ from dpdesk.core.dp.statistics.kit import (
     quoted,
     synthesiser,
 )
+from dpdesk.core.dp.synthetic import aim
 
 if TYPE_CHECKING:
     from dpdesk.core.dp.statistics.kit import Table
@@ -180,6 +201,8 @@ class SyntheticExact(Exact):
 
     marginals: synthesiser.ExactMarginals | None = None
     released: dict[str, Any] | None = None
+    #: the adaptive synthesiser's encoded table (n x d levels; secret): its rounds read marginals of it
+    codes: np.ndarray | None = None
 
 
 def attributes(
@@ -337,10 +360,39 @@ def measurements_from_dict(d: dict[str, Any]) -> synthesiser.Measurements:
     return synthesiser.Measurements(split, sizes, one, pairs, two)
 
 
+#: What a synthetic release kept: MST's marginals, or the adaptive synthesiser's rounds.
+Released = synthesiser.Measurements | aim.Released
+
+
+def is_adaptive(entry_field: dict[str, Any]) -> bool:
+    """Whether a ledger record is the adaptive synthesiser's (its rounds) rather than MST's."""
+    return entry_field.get("method") == "aim"
+
+
+def released_of(entry_field: dict[str, Any]) -> Released:
+    """The released values a ledger record keeps (MST's marginals or the adaptive rounds)."""
+    if is_adaptive(entry_field):
+        return aim.released_from_dict(entry_field)
+    return measurements_from_dict(entry_field)
+
+
+def one_way_released(entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
+    """Each column's released noisy one-way counts (the adaptive synthesiser measures every column first)."""
+    if not is_adaptive(entry_field):
+        return [tuple(int(v) for v in x) for x in entry_field["one_way"]]
+    first: dict[int, tuple[int, ...]] = {}
+    for r in entry_field["rounds"]:
+        if len(r["clique"]) == 1:
+            first.setdefault(int(r["clique"][0]), tuple(int(v) for v in r["noisy"]))
+    return [first[j] for j in range(len(entry_field["sizes"]))]
+
+
 def _draw_codes(
-    released: synthesiser.Measurements, rows: int | None, seed: int, fit_version: int
+    released: Released, rows: int | None, seed: int, fit_version: int
 ) -> tuple[np.ndarray, np.random.Generator]:
     """The levels (n x d) the released marginals and the seed give, and the generator, ready to draw the values."""
+    if isinstance(released, aim.Released):
+        return aim.draw_codes(released, rows, seed, fit_version)
     model = synthesiser.fit(released, fit_version)
     n = synthesiser.table_rows(model.total, rows)
     rng = synthesiser.generator(seed)
@@ -349,7 +401,7 @@ def _draw_codes(
 
 def synthetic_table(
     attrs: list[synthesiser.Attribute],
-    released: synthesiser.Measurements,
+    released: Released,
     rows: int | None,
     seed: int,
     fit_version: int = synthesiser.FIT_VERSION,
@@ -395,7 +447,7 @@ class SyntheticColumns:
 
 def synthetic_columns(
     attrs: list[synthesiser.Attribute],
-    released: synthesiser.Measurements,
+    released: Released,
     rows: int | None,
     seed: int,
     fit_version: int = synthesiser.FIT_VERSION,
@@ -408,7 +460,7 @@ def synthetic_columns(
 
 def synthetic_level_counts(
     attrs: list[synthesiser.Attribute],
-    released: synthesiser.Measurements,
+    released: Released,
     rows: int | None,
     seed: int,
     fit_version: int = synthesiser.FIT_VERSION,
@@ -523,12 +575,55 @@ def fit_version_of(entry_field: dict[str, Any]) -> int:
     return int(entry_field.get("fit", 1))
 
 
+def aim_budget(epsilon: float, delta: float, n_columns: int, replace: bool, k: int) -> aim.Budget:
+    """The adaptive synthesiser's public budget: rho the largest whose Canonne-Kamath-Steinke conversion at delta
+    is within epsilon (as MST's), less a relative 1e-9 so that the rounds' floating-point sum never exceeds it;
+    one marginal's L1 and L2 sensitivities under the relation, for k rows a person."""
+    split = synthesiser.split_budget(epsilon, delta, n_columns, replace, k)
+    return aim.Budget(split.rho * (1.0 - 1e-9), split.l1, split.l2, n_columns)
+
+
+@dataclass(frozen=True)
+class AimParts:
+    """The planned parts of an adaptive synthesis (public): the starting one-way marginals, the selections and
+    the adaptive measurements, each's rho; their sum is the budget's rho."""
+
+    budget: aim.Budget
+    sigma: float  # the starting sigma (halved by annealing)
+    select_epsilon: float  # the starting epsilon of a selection (doubled by annealing)
+    one_way_rho: float
+    select_rho: float
+    measure_rho: float
+    score_sensitivity: float
+    candidates: int
+
+
+def aim_parts(budget: aim.Budget, sizes: tuple[int, ...]) -> AimParts:
+    """How the rounds spend the budget: d one-way marginals at sigma cost d l2^2 / (2 sigma^2); every later round
+    spends its rho 9 : 1 between measurement and selection (annealing scales both by 4; the last round splits what
+    remains the same way), so the rest splits 9 : 1 exactly."""
+    sigma = budget.sigma()
+    one = budget.n_columns * budget.measure_cost(sigma)
+    rest = max(budget.rho - one, 0.0)
+    cands = aim.workload(sizes)
+    return AimParts(
+        budget,
+        sigma,
+        budget.select_epsilon(),
+        one,
+        (1.0 - aim.MEASURE_SHARE) * rest,
+        aim.MEASURE_SHARE * rest,
+        max(c.weight for c in cands) * budget.l1,
+        len(cands),
+    )
+
+
 def regenerate(
     entry_field: dict[str, Any], spec: SyntheticQuery, plan: Plan
 ) -> tuple[list[synthesiser.Attribute], list[list[object]]]:
     """The table of one synthetic query from its spend entry's record (free: post-processing), as Python rows."""
     attrs = attributes(spec, plan.columns, domain_version_of(entry_field))
-    released = measurements_from_dict(entry_field)
+    released = released_of(entry_field)
     rows = int(entry_field["rows"])
     table, _codes = synthetic_table(
         attrs, released, rows, int(entry_field["seed"]), fit_version_of(entry_field)
@@ -541,7 +636,7 @@ def regenerate_columns(entry_field: dict[str, Any], spec: SyntheticQuery, plan: 
     attrs = attributes(spec, plan.columns, domain_version_of(entry_field))
     return synthetic_columns(
         attrs,
-        measurements_from_dict(entry_field),
+        released_of(entry_field),
         int(entry_field["rows"]),
         int(entry_field["seed"]),
         fit_version_of(entry_field),
@@ -549,11 +644,11 @@ def regenerate_columns(entry_field: dict[str, Any], spec: SyntheticQuery, plan: 
 
 
 class Synthetic(Statistic):
-    """A synthetic table (MST)."""
+    """A synthetic table (MST, or the adaptive synthesiser)."""
 
     name = "synthetic"
     order = 90
-    mechanisms = (Mechanism.MST,)
+    mechanisms = (Mechanism.MST, Mechanism.AIM)
     params = (COLUMNS, ROWS, BIN_MAP)
     query_type = SyntheticQuery
     takes_where = False
@@ -673,6 +768,8 @@ class Synthetic(Statistic):
     def design(self, spec: QuerySpec, plan: Plan, ctx: DesignContext) -> QueryDesign:
         q = cast(SyntheticQuery, spec)
         attrs = attributes(q, plan.columns)
+        if q.mechanism == Mechanism.AIM:
+            return _aim_design(q, attrs, ctx)
         d = len(attrs)
         split = synthesiser.split_budget(q.epsilon, q.delta, d, ctx.replace, ctx.k)
         rel = ctx.rel
@@ -782,13 +879,18 @@ class Synthetic(Statistic):
         spec = cast(SyntheticQuery, rows.design.spec)
         assert rows.table is not None
         attrs, codes = encode_table(spec, rows.table, rows.keep)
+        if spec.mechanism == Mechanism.AIM:
+            return SyntheticExact([], None, None, None, codes)
         return SyntheticExact([], None, synthesiser.exact_marginals(codes, attrs))
 
     def release_rows(
         self, design: QueryDesign, exact: Exact, plan: Plan, noise: NoiseFn, pick: PickFn
     ) -> list[Row]:
         spec = cast(SyntheticQuery, design.spec)
-        assert isinstance(exact, SyntheticExact) and exact.marginals is not None
+        assert isinstance(exact, SyntheticExact)
+        if spec.mechanism == Mechanism.AIM:
+            return _aim_release(design, exact, plan, noise, pick)
+        assert exact.marginals is not None
         split = _split_of(design, plan)
         one, sel, two = design.components
         one_m, two_m = _per_marginal(one, split), _per_marginal(two, split)
@@ -830,6 +932,44 @@ class Synthetic(Statistic):
     def accuracy(self, design: QueryDesign) -> dict[str, float | None]:
         return {c.label: c.bound95 for c in design.components}
 
+    def audit_examples(self) -> tuple[AuditExample, ...]:
+        """The adaptive synthesiser's first adaptive round (tests/trust/test_audit.py): two columns, x in two bins
+        and g in three categories, so the candidates are x, g and the pair x × g (weights 1, 1, 2: Du = 2); D' adds
+        one row, which moves one cell of the pair's marginal by 1 = L2 (the measurement is tight) and its score by at
+        most Du. At epsilon 20, delta 1e-3 the round's sigma is 1.56 (exactly (1.82, 1e-3)-DP as a Gaussian; half of
+        it 4.26) and eps_t = 0.43."""
+        rows = tuple((-3.0 + 4.0 * (i % 2), i % 3) for i in range(30))
+        query = {
+            "statistic": "synthetic",
+            "mechanism": "aim",
+            "columns": ["x", "g"],
+            "bins": {"x": [-7, -2, 3]},
+            "epsilon": 20.0,
+            "delta": 1e-3,
+        }
+        added = (*rows, (1.0, 2))
+        return (
+            AuditExample(
+                "synthetic/aim round: selection",
+                query,
+                "add_remove",
+                rows,
+                added,
+                3000,
+                False,
+                part="selection",
+            ),
+            AuditExample(
+                "synthetic/aim round: measurement",
+                query,
+                "add_remove",
+                rows,
+                added,
+                40_000,
+                part="measurement",
+            ),
+        )
+
     def value_accuracy(self, design: QueryDesign, plan: Plan, confidence: float = 0.95) -> Accuracy:
         """The noise of each released one-way marginal cell (what the synthetic table's one-way counts
         follow); the table itself adds the fit's and the sampling's error."""
@@ -849,7 +989,170 @@ class Synthetic(Statistic):
                 "columns": ["g", "x"],
                 "bins": {"x": [lo, lo + w / 4, lo + w / 2, hi]},
             },
+            "synthetic_aim": {
+                "statistic": "synthetic",
+                "mechanism": "aim",
+                "columns": ["g", "x"],
+                "bins": {"x": [lo, lo + w / 2, hi]},
+                "delta": 1e-6,
+            },
         }
+
+
+def _aim_design(q: SyntheticQuery, attrs: list[synthesiser.Attribute], ctx: DesignContext) -> QueryDesign:
+    """The adaptive synthesiser's design: its planned parts (:func:`aim_parts`), each with its formula."""
+    d = len(attrs)
+    budget = aim_budget(q.epsilon, q.delta, d, ctx.replace, ctx.k)
+    parts = aim_parts(budget, tuple(a.size for a in attrs))
+    l1, l2 = budget.l1, budget.l2
+    l2_text = fmt_formula(round(l2, 6))
+    sens = _(
+        "one marginal under {rel}, {who}: L1 = {l1}, L2 = {l2} (each kept row is in one cell of every "
+        "marginal; a row with a missing value in a column whose rule is to drop the row is left out of "
+        "every marginal, which is within both)"
+    ).format(rel=ctx.rel, who=ctx.who, l1=fmt_formula(l1), l2=l2_text)
+    one_formula = _(
+        "discrete Gaussian, sigma = L2 sqrt(T / (2 x 0.9 rho)) = {s} per cell (T = 16 d = {t} planned rounds); "
+        "rho = {n} x L2^2 / (2 sigma^2) = {n} x {l2}^2 / (2 x {s}^2) = {rho}"
+    ).format(s=fmt_formula(parts.sigma), t=budget.rounds, n=d, l2=l2_text, rho=f"{parts.one_way_rho:.6g}")
+    one = Component(
+        _("one-way marginals ({n})").format(n=d),
+        "count",
+        "gaussian",
+        _mech_eps(parts.one_way_rho, q.delta),
+        q.delta,
+        parts.one_way_rho,
+        d * l1,
+        math.sqrt(d) * l2,
+        parts.sigma,
+        _bound(parts.sigma, True),
+        1.0,
+        one_formula,
+        sens,
+    )
+    # the adaptive measurements as one part: rho = m l2^2 / (2 sigma^2) at the starting sigma, m the number of
+    # rounds at that sigma the part's rho pays for (annealed rounds cost 4x each, fewer of them)
+    m = parts.measure_rho / budget.measure_cost(parts.sigma)
+    measure_formula = _(
+        "each round: discrete Gaussian, rho = L2^2 / (2 sigma^2), starting at sigma = {s} ({r} per round); when "
+        "the refitted model moved by less than the noise expected, sigma is halved and the selection's epsilon "
+        "doubled (4 x the rho per round); the last round spends what remains; all measurements after the "
+        "one-way marginals: rho = 0.9 x (rho - one-way) = {rho}"
+    ).format(
+        s=fmt_formula(parts.sigma),
+        r=f"{budget.measure_cost(parts.sigma):.6g}",
+        rho=f"{parts.measure_rho:.6g}",
+    )
+    measure = Component(
+        _("adaptive marginals (up to {t} rounds)").format(t=budget.rounds),
+        "count",
+        "gaussian",
+        _mech_eps(parts.measure_rho, q.delta),
+        q.delta,
+        parts.measure_rho,
+        m * l1,
+        math.sqrt(m) * l2,
+        parts.sigma,
+        _bound(parts.sigma, True),
+        1.0,
+        measure_formula,
+        sens,
+    )
+    score = _(
+        "a round's score of a marginal r: w_r (||M_r(D) - M_r(model)||_1 - sqrt(2/pi) sigma n_r), with w_r its "
+        "overlap with the workload (every pair{triples}) and the model fitted to released values only; it moves "
+        "by at most w_r x L1, so Du = max w_r x L1 = {du}; eps_t = sqrt(8 x 0.1 rho / T) = {e} to start, costing "
+        "eps_t^2 / 8 in zCDP; all selections: rho = 0.1 x (rho - one-way) = {rho}"
+    ).format(
+        triples=_(" and every triple")
+        if any(len(c.clique) == 3 for c in aim.workload(budget_sizes(attrs)))
+        else "",
+        du=fmt_formula(parts.score_sensitivity),
+        e=fmt_formula(round(parts.select_epsilon, 6)),
+        rho=f"{parts.select_rho:.6g}",
+    )
+    sel = exponential_component(
+        _("selection of marginals (up to {t} rounds)").format(t=budget.rounds),
+        parts.select_epsilon,
+        parts.score_sensitivity,
+        max(2, parts.candidates),
+        _("u = the marginal's weighted error in the current model, less the noise expected"),
+        score,
+    )
+    sel = dataclasses.replace(sel, rho=parts.select_rho)
+    total = parts.one_way_rho + parts.select_rho + parts.measure_rho
+    note = _(
+        "zCDP inside the query (AIM, McKenna et al. 2022): rho = {a} (one-way) + {b} (selections, eps_t^2/8 "
+        "each) + {c} (adaptive marginals, L2^2/(2 sigma^2) each) = {rho} <= {budget}, the largest rho whose "
+        "conversion (Canonne, Kamath & Steinke 2020) at delta = {delta} is within epsilon = {eps}: booked as "
+        "({eps}, {delta}), or as rho on a zCDP dataset; the ledger keeps every round"
+    ).format(
+        a=f"{parts.one_way_rho:.6g}",
+        b=f"{parts.select_rho:.6g}",
+        c=f"{parts.measure_rho:.6g}",
+        rho=f"{total:.6g}",
+        budget=f"{budget.rho / (1.0 - 1e-9):.6g}",
+        delta=f"{q.delta:g}",
+        eps=fmt_formula(q.epsilon),
+    )
+    return QueryDesign(q, (one, sel, measure), (file_name(q.name),), None, (*ctx.notes, note))
+
+
+def budget_sizes(attrs: list[synthesiser.Attribute]) -> tuple[int, ...]:
+    """The levels of each column (the domain's sizes)."""
+    return tuple(a.size for a in attrs)
+
+
+def _aim_release(
+    design: QueryDesign, exact: SyntheticExact, plan: Plan, noise: NoiseFn, pick: PickFn
+) -> list[Row]:
+    """The adaptive rounds, every count through ``noise`` and every selection through ``pick`` (the release's
+    adapters to :mod:`dpdesk.core.dp.mechanisms`), with per-round components: the measurement's sigma and L2, the
+    selection's epsilon and score sensitivity."""
+    spec = cast(SyntheticQuery, design.spec)
+    assert exact.codes is not None
+    attrs = attributes(spec, plan.columns)
+    sizes = budget_sizes(attrs)
+    unit = plan.privacy_unit
+    budget = aim_budget(
+        spec.epsilon, spec.delta, len(attrs), unit.neighbouring == "replace", unit.max_rows_per_person
+    )
+    _one, sel, measure = design.components
+
+    def noise_fn(values: list[int], l2: float, sigma: float) -> list[int]:
+        comp = dataclasses.replace(
+            measure, l1=budget.l1, l2=l2, scale=sigma, rho=l2 * l2 / (2.0 * sigma * sigma)
+        )
+        return noise(values, comp)
+
+    def pick_fn(scores: list[float], sensitivity: float, eps: float) -> int:
+        comp = dataclasses.replace(sel, l1=sensitivity, l2=sensitivity, epsilon=eps, rho=eps * eps / 8.0)
+        return pick(scores, comp)
+
+    released, _model = aim.adaptive_measure(exact.codes, sizes, budget, noise=noise_fn, pick=pick_fn)
+    exact.codes = None
+    seed = secrets.randbits(128)
+    n = synthesiser.table_rows(aim.table_total(released), spec.rows)
+    exact.released = {
+        **aim.released_to_dict(released),
+        "file": file_name(spec.name),
+        "rows": n,
+        "seed": str(seed),
+        "fit": aim.FIT_VERSION,
+        "domain": synthesiser.DOMAIN_VERSION,
+    }
+    return [
+        Row(
+            spec.name,
+            file_name(spec.name),
+            str(n),
+            "",
+            "",
+            spec.mechanism,
+            fmt_number(spec.epsilon),
+            fmt_number(spec.delta),
+        )
+    ]
 
 
 def _mech_eps(rho: float, delta: float) -> float:

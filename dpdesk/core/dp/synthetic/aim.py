@@ -248,3 +248,83 @@ def _fits(sizes: tuple[int, ...], held: list[Clique], clique: Clique, limit: flo
 def final_fit(released: Released, iterations: int = FINAL_ITERATIONS, warm: Model | None = None) -> Model:
     """The model the table is drawn from: the fit of every released measurement, from the uniform start."""
     return fit_model(released.sizes, released.observations(), iterations=iterations, warm=warm)
+
+
+#: The version of the fit and the sampler a table is regenerated with (kept in the ledger: a later change of either
+#: gets a new number, and a release made before keeps its own).
+FIT_VERSION = 1
+
+
+def released_to_dict(released: Released) -> dict[str, object]:
+    """The released rounds in the ledger's JSON form (every round: its clique, noisy counts, sigma and the
+    selection's epsilon; the public budget they were drawn under)."""
+    b = released.budget
+    return {
+        "method": "aim",
+        "sizes": list(released.sizes),
+        "budget": {"rho": b.rho, "l1": b.l1, "l2": b.l2, "n_columns": b.n_columns},
+        "rounds": [
+            {
+                "clique": list(r.clique),
+                "noisy": list(r.noisy),
+                "sigma": r.sigma,
+                "select_epsilon": r.select_epsilon,
+            }
+            for r in released.rounds
+        ],
+    }
+
+
+def released_from_dict(d: dict[str, object]) -> Released:
+    """Inverse of :func:`released_to_dict`; raises ValueError when a round does not fit the domain."""
+    sizes = tuple(int(s) for s in d["sizes"])  # type: ignore[attr-defined]
+    raw = d["budget"]
+    assert isinstance(raw, dict)
+    budget = Budget(float(raw["rho"]), float(raw["l1"]), float(raw["l2"]), int(raw["n_columns"]))
+    out = Released(sizes, budget)
+    for r in d["rounds"]:  # type: ignore[attr-defined]
+        clique = tuple(int(a) for a in r["clique"])
+        noisy = tuple(int(v) for v in r["noisy"])
+        if list(clique) != sorted(set(clique)) or not all(0 <= a < len(sizes) for a in clique):
+            raise ValueError("a round's clique is not sorted columns of the domain")
+        if len(noisy) != _cells(sizes, clique):
+            raise ValueError("a round's counts do not fit its clique")
+        out.rounds.append(Round(clique, noisy, float(r["sigma"]), float(r["select_epsilon"])))
+    return out
+
+
+def rounds_rho(d: dict[str, object], l1: float, l2: float) -> float:
+    """The zCDP cost of every recorded round of :func:`released_to_dict`'s record when one marginal's
+    sensitivities are ``l1`` and ``l2``: l2^2 / (2 sigma^2) for each measurement and (eps_t l1 / l1_drawn)^2 / 8
+    for each selection (its score's sensitivity, max weight times L1, grows with L1; its epsilon with it)."""
+    raw = d["budget"]
+    assert isinstance(raw, dict)
+    c1 = l1 / float(raw["l1"])
+    total = 0.0
+    for r in d["rounds"]:  # type: ignore[attr-defined]
+        sigma, eps = float(r["sigma"]), float(r["select_epsilon"]) * c1
+        total += (l2 * l2 / (2.0 * sigma * sigma) if math.isfinite(sigma) else 0.0) + eps * eps / 8.0
+    return total
+
+
+def table_total(released: Released) -> float:
+    """The number of rows the fitted model holds (the fit's own estimate, from the released counts alone)."""
+    from dpdesk.core.dp.synthetic.pgm import estimate_total
+
+    return estimate_total(released.observations())
+
+
+def draw_codes(
+    released: Released, rows: int | None, seed: int, fit_version: int = FIT_VERSION
+) -> tuple[np.ndarray, np.random.Generator]:
+    """The levels (n x d) the released rounds and the seed give (the final fit, then the sampler), and the
+    generator, ready to draw the values inside each level. Post-processing of released values only."""
+    from dpdesk.core.dp.synthetic.pgm import sample_model
+    from dpdesk.core.dp.synthetic.pipeline import generator, table_rows
+
+    if fit_version != FIT_VERSION:
+        raise ValueError(f"unknown adaptive fit version {fit_version}")
+    model = final_fit(released)
+    n = table_rows(model.marginals.total, rows)
+    rng = generator(seed)
+    return sample_model(model, n, rng), rng
