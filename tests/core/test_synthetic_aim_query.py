@@ -412,3 +412,23 @@ def test_the_selection_score_moves_by_at_most_its_stated_sensitivity_through_the
 def _subsets(n: int, k: int) -> list[tuple[int, ...]]:
     """The sets of 1 to k of n rows (one person's rows)."""
     return [c for r in range(1, k + 1) for c in itertools.combinations(range(n), r)]
+
+
+def test_the_fidelity_estimate_simulates_the_adaptive_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app's uncharged estimate on a public file runs the query's own method (the adaptive rounds), not MST."""
+    from dpdesk.core.loading import load_table
+    from dpdesk.core.preview.simulate import synthetic_fidelity
+
+    calls: list[int] = []
+    real = aim.adaptive_measure
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(aim, "adaptive_measure", counted)
+    plan = parse_plan(plan_dict())
+    table = load_table(DATA, plan.columns)
+    got = synthetic_fidelity(plan, "people table", table=table, runs=1, rng=np.random.default_rng(1))
+    assert calls == [1]
+    assert 0.0 <= got.two_way <= 1.0 and 0.0 <= got.one_way <= 1.0

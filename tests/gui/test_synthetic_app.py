@@ -281,3 +281,27 @@ def test_the_expected_fidelity_on_a_file_declared_public(
     qtbot.waitUntil(lambda: bool(errors), timeout=30_000)
     settle(qtbot, win)
     assert "it holds the rows of the table opened for release" in errors[0], errors
+
+
+def test_the_form_offers_mst_and_the_adaptive_method_with_a_line_on_each(qtbot: Any, win: Any) -> None:
+    """The Mechanism field of a synthetic table offers MST (the default) and the adaptive synthesiser, with one
+    line saying how they differ; choosing the adaptive one writes "aim" with a delta above 0 (required), and the
+    preview says what it does round by round."""
+    open_tab(qtbot, win, "Queries")
+    n = len(win.state.plan_data["queries"])
+    click(qtbot, button(win, "Add"))
+    choose(field(win, "Statistic"), "synthetic table")
+    combo = field(win, "Mechanism")
+    assert isinstance(combo, QComboBox) and combo.isVisible()
+    assert [combo.itemData(i) for i in range(combo.count())] == ["mst", "aim"]
+    assert combo.itemText(1).startswith("adaptive synthesiser")
+    note = win.query_form.method_note
+    assert note.isVisible() and "Adaptive (AIM)" in note.text() and "delta above 0" in note.text()
+    choose(combo, "adaptive synthesiser")
+    query = win.state.plan_data["queries"][n]
+    assert query["mechanism"] == "aim" and query["delta"] > 0
+    assert win.state.plan is not None, win.state.plan_error
+    qtbot.waitUntil(lambda: any("round by round" in t for t in visible_texts(win)), timeout=10_000)
+    # another statistic has one mechanism: no line on methods
+    choose(field(win, "Statistic"), "count")
+    assert not note.isVisible()

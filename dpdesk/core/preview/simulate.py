@@ -258,6 +258,37 @@ class Fidelity:
     independent_two_way: float
 
 
+def _adaptive_fake(
+    spec: Any,
+    codes: np.ndarray,
+    sizes: tuple[int, ...],
+    replace: bool,
+    k: int,
+    cap: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """One simulated adaptive synthesis (mechanism aim) of the encoded public table with numpy's noise (uncharged,
+    not for publication): its rounds, its final fit and a sample of at most ``cap`` rows."""
+    from dpdesk.core.dp.statistics.synthetic import aim_budget
+    from dpdesk.core.dp.synthetic import aim
+    from dpdesk.core.dp.synthetic.pgm import sample_model
+    from dpdesk.core.dp.synthetic.pipeline import table_rows
+
+    budget = aim_budget(spec.epsilon, spec.delta, len(sizes), replace, k)
+
+    def noise(values: list[int], _l2: float, sigma: float) -> list[int]:
+        v = np.asarray(values, dtype=np.float64)
+        return np.rint(v + rng.normal(0.0, sigma, len(v))).astype(np.int64).tolist()  # type: ignore[no-any-return]
+
+    def pick(scores: list[float], sensitivity: float, eps: float) -> int:
+        u = np.asarray(scores) * eps / (2.0 * sensitivity)
+        return int(np.argmax(u + rng.gumbel(size=len(u))))
+
+    released, _model = aim.adaptive_measure(codes, sizes, budget, noise=noise, pick=pick)
+    model = aim.final_fit(released)
+    return sample_model(model, min(table_rows(model.marginals.total, spec.rows), cap), rng)
+
+
 def synthetic_fidelity(
     plan: Plan,
     query: str,
@@ -318,9 +349,12 @@ def synthetic_fidelity(
         progress.update(run, runs, "simulating")
         for which, split in enumerate(splits):
             progress.check_cancelled()
-            model = fit(measure_marginals(exact, split, noise, pick))
-            n = min(table_rows(model.total, spec.rows), FIDELITY_ROWS_FACTOR * int(codes.shape[0]))
-            fake = sample_codes(model, n, rng)
+            cap = FIDELITY_ROWS_FACTOR * int(codes.shape[0])
+            if which == 0 and spec.mechanism == "aim":
+                fake = _adaptive_fake(spec, codes, tuple(sizes), replace, k, cap, rng)
+            else:
+                model = fit(measure_marginals(exact, split, noise, pick))
+                fake = sample_codes(model, min(table_rows(model.total, spec.rows), cap), rng)
             sums[which][0] += tvd(codes, fake, sizes, 1)
             sums[which][1] += tvd(codes, fake, sizes, 2)
     progress.update(runs, runs, "simulating")

@@ -108,6 +108,8 @@ def synthetic_lines(design: Any, plan: Any) -> list[str]:
     one, sel, two = design.components
     attrs = attributes(spec, plan.columns)
     d = len(attrs)
+    if spec.mechanism == "aim":
+        return [_adaptive_line(design, attrs, spec.rows), _utility_line()]
     noise = _("Gaussian") if one.mechanism == "gaussian" else _("Laplace")
     rows = (
         _("{n} rows").format(n=f"{spec.rows:,}")
@@ -131,13 +133,46 @@ def synthetic_lines(design: Any, plan: Any) -> list[str]:
             s2=numfmt.plain(two.scale, 4),
             rows=rows,
         ),
-        _(
-            "<b>Expected utility</b>: how faithful the table is depends on the data, so dpdesk estimates it only "
-            "on a file you declare public (a published sample, last year's published table), uncharged, never "
-            "on your table. A stand-in table's columns are independent, so a simulation on it says nothing "
-            "about how well two-way relations are kept."
-        ),
+        _utility_line(),
     ]
+
+
+def _rows_words(rows: int | None) -> str:
+    from dpdesk.core.dp.synthetic.pipeline import MAX_ROWS
+
+    return (
+        _("{n} rows").format(n=f"{rows:,}")
+        if rows is not None
+        else _("as many rows as the fitted model's total (free; at most {n})").format(n=f"{MAX_ROWS:,}")
+    )
+
+
+def _adaptive_line(design: Any, attrs: Any, rows: int | None) -> str:
+    """The adaptive synthesiser's stages in plain words (from the plan's design alone)."""
+    one, sel, _measure = design.components
+    return _(
+        "<b>What it does</b>: measures the one-way marginal of each of the {d} columns ({levels}) with Gaussian "
+        "noise of scale {s} per cell; then, round by round (up to {t} rounds), picks with the exponential "
+        "mechanism (ε {es} per round to start) the marginal its current model gets most wrong, measures it, and "
+        "refits the model; when a round teaches the model little, the next rounds get less noise and fewer are "
+        "left. It draws {rows} from the final model. Nothing else is read from the data."
+    ).format(
+        d=len(attrs),
+        levels=", ".join(_("{name}: {n} levels").format(name=_escape(a.name), n=a.size) for a in attrs),
+        s=numfmt.plain(one.scale, 4),
+        t=16 * len(attrs),
+        es=numfmt.epsilon(sel.epsilon),
+        rows=_rows_words(rows),
+    )
+
+
+def _utility_line() -> str:
+    return _(
+        "<b>Expected utility</b>: how faithful the table is depends on the data, so dpdesk estimates it only "
+        "on a file you declare public (a published sample, last year's published table), uncharged, never "
+        "on your table. A stand-in table's columns are independent, so a simulation on it says nothing "
+        "about how well two-way relations are kept."
+    )
 
 
 def fidelity_text(result: Any, path: str, epsilon: float) -> str:

@@ -192,6 +192,19 @@ class QueryForm(QWidget):
                 "for many values. The exponential mechanism picks a candidate."
             )
         )
+        # a synthetic table's two methods, in one line (shown when the statistic offers both)
+        self.method_note = QLabel(
+            _("MST: fast; delta may be 0. Adaptive (AIM): closer to the data, slower; needs delta above 0.")
+        )
+        self.method_note.setToolTip(
+            _(
+                "MST measures a tree of column pairs: fast, and delta may be 0. Adaptive (AIM) measures, round by "
+                "round, the marginals its table gets most wrong: closer to the data for the same budget, slower, "
+                "and it needs a delta above 0."
+            )
+        )
+        self.method_note.setObjectName("query_method_note")
+        self.method_note.setWordWrap(True)
         self.epsilon = QLineEdit()
         self.epsilon.setObjectName("query_epsilon")
         self.epsilon.setToolTip(
@@ -290,6 +303,7 @@ class QueryForm(QWidget):
             ("where", _("Only rows where"), where_box),
             ("query_rows", _("Rows that meet it"), self.query_rows),
             ("mechanism", _("Mechanism"), self.mechanism),
+            ("method_note", "", self.method_note),
             ("spend", _("Privacy"), spend),
             ("accuracy", _("Error"), self.target_error),
             ("confidence", _("Confidence"), self.target_confidence),
@@ -585,6 +599,7 @@ class QueryForm(QWidget):
             composite = stat is not None and stat.composite
             show = {
                 "spend": not composite,  # a synthetic table takes an epsilon, never an accuracy target
+                "method_note": composite and stat is not None and len(stat.mechanisms) > 1,
                 "accuracy": first,
                 "confidence": first,
                 "cells": first and cells,
