@@ -349,12 +349,15 @@ def synthetic_fidelity(
         progress.update(run, runs, "simulating")
         for which, split in enumerate(splits):
             progress.check_cancelled()
-            cap = FIDELITY_ROWS_FACTOR * int(codes.shape[0])
-            if which == 0 and spec.mechanism == "aim":
+            if which == 0 and spec.mechanism == "aim":  # the query's own method: the adaptive rounds
+                cap = FIDELITY_ROWS_FACTOR * int(codes.shape[0])
                 fake = _adaptive_fake(spec, codes, tuple(sizes), replace, k, cap, rng)
-            else:
-                model = fit(measure_marginals(exact, split, noise, pick))
-                fake = sample_codes(model, min(table_rows(model.total, spec.rows), cap), rng)
+                sums[which][0] += tvd(codes, fake, sizes, 1)
+                sums[which][1] += tvd(codes, fake, sizes, 2)
+                continue
+            model = fit(measure_marginals(exact, split, noise, pick))
+            n = min(table_rows(model.total, spec.rows), FIDELITY_ROWS_FACTOR * int(codes.shape[0]))
+            fake = sample_codes(model, n, rng)
             sums[which][0] += tvd(codes, fake, sizes, 1)
             sums[which][1] += tvd(codes, fake, sizes, 2)
     progress.update(runs, runs, "simulating")
