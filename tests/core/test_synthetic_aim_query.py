@@ -24,6 +24,7 @@ from dpdesk.core.ledger.budget import budget_report, design_to_dict
 from dpdesk.core.ledger.entries import GENESIS, salvaged
 from dpdesk.core.ledger.recost import effective, pending_corrections
 from dpdesk.core.plan.reader import parse_plan
+from dpdesk.core.publish.synthetic_report_aim import marginal_rows, pair_estimate, unmeasured_pairs
 from tests.conftest import SAMPLES
 
 DATA = SAMPLES / "census_sample.csv"
@@ -211,6 +212,13 @@ def test_release_keeps_every_round_and_the_table_regenerates_from_the_ledger(
     attrs, table = stat.regenerate(fields, spec, plan)
     assert stat.table_csv(attrs, table) == first and len(table) == fields["rows"]
     assert cli_main(["review", str(out)]) == 0
+    # the report: every measured marginal beside the table's own, the unmeasured pairs as estimates, the warning
+    from tests.services.test_report_claims import pdf_text
+
+    text = " ".join(pdf_text(out / "report.pdf").split())
+    assert "Each measured marginal: the released noisy counts beside the synthetic table's own" in text
+    assert "Caution: the synthetic rows are made up" in text and "cannot show small groups" in text
+    assert ("These figures are estimates, not measurements" in text) == bool(unmeasured_pairs(fields))
     path = out / fields["file"]
     path.write_bytes(path.read_bytes().replace(b"female", b"male", 1))
     assert cli_main(["review", str(out)]) != 0
@@ -432,3 +440,30 @@ def test_the_fidelity_estimate_simulates_the_adaptive_method(monkeypatch: pytest
     got = synthetic_fidelity(plan, "people table", table=table, runs=1, rng=np.random.default_rng(1))
     assert calls == [1]
     assert 0.0 <= got.two_way <= 1.0 and 0.0 <= got.one_way <= 1.0
+
+
+def test_the_report_s_summary_per_marginal_and_estimate_per_unmeasured_pair() -> None:
+    """Computed from released values only: a marginal measured twice is their inverse-variance mean; a table whose
+    counts equal it is at distance 0; the noise floor is sqrt(2/pi) sigma cells / (2 N); a pair is unmeasured when
+    no measured marginal holds both its columns, and its estimate is the floor at the last round's sigma."""
+    fields = {
+        "sizes": [2, 2, 3],
+        "rows": 100,
+        "rounds": [
+            {"clique": [0], "noisy": [40, 60], "sigma": 2.0, "select_epsilon": 0.0},
+            {"clique": [1], "noisy": [50, 50], "sigma": 2.0, "select_epsilon": 0.0},
+            {"clique": [2], "noisy": [30, 30, 40], "sigma": 2.0, "select_epsilon": 0.0},
+            {"clique": [0, 1], "noisy": [20, 20, 30, 30], "sigma": 2.0, "select_epsilon": 0.1},
+            {"clique": [0, 1], "noisy": [20, 20, 30, 30], "sigma": 1.0, "select_epsilon": 0.2},
+        ],
+    }
+    own = [[40, 60], [50, 50], [30, 30, 40], [20, 20, 30, 30]]
+    rows = marginal_rows(fields, own)
+    assert [r[0] for r in rows] == [(0,), (1,), (2,), (0, 1)]
+    _c, cells, sigma, tvd, floor = rows[3]
+    assert cells == 4 and sigma == pytest.approx(1.0 / math.sqrt(1 / 4 + 1)) and tvd == pytest.approx(0.0)
+    assert floor == pytest.approx(math.sqrt(2 / math.pi) * sigma * 4 / 200)
+    moved = marginal_rows(fields, [[40, 60], [50, 50], [30, 30, 40], [30, 10, 30, 30]])
+    assert moved[3][3] == pytest.approx(0.1)  # 10 of 100 rows moved
+    assert unmeasured_pairs(fields) == [(0, 2), (1, 2)]
+    assert pair_estimate(fields, (0, 2)) == pytest.approx(math.sqrt(2 / math.pi) * 1.0 * 6 / 200)

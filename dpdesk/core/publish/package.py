@@ -45,7 +45,8 @@ def write_synthetic_tables(
 ) -> dict[str, list[tuple[int, ...]]]:
     """Write each synthetic table of the release, regenerated from its spend entry (noisy marginals and seed:
     post-processing, free); called only once the spend entry is durable. Returns each table's rows per level of
-    each column (for the report, which then need not draw the table again)."""
+    each column, or for an adaptive table per cell of each measured marginal (for the report, which then need not
+    draw the table again)."""
     from dpdesk.core.dp.statistics.synthetic import SyntheticQuery, columns_csv, regenerate_columns
 
     counts: dict[str, list[tuple[int, ...]]] = {}
@@ -54,7 +55,9 @@ def write_synthetic_tables(
         assert isinstance(spec, SyntheticQuery)
         table = regenerate_columns(fields, spec, plan)
         write_atomic(out_dir / fields["file"], columns_csv(table.attrs, table.values, table.codes, bom=bom))
-        counts[name] = table.level_counts()
+        # an adaptive table: its rows per cell of each measured marginal (the report sets them beside the released)
+        adaptive = fields.get("method") == "aim"
+        counts[name] = table.clique_counts(fields) if adaptive else table.level_counts()
         del table
     return counts
 

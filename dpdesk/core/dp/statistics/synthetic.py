@@ -376,6 +376,16 @@ def released_of(entry_field: dict[str, Any]) -> Released:
     return measurements_from_dict(entry_field)
 
 
+def measured_cliques(entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
+    """The distinct marginals an adaptive release measured, in the order first measured."""
+    out: list[tuple[int, ...]] = []
+    for r in entry_field["rounds"]:
+        c = tuple(int(a) for a in r["clique"])
+        if c not in out:
+            out.append(c)
+    return out
+
+
 def one_way_released(entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
     """Each column's released noisy one-way counts (the adaptive synthesiser measures every column first)."""
     if not is_adaptive(entry_field):
@@ -438,6 +448,14 @@ class SyntheticColumns:
             if self.n_rows
             else (0,) * a.size
             for j, a in enumerate(self.attrs)
+        ]
+
+    def clique_counts(self, entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
+        """The table's rows per cell of each marginal an adaptive release measured (:func:`measured_cliques`)."""
+        sizes = tuple(a.size for a in self.attrs)
+        return [
+            tuple(int(v) for v in aim.exact_marginal(self.codes, sizes, c).ravel().tolist())
+            for c in measured_cliques(entry_field)
         ]
 
     def csv(self, *, bom: bool = False) -> bytes:
