@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""dpdesk's synthesiser (MST-style, dpdesk.core.dp.synthetic) against the independent baseline.
+"""dpdesk's synthesisers (MST-style, and the adaptive one, AIM-style) against the independent baseline.
 
 A script, not a test. See benchmarks/README.md ("Synthetic tables"); results go to benchmarks/RESULTS-synth.md.
 
@@ -7,7 +7,10 @@ Two tables: ``survey`` (generated here: 28,000 rows, 7 columns of the issue's sh
 bins, two ints in 19 and 14 bins, four categories of 2-4 levels, with correlations) and ``diamonds``
 (../shared/data/diamonds.csv, 53,940 rows, 10 columns, public bins declared below). Methods:
 
-* ``dpdesk``: :mod:`dpdesk.core.dp.synthetic` (measure, fit, sample) at (epsilon, delta);
+* ``dpdesk``: :mod:`dpdesk.core.dp.synthetic` (measure, fit, sample) at (epsilon, delta): MST;
+* ``aim``: the adaptive synthesiser (:mod:`dpdesk.core.dp.synthetic.aim`, the synthetic statistic's ``"mechanism":
+  "aim"``): its rounds through dpdesk's mechanisms (OpenDP), with its default limits (``MAX_CELLS``,
+  ``ROUND_ITERATIONS``, ``FINAL_ITERATIONS``), its final fit and the sampler of :mod:`.pgm`, at the same rho;
 * ``independent``: each column sampled independently from its own noisy histogram at the same (epsilon,
   delta): the d one-way marginals measured with the whole budget (Gaussian, zCDP, through dpdesk's
   mechanisms), each projected onto the non-negative tables of the noisy total, sampled with the same sampler.
@@ -153,6 +156,15 @@ def run_method(
         released = syn.measure(codes, attrs, syn.split_budget(eps, delta, len(attrs)))
     elif method == "independent":
         released = syn.measure_independent(codes, attrs, eps, delta)
+    elif method == "aim":
+        from dpdesk.core.dp.statistics.synthetic import aim_budget
+        from dpdesk.core.dp.synthetic import aim
+        from dpdesk.core.dp.synthetic.pgm import sample_model
+
+        sizes = tuple(a.size for a in attrs)
+        rounds, _model = aim.adaptive_measure(codes, sizes, aim_budget(eps, delta, len(attrs), False, 1))
+        fitted = aim.final_fit(rounds)
+        return sample_model(fitted, round(fitted.marginals.total), rng)
     else:
         raise ValueError(method)
     model = syn.fit(released)
@@ -196,12 +208,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument("--methods", default="dpdesk,aim,independent")
     a = ap.parse_args()
     if a.worker:
         t, m, e, d = a.worker
         print(json.dumps(worker(t, m, float(e), float(d))))
         return
-    methods = ("dpdesk", "independent")
+    methods = tuple(a.methods.split(","))
     results: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
     for table in a.tables.split(","):
         for eps in (float(x) for x in a.eps.split(",")):
@@ -223,7 +236,7 @@ def _med(xs: list[float]) -> float:
 
 def report(results: dict[tuple[str, str, float], list[dict[str, Any]]], a: argparse.Namespace) -> str:
     lines = [
-        "# Synthetic tables: dpdesk's synthesiser vs the independent baseline",
+        "# Synthetic tables: dpdesk's synthesisers (MST, adaptive) vs the independent baseline",
         "",
         (
             f"Written by `benchmarks/synthetic.py` on {_dt.datetime.now().isoformat(timespec='minutes')}, "

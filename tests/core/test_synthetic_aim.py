@@ -128,6 +128,11 @@ def test_workload_weights_and_triples() -> None:
     assert cands[(0, 1, 2)] == 3.0 and cands[(0, 1)] == 2.0 and cands[(0,)] == 1.0
     big = {c.clique for c in aim.workload((100, 100, 100, 2))}
     assert all(len(c) <= 2 for c in big)
+    # every triple small, but all of them together past the memory the rounds may hold: pairs only
+    wide = aim.workload((40,) * 30)
+    assert aim.MAX_TRIPLE_CELLS >= 40**3 and math.comb(30, 3) * 40**3 > aim.MAX_WORKLOAD_CELLS
+    assert all(len(c.clique) <= 2 for c in wide)
+    assert any(len(c.clique) == 3 for c in aim.workload((40,) * 10))
 
 
 def test_the_model_stays_within_its_size_limit() -> None:

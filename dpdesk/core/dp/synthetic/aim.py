@@ -39,13 +39,20 @@ from dpdesk.core.dp.synthetic.pgm import Clique, Model, Observation, fit_model, 
 MEASURE_SHARE = 0.9
 #: Rounds planned per column (AIM's T = 16 d).
 ROUNDS_PER_COLUMN = 16
-#: The largest junction tree (float64 cells summed over its cliques) the model may grow to: 2^23 cells is 64 MiB
-#: per copy of the beliefs; the fit keeps a few copies, well within 1 GiB.
-MAX_CELLS = 1 << 23
-#: Triples join the workload while every triple's marginal has at most this many cells.
+#: The largest junction tree (float64 cells summed over its cliques) the model may grow to: 10^5 cells is 0.8 MiB
+#: per copy of the beliefs (the fit keeps a few), far within 1 GiB. Measured on diamonds (53,940 rows, 10 columns,
+#: 10-17 levels each; 2 shared cores, load 3.4-3.8; benchmarks/RESULTS-synth.md): at epsilon 1, 10^5 cells and 30
+#: iterations a round took 4.2 s for the rounds and 6.0 s for the final fit (2-way TVD 0.034); 3 x 10^5 and 50,
+#: 8.1 + 13.8 s (0.031); at epsilon 3, 10^5: 4.3 + 7.6 s (0.020), 3 x 10^5: 9.9 + 23.4 s (0.022); 2^23 cells
+#: and 100 iterations (the first defaults): 114 s. Peak memory 87-97 MiB in every case.
+MAX_CELLS = 100_000
+#: Triples join the workload while every triple's marginal has at most this many cells,
 MAX_TRIPLE_CELLS = 1 << 16
-#: Mirror descent iterations after each round (warm-started) and for the final fit.
-ROUND_ITERATIONS = 100
+#: and all the triples' marginals together (the rounds hold every candidate's exact counts, int64) at most this many:
+#: 2^24 cells is 128 MiB (30 columns of 40 levels would otherwise hold 4,060 triples of 64,000 cells, 2 GiB).
+MAX_WORKLOAD_CELLS = 1 << 24
+#: Mirror descent iterations after each round (warm-started) and for the final fit (see MAX_CELLS for the times).
+ROUND_ITERATIONS = 30
 FINAL_ITERATIONS = 1000
 
 
@@ -59,11 +66,16 @@ class Candidate:
 
 def workload(sizes: Sequence[int], triples: bool | None = None) -> list[Candidate]:
     """The candidates: the downward closure of every pair (and every triple when ``triples``, by default when every
-    triple has at most :data:`MAX_TRIPLE_CELLS` cells), weighted by their overlap with the workload."""
+    triple has at most :data:`MAX_TRIPLE_CELLS` cells and all of them at most :data:`MAX_WORKLOAD_CELLS`), weighted
+    by their overlap with the workload."""
     d = len(sizes)
     if triples is None:
         big = sorted(sizes, reverse=True)[:3]
-        triples = d >= 3 and math.prod(big) <= MAX_TRIPLE_CELLS
+        triples = (
+            d >= 3
+            and math.prod(big) <= MAX_TRIPLE_CELLS
+            and math.comb(d, 3) * math.prod(big) <= MAX_WORKLOAD_CELLS
+        )
     work = list(itertools.combinations(range(d), 3 if triples and d >= 3 else 2)) if d >= 2 else [(0,)]
     closure: set[Clique] = set()
     for s in work:
