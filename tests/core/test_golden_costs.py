@@ -106,8 +106,8 @@ def exact(x: float | Decimal | None) -> str | None:
 
 #: Examples added to a statistic after the table pinned its plan (whose totals they would change): costed in a plan
 #: of their own, under the key ``statistic/mechanism/<example>`` (the quantile by group, issue 31: its epsilon once,
-#: not once per group).
-SEPARATE = ("quantile_by",)
+#: not once per group; the adaptive synthetic table, issue 33, costed under each of the statistic's mechanisms).
+SEPARATE = ("quantile_by", "synthetic_aim")
 
 
 def _queries(
