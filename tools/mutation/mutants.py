@@ -4982,8 +4982,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TL15",
         "team ledger: a re-saved copy of a table the team knows joins its dataset (content keys in the database)",
         "dpdesk/core/identity/recognition.py",
-        "    owner = team.dataset_of_content(ident.key)\n    if owner is None:\n        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a\n        # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself\n        records = _team_records(team)\n        owner = team.dataset_of_content(ident.key)\n",
-        "    owner = None\n    if owner is None:\n        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a\n        # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself\n        records = _team_records(team)\n        owner = None\n",
+        "        owner = team.dataset_of_content(ident.key)\n        if owner is not None:\n            return owner, ident.key\n",
+        "        owner = None\n        if owner is not None:\n            return owner, ident.key\n",
         (
             "tests/team/test_team_release.py::test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team",
         ),
@@ -5238,8 +5238,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TN02",
         "team: a new dataset's claim stores its table's sketches in the team's database",
         "dpdesk/core/ledger/pgstore.py",
-        "                self._sketches.get(sha256) if content is not None else None,\n",
-        "                None,\n",
+        "                    sketch if content is not None else None,\n",
+        "                    None,\n",
         (
             "tests/team/test_team_near_copy.py::test_a_near_copy_on_another_curators_machine_is_refused",
             "tests/team/test_team_near_copy.py::test_the_team_keeps_a_tables_sketches_for_curators_only",
@@ -6048,7 +6048,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TJ09",
         "team import: a re-saved copy of a table with unimported home history is refused through the team too",
         "dpdesk/core/identity/recognition.py",
-        """    if ledger.home is not None:
+        """    if ledger.home is not None and not cluster_table:
         _remember_own_identity(""",
         """    if False:
         _remember_own_identity(""",

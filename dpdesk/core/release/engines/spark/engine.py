@@ -13,7 +13,9 @@ A source only the cluster reads (a catalog table ``table:NAME``, a folder of fil
 such as ``hdfs://`` or ``s3a://``, or any path with a cluster not on this machine) is named by its **content**:
 Spark reads it once into a local checkpoint (a snapshot kept by the executors, :meth:`SparkEngine._snapshot`), and
 from that one snapshot computes the scheme-2 content identity
-(:func:`~dpdesk.core.release.engines.spark.identity.spark_identity`, keyed by keys derived from the home's secret)
+(:func:`~dpdesk.core.release.engines.spark.identity.spark_identity`, keyed by keys derived from the home's secret,
+or, for a home that uses a team ledger, the team's identity secret: the same rows are the same key on every
+curator's machine)
 and then every aggregate, so the statistics are of the rows the identity names even if the table changes
 meanwhile. Its key is :func:`cluster_key` of the content key; the release's resolution then finds the dataset as
 for a file: the same rows as a known dataset (a file released before, or the table unchanged) are that dataset and
@@ -91,10 +93,10 @@ class SparkEngine:
         if file_key is None and identity_secret is None:
             raise SparkUnavailable(
                 _(
-                    "{source}: a table only the cluster reads is named by its content, which dpdesk computes with "
-                    "this computer's own dataset register; a home that uses a team ledger cannot do that yet. "
-                    "Release a file this computer reads too, or from a home without a team ledger. Nothing was "
-                    "charged"
+                    "{source}: a table only the cluster reads is named by its content, which dpdesk keys with this "
+                    "home's identity secret or its team's, and neither could be read (the home's identity store, or "
+                    "the team ledger, is unreadable or unreachable). Release again once it is, or release a file "
+                    "this computer reads too. Nothing was charged"
                 ).format(source=self.source.label)
             )
         progress.update(0, 1, "starting Spark")
