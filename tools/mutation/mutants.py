@@ -6879,6 +6879,64 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
         ),
     ),
+    Mutant(
+        "TQ01",
+        "team: a table's claim records its content keys of both schemes (scheme 2's beside scheme 1's), not one",
+        "dpdesk/core/ledger/pgstore.py",
+        "        for i, (content, sketch) in enumerate(contents):\n",
+        "        for i, (content, sketch) in enumerate(contents[:1]):\n",
+        (
+            "tests/team/test_team_scheme2.py::test_a_table_released_in_the_team_is_known_by_its_scheme2_key_too",
+        ),
+    ),
+    Mutant(
+        "TQ02",
+        "team: a file the team knows by its bytes gets its scheme-2 key recorded at its next release when the team lacks it",
+        "dpdesk/core/identity/recognition.py",
+        "        _record_scheme2(team, path, sha, ledger.dataset, secret, computed, cluster_table, kw)\n",
+        "        pass\n",
+        (
+            "tests/team/test_team_scheme2.py::test_a_file_the_team_knew_by_scheme1_only_gets_its_scheme2_key_at_its_next_release",
+        ),
+    ),
+    Mutant(
+        "TQ03",
+        "team: a dataset known by fewer scheme-2 than scheme-1 sketches is listed (the hazard of a cluster table)",
+        "dpdesk/core/identity/recognition.py",
+        "    return sorted(d for d, (one, two) in counts.items() if two < one)\n",
+        "    return sorted(d for d, (one, two) in counts.items() if two < 0)\n",
+        (
+            "tests/team/test_team_scheme2.py::test_the_team_lists_a_dataset_known_by_scheme1_only_until_its_file_is_budgeted",
+        ),
+    ),
+    Mutant(
+        "TQ04",
+        "team: a cluster table is refused while the team knows a dataset by a scheme-1 key only (no second budget)",
+        "dpdesk/core/release/steps.py",
+        "        old = team_scheme1_only(team)\n",
+        "        old = []\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_cluster_table_is_refused_while_the_team_knows_a_dataset_by_scheme1_only",
+        ),
+    ),
+    Mutant(
+        "TQ05",
+        "team: the loader and Spark key a team home's table with the team's identity secret (the same rows, one key)",
+        "dpdesk/core/identity/recognition.py",
+        "            return store.identity_secret() if store is not None else None\n",
+        "            return None\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_files_rows_read_by_spark_on_another_curators_home_share_the_teams_budget",
+        ),
+    ),
+    Mutant(
+        "TQ06",
+        "team: a new table's scheme-2 sketch is compared with the team's (a near-copy read by Spark is refused)",
+        "dpdesk/core/identity/recognition.py",
+        "            for ident in idents:  # each scheme's sketch is compared with the team's sketches of that scheme\n",
+        "            for ident in idents[1:]:  # each scheme's sketch is compared with the team's sketches of that scheme\n",
+        ("tests/spark/test_spark_team.py::test_a_near_copy_of_a_teams_dataset_read_by_spark_is_refused",),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib
