@@ -2310,7 +2310,7 @@ import PySide6  # noqa: F401
         "WL05",
         "app: recent files are stored as given (relative paths)",
         "dpdesk/gui/main_window.py",
-        r"""        name = path if isinstance(path, str) and is_database_url(path) else os.path.abspath(path)""",
+        r"""        name = text if isinstance(path, str) and kept else os.path.abspath(path)""",
         r"""        name = str(path)""",
         ("tests/gui/test_shell.py",),
     ),
@@ -5186,8 +5186,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TG06",
         "app: after connecting or disconnecting, an open table's budget is read from the ledger now in use",
         "dpdesk/gui/actions/team.py",
-        "            window.open_data(str(state.data_path))  # its dataset and budget, from the ledger now in use\n",
-        "            pass\n",
+        "                window.open_data(str(state.data_path))\n",
+        "                pass\n",
         ("tests/team/test_team_gui.py::test_after_connecting_an_open_table_is_read_from_the_team_ledger",),
     ),
     Mutant(
@@ -6835,8 +6835,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "AE01",
         "The app's release uses the engine chosen in File > Aggregation engine (Spark: ReleaseRequest.spark)",
         "dpdesk/gui/actions/release.py",
-        "                plan, path, home, None, accept_data_problems=True, approval=approval, spark=spark\n",
-        "                plan, path, home, None, accept_data_problems=True, approval=approval\n",
+        "                spark=spark,\n",
+        "                spark=None,\n",
         (
             "tests/gui/test_spark_engine_app.py::test_the_release_asks_the_chosen_engine_and_charges_nothing_when_spark_cannot_be_had",
         ),
@@ -6878,6 +6878,24 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         (
             "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
         ),
+    ),
+    Mutant(
+        "AO01",
+        "Opening a table only the cluster reads (File > Open Spark table) reads its header only: no row of it comes to the desktop",
+        "dpdesk/core/release/engines/spark/header.py",
+        "        fields = list(read(spark, where, charset, delimiter).schema.fields)  # the schema: no row is read\n",
+        "        frame = read(spark, where, charset, delimiter)\n        frame.take(20)\n        fields = list(frame.schema.fields)\n",
+        (
+            "tests/gui/test_spark_open_app.py::test_opening_a_catalog_table_or_a_folder_reads_its_header_and_no_row",
+        ),
+    ),
+    Mutant(
+        "AO02",
+        "The app releases a table only the cluster reads through Spark only: with this computer chosen it is refused in words, nothing run",
+        "dpdesk/gui/actions/release.py",
+        "        if cluster is not None and spark is None:  # its rows are not here: only Spark can aggregate it\n",
+        "        if False:  # its rows are not here: only Spark can aggregate it\n",
+        ("tests/gui/test_spark_open_app.py::test_the_source_is_remembered_and_no_token_is",),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
