@@ -271,9 +271,8 @@ class AppState(QObject):
         from dpdesk.services.ledger import ledger_status
 
         self.ledger_entries, self.ledger_error, self.dataset_id = [], None, None
-        if (
-            self.cluster is not None
-        ):  # the key of the table Spark last read there, as `dpdesk ledger --data` finds it
+        # a table only the cluster reads: the key Spark last named it with there, as `dpdesk ledger --data` finds it
+        if self.cluster is not None:
             from dpdesk.services.common import Dataset
 
             self.sha256 = Dataset(self.home, self.cluster.source).key()
