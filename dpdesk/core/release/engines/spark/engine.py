@@ -200,35 +200,8 @@ class SparkEngine:
             return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
     def _charset(self) -> str | None:
-        """The --encoding as Spark names it (Spark's CSV reader decodes only a few charsets; any other is refused
-        here, nothing charged, rather than read as other text)."""
-        import codecs
-
-        if self._encoding is None:
-            return None
-        try:
-            name = codecs.lookup(self._encoding).name
-        except LookupError:
-            name = ""
-        known = {
-            "utf-8": "UTF-8",
-            "utf-8-sig": "UTF-8",
-            "iso8859-1": "ISO-8859-1",
-            "ascii": "US-ASCII",
-            "utf-16": "UTF-16",
-            "utf-16-be": "UTF-16BE",
-            "utf-16-le": "UTF-16LE",
-            "utf-32": "UTF-32",
-        }
-        if name not in known:
-            raise SparkUnavailable(
-                _(
-                    "{source}: Spark reads CSV files in UTF-8, ISO-8859-1, US-ASCII, UTF-16 or UTF-32, not {encoding}; "
-                    "save them as UTF-8 (or as Parquet), or release the file without --engine spark. Nothing was "
-                    "charged"
-                ).format(source=self.source.label, encoding=self._encoding)
-            )
-        return known[name]
+        """The --encoding as Spark names it (:func:`spark_charset`)."""
+        return spark_charset(self.source.label, self._encoding)
 
     def _check_decoded(self, frame: DataFrame) -> None:
         """A CSV Spark decoded with replacement characters (U+FFFD: bytes not in the encoding it was told, UTF-8
@@ -433,6 +406,38 @@ def _condition(exc: BaseException) -> str:
         with contextlib.suppress(Exception):
             return str(java.getClass().getName())
     return type(exc).__name__
+
+
+def spark_charset(label: str, encoding: str | None) -> str | None:
+    """The --encoding as Spark names it (Spark's CSV reader decodes only a few charsets; any other is refused
+    here, nothing charged, rather than read as other text)."""
+    import codecs
+
+    if encoding is None:
+        return None
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        name = ""
+    known = {
+        "utf-8": "UTF-8",
+        "utf-8-sig": "UTF-8",
+        "iso8859-1": "ISO-8859-1",
+        "ascii": "US-ASCII",
+        "utf-16": "UTF-16",
+        "utf-16-be": "UTF-16BE",
+        "utf-16-le": "UTF-16LE",
+        "utf-32": "UTF-32",
+    }
+    if name not in known:
+        raise SparkUnavailable(
+            _(
+                "{source}: Spark reads CSV files in UTF-8, ISO-8859-1, US-ASCII, UTF-16 or UTF-32, not {encoding}; "
+                "save them as UTF-8 (or as Parquet), or release the file without --engine spark. Nothing was "
+                "charged"
+            ).format(source=label, encoding=encoding)
+        )
+    return known[name]
 
 
 def _not_utf8(source: str, encoding: str) -> str:
