@@ -33,8 +33,11 @@ from __future__ import annotations
 
 import re
 
-#: the version of this schema, recorded in ``dpdesk.team`` (a client refuses a schema it does not know)
-SCHEMA_VERSION = 2
+#: the version of this schema, recorded in ``dpdesk.team`` (a client refuses a schema it does not know). Version 3
+#: has version 2's SQL; its clients record both schemes of content key, and a team of version 3 refuses the clients
+#: of version 2, which find a table by its scheme-1 key only: a table a curator claimed from a cluster (scheme 2
+#: only) would be a fresh dataset to them, a second budget for its rows
+SCHEMA_VERSION = 3
 
 #: the oldest PostgreSQL major version supported, and the one the tests run on (Debian 12's): older ones are past
 #: their end of life (13 ended in November 2025, 14 in November 2026)
