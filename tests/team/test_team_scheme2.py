@@ -114,3 +114,31 @@ def test_the_team_lists_a_dataset_known_by_scheme1_only_until_its_file_is_budget
         assert scheme2_owner(team, "bob", DATA) == dataset
     finally:
         store.close()
+
+
+def test_many_newer_tables_never_hide_a_dataset_known_by_scheme1_only(team: Team) -> None:
+    """The hazard check counts every sketch the team keeps, not the near-copy check's window of the most recent
+    (MAX_SKETCHES): a curator who claims that many newer tables (here written straight into the database, as
+    their claims would) does not push the old dataset out of it, so its rows read by Spark are still refused rather
+    than given a second budget. A sketch that is not JSON is skipped, never an error for the whole team."""
+    from dpdesk.core.identity.recognition import team_scheme1_only
+    from dpdesk.core.ledger.pgschema import MAX_SKETCHES
+
+    dataset = claim_as_before_scheme2(team, "alice", DATA)
+    newer = new_dataset_id()
+    later = json.dumps({"contents": {"k": {"scheme": 2}}, "columns": {}})
+    team.sql(
+        f"SET ROLE {team.prefix}_owner; "
+        f"INSERT INTO dpdesk.datasets (dataset, created_by, created) VALUES ('{newer}', 'x', clock_timestamp()); "
+        "INSERT INTO dpdesk.sketches SELECT lpad(to_hex(i), 64, '0'), "
+        f"'{newer}', '{later}', 'x', clock_timestamp() + i * interval '1 second' "
+        f"FROM generate_series(1, {MAX_SKETCHES + 20}) i; "
+        "INSERT INTO dpdesk.sketches VALUES (repeat('f', 64), "
+        f"'{newer}', 'not json', 'x', clock_timestamp() + interval '1 day'); RESET ROLE"
+    )
+    store = PgStore(team.url(team.users["bob"]))
+    try:
+        assert dataset not in {d for d, _text in store.sketches()}  # out of the near-copy check's window
+        assert team_scheme1_only(store) == [dataset]
+    finally:
+        store.close()

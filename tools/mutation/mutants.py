@@ -6903,8 +6903,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TQ03",
         "team: a dataset known by fewer scheme-2 than scheme-1 sketches is listed (the hazard of a cluster table)",
         "dpdesk/core/identity/recognition.py",
-        "    return sorted(d for d, (one, two) in counts.items() if two < one)\n",
-        "    return sorted(d for d, (one, two) in counts.items() if two < 0)\n",
+        "    return sorted(d for d, one, later in team.sketch_schemes() if later < one)\n",
+        "    return sorted(d for d, one, later in team.sketch_schemes() if later < 0)\n",
         (
             "tests/team/test_team_scheme2.py::test_the_team_lists_a_dataset_known_by_scheme1_only_until_its_file_is_budgeted",
         ),
@@ -7002,6 +7002,17 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "            row = table[g]\n",
         "            row = table.sum(axis=0)\n",
         ("tests/core/test_synthetic_pgm.py::test_the_sampler_follows_the_model",),
+    ),
+    Mutant(
+        "TQ07",
+        "team: the scheme-1-only check counts every sketch, not the near-copy window (newer tables never hide one)",
+        "dpdesk/core/ledger/pgschema.py",
+        "      FROM dpdesk.sketches s JOIN dpdesk.datasets d USING (dataset) WHERE NOT d.retired\n    )\n",
+        "      FROM dpdesk.sketches s JOIN dpdesk.datasets d USING (dataset) WHERE NOT d.retired\n"
+        "      ORDER BY s.added DESC LIMIT {max_sketches}\n    )\n",
+        (
+            "tests/team/test_team_scheme2.py::test_many_newer_tables_never_hide_a_dataset_known_by_scheme1_only",
+        ),
     ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""

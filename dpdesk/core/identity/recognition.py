@@ -824,20 +824,10 @@ def _record_scheme2(
 def team_scheme1_only(team: PgStore) -> list[str]:
     """The team's live datasets known by fewer scheme-2 than scheme-1 sketches (claimed before the team recorded
     scheme-2 keys, and not released since): a table only a cluster reads, named by its scheme-2 key alone, would
-    not be found among them (the team's analogue of :func:`~dpdesk.core.ledger.contents.needs_scheme1`). Read
-    from the sketches the near-copy check reads (:meth:`PgStore.sketches`: the most recent
-    :data:`~dpdesk.core.ledger.pgschema.MAX_SKETCHES`)."""
-    counts: dict[str, list[int]] = {}
-    for dataset, text in team.sketches():
-        try:
-            contents = dict(json.loads(text)["contents"])
-        except (ValueError, TypeError, KeyError):
-            continue
-        c = counts.setdefault(dataset, [0, 0])
-        for raw in contents.values():
-            scheme = raw.get("scheme", 1) if isinstance(raw, dict) else 1
-            c[0 if scheme == 1 else 1] += 1
-    return sorted(d for d, (one, two) in counts.items() if two < one)
+    not be found among them (the team's analogue of :func:`~dpdesk.core.ledger.contents.needs_scheme1`). Counted
+    by the database over all the team's sketches (:meth:`PgStore.sketch_schemes`), not the near-copy check's window
+    of the most recent: many newer tables never hide an older dataset from it."""
+    return sorted(d for d, one, later in team.sketch_schemes() if later < one)
 
 
 def _remember_own_identity(

@@ -219,6 +219,41 @@ BEGIN
 END
 $f$;
 
+-- a text as jsonb, or NULL when it is not JSON (a sketch a client wrote wrong never breaks the functions that read
+-- them all)
+CREATE FUNCTION dpdesk.try_jsonb(p_text text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+BEGIN
+  RETURN p_text::jsonb;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END
+$f$;
+
+-- per live dataset, how many of its tables' sketches are of identity scheme 1 and how many of a later scheme, over
+-- ALL the team's sketches (not the near-copy check's window): a dataset claimed before its curators recorded
+-- scheme-2 keys has fewer of the later ones, and a table only a cluster reads (named by scheme 2 alone) is refused
+-- while one exists (curators and officers)
+CREATE FUNCTION dpdesk.sketch_schemes() RETURNS TABLE (dataset text, scheme1 bigint, later bigint)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  RETURN QUERY
+    WITH parsed AS (
+      SELECT s.dataset, dpdesk.try_jsonb(s.sketch) -> 'contents' AS contents
+      FROM dpdesk.sketches s JOIN dpdesk.datasets d USING (dataset) WHERE NOT d.retired
+    )
+    SELECT p.dataset,
+      count(*) FILTER (WHERE coalesce(c.value ->> 'scheme', '1') = '1'),
+      count(*) FILTER (WHERE coalesce(c.value ->> 'scheme', '1') <> '1')
+    FROM parsed p
+    CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(p.contents) = 'object' THEN p.contents ELSE '{{}}'::jsonb END) c
+    GROUP BY p.dataset ORDER BY p.dataset;
+END
+$f$;
+
 -- the sketches of the team's live datasets' tables, the most recent first, at most p_limit (curators and officers)
 CREATE FUNCTION dpdesk.sketches(p_limit integer) RETURNS TABLE (dataset text, sketch text) LANGUAGE plpgsql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
@@ -669,7 +704,8 @@ GRANT USAGE ON SCHEMA dpdesk TO {prefix}_curator, {prefix}_officer, {prefix}_aud
 GRANT SELECT ON dpdesk.entries, dpdesk.datasets, dpdesk.chain TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT SELECT (schema_version, prefix, created) ON dpdesk.team TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text, text, text), dpdesk.dataset_of(text),
-  dpdesk.sketches(integer), dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text) TO {prefix}_curator, {prefix}_officer;
+  dpdesk.sketches(integer), dpdesk.sketch_schemes(), dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text)
+  TO {prefix}_curator, {prefix}_officer;
 GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer(),
   dpdesk.overview() TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 RESET ROLE;

@@ -354,6 +354,12 @@ class PgStore:
         rows = self._call("SELECT dataset, sketch FROM dpdesk.sketches(%s)", (MAX_SKETCHES,))
         return [(str(r[0]), str(r[1])) for r in rows]
 
+    def sketch_schemes(self) -> list[tuple[str, int, int]]:
+        """Per live dataset of the team: how many of its tables' sketches are of content-identity scheme 1, and how
+        many of a later scheme, over all the team's sketches (not the near-copy check's window)."""
+        rows = self._call("SELECT dataset, scheme1, later FROM dpdesk.sketch_schemes()", ())
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
     def dataset_of(self, sha256: str) -> str | None:
         """The team's dataset of the data file with this SHA-256, or None."""
         rows = self._call("SELECT dpdesk.dataset_of(%s)", (self.keyed(sha256),))
