@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from dpdesk.core.common.progress import Progress
     from dpdesk.core.release.steps import PreparedRelease
+    from dpdesk.gui.state import ClusterSource
     from dpdesk.gui.views.engine_dialog import EngineChoice
     from dpdesk.gui.views.review_window import ReviewWindow
     from dpdesk.gui.views.simulate_dialog import SimulationChoice
@@ -359,6 +360,14 @@ class MainWindow(QMainWindow):
             None,
             _("Open a table (or a query's rows) in PostgreSQL"),
         )
+        self.open_spark_action = act(
+            _("Open &Spark table…"),
+            self.open_spark,
+            None,
+            _(
+                "Open a table only the cluster reads (a catalog table, a folder or a URI): its header, read by Spark"
+            ),
+        )
         self.open_plan_action = act(_("Open &plan…"), self.open_plan, "Ctrl+Shift+O")
         self.review_action = act(
             _("Re&view release…"),
@@ -464,6 +473,7 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu(_("&File"))
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.open_database_action)
+        file_menu.addAction(self.open_spark_action)
         self.recent_menu = file_menu.addMenu(_("Open &recent"))
         file_menu.addAction(self.open_plan_action)
         file_menu.addSeparator()
@@ -554,7 +564,11 @@ class MainWindow(QMainWindow):
         was started from), a database table by its URL (which holds no password)."""
         from dpdesk.core.common.dataurl import is_database_url
 
-        name = path if isinstance(path, str) and is_database_url(path) else os.path.abspath(path)
+        text = str(path)
+        kept = (
+            is_database_url(text) or text.startswith("table:") or "://" in text
+        )  # a URL or a cluster's table
+        name = text if isinstance(path, str) and kept else os.path.abspath(path)
         files = [name] + [f for f in self.recent_files() if f != name]
         self.settings.setValue("recent/files", files[:MAX_RECENT])
         self._fill_recent()
@@ -567,6 +581,7 @@ class MainWindow(QMainWindow):
             why or _("Charge the ledger, draw the noise and show the noisy results")
         )
         self.open_action.setEnabled(not busy)
+        self.open_spark_action.setEnabled(not busy)
         self.review_action.setEnabled(not busy)
         self.simulate_action.setEnabled(self.state.plan is not None and not busy)
         self.export_action.setEnabled(bool(self.state.results) and not busy)
@@ -729,6 +744,15 @@ class MainWindow(QMainWindow):
             return None
         return dialog.choice()
 
+    def ask_spark_source(self, last: ClusterSource | None, engine: EngineChoice) -> ClusterSource | None:
+        """File > Open Spark table's dialog (it checks the source and that Spark is chosen), or None if cancelled."""
+        from dpdesk.gui.views.spark_dialog import SparkDialog
+
+        dialog = SparkDialog(last, engine, self.choose_engine, self)
+        if dialog.exec() != SparkDialog.DialogCode.Accepted:
+            return None
+        return dialog.opened()
+
     def ask_simulation(self) -> SimulationChoice | None:
         """The simulation dialog's choice (a SimulationChoice), or None if cancelled."""
         from dpdesk.core.preview.simulate import simulation_notice
@@ -824,6 +848,10 @@ class MainWindow(QMainWindow):
     def open_database(self, url: str | None = None) -> Worker | None:
         """File > Open database table (asked when ``url`` is not given)."""
         return self.opening.open_database(url)
+
+    def open_spark(self, source: str | None = None) -> Worker | None:
+        """File > Open Spark table (asked when ``source`` is not given): a table only the cluster reads."""
+        return self.opening.open_spark(source)
 
     def open_sample(self) -> Worker | None:
         """The welcome page's sample: the bundled table and its plan, unsaved."""

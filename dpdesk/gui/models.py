@@ -188,6 +188,14 @@ class SchemaModel(QAbstractTableModel):
         if col == "column":
             return name
         if spec is None:
+            if (
+                col == "type"
+                and role == DISPLAY
+                and self.state.cluster is not None
+                and name not in self.state.suggested
+            ):
+                # a timestamp, binary, nested: the engine refuses the table (every column names its content)
+                return _("(a type Spark cannot name: release a view of the table without it)")
             if col == "type" and role == DISPLAY:
                 return _("(suggested: {t})").format(t=words.column_type(self.state.suggested.get(name, "?")))
             return None

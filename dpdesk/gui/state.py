@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,17 @@ def new_plan_data(title: str = "") -> dict[str, Any]:
         "columns": {},
         "queries": [],
     }
+
+
+@dataclass(frozen=True)
+class ClusterSource:
+    """A table only the cluster reads (File > Open Spark table): ``source`` as ``--data`` takes it (``table:NAME``,
+    a folder, a path or a URI), and a CSV's ``encoding`` and ``delimiter`` as ``--encoding``/``--delimiter`` take
+    them. Its rows are never on this computer: the app holds its header only, and Spark reads it at each release."""
+
+    source: str
+    encoding: str | None = None
+    delimiter: str | None = None
 
 
 class PlanEdit(QUndoCommand):
@@ -91,6 +103,8 @@ class AppState(QObject):
         self.home = home
         self.undo_stack = QUndoStack(self)
         self.data_path: Path | None = None
+        #: the opened table is one only the cluster reads (its header only here), or None for a file of this computer
+        self.cluster: ClusterSource | None = None
         self.peek: Peek | None = None
         self.sha256: str | None = None  # the data file's SHA-256: its local ledger key, never shown or saved
         self.dataset_id: str | None = None  # the dataset's public id, once it has a ledger
@@ -215,14 +229,18 @@ class AppState(QObject):
         path: Path,
         peek: Peek,
         suggested: dict[str, str],
-        sha256: str,
+        sha256: str | None,
         near: tuple[Resemblance, ...] = (),
         identity_error: str | None = None,
+        cluster: ClusterSource | None = None,
     ) -> None:
         """A table was opened (and resolved, in the worker): show it, read its ledger, and start a plan for it if
         none is open. ``near``: the known datasets it resembles when it is new; ``identity_error``: why its
-        dataset could not be found by content."""
+        dataset could not be found by content; ``cluster``: a table only the cluster reads (``peek`` has its
+        header and no rows; its ledger is found by the key Spark last named it with, none before its first
+        release)."""
         self.data_path = path
+        self.cluster = cluster
         self.peek = peek
         self.suggested = suggested
         self.sha256 = sha256
@@ -253,6 +271,11 @@ class AppState(QObject):
         from dpdesk.services.ledger import ledger_status
 
         self.ledger_entries, self.ledger_error, self.dataset_id = [], None, None
+        # a table only the cluster reads: the key Spark last named it with there, as `dpdesk ledger --data` finds it
+        if self.cluster is not None:
+            from dpdesk.services.common import Dataset
+
+            self.sha256 = Dataset(self.home, self.cluster.source).key()
         if self.sha256:
             try:
                 ledger = Ledger.for_dataset(self.home, self.sha256)

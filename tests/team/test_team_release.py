@@ -230,7 +230,9 @@ def test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team(team: Te
     assert r.returncode == 1 and "over budget" in r.stderr, r.stderr
     datasets = team.sql("SELECT count(*) FROM dpdesk.datasets")
     keys = team.sql("SELECT count(DISTINCT dataset), count(*) FROM dpdesk.keys")
-    assert datasets == [(1,)] and keys == [(1, 3)]  # alice's file, its rows, bob's file: one dataset
+    assert datasets == [(1,)] and keys == [
+        (1, 4)
+    ]  # alice's file, its rows (two schemes), bob's file: one dataset
 
 
 def test_a_home_with_its_own_releases_connects_only_when_told_their_budget_is_not_carried(

@@ -2310,7 +2310,7 @@ import PySide6  # noqa: F401
         "WL05",
         "app: recent files are stored as given (relative paths)",
         "dpdesk/gui/main_window.py",
-        r"""        name = path if isinstance(path, str) and is_database_url(path) else os.path.abspath(path)""",
+        r"""        name = text if isinstance(path, str) and kept else os.path.abspath(path)""",
         r"""        name = str(path)""",
         ("tests/gui/test_shell.py",),
     ),
@@ -4982,8 +4982,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TL15",
         "team ledger: a re-saved copy of a table the team knows joins its dataset (content keys in the database)",
         "dpdesk/core/identity/recognition.py",
-        "    owner = team.dataset_of_content(ident.key)\n    if owner is None:\n        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a\n        # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself\n        records = _team_records(team)\n        owner = team.dataset_of_content(ident.key)\n",
-        "    owner = None\n    if owner is None:\n        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a\n        # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself\n        records = _team_records(team)\n        owner = None\n",
+        "        owner = team.dataset_of_content(ident.key)\n        if owner is not None:\n            return owner, ident.key\n",
+        "        owner = None\n        if owner is not None:\n            return owner, ident.key\n",
         (
             "tests/team/test_team_release.py::test_a_resaved_copy_on_another_home_is_the_same_dataset_of_the_team",
         ),
@@ -5186,8 +5186,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TG06",
         "app: after connecting or disconnecting, an open table's budget is read from the ledger now in use",
         "dpdesk/gui/actions/team.py",
-        "            window.open_data(str(state.data_path))  # its dataset and budget, from the ledger now in use\n",
-        "            pass\n",
+        "                window.open_data(str(state.data_path))\n",
+        "                pass\n",
         ("tests/team/test_team_gui.py::test_after_connecting_an_open_table_is_read_from_the_team_ledger",),
     ),
     Mutant(
@@ -5238,8 +5238,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TN02",
         "team: a new dataset's claim stores its table's sketches in the team's database",
         "dpdesk/core/ledger/pgstore.py",
-        "                self._sketches.get(sha256) if content is not None else None,\n",
-        "                None,\n",
+        "                    sketch if content is not None else None,\n",
+        "                    None,\n",
         (
             "tests/team/test_team_near_copy.py::test_a_near_copy_on_another_curators_machine_is_refused",
             "tests/team/test_team_near_copy.py::test_the_team_keeps_a_tables_sketches_for_curators_only",
@@ -6048,7 +6048,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "TJ09",
         "team import: a re-saved copy of a table with unimported home history is refused through the team too",
         "dpdesk/core/identity/recognition.py",
-        """    if ledger.home is not None:
+        """    if ledger.home is not None and not cluster_table:
         _remember_own_identity(""",
         """    if False:
         _remember_own_identity(""",
@@ -6835,8 +6835,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "AE01",
         "The app's release uses the engine chosen in File > Aggregation engine (Spark: ReleaseRequest.spark)",
         "dpdesk/gui/actions/release.py",
-        "                plan, path, home, None, accept_data_problems=True, approval=approval, spark=spark\n",
-        "                plan, path, home, None, accept_data_problems=True, approval=approval\n",
+        "                spark=spark,\n",
+        "                spark=None,\n",
         (
             "tests/gui/test_spark_engine_app.py::test_the_release_asks_the_chosen_engine_and_charges_nothing_when_spark_cannot_be_had",
         ),
@@ -6878,6 +6878,82 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         (
             "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
         ),
+    ),
+    Mutant(
+        "TQ01",
+        "team: a table's claim records its content keys of both schemes (scheme 2's beside scheme 1's), not one",
+        "dpdesk/core/ledger/pgstore.py",
+        "        for i, (content, sketch) in enumerate(contents):\n",
+        "        for i, (content, sketch) in enumerate(contents[:1]):\n",
+        (
+            "tests/team/test_team_scheme2.py::test_a_table_released_in_the_team_is_known_by_its_scheme2_key_too",
+        ),
+    ),
+    Mutant(
+        "TQ02",
+        "team: a file the team knows by its bytes gets its scheme-2 key recorded at its next release when the team lacks it",
+        "dpdesk/core/identity/recognition.py",
+        "        _record_scheme2(team, path, sha, ledger.dataset, secret, computed, cluster_table, kw)\n",
+        "        pass\n",
+        (
+            "tests/team/test_team_scheme2.py::test_a_file_the_team_knew_by_scheme1_only_gets_its_scheme2_key_at_its_next_release",
+        ),
+    ),
+    Mutant(
+        "TQ03",
+        "team: a dataset known by fewer scheme-2 than scheme-1 sketches is listed (the hazard of a cluster table)",
+        "dpdesk/core/identity/recognition.py",
+        "    return sorted(d for d, one, later in team.sketch_schemes() if later < one)\n",
+        "    return sorted(d for d, one, later in team.sketch_schemes() if later < 0)\n",
+        (
+            "tests/team/test_team_scheme2.py::test_the_team_lists_a_dataset_known_by_scheme1_only_until_its_file_is_budgeted",
+        ),
+    ),
+    Mutant(
+        "TQ04",
+        "team: a cluster table is refused while the team knows a dataset by a scheme-1 key only (no second budget)",
+        "dpdesk/core/release/steps.py",
+        "        old = team_scheme1_only(team)\n",
+        "        old = []\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_cluster_table_is_refused_while_the_team_knows_a_dataset_by_scheme1_only",
+        ),
+    ),
+    Mutant(
+        "TQ05",
+        "team: the loader and Spark key a team home's table with the team's identity secret (the same rows, one key)",
+        "dpdesk/core/identity/recognition.py",
+        "            return store.identity_secret() if store is not None else None\n",
+        "            return None\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_files_rows_read_by_spark_on_another_curators_home_share_the_teams_budget",
+        ),
+    ),
+    Mutant(
+        "TQ06",
+        "team: a new table's scheme-2 sketch is compared with the team's (a near-copy read by Spark is refused)",
+        "dpdesk/core/identity/recognition.py",
+        "            for ident in idents:  # each scheme's sketch is compared with the team's sketches of that scheme\n",
+        "            for ident in idents[1:]:  # each scheme's sketch is compared with the team's sketches of that scheme\n",
+        ("tests/spark/test_spark_team.py::test_a_near_copy_of_a_teams_dataset_read_by_spark_is_refused",),
+    ),
+    Mutant(
+        "AO01",
+        "Opening a table only the cluster reads (File > Open Spark table) reads its header only: no row of it comes to the desktop",
+        "dpdesk/core/release/engines/spark/header.py",
+        "        fields = list(read(spark, where, charset, delimiter).schema.fields)  # the schema: no row is read\n",
+        "        frame = read(spark, where, charset, delimiter)\n        frame.take(20)\n        fields = list(frame.schema.fields)\n",
+        (
+            "tests/gui/test_spark_open_app.py::test_opening_a_catalog_table_or_a_folder_reads_its_header_and_no_row",
+        ),
+    ),
+    Mutant(
+        "AO02",
+        "The app releases a table only the cluster reads through Spark only: with this computer chosen it is refused in words, nothing run",
+        "dpdesk/gui/actions/release.py",
+        "        if cluster is not None and spark is None:  # its rows are not here: only Spark can aggregate it\n",
+        "        if False:  # its rows are not here: only Spark can aggregate it\n",
+        ("tests/gui/test_spark_open_app.py::test_the_source_is_remembered_and_no_token_is",),
     ),
     Mutant(
         "AIM01",
@@ -6926,6 +7002,17 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "            row = table[g]\n",
         "            row = table.sum(axis=0)\n",
         ("tests/core/test_synthetic_pgm.py::test_the_sampler_follows_the_model",),
+    ),
+    Mutant(
+        "TQ07",
+        "team: the scheme-1-only check counts every sketch, not the near-copy window (newer tables never hide one)",
+        "dpdesk/core/ledger/pgschema.py",
+        "      FROM dpdesk.sketches s JOIN dpdesk.datasets d USING (dataset) WHERE NOT d.retired\n    )\n",
+        "      FROM dpdesk.sketches s JOIN dpdesk.datasets d USING (dataset) WHERE NOT d.retired\n"
+        "      ORDER BY s.added DESC LIMIT {max_sketches}\n    )\n",
+        (
+            "tests/team/test_team_scheme2.py::test_many_newer_tables_never_hide_a_dataset_known_by_scheme1_only",
+        ),
     ),
     Mutant(
         "AIMW01",

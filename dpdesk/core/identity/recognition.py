@@ -586,11 +586,13 @@ def resolve(
     progress: Progress = NULL_PROGRESS,
     computed: ContentIdentity | None = None,
     computed_secret: bytes | None = None,
+    cluster_table: bool = False,
 ) -> Resolution:
     """Find a data file's dataset: by its bytes, then by its content; otherwise it is new (with what it resembles).
 
     ``computed``: the file's scheme-2 identity, computed by the loader in the same read under ``computed_secret``
-    (used only when that is the secret this home resolves with).
+    (used only when that is the secret this home resolves with); ``cluster_table``: a table only a cluster reads,
+    named by its ``computed`` identity alone (in a team, never read here).
 
     An unknown file whose content is a known dataset's is linked to it here (its SHA-256 becomes another local
     key of that dataset), so the ledger opened by the SHA-256 afterwards is that dataset's. A file the content
@@ -604,9 +606,18 @@ def resolve(
         return Resolution(sha, None, "file", ledger)
     team = ledger.team
     if team is not None:
-        # a team keeps scheme-1 keys (made with the team's secret) in its database: resolved by them, as before
+        # a team keeps the keys of both schemes (made with the team's secret) in its database: resolved by them
         return _resolve_in_team(
-            team, path, sha, ledger, encoding=encoding, delimiter=delimiter, progress=progress
+            team,
+            path,
+            sha,
+            ledger,
+            encoding=encoding,
+            delimiter=delimiter,
+            progress=progress,
+            computed=computed,
+            computed_secret=computed_secret,
+            cluster_table=cluster_table,
         )
     check_identity(home)  # before the cache is trusted: a broken identity store is refused, named
     if computed is not None and (computed_secret is None or computed_secret != _read_home_secret(home)):
@@ -673,44 +684,150 @@ def _resolve_in_team(
     encoding: str | None,
     delimiter: str | None,
     progress: Progress,
+    computed: ContentIdentity | None = None,
+    computed_secret: bytes | None = None,
+    cluster_table: bool = False,
 ) -> Resolution:
     """:func:`resolve` for a home that uses a team ledger: by the bytes, else by the content, both as the team's
     database knows them (content keys made with the team's identity secret, so the same rows have the same key on
     every curator's machine). A new table is compared with the sketches of the team's tables (made with the same
     secret, kept by the database with each dataset's content keys): a near-copy of a table the team knows is found
-    on every curator's machine, as at home."""
-    if ledger.home is not None:
+    on every curator's machine, as at home.
+
+    A file's content is known to the team by the keys of both schemes (:func:`_team_identities`): scheme 2's
+    (``computed`` by the loader in the same read under the team's identity secret, else a pass of its own) and
+    scheme 1's (a pass of its own, as before scheme 2); the rows are the team's dataset when either key is. A file
+    the team knows by its bytes gets its scheme-2 key recorded when its dataset lacks one. ``cluster_table``: a
+    table only a cluster reads (named by :func:`~dpdesk.core.release.engines.spark.engine.cluster_key`), known by
+    its scheme-2 identity alone (``computed``, by Spark), never read here."""
+    secret = team.identity_secret()
+    if computed is not None and (
+        computed_secret != secret or computed.sketch.scheme != 2 or computed.sha256 != sha
+    ):
+        computed = None  # keyed with another secret, or of other bytes: not the team's identity of this file
+    if cluster_table and computed is None:
+        raise LedgerError(
+            _(
+                "{path}: a table only the cluster reads is named by its content, which was not computed with the "
+                "team's secret; nothing was charged or revealed"
+            ).format(path=path)
+        )
+    if ledger.home is not None and not cluster_table:
         _remember_own_identity(
             ledger.home, path, sha, encoding=encoding, delimiter=delimiter, progress=progress
         )
+    kw: dict[str, Any] = {"encoding": encoding, "delimiter": delimiter, "progress": progress}
     if ledger.dataset is not None:
+        _record_scheme2(team, path, sha, ledger.dataset, secret, computed, cluster_table, kw)
         return Resolution(sha, ledger.dataset, "file", ledger)
-    try:
-        ident = content_identity(
-            path, team.identity_secret(), encoding=encoding, delimiter=delimiter, progress=progress
-        )
-    except InputError:
+    idents = _team_identities(path, sha, secret, computed, cluster_table, kw)
+    if not idents:
         return Resolution(sha, None, "new", ledger)
-    if ident.sha256 != sha:
-        raise UsageError(
-            _(
-                "{path} changed while it was read (its bytes differ from a moment before), so its content could "
-                "not be checked; run the command again when nothing is writing to it"
-            ).format(path=path)
-        )
-    team.remember_content(sha, ident.key, json.dumps(_team_sketch(ident.key, ident.sketch, ident.columns)))
-    owner = team.dataset_of_content(ident.key)
+    owner = _team_owner(team, idents)
     if owner is None:
-        # the key is looked up again after the sketches are read: a claim records both in one transaction, so a
+        # the keys are looked up again after the sketches are read: a claim records them in one transaction, so a
         # table another curator claimed meanwhile is found by its key (joined), never taken for a near-copy of itself
         records = _team_records(team)
-        owner = team.dataset_of_content(ident.key)
+        owner = _team_owner(team, idents)
         if owner is None:
             assert ledger.home is not None  # a team ledger is always opened for a home
-            near = _resemblances(ledger.home, resembles_among(records, ident.sketch, columns=ident.columns))
-            return Resolution(sha, None, "new", ledger, near)
-    ledger.ensure_id()  # claims the file for the dataset of its rows
+            best: dict[str, Match] = {}
+            for ident in idents:  # each scheme's sketch is compared with the team's sketches of that scheme
+                for dataset, match in resembles_among(records, ident.sketch, columns=ident.columns):
+                    known = best.get(dataset)
+                    if known is None or max(match.contained, match.found) > max(known.contained, known.found):
+                        best[dataset] = match
+            near = sorted(best.items(), key=lambda r: (-max(r[1].contained, r[1].found), r[0]))
+            _remember_team_contents(team, sha, idents)
+            return Resolution(sha, None, "new", ledger, _resemblances(ledger.home, near))
+    _remember_team_contents(team, sha, idents, first=owner[1])
+    ledger.ensure_id()  # claims the file for the dataset of its rows (and records its other key there)
     return Resolution(sha, ledger.dataset, "content", ledger)
+
+
+def _team_identities(
+    path: str | Path,
+    sha: str,
+    secret: bytes,
+    computed: ContentIdentity | None,
+    cluster_table: bool,
+    kw: dict[str, Any],
+    *,
+    scheme1: bool = True,
+) -> list[ContentIdentity]:
+    """A table's identities under the team's identity secret: scheme 2's (``computed``, else a pass of its own),
+    then scheme 1's (a pass of its own; never for a table only a cluster reads). A file the content readers cannot
+    read has none (known by its bytes alone, as before content identities)."""
+    out: list[ContentIdentity] = []
+    if computed is not None:
+        out.append(computed)
+    elif not cluster_table:
+        with contextlib.suppress(InputError):
+            out.append(content_identity2(path, secret, **kw))
+    if scheme1 and not cluster_table:
+        with contextlib.suppress(InputError):
+            out.append(content_identity(path, secret, **kw))
+    for ident in out:
+        if ident.sha256 != sha:
+            raise UsageError(
+                _(
+                    "{path} changed while it was read (its bytes differ from a moment before), so its content could "
+                    "not be checked; run the command again when nothing is writing to it"
+                ).format(path=path)
+            )
+    return out
+
+
+def _team_owner(team: PgStore, idents: list[ContentIdentity]) -> tuple[str, str] | None:
+    """The team's dataset of a table's rows by the first of its content keys the team knows: (dataset, key)."""
+    for ident in idents:
+        owner = team.dataset_of_content(ident.key)
+        if owner is not None:
+            return owner, ident.key
+    return None
+
+
+def _remember_team_contents(
+    team: PgStore, sha: str, idents: list[ContentIdentity], *, first: str | None = None
+) -> None:
+    """Give the team store a table's content keys and sketches for its claim (:meth:`PgStore.claim`): the key the
+    team knows first (``first``: the claim joins its dataset), then the others (recorded with that dataset)."""
+    ordered = sorted(idents, key=lambda i: i.key != first)
+    team.remember_contents(
+        sha, [(i.key, json.dumps(_team_sketch(i.key, i.sketch, i.columns))) for i in ordered]
+    )
+
+
+def _record_scheme2(
+    team: PgStore,
+    path: str | Path,
+    sha: str,
+    dataset: str,
+    secret: bytes,
+    computed: ContentIdentity | None,
+    cluster_table: bool,
+    kw: dict[str, Any],
+) -> None:
+    """A file the team knows by its bytes: its scheme-2 content key and sketches recorded with its dataset when the
+    team lacks them (a dataset claimed before scheme 2), so that its rows read by Spark are found. Free when the
+    loader computed the identity in the same read; otherwise a pass of its own, only while the dataset is known
+    by fewer scheme-2 than scheme-1 sketches (:func:`team_scheme1_only`)."""
+    if computed is None and (cluster_table or dataset not in team_scheme1_only(team)):
+        return
+    idents = _team_identities(path, sha, secret, computed, cluster_table, kw, scheme1=False)
+    if not idents or team.dataset_of_content(idents[0].key) is not None:
+        return  # unreadable as a table, or its key is recorded already (this dataset's, or another's: never moved)
+    _remember_team_contents(team, sha, idents)
+    team.claim(sha, dataset)  # a file the team knows: the claim adds the content key to its dataset
+
+
+def team_scheme1_only(team: PgStore) -> list[str]:
+    """The team's live datasets known by fewer scheme-2 than scheme-1 sketches (claimed before the team recorded
+    scheme-2 keys, and not released since): a table only a cluster reads, named by its scheme-2 key alone, would
+    not be found among them (the team's analogue of :func:`~dpdesk.core.ledger.contents.needs_scheme1`). Counted
+    by the database over all the team's sketches (:meth:`PgStore.sketch_schemes`), not the near-copy check's window
+    of the most recent: many newer tables never hide an older dataset from it."""
+    return sorted(d for d, one, later in team.sketch_schemes() if later < one)
 
 
 def _remember_own_identity(
@@ -911,15 +1028,21 @@ def _read_home_secret(home: Path) -> bytes | None:
 
 def load_secret(home: Path, path: str | Path | None = None) -> bytes | None:
     """The secret a release's loader keys the table's scheme-2 identity with, computed in the same read
-    (:func:`resolve` takes it as ``computed``): the home's identity secret (made now if the home has none); None
-    for a home that uses a team ledger (a team resolves by its own keys, as before), and for a file unchanged
-    since the home identified it (``path``: a later release looks its identity up by the bytes' hash)."""
-    from dpdesk.core.ledger.team import team_url
+    (:func:`resolve` takes it as ``computed``): the home's identity secret (made now if the home has none), None
+    for a file unchanged since the home identified it (``path``: a later release looks its identity up by the
+    bytes' hash). For a home that uses a team ledger, the team's identity secret
+    (:meth:`~dpdesk.core.ledger.pgstore.PgStore.identity_secret`): it connects to the team's database now, which
+    the release does a moment later anyway, and spares the resolution a pass of its own over the file; None when
+    the database cannot be reached (the resolution reports it)."""
+    from dpdesk.core.ledger.team import TeamLedgerError, team_url
 
     try:
         if team_url(home) is not None:
-            return None
-    except LedgerError:
+            from dpdesk.core.ledger.pgstore import team_store
+
+            store = team_store(home)
+            return store.identity_secret() if store is not None else None
+    except (LedgerError, TeamLedgerError):
         return None  # reported by the resolution
     if path is not None and seen_identified(home, path):
         return None

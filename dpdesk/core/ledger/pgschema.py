@@ -33,8 +33,11 @@ from __future__ import annotations
 
 import re
 
-#: the version of this schema, recorded in ``dpdesk.team`` (a client refuses a schema it does not know)
-SCHEMA_VERSION = 2
+#: the version of this schema, recorded in ``dpdesk.team`` (a client refuses a schema it does not know). Version 3
+#: has version 2's SQL; its clients record both schemes of content key, and a team of version 3 refuses the clients
+#: of version 2, which find a table by its scheme-1 key only: a table a curator claimed from a cluster (scheme 2
+#: only) would be a fresh dataset to them, a second budget for its rows
+SCHEMA_VERSION = 3
 
 #: the oldest PostgreSQL major version supported, and the one the tests run on (Debian 12's): older ones are past
 #: their end of life (13 ended in November 2025, 14 in November 2026)
@@ -213,6 +216,41 @@ BEGIN
     END IF;
   END IF;
   RETURN known;
+END
+$f$;
+
+-- a text as jsonb, or NULL when it is not JSON (a sketch a client wrote wrong never breaks the functions that read
+-- them all)
+CREATE FUNCTION dpdesk.try_jsonb(p_text text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+BEGIN
+  RETURN p_text::jsonb;
+EXCEPTION WHEN others THEN
+  RETURN NULL;
+END
+$f$;
+
+-- per live dataset, how many of its tables' sketches are of identity scheme 1 and how many of a later scheme, over
+-- ALL the team's sketches (not the near-copy check's window): a dataset claimed before its curators recorded
+-- scheme-2 keys has fewer of the later ones, and a table only a cluster reads (named by scheme 2 alone) is refused
+-- while one exists (curators and officers)
+CREATE FUNCTION dpdesk.sketch_schemes() RETURNS TABLE (dataset text, scheme1 bigint, later bigint)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, dpdesk, pg_temp AS $f$
+BEGIN
+  IF NOT dpdesk.is_curator() THEN
+    RAISE EXCEPTION USING ERRCODE = 'DP001', MESSAGE = format('%s is not a curator of this team', session_user);
+  END IF;
+  RETURN QUERY
+    WITH parsed AS (
+      SELECT s.dataset, dpdesk.try_jsonb(s.sketch) -> 'contents' AS contents
+      FROM dpdesk.sketches s JOIN dpdesk.datasets d USING (dataset) WHERE NOT d.retired
+    )
+    SELECT p.dataset,
+      count(*) FILTER (WHERE coalesce(c.value ->> 'scheme', '1') = '1'),
+      count(*) FILTER (WHERE coalesce(c.value ->> 'scheme', '1') <> '1')
+    FROM parsed p
+    CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(p.contents) = 'object' THEN p.contents ELSE '{{}}'::jsonb END) c
+    GROUP BY p.dataset ORDER BY p.dataset;
 END
 $f$;
 
@@ -666,7 +704,8 @@ GRANT USAGE ON SCHEMA dpdesk TO {prefix}_curator, {prefix}_officer, {prefix}_aud
 GRANT SELECT ON dpdesk.entries, dpdesk.datasets, dpdesk.chain TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT SELECT (schema_version, prefix, created) ON dpdesk.team TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 GRANT EXECUTE ON FUNCTION dpdesk.append(text, bytea), dpdesk.claim(text, text, text, text), dpdesk.dataset_of(text),
-  dpdesk.sketches(integer), dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text) TO {prefix}_curator, {prefix}_officer;
+  dpdesk.sketches(integer), dpdesk.sketch_schemes(), dpdesk.secret(), dpdesk.try_lock(text), dpdesk.unlock(text)
+  TO {prefix}_curator, {prefix}_officer;
 GRANT EXECUTE ON FUNCTION dpdesk.rho_to_epsilon(numeric, numeric), dpdesk.is_curator(), dpdesk.is_officer(),
   dpdesk.overview() TO {prefix}_curator, {prefix}_officer, {prefix}_auditor;
 RESET ROLE;

@@ -62,10 +62,9 @@ class PgStore:
         self._mutex = threading.RLock()
         self._user: str | None = None
         self._secret: bytes | None = None
-        #: the content keys of files read by this process (:meth:`remember_content`), by their SHA-256
-        self._contents: dict[str, str] = {}
-        #: their sketches (content and column sketches) as JSON text, by the same SHA-256
-        self._sketches: dict[str, str] = {}
+        #: the content keys of files read by this process (:meth:`remember_contents`), by their SHA-256, each with
+        #: its sketches (content and column sketches) as JSON text (None when too large to keep)
+        self._contents: dict[str, list[tuple[str, str | None]]] = {}
 
     # -- the connection ------------------------------------------------------------------------------------------
 
@@ -339,15 +338,27 @@ class PgStore:
         """Remember, for this process, the content key of a file just read, and its sketches as JSON text
         (:func:`claim` records them with the file's dataset: a release resolves the file, then opens its ledger by
         its bytes)."""
-        self._contents[sha256] = content_key
-        if sketch is not None and len(sketch.encode("utf-8")) <= MAX_SKETCH_BYTES:
-            self._sketches[sha256] = sketch
+        self.remember_contents(sha256, [(content_key, sketch)])
+
+    def remember_contents(self, sha256: str, contents: list[tuple[str, str | None]]) -> None:
+        """:meth:`remember_content` for each of a file's content keys (one per scheme), the one the team knows, if
+        any, first: :meth:`claim` joins the dataset of the first and records the others with it."""
+        self._contents[sha256] = [
+            (key, sketch if sketch is not None and len(sketch.encode("utf-8")) <= MAX_SKETCH_BYTES else None)
+            for key, sketch in contents
+        ]
 
     def sketches(self) -> list[tuple[str, str]]:
         """The sketches of the team's live datasets' tables as (dataset, JSON text), the most recent first, at most
         :data:`~dpdesk.core.ledger.pgschema.MAX_SKETCHES`: what a new table is compared with."""
         rows = self._call("SELECT dataset, sketch FROM dpdesk.sketches(%s)", (MAX_SKETCHES,))
         return [(str(r[0]), str(r[1])) for r in rows]
+
+    def sketch_schemes(self) -> list[tuple[str, int, int]]:
+        """Per live dataset of the team: how many of its tables' sketches are of content-identity scheme 1, and how
+        many of a later scheme, over all the team's sketches (not the near-copy check's window)."""
+        rows = self._call("SELECT dataset, scheme1, later FROM dpdesk.sketch_schemes()", ())
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
     def dataset_of(self, sha256: str) -> str | None:
         """The team's dataset of the data file with this SHA-256, or None."""
@@ -356,18 +367,27 @@ class PgStore:
 
     def claim(self, sha256: str, dataset: str) -> str:
         """The team's dataset of this data file, made as ``dataset`` when the team has none yet (one transaction:
-        two curators opening the same new table at once get the same dataset)."""
-        content = self._contents.get(sha256)
-        rows = self._call(
-            "SELECT dpdesk.claim(%s, %s, %s, %s)",
-            (
-                self.keyed(sha256),
-                dataset,
-                self.keyed_content(content) if content is not None else None,
-                self._sketches.get(sha256) if content is not None else None,
-            ),
-        )
-        return str(rows[0][0])
+        two curators opening the same new table at once get the same dataset). With the file's content keys
+        (:meth:`remember_contents`), the first decides (a file whose rows the team knows joins their dataset) and is
+        recorded with it in that transaction; each other key (another scheme's) is then recorded with the same
+        dataset by a claim of its own (the file's keyed hash is known by then: ``dpdesk.claim`` adds the key)."""
+        contents: list[tuple[str | None, str | None]] = list(self._contents.get(sha256, []))
+        if not contents:
+            contents = [(None, None)]
+        known = dataset
+        for i, (content, sketch) in enumerate(contents):
+            rows = self._call(
+                "SELECT dpdesk.claim(%s, %s, %s, %s)",
+                (
+                    self.keyed(sha256),
+                    dataset,
+                    self.keyed_content(content) if content is not None else None,
+                    sketch if content is not None else None,
+                ),
+            )
+            if i == 0:
+                known = str(rows[0][0])
+        return known
 
     def close(self) -> None:
         if self._conn is not None and self._pid == os.getpid():

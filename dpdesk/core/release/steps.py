@@ -336,8 +336,7 @@ def prepare_release(
             progress=progress,
         )
         table, engine = spark_engine.table, spark_engine
-        if spark_engine.cluster_only:
-            _check_cluster_table(home, data_path)
+        if spark_engine.cluster_only and not _check_cluster_table(home, data_path):
             from dpdesk.core.ledger.contents import remember_cluster_table, remember_file
 
             # the identity kept by its key before the hint names the key: a release refused later (data problems)
@@ -386,6 +385,7 @@ def prepare_release(
                 progress=progress,
                 computed=table.identity,
                 computed_secret=table.identity_secret,
+                cluster_table=spark is not None and table.identity is not None,
             )
             recognition.refuse_near_copy(resolution)
         except BaseException:
@@ -713,12 +713,30 @@ def grid_info(plan: Plan, column: str) -> tuple[int, int, int]:
     return grid_bounds(plan.columns[column])
 
 
-def _check_cluster_table(home: Path, data_path: str | Path) -> None:
-    """A table only the cluster reads is found among the home's datasets by its scheme-2 content identity alone:
-    while a dataset of the home is known by a scheme-1 key only (recorded before scheme 2), a copy of its table
-    would not be found, so such a table is refused until that dataset's file has been opened again."""
+def _check_cluster_table(home: Path, data_path: str | Path) -> bool:
+    """A table only the cluster reads is found among the home's datasets, or its team's, by its scheme-2 content
+    identity alone: while a dataset is known by a scheme-1 key only (recorded before scheme 2), a copy of its table
+    would not be found (a second budget for its rows), so such a table is refused until that dataset's file has been
+    opened again. Returns whether the home uses a team ledger (its identities are the team's, not kept in the
+    home's register)."""
     from dpdesk.core.ledger.contents import needs_scheme1
+    from dpdesk.core.ledger.pgstore import team_store
 
+    team = team_store(home)
+    if team is not None:
+        from dpdesk.core.identity.recognition import team_scheme1_only
+
+        old = team_scheme1_only(team)
+        if old:
+            raise UsageError(
+                _(
+                    "{source}: the team ledger still knows dataset(s) {datasets} by an older kind of content key "
+                    "only, which a table read by Spark cannot be compared with; a curator releases or budgets that "
+                    "dataset's file once with this dpdesk (dpdesk budget PLAN --data FILE records its newer key), "
+                    "then release again. Nothing was charged"
+                ).format(source=data_path, datasets=", ".join(old))
+            )
+        return True
     if needs_scheme1(home):
         raise UsageError(
             _(
@@ -727,6 +745,7 @@ def _check_cluster_table(home: Path, data_path: str | Path) -> None:
                 "PLAN --data FILE updates its key), then release again. Nothing was charged"
             ).format(source=data_path)
         )
+    return False
 
 
 def _load_secret(home: Path, data_path: str | Path | None) -> bytes | None:

@@ -15,7 +15,12 @@ if TYPE_CHECKING:
     from dpdesk.core.common.progress import Progress
     from dpdesk.core.identity.recognition import Resemblance
     from dpdesk.core.loading.peek import Peek
+    from dpdesk.core.release.engines.spark.header import SparkHeader
+    from dpdesk.gui.state import ClusterSource
     from dpdesk.gui.workers import Worker
+
+#: the settings' keys of File > Open Spark table: the sources opened (recent entries to open with Spark), the last
+SPARK_SOURCES_KEY, SPARK_LAST_KEY = "spark/sources", "spark/last"
 
 
 def data_filter() -> str:
@@ -48,6 +53,8 @@ class Opening(Action):
         from dpdesk.services.opening import identify
 
         window = self.window
+        if path.startswith("table:") or path in self.spark_sources():  # a table only the cluster reads
+            return window.open_spark(path)
         try:
             opened = identify(path)
         except DpdeskError as exc:
@@ -160,6 +167,99 @@ class Opening(Action):
                 window.offer_last_plan()
 
         return self.run(job, done, _("Opening {name}…").format(name=p.name if url is None else url))
+
+    # ------------------------------------------------------------------ a table only the cluster reads
+    def spark_sources(self) -> list[str]:
+        """The sources opened with File > Open Spark table (as the recent list names them)."""
+        value = self.window.settings.value(SPARK_SOURCES_KEY, [])
+        return [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+
+    def last_spark(self) -> ClusterSource | None:
+        """The source opened last with File > Open Spark table (its CSV options too), if any."""
+        import json
+
+        from dpdesk.gui.state import ClusterSource
+
+        try:
+            raw = json.loads(str(self.window.settings.value(SPARK_LAST_KEY, "") or ""))
+            return ClusterSource(str(raw["source"]), raw.get("encoding"), raw.get("delimiter"))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _remember_spark(self, opened: ClusterSource) -> str:
+        """Keep the source (never the engine's address or token) among the recent tables; its name there."""
+        import json
+        import os
+
+        settings = self.window.settings
+        name = opened.source
+        if not name.startswith("table:") and "://" not in name:
+            name = os.path.abspath(name)
+        settings.setValue(SPARK_SOURCES_KEY, [name] + [s for s in self.spark_sources() if s != name][:19])
+        body = {"source": name, "encoding": opened.encoding, "delimiter": opened.delimiter}
+        settings.setValue(SPARK_LAST_KEY, json.dumps(body))
+        self.window.add_recent(name)
+        return name
+
+    def open_spark(self, source: str | None = None) -> Worker | None:
+        """File > Open Spark table: the source asked (or ``source``, a recent one, with its last CSV options), then
+        its header read by the Spark chosen in File > Aggregation engine, in the worker; no row is read here. The
+        table is then shown as one whose rows are not on this computer (:attr:`AppState.cluster`)."""
+        from dpdesk.core.common.errors import DpdeskError
+        from dpdesk.gui.state import ClusterSource
+
+        window = self.window
+        last = self.last_spark()
+        if source:
+            opened: ClusterSource | None = (
+                last if last is not None and last.source == source else ClusterSource(source)
+            )
+        else:
+            opened = window.ask_spark_source(last, window.releasing.engine_choice())
+        if opened is None:
+            return None
+        try:
+            target = window.releasing.engine_choice().target()
+        except DpdeskError as exc:
+            window.show_error(str(exc))
+            return None
+        if target is None:
+            window.show_error(
+                _(
+                    "{source} is read by Spark: choose Apache Spark in File > Aggregation engine, then open it "
+                    "again."
+                ).format(source=opened.source)
+            )
+            return None
+        home = self.state.home
+
+        def job(progress: Progress) -> tuple[SparkHeader, str | None]:
+            from dpdesk.core.release.engines.spark.header import spark_header
+            from dpdesk.services.common import Dataset
+
+            header = spark_header(
+                opened.source,
+                target,
+                encoding=opened.encoding,
+                delimiter=opened.delimiter,
+                progress=progress,
+            )
+            return header, Dataset(home, opened.source).key()  # the key Spark last named it with, if any
+
+        def done(result: tuple[SparkHeader, str | None]) -> None:
+            from dpdesk.core.loading.peek import Peek
+
+            header, key = result
+            name = self._remember_spark(opened)
+            cluster = ClusterSource(name, opened.encoding, opened.delimiter)
+            peek = Peek(header.label if name.startswith("table:") else name, header.names, ())
+            suggested = {n: k for n, k in zip(header.names, header.kinds, strict=True) if k is not None}
+            self.state.set_data(Path(peek.path), peek, suggested, key, cluster=cluster)
+            window.tabs.setCurrentWidget(window.schema_view)
+
+        return self.run(
+            job, done, _("Reading the header of {source} with Spark…").format(source=opened.source)
+        )
 
     def open_sample(self) -> Worker | None:
         """Open the bundled sample table and its plan (the README's quick start) in one go. The plan is opened

@@ -92,6 +92,16 @@ class Release(Action):
         except DpdeskError as exc:  # an address kept from before and refused now: said, nothing done
             window.show_error(str(exc))
             return None
+        cluster = state.cluster
+        if cluster is not None and spark is None:  # its rows are not here: only Spark can aggregate it
+            window.show_error(
+                _(
+                    "{source} is read by Spark: choose Apache Spark in File > Aggregation engine to release it."
+                ).format(source=cluster.source)
+            )
+            return None
+        # a table only the cluster reads: its source as --data names it, which Spark reads and names by its content
+        data: str | Path = cluster.source if cluster is not None else path
 
         def prepare(progress: Progress) -> PreparedRelease:
             from dpdesk.services.release import ReleaseRequest, prepare_plan_release
@@ -99,7 +109,15 @@ class Release(Action):
             # the release's first step: nothing is charged; the curator sees its numbers and the data check's
             # counts, and chooses (data problems included) before the second step charges
             request = ReleaseRequest(
-                plan, path, home, None, accept_data_problems=True, approval=approval, spark=spark
+                plan,
+                data,
+                home,
+                None,
+                encoding=cluster.encoding if cluster is not None else None,
+                delimiter=cluster.delimiter if cluster is not None else None,
+                accept_data_problems=True,
+                approval=approval,
+                spark=spark,
             )
             return prepare_plan_release(request, progress)
 

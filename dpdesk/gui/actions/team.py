@@ -45,7 +45,10 @@ class TeamLedger(Action):
         window, state = self.window, self.state
         window.show_ledger_in_use()
         if dialog.was_changed and state.data_path is not None and window.job is None:
-            window.open_data(str(state.data_path))  # its dataset and budget, from the ledger now in use
+            if state.cluster is not None:  # its dataset and budget, from the ledger now in use
+                window.open_spark(state.cluster.source)
+            else:
+                window.open_data(str(state.data_path))
 
     def line(self) -> tuple[str, str]:
         """Which ledger the home uses, for the line beside the budget."""

@@ -279,7 +279,17 @@ class SchemaView(QWidget):
     def _data_changed(self) -> None:
         peek = self.state.peek
         self.preview_model.set_peek(peek)
-        if peek is not None:
+        if peek is not None and self.state.cluster is not None:  # its rows are where Spark reads them
+            self.file_label.setToolTip(peek.path)
+            self.file_label.setText(
+                _("{path}  ·  {dataset}  ·  read by Spark: its rows stay there, none are shown here").format(
+                    path=peek.path,
+                    dataset=_("dataset {id}").format(id=self.state.dataset_id)
+                    if self.state.dataset_id
+                    else _("no releases yet"),
+                )
+            )
+        elif peek is not None:
             self.file_label.setToolTip(str(peek.path))  # the whole path; the label names the file (one line)
             self.file_label.setText(
                 _("{path}  ·  {dataset}  ·  first {n} rows shown (for you only)").format(

@@ -13,7 +13,9 @@ A source only the cluster reads (a catalog table ``table:NAME``, a folder of fil
 such as ``hdfs://`` or ``s3a://``, or any path with a cluster not on this machine) is named by its **content**:
 Spark reads it once into a local checkpoint (a snapshot kept by the executors, :meth:`SparkEngine._snapshot`), and
 from that one snapshot computes the scheme-2 content identity
-(:func:`~dpdesk.core.release.engines.spark.identity.spark_identity`, keyed by keys derived from the home's secret)
+(:func:`~dpdesk.core.release.engines.spark.identity.spark_identity`, keyed by keys derived from the home's secret,
+or, for a home that uses a team ledger, the team's identity secret: the same rows are the same key on every
+curator's machine)
 and then every aggregate, so the statistics are of the rows the identity names even if the table changes
 meanwhile. Its key is :func:`cluster_key` of the content key; the release's resolution then finds the dataset as
 for a file: the same rows as a known dataset (a file released before, or the table unchanged) are that dataset and
@@ -91,10 +93,10 @@ class SparkEngine:
         if file_key is None and identity_secret is None:
             raise SparkUnavailable(
                 _(
-                    "{source}: a table only the cluster reads is named by its content, which dpdesk computes with "
-                    "this computer's own dataset register; a home that uses a team ledger cannot do that yet. "
-                    "Release a file this computer reads too, or from a home without a team ledger. Nothing was "
-                    "charged"
+                    "{source}: a table only the cluster reads is named by its content, which dpdesk keys with this "
+                    "home's identity secret or its team's, and neither could be read (the home's identity store, or "
+                    "the team ledger, is unreadable or unreachable). Release again once it is, or release a file "
+                    "this computer reads too. Nothing was charged"
                 ).format(source=self.source.label)
             )
         progress.update(0, 1, "starting Spark")
@@ -198,35 +200,8 @@ class SparkEngine:
             return frame.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
     def _charset(self) -> str | None:
-        """The --encoding as Spark names it (Spark's CSV reader decodes only a few charsets; any other is refused
-        here, nothing charged, rather than read as other text)."""
-        import codecs
-
-        if self._encoding is None:
-            return None
-        try:
-            name = codecs.lookup(self._encoding).name
-        except LookupError:
-            name = ""
-        known = {
-            "utf-8": "UTF-8",
-            "utf-8-sig": "UTF-8",
-            "iso8859-1": "ISO-8859-1",
-            "ascii": "US-ASCII",
-            "utf-16": "UTF-16",
-            "utf-16-be": "UTF-16BE",
-            "utf-16-le": "UTF-16LE",
-            "utf-32": "UTF-32",
-        }
-        if name not in known:
-            raise SparkUnavailable(
-                _(
-                    "{source}: Spark reads CSV files in UTF-8, ISO-8859-1, US-ASCII, UTF-16 or UTF-32, not {encoding}; "
-                    "save them as UTF-8 (or as Parquet), or release the file without --engine spark. Nothing was "
-                    "charged"
-                ).format(source=self.source.label, encoding=self._encoding)
-            )
-        return known[name]
+        """The --encoding as Spark names it (:func:`spark_charset`)."""
+        return spark_charset(self.source.label, self._encoding)
 
     def _check_decoded(self, frame: DataFrame) -> None:
         """A CSV Spark decoded with replacement characters (U+FFFD: bytes not in the encoding it was told, UTF-8
@@ -431,6 +406,38 @@ def _condition(exc: BaseException) -> str:
         with contextlib.suppress(Exception):
             return str(java.getClass().getName())
     return type(exc).__name__
+
+
+def spark_charset(label: str, encoding: str | None) -> str | None:
+    """The --encoding as Spark names it (Spark's CSV reader decodes only a few charsets; any other is refused
+    here, nothing charged, rather than read as other text)."""
+    import codecs
+
+    if encoding is None:
+        return None
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        name = ""
+    known = {
+        "utf-8": "UTF-8",
+        "utf-8-sig": "UTF-8",
+        "iso8859-1": "ISO-8859-1",
+        "ascii": "US-ASCII",
+        "utf-16": "UTF-16",
+        "utf-16-be": "UTF-16BE",
+        "utf-16-le": "UTF-16LE",
+        "utf-32": "UTF-32",
+    }
+    if name not in known:
+        raise SparkUnavailable(
+            _(
+                "{source}: Spark reads CSV files in UTF-8, ISO-8859-1, US-ASCII, UTF-16 or UTF-32, not {encoding}; "
+                "save them as UTF-8 (or as Parquet), or release the file without --engine spark. Nothing was "
+                "charged"
+            ).format(source=label, encoding=encoding)
+        )
+    return known[name]
 
 
 def _not_utf8(source: str, encoding: str) -> str:

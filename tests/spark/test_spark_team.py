@@ -1,0 +1,133 @@
+"""A table only a cluster reads, released from a home that uses a team ledger (issue 32): named by its scheme-2
+content key under the team's identity secret, so the same rows are the team's dataset whoever released them and
+whichever engine read them (one budget, refused once spent); a dataset the team still knows by a scheme-1 key only
+is never missed (the cluster table is refused until that dataset's file is released again); a near-copy of a team's
+dataset is refused as at home (a real PostgreSQL and a local Spark)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpdesk.core.common.errors import BudgetExceeded, UsageError
+from dpdesk.core.identity.recognition import NearCopy
+from dpdesk.core.release.engines.spark.session import SparkSource, read
+from dpdesk.services.release import ReleaseRequest, release_plan
+from tests.core.test_engines import write_table
+from tests.spark.test_spark_cluster_tables import as_catalog_table, on_spark, small_plan
+from tests.team.conftest import Team, make_team
+from tests.team.test_team_scheme2 import claim_as_before_scheme2
+
+pytest.importorskip("pyspark")
+__all__ = ["on_spark"]  # the fixture, used by name
+
+
+@pytest.fixture
+def team(pg_server: Any) -> Team:
+    return make_team(pg_server)
+
+
+def _as(monkeypatch: Any, team: Team, who: str) -> None:
+    """The curator ``who`` releases from here on (the home's team ledger, as DPDESK_LEDGER names it)."""
+    monkeypatch.setenv("DPDESK_LEDGER", team.url(team.users[who]))
+
+
+def _parquet(spark: Any, csv: Path, folder: Path) -> Path:
+    read(spark, SparkSource("csv", "file:" + str(csv)), None, None).repartition(2).write.parquet(str(folder))
+    return folder
+
+
+def test_a_files_rows_read_by_spark_on_another_curators_home_share_the_teams_budget(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    plan = small_plan(7.0)  # three queries at epsilon 1: two releases fit, not three
+    data = tmp_path / "t.csv"
+    write_table(data, 1000, seed=11, with_id=False)
+    folder = _parquet(spark, data, tmp_path / "parts")
+    _as(monkeypatch, team, "alice")
+    first = release_plan(
+        ReleaseRequest(plan, data, tmp_path / "home-a", tmp_path / "o1", accept_data_problems=True)
+    )
+    _as(monkeypatch, team, "bob")
+    second = release_plan(
+        ReleaseRequest(
+            plan, folder, tmp_path / "home-b", tmp_path / "o2", accept_data_problems=True, spark=on_spark
+        )
+    )
+    assert second.entry.dataset == first.entry.dataset  # the team's dataset of these rows, and its ledger
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(1,)]
+    assert team.sql("SELECT count(*) FROM dpdesk.entries WHERE type = 'spend'") == [(2,)]
+    with pytest.raises(
+        BudgetExceeded
+    ):  # the same rows as a catalog table: the budget the file's release spent
+        release_plan(
+            ReleaseRequest(
+                plan,
+                as_catalog_table(spark, data, "team_people"),
+                tmp_path / "home-b",
+                tmp_path / "o3",
+                accept_data_problems=True,
+                spark=on_spark,
+            )
+        )
+    assert team.sql("SELECT count(*) FROM dpdesk.entries WHERE type = 'spend'") == [(2,)]
+    assert not (tmp_path / "o3").exists()
+
+
+def test_a_cluster_table_is_refused_while_the_team_knows_a_dataset_by_scheme1_only(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    """A dataset an older dpdesk claimed (scheme-1 key only) would not be found by the rows Spark reads: the cluster
+    table is refused, naming it, nothing charged or claimed; once its file is released again, the cluster table is
+    that dataset."""
+    plan = small_plan(100.0)
+    data = tmp_path / "t.csv"
+    write_table(data, 800, seed=12, with_id=False)
+    folder = _parquet(spark, data, tmp_path / "parts")
+    old = claim_as_before_scheme2(team, "alice", data)
+    _as(monkeypatch, team, "bob")
+    request = ReleaseRequest(
+        plan, folder, tmp_path / "home-b", tmp_path / "o1", accept_data_problems=True, spark=on_spark
+    )
+    with pytest.raises(UsageError, match=old):
+        release_plan(request)
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(1,)]
+    assert team.sql("SELECT count(*) FROM dpdesk.keys") == [(2,)]  # the old file's key and its scheme-1 key
+    _as(monkeypatch, team, "alice")
+    release_plan(ReleaseRequest(plan, data, tmp_path / "home-a", tmp_path / "o2", accept_data_problems=True))
+    _as(monkeypatch, team, "bob")
+    assert release_plan(request).entry.dataset == old
+
+
+def test_a_near_copy_of_a_teams_dataset_read_by_spark_is_refused(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    plan = small_plan(100.0)
+    data = tmp_path / "t.csv"
+    write_table(data, 1500, seed=13, with_id=False)
+    _as(monkeypatch, team, "alice")
+    first = release_plan(
+        ReleaseRequest(plan, data, tmp_path / "home-a", tmp_path / "o1", accept_data_problems=True)
+    )
+    lines = data.read_text(encoding="utf-8").splitlines()
+    near = tmp_path / "near" / "t.csv"
+    near.parent.mkdir()
+    near.write_text("\n".join(lines[: len(lines) * 9 // 10]) + "\n", encoding="utf-8")  # a tenth left out
+    _as(monkeypatch, team, "bob")
+    with pytest.raises(NearCopy) as refused:
+        release_plan(
+            ReleaseRequest(
+                plan,
+                as_catalog_table(spark, near, "team_near"),
+                tmp_path / "home-b",
+                tmp_path / "o2",
+                accept_data_problems=True,
+                spark=on_spark,
+            )
+        )
+    assert refused.value.exit_code == 3 and first.entry.dataset in str(refused.value)
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(1,)]
+    assert team.sql("SELECT count(*) FROM dpdesk.entries WHERE type = 'spend'") == [(1,)]
+    assert not (tmp_path / "o2").exists()
