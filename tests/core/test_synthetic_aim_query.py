@@ -212,6 +212,17 @@ def test_release_keeps_every_round_and_the_table_regenerates_from_the_ledger(
     attrs, table = stat.regenerate(fields, spec, plan)
     assert stat.table_csv(attrs, table) == first and len(table) == fields["rows"]
     assert cli_main(["review", str(out)]) == 0
+    ex = tmp_path / "ex"
+    assert cli_main(["ledger", "export-release", "2", "--data", str(DATA), "--out", str(ex)]) == 0
+    assert (ex / fields["file"]).read_bytes() == first
+    # the app's Results tab: the same table from the ledger, and the released one-way counts beside its own
+    from dpdesk.services.synthetic import synthetic_tables
+
+    (shown,) = synthetic_tables(salvaged(_spend(dpdesk_home)))  # type: ignore[arg-type]
+    assert shown.csv == first and shown.rows == fields["rows"]
+    first_rounds = fields["rounds"][:4]
+    assert [list(m.released) for m in shown.marginals] == [r["noisy"] for r in first_rounds]
+    assert all(sum(m.synthetic) == fields["rows"] for m in shown.marginals)
     # the report: every measured marginal beside the table's own, the unmeasured pairs as estimates, the warning
     from tests.services.test_report_claims import pdf_text
 
