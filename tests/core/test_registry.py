@@ -116,13 +116,17 @@ def test_group_by_is_refused_with_the_list_of_statistics_that_can_be_grouped() -
 
 
 def test_the_mechanism_registry() -> None:
-    assert list(MECHANISMS) == ["laplace", "gaussian", "exponential", "mst"]
+    assert list(MECHANISMS) == ["laplace", "gaussian", "exponential", "mst", "aim"]
     gauss = MECHANISMS[Mechanism.GAUSSIAN]
     assert gauss.takes_delta and gauss.calibrations == ("classic", "analytic")
     assert len(gauss.calibration_labels) == len(gauss.calibrations)
     mst = MECHANISMS[Mechanism.MST]  # the synthesiser: delta optional (0: Laplace parts), no calibration
     assert mst.takes_delta and mst.delta_optional and not mst.calibrations
-    one_shot = {k: m for k, m in MECHANISMS.items() if k not in (Mechanism.GAUSSIAN, Mechanism.MST)}
+    aim = MECHANISMS[Mechanism.AIM]  # the adaptive synthesiser: zCDP throughout, delta required
+    assert aim.takes_delta and not aim.delta_optional and not aim.calibrations
+    one_shot = {
+        k: m for k, m in MECHANISMS.items() if k not in (Mechanism.GAUSSIAN, Mechanism.MST, Mechanism.AIM)
+    }
     assert not any(m.takes_delta or m.calibrations for m in one_shot.values())
     assert all(m.label() and m.formula() for m in MECHANISMS.values())
 
