@@ -1055,11 +1055,13 @@ def _aim_design(q: SyntheticQuery, attrs: list[synthesiser.Attribute], ctx: Desi
         "each round: discrete Gaussian, rho = L2^2 / (2 sigma^2), starting at sigma = {s} ({r} per round); when "
         "the refitted model moved by less than the noise expected, sigma is halved and the selection's epsilon "
         "doubled (4 x the rho per round); the last round spends what remains; all measurements after the "
-        "one-way marginals: rho = 0.9 x (rho - one-way) = {rho}"
+        "one-way marginals: rho = 0.9 x (rho - one-way) = {rho}, written as one part of L2 = sqrt(m) x L2 with m = "
+        "{m} rounds' worth at the starting sigma (so that re-costing scales it with L2)"
     ).format(
         s=fmt_formula(parts.sigma),
         r=f"{budget.measure_cost(parts.sigma):.6g}",
         rho=f"{parts.measure_rho:.6g}",
+        m=f"{m:.6g}",
     )
     measure = Component(
         _("adaptive marginals (up to {t} rounds)").format(t=budget.rounds),
