@@ -160,10 +160,9 @@ class EngineDialog(QDialog):
 
     def _fit(self) -> None:
         """Tall enough for its wrapped words at its width: a message that appears never squeezes the rest."""
-        self.column.activate()
-        need = self.column.totalHeightForWidth(self.width()) if self.column.hasHeightForWidth() else 0
-        if need > self.height():
-            self.resize(self.width(), need)
+        from dpdesk.gui.fit import tall_enough
+
+        tall_enough(self, self.column)
 
     def _update(self) -> None:
         from dpdesk.core.release.engines.spark.session import has_token

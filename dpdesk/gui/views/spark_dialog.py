@@ -159,10 +159,9 @@ class SparkDialog(QDialog):
 
     def _fit(self) -> None:
         """Tall enough for its wrapped words at its width (as the engine dialog)."""
-        self.column.activate()
-        need = self.column.totalHeightForWidth(self.width()) if self.column.hasHeightForWidth() else 0
-        if need > self.height():
-            self.resize(self.width(), need)
+        from dpdesk.gui.fit import tall_enough
+
+        tall_enough(self, self.column)
 
     def _is_csv(self) -> bool:
         from dpdesk.core.release.engines.spark.session import SparkSource
