@@ -7065,8 +7065,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "The adaptive selection's sensitivity is the largest weight times a marginal's L1 (2k under replace), "
         "brute-forced through the statistic's encoding",
         "dpdesk/core/dp/statistics/synthetic.py",
-        "    return aim.Budget(split.rho * (1.0 - 1e-9), split.l1, split.l2, n_columns)\n",
-        "    return aim.Budget(split.rho * (1.0 - 1e-9), split.l2, split.l2, n_columns)\n",
+        "    return synthesiser.aim.Budget(split.rho * (1.0 - 1e-9), split.l1, split.l2, n_columns)\n",
+        "    return synthesiser.aim.Budget(split.rho * (1.0 - 1e-9), split.l2, split.l2, n_columns)\n",
         (
             "tests/core/test_synthetic_aim_query.py::test_the_selection_score_moves_by_at_most_its_stated_sensitivity_through_the_encoding",
         ),

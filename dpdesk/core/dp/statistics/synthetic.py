@@ -92,7 +92,6 @@ from dpdesk.core.dp.statistics.kit import (
     quoted,
     synthesiser,
 )
-from dpdesk.core.dp.synthetic import aim
 
 if TYPE_CHECKING:
     from dpdesk.core.dp.statistics.kit import Table
@@ -361,7 +360,7 @@ def measurements_from_dict(d: dict[str, Any]) -> synthesiser.Measurements:
 
 
 #: What a synthetic release kept: MST's marginals, or the adaptive synthesiser's rounds.
-Released = synthesiser.Measurements | aim.Released
+Released = synthesiser.Measurements | synthesiser.aim.Released
 
 
 def is_adaptive(entry_field: dict[str, Any]) -> bool:
@@ -372,7 +371,7 @@ def is_adaptive(entry_field: dict[str, Any]) -> bool:
 def released_of(entry_field: dict[str, Any]) -> Released:
     """The released values a ledger record keeps (MST's marginals or the adaptive rounds)."""
     if is_adaptive(entry_field):
-        return aim.released_from_dict(entry_field)
+        return synthesiser.aim.released_from_dict(entry_field)
     return measurements_from_dict(entry_field)
 
 
@@ -401,8 +400,8 @@ def _draw_codes(
     released: Released, rows: int | None, seed: int, fit_version: int
 ) -> tuple[np.ndarray, np.random.Generator]:
     """The levels (n x d) the released marginals and the seed give, and the generator, ready to draw the values."""
-    if isinstance(released, aim.Released):
-        return aim.draw_codes(released, rows, seed, fit_version)
+    if isinstance(released, synthesiser.aim.Released):
+        return synthesiser.aim.draw_codes(released, rows, seed, fit_version)
     model = synthesiser.fit(released, fit_version)
     n = synthesiser.table_rows(model.total, rows)
     rng = synthesiser.generator(seed)
@@ -454,7 +453,7 @@ class SyntheticColumns:
         """The table's rows per cell of each marginal an adaptive release measured (:func:`measured_cliques`)."""
         sizes = tuple(a.size for a in self.attrs)
         return [
-            tuple(int(v) for v in aim.exact_marginal(self.codes, sizes, c).ravel().tolist())
+            tuple(int(v) for v in synthesiser.aim.exact_marginal(self.codes, sizes, c).ravel().tolist())
             for c in measured_cliques(entry_field)
         ]
 
@@ -593,12 +592,12 @@ def fit_version_of(entry_field: dict[str, Any]) -> int:
     return int(entry_field.get("fit", 1))
 
 
-def aim_budget(epsilon: float, delta: float, n_columns: int, replace: bool, k: int) -> aim.Budget:
+def aim_budget(epsilon: float, delta: float, n_columns: int, replace: bool, k: int) -> synthesiser.aim.Budget:
     """The adaptive synthesiser's public budget: rho the largest whose Canonne-Kamath-Steinke conversion at delta
     is within epsilon (as MST's), less a relative 1e-9 so that the rounds' floating-point sum never exceeds it;
     one marginal's L1 and L2 sensitivities under the relation, for k rows a person."""
     split = synthesiser.split_budget(epsilon, delta, n_columns, replace, k)
-    return aim.Budget(split.rho * (1.0 - 1e-9), split.l1, split.l2, n_columns)
+    return synthesiser.aim.Budget(split.rho * (1.0 - 1e-9), split.l1, split.l2, n_columns)
 
 
 @dataclass(frozen=True)
@@ -606,7 +605,7 @@ class AimParts:
     """The planned parts of an adaptive synthesis (public): the starting one-way marginals, the selections and
     the adaptive measurements, each's rho; their sum is the budget's rho."""
 
-    budget: aim.Budget
+    budget: synthesiser.aim.Budget
     sigma: float  # the starting sigma (halved by annealing)
     select_epsilon: float  # the starting epsilon of a selection (doubled by annealing)
     one_way_rho: float
@@ -616,21 +615,21 @@ class AimParts:
     candidates: int
 
 
-def aim_parts(budget: aim.Budget, sizes: tuple[int, ...]) -> AimParts:
+def aim_parts(budget: synthesiser.aim.Budget, sizes: tuple[int, ...]) -> AimParts:
     """How the rounds spend the budget: d one-way marginals at sigma cost d l2^2 / (2 sigma^2); every later round
     spends its rho 9 : 1 between measurement and selection (annealing scales both by 4; the last round splits what
     remains the same way), so the rest splits 9 : 1 exactly."""
     sigma = budget.sigma()
     one = budget.n_columns * budget.measure_cost(sigma)
     rest = max(budget.rho - one, 0.0)
-    cands = aim.workload(sizes)
+    cands = synthesiser.aim.workload(sizes)
     return AimParts(
         budget,
         sigma,
         budget.select_epsilon(),
         one,
-        (1.0 - aim.MEASURE_SHARE) * rest,
-        aim.MEASURE_SHARE * rest,
+        (1.0 - synthesiser.aim.MEASURE_SHARE) * rest,
+        synthesiser.aim.MEASURE_SHARE * rest,
         max(c.weight for c in cands) * budget.l1,
         len(cands),
     )
@@ -1085,7 +1084,7 @@ def _aim_design(q: SyntheticQuery, attrs: list[synthesiser.Attribute], ctx: Desi
         "eps_t^2 / 8 in zCDP; all selections: rho = 0.1 x (rho - one-way) = {rho}"
     ).format(
         triples=_(" and every triple")
-        if any(len(c.clique) == 3 for c in aim.workload(budget_sizes(attrs)))
+        if any(len(c.clique) == 3 for c in synthesiser.aim.workload(budget_sizes(attrs)))
         else "",
         du=fmt_formula(parts.score_sensitivity),
         e=fmt_formula(round(parts.select_epsilon, 6)),
@@ -1149,16 +1148,18 @@ def _aim_release(
         comp = dataclasses.replace(sel, l1=sensitivity, l2=sensitivity, epsilon=eps, rho=eps * eps / 8.0)
         return pick(scores, comp)
 
-    released, _model = aim.adaptive_measure(exact.codes, sizes, budget, noise=noise_fn, pick=pick_fn)
+    released, _model = synthesiser.aim.adaptive_measure(
+        exact.codes, sizes, budget, noise=noise_fn, pick=pick_fn
+    )
     exact.codes = None
     seed = secrets.randbits(128)
-    n = synthesiser.table_rows(aim.table_total(released), spec.rows)
+    n = synthesiser.table_rows(synthesiser.aim.table_total(released), spec.rows)
     exact.released = {
-        **aim.released_to_dict(released),
+        **synthesiser.aim.released_to_dict(released),
         "file": file_name(spec.name),
         "rows": n,
         "seed": str(seed),
-        "fit": aim.FIT_VERSION,
+        "fit": synthesiser.aim.FIT_VERSION,
         "domain": synthesiser.DOMAIN_VERSION,
     }
     return [

@@ -12,6 +12,7 @@ fixed point on a tree is this consistent set of marginals), and tree-wise sampli
 
 from __future__ import annotations
 
+from dpdesk.core.dp.synthetic import aim  # the adaptive synthesiser (AIM-style), as ``synthesiser.aim``
 from dpdesk.core.dp.synthetic.domain import (
     DEFAULT_BINS,
     DOMAIN_VERSION,
@@ -60,6 +61,7 @@ __all__ = [
     "Split",
     "Synthesis",
     "TreeModel",
+    "aim",
     "check_domain",
     "decode",
     "decode_array",
