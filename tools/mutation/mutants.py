@@ -7071,6 +7071,27 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
             "tests/core/test_synthetic_aim_query.py::test_the_selection_score_moves_by_at_most_its_stated_sensitivity_through_the_encoding",
         ),
     ),
+    Mutant(
+        "SPW01",
+        "A Spark source whose address carries a password is refused before anything is read, named or charged",
+        "dpdesk/core/release/engines/spark/engine.py",
+        "        refuse_password(self.source)  # before anything is read, named or charged\n",
+        "        pass  # before anything is read, named or charged\n",
+        (
+            "tests/cli/test_address_password.py::test_the_command_line_refuses_it_with_exit_2_and_keeps_nothing",
+        ),
+    ),
+    Mutant(
+        "SPW02",
+        "The password in a refused address is hidden in the message (the user name and host stay, to find it)",
+        "dpdesk/core/release/engines/spark/session.py",
+        "    return f\"{scheme}://{user}:***@{netloc.rsplit('@', 1)[1]}{rest[len(netloc) :]}\"\n",
+        "    return location\n",
+        (
+            "tests/cli/test_address_password.py::test_a_password_in_the_address_is_hidden_and_a_user_name_alone_is_not_a_secret",
+            "tests/cli/test_address_password.py::test_the_command_line_refuses_it_with_exit_2_and_keeps_nothing",
+        ),
+    ),
 )
 GUARD = '''"""Written by tools/mutation/mutants.py: refuse to run unless the mutated copy is what gets imported."""
 import importlib

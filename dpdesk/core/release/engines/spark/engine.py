@@ -38,7 +38,14 @@ from dpdesk.core.loading.table import Column, ColumnIssues, LoadReport, Table, f
 from dpdesk.core.release.datacheck import ColumnCheck, DataCheck
 from dpdesk.core.release.engines.base import Aggregates
 from dpdesk.core.release.engines.spark import columns, states
-from dpdesk.core.release.engines.spark.session import SparkSource, SparkTarget, SparkUnavailable, read, start
+from dpdesk.core.release.engines.spark.session import (
+    SparkSource,
+    SparkTarget,
+    SparkUnavailable,
+    read,
+    refuse_password,
+    start,
+)
 from dpdesk.i18n import _
 
 if TYPE_CHECKING:
@@ -74,6 +81,7 @@ class SparkEngine:
         self.plan = plan
         self.designs = tuple(designs)
         self.source = SparkSource.parse(source)
+        refuse_password(self.source)  # before anything is read, named or charged
         self.id_key = id_key
         for d in self.designs:
             if d.spec.statistic not in states.STATISTICS:

@@ -60,7 +60,10 @@ def kind_of(spark_type: str) -> str | None:
 def spark_location(source: SparkSource) -> SparkSource:
     """The source as Spark is told to read it: a path on this computer made absolute with ``file:`` (as the engine
     reads it), a catalog table or a URI as written; a path Spark would read as wildcards, or one that does not
-    exist here, is refused in words."""
+    exist here, or an address that carries a password, is refused in words."""
+    from dpdesk.core.release.engines.spark.session import refuse_password
+
+    refuse_password(source)
     if source.kind == "table":
         if not source.location.strip():
             raise InputError(source.label, _("name the catalog table"))

@@ -310,6 +310,39 @@ class SparkSource:
         return f"table:{self.location}" if self.kind == "table" else self.location
 
 
+def hidden_password(location: str) -> str | None:
+    """``location`` with its password shown as ``***`` when it is a URI that carries one in its user part
+    (``scheme://user:password@host/...``); None when it carries none (a user name alone, as in ``abfss://container@
+    account...``, is no secret)."""
+    if "://" not in location:
+        return None
+    scheme, rest = location.split("://", 1)
+    netloc = rest.split("/", 1)[0]
+    if "@" not in netloc or ":" not in netloc.rsplit("@", 1)[0]:
+        return None
+    user = netloc.rsplit("@", 1)[0].split(":", 1)[0]
+    return f"{scheme}://{user}:***@{netloc.rsplit('@', 1)[1]}{rest[len(netloc) :]}"
+
+
+def refuse_password(source: SparkSource) -> None:
+    """Refuse a source whose address carries a password, before anything is read or charged: dpdesk names a
+    source in the ledger, the report, the package and the recent tables, so the password would be kept there. The
+    message shows the address with the password hidden."""
+    shown = hidden_password(source.location) if source.kind != "table" else None
+    if shown is not None:
+        from dpdesk.core.common.errors import InputError
+
+        raise InputError(
+            shown,
+            _(
+                "the address holds a password, which dpdesk would keep in the ledger, the report and the recent "
+                "tables; give the cluster's credentials to Spark in its own configuration (for example "
+                "spark.hadoop.fs.s3a.secret.key in spark-defaults.conf) and write the address without them. "
+                "Nothing was charged"
+            ),
+        )
+
+
 def read(spark: SparkSession, source: SparkSource, encoding: str | None, delimiter: str | None) -> DataFrame:
     """The source as Spark reads it (CSV: every column as text, quoted as the loaders quote)."""
     if source.kind == "table":

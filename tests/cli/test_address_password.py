@@ -1,0 +1,68 @@
+"""Issue 32, a source only the cluster reads: an address that carries a password (``s3a://KEY:SECRET@bucket/...``)
+is refused before anything is read, named or charged, with the password hidden in the message. dpdesk names a
+source in the ledger, the report, the package and the app's recent tables, so it must never hold one. On the code
+before the refusal (92ce04d) this command started Spark and printed the address whole: the test failed there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpdesk.core.release.engines.spark.session import SparkSource, hidden_password, refuse_password
+from tests.conftest import SAMPLES
+
+SECRET = "wJalrXUtnFEMI-K7MDENG"
+
+
+def test_a_password_in_the_address_is_hidden_and_a_user_name_alone_is_not_a_secret() -> None:
+    assert (
+        hidden_password(f"s3a://AKIA1:{SECRET}@bucket/data/t.parquet")
+        == "s3a://AKIA1:***@bucket/data/t.parquet"
+    )
+    assert hidden_password(f"hdfs://ann:{SECRET}@nn:8020/t") == "hdfs://ann:***@nn:8020/t"
+    assert (
+        hidden_password("abfss://container@account.dfs.core.windows.net/t") is None
+    )  # a container, no secret
+    assert hidden_password("hdfs://nn:8020/data/t") is None
+    assert hidden_password("/data/user:name@host/t.parquet") is None  # a local path, not an address
+    refuse_password(SparkSource.parse("table:db.people"))  # a catalog name is never an address
+    with pytest.raises(Exception, match=r"\*\*\*") as caught:
+        refuse_password(SparkSource.parse(f"s3a://AKIA1:{SECRET}@bucket/t.parquet"))
+    assert SECRET not in str(caught.value)
+
+
+def test_the_command_line_refuses_it_with_exit_2_and_keeps_nothing(tmp_path: Path) -> None:
+    home, out = tmp_path / "home", tmp_path / "out"
+    env = {**os.environ, "DPDESK_HOME": str(home)}
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpdesk",
+            "release",
+            str(SAMPLES / "cps_wages_plan.json"),
+            "--data",
+            f"s3a://AKIA1:{SECRET}@bucket/data/people.parquet",
+            "--engine",
+            "spark",
+            "--spark-master",
+            "local[1]",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "holds a password" in r.stderr and "s3a://AKIA1:***@bucket/data/people.parquet" in r.stderr
+    assert SECRET not in r.stdout + r.stderr
+    assert not out.exists()
+    kept = [p for p in home.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert kept == [] and not list(home.glob("ledgers/*.jsonl"))
