@@ -150,3 +150,37 @@ def test_the_model_stays_within_its_size_limit() -> None:
     )
     assert model.tree.cells <= 300
     assert any(len(r.clique) == 2 for r in released.rounds)
+
+
+def test_a_release_is_fitted_once_per_process_and_draws_the_same_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release writes the table, and the app's Results tab, the report and the package draw it again: the final
+    fit (FINAL_ITERATIONS of mirror descent) runs once per released rounds, and every draw is the same table. Another
+    release (one count changed) is fitted anew; a warm start is never taken from the kept fits."""
+    sizes = (3, 4, 2)
+    codes = _table(400, sizes, 5)
+    rng = np.random.default_rng(6)
+    released, _model = aim.adaptive_measure(
+        codes,
+        sizes,
+        aim.Budget(0.5, 1.0, 1.0, len(sizes)),
+        noise=lambda v, _l2, s: [int(x + round(rng.normal(0, s))) for x in v],
+        pick=lambda scores, _s, _e: int(np.argmax(scores)),
+        iterations=5,
+    )
+    fits: list[int] = []
+
+    def counted(*args: object, **kwargs: object) -> Model:
+        fits.append(1)
+        return fit_model(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(aim, "fit_model", counted)
+    first = aim.draw_codes(released, None, 1234)[0]
+    again = aim.draw_codes(released, None, 1234)[0]
+    assert len(fits) == 1 and np.array_equal(first, again)
+    other = aim.Released(released.sizes, released.budget, list(released.rounds))
+    r0 = other.rounds[0]
+    other.rounds[0] = aim.Round(r0.clique, (r0.noisy[0] + 1, *r0.noisy[1:]), r0.sigma, r0.select_epsilon)
+    aim.draw_codes(other, None, 1234)
+    assert len(fits) == 2
+    aim.final_fit(released, warm=aim.final_fit(released))
+    assert len(fits) == 3

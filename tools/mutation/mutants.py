@@ -7082,6 +7082,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "AIMW07",
+        "An adaptive release's final fit runs once per process, however many times its table is drawn",
+        "dpdesk/core/dp/synthetic/aim.py",
+        "            return kept\n",
+        "            pass\n",
+        (
+            "tests/core/test_synthetic_aim.py::test_a_release_is_fitted_once_per_process_and_draws_the_same_table",
+        ),
+    ),
+    Mutant(
         "SPW02",
         "The password in a refused address is hidden in the message (the user name and host stay, to find it)",
         "dpdesk/core/release/engines/spark/session.py",

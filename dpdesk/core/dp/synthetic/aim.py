@@ -26,8 +26,12 @@ released values, so it moves by at most w_r L1 <= max_r w_r · L1 (brute-forced 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -257,9 +261,36 @@ def _fits(sizes: tuple[int, ...], held: list[Clique], clique: Clique, limit: flo
     return cells <= limit
 
 
+#: The last final fits, by the released rounds' content: one process fits a release once, however many times its
+#: table is drawn (the release writes it, the app's Results tab, the report and the package draw it again). The fit
+#: is deterministic and the sampler only reads the model, so a kept model draws the same table.
+_FITS: OrderedDict[str, Model] = OrderedDict()
+_FITS_KEPT = 4
+_FITS_LOCK = threading.Lock()
+
+
+def _fit_key(released: Released, iterations: int) -> str:
+    text = json.dumps([released_to_dict(released), iterations], sort_keys=True, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def final_fit(released: Released, iterations: int = FINAL_ITERATIONS, warm: Model | None = None) -> Model:
-    """The model the table is drawn from: the fit of every released measurement, from the uniform start."""
-    return fit_model(released.sizes, released.observations(), iterations=iterations, warm=warm)
+    """The model the table is drawn from: the fit of every released measurement, from the uniform start (kept for
+    the process's next draws of the same release; a warm start is never kept)."""
+    if warm is not None:
+        return fit_model(released.sizes, released.observations(), iterations=iterations, warm=warm)
+    key = _fit_key(released, iterations)
+    with _FITS_LOCK:
+        kept = _FITS.get(key)
+        if kept is not None:
+            _FITS.move_to_end(key)
+            return kept
+    model = fit_model(released.sizes, released.observations(), iterations=iterations)
+    with _FITS_LOCK:
+        _FITS[key] = model
+        while len(_FITS) > _FITS_KEPT:
+            _FITS.popitem(last=False)
+    return model
 
 
 #: The version of the fit and the sampler a table is regenerated with (kept in the ledger: a later change of either
