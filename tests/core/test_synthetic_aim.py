@@ -152,7 +152,9 @@ def test_the_model_stays_within_its_size_limit() -> None:
     assert any(len(r.clique) == 2 for r in released.rounds)
 
 
-def test_a_release_is_fitted_once_per_process_and_draws_the_same_table(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_release_is_fitted_once_per_process_and_draws_the_same_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The release writes the table, and the app's Results tab, the report and the package draw it again: the final
     fit (FINAL_ITERATIONS of mirror descent) runs once per released rounds, and every draw is the same table. Another
     release (one count changed) is fitted anew; a warm start is never taken from the kept fits."""

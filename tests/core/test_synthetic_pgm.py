@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 
 import numpy as np
 import pytest
 
+from dpdesk.core.dp.synthetic import pgm
 from dpdesk.core.dp.synthetic.pgm import (
     Observation,
     fit_model,
@@ -123,3 +125,43 @@ def test_the_sampler_follows_the_model() -> None:
 def test_a_clique_outside_the_domain_is_refused() -> None:
     with pytest.raises(ValueError):
         junction_tree((2, 2), [(0, 2)])
+
+
+def _plain_triangulate(sizes: list[int], cliques: list[tuple[int, ...]]) -> list[int]:
+    """The elimination rule read plainly (sets, not bit loops): the column whose elimination adds the fewest
+    fill-in edges first, then the one whose clique has the fewest cells, then the lowest column."""
+    d = len(sizes)
+    adj: list[set[int]] = [set() for _ in range(d)]
+    for c in cliques:
+        for a in c:
+            adj[a] |= set(c) - {a}
+    left = set(range(d))
+    found: list[int] = []
+    while left:
+
+        def rank(v: int) -> tuple[int, int, int]:
+            nb = adj[v] & left
+            fill = sum(1 for a, b in itertools.combinations(sorted(nb), 2) if b not in adj[a])
+            return fill, math.prod(sizes[a] for a in nb | {v}), v
+
+        v = min(left, key=rank)
+        nb = adj[v] & left
+        for a in nb:
+            adj[a] |= nb - {a}
+        found.append(sum(1 << a for a in nb | {v}))
+        left.remove(v)
+    return [c for c in found if not any(c != o and c & o == c for o in found)]
+
+
+def test_the_elimination_is_the_rule_read_plainly() -> None:
+    """``_triangulate`` (bit loops, run for every candidate of every adaptive round) gives the cliques the plain
+    reading of its rule gives, on 1,500 random sets of cliques of up to 22 columns: the same junction trees, so the
+    same fits and the same regenerated tables."""
+    rng = random.Random(33)
+    for _ in range(1500):
+        d = rng.randint(1, 22)
+        sizes = [rng.randint(1, 9) for _ in range(d)]
+        cliques = [
+            tuple(rng.sample(range(d), rng.randint(1, min(d, 4)))) for _ in range(rng.randint(0, 3 * d))
+        ]
+        assert pgm._triangulate(sizes, cliques) == _plain_triangulate(sizes, cliques), (sizes, cliques)

@@ -7092,6 +7092,14 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "PGM03",
+        "The junction tree's elimination (bit loops) is its rule read plainly: fewest fill-in edges, then fewest cells",
+        "dpdesk/core/dp/synthetic/pgm.py",
+        "                cells *= sizes[a]\n",
+        "                cells += sizes[a]\n",
+        ("tests/core/test_synthetic_pgm.py::test_the_elimination_is_the_rule_read_plainly",),
+    ),
+    Mutant(
         "SPW02",
         "The password in a refused address is hidden in the message (the user name and host stay, to find it)",
         "dpdesk/core/release/engines/spark/session.py",

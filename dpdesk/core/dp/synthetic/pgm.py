@@ -115,16 +115,25 @@ def _triangulate(sizes: Sequence[int], cliques: Iterable[Iterable[int]]) -> list
             adj[a] |= mask & ~(1 << a)
     left = (1 << d) - 1
     found: list[int] = []
-    while left:
+    while left:  # bit loops written out: this runs for every candidate of every adaptive round (aim._fits)
         best: tuple[int, int, int] | None = None
-        for v in _bits(left):
+        rest = left
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            v = low.bit_length() - 1
             nb = adj[v] & left
-            fill = sum((nb & ~adj[a] & ~(1 << a)).bit_count() for a in _bits(nb)) // 2
+            twice_fill = 0
             cells = sizes[v]
-            for a in _bits(nb):
+            each = nb
+            while each:
+                one = each & -each
+                each ^= one
+                a = one.bit_length() - 1
+                twice_fill += (nb & ~adj[a] & ~one).bit_count()
                 cells *= sizes[a]
-            if best is None or (fill, cells, v) < best:
-                best = (fill, cells, v)
+            if best is None or (twice_fill // 2, cells, v) < best:
+                best = (twice_fill // 2, cells, v)
         assert best is not None
         v = best[2]
         nb = adj[v] & left
