@@ -458,6 +458,7 @@ def main() -> int:
                             "tvd2": tvd(train, f, tuple(sizes), 2),
                             "tvd3": tvd(train, f, tuple(sizes), 3),
                             "null_share": float((f < 0).any(axis=1).mean()),
+                            "tvd2_non_null": tvd(train, f[(f >= 0).all(axis=1)], tuple(sizes), 2),
                             **{k: v for k, v in ev.items() if k.startswith(("acc", "auc"))},
                             "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                         }
@@ -477,6 +478,14 @@ def main() -> int:
 
 def _spread(xs: list[float]) -> str:
     return f"{statistics.mean(xs):.4f} ({min(xs):.4f}–{max(xs):.4f})"
+
+
+def _nulls(rs: list[dict[str, Any]]) -> str:
+    """The share of synthetic rows with a null level, and the two-way TVD of the others where it was recorded."""
+    share = statistics.mean(r.get("null_share", 0.0) for r in rs)
+    if share == 0.0 or not all("tvd2_non_null" in r for r in rs):
+        return f"{share:.1%}"
+    return f"{share:.1%} (without them: {statistics.mean(r['tvd2_non_null'] for r in rs):.4f})"
 
 
 def report(runs: list[dict[str, Any]], refused: list[dict[str, Any]]) -> str:
@@ -510,14 +519,17 @@ def report(runs: list[dict[str, Any]], refused: list[dict[str, Any]]) -> str:
             f"{_spread([r['tvd3'] for r in rs])} | {statistics.mean(r['auc_synthetic'] for r in rs):.3f} "
             f"({statistics.mean(r['auc_real'] for r in rs):.3f}) | "
             f"{statistics.mean(r['acc_synthetic'] for r in rs):.3f} ({statistics.mean(r['acc_real'] for r in rs):.3f}) | "
-            f"{statistics.mean(r.get('null_share', 0.0) for r in rs):.1%} | "
+            f"{_nulls(rs)} | "
             f"{statistics.median(wall):.1f} ({max(wall):.1f}) | {statistics.median(r['rss_mib'] for r in rs):.0f} | "
             f"{statistics.median(r['load1'] for r in rs):.1f} |"
         )
+    counted: dict[tuple[str, float, str], list[str]] = {}
     for r in refused:
+        said = [line.strip() for line in r["message"].splitlines() if "insufficient budget" in line]
+        counted.setdefault((r["table"], r["eps"], r["method"]), []).append(said[0] if said else "refused")
+    for (table, eps, m), said in sorted(counted.items()):
         lines.append(
-            f"| {r['table']} | {r['eps']:g} | {r['method']} | refused | {r['message'].splitlines()[-1][:90]} "
-            "| | | | | | | |"
+            f"| {table} | {eps:g} | {m} | {len(said)} refused | OpenDP: `{said[0][:100]}` | | | | | | | |"
         )
     return "\n".join(lines) + "\n"
 
