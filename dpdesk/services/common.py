@@ -51,7 +51,10 @@ class Dataset:
             return None
         from dpdesk.core.identity.recognition import resolve
 
-        return resolve(self.home, self.data, sha256=self.key(), progress=progress)
+        key = self.key()
+        # a source only a cluster reads, found by the key its last release attempt here left (never read here)
+        hinted = key is not None and self.sha256 is None
+        return resolve(self.home, self.data, sha256=key, progress=progress, cluster_table=hinted)
 
     def key(self) -> str | None:
         """The given SHA-256; for a source only a cluster reads (not a file here), the key of the table Spark

@@ -66,3 +66,28 @@ def test_the_command_line_refuses_it_with_exit_2_and_keeps_nothing(tmp_path: Pat
     assert not out.exists()
     kept = [p for p in home.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
     assert kept == [] and not list(home.glob("ledgers/*.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("address", "shown"),
+    [
+        # an AWS secret key often holds "/": written raw, the authority seems to end inside the secret
+        (
+            "s3a://AKIA1:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY@bucket/t.parquet",
+            "s3a://AKIA1:***@bucket/t.parquet",
+        ),
+        ("s3a://AKIA1:/K7MDENG@bucket/t.parquet", "s3a://AKIA1:***@bucket/t.parquet"),
+        ("s3a://AKIA1:se@cr/et@bucket/t.parquet", "s3a://AKIA1:***@bucket/t.parquet"),
+        ("s3a://AKIA1:pa@ss@bucket/t.parquet", "s3a://AKIA1:***@bucket/t.parquet"),
+        # a port, and an "@" in the path: no secret
+        ("hdfs://nn:8020/data/a@b.parquet", None),
+        ("s3a://bucket/data/a:b@c.parquet", None),
+    ],
+)
+def test_a_secret_written_raw_with_a_slash_or_an_at_sign_is_still_found(
+    address: str, shown: str | None
+) -> None:
+    """A password with "/" or "@" in it, written without percent-encoding, is still a password: found and hidden
+    whole (before, a raw "/" ended the authority inside the secret, so the address passed and would have been kept
+    in the ledger, the report and the package)."""
+    assert hidden_password(address) == shown

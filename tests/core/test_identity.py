@@ -279,3 +279,36 @@ def test_nothing_in_the_home_is_published_and_the_sample_is_identified(
     assert sketch.rows == 2000 and len(content) == 64
     secret = (dpdesk_home / "identity" / "secret").stat()
     assert secret.st_mode & 0o077 == 0  # the owner's only
+
+
+def test_a_cluster_tables_kept_identity_is_used_only_under_the_secret_it_was_keyed_with(
+    tmp_path: Path,
+) -> None:
+    """The hint a release of a table only a cluster reads leaves in a team home names the secret its identity was
+    keyed with (a tag, not the secret): looked up under another team's secret (the home moved to another team
+    ledger) or without a tag (a home's own hint), it is not that team's identity, never recorded there."""
+    from dpdesk.core.ledger.contents import (
+        cluster_table_identity,
+        cluster_table_key,
+        remember_cluster_table,
+        remember_file,
+        secret_tag,
+    )
+    from dpdesk.core.loading.typed_identity import content_identity2
+
+    data = tmp_path / "t.csv"
+    data.write_text("a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(200)), encoding="utf-8")
+    ident = content_identity2(data, SECRET)
+    other = bytes(range(1, 33))
+    assert secret_tag(SECRET) != secret_tag(other) and SECRET.hex()[:16] not in secret_tag(SECRET)
+    home = tmp_path / "home"
+    remember_file(home, ident)
+    remember_cluster_table(home, "table:people", ident.sha256, SECRET)
+    assert cluster_table_key(home, "table:people") == ident.sha256
+    kept = cluster_table_identity(home, "table:people", SECRET)
+    assert kept is not None and kept.key == ident.key
+    assert cluster_table_identity(home, "table:people", other) is None
+    assert cluster_table_identity(home, "table:others", SECRET) is None
+    remember_cluster_table(home, "table:people", ident.sha256)  # a home's own hint: no team's secret named
+    assert cluster_table_key(home, "table:people") == ident.sha256
+    assert cluster_table_identity(home, "table:people", SECRET) is None

@@ -50,10 +50,6 @@ def test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one(qtbot: A
         ("http://spark.example.org:15002", "is not a Spark Connect address"),
         ("sc://spark.example.org:15002", "add ;use_ssl=true;token=TOKEN to the address"),
         ("sc://spark.example.org:15002;use_ssl=true", "TLS and a token"),
-        (
-            f"sc://spark.example.org:15002;use_ssl=true;token={TOKEN}",
-            "the Spark Connect server must run here",
-        ),
     ):
         dialog.address.setText(address)
         assert not confirm(dialog), address
@@ -63,6 +59,10 @@ def test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one(qtbot: A
         )
         dialog.address.setText(address + " ")  # typing again hides the old message
         assert not dialog.error.isVisibleTo(dialog)
+    elsewhere = f"sc://spark.example.org:15002;use_ssl=true;token={TOKEN}"
+    dialog.address.setText(elsewhere)  # a cluster's server, with TLS and a token: for the cluster's tables
+    assert confirm(dialog) and dialog.choice().target() == SparkTarget(remote=elsewhere)
+    dialog.setResult(0)
     dialog.address.setText(f"sc://127.0.0.1:15002;token={TOKEN}")
     assert dialog.token_note.isVisibleTo(dialog)  # said: the token is for this session only
     assert confirm(dialog)
@@ -209,3 +209,51 @@ def released(d: Desk, home: Path, tmp_path: Path) -> None:
     assert not win.errors, win.errors
     assert sorted(p.name for p in out.iterdir()) == ["ledger.json", "plan.json", "release.csv", "report.pdf"]
     assert spends(home) == 1  # exporting costs nothing
+
+
+def test_a_server_elsewhere_releases_the_clusters_tables_and_never_a_file_opened_here(
+    desk: Callable[[], Desk], dpdesk_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Spark Connect server that is not this computer is for tables only the cluster reads (File > Open Spark
+    table): the app asks it to release such a table, and refuses, in words and before anything runs, to release
+    the file opened from this computer with it (the server would read a file of its own at that path)."""
+    import dpdesk.services.release as service
+    from dpdesk.core.release.engines.spark import header
+    from dpdesk.core.release.engines.spark.header import SparkHeader
+    from dpdesk.gui.state import ClusterSource
+    from tests.gui.test_spark_open_app import small_plan
+
+    d = desk()
+    win = d.win
+    address = f"sc://spark.example.org:15002;use_ssl=true;token={TOKEN}"
+    win.ask_engine = lambda _c: EngineChoice(REMOTE, 2, address)
+    assert win.choose_engine() is not None and not win.errors
+    assert "Open Spark table" in win.status_label.text() and TOKEN not in win.status_label.text()
+    requests: list[Any] = []
+
+    def capture(request: Any, progress: Any = None, **_kw: Any) -> Any:
+        requests.append(request)
+        raise DpdeskError("stopped by the test")
+
+    monkeypatch.setattr(service, "prepare_plan_release", capture)
+    assert win.release() is None  # the file opened here: refused, nothing asked of the server
+    assert not requests and "is not this computer" in win.errors.pop() and not win.errors
+    asked: list[SparkTarget] = []
+
+    def fake_header(source: str, target: SparkTarget, **_kw: Any) -> SparkHeader:
+        asked.append(target)
+        return SparkHeader(source, ("x", "n", "g"), ("float", "int", "category"), ())
+
+    monkeypatch.setattr(header, "spark_header", fake_header)
+    win.state.load_plan_data(small_plan(), None)
+    win.ask_spark_source = lambda last, engine: ClusterSource("table:people")
+    assert win.open_spark() is not None
+    d.idle()
+    assert not win.errors, win.errors
+    assert asked == [SparkTarget(remote=address)]
+    assert win.release() is not None  # the cluster's table: released by the cluster's server
+    d.idle()
+    assert win.errors.pop() == "stopped by the test" and not win.errors
+    assert len(requests) == 1 and requests[0].spark == SparkTarget(remote=address)
+    assert requests[0].data == "table:people"
+    assert spends(dpdesk_home) == 0

@@ -131,3 +131,66 @@ def test_a_near_copy_of_a_teams_dataset_read_by_spark_is_refused(
     assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(1,)]
     assert team.sql("SELECT count(*) FROM dpdesk.entries WHERE type = 'spend'") == [(1,)]
     assert not (tmp_path / "o2").exists()
+
+
+def test_a_cluster_tables_budget_is_found_in_a_team_home_after_its_release(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    """``dpdesk budget PLAN --data table:NAME`` (and the app's meter, and ``dpdesk ledger``) in a team home finds the
+    dataset a cluster table was released under, without Spark: the release leaves the hint it leaves at home (the
+    table's local key, never a key of the team's), so the spent budget is shown, not a fresh one."""
+    from dpdesk.services.budget import BudgetRequest, plan_budget
+    from dpdesk.services.common import Dataset
+
+    plan = small_plan(7.0)  # three queries at epsilon 1: two releases fit, not three
+    data = tmp_path / "t.csv"
+    write_table(data, 700, seed=14, with_id=False)
+    source = as_catalog_table(spark, data, "team_budgeted")
+    _as(monkeypatch, team, "alice")
+    home = tmp_path / "home-a"
+    done = release_plan(
+        ReleaseRequest(plan, source, home, tmp_path / "o1", accept_data_problems=True, spark=on_spark)
+    )
+    found = plan_budget(BudgetRequest(plan, Dataset(home, data=source)))
+    assert found.dataset == done.entry.dataset
+    assert found.report.releases_so_far == 1 and found.report.in_force.spent.epsilon == pytest.approx(3.0)
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(1,)]  # nothing claimed by the look
+
+
+def test_a_team_officer_declares_a_cluster_near_copy_new_with_its_table_name(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    """A near-copy read by Spark, refused in an officer's home, is declared new there with the same ``--data
+    table:NAME`` (no Spark: the identity its refused release computed with the team's secret), after which it
+    releases under its own dataset; a look at its budget before that is refused as the release was (exit 3)."""
+    from dpdesk.services.budget import BudgetRequest, plan_budget
+    from dpdesk.services.common import Dataset
+    from dpdesk.services.ledger import DeclareNewRequest, declare_new
+
+    plan = small_plan(100.0)
+    data = tmp_path / "t.csv"
+    write_table(data, 1500, seed=15, with_id=False)
+    _as(monkeypatch, team, "alice")
+    first = release_plan(
+        ReleaseRequest(plan, data, tmp_path / "home-a", tmp_path / "o1", accept_data_problems=True)
+    )
+    lines = data.read_text(encoding="utf-8").splitlines()
+    near = tmp_path / "near" / "t.csv"
+    near.parent.mkdir()
+    near.write_text("\n".join(lines[: len(lines) * 9 // 10]) + "\n", encoding="utf-8")
+    source = as_catalog_table(spark, near, "team_declared")
+    _as(monkeypatch, team, "olga")
+    home = tmp_path / "home-o"
+    request = ReleaseRequest(plan, source, home, tmp_path / "o2", accept_data_problems=True, spark=on_spark)
+    with pytest.raises(NearCopy):
+        release_plan(request)
+    with pytest.raises(NearCopy):
+        plan_budget(BudgetRequest(plan, Dataset(home, data=source)))
+    declared = declare_new(
+        DeclareNewRequest(Dataset(home, data=source), first.entry.dataset, "a new survey wave")
+    )
+    assert declared.dataset != first.entry.dataset
+    assert (
+        release_plan(request).entry.dataset == declared.dataset
+    )  # read again by Spark: the declared dataset
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(2,)]

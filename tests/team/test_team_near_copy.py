@@ -116,3 +116,31 @@ def test_the_sketches_the_team_keeps_hold_no_count_of_the_table(team: Team, tmp_
         assert '"rows"' not in text and f": {rows}," not in text and f": {rows}}}" not in text, text[:300]
         (columns,) = json.loads(str(text))["columns"].values()
         assert columns["marginals"] == {}
+
+
+def test_a_near_copy_of_a_wide_table_is_refused_in_the_team(team: Team, tmp_path: Path) -> None:
+    """A table wide enough that its sketches pass the team's size limit (200 more columns: about 1.1 MB of JSON
+    against 1 MiB) is still recorded with its content sketch, so a near-copy of it on another curator's machine is
+    refused (before, its sketches were dropped whole: the near-copy was a new dataset, a second budget for its
+    rows, and the team could not tell which scheme of key the dataset was known by)."""
+    from dpdesk.core.ledger.pgschema import MAX_SKETCH_BYTES
+
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    extra = 200
+    header = lines[0] + "," + ",".join(f"w{j}" for j in range(extra))
+    rows = [
+        line + "," + ",".join(str((i * 7919 + j * 104729) % 100003) for j in range(extra))
+        for i, line in enumerate(lines[1:])
+    ]
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    assert _release(team, "alice", wide, tmp_path, "a")[0] == 0
+    dataset = team.sql("SELECT dataset FROM dpdesk.datasets")[0][0]
+    kept = team.sql("SELECT octet_length(sketch) FROM dpdesk.sketches")
+    assert len(kept) == 2 and all(0 < int(str(n)) <= MAX_SKETCH_BYTES for (n,) in kept)  # one per scheme
+    near = tmp_path / "near.csv"
+    near.write_text("\n".join([header, *rows[: len(rows) * 9 // 10]]) + "\n", encoding="utf-8")
+    code, err = _release(team, "bob", near, tmp_path, "b")
+    assert code == 3 and f"resembles dataset {dataset}" in err, err
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(1,)]
+    assert not (tmp_path / "b").exists()

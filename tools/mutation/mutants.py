@@ -6871,12 +6871,12 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
     ),
     Mutant(
         "AE05",
-        "The app's Spark Connect server is this computer's (the app releases the table it opened, a local file)",
-        "dpdesk/gui/views/engine_dialog.py",
-        "        if not on_this_machine(target):\n",
-        "        if False:\n",
+        "The app never releases a file opened on this computer with a Spark Connect server elsewhere (it would read its own file)",
+        "dpdesk/gui/actions/release.py",
+        "            if not on_this_machine(spark):\n",
+        "            if False:\n",
         (
-            "tests/gui/test_spark_engine_app.py::test_the_dialog_refuses_a_bad_address_in_words_and_keeps_a_good_one",
+            "tests/gui/test_spark_engine_app.py::test_a_server_elsewhere_releases_the_clusters_tables_and_never_a_file_opened_here",
         ),
     ),
     Mutant(
@@ -7082,6 +7082,54 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "CTH01",
+        "A cluster table's kept identity is used in a team home only under the team secret it was keyed with",
+        "dpdesk/core/ledger/contents.py",
+        '    if hint is None or hint.get("secret") != secret_tag(secret):\n',
+        "    if hint is None:\n",
+        (
+            "tests/core/test_identity.py::test_a_cluster_tables_kept_identity_is_used_only_under_the_secret_it_was_keyed_with",
+        ),
+    ),
+    Mutant(
+        "CTH02",
+        "A cluster table's release attempt in a team home leaves the hint budget and declare-new --data table:NAME follow",
+        "dpdesk/core/release/steps.py",
+        "            remember_cluster_table(home, data_path, table.sha256, table.identity_secret if in_team else None)\n",
+        "            remember_cluster_table(home, data_path, table.sha256) if not in_team else None\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_cluster_tables_budget_is_found_in_a_team_home_after_its_release",
+        ),
+    ),
+    Mutant(
+        "CTH03",
+        "A team officer's declare-new --data table:NAME reads the identity the refused release kept (no Spark)",
+        "dpdesk/services/common.py",
+        "        return resolve(self.home, self.data, sha256=key, progress=progress, cluster_table=hinted)\n",
+        "        return resolve(self.home, self.data, sha256=key, progress=progress, cluster_table=False)\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_team_officer_declares_a_cluster_near_copy_new_with_its_table_name",
+        ),
+    ),
+    Mutant(
+        "TSK01",
+        "A wide table whose team sketches pass 1 MiB is kept with its content sketch alone, never with none",
+        "dpdesk/core/identity/recognition.py",
+        '    if len(text.encode("utf-8")) > MAX_SKETCH_BYTES:\n',
+        "    if False:\n",
+        ("tests/team/test_team_near_copy.py::test_a_near_copy_of_a_wide_table_is_refused_in_the_team",),
+    ),
+    Mutant(
+        "SPW03",
+        "A password written raw with a slash (an AWS secret key) is still found in a Spark address, not taken for a host",
+        "dpdesk/core/release/engines/spark/session.py",
+        '    if "@" not in head and port.isdigit():\n',
+        '    if "@" not in head:\n',
+        (
+            "tests/cli/test_address_password.py::test_a_secret_written_raw_with_a_slash_or_an_at_sign_is_still_found",
+        ),
+    ),
+    Mutant(
         "AIMW07",
         "An adaptive release's final fit runs once per process, however many times its table is drawn",
         "dpdesk/core/dp/synthetic/aim.py",
@@ -7103,7 +7151,7 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "SPW02",
         "The password in a refused address is hidden in the message (the user name and host stay, to find it)",
         "dpdesk/core/release/engines/spark/session.py",
-        "    return f\"{scheme}://{user}:***@{netloc.rsplit('@', 1)[1]}{rest[len(netloc) :]}\"\n",
+        "    return f\"{scheme}://{user}:***@{rest.rsplit('@', 1)[1]}\"\n",
         "    return location\n",
         (
             "tests/cli/test_address_password.py::test_a_password_in_the_address_is_hidden_and_a_user_name_alone_is_not_a_secret",

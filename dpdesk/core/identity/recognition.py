@@ -56,6 +56,7 @@ from dpdesk.core.ledger.contents import (
     cached_identities,
     cached_identity,
     check_identity,
+    cluster_table_identity,
     columns_of,
     content_records,
     dataset_of_content,
@@ -72,6 +73,7 @@ from dpdesk.core.ledger.contents import (
     seen_identified,
 )
 from dpdesk.core.ledger.entries import is_dataset_id
+from dpdesk.core.ledger.pgschema import MAX_SKETCH_BYTES
 from dpdesk.core.loading.identity import (
     ColumnSketches,
     ContentIdentity,
@@ -705,6 +707,13 @@ def _resolve_in_team(
         computed_secret != secret or computed.sketch.scheme != 2 or computed.sha256 != sha
     ):
         computed = None  # keyed with another secret, or of other bytes: not the team's identity of this file
+    if cluster_table and computed is None and ledger.home is not None:
+        # looked up without Spark (budget, ledger, declare-new --data SOURCE): the identity its last release
+        # attempt in this home computed, when keyed with this team's secret (cluster_table_identity)
+        kept = cluster_table_identity(ledger.home, path, secret)
+        computed = kept if kept is not None and kept.sha256 == sha else None
+        if computed is None and ledger.dataset is not None:
+            return Resolution(sha, ledger.dataset, "file", ledger)  # the team's dataset of the key it left
     if cluster_table and computed is None:
         raise LedgerError(
             _(
@@ -793,9 +802,18 @@ def _remember_team_contents(
     """Give the team store a table's content keys and sketches for its claim (:meth:`PgStore.claim`): the key the
     team knows first (``first``: the claim joins its dataset), then the others (recorded with that dataset)."""
     ordered = sorted(idents, key=lambda i: i.key != first)
-    team.remember_contents(
-        sha, [(i.key, json.dumps(_team_sketch(i.key, i.sketch, i.columns))) for i in ordered]
-    )
+    team.remember_contents(sha, [(i.key, team_sketch_text(i)) for i in ordered])
+
+
+def team_sketch_text(ident: ContentIdentity) -> str:
+    """A table's sketches as the team keeps them (:func:`_team_sketch`), as JSON within the team's limit
+    (:data:`~dpdesk.core.ledger.pgschema.MAX_SKETCH_BYTES`): a table whose column sketches pass it (about 190
+    columns and more) is kept with its content sketch alone (about 20 KB), never without one, so a near-copy of its
+    rows is still found and its key's scheme still counted (:func:`team_scheme1_only`)."""
+    text = json.dumps(_team_sketch(ident.key, ident.sketch, ident.columns))
+    if len(text.encode("utf-8")) > MAX_SKETCH_BYTES:
+        text = json.dumps(_team_sketch(ident.key, ident.sketch, None))
+    return text
 
 
 def _record_scheme2(

@@ -269,22 +269,30 @@ def _cluster_record(home: Path, source: str | Path) -> Path:
     return _folder(home) / "cluster" / f"{name}.json"
 
 
-def remember_cluster_table(home: Path, source: str | Path, key: str) -> None:
+def secret_tag(secret: bytes) -> str:
+    """A tag naming an identity secret without giving it (a keyed hash of a fixed text): which secret a table's
+    remembered identity was keyed with, so that an identity keyed with another is never taken for this one's."""
+    return hashlib.blake2b(b"dpdesk identity secret tag", key=secret[:64], digest_size=16).hexdigest()
+
+
+def remember_cluster_table(home: Path, source: str | Path, key: str, secret: bytes | None = None) -> None:
     """Remember the local key (:func:`~dpdesk.core.release.engines.spark.engine.cluster_key`) of the table a cluster
-    last read at ``source``, whose identity the home now has: ``dpdesk ledger link`` or ``declare-new --data
-    SOURCE`` then find it without Spark. A hint of what was read last, never a key: a release reads the table
-    again and names it by what it reads."""
+    last read at ``source``, whose identity the home now has: ``dpdesk budget``, ``dpdesk ledger``, ``ledger link``
+    or ``declare-new --data SOURCE`` then find it without Spark. A hint of what was read last, never a key: a
+    release reads the table again and names it by what it reads. ``secret``: the identity secret the table's
+    identity was keyed with (a team's), kept as its :func:`secret_tag`."""
     try:
         record = _cluster_record(home, source)
         record.parent.mkdir(parents=True, exist_ok=True)
         body = {"source": cluster_source_name(source), "sha256": key}
+        if secret is not None:
+            body["secret"] = secret_tag(secret)
         write_atomic(record, json.dumps(body).encode("utf-8"))
     except OSError:
         pass  # only a hint
 
 
-def cluster_table_key(home: Path, source: str | Path) -> str | None:
-    """The local key of the table a cluster last read at ``source`` (:func:`remember_cluster_table`), if any."""
+def _cluster_hint(home: Path, source: str | Path) -> dict[str, Any] | None:
     try:
         raw = _read_json(_cluster_record(home, source))
     except (OSError, ValueError):
@@ -292,7 +300,22 @@ def cluster_table_key(home: Path, source: str | Path) -> str | None:
     if not isinstance(raw, dict) or raw.get("source") != cluster_source_name(source):
         return None
     key = raw.get("sha256")
-    return key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{64}", key) else None
+    return raw if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{64}", key) else None
+
+
+def cluster_table_key(home: Path, source: str | Path) -> str | None:
+    """The local key of the table a cluster last read at ``source`` (:func:`remember_cluster_table`), if any."""
+    hint = _cluster_hint(home, source)
+    return None if hint is None else str(hint["sha256"])
+
+
+def cluster_table_identity(home: Path, source: str | Path, secret: bytes) -> ContentIdentity | None:
+    """The identity of the table a cluster last read at ``source``, as its release attempt in this home remembered
+    it, when it was keyed with ``secret`` (:func:`remember_cluster_table`); None otherwise."""
+    hint = _cluster_hint(home, source)
+    if hint is None or hint.get("secret") != secret_tag(secret):
+        return None
+    return cached_identity(home, str(hint["sha256"]), 2)
 
 
 def seen_identified(home: Path, path: str | Path) -> bool:

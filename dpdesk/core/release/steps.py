@@ -336,13 +336,16 @@ def prepare_release(
             progress=progress,
         )
         table, engine = spark_engine.table, spark_engine
-        if spark_engine.cluster_only and not _check_cluster_table(home, data_path):
+        if spark_engine.cluster_only:
             from dpdesk.core.ledger.contents import remember_cluster_table, remember_file
 
-            # the identity kept by its key before the hint names the key: a release refused later (data problems)
-            # leaves a hint that ledger link, budget and declare-new can follow
-            remember_file(home, table.identity)
-            remember_cluster_table(home, data_path, table.sha256)
+            in_team = _check_cluster_table(home, data_path)
+            # the identity kept by its key before the hint names the key: a release refused later (data problems, a
+            # near-copy) leaves a hint that budget, ledger, ledger link and declare-new can follow; in a team home
+            # the hint names the team's secret the identity was keyed with (never taken for another's)
+            if table.identity is not None:
+                remember_file(home, table.identity)
+            remember_cluster_table(home, data_path, table.sha256, table.identity_secret if in_team else None)
     else:
         if table is None:
             table = load_for_release(

@@ -100,6 +100,19 @@ class Release(Action):
                 ).format(source=cluster.source)
             )
             return None
+        if cluster is None and spark is not None:
+            from dpdesk.core.release.engines.spark.session import on_this_machine
+
+            if not on_this_machine(spark):
+                # the opened file is this computer's: a server elsewhere would read a file of its own at that path
+                window.show_error(
+                    _(
+                        "{address} is not this computer: it reads the cluster's tables (File > Open Spark table), "
+                        "not the file opened here. Choose this computer or Spark inside dpdesk in File > "
+                        "Aggregation engine to release it. Nothing was charged"
+                    ).format(address=spark.shown)
+                )
+                return None
         # a table only the cluster reads: its source as --data names it, which Spark reads and names by its content
         data: str | Path = cluster.source if cluster is not None else path
 
@@ -218,9 +231,19 @@ class Release(Action):
             window.show_error(str(exc))
             return None
         self.remember_engine(choice)
-        window.set_status(
-            _("Releases will be aggregated by Spark at {address}.").format(address=target.shown)
-            if target is not None
-            else _("Releases will be aggregated on this computer.")
-        )
+        from dpdesk.core.release.engines.spark.session import on_this_machine
+
+        if target is None:
+            window.set_status(_("Releases will be aggregated on this computer."))
+        elif on_this_machine(target):
+            window.set_status(
+                _("Releases will be aggregated by Spark at {address}.").format(address=target.shown)
+            )
+        else:
+            window.set_status(
+                _(
+                    "Spark at {address} will aggregate the tables the cluster reads (File > Open Spark table), not "
+                    "files opened here."
+                ).format(address=target.shown)
+            )
         return choice

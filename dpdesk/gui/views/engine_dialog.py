@@ -1,7 +1,7 @@
 """File > Aggregation engine: where a release computes the table's exact statistics, this computer or Apache Spark
 (inside dpdesk on N cores, or a Spark Connect server). The address is checked when the dialog is confirmed (its form,
-TLS and a token as the command line checks it, and on this computer: the app releases the table it opened, a file
-of this computer); a token in it is kept for the session only, never in the settings."""
+TLS and a token as the command line checks it); a server elsewhere releases only tables the cluster reads (a file of
+this computer is refused at its release); a token in it is kept for the session only, never in the settings."""
 
 from __future__ import annotations
 
@@ -48,20 +48,7 @@ class EngineChoice:
 
         if self.kind == LOCAL:
             return SparkTarget(master=f"local[{self.cores}]")
-        from dpdesk.core.release.engines.spark.session import SparkUnavailable, on_this_machine
-
-        target = SparkTarget(remote=self.remote.strip())  # check_remote: the address's form, TLS and token
-        if not on_this_machine(target):
-            # the app releases the table it opened, a file of this computer, which a cluster elsewhere would
-            # read as another file of its own (the command line names a cluster's table: --data table:NAME)
-            raise SparkUnavailable(
-                _(
-                    "{address} is not this computer: the app releases the table it opened, a file only this "
-                    "computer reads, so the Spark Connect server must run here (sc://localhost:PORT); for a table "
-                    "that lives on a cluster, use dpdesk release --engine spark --spark-remote on the command line"
-                ).format(address=target.shown)
-            )
-        return target
+        return SparkTarget(remote=self.remote.strip())  # check_remote: the address's form, TLS and token
 
 
 class EngineDialog(QDialog):
@@ -114,8 +101,8 @@ class EngineDialog(QDialog):
         self.note = QLabel(
             _(
                 "Spark is for a table that lives on a cluster: on one computer it is much slower than dpdesk's "
-                "own engines. The app releases the table it opened, so a Spark Connect server must run on this "
-                "computer."
+                "own engines. A Spark Connect server elsewhere reads the cluster's tables (File > Open Spark "
+                "table); a file opened from this computer is released here or by Spark inside dpdesk."
             )
         )
         self.note.setWordWrap(True)

@@ -313,15 +313,24 @@ class SparkSource:
 def hidden_password(location: str) -> str | None:
     """``location`` with its password shown as ``***`` when it is a URI that carries one in its user part
     (``scheme://user:password@host/...``); None when it carries none (a user name alone, as in ``abfss://container@
-    account...``, is no secret)."""
+    account...``, is no secret; nor is a port, ``hdfs://nn:8020/...``).
+
+    A password written raw, without percent-encoding, may hold ``/`` (AWS secret keys often do) or ``@``: the
+    authority then seems to end inside it. So a user part with a ``:`` (before the first ``@``, or followed by
+    anything but a port's digits before the first ``/``) is a password up to the address's last ``@``, hidden whole
+    (what follows it is shown)."""
     if "://" not in location:
         return None
     scheme, rest = location.split("://", 1)
-    netloc = rest.split("/", 1)[0]
-    if "@" not in netloc or ":" not in netloc.rsplit("@", 1)[0]:
+    head = rest.split("/", 1)[0]
+    user_part = head.split("@", 1)[0] if "@" in head else head
+    if ":" not in user_part or "@" not in rest:
         return None
-    user = netloc.rsplit("@", 1)[0].split(":", 1)[0]
-    return f"{scheme}://{user}:***@{netloc.rsplit('@', 1)[1]}{rest[len(netloc) :]}"
+    port = user_part.split(":", 1)[1]
+    if "@" not in head and port.isdigit():
+        return None  # host:port, and an "@" further in the path
+    user = user_part.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{rest.rsplit('@', 1)[1]}"
 
 
 def refuse_password(source: SparkSource) -> None:
