@@ -26,6 +26,7 @@ released values, so it moves by at most w_r L1 <= max_r w_r · L1 (brute-forced 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -37,7 +38,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpdesk.core.dp.synthetic.pgm import Clique, Model, Observation, fit_model, tree_cells
+from dpdesk.core.dp.synthetic.pgm import (
+    Clique,
+    Model,
+    Observation,
+    adjacency,
+    fit_model,
+    tree_cells_within,
+)
 
 #: The share of each round's rho that measures (AIM's alpha); the rest selects.
 MEASURE_SHARE = 0.9
@@ -244,21 +252,47 @@ def adaptive_measure(
     return released, model
 
 
-_FIT_CACHE: dict[frozenset[Clique], int] = {}
+#: What is known of a graph's junction tree (by the public sizes and the graph's adjacency masks): its cells and
+#: True, or a part of its cells and False (the count stopped there, above the limit of the time).
+_FIT_CACHE: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, bool]] = {}
+_FIT_CACHE_SIZE = 1 << 14
+
+
+@functools.lru_cache(maxsize=8)
+def _held_graph(sizes: tuple[int, ...], held: tuple[Clique, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The held cliques' bit masks and their graph (each column's neighbours as a bit mask)."""
+    masks = tuple(sum(1 << a for a in set(h)) for h in held)
+    return masks, tuple(adjacency(len(sizes), held))
 
 
 def _fits(sizes: tuple[int, ...], held: list[Clique], clique: Clique, limit: float) -> bool:
-    """Whether the model's junction tree with ``clique`` added stays within ``limit`` cells (public sizes)."""
-    if any(set(clique) <= set(h) for h in held):
+    """Whether the model's junction tree with ``clique`` added stays within ``limit`` cells (public sizes): a
+    clique a held one contains always does; otherwise ``tree_cells(sizes, held + [clique]) <= limit``, decided by
+    the same count, sooner:
+
+    * one of the tree's cliques holds ``clique``, so more cells than ``limit`` in ``clique`` alone never fit (no
+      column of 0 levels);
+    * the tree depends only on the columns' graph, so graphs are counted once (the rounds' candidates often add no
+      edge, or the same edges, to the held graph);
+    * the count stops once past ``limit`` (its terms are positive), and what it reached is kept: an answer for a
+      limit at or above it counts again."""
+    masks, graph = _held_graph(sizes, tuple(held))
+    mask = sum(1 << a for a in set(clique))
+    if any(mask & h == mask for h in masks):
         return True
-    key = frozenset([*held, clique])
-    cells = _FIT_CACHE.get(key)
-    if cells is None:
-        cells = tree_cells(sizes, key)
-        if len(_FIT_CACHE) > 4096:
+    if _cells(sizes, clique) > limit and 0 not in sizes:
+        return False
+    adj = list(graph)
+    for a in clique:
+        adj[a] |= mask & ~(1 << a)
+    key = (sizes, tuple(adj))
+    known = _FIT_CACHE.get(key)
+    if known is None or not (known[1] or known[0] > limit):
+        known = tree_cells_within(sizes, adj, limit)
+        if len(_FIT_CACHE) >= _FIT_CACHE_SIZE:
             _FIT_CACHE.clear()
-        _FIT_CACHE[key] = cells
-    return cells <= limit
+        _FIT_CACHE[key] = known
+    return known[1] and known[0] <= limit
 
 
 #: The last final fits, by the released rounds' content: one process fits a release once, however many times its
