@@ -126,7 +126,8 @@ def _eliminate_greedily(sizes: Sequence[int], adjacency: Sequence[int]) -> Itera
     d = len(sizes)
     adj = list(adjacency)
     v_bits = max(d, 1).bit_length()
-    cells_bits = math.prod(max(s, 1) for s in sizes).bit_length()  # every clique's cells are below 2^cells_bits
+    # a rank packs (fill-in, cells, column) into bit fields: every clique's cells are below 2^cells_bits
+    cells_bits = math.prod(max(s, 1) for s in sizes).bit_length()
     fill_shift = v_bits + cells_bits
     v_mask = (1 << v_bits) - 1
     cells_mask = (1 << cells_bits) - 1
