@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 
 import numpy as np
 import pytest
 
-from dpdesk.core.dp.synthetic import aim
+from dpdesk.core.dp.synthetic import aim, pgm
 from dpdesk.core.dp.synthetic.pgm import Model, Observation, fit_model
 
 
@@ -186,3 +187,190 @@ def test_a_release_is_fitted_once_per_process_and_draws_the_same_table(
     assert len(fits) == 2
     aim.final_fit(released, warm=aim.final_fit(released))
     assert len(fits) == 3
+
+
+def _plain_tree_cells(sizes: list[int], cliques: list[tuple[int, ...]]) -> int:
+    """The junction tree's cells by the elimination rule read plainly (sets): the column whose elimination adds the
+    fewest fill-in edges first, then the one whose clique has the fewest cells, then the lowest column; the cells
+    of the maximal cliques summed."""
+    d = len(sizes)
+    adj: list[set[int]] = [set() for _ in range(d)]
+    for c in cliques:
+        for a in c:
+            adj[a] |= set(c) - {a}
+    left = set(range(d))
+    found: list[frozenset[int]] = []
+    while left:
+
+        def rank(v: int) -> tuple[int, int, int]:
+            nb = adj[v] & left
+            fill = sum(1 for a, b in itertools.combinations(sorted(nb), 2) if b not in adj[a])
+            return fill, math.prod(sizes[a] for a in nb | {v}), v
+
+        v = min(left, key=rank)
+        nb = adj[v] & left
+        for a in nb:
+            adj[a] |= nb - {a}
+        found.append(frozenset(nb | {v}))
+        left.remove(v)
+    maximal = {c for c in found if not any(c < o for o in found)}
+    return sum(math.prod(sizes[a] for a in c) for c in maximal)
+
+
+def _plain_fits(sizes: list[int], held: list[tuple[int, ...]], clique: tuple[int, ...], limit: float) -> bool:
+    """The rounds' size rule read plainly: a clique a held one contains, or a junction tree within the limit."""
+    if any(set(clique) <= set(h) for h in held):
+        return True
+    return _plain_tree_cells(sizes, [*held, clique]) <= limit
+
+
+def _random_case(rng: random.Random) -> tuple[list[int], list[tuple[int, ...]], tuple[int, ...]]:
+    """Random sizes (now and then a column of 0 levels; one case in three a domain too large for numpy's count, so
+    counted one by one, stopped past the limit), held cliques and a clique."""
+    d = rng.randint(1, 11)
+    scale = 1 << 20 if rng.random() < 1 / 3 else 1
+    sizes = [
+        scale * (rng.choice((0, 1, 2, 3, 4, 5, 6, 7)) if rng.random() < 0.05 else rng.randint(1, 7))
+        for _ in range(d)
+    ]
+    held = sorted(
+        {tuple(sorted(rng.sample(range(d), rng.randint(1, min(d, 3))))) for _ in range(rng.randint(0, 2 * d))}
+    )
+    clique = tuple(sorted(rng.sample(range(d), rng.randint(1, min(d, 4)))))
+    return sizes, held, clique
+
+
+def test_the_size_check_decides_as_the_rule_read_plainly() -> None:
+    """``_fits`` (held graphs kept, graphs counted once, the count stopped past the limit, the counts kept) answers
+    as the rule read plainly on 1,500 random (sizes, held cliques, clique), each asked at limits on both sides of
+    its tree's cells and of the clique's own cells, in a random order (what a stopped count kept must not decide a
+    larger limit), and again through an equal graph; the same held cliques and clique under other sizes get their
+    own answers."""
+    rng = random.Random(34)
+    aim._FIT_CACHE.clear()
+    asked = {True: 0, False: 0}
+    for _ in range(1500):
+        sizes, held, clique = _random_case(rng)
+        cells = _plain_tree_cells(sizes, [*held, clique])
+        own = math.prod(sizes[a] for a in clique)
+        limits = [
+            cells - 1,
+            cells - 0.5,
+            cells,
+            cells + 0.5,
+            cells + 1,
+            own - 1,
+            own,
+            own + 1,
+            0,
+            rng.uniform(0, 2 * cells),
+        ]
+        rng.shuffle(limits)
+        for limit in limits:
+            want = _plain_fits(sizes, held, clique, limit)
+            asked[want] += 1
+            assert aim._fits(tuple(sizes), held, clique, limit) is want, (sizes, held, clique, limit)
+        # the same graph: the clique's pairs given as held cliques, the clique itself asked once more
+        pairs = sorted({*held, *itertools.combinations(clique, 2)}) if len(clique) > 2 else held
+        for limit in limits[:3]:
+            want = _plain_fits(sizes, pairs, clique, limit)
+            assert aim._fits(tuple(sizes), pairs, clique, limit) is want, (sizes, pairs, clique, limit)
+    assert min(asked.values()) > 2000
+    # the same cliques over other sizes: a count kept for one table never answers for another
+    held, clique = [(0, 1), (1, 2), (2, 3)], (0, 3)
+    for sizes in ((2, 2, 2, 2), (9, 9, 9, 9), (2, 2, 2, 2)):
+        cells = _plain_tree_cells(list(sizes), [*held, clique])
+        assert aim._fits(sizes, held, clique, cells) and not aim._fits(sizes, held, clique, cells - 1)
+        assert aim._fits(sizes, held, clique, 100) is (cells <= 100)
+
+
+def test_the_count_stops_only_past_the_limit() -> None:
+    """``tree_cells_within`` (one graph) gives the tree's exact cells while they are within the limit, and otherwise
+    a part of them already above it (never more than all of them)."""
+    rng = random.Random(35)
+    for _ in range(1000):
+        sizes, held, clique = _random_case(rng)
+        cells = _plain_tree_cells(sizes, [*held, clique])
+        graph = pgm.adjacency(len(sizes), [*held, clique])
+        for limit in (cells - 1, cells, cells + 1, rng.uniform(0, cells)):
+            got, whole = pgm.tree_cells_within(sizes, graph, limit)
+            if cells <= limit:
+                assert (got, whole) == (cells, True)
+            else:
+                assert not whole and limit < got <= cells
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_many_trees_counted_at_once_are_each_counted_by_the_rule(wide: bool) -> None:
+    """``tree_cells_many`` (a round's graphs at once: numpy, or one by one when the domain's cells could leave
+    int64) gives each graph the cells of the rule read plainly, on 60 batches of 1-40 random graphs over one
+    domain (ties of fill-in and of cells included: sizes of few values)."""
+    rng = random.Random(36 + wide)
+    for _ in range(60):
+        d = rng.randint(1, 14)
+        sizes = [rng.choice((2, 3, 3, 4)) * (1 << 20 if wide else 1) for _ in range(d)]
+        cases = [
+            [tuple(rng.sample(range(d), rng.randint(1, min(d, 4)))) for _ in range(rng.randint(0, 2 * d))]
+            for _ in range(rng.randint(1, 40))
+        ]
+        want = [_plain_tree_cells(sizes, c) for c in cases]
+        got = pgm.tree_cells_many(sizes, [pgm.adjacency(d, c) for c in cases], math.inf)
+        assert got == [(w, True) for w in want], (sizes, cases)
+        assert (math.prod(sizes) * d >= 1 << 62) is wide or d < 4
+
+
+def test_a_round_of_candidates_is_decided_as_one_by_one() -> None:
+    """``_fitting`` on every candidate of a round at once (graphs shared between candidates, counted together)
+    answers as the rule read plainly for each, on 100 random held sets and limits."""
+    rng = random.Random(37)
+    aim._FIT_CACHE.clear()
+    for _ in range(100):
+        sizes, held, _clique = _random_case(rng)
+        cands = [c.clique for c in aim.workload(sizes)]
+        cells = [_plain_tree_cells(sizes, [*held, c]) for c in cands]
+        limit = rng.choice([*cells, rng.uniform(0, 2 * max(cells))])
+        want = [_plain_fits(sizes, held, c, limit) for c in cands]
+        assert aim._fitting(tuple(sizes), held, cands, limit) == want, (sizes, held, limit)
+
+
+def test_the_rounds_choose_as_with_the_rule_read_plainly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole adaptive run (seeded stand-ins for the noise and the selection) measures the same marginals, with
+    the same noisy counts, as the run whose size check is the rule read plainly; the limit binds in it (candidates
+    refused and admitted)."""
+    sizes = (5, 6, 4, 7, 3, 5, 6)
+    codes = _table(2000, sizes, 7)
+    plain_answers: list[bool] = []
+
+    def run(fitting: object) -> aim.Released:
+        monkeypatch.setattr(aim, "_fitting", fitting)
+        noise_rng, pick_rng = random.Random(1), random.Random(2)
+        released, _model = aim.adaptive_measure(
+            codes,
+            sizes,
+            aim.Budget(2.0, 1.0, 1.0, len(sizes)),
+            max_cells=3000,
+            noise=lambda v, _l2, s: [x + round(noise_rng.gauss(0.0, s)) for x in v],
+            pick=lambda scores, _s, _e: max(
+                range(len(scores)), key=lambda i: scores[i] + 50.0 * pick_rng.random()
+            ),
+            iterations=3,
+        )
+        return released
+
+    fast = aim._fitting
+
+    def plain(
+        sz: tuple[int, ...], held: list[tuple[int, ...]], cliques: list[tuple[int, ...]], limit: float
+    ) -> list[bool]:
+        answers = [_plain_fits(list(sz), held, c, limit) for c in cliques]
+        plain_answers.extend(answers)
+        return answers
+
+    aim._FIT_CACHE.clear()
+    want = run(plain)
+    got = run(fast)
+    assert [(r.clique, r.noisy, r.sigma) for r in got.rounds] == [
+        (r.clique, r.noisy, r.sigma) for r in want.rounds
+    ]
+    assert True in plain_answers and False in plain_answers
+    assert len(want.rounds) > 2 * len(sizes)

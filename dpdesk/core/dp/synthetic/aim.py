@@ -26,6 +26,7 @@ released values, so it moves by at most w_r L1 <= max_r w_r · L1 (brute-forced 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -37,7 +38,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpdesk.core.dp.synthetic.pgm import Clique, Model, Observation, fit_model, tree_cells
+from dpdesk.core.dp.synthetic.pgm import (
+    Clique,
+    Model,
+    Observation,
+    adjacency,
+    fit_model,
+    tree_cells_many,
+)
 
 #: The share of each round's rho that measures (AIM's alpha); the rest selects.
 MEASURE_SHARE = 0.9
@@ -225,7 +233,8 @@ def adaptive_measure(
         spent_after = released.spent() + budget.measure_cost(sigma) + eps * eps / 8.0
         limit = max_cells * spent_after / budget.rho
         held = sorted({tuple(r.clique) for r in released.rounds})
-        small = [c for c in cands if _fits(sizes, held, c.clique, limit)]
+        fitting = _fitting(sizes, held, [c.clique for c in cands], limit)
+        small = [c for c, fits in zip(cands, fitting, strict=True) if fits]
         scores = []
         for c in small:
             err = float(np.abs(exact[c.clique] - model.project(c.clique)).sum())
@@ -244,21 +253,64 @@ def adaptive_measure(
     return released, model
 
 
-_FIT_CACHE: dict[frozenset[Clique], int] = {}
+#: What is known of a graph's junction tree (by the public sizes and the graph's adjacency masks): its cells and
+#: True, or a part of its cells and False (the count stopped there, above the limit of the time).
+_FIT_CACHE: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, bool]] = {}
+_FIT_CACHE_SIZE = 1 << 14
+
+
+@functools.lru_cache(maxsize=8)
+def _held_graph(sizes: tuple[int, ...], held: tuple[Clique, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The held cliques' bit masks and their graph (each column's neighbours as a bit mask)."""
+    masks = tuple(sum(1 << a for a in set(h)) for h in held)
+    return masks, tuple(adjacency(len(sizes), held))
 
 
 def _fits(sizes: tuple[int, ...], held: list[Clique], clique: Clique, limit: float) -> bool:
-    """Whether the model's junction tree with ``clique`` added stays within ``limit`` cells (public sizes)."""
-    if any(set(clique) <= set(h) for h in held):
-        return True
-    key = frozenset([*held, clique])
-    cells = _FIT_CACHE.get(key)
-    if cells is None:
-        cells = tree_cells(sizes, key)
-        if len(_FIT_CACHE) > 4096:
-            _FIT_CACHE.clear()
-        _FIT_CACHE[key] = cells
-    return cells <= limit
+    """Whether the model's junction tree with ``clique`` added stays within ``limit`` cells (:func:`_fitting`)."""
+    return _fitting(sizes, held, [clique], limit)[0]
+
+
+def _fitting(
+    sizes: tuple[int, ...], held: list[Clique], cliques: Sequence[Clique], limit: float
+) -> list[bool]:
+    """For each clique, whether the model's junction tree with it added stays within ``limit`` cells (public
+    sizes): a clique a held one contains always does; otherwise ``tree_cells(sizes, held + [clique]) <= limit``,
+    decided by the same count, sooner:
+
+    * one of the tree's cliques holds ``clique``, so more cells than ``limit`` in ``clique`` alone never fit (no
+      column of 0 levels);
+    * the tree depends only on the columns' graph, so graphs are counted once (the rounds' candidates often add no
+      edge, or the same edges, to the held graph), all of a round's at once (:func:`.pgm.tree_cells_many`);
+    * a count may stop once past ``limit`` (its terms are positive), and what it reached is kept: an answer for a
+      limit at or above it counts again."""
+    masks, graph = _held_graph(sizes, tuple(held))
+    answers = [False] * len(cliques)  # a clique alone above the limit stays False; the others are set below
+    todo: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
+    for i, clique in enumerate(cliques):
+        mask = sum(1 << a for a in set(clique))
+        if any(mask & h == mask for h in masks):
+            answers[i] = True
+            continue
+        if _cells(sizes, clique) > limit and 0 not in sizes:
+            continue
+        adj = list(graph)
+        for a in clique:
+            adj[a] |= mask & ~(1 << a)
+        key = (sizes, tuple(adj))
+        known = _FIT_CACHE.get(key)
+        if known is None or not (known[1] or known[0] > limit):
+            todo.setdefault(key, []).append(i)
+        else:
+            answers[i] = known[1] and known[0] <= limit
+    counted = tree_cells_many(sizes, [key[1] for key in todo], limit)
+    if len(_FIT_CACHE) + len(todo) > _FIT_CACHE_SIZE:
+        _FIT_CACHE.clear()
+    for (key, where), known in zip(todo.items(), counted, strict=True):
+        _FIT_CACHE[key] = known
+        for i in where:
+            answers[i] = known[1] and known[0] <= limit
+    return answers
 
 
 #: The last final fits, by the released rounds' content: one process fits a release once, however many times its

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,10 +100,8 @@ def _bits(m: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _triangulate(sizes: Sequence[int], cliques: Iterable[Iterable[int]]) -> list[int]:
-    """The cliques (as bit masks of columns) of a greedy elimination: the column whose elimination adds the
-    fewest fill-in edges first, then the one whose clique has the fewest cells, then the lowest column."""
-    d = len(sizes)
+def adjacency(d: int, cliques: Iterable[Iterable[int]]) -> list[int]:
+    """The columns' graph of ``cliques`` over ``d`` columns: for each column, the bit mask of its neighbours."""
     adj = [0] * d
     for c in cliques:
         mask = 0
@@ -113,40 +111,150 @@ def _triangulate(sizes: Sequence[int], cliques: Iterable[Iterable[int]]) -> list
             mask |= 1 << a
         for a in _bits(mask):
             adj[a] |= mask & ~(1 << a)
+    return adj
+
+
+def _eliminate_greedily(sizes: Sequence[int], adjacency: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """The cliques (bit masks, with their cells) of a greedy elimination of the graph ``adjacency``, in order: the
+    column whose elimination adds the fewest fill-in edges first, then the one whose clique has the fewest cells,
+    then the lowest column.
+
+    Each column's rank (fill-in, cells, column) is one integer, ordered as the tuple; after an elimination only the
+    ranks that can change are computed again: the eliminated column's neighbours' (their neighbours changed), and a
+    column's whose neighbours include both ends of an edge the elimination added (its fill-in fell). Every other
+    column keeps its neighbours and their edges, so its rank."""
+    d = len(sizes)
+    adj = list(adjacency)
+    v_bits = max(d, 1).bit_length()
+    # a rank packs (fill-in, cells, column) into bit fields: every clique's cells are below 2^cells_bits
+    cells_bits = math.prod(max(s, 1) for s in sizes).bit_length()
+    fill_shift = v_bits + cells_bits
+    v_mask = (1 << v_bits) - 1
+    cells_mask = (1 << cells_bits) - 1
     left = (1 << d) - 1
-    found: list[int] = []
-    while left:  # bit loops written out: this runs for every candidate of every adaptive round (aim._fits)
-        best: tuple[int, int, int] | None = None
+
+    def rank(v: int, nb: int) -> int:
+        twice_fill = 0
+        cells = sizes[v]
+        each = nb
+        while each:
+            one = each & -each
+            each ^= one
+            a = one.bit_length() - 1
+            twice_fill += (nb & ~adj[a] & ~one).bit_count()
+            cells *= sizes[a]
+        return ((twice_fill // 2) << fill_shift) | (cells << v_bits) | v
+
+    ranks = [rank(v, adj[v]) for v in range(d)]
+    while left:
+        best = min(map(ranks.__getitem__, _bits(left)))
+        v = best & v_mask
+        nb = adj[v] & left
+        left ^= 1 << v
+        grown = 0  # the columns an added edge touches
+        each = nb
+        while each:
+            one = each & -each
+            each ^= one
+            a = one.bit_length() - 1
+            new = nb & ~adj[a] & ~one
+            if new:
+                adj[a] |= new
+                grown |= one
+        yield nb | (1 << v), (best >> v_bits) & cells_mask
         rest = left
         while rest:
-            low = rest & -rest
-            rest ^= low
-            v = low.bit_length() - 1
-            nb = adj[v] & left
-            twice_fill = 0
-            cells = sizes[v]
-            each = nb
-            while each:
-                one = each & -each
-                each ^= one
-                a = one.bit_length() - 1
-                twice_fill += (nb & ~adj[a] & ~one).bit_count()
-                cells *= sizes[a]
-            if best is None or (twice_fill // 2, cells, v) < best:
-                best = (twice_fill // 2, cells, v)
-        assert best is not None
-        v = best[2]
-        nb = adj[v] & left
-        for a in _bits(nb):
-            adj[a] |= nb & ~(1 << a)
-        found.append(nb | (1 << v))
-        left &= ~(1 << v)
+            one = rest & -rest
+            rest ^= one
+            u = one.bit_length() - 1
+            if one & nb or (grown and (adj[u] & grown).bit_count() >= 2):
+                ranks[u] = rank(u, adj[u] & left)
+
+
+def _triangulate(sizes: Sequence[int], cliques: Iterable[Iterable[int]]) -> list[int]:
+    """The cliques (as bit masks of columns) of a greedy elimination (:func:`_eliminate_greedily`), the maximal
+    ones."""
+    found = [c for c, _cells in _eliminate_greedily(sizes, adjacency(len(sizes), cliques))]
     return [c for c in found if not any(c != o and c & o == c for o in found)]
 
 
 def tree_cells(sizes: Sequence[int], cliques: Iterable[Iterable[int]]) -> int:
     """:attr:`JunctionTree.cells` of the cliques' junction tree, without building the tree."""
     return sum(math.prod(sizes[a] for a in _bits(c)) for c in set(_triangulate(sizes, cliques)))
+
+
+def tree_cells_within(sizes: Sequence[int], adjacency: Sequence[int], limit: float) -> tuple[int, bool]:
+    """:func:`tree_cells` of the graph ``adjacency`` (see :func:`adjacency`), counted until it passes ``limit``:
+    (the cells, True), or (a part of them already above ``limit``, False).
+
+    An elimination's clique is never a subset of a later one (which lacks the column eliminated), so a clique is
+    one of the tree's (maximal) exactly when no earlier clique holds it, and the running sum of those only grows."""
+    total = 0
+    kept: list[int] = []
+    for c, cells in _eliminate_greedily(sizes, adjacency):
+        if any(c & o == c for o in kept):
+            continue
+        kept.append(c)
+        total += cells
+        if total > limit:
+            return total, False
+    return total, True
+
+
+#: The numpy count runs while a tree's cells, summed over at most d cliques, stay below this (int64, exact).
+_NUMPY_CELLS = 1 << 62
+
+
+def tree_cells_many(
+    sizes: Sequence[int], graphs: Sequence[Sequence[int]], limit: float
+) -> list[tuple[int, bool]]:
+    """:func:`tree_cells_within` of each graph: the same elimination run on all of them at once in numpy (int64,
+    exact) when the columns fit a 63-bit mask and d times the domain's cells stay below 2^62, every count then
+    whole; one by one otherwise."""
+    d = len(sizes)
+    if not graphs:
+        return []
+    if d > 63 or math.prod(max(s, 1) for s in sizes) * max(d, 1) >= _NUMPY_CELLS:
+        return [tree_cells_within(sizes, g, limit) for g in graphs]
+    return [(int(t), True) for t in _tree_cells_numpy(sizes, np.asarray(graphs, dtype=np.uint64))]
+
+
+def _tree_cells_numpy(sizes: Sequence[int], graphs: np.ndarray) -> np.ndarray:
+    """The cells of each graph's tree (``graphs``: n x d neighbour masks, uint64), the rule of
+    :func:`_eliminate_greedily` computed for every graph and column at each step: each column's fill-in edges
+    (counted twice) and clique cells, the lowest (fill-in, cells, column), its clique added to the sum unless an
+    earlier clique holds it, its neighbours joined."""
+    n, d = graphs.shape
+    adj = graphs.copy()
+    bits = np.left_shift(np.uint64(1), np.arange(d, dtype=np.uint64))
+    left = np.full(n, (1 << d) - 1, dtype=np.uint64)
+    alive = np.ones((n, d), dtype=bool)
+    found = np.zeros((n, d), dtype=np.uint64)
+    total = np.zeros(n, dtype=np.int64)
+    size = np.asarray(sizes, dtype=np.int64)
+    rows = np.arange(n)
+    top = np.iinfo(np.int64).max
+    for step in range(d):
+        nb = adj & left[:, None]
+        twice_fill = np.zeros((n, d), dtype=np.int64)
+        cells = np.tile(size, (n, 1))
+        for a in np.flatnonzero(alive.any(axis=0)):
+            member = (nb & bits[a]) != 0  # a is the column's neighbour
+            missing = np.bitwise_count(nb & ~(adj[:, a : a + 1] | bits[a]))
+            twice_fill += np.where(member, missing, 0)
+            cells *= np.where(member, size[a], 1)
+        twice_fill[~alive] = top
+        fewest = np.where(twice_fill == twice_fill.min(axis=1, keepdims=True), cells, top)
+        v = np.argmax(fewest == fewest.min(axis=1, keepdims=True), axis=1)  # the lowest column of the fewest
+        nbv = nb[rows, v]
+        clique = nbv | bits[v]
+        held = ((found[:, :step] & clique[:, None]) == clique[:, None]).any(axis=1)
+        total += np.where(held, 0, cells[rows, v])
+        found[:, step] = clique
+        adj |= np.where((nbv[:, None] & bits) != 0, nbv[:, None] & ~bits, np.uint64(0))
+        left &= ~bits[v]
+        alive[rows, v] = False
+    return total
 
 
 def junction_tree(sizes: Sequence[int], cliques: Iterable[Iterable[int]]) -> JunctionTree:
