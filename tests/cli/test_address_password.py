@@ -91,3 +91,30 @@ def test_a_secret_written_raw_with_a_slash_or_an_at_sign_is_still_found(
     whole (before, a raw "/" ended the authority inside the secret, so the address passed and would have been kept
     in the ledger, the report and the package)."""
     assert hidden_password(address) == shown
+
+
+@pytest.mark.parametrize(
+    ("address", "shown"),
+    [
+        # a user name with a raw "@" (an e-mail address): the user part runs to the authority's last "@"
+        (
+            "ftp://ann@corp.example:s3cret@files.example/t.csv",
+            "ftp://ann@corp.example:***@files.example/t.csv",
+        ),
+        ("s3a://ann@corp:s3/cret@bucket/t.parquet", "s3a://ann@corp:***@bucket/t.parquet"),
+        # ordinary addresses: no password, never refused
+        ("hdfs://ann@corp.example@nn:8020/t.parquet", None),
+        ("hdfs://[::1]:8020/data/a@b.parquet", None),
+        ("hdfs://[::1]/a@b.parquet", None),
+        ("hdfs://ann@[::1]:8020/a@b.parquet", None),
+        ("abfss://container@account.dfs.core.windows.net:443/p@x.parquet", None),
+        ("file:///tmp/a:b@c.csv", None),
+    ],
+)
+def test_a_user_name_with_an_at_sign_and_an_ipv6_host_are_read_as_written(
+    address: str, shown: str | None
+) -> None:
+    """A password after a user name that holds a raw "@" is found (before, the user part ended at the first "@",
+    so ``ann@corp.example:s3cret@...`` passed with its password, kept in the ledger, the report and the package),
+    and an IPv6 host's colons are not a password (before, ``hdfs://[::1]:8020/a@b.parquet`` was refused)."""
+    assert hidden_password(address) == shown

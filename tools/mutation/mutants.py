@@ -7123,10 +7123,30 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "SPW03",
         "A password written raw with a slash (an AWS secret key) is still found in a Spark address, not taken for a host",
         "dpdesk/core/release/engines/spark/session.py",
-        '    if "@" not in head and port.isdigit():\n',
-        '    if "@" not in head:\n',
+        '    if ":" not in user_part and _HOST.fullmatch(host) is not None:\n',
+        '    if ":" not in user_part:\n',
         (
             "tests/cli/test_address_password.py::test_a_secret_written_raw_with_a_slash_or_an_at_sign_is_still_found",
+        ),
+    ),
+    Mutant(
+        "SPW04",
+        "A Spark address's user part runs to its authority's last '@': a password after a user name holding '@' is found",
+        "dpdesk/core/release/engines/spark/session.py",
+        '    user_part, _at, host = head.rpartition("@")\n',
+        '    user_part, _at, host = head.partition("@")\n',
+        (
+            "tests/cli/test_address_password.py::test_a_user_name_with_an_at_sign_and_an_ipv6_host_are_read_as_written",
+        ),
+    ),
+    Mutant(
+        "SPW05",
+        "An IPv6 host's colons in a Spark address are not taken for a password (no false refusal)",
+        "dpdesk/core/release/engines/spark/session.py",
+        '_HOST = re.compile(r"(\\[[^\\]/@]*\\]|[^:\\[\\]/@]*)(:[0-9]+)?")\n',
+        '_HOST = re.compile(r"([^:\\[\\]/@]*)(:[0-9]+)?")\n',
+        (
+            "tests/cli/test_address_password.py::test_a_user_name_with_an_at_sign_and_an_ipv6_host_are_read_as_written",
         ),
     ),
     Mutant(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -313,24 +314,29 @@ class SparkSource:
 def hidden_password(location: str) -> str | None:
     """``location`` with its password shown as ``***`` when it is a URI that carries one in its user part
     (``scheme://user:password@host/...``); None when it carries none (a user name alone, as in ``abfss://container@
-    account...``, is no secret; nor is a port, ``hdfs://nn:8020/...``).
+    account...``, is no secret; nor is a port, ``hdfs://nn:8020/...``, or an IPv6 host, ``hdfs://[::1]:8020/...``).
 
-    A password written raw, without percent-encoding, may hold ``/`` (AWS secret keys often do) or ``@``: the
-    authority then seems to end inside it. So a user part with a ``:`` (before the first ``@``, or followed by
-    anything but a port's digits before the first ``/``) is a password up to the address's last ``@``, hidden whole
-    (what follows it is shown)."""
+    The user part is the authority's text before its last ``@``: a user name may hold a raw ``@`` (an e-mail
+    address), so a ``:`` after it still starts a password. A password written raw, without percent-encoding, may
+    hold ``/`` (AWS secret keys often do) or ``@``: the authority then seems to end inside it, in a host that is no
+    host (a ``:`` followed by anything but a port's digits). Either way the password is taken to run up to the
+    address's last ``@``, hidden whole (what follows it is shown)."""
     if "://" not in location:
         return None
     scheme, rest = location.split("://", 1)
-    head = rest.split("/", 1)[0]
-    user_part = head.split("@", 1)[0] if "@" in head else head
-    if ":" not in user_part or "@" not in rest:
+    if "@" not in rest:
         return None
-    port = user_part.split(":", 1)[1]
-    if "@" not in head and port.isdigit():
-        return None  # host:port, and an "@" further in the path
-    user = user_part.split(":", 1)[0]
+    head = rest.split("/", 1)[0]
+    user_part, _at, host = head.rpartition("@")
+    if ":" not in user_part and _HOST.fullmatch(host) is not None:
+        return None  # no password: a user name alone, or an "@" further in the path
+    user = head.split(":", 1)[0]
     return f"{scheme}://{user}:***@{rest.rsplit('@', 1)[1]}"
+
+
+#: An authority's host and port (``nn``, ``nn:8020``, ``[::1]:8020``, none for ``file:///``): a ``:`` elsewhere in
+#: it is a password's, whose raw ``/`` ended the authority early.
+_HOST = re.compile(r"(\[[^\]/@]*\]|[^:\[\]/@]*)(:[0-9]+)?")
 
 
 def refuse_password(source: SparkSource) -> None:
