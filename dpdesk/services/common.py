@@ -62,8 +62,12 @@ class Dataset:
         if self.sha256 is not None or self.data is None or Path(self.data).is_file():
             return self.sha256
         from dpdesk.core.ledger.contents import cluster_table_key
+        from dpdesk.core.ledger.team import team_url
 
-        return cluster_table_key(self.home, self.data)
+        # in a team home, the hint its release in the team left (else the home's own, a key the team may know from an
+        # import); a home on its own ledger never takes a team's (keyed with the team's secret: not its dataset)
+        kept = cluster_table_key(self.home, self.data, team=True) if team_url(self.home) is not None else None
+        return kept if kept is not None else cluster_table_key(self.home, self.data)
 
     def own_ledger(self) -> Ledger:
         """The ledger of the data file's own bytes, not settled against other datasets of its table (for a repair

@@ -304,11 +304,15 @@ def test_a_cluster_tables_kept_identity_is_used_only_under_the_secret_it_was_key
     home = tmp_path / "home"
     remember_file(home, ident)
     remember_cluster_table(home, "table:people", ident.sha256, SECRET)
-    assert cluster_table_key(home, "table:people") == ident.sha256
+    assert cluster_table_key(home, "table:people", team=True) == ident.sha256
+    assert cluster_table_key(home, "table:people") is None  # a team's hint is never the home's own
     kept = cluster_table_identity(home, "table:people", SECRET)
     assert kept is not None and kept.key == ident.key
     assert cluster_table_identity(home, "table:people", other) is None
     assert cluster_table_identity(home, "table:others", SECRET) is None
-    remember_cluster_table(home, "table:people", ident.sha256)  # a home's own hint: no team's secret named
-    assert cluster_table_key(home, "table:people") == ident.sha256
-    assert cluster_table_identity(home, "table:people", SECRET) is None
+    own = "0" * 64
+    remember_cluster_table(home, "table:people", own)  # a home's own hint: no team's secret named, kept apart
+    assert cluster_table_key(home, "table:people") == own
+    assert cluster_table_key(home, "table:people", team=True) == ident.sha256
+    remember_cluster_table(home, "table:others", ident.sha256)
+    assert cluster_table_identity(home, "table:others", SECRET) is None

@@ -6,12 +6,13 @@ dataset is refused as at home (a real PostgreSQL and a local Spark)."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dpdesk.core.common.errors import BudgetExceeded, UsageError
+from dpdesk.core.common.errors import BudgetExceeded, LedgerError, UsageError
 from dpdesk.core.identity.recognition import NearCopy
 from dpdesk.core.release.engines.spark.session import SparkSource, read
 from dpdesk.services.release import ReleaseRequest, release_plan
@@ -194,3 +195,36 @@ def test_a_team_officer_declares_a_cluster_near_copy_new_with_its_table_name(
         release_plan(request).entry.dataset == declared.dataset
     )  # read again by Spark: the declared dataset
     assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(2,)]
+
+
+def test_a_home_back_on_its_own_ledger_still_finds_its_cluster_tables_budget(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    """A home that released a cluster table on its own ledger, then released it in a team and went back to its own
+    ledger, still finds the table's own dataset and what it spent: the team's release keeps its hint (keyed with
+    the team's secret) apart from the home's own. Before, it overwrote the home's hint, so ``dpdesk budget --data
+    table:NAME`` read the team's key as a new table of the home: a fresh budget shown (0 releases) for a table
+    whose own ledger had spent (on the code before the team's hints, 4c885d0, the look found the own dataset)."""
+    from dpdesk.services.budget import BudgetRequest, plan_budget
+    from dpdesk.services.common import Dataset
+
+    plan = small_plan(7.0)
+    data = tmp_path / "t.csv"
+    write_table(data, 700, seed=16, with_id=False)
+    source = as_catalog_table(spark, data, "team_left")
+    home = tmp_path / "home"
+    monkeypatch.delenv("DPDESK_LEDGER", raising=False)
+    own = release_plan(
+        ReleaseRequest(plan, source, home, tmp_path / "o1", accept_data_problems=True, spark=on_spark)
+    )
+    _as(monkeypatch, team, "alice")
+    with contextlib.suppress(
+        LedgerError
+    ):  # released in the team or refused there, its attempt leaves its hint
+        release_plan(
+            ReleaseRequest(plan, source, home, tmp_path / "o2", accept_data_problems=True, spark=on_spark)
+        )
+    monkeypatch.delenv("DPDESK_LEDGER", raising=False)
+    found = plan_budget(BudgetRequest(plan, Dataset(home, data=source)))
+    assert found.dataset == own.entry.dataset
+    assert found.report.releases_so_far == 1 and found.report.in_force.spent.epsilon == pytest.approx(3.0)

@@ -6633,8 +6633,8 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "CT04",
         "the curator's link of a cluster table (ledger link --data table:NAME) does not find the table Spark last read there",
         "dpdesk/services/common.py",
-        "        return cluster_table_key(self.home, self.data)\n",
-        "        return None\n",
+        "        return kept if kept is not None else cluster_table_key(self.home, self.data)\n",
+        "        return kept\n",
         ("tests/spark/test_spark_cluster_tables.py::test_a_catalog_table_whose_rows_changed_is_a_near_copy",),
     ),
     Mutant(
@@ -7147,6 +7147,17 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         '_HOST = re.compile(r"([^:\\[\\]/@]*)(:[0-9]+)?")\n',
         (
             "tests/cli/test_address_password.py::test_a_user_name_with_an_at_sign_and_an_ipv6_host_are_read_as_written",
+        ),
+    ),
+    Mutant(
+        "CTH04",
+        "A cluster table's hint left by a release in a team never overwrites the home's own: back on its own ledger, "
+        "the home still finds the table's dataset and what it spent",
+        "dpdesk/core/ledger/contents.py",
+        '    return _folder(home) / ("cluster-team" if team else "cluster") / f"{name}.json"\n',
+        '    return _folder(home) / "cluster" / f"{name}.json"\n',
+        (
+            "tests/spark/test_spark_team.py::test_a_home_back_on_its_own_ledger_still_finds_its_cluster_tables_budget",
         ),
     ),
     Mutant(

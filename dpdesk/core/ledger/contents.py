@@ -262,11 +262,13 @@ def cluster_source_name(source: str | Path) -> str:
     return str(Path(text).resolve())
 
 
-def _cluster_record(home: Path, source: str | Path) -> Path:
+def _cluster_record(home: Path, source: str | Path, team: bool = False) -> Path:
+    """Where the hint of ``source`` is kept: a team's (its identity keyed with a team's secret) apart from the home's
+    own, so that a release in a team never overwrites the hint the home's own ledger needs once it leaves the team."""
     name = hashlib.blake2b(
         cluster_source_name(source).encode("utf-8", "surrogateescape"), digest_size=16
     ).hexdigest()
-    return _folder(home) / "cluster" / f"{name}.json"
+    return _folder(home) / ("cluster-team" if team else "cluster") / f"{name}.json"
 
 
 def secret_tag(secret: bytes) -> str:
@@ -282,7 +284,7 @@ def remember_cluster_table(home: Path, source: str | Path, key: str, secret: byt
     release reads the table again and names it by what it reads. ``secret``: the identity secret the table's
     identity was keyed with (a team's), kept as its :func:`secret_tag`."""
     try:
-        record = _cluster_record(home, source)
+        record = _cluster_record(home, source, team=secret is not None)
         record.parent.mkdir(parents=True, exist_ok=True)
         body = {"source": cluster_source_name(source), "sha256": key}
         if secret is not None:
@@ -292,9 +294,9 @@ def remember_cluster_table(home: Path, source: str | Path, key: str, secret: byt
         pass  # only a hint
 
 
-def _cluster_hint(home: Path, source: str | Path) -> dict[str, Any] | None:
+def _cluster_hint(home: Path, source: str | Path, team: bool = False) -> dict[str, Any] | None:
     try:
-        raw = _read_json(_cluster_record(home, source))
+        raw = _read_json(_cluster_record(home, source, team))
     except (OSError, ValueError):
         return None
     if not isinstance(raw, dict) or raw.get("source") != cluster_source_name(source):
@@ -303,16 +305,17 @@ def _cluster_hint(home: Path, source: str | Path) -> dict[str, Any] | None:
     return raw if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{64}", key) else None
 
 
-def cluster_table_key(home: Path, source: str | Path) -> str | None:
-    """The local key of the table a cluster last read at ``source`` (:func:`remember_cluster_table`), if any."""
-    hint = _cluster_hint(home, source)
+def cluster_table_key(home: Path, source: str | Path, team: bool = False) -> str | None:
+    """The local key of the table a cluster last read at ``source`` (:func:`remember_cluster_table`), if any: as a
+    release in a team home left it (``team``), or as one on the home's own ledger left it."""
+    hint = _cluster_hint(home, source, team)
     return None if hint is None else str(hint["sha256"])
 
 
 def cluster_table_identity(home: Path, source: str | Path, secret: bytes) -> ContentIdentity | None:
     """The identity of the table a cluster last read at ``source``, as its release attempt in this home remembered
     it, when it was keyed with ``secret`` (:func:`remember_cluster_table`); None otherwise."""
-    hint = _cluster_hint(home, source)
+    hint = _cluster_hint(home, source, team=True)
     if hint is None or hint.get("secret") != secret_tag(secret):
         return None
     return cached_identity(home, str(hint["sha256"]), 2)
