@@ -228,3 +228,32 @@ def test_a_home_back_on_its_own_ledger_still_finds_its_cluster_tables_budget(
     found = plan_budget(BudgetRequest(plan, Dataset(home, data=source)))
     assert found.dataset == own.entry.dataset
     assert found.report.releases_so_far == 1 and found.report.in_force.spent.epsilon == pytest.approx(3.0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a cluster table is known in a team home by its team-keyed identity alone, so its history in the home's "
+    "own ledger (keyed with the home's secret) is not found: its release in the team starts a second budget "
+    "(refuse_unimported finds files by their bytes or home-keyed rows only); found by the attack pass of s23",
+)
+def test_a_cluster_table_whose_history_is_still_in_the_homes_own_ledger_is_refused_in_the_team(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    """A table released by Spark on a home's own ledger, then released from that home in a team before its history
+    was imported (dpdesk team import), must be refused as a file is: released, it starts a second budget for the
+    same rows in the team (3 of 7 spent at home, a fresh 7 in the team)."""
+    plan = small_plan(7.0)
+    data = tmp_path / "t.csv"
+    write_table(data, 700, seed=17, with_id=False)
+    source = as_catalog_table(spark, data, "team_unimported")
+    home = tmp_path / "home"
+    monkeypatch.delenv("DPDESK_LEDGER", raising=False)
+    release_plan(
+        ReleaseRequest(plan, source, home, tmp_path / "o1", accept_data_problems=True, spark=on_spark)
+    )
+    _as(monkeypatch, team, "alice")
+    with pytest.raises(LedgerError, match="own ledger"):
+        release_plan(
+            ReleaseRequest(plan, source, home, tmp_path / "o2", accept_data_problems=True, spark=on_spark)
+        )
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(0,)]
