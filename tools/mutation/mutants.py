@@ -7120,6 +7120,26 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ("tests/team/test_team_near_copy.py::test_a_near_copy_of_a_wide_table_is_refused_in_the_team",),
     ),
     Mutant(
+        "TSK02",
+        "A wide table's column sketches are kept in a team thinned to fit, not dropped: a copy with a column dropped is found",
+        "dpdesk/core/identity/recognition.py",
+        "        text = json.dumps(_team_sketch(ident.key, ident.sketch, _thinned(ident.columns, m)))\n",
+        "        text = json.dumps(_team_sketch(ident.key, ident.sketch, None))\n",
+        (
+            "tests/team/test_team_near_copy.py::test_a_wide_tables_copy_with_a_column_dropped_is_refused_in_the_team_as_at_home",
+        ),
+    ),
+    Mutant(
+        "TSK03",
+        "A wide table's thinned projection sketches (not their keys alone) find a copy with a column dropped and rows left out",
+        "dpdesk/core/identity/recognition.py",
+        '    while ident.columns is not None and len(text.encode("utf-8")) > MAX_SKETCH_BYTES and m > _THINNEST:\n',
+        '    while ident.columns is not None and len(text.encode("utf-8")) > MAX_SKETCH_BYTES and m > 1 << 20:\n',
+        (
+            "tests/team/test_team_near_copy.py::test_a_wide_tables_copy_with_a_column_dropped_is_refused_in_the_team_as_at_home",
+        ),
+    ),
+    Mutant(
         "SPW03",
         "A password written raw with a slash (an AWS secret key) is still found in a Spark address, not taken for a host",
         "dpdesk/core/release/engines/spark/session.py",

@@ -42,7 +42,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -75,6 +75,7 @@ from dpdesk.core.ledger.contents import (
 from dpdesk.core.ledger.entries import is_dataset_id
 from dpdesk.core.ledger.pgschema import MAX_SKETCH_BYTES
 from dpdesk.core.loading.identity import (
+    COLUMN_SKETCH_K,
     ColumnSketches,
     ContentIdentity,
     Projection,
@@ -807,13 +808,47 @@ def _remember_team_contents(
 
 def team_sketch_text(ident: ContentIdentity) -> str:
     """A table's sketches as the team keeps them (:func:`_team_sketch`), as JSON within the team's limit
-    (:data:`~dpdesk.core.ledger.pgschema.MAX_SKETCH_BYTES`): a table whose column sketches pass it (about 190
-    columns and more) is kept with its content sketch alone (about 20 KB), never without one, so a near-copy of its
-    rows is still found and its key's scheme still counted (:func:`team_scheme1_only`)."""
+    (:data:`~dpdesk.core.ledger.pgschema.MAX_SKETCH_BYTES`). A table whose column sketches pass it (about 190
+    columns and more) keeps them with fewer hashes each (:func:`_thinned`: the smallest half, then a quarter, ...
+    of every projection's; still bottom-k sketches, their estimates coarser), so a copy with a column dropped is
+    still found; past that, its projections' keys alone (an exact copy with a column dropped), and last its content
+    sketch alone (about 20 KB), never nothing, so a near-copy of its rows is still found and its key's scheme still
+    counted (:func:`team_scheme1_only`)."""
     text = json.dumps(_team_sketch(ident.key, ident.sketch, ident.columns))
+    m = COLUMN_SKETCH_K
+    while ident.columns is not None and len(text.encode("utf-8")) > MAX_SKETCH_BYTES and m > _THINNEST:
+        m //= 2
+        text = json.dumps(_team_sketch(ident.key, ident.sketch, _thinned(ident.columns, m)))
+    if len(text.encode("utf-8")) > MAX_SKETCH_BYTES and ident.columns is not None:
+        text = json.dumps(_team_sketch(ident.key, ident.sketch, _thinned(ident.columns, 0)))
     if len(text.encode("utf-8")) > MAX_SKETCH_BYTES:
         text = json.dumps(_team_sketch(ident.key, ident.sketch, None))
     return text
+
+
+#: The fewest hashes a thinned projection sketch keeps (a share's standard error about 0.09 at 32)
+_THINNEST = 32
+
+
+def _thinned(columns: ColumnSketches, m: int) -> ColumnSketches:
+    """``columns`` with each projection's sketch cut to its ``m`` smallest hashes (a bottom-``m`` sketch of the same
+    rows: :func:`~dpdesk.core.loading.identity.overlap` compares it with a fuller one), whether it nearly identifies
+    its rows decided on the full sketch; ``m`` 0: the projections' keys alone."""
+
+    def thin(p: Projection) -> Projection:
+        if p.sketch is None or m == 0:
+            return Projection(p.key, None)
+        s = p.sketch
+        if len(s.hashes) < m:  # it holds every distinct row already
+            return p
+        cut = Sketch(None, s.hashes[:m], m, identifying(s), s.scheme)
+        return Projection(p.key, cut)
+
+    return replace(
+        columns,
+        whole=thin(columns.whole),
+        left_out={c: thin(p) for c, p in columns.left_out.items()},
+    )
 
 
 def _record_scheme2(
