@@ -316,3 +316,63 @@ def test_a_cluster_tables_kept_identity_is_used_only_under_the_secret_it_was_key
     assert cluster_table_key(home, "table:people", team=True) == ident.sha256
     remember_cluster_table(home, "table:others", ident.sha256)
     assert cluster_table_identity(home, "table:others", SECRET) is None
+
+
+@pytest.mark.parametrize(
+    ("columns", "kept"),
+    [
+        (150, 256),
+        (300, 128),
+        (600, 64),
+        pytest.param(1200, 32, marks=pytest.mark.slow),
+        pytest.param(3000, 0, marks=pytest.mark.slow),
+        pytest.param(12_000, None, marks=pytest.mark.slow),
+    ],
+)
+def test_a_tables_team_sketches_always_fit_the_teams_limit_and_keep_what_fits(
+    columns: int, kept: int | None
+) -> None:
+    """The team keeps at most 1 MiB of a table's sketches (a larger text is dropped whole by the client): the
+    column sketches are kept whole while they fit, else thinned to each projection's smallest 128, 64 or 32 hashes
+    (valid bottom-k sketches, compared with a full one by ``overlap``), else their keys alone, else the content
+    sketch alone; never nothing. Tables of made-up hashes, 150 to 12,000 columns."""
+    import json
+
+    from dpdesk.core.identity.recognition import team_sketch_text
+    from dpdesk.core.ledger.pgschema import MAX_SKETCH_BYTES
+    from dpdesk.core.loading.identity import ColumnSketches, ContentIdentity, Projection, overlap
+
+    rng = random.Random(columns)
+
+    def sketch(k: int) -> Sketch:
+        return Sketch(5000, tuple(sorted(rng.sample(range(1, 2**63), k))), k, True, 2)
+
+    names = tuple(sorted(f"c{j:05d}" for j in range(columns)))
+    cols = ColumnSketches(
+        names,
+        Projection("a" * 64, sketch(256)),
+        {c: Projection(f"{j:064x}", sketch(256)) for j, c in enumerate(names)},
+        scheme=2,
+    )
+    ident = ContentIdentity("0" * 64, "b" * 64, sketch(1024), cols)
+    text = team_sketch_text(ident)
+    assert len(text.encode("utf-8")) <= MAX_SKETCH_BYTES
+    raw = json.loads(text)
+    assert (
+        Sketch.from_json(raw["contents"]["b" * 64]).hashes == ident.sketch.hashes
+    )  # the content sketch, whole
+    if kept is None:
+        assert raw["columns"] == {}
+        return
+    team = ColumnSketches.from_json(raw["columns"]["b" * 64])
+    assert set(team.left_out) == set(names) and all(
+        p.key == cols.left_out[c].key for c, p in team.left_out.items()
+    )
+    for c, p in team.left_out.items():
+        if kept == 0:
+            assert p.sketch is None
+            continue
+        assert p.sketch is not None and p.sketch.k == kept and not p.sketch.complete
+        full = cols.left_out[c].sketch
+        assert full is not None and p.sketch.hashes == full.hashes[:kept]  # its smallest hashes
+        assert overlap(p.sketch, full) == (1.0, 1.0)  # the same rows, as a fuller sketch of them finds

@@ -7117,7 +7117,19 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "dpdesk/core/identity/recognition.py",
         '    if len(text.encode("utf-8")) > MAX_SKETCH_BYTES:\n',
         "    if False:\n",
-        ("tests/team/test_team_near_copy.py::test_a_near_copy_of_a_wide_table_is_refused_in_the_team",),
+        (
+            "tests/core/test_identity.py::test_a_tables_team_sketches_always_fit_the_teams_limit_and_keep_what_fits",
+        ),
+    ),
+    Mutant(
+        "TSK04",
+        "Past the thinnest column sketches, a wide table's projections' keys are kept in a team (an exact copy with a column dropped)",
+        "dpdesk/core/identity/recognition.py",
+        "        text = json.dumps(_team_sketch(ident.key, ident.sketch, _thinned(ident.columns, 0)))\n",
+        "        text = json.dumps(_team_sketch(ident.key, ident.sketch, None))\n",
+        (
+            "tests/core/test_identity.py::test_a_tables_team_sketches_always_fit_the_teams_limit_and_keep_what_fits",
+        ),
     ),
     Mutant(
         "TSK02",
