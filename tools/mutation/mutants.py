@@ -7112,6 +7112,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "CTH05",
+        "A cluster table whose history is in the home's own ledger (not imported) is refused in the team, not a second budget",
+        "dpdesk/core/release/steps.py",
+        "        local = unimported_dataset(home, own) if own is not None else None\n",
+        "        local = None\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_cluster_table_whose_history_is_still_in_the_homes_own_ledger_is_refused_in_the_team",
+        ),
+    ),
+    Mutant(
         "TSK01",
         "A wide table whose team sketches pass 1 MiB is kept with its content sketch alone, never with none",
         "dpdesk/core/identity/recognition.py",

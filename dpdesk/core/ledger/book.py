@@ -309,26 +309,8 @@ class Ledger:
         imported (``dpdesk team import``), it would start a second budget there."""
         if self.home is None or self.key is None or self.legacy or self.team is None:
             return
-        from dpdesk.core.ledger.contents import cached_identities, datasets_of_content
-
-        folder = self.home / "ledgers"
-        if not (folder / "keys").is_dir():
-            return
-        found = [d for d in [_read_key(folder, self.key)] if d is not None]
-        if not found:
-            for ident in cached_identities(self.home, self.key):
-                found += [d for d in datasets_of_content(self.home, ident.key) if d not in found]
-        for local in found:
-            own = Ledger(local, FileStore(folder).path(local), home=self.home, own_files=True)
-            if own.path is None or not own.path.exists():
-                continue
-            # imported only when its own chain says so (its register's mark alone is not enough: a file anyone
-            # can edit, while a moved entry must verify against the head the register recorded)
-            try:
-                if own.read().moved_to is not None:
-                    continue
-            except LedgerError:
-                pass  # a broken own ledger still holds history: it is imported (acknowledged first), not ignored
+        local = unimported_dataset(self.home, self.key)
+        if local is not None:
             raise LedgerError(
                 _(
                     "this table has history in this dpdesk home's own ledger (dataset {dataset}), which the team's "
@@ -1168,3 +1150,31 @@ def _migrate(home: Path, sha256: str) -> Ledger:
             legacy_path.unlink()
         _fsync_dir(folder)
     return Ledger(dataset, path, sha256, home, migrated=parse_entry(mig))
+
+
+def unimported_dataset(home: Path, key: str) -> str | None:
+    """The dataset of the home's own ledgers that holds the table of ``key`` (by that key, else by the rows its
+    cached identities name) and whose history was not imported into a team (its own chain does not say it moved),
+    if any: released in the team, that table would start a second budget there."""
+    from dpdesk.core.ledger.contents import cached_identities, datasets_of_content
+
+    folder = home / "ledgers"
+    if not (folder / "keys").is_dir():
+        return None
+    found = [d for d in [_read_key(folder, key)] if d is not None]
+    if not found:
+        for ident in cached_identities(home, key):
+            found += [d for d in datasets_of_content(home, ident.key) if d not in found]
+    for local in found:
+        own = Ledger(local, FileStore(folder).path(local), home=home, own_files=True)
+        if own.path is None or not own.path.exists():
+            continue
+        # imported only when its own chain says so (its register's mark alone is not enough: a file anyone can
+        # edit, while a moved entry must verify against the head the register recorded)
+        try:
+            if own.read().moved_to is not None:
+                continue
+        except LedgerError:
+            pass  # a broken own ledger still holds history: it is imported (acknowledged first), not ignored
+        return local
+    return None

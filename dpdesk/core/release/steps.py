@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpdesk.core.common.errors import BudgetExceeded, DpdeskError, UsageError
+from dpdesk.core.common.errors import BudgetExceeded, DpdeskError, LedgerError, UsageError
 from dpdesk.core.common.progress import NULL_PROGRESS, Progress
 from dpdesk.core.common.shown import plain
 from dpdesk.core.dp import accounting as acc
@@ -738,6 +738,23 @@ def _check_cluster_table(home: Path, data_path: str | Path) -> bool:
                     "dataset's file once with this dpdesk (dpdesk budget PLAN --data FILE records its newer key), "
                     "then release again. Nothing was charged"
                 ).format(source=data_path, datasets=", ".join(old))
+            )
+        from dpdesk.core.ledger.book import unimported_dataset
+        from dpdesk.core.ledger.contents import cluster_table_key
+
+        # the key a release on the home's own ledger named this source with (keyed with the home's secret, which
+        # the team's identity of it is not): its history there, not imported, would be a second budget here
+        own = cluster_table_key(home, data_path)
+        local = unimported_dataset(home, own) if own is not None else None
+        if local is not None:
+            raise LedgerError(
+                _(
+                    "{source} has history in this dpdesk home's own ledger (dataset {dataset}), which the team's "
+                    "ledger does not hold yet: released here, it would start a second budget in the team. A table "
+                    "only the cluster reads is not imported yet (dpdesk team import reads a file): import the file "
+                    "of its rows (dpdesk team import --data FILE), or go on releasing it on this home's own ledger "
+                    "(dpdesk team disconnect); nothing was charged or revealed"
+                ).format(source=data_path, dataset=local)
             )
         return True
     if needs_scheme1(home):
