@@ -359,3 +359,32 @@ def test_a_folder_released_from_the_app_goes_through_spark_and_is_charged_once(
     assert not win.errors, win.errors
     assert sorted(p.name for p in out.iterdir()) == ["ledger.json", "plan.json", "release.csv", "report.pdf"]
     assert spends(dpdesk_home) == 1  # exporting costs nothing
+
+
+def test_with_a_server_elsewhere_a_path_of_this_computer_is_refused_and_an_address_is_not(
+    qtbot: Any, tmp_path: Path
+) -> None:
+    """A Spark Connect server that is not this computer reads its own files: a bare path (a folder here, or one
+    that exists only on the cluster) is refused in words, naming the address form; a cluster address and a catalog
+    table are opened; the same folder with Spark on this computer is opened."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    elsewhere = EngineChoice(REMOTE, 2, f"sc://spark.example.org:15002;use_ssl=true;token={TOKEN}")
+    dialog = SparkDialog(None, elsewhere)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.files.setChecked(True)
+    assert not dialog.browse.isEnabled()  # no browsing this computer's folders for a server elsewhere
+    for path in (str(folder), "/warehouse/people"):
+        dialog.path.setText(path)
+        assert not press_open(dialog) and "hdfs://" in dialog.error.text(), (path, dialog.error.text())
+        assert TOKEN not in dialog.error.text()
+    dialog.path.setText("hdfs://nn:8020/warehouse/people")
+    assert press_open(dialog) and dialog.opened() == ClusterSource("hdfs://nn:8020/warehouse/people")
+    here = SparkDialog(None, EngineChoice(LOCAL, 1, ""))
+    qtbot.addWidget(here)
+    here.show()
+    here.files.setChecked(True)
+    assert here.browse.isEnabled()
+    here.path.setText(str(folder))
+    assert press_open(here) and here.opened() == ClusterSource(str(folder))

@@ -7122,6 +7122,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "SDE01",
+        "With a Spark Connect server elsewhere, Open Spark table refuses a path of this computer (the server reads its own files)",
+        "dpdesk/gui/views/spark_dialog.py",
+        "            if not self._engine_here():\n",
+        "            if False:\n",
+        (
+            "tests/gui/test_spark_open_app.py::test_with_a_server_elsewhere_a_path_of_this_computer_is_refused_and_an_address_is_not",
+        ),
+    ),
+    Mutant(
         "TSK01",
         "A wide table whose team sketches pass 1 MiB is kept with its content sketch alone, never with none",
         "dpdesk/core/identity/recognition.py",

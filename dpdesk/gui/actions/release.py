@@ -241,9 +241,8 @@ class Release(Action):
             )
         else:
             window.set_status(
-                _(
-                    "Spark at {address} will aggregate the tables the cluster reads (File > Open Spark table), not "
-                    "files opened here."
-                ).format(address=target.shown)
+                _("Spark at {address} will aggregate the cluster's tables (File > Open Spark table).").format(
+                    address=target.shown
+                )
             )
         return choice

@@ -174,7 +174,9 @@ class SparkDialog(QDialog):
 
         self.table.setEnabled(self.catalog.isChecked())
         self.path.setEnabled(self.files.isChecked())
-        self.browse.setEnabled(self.files.isChecked())
+        self.browse.setEnabled(
+            self.files.isChecked() and self._engine_here()
+        )  # a server elsewhere: its own files
         csv = self._is_csv()
         self.encoding.setEnabled(csv)
         self.delimiter.setEnabled(csv)
@@ -207,6 +209,18 @@ class SparkDialog(QDialog):
         self.buttons.button(QDialogButtonBox.StandardButton.Open).setEnabled(self.installed)
         self.error.setVisible(False)
         self._fit()
+
+    def _engine_here(self) -> bool:
+        """Whether the chosen Spark reads this computer's files (``local[N]``, or a server on this computer); an
+        address refused now counts as here (said when the source is checked)."""
+        from dpdesk.core.common.errors import DpdeskError
+        from dpdesk.core.release.engines.spark.session import on_this_machine
+
+        try:
+            target = self.engine.target()
+        except DpdeskError:
+            return True
+        return target is None or on_this_machine(target)
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, _("Folder the cluster reads"), self.path.text())
@@ -247,6 +261,11 @@ class SparkDialog(QDialog):
             )
         if not opened.source.startswith("table:") and "://" not in opened.source:
             path = Path(opened.source)
+            if not self._engine_here():
+                return _(
+                    "{path} is a path on this computer, which a Spark Connect server elsewhere does not read: name "
+                    "the cluster's folder by its address (hdfs://…, s3a://…), or its catalog table."
+                ).format(path=opened.source)
             if path.is_file():
                 return _(
                     "{path} is a file on this computer: open it with File > Open table (choose Spark in File > "
