@@ -190,30 +190,14 @@ def test_a_release_is_fitted_once_per_process_and_draws_the_same_table(
 
 
 def _plain_tree_cells(sizes: list[int], cliques: list[tuple[int, ...]]) -> int:
-    """The junction tree's cells by the elimination rule read plainly (sets): the column whose elimination adds the
-    fewest fill-in edges first, then the one whose clique has the fewest cells, then the lowest column; the cells
-    of the maximal cliques summed."""
-    d = len(sizes)
-    adj: list[set[int]] = [set() for _ in range(d)]
-    for c in cliques:
-        for a in c:
-            adj[a] |= set(c) - {a}
-    left = set(range(d))
-    found: list[frozenset[int]] = []
-    while left:
+    """The junction tree's cells by the elimination rule read plainly (``_plain_triangulate``, sets: the column whose
+    elimination adds the fewest fill-in edges first, then the one whose clique has the fewest cells, then the lowest
+    column); the cells of the maximal cliques summed."""
+    from tests.core.test_synthetic_pgm import _plain_triangulate
 
-        def rank(v: int) -> tuple[int, int, int]:
-            nb = adj[v] & left
-            fill = sum(1 for a, b in itertools.combinations(sorted(nb), 2) if b not in adj[a])
-            return fill, math.prod(sizes[a] for a in nb | {v}), v
-
-        v = min(left, key=rank)
-        nb = adj[v] & left
-        for a in nb:
-            adj[a] |= nb - {a}
-        found.append(frozenset(nb | {v}))
-        left.remove(v)
-    maximal = {c for c in found if not any(c < o for o in found)}
+    maximal = {
+        frozenset(a for a in range(len(sizes)) if m >> a & 1) for m in _plain_triangulate(sizes, cliques)
+    }
     return sum(math.prod(sizes[a] for a in c) for c in maximal)
 
 

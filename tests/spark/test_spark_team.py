@@ -103,12 +103,14 @@ def test_a_cluster_table_is_refused_while_the_team_knows_a_dataset_by_scheme1_on
     assert release_plan(request).entry.dataset == old
 
 
-def test_a_near_copy_of_a_teams_dataset_read_by_spark_is_refused(
-    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
-) -> None:
+def _released_and_near_copy(
+    tmp_path: Path, team: Team, monkeypatch: Any, *, seed: int
+) -> tuple[Any, Any, Path]:
+    """A table released from its file by alice in the team, and a near-copy of it (a tenth of its rows left out):
+    the plan, the release and the near-copy's file."""
     plan = small_plan(100.0)
     data = tmp_path / "t.csv"
-    write_table(data, 1500, seed=13, with_id=False)
+    write_table(data, 1500, seed=seed, with_id=False)
     _as(monkeypatch, team, "alice")
     first = release_plan(
         ReleaseRequest(plan, data, tmp_path / "home-a", tmp_path / "o1", accept_data_problems=True)
@@ -117,6 +119,13 @@ def test_a_near_copy_of_a_teams_dataset_read_by_spark_is_refused(
     near = tmp_path / "near" / "t.csv"
     near.parent.mkdir()
     near.write_text("\n".join(lines[: len(lines) * 9 // 10]) + "\n", encoding="utf-8")  # a tenth left out
+    return plan, first, near
+
+
+def test_a_near_copy_of_a_teams_dataset_read_by_spark_is_refused(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    plan, first, near = _released_and_near_copy(tmp_path, team, monkeypatch, seed=13)
     _as(monkeypatch, team, "bob")
     with pytest.raises(NearCopy) as refused:
         release_plan(
@@ -169,17 +178,7 @@ def test_a_team_officer_declares_a_cluster_near_copy_new_with_its_table_name(
     from dpdesk.services.common import Dataset
     from dpdesk.services.ledger import DeclareNewRequest, declare_new
 
-    plan = small_plan(100.0)
-    data = tmp_path / "t.csv"
-    write_table(data, 1500, seed=15, with_id=False)
-    _as(monkeypatch, team, "alice")
-    first = release_plan(
-        ReleaseRequest(plan, data, tmp_path / "home-a", tmp_path / "o1", accept_data_problems=True)
-    )
-    lines = data.read_text(encoding="utf-8").splitlines()
-    near = tmp_path / "near" / "t.csv"
-    near.parent.mkdir()
-    near.write_text("\n".join(lines[: len(lines) * 9 // 10]) + "\n", encoding="utf-8")
+    plan, first, near = _released_and_near_copy(tmp_path, team, monkeypatch, seed=15)
     source = as_catalog_table(spark, near, "team_declared")
     _as(monkeypatch, team, "olga")
     home = tmp_path / "home-o"
