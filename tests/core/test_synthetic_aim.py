@@ -358,3 +358,93 @@ def test_the_rounds_choose_as_with_the_rule_read_plainly(monkeypatch: pytest.Mon
     ]
     assert True in plain_answers and False in plain_answers
     assert len(want.rounds) > 2 * len(sizes)
+
+
+# ----------------------------------------------------------------------------- a second one-way measurement
+
+
+def _run(codes: np.ndarray, sizes: tuple[int, ...], budget: aim.Budget, noise: aim.NoiseFn) -> aim.Released:
+    rng = random.Random(5)
+    released, _model = aim.adaptive_measure(
+        codes,
+        sizes,
+        budget,
+        noise=noise,
+        pick=lambda scores, _s, _e: max(range(len(scores)), key=lambda i: scores[i] + rng.random()),
+        iterations=5,
+    )
+    return released
+
+
+def _gauss(seed: int) -> aim.NoiseFn:
+    rng = np.random.default_rng(seed)
+    return lambda v, _l2, s: [int(x + round(rng.normal(0, s))) for x in v]
+
+
+def test_one_way_marginals_mostly_noise_are_measured_again_within_half_of_rho() -> None:
+    """A small table on a small budget: the first one-way measurement's own counts say it is mostly noise, so every
+    column is measured again, at the sigma that brings the noise to ONE_WAY_NOISE unless that would take more than
+    ONE_WAY_MAX_SHARE of rho for all one-way measurements; the rounds then plan on what remains, and the whole
+    still spends exactly rho."""
+    sizes = (3, 4, 2, 3)
+    d = len(sizes)
+    capped = []
+    for n, rho in ((400, 0.01), (400, 0.3), (3000, 0.005)):
+        codes = _table(n, sizes, 11)
+        budget = aim.Budget(rho, 1.0, 1.0, d)
+        released = _run(codes, sizes, budget, _gauss(3))
+        first = aim.Released(released.sizes, budget, released.rounds[:d])
+        sigma = budget.sigma()
+        assert [r.sigma for r in first.rounds] == [sigma] * d
+        noise = aim.one_way_noise(first, sigma)
+        starts = [r for r in released.rounds if r.select_epsilon == 0]
+        assert noise > aim.ONE_WAY_NOISE and len(starts) == 2 * d, (n, rho, noise)
+        again = starts[d:]
+        assert [r.clique for r in again] == [(i,) for i in range(d)]
+        second = again[0].sigma
+        assert all(r.sigma == second for r in again)
+        one_way_rho = sum(budget.measure_cost(r.sigma) for r in starts)
+        assert one_way_rho <= aim.ONE_WAY_MAX_SHARE * rho * (1 + 1e-12)
+        combined = 1.0 / math.sqrt(1.0 / sigma**2 + 1.0 / second**2)
+        capped.append(one_way_rho >= aim.ONE_WAY_MAX_SHARE * rho * (1 - 1e-9))
+        if not capped[-1]:  # the noise brought to the target
+            assert aim.one_way_noise(first, combined) == pytest.approx(aim.ONE_WAY_NOISE, rel=1e-9)
+        else:
+            assert aim.one_way_noise(first, combined) > aim.ONE_WAY_NOISE
+        rounds = released.rounds[2 * d :]
+        rest = rho - one_way_rho
+        assert rounds[0].sigma == pytest.approx(budget.sigma(rest), rel=1e-12)
+        assert rounds[0].select_epsilon == pytest.approx(budget.select_epsilon(rest), rel=1e-12)
+        assert released.spent() == pytest.approx(rho, rel=1e-12)
+    assert True in capped and False in capped
+
+
+def test_one_way_marginals_are_measured_again_only_when_their_released_counts_say_so() -> None:
+    """The decision reads released values only: the same released counts decide the same on a table of 200 rows
+    and of 20,000; counts that say many rows leave them measured once, even on a tiny table, and counts that say
+    almost none take every one-way measurement to the cap, even on a large one."""
+    sizes = (3, 4, 2)
+    d = len(sizes)
+    budget = aim.Budget(0.05, 1.0, 1.0, d)
+
+    def fixed(per_cell: int) -> aim.NoiseFn:
+        return lambda v, _l2, _s: [per_cell] * len(v)
+
+    for per_cell, again in ((100_000, False), (0, True)):
+        for n in (200, 20_000):
+            released = _run(_table(n, sizes, 13), sizes, budget, fixed(per_cell))
+            starts = [r for r in released.rounds if r.select_epsilon == 0]
+            assert len(starts) == (2 * d if again else d), (per_cell, n)
+            if again:
+                total = sum(budget.measure_cost(r.sigma) for r in starts)
+                assert total == pytest.approx(aim.ONE_WAY_MAX_SHARE * budget.rho, rel=1e-12)
+
+
+def test_a_large_table_is_measured_once() -> None:
+    """Where the first measurement is already precise (many rows, a fair budget), nothing more is spent on
+    one-way marginals: the rounds start at the design's sigma."""
+    sizes = (3, 4, 2, 3)
+    budget = aim.Budget(0.5, 1.0, 1.0, len(sizes))
+    released = _run(_table(20_000, sizes, 17), sizes, budget, _gauss(19))
+    assert len([r for r in released.rounds if r.select_epsilon == 0]) == len(sizes)
+    assert released.rounds[len(sizes)].sigma == budget.sigma()

@@ -432,17 +432,22 @@ def run_adaptive_case(case: Case, broken: str | None) -> tuple[AuditResult, floa
         drawn = broken_component(comp) if broken == "half" else comp
         sd = np.array([_opendp_pick(on_d.scores, drawn) for _ in range(case.n)], dtype=np.float64)
         sdp = np.array([_opendp_pick(on_dp.scores, drawn) for _ in range(case.n)], dtype=np.float64)
-        # claimed: the design's starting eps_t (the first adaptive round's, before any annealing)
-        return audit(sd, sdp, sel.epsilon, 0.0), sel.epsilon, 0.0
+        # claimed: the round's eps_t as handed to the mechanism (the ledger books each round's own); never above
+        # the design's starting eps_t (a second one-way measurement leaves the rounds less, never more)
+        assert 0 < comp.epsilon <= sel.epsilon * (1 + 1e-12)
+        return audit(sd, sdp, comp.epsilon, 0.0), comp.epsilon, 0.0
     assert case.part == "measurement"
     comp = on_d.measurement
     assert comp == on_dp.measurement and comp.mechanism == "gaussian"
     drawn = broken_component(comp) if broken == "half" else comp
     ex_d, ex_dp = Exact([on_d.values]), Exact([on_dp.values])
-    claimed = dataclasses.replace(comp, scale=one.scale, l2=one.l2 / math.sqrt(len(on_d.one_way)))
+    columns = len(design.spec.columns)  # type: ignore[attr-defined]
+    claimed = dataclasses.replace(comp, l2=one.l2 / math.sqrt(columns))
     sd = llr_scores(draw_noise(ex_d, (drawn,), case.n), ex_d, ex_dp, (claimed,))
     sdp = llr_scores(draw_noise(ex_dp, (drawn,), case.n), ex_d, ex_dp, (claimed,))
-    # claimed: the design's starting sigma and one marginal's L2 (the one-way part's L2 over sqrt(d))
+    # claimed: the round's sigma as handed to the mechanism (the ledger books each round's own), never below the
+    # design's starting sigma, and one marginal's L2 (the one-way part's L2 over sqrt(d))
+    assert comp.scale >= one.scale * (1 - 1e-12)
     eps = gaussian_epsilon(claimed.scale, claimed.l2, design.delta)
     return audit(sd, sdp, eps, design.delta), eps, design.delta
 

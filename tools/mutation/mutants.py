@@ -7266,6 +7266,78 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "AIM10",
+        "One-way marginals their own released counts say are mostly noise are measured again",
+        "dpdesk/core/dp/synthetic/aim.py",
+        "    if not noise > ONE_WAY_NOISE:\n",
+        "    if True:\n",
+        (
+            "tests/core/test_synthetic_aim.py::test_one_way_marginals_mostly_noise_are_measured_again_within_half_of_rho",
+            "tests/core/test_synthetic_aim.py::test_one_way_marginals_are_measured_again_only_when_their_released_counts_say_so",
+        ),
+    ),
+    Mutant(
+        "AIM11",
+        "All one-way measurements of an adaptive synthesis together spend at most half of its rho",
+        "dpdesk/core/dp/synthetic/aim.py",
+        "    extra = min(wanted, ONE_WAY_MAX_SHARE * budget.rho - released.spent())\n",
+        "    extra = wanted\n",
+        (
+            "tests/core/test_synthetic_aim.py::test_one_way_marginals_mostly_noise_are_measured_again_within_half_of_rho",
+            "tests/core/test_synthetic_aim.py::test_one_way_marginals_are_measured_again_only_when_their_released_counts_say_so",
+        ),
+    ),
+    Mutant(
+        "AIM12",
+        "After a second one-way measurement the adaptive rounds plan on what remains",
+        "dpdesk/core/dp/synthetic/aim.py",
+        "        sigma, eps = budget.sigma(rest), budget.select_epsilon(rest)\n",
+        "        pass\n",
+        (
+            "tests/core/test_synthetic_aim.py::test_one_way_marginals_mostly_noise_are_measured_again_within_half_of_rho",
+        ),
+    ),
+    Mutant(
+        "AIM13",
+        "A second one-way measurement brings the one-way marginals' noise to its target, no further",
+        "dpdesk/core/dp/synthetic/aim.py",
+        "    target = sigma * ONE_WAY_NOISE / noise\n",
+        "    target = sigma * ONE_WAY_NOISE / noise / 2.0\n",
+        (
+            "tests/core/test_synthetic_aim.py::test_one_way_marginals_mostly_noise_are_measured_again_within_half_of_rho",
+        ),
+    ),
+    Mutant(
+        "AIM14",
+        "Whether the one-way marginals are measured again is decided by the rows their released counts estimate",
+        "dpdesk/core/dp/synthetic/aim.py",
+        "    n_hat = estimate_total(released.observations())\n",
+        "    n_hat = 1000.0\n",
+        (
+            "tests/core/test_synthetic_aim.py::test_one_way_marginals_are_measured_again_only_when_their_released_counts_say_so",
+        ),
+    ),
+    Mutant(
+        "AIM15",
+        "A column measured more than once shows its measurements combined beside the synthetic table's counts",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        "        if len(measured) == 1:\n",
+        "        if True:\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_release_keeps_every_round_and_the_table_regenerates_from_the_ledger",
+        ),
+    ),
+    Mutant(
+        "AIM16",
+        "The report says when the one-way marginals were measured twice",
+        "dpdesk/core/publish/synthetic_report_aim.py",
+        "            if again\n",
+        "            if False\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_release_keeps_every_round_and_the_table_regenerates_from_the_ledger",
+        ),
+    ),
+    Mutant(
         "AIM05",
         "The adaptive rounds' size check stops counting only once past the limit (a tree of exactly the limit fits)",
         "dpdesk/core/dp/synthetic/pgm.py",

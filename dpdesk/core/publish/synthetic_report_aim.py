@@ -97,6 +97,8 @@ def adaptive_section(
         )
         counts = SyntheticColumns(list(attrs), codes, []).clique_counts(fields)
     chosen = [r for r in released.rounds if r.select_epsilon > 0]
+    # the start measures every one-way marginal once, and again when its own counts say they are mostly noise
+    again = [r for r in released.rounds if r.select_epsilon == 0][len(released.sizes) :]
 
     def name(c: Sequence[int]) -> str:
         return " × ".join(attrs[a].name for a in c)
@@ -118,6 +120,19 @@ def adaptive_section(
                 s1=plain(min(r.sigma for r in released.rounds), 4),
             ),
             st["body"],
+        ),
+        *(
+            [
+                _p(
+                    _(
+                        "The one-way marginals were measured twice: the first measurement's own released counts "
+                        "said they were mostly noise (the second measurement's scale: {s})."
+                    ).format(s=plain(again[0].sigma, 4)),
+                    st["body"],
+                )
+            ]
+            if again
+            else []
         ),
         _p(
             _(

@@ -386,14 +386,27 @@ def measured_cliques(entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
 
 
 def one_way_released(entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
-    """Each column's released noisy one-way counts (the adaptive synthesiser measures every column first)."""
+    """Each column's released noisy one-way counts. The adaptive synthesiser measures every column first, and may
+    measure a column again (a second one-way measurement, or a round's): then its measurements' inverse-variance
+    mean, rounded (post-processing of released values; a single measurement is shown as released)."""
     if not is_adaptive(entry_field):
         return [tuple(int(v) for v in x) for x in entry_field["one_way"]]
-    first: dict[int, tuple[int, ...]] = {}
+    found: dict[int, list[tuple[float, list[int]]]] = {}
     for r in entry_field["rounds"]:
-        if len(r["clique"]) == 1:
-            first.setdefault(int(r["clique"][0]), tuple(int(v) for v in r["noisy"]))
-    return [first[j] for j in range(len(entry_field["sizes"]))]
+        sigma = float(r["sigma"])
+        if len(r["clique"]) == 1 and math.isfinite(sigma):
+            found.setdefault(int(r["clique"][0]), []).append((sigma, [int(v) for v in r["noisy"]]))
+    out = []
+    for j in range(len(entry_field["sizes"])):
+        measured = found[j]
+        if len(measured) == 1:
+            out.append(tuple(measured[0][1]))
+            continue
+        weights = np.array([1.0 / (s * s) for s, _ in measured])
+        counts = np.array([v for _, v in measured], dtype=np.float64)
+        mean = weights @ counts / weights.sum()
+        out.append(tuple(int(v) for v in np.rint(mean)))
+    return out
 
 
 def _draw_codes(
@@ -954,8 +967,10 @@ class Synthetic(Statistic):
         and g in three categories, so the candidates are x, g and the pair x × g (weights 1, 1, 2: Du = 2); D' adds
         one row, which moves one cell of the pair's marginal by 1 = L2 (the measurement is tight) and its score by at
         most Du. At epsilon 20, delta 1e-3 the round's sigma is 1.56 (exactly (1.82, 1e-3)-DP as a Gaussian; half of
-        it 4.26) and eps_t = 0.43."""
-        rows = tuple((-3.0 + 4.0 * (i % 2), i % 3) for i in range(30))
+        it 4.26) and eps_t = 0.43. 90 rows: their one-way marginals' noise alone (1.7% in total-variation distance)
+        is below aim.ONE_WAY_NOISE, so they are measured once and the round is the design's first (30 rows would be
+        measured twice, and the round's larger sigma would leave the halved-noise check less power)."""
+        rows = tuple((-3.0 + 4.0 * (i % 2), i % 3) for i in range(90))
         query = {
             "statistic": "synthetic",
             "mechanism": "aim",
@@ -1030,8 +1045,20 @@ def _aim_design(q: SyntheticQuery, attrs: list[synthesiser.Attribute], ctx: Desi
     ).format(rel=ctx.rel, who=ctx.who, l1=fmt_formula(l1), l2=l2_text)
     one_formula = _(
         "discrete Gaussian, sigma = L2 sqrt(T / (2 x 0.9 rho)) = {s} per cell (T = 16 d = {t} planned rounds); "
-        "rho = {n} x L2^2 / (2 sigma^2) = {n} x {l2}^2 / (2 x {s}^2) = {rho}"
-    ).format(s=fmt_formula(parts.sigma), t=budget.rounds, n=d, l2=l2_text, rho=f"{parts.one_way_rho:.6g}")
+        "rho = {n} x L2^2 / (2 sigma^2) = {n} x {l2}^2 / (2 x {s}^2) = {rho}; measured again when the released "
+        "counts say their noise alone is above {noise} in total-variation distance (sqrt(2/pi) sigma n_i / (2 N), "
+        "N the rows they estimate, averaged over the columns), at the sigma that brings it to {noise}, all one-way "
+        "measurements together spending at most {share} x rho = {cap}; the rounds then plan on what remains"
+    ).format(
+        s=fmt_formula(parts.sigma),
+        t=budget.rounds,
+        n=d,
+        l2=l2_text,
+        rho=f"{parts.one_way_rho:.6g}",
+        noise=f"{100 * synthesiser.aim.ONE_WAY_NOISE:g}%",
+        share=fmt_formula(synthesiser.aim.ONE_WAY_MAX_SHARE),
+        cap=f"{synthesiser.aim.ONE_WAY_MAX_SHARE * budget.rho:.6g}",
+    )
     one = Component(
         _("one-way marginals ({n})").format(n=d),
         "count",
@@ -1054,8 +1081,9 @@ def _aim_design(q: SyntheticQuery, attrs: list[synthesiser.Attribute], ctx: Desi
         "each round: discrete Gaussian, rho = L2^2 / (2 sigma^2), starting at sigma = {s} ({r} per round); when "
         "the refitted model moved by less than the noise expected, sigma is halved and the selection's epsilon "
         "doubled (4 x the rho per round); the last round spends what remains; all measurements after the "
-        "one-way marginals: rho = 0.9 x (rho - one-way) = {rho}, written as one part of L2 = sqrt(m) x L2 with m = "
-        "{m} rounds' worth at the starting sigma (so that re-costing scales it with L2)"
+        "one-way marginals: rho = 0.9 x (rho - one-way) = {rho} (0.9 x what remains when the one-way marginals "
+        "are measured again), written as one part of L2 = sqrt(m) x L2 with m = {m} rounds' worth at the starting "
+        "sigma (so that re-costing scales it with L2)"
     ).format(
         s=fmt_formula(parts.sigma),
         r=f"{budget.measure_cost(parts.sigma):.6g}",
@@ -1081,7 +1109,8 @@ def _aim_design(q: SyntheticQuery, attrs: list[synthesiser.Attribute], ctx: Desi
         "a round's score of a marginal r: w_r (||M_r(D) - M_r(model)||_1 - sqrt(2/pi) sigma n_r), with w_r its "
         "overlap with the workload (every pair{triples}) and the model fitted to released values only; it moves "
         "by at most w_r x L1, so Du = max w_r x L1 = {du}; eps_t = sqrt(8 x 0.1 rho / T) = {e} to start, costing "
-        "eps_t^2 / 8 in zCDP; all selections: rho = 0.1 x (rho - one-way) = {rho}"
+        "eps_t^2 / 8 in zCDP; all selections: rho = 0.1 x (rho - one-way) = {rho} (0.1 x what remains when the "
+        "one-way marginals are measured again)"
     ).format(
         triples=_(" and every triple")
         if any(len(c.clique) == 3 for c in synthesiser.aim.workload(budget_sizes(attrs)))

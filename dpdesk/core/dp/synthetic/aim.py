@@ -9,7 +9,14 @@ differentially private synthetic data", PVLDB 15(11)), with the graphical model 
 2. **Budget** (zCDP): rho from (epsilon, delta) as for MST (the Canonne-Kamath-Steinke conversion); T = 16 d
    planned rounds; each round gets a Gaussian measurement of scale sigma = Δ2 sqrt(T / (2 · 0.9 rho)) and an
    exponential mechanism of epsilon_t = sqrt(8 · 0.1 rho / T) (costing epsilon_t^2 / 8).
-3. **Start**: every one-way marginal measured with sigma.
+3. **Start**: every one-way marginal measured with sigma. When the released counts say that this left the one-way
+   marginals mostly noise (their noise alone expected above :data:`ONE_WAY_NOISE` in total-variation distance on
+   average, sqrt(2/π) sigma n_i / (2 N̂), N̂ the rows the released counts estimate), every one is measured again at
+   the sigma that brings it there, all one-way measurements spending at most :data:`ONE_WAY_MAX_SHARE` of rho
+   (OpenDP's AIM always spends half of it on them); the rounds then plan T rounds on what remains. A decision on
+   released values only, as annealing is: it changes how rho is split, never its total. Measured on three real
+   tables (benchmarks/RESULTS-synth-grid.md): the tables of a few thousand rows at epsilon 0.3 and 1 gain most
+   (acs12 at epsilon 0.3, two-way TVD 0.185 to 0.154), large tables or budgets are not measured again.
 4. **Rounds**, while budget remains: the candidates whose addition keeps the model's junction tree within
    ``max_cells`` · (rho spent / rho) cells (public sizes only) are scored
    score_r = w_r (||M_r(D) − M_r(model)||_1 − sqrt(2/π) sigma n_r)  (n_r: r's cells),
@@ -63,6 +70,12 @@ MAX_TRIPLE_CELLS = 1 << 16
 #: and all the triples' marginals together (the rounds hold every candidate's exact counts, int64) at most this many:
 #: 2^24 cells is 128 MiB (30 columns of 40 levels would otherwise hold 4,060 triples of 64,000 cells, 2 GiB).
 MAX_WORKLOAD_CELLS = 1 << 24
+#: The one-way marginals' noise alone (expected total-variation distance, averaged over the columns) above which
+#: they are measured again, down to it (a sweep of 0.02-0.05 in TVD on acs12, ISLR Wage and diamonds at epsilon 0.3,
+#: 1 and 3, 8 runs each: the better values within a run's spread of each other, the rule's default between them),
+ONE_WAY_NOISE = 0.025
+#: and the largest share of rho all one-way measurements spend together (OpenDP's AIM's ``oneway_split``).
+ONE_WAY_MAX_SHARE = 0.5
 #: Mirror descent iterations after each round (warm-started) and for the final fit (see MAX_CELLS for the times).
 ROUND_ITERATIONS = 30
 FINAL_ITERATIONS = 1000
@@ -139,11 +152,13 @@ class Budget:
     def rounds(self) -> int:
         return ROUNDS_PER_COLUMN * self.n_columns
 
-    def sigma(self) -> float:
-        return self.l2 * math.sqrt(self.rounds / (2.0 * MEASURE_SHARE * self.rho))
+    def sigma(self, rho: float | None = None) -> float:
+        """A round's starting sigma when the rounds plan on ``rho`` (by default the whole budget)."""
+        return self.l2 * math.sqrt(self.rounds / (2.0 * MEASURE_SHARE * (self.rho if rho is None else rho)))
 
-    def select_epsilon(self) -> float:
-        return math.sqrt(8.0 * (1.0 - MEASURE_SHARE) * self.rho / self.rounds)
+    def select_epsilon(self, rho: float | None = None) -> float:
+        """A selection's starting epsilon when the rounds plan on ``rho`` (by default the whole budget)."""
+        return math.sqrt(8.0 * (1.0 - MEASURE_SHARE) * (self.rho if rho is None else rho) / self.rounds)
 
     def measure_cost(self, sigma: float) -> float:
         return self.l2 * self.l2 / (2.0 * sigma * sigma)
@@ -192,6 +207,35 @@ def _cells(sizes: Sequence[int], clique: Clique) -> int:
     return math.prod(sizes[a] for a in clique)
 
 
+def one_way_noise(released: Released, sigma: float) -> float:
+    """The one-way marginals' noise alone at ``sigma``, as the total-variation distance it is expected to bring,
+    averaged over the columns: sqrt(2/π) sigma n_i / (2 N̂), N̂ the rows the released counts estimate (at least 1).
+    Released values and public sizes only."""
+    from dpdesk.core.dp.synthetic.pgm import estimate_total
+
+    n_hat = estimate_total(released.observations())
+    mean_cells = sum(released.sizes) / len(released.sizes)
+    return math.sqrt(2.0 / math.pi) * sigma * mean_cells / (2.0 * n_hat)
+
+
+def second_one_way_sigma(released: Released, sigma: float) -> float | None:
+    """The sigma at which every one-way marginal, measured once at ``sigma``, is measured again, or None: when
+    :func:`one_way_noise` is above :data:`ONE_WAY_NOISE`, the sigma whose measurement, combined with the first
+    (inverse-variance), brings it to :data:`ONE_WAY_NOISE`, or the smallest that keeps every one-way measurement
+    together within :data:`ONE_WAY_MAX_SHARE` of rho. Released values and public quantities only."""
+    budget = released.budget
+    d = len(released.sizes)
+    noise = one_way_noise(released, sigma)
+    if not noise > ONE_WAY_NOISE:
+        return None
+    target = sigma * ONE_WAY_NOISE / noise
+    wanted = d * budget.l2 * budget.l2 / 2.0 * (1.0 / (target * target) - 1.0 / (sigma * sigma))
+    extra = min(wanted, ONE_WAY_MAX_SHARE * budget.rho - released.spent())
+    if not extra > 0:
+        return None
+    return budget.l2 * math.sqrt(d / (2.0 * extra))
+
+
 def adaptive_measure(
     codes: np.ndarray,
     sizes: Sequence[int],
@@ -218,6 +262,13 @@ def adaptive_measure(
     for i in range(d):
         vals = [int(v) for v in exact[(i,)].ravel().tolist()]
         released.rounds.append(Round((i,), tuple(noise(vals, budget.l2, sigma)), sigma, 0.0))
+    second = second_one_way_sigma(released, sigma)
+    if second is not None:
+        for i in range(d):
+            vals = [int(v) for v in exact[(i,)].ravel().tolist()]
+            released.rounds.append(Round((i,), tuple(noise(vals, budget.l2, second)), second, 0.0))
+        rest = budget.rho - released.spent()
+        sigma, eps = budget.sigma(rest), budget.select_epsilon(rest)
     model = fit_model(sizes, released.observations(), iterations=iterations)
     sensitivity = max(c.weight for c in cands) * budget.l1
     last = False
