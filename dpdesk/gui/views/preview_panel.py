@@ -152,7 +152,8 @@ def _adaptive_line(design: Any, attrs: Any, rows: int | None) -> str:
     one, sel, _measure = design.components
     return _(
         "<b>What it does</b>: measures the one-way marginal of each of the {d} columns ({levels}) with Gaussian "
-        "noise of scale {s} per cell; then, round by round (up to {t} rounds), picks with the exponential "
+        "noise of scale {s} per cell, and once more if their own released counts show them to be mostly noise (at "
+        "most half the budget on them); then, round by round (up to {t} rounds), picks with the exponential "
         "mechanism (ε {es} per round to start) the marginal its current model gets most wrong, measures it, and "
         "refits the model; when a round teaches the model little, the next rounds get less noise and fewer are "
         "left. It draws {rows} from the final model. Nothing else is read from the data."
