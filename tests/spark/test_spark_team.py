@@ -260,3 +260,34 @@ def test_a_cluster_table_whose_history_is_still_in_the_homes_own_ledger_is_refus
     assert release_plan(again).entry.dataset == dataset
     with pytest.raises(BudgetExceeded):
         release_plan(replace(again, out=tmp_path / "o3"))
+
+
+def test_a_look_without_the_teams_identity_names_a_check_that_computes_it(
+    tmp_path: Path, spark: Any, on_spark: Any, team: Team, monkeypatch: Any
+) -> None:
+    """A home whose only hint of a cluster table is its own ledger's (a check made before it joined the team):
+    ``dpdesk budget --data table:NAME`` in the team cannot name the team's dataset without Spark, so it is refused
+    (nothing claimed), and the message names the fix, a checked release with Spark, which charges nothing; after
+    it the look works (a fresh budget: the team never released the table). Before, the message named no fix."""
+    from dpdesk.services.budget import BudgetRequest, plan_budget
+    from dpdesk.services.common import Dataset
+    from dpdesk.services.release import check_release
+
+    plan = small_plan(7.0)
+    data = tmp_path / "t.csv"
+    write_table(data, 700, seed=18, with_id=False)
+    source = as_catalog_table(spark, data, "team_unkeyed")
+    home = tmp_path / "home"
+    monkeypatch.delenv("DPDESK_LEDGER", raising=False)
+    check_release(ReleaseRequest(plan, source, home, None, accept_data_problems=True, spark=on_spark))
+    _as(monkeypatch, team, "alice")
+    with pytest.raises(LedgerError) as refused:
+        plan_budget(BudgetRequest(plan, Dataset(home, data=source)))
+    assert "--engine spark --check" in str(refused.value) and "nothing is charged" in str(refused.value)
+    checked = check_release(
+        ReleaseRequest(plan, source, home, None, accept_data_problems=True, spark=on_spark)
+    )
+    assert checked.dataset is None and checked.report.fits
+    found = plan_budget(BudgetRequest(plan, Dataset(home, data=source)))
+    assert found.report.releases_so_far == 0
+    assert team.sql("SELECT count(*) FROM dpdesk.datasets") == [(0,)]  # nothing claimed by the looks

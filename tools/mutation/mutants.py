@@ -7266,6 +7266,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "CTH06",
+        "A look at a cluster table's team budget that cannot be answered without Spark names the check that answers it",
+        "dpdesk/core/identity/recognition.py",
+        '                "team\'s secret; nothing was charged or revealed. Check a release of it from this home first "\n',
+        "                \"team's secret; nothing was charged or revealed. Ask the team's officer \"\n",
+        (
+            "tests/spark/test_spark_team.py::test_a_look_without_the_teams_identity_names_a_check_that_computes_it",
+        ),
+    ),
+    Mutant(
         "AIM10",
         "One-way marginals their own released counts say are mostly noise are measured again",
         "dpdesk/core/dp/synthetic/aim.py",

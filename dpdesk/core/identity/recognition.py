@@ -719,7 +719,9 @@ def _resolve_in_team(
         raise LedgerError(
             _(
                 "{path}: a table only the cluster reads is named by its content, which was not computed with the "
-                "team's secret; nothing was charged or revealed"
+                "team's secret; nothing was charged or revealed. Check a release of it from this home first "
+                "(dpdesk release PLAN --data {path} --engine spark --check): Spark computes its identity with the "
+                "team's secret, and nothing is charged"
             ).format(path=path)
         )
     if ledger.home is not None and not cluster_table:
