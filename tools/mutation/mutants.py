@@ -7269,8 +7269,12 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         "CTH06",
         "A look at a cluster table's team budget that cannot be answered without Spark names the check that answers it",
         "dpdesk/core/identity/recognition.py",
-        '                "team\'s secret; nothing was charged or revealed. Check a release of it from this home first "\n',
-        "                \"team's secret; nothing was charged or revealed. Ask the team's officer \"\n",
+        (
+            '                "team\'s secret; nothing was charged or revealed. Check a release of it from this home first "\n'
+            '                "(dpdesk release PLAN --data {path} --engine spark --check): Spark computes its identity with the "\n'
+            '                "team\'s secret, and nothing is charged"\n'
+        ),
+        '                "team\'s secret; nothing was charged or revealed"\n',
         (
             "tests/spark/test_spark_team.py::test_a_look_without_the_teams_identity_names_a_check_that_computes_it",
         ),
