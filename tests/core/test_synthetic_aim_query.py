@@ -17,6 +17,7 @@ import pytest
 from dpdesk.cli import main as cli_main
 from dpdesk.core.common.errors import PlanError
 from dpdesk.core.dp import accounting as acc
+from dpdesk.core.dp import mechanisms as mech
 from dpdesk.core.dp.queries import design_plan, design_query
 from dpdesk.core.dp.statistics import synthetic as stat
 from dpdesk.core.dp.synthetic import aim
@@ -251,14 +252,21 @@ def test_release_keeps_every_round_and_the_table_regenerates_from_the_ledger(
 # ----------------------------------------------------------------------------- re-costing
 
 
-def _ledger(rounds_edit: Any = None, new_unit: dict[str, Any] | None = None, rows: int = 1000) -> list[Any]:
-    """A release of the plan as the ledger holds it, its rounds drawn by the real rounds with stand-in noise (the
-    cost does not depend on the values), optionally edited; then a settings entry (with ``new_unit``)."""
-    p = plan_dict()
+def _ledger(
+    rounds_edit: Any = None,
+    new_unit: dict[str, Any] | None = None,
+    rows: int = 1000,
+    unit: dict[str, Any] | None = None,
+) -> list[Any]:
+    """A release of the plan (under ``unit``, default add/remove, k = 1) as the ledger holds it, its rounds drawn by
+    the real rounds with stand-in noise (the cost does not depend on the values), optionally edited; then a
+    settings entry (with ``new_unit``)."""
+    p = plan_dict(unit=unit)
     parsed = parse_plan(p)
     (design,) = design_plan(parsed)
     sizes = (4, 4, 4, 2)
-    budget = stat.aim_budget(1.0, 1e-7, 4, False, 1)
+    u = parsed.privacy_unit
+    budget = stat.aim_budget(1.0, 1e-7, 4, u.neighbouring == "replace", u.max_rows_per_person)
     rng = np.random.default_rng(3)
     released, _model = aim.adaptive_measure(
         _codes(rows, sizes, 2),
@@ -345,6 +353,50 @@ def test_under_a_new_unit_the_rounds_and_the_design_agree(rows: int) -> None:
         assert cost.rho == pytest.approx(rounds, rel=1e-9)
     assert not any("recorded rounds" in w for w in eff.why)
     assert cost.rho > eff.recorded[0].rho
+
+
+@pytest.mark.parametrize("rows", [1000, 20_000])
+def test_a_carried_release_without_its_rounds_is_costed_for_a_second_one_way_measurement(rows: int) -> None:
+    """A release carried into another ledger (a merge; an import or an acknowledgement carries the same) keeps its
+    plan and trace, not its rounds. Made under replace (k = 1) and re-costed under add/remove with k = 2, a
+    measurement's rho grows by (2 / sqrt 2)^2 = 2 and a selection's by (2 / 2)^2 = 1, so the budget a second one-way
+    measurement moved from the selections to the measurements costs more than the design's split says: the
+    re-costing bounds the split (one-way marginals at most aim.ONE_WAY_MAX_SHARE of rho) and is at least what the
+    rounds cost, measured twice (1000 rows) or once (20,000). Under the release's own unit it costs what it booked."""
+    old = {"neighbouring": "replace", "max_rows_per_person": 1}
+    new = {"neighbouring": "add_remove", "max_rows_per_person": 2}
+    settings, spend, changed = _ledger(unit=old, new_unit=new, rows=rows)
+    (rec,) = spend.fields["synthetic"].values()
+    twice = len([r for r in rec["rounds"] if r["select_epsilon"] == 0]) == 8
+    assert twice is (rows == 1000)
+    carried = {
+        "release_id": "r1",
+        "seq": 2,
+        "from": "d2",
+        "costs": spend.fields["costs"],
+        "delta_prime": None,
+        "plan": spend.fields["plan"],
+        "trace": spend.fields["trace"],
+        "unit": old,
+    }
+    merge = salvaged(
+        {
+            "seq": 2,
+            "type": "merge",
+            "merged": "d2",
+            "carried": [carried],
+            "settings": settings.fields["settings"],
+        }
+    )
+    (eff,) = effective([settings, merge, changed])
+    (cost,) = eff.costs
+    rounds = aim.rounds_rho(rec, 2.0, 2.0)
+    assert cost.rho >= rounds * (1 - 1e-12)
+    assert cost.epsilon >= mech.rho_to_epsilon(rounds, cost.delta) * (1 - 1e-12)
+    (held,) = effective([settings, spend, changed])  # the rounds held: they are counted as they are
+    assert held.costs[0].rho == pytest.approx(max(rounds, held.costs[0].rho), rel=1e-12)
+    (same,) = effective([settings, merge])
+    assert same.costs == same.recorded
 
 
 # ----------------------------------------------------------------------------- brute force, through the statistic

@@ -7352,6 +7352,17 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "AIM17",
+        "A carried adaptive table without its rounds is re-costed for a second one-way measurement (at most half of "
+        "rho), not at the design's split",
+        "dpdesk/core/ledger/recost.py",
+        "    share = max(aim.ONE_WAY_MAX_SHARE * total, one_b)\n",
+        "    share = one_b\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_a_carried_release_without_its_rounds_is_costed_for_a_second_one_way_measurement",
+        ),
+    ),
+    Mutant(
         "AIM05",
         "The adaptive rounds' size check stops counting only once past the limit (a tree of exactly the limit fits)",
         "dpdesk/core/dp/synthetic/pgm.py",

@@ -21,6 +21,11 @@ neither may give budget back:
     and converted at the query's delta (Canonne, Kamath & Steinke 2020), as its design booked them;
   - where an id column enforced k at the release, the release kept at most k rows per person, so
     the old k is used (only a change of relation re-costs it);
+  - an adaptive synthetic table (AIM) costs at least what every round it recorded costs under the new
+    unit; carried into another ledger without its rounds, the most any split of its rho could cost (its
+    one-way marginals may have been measured twice, up to half of rho, the rest split as the design's
+    selections and measurements), since a measurement's and a selection's sensitivities need not grow alike
+    (``replace`` -> ``add_remove``: a Gaussian's rho x k'^2 / 2, a selection's x k'^2 / 4);
   - releases carried over from a broken ledger without a trace use the bound c <= (k'/k) * 2 for
     add_remove -> replace (every statistic's replace sensitivity is at most twice its add_remove
     one) and group privacy (k*epsilon, k*e^((k-1)epsilon)*delta) for their deltas; a change to
@@ -256,14 +261,25 @@ def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCos
         if len(comps) != len(sensitivities):
             return _fallback(eff, unit)
         eps_new, rho_new, booked, rho_booked = 0.0, 0.0, 0.0, 0.0
+        parts: list[tuple[float, float]] = []
         for comp, sensitivity in zip(comps, sensitivities, strict=True):
             e, r, w = _component_cost(comp, sensitivity)
             eps_new += e
             rho_new += r
             booked += float(comp["epsilon"]) * invocations(comp)
             rho_booked += float(comp["rho"])
+            parts.append((float(comp["rho"]), r))
             if w:
                 why.append(f"{cost.name}: {w}")
+        worst = _adaptive_split_rho(eff, cost.name, comps, parts)
+        if worst is not None and worst > rho_new * (1 + _SAME):
+            # an adaptive synthetic table whose rounds are not held here (carried from another ledger): its one-way
+            # marginals may have been measured twice, so its parts' split is bounded, not known
+            rho_new = worst
+            why.append(
+                f"{cost.name}: its rounds are not recorded here and its one-way marginals may have been measured "
+                f"twice: rho {worst:.6g} at most"
+            )
         # the increase is over the booking in the trace, not over a cost already raised by an earlier unit:
         # a release costs the most it cost under any unit, never the sum of the increases (k 1 -> 5 -> 1 -> 5)
         if _composed_in_zcdp(comps, cost.delta):
@@ -285,6 +301,39 @@ def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCos
     if len(out) != len(eff.costs):
         return _fallback(eff, unit)
     return _raise(eff.costs, tuple(out)), why
+
+
+def _adaptive_split_rho(
+    eff: Effective, name: str, comps: Sequence[dict[str, Any]], parts: Sequence[tuple[float, float]]
+) -> float | None:
+    """For an adaptive synthetic table (AIM) whose rounds this ledger does not hold (a release carried over by a
+    merge, an import or an acknowledgement), an upper bound on its cost under the new unit whatever its rounds did
+    (None for any other query, or when the rounds are held: :func:`_rounds_rho` counts them). Its parts are
+    booked as (one-way marginals, selections, adaptive measurements), ``parts`` each's (rho booked, rho under the
+    new unit). The design's split is exact only when the one-way marginals were measured once: measured again
+    (:func:`dpdesk.core.dp.synthetic.aim.second_one_way_sigma`), they take up to ``ONE_WAY_MAX_SHARE`` of rho and
+    the rest is split as the design's selections and measurements are. The cost is linear in the one-way share s,
+    so its largest is at s = the design's one-way rho or at s = the cap; the first is the design's re-costing."""
+    rec = (eff.synthetic or {}).get(name)
+    if isinstance(rec, dict) and rec.get("method") == "aim":
+        return None
+    query = next(
+        (q for q in (eff.plan or {}).get("queries") or [] if isinstance(q, dict) and q.get("name") == name),
+        None,
+    )
+    if query is None or query.get("statistic") != "synthetic" or query.get("mechanism") != "aim":
+        return None
+    from dpdesk.core.dp.synthetic import aim
+
+    if [c.get("mechanism") for c in comps] != ["gaussian", "exponential", "gaussian"]:
+        raise UnboundedChange(eff.release_id)
+    (one_b, one_n), (sel_b, sel_n), (meas_b, meas_n) = parts
+    total = one_b + sel_b + meas_b
+    rest_b = sel_b + meas_b
+    if not (one_b > 0 and rest_b > 0 and math.isfinite(total)):
+        raise UnboundedChange(eff.release_id)
+    share = max(aim.ONE_WAY_MAX_SHARE * total, one_b)
+    return share * (one_n / one_b) + (total - share) * ((sel_n + meas_n) / rest_b)
 
 
 def _rounds_rho(eff: Effective, name: str, unit: dict[str, Any]) -> float | None:

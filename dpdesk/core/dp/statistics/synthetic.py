@@ -35,7 +35,9 @@ T = 16 d planned rounds. The d one-way marginals at sigma = L2 sqrt(T / (2 x 0.9
 every later round spends its rho 9 : 1 between one Gaussian measurement (L2^2 / (2 sigma_t^2)) and one selection
 (exponential mechanism at eps_t, eps_t^2 / 8); annealing halves sigma_t and doubles eps_t (both parts x 4) and the
 last round splits what remains the same way, so the design's three parts (one-way, selections, adaptive
-marginals) are exact and sum to rho. Sensitivities: a marginal's as above (L1 = k, L2 = k add/remove; L1 = 2k,
+marginals) sum to rho, and are exact when the one-way marginals are measured once (measured again, they take up to
+half of rho and the rounds split what remains 9 : 1: re-costing counts the recorded rounds, or bounds the split for
+a release carried without them). Sensitivities: a marginal's as above (L1 = k, L2 = k add/remove; L1 = 2k,
 L2 = sqrt(2) k replace, rows left out included); a selection score w_r (||M_r(D) - M_r(model)||_1 - c_r), the
 model and c_r fixed by released and public values, moves by at most w_r L1, so Du = max_r w_r x L1. Every
 measurement goes through the release's noise function with a Gaussian component of the round's sigma and L2,
