@@ -555,3 +555,18 @@ def test_the_report_s_summary_per_marginal_and_estimate_per_unmeasured_pair() ->
     assert moved[3][3] == pytest.approx(0.1)  # 10 of 100 rows moved
     assert unmeasured_pairs(fields) == [(0, 2), (1, 2)]
     assert pair_estimate(fields, (0, 2)) == pytest.approx(math.sqrt(2 / math.pi) * 1.0 * 6 / 200)
+
+
+def test_a_columns_measurements_are_combined_whatever_their_scale() -> None:
+    """The Results tab's released one-way counts of a column measured twice: the inverse-variance mean, rounded, for
+    any recorded sigmas (relative weights: a forged record's tiny sigmas neither overflow nor turn it into nan); a
+    round whose sigma is not a positive number counts for nothing."""
+    rounds = [
+        {"clique": [0], "noisy": [10, 30], "sigma": 2e-160, "select_epsilon": 0.0},
+        {"clique": [0], "noisy": [20, 0], "sigma": 1e-160, "select_epsilon": 0.0},
+        {"clique": [0], "noisy": [999, 999], "sigma": -1.0, "select_epsilon": 0.0},
+        {"clique": [1], "noisy": [5, 6, 7], "sigma": 3.0, "select_epsilon": 0.0},
+    ]
+    got = stat.one_way_released({"method": "aim", "sizes": [2, 3], "rounds": rounds})
+    # weights 1/4 and 1: (10/4 + 20) / 1.25 = 18, (30/4 + 0) / 1.25 = 6
+    assert got == [(18, 6), (5, 6, 7)]

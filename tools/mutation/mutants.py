@@ -7280,6 +7280,16 @@ from dpdesk.core.plan.reader import Plan as _ShellPlan  # noqa: F401
         ),
     ),
     Mutant(
+        "AIM18",
+        "A column's one-way measurements are combined whatever their recorded scale (no overflow into nan)",
+        "dpdesk/core/dp/statistics/synthetic.py",
+        "        weights = np.array([(smallest / s) ** 2 for s, _ in measured])\n",
+        "        weights = np.array([1.0 / (s * s) for s, _ in measured])\n",
+        (
+            "tests/core/test_synthetic_aim_query.py::test_a_columns_measurements_are_combined_whatever_their_scale",
+        ),
+    ),
+    Mutant(
         "AIM10",
         "One-way marginals their own released counts say are mostly noise are measured again",
         "dpdesk/core/dp/synthetic/aim.py",

@@ -98,7 +98,9 @@ def adaptive_section(
         counts = SyntheticColumns(list(attrs), codes, []).clique_counts(fields)
     chosen = [r for r in released.rounds if r.select_epsilon > 0]
     # the start measures every one-way marginal once, and again when its own counts say they are mostly noise
-    again = [r for r in released.rounds if r.select_epsilon == 0][len(released.sizes) :]
+    again = [r for r in released.rounds if r.select_epsilon == 0 and len(r.clique) == 1][
+        len(released.sizes) :
+    ]
 
     def name(c: Sequence[int]) -> str:
         return " × ".join(attrs[a].name for a in c)

@@ -396,7 +396,7 @@ def one_way_released(entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
     found: dict[int, list[tuple[float, list[int]]]] = {}
     for r in entry_field["rounds"]:
         sigma = float(r["sigma"])
-        if len(r["clique"]) == 1 and math.isfinite(sigma):
+        if len(r["clique"]) == 1 and math.isfinite(sigma) and sigma > 0:
             found.setdefault(int(r["clique"][0]), []).append((sigma, [int(v) for v in r["noisy"]]))
     out = []
     for j in range(len(entry_field["sizes"])):
@@ -404,7 +404,8 @@ def one_way_released(entry_field: dict[str, Any]) -> list[tuple[int, ...]]:
         if len(measured) == 1:
             out.append(tuple(measured[0][1]))
             continue
-        weights = np.array([1.0 / (s * s) for s, _ in measured])
+        smallest = min(s for s, _ in measured)  # relative weights: no overflow for tiny sigmas
+        weights = np.array([(smallest / s) ** 2 for s, _ in measured])
         counts = np.array([v for _, v in measured], dtype=np.float64)
         mean = weights @ counts / weights.sum()
         out.append(tuple(int(v) for v in np.rint(mean)))
