@@ -294,9 +294,12 @@ def cost_under(eff: Effective, unit: dict[str, Any]) -> tuple[tuple[acc.QueryCos
         rounds = _rounds_rho(eff, cost.name, unit)
         if rounds is not None and rounds > max(cost.rho, rho_new) * (1 + _SAME):
             # the adaptive synthesiser's recorded rounds, every one counted, cost more than was booked
+            why.append(
+                f"{cost.name}: its recorded rounds cost rho {rounds:.6g} under this unit, more than its booked "
+                f"parts re-cost ({max(cost.rho, rho_new):.6g})"
+            )
             rho_new = rounds
             eps = max(eps, mech.rho_to_epsilon(rounds, cost.delta) if cost.delta > 0 else math.inf)
-            why.append(f"{cost.name}: its recorded rounds cost rho {rounds:.6g}, more than booked")
         out.append(acc.QueryCost(cost.name, eps, cost.delta, max(cost.rho, rho_new)))
     if len(out) != len(eff.costs):
         return _fallback(eff, unit)
