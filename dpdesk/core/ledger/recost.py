@@ -324,7 +324,7 @@ def _adaptive_split_rho(
         (q for q in (eff.plan or {}).get("queries") or [] if isinstance(q, dict) and q.get("name") == name),
         None,
     )
-    if query is None or query.get("statistic") != "synthetic" or query.get("mechanism") != "aim":
+    if query is None or query.get("mechanism") != "aim":  # the adaptive synthesiser's mechanism, its alone
         return None
     from dpdesk.core.dp.synthetic import aim
 
